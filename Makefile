@@ -1,0 +1,133 @@
+# SPDX-License-Identifier: Apache-2.0
+#
+# gdrtrace build.  Each folder contributes a `module.mk` fragment that appends
+# to the variables below; this file owns only the generic rules, so that
+# independent pieces never edit the same lines.
+#
+#   make                 plugin + gdrtrace command
+#   make check           set up Debian deps, build, run every test (the CI command)
+#   make demo            set up Debian deps, build, run the end-to-end demo
+#   make bench           benchmarks, figures and ratios side by side
+#   make SAN=asan check  sanitizer variants: asan (ASan+UBSan), tsan, ubsan
+#   make install PREFIX=/usr/local DESTDIR=
+#
+# Variables a module.mk may append to:
+#   PLUGIN_SRCS    sources linked into libnccl-net-gdrtrace.so
+#   COMMON_SRCS    sources shared by the plugin, the tool and tests (format, fingerprint)
+#   TOOL_SRCS      sources of the gdrtrace command
+#   TESTS          names of test programs; each sets <name>_SRCS and optionally <name>_LIBS
+#   TEST_SCRIPTS   shell tests run by the runner (exit 0 pass, 77 skip, else fail)
+#   BENCHES        names of benchmark programs; each sets <name>_SRCS / <name>_LIBS
+#   BENCH_SCRIPTS  shell benchmarks run by `make bench`
+#   DEMO_SCRIPT    the script `make demo` runs
+
+CC ?= gcc
+ifeq ($(CC),cc)
+CC := gcc
+endif
+SAN ?=
+PREFIX ?= /usr/local
+DESTDIR ?=
+VERSION := 0.1.0
+
+BUILD := build/$(if $(SAN),$(SAN),default)
+
+CPPFLAGS_BASE := -D_GNU_SOURCE -Iinclude -I. -DGDRTRACE_VERSION=\"$(VERSION)\"
+CFLAGS_BASE := -std=c11 -Wall -Wextra -Werror -g -fPIC -fvisibility=hidden \
+               -Wno-missing-field-initializers
+OPT ?= -O2
+
+ifeq ($(SAN),asan)
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+OPT := -O1
+else ifeq ($(SAN),ubsan)
+SANFLAGS := -fsanitize=undefined -fno-sanitize-recover=all
+else ifeq ($(SAN),tsan)
+SANFLAGS := -fsanitize=thread
+OPT := -O1
+endif
+
+CFLAGS := $(CFLAGS_BASE) $(OPT) $(SANFLAGS) $(EXTRA_CFLAGS)
+CPPFLAGS := $(CPPFLAGS_BASE) $(EXTRA_CPPFLAGS)
+LDFLAGS := $(SANFLAGS) $(EXTRA_LDFLAGS)
+PLUGIN_LIBS := -ldl -lpthread -lurcu-bp
+TOOL_LIBS := -ldl -lpthread -lzstd -lm
+
+PLUGIN_SRCS :=
+COMMON_SRCS :=
+TOOL_SRCS :=
+TESTS :=
+TEST_SCRIPTS :=
+BENCHES :=
+BENCH_SCRIPTS :=
+DEMO_SCRIPT :=
+
+include $(sort $(wildcard */module.mk */*/module.mk))
+
+PLUGIN := $(BUILD)/libnccl-net-gdrtrace.so
+TOOL := $(BUILD)/gdrtrace
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+.PHONY: all check check-run demo demo-run bench bench-run install clean deps tests benches fuzz
+all: $(PLUGIN) $(TOOL)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(PLUGIN): $(call obj,$(PLUGIN_SRCS) $(COMMON_SRCS)) plugin/exports.map
+	$(CC) -shared -o $@ $(call obj,$(PLUGIN_SRCS) $(COMMON_SRCS)) \
+	    -Wl,--version-script=plugin/exports.map -Wl,-z,defs $(LDFLAGS) $(PLUGIN_LIBS)
+
+$(TOOL): $(call obj,$(TOOL_SRCS) $(COMMON_SRCS))
+	$(CC) -o $@ $^ $(LDFLAGS) $(TOOL_LIBS)
+
+# One link rule per test/bench program: <name>_SRCS, <name>_LIBS.
+define prog_rule
+$(BUILD)/$(2)/$(1): $$(call obj,$$($(1)_SRCS))
+	@mkdir -p $$(dir $$@)
+	$$(CC) -o $$@ $$^ $$(LDFLAGS) $$($(1)_LIBS)
+endef
+$(foreach t,$(TESTS),$(eval $(call prog_rule,$(t),tests)))
+$(foreach b,$(BENCHES),$(eval $(call prog_rule,$(b),bench)))
+
+TEST_BINS := $(addprefix $(BUILD)/tests/,$(TESTS))
+BENCH_BINS := $(addprefix $(BUILD)/bench/,$(BENCHES))
+
+tests: all $(TEST_BINS)
+benches: all $(BENCH_BINS)
+
+# Entry points that also set up a fresh Debian machine.
+deps:
+	@scripts/install-deps.sh
+
+check: deps
+	@$(MAKE) --no-print-directory check-run
+
+check-run: tests
+	@BUILD=$(BUILD) SAN=$(SAN) tests/run-tests.sh $(TEST_BINS) $(TEST_SCRIPTS)
+
+demo: deps
+	@$(MAKE) --no-print-directory demo-run
+
+demo-run: all
+	@BUILD=$(BUILD) $(DEMO_SCRIPT)
+
+bench: deps
+	@$(MAKE) --no-print-directory bench-run OPT=-O2 SAN=
+
+bench-run: benches
+	@set -e; for b in $(BENCH_BINS); do echo "== $$b"; BUILD=$(BUILD) $$b; done; \
+	for s in $(BENCH_SCRIPTS); do echo "== $$s"; BUILD=$(BUILD) $$s; done
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/gdrtrace
+	install -m 0755 $(PLUGIN) $(DESTDIR)$(PREFIX)/lib/
+	install -m 0755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/
+	install -m 0644 README.md $(wildcard docs/*.md) $(DESTDIR)$(PREFIX)/share/doc/gdrtrace/
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD) -name "*.d" 2>/dev/null)

@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * recorder_format.h — the gdrtrace flight-recorder file format, version 1.
+ *
+ * This header is the one contract between the writer (shim/, inside the NCCL
+ * job) and the readers (tools/gdrtrace).  The human spec is
+ * docs/recorder-format.md; keep both in step.
+ *
+ * Layout of a recorder file (one per process, in GDRTRACE_DIR):
+ *
+ *   offset 0           struct gtr_header        (GTR_HEADER_SIZE bytes)
+ *   sections[i].offset one section per entry of header.sections[], each
+ *                      an array of `count` entries of `entry_size` bytes
+ *
+ * Invariants (the reader checks every one; the writer may have been killed
+ * or corrupted):
+ *  1. magic == GTR_MAGIC, endian == GTR_ENDIAN_MARK in the writer's native
+ *     order (a reader on the other endianness refuses the file), word_size 8.
+ *  2. version_major == GTR_VERSION_MAJOR to read at all; a higher
+ *     version_minor only appends fields/sections, so a reader uses
+ *     min(entry_size, sizeof(known struct)) and skips unknown section ids.
+ *  3. Every section lies inside [header_size, file_size); entry_size*count
+ *     equals the section size.  Sections never overlap.
+ *  4. Strings are fixed arrays, NUL-terminated within their array by the
+ *     writer; a reader must still bound every string by its array size.
+ *  5. Counters and histogram buckets are monotonic 64-bit values updated
+ *     with relaxed atomics; they never wrap and are exact even when the
+ *     event ring has overwritten older events.
+ *  6. The event ring's records carry a sequence word: 2*pos+1 while being
+ *     written, 2*pos+2 once committed (pos = the record's absolute index).
+ *     A record whose sequence is odd, or not 2*pos+2 for the position the
+ *     reader expects, is torn or overwritten and must be skipped.
+ *  7. header.state is GTR_STATE_LIVE from creation until the process closes
+ *     the recorder cleanly (GTR_STATE_CLOSED).  LIVE with a dead pid (or a
+ *     different boot id) means the producer crashed.
+ *
+ * All multi-byte integers are in the writer's native byte order (marked by
+ * endian).  All times are in nanoseconds unless a field says otherwise.
+ */
+#ifndef GDRTRACE_RECORDER_FORMAT_H
+#define GDRTRACE_RECORDER_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GTR_MAGIC "GDRTRACE" /* 8 bytes, no NUL stored */
+#define GTR_MAGIC_LEN 8
+#define GTR_VERSION_MAJOR 1
+#define GTR_VERSION_MINOR 0
+#define GTR_ENDIAN_MARK 0x01020304u
+#define GTR_HEADER_SIZE 4096u
+#define GTR_MAX_SECTIONS 16
+
+enum gtr_state {
+    GTR_STATE_CREATING = 0, /* file exists, not yet initialised */
+    GTR_STATE_LIVE = 1,
+    GTR_STATE_CLOSED = 2,
+};
+
+enum gtr_section_id {
+    GTR_SEC_IDENTITY = 1, /* 1 x struct gtr_identity */
+    GTR_SEC_DEVICES = 2,  /* n x struct gtr_device */
+    GTR_SEC_COMMS = 3,    /* n x struct gtr_comm */
+    GTR_SEC_RING = 4,     /* 1 x struct gtr_ring_header, then capacity x struct gtr_event */
+};
+
+struct gtr_section {
+    uint32_t id;         /* enum gtr_section_id; 0 = unused slot */
+    uint32_t entry_size; /* bytes per entry (struct size of the writer) */
+    uint64_t offset;     /* from the start of the file */
+    uint64_t size;       /* bytes; == entry_size * count (ring: header + events) */
+    uint64_t count;      /* number of entries */
+};
+
+struct gtr_header {
+    char magic[GTR_MAGIC_LEN];
+    uint16_t version_major;
+    uint16_t version_minor;
+    uint32_t endian;      /* GTR_ENDIAN_MARK, native order */
+    uint32_t word_size;   /* sizeof(void *) of the writer: 8 */
+    uint32_t header_size; /* GTR_HEADER_SIZE */
+    uint64_t file_size;   /* total bytes of the file */
+    uint32_t state;       /* enum gtr_state; written with release order */
+    uint32_t section_count;
+    struct gtr_section sections[GTR_MAX_SECTIONS];
+    uint64_t reserved[16];
+};
+
+/* ---- identity ---------------------------------------------------------- */
+
+enum gtr_clock {
+    GTR_CLOCK_MONOTONIC = 1, /* timestamps are CLOCK_MONOTONIC ns */
+    GTR_CLOCK_TSC = 2,       /* timestamps are TSC ticks; see calibration */
+};
+
+enum gtr_nvidia_flavour {
+    GTR_NV_UNKNOWN = 0,
+    GTR_NV_OPEN = 1,        /* "NVIDIA UNIX Open Kernel Module" */
+    GTR_NV_PROPRIETARY = 2, /* license NVIDIA */
+    GTR_NV_ABSENT = 3,      /* no nvidia kernel module loaded */
+};
+
+/* The node fingerprint: the same fields `gdrtrace doctor --json` prints. */
+struct gtr_fingerprint {
+    char kernel_release[65];        /* uname -r */
+    char boot_id[37];               /* /proc/sys/kernel/random/boot_id */
+    char nvidia_version[32];        /* NVIDIA kernel module version, "" if absent */
+    uint8_t nvidia_flavour;         /* enum gtr_nvidia_flavour */
+    uint8_t peermem_loaded;         /* /sys/module/nvidia_peermem exists */
+    uint8_t memory_peers;           /* /sys/kernel/mm/memory_peers/<nv_mem*> exists */
+    uint8_t reserved0;
+    int32_t cuda_driver_version;    /* cuDriverGetVersion, -1 if unknown */
+    char rdma_devices[256];         /* "mlx5_0@0000:17:00.0,rxe0@-" sorted by PCI address */
+    char gpus[256];                 /* GPU PCI BDFs, comma-separated, sorted */
+    char cpu_model[64];
+    uint8_t reserved[64];
+};
+
+struct gtr_identity {
+    char host[64];
+    char job[128];          /* GDRTRACE_JOB, SLURM_JOB_ID, ... ("" if none) */
+    char launcher[16];      /* "slurm", "openmpi", "torchrun", "gdrtrace", "" */
+    int32_t rank;           /* -1 when unknown */
+    int32_t local_rank;     /* -1 when unknown */
+    int32_t world_size;     /* -1 when unknown */
+    int32_t pid;
+    int64_t start_wall_ns;  /* CLOCK_REALTIME at creation */
+    int64_t start_mono_ns;  /* CLOCK_MONOTONIC at creation */
+    int64_t end_wall_ns;    /* CLOCK_REALTIME at clean close, 0 while live */
+    /* Timestamp clock: ns = mono0_ns + ((ticks - tick0) * mult) >> shift */
+    uint32_t clock;         /* enum gtr_clock */
+    uint32_t clock_shift;
+    uint64_t clock_mult;
+    uint64_t clock_tick0;
+    int64_t clock_mono0_ns;
+    uint64_t clock_hz;      /* ticks per second (1e9 for MONOTONIC) */
+    char plugin_version[32];
+    int32_t nccl_version;   /* ncclGetVersion code (e.g. 22803), -1 unknown */
+    int32_t abi_version;    /* ncclNetPlugin_vN that NCCL loaded, 0 until init */
+    char transport[16];     /* "sock", "ib", "inner:<name>" */
+    char transport_why[128];
+    /* Active policy (GDRTRACE_*), as parsed. */
+    char policy_reg[16];        /* dmabuf | peermem | host | auto */
+    uint8_t policy_allow_peermem;
+    uint8_t policy_events_all;  /* GDRTRACE_EVENTS=all */
+    uint8_t reserved0[6];
+    char policy_text[256];      /* every GDRTRACE_* variable set, "K=V K=V" */
+    struct gtr_fingerprint node;
+    uint8_t reserved[128];
+};
+
+/* ---- devices ----------------------------------------------------------- */
+
+enum gtr_probe { /* equal to enum gt_probe_state */
+    GTR_PROBE_UNKNOWN = 0,
+    GTR_PROBE_SUPPORTED = 1,
+    GTR_PROBE_UNSUPPORTED = 2,
+    GTR_PROBE_ABSENT = 3,
+};
+
+struct gtr_device {
+    uint32_t in_use;       /* 1 once filled */
+    int32_t dev;           /* NCCL device index */
+    char name[64];
+    char pci_path[256];
+    char transport[16];
+    int32_t ptr_support;   /* advertised to NCCL (NCCL_PTR_* bits) */
+    int32_t speed_mbps;
+    uint8_t probe_dmabuf;  /* enum gtr_probe */
+    uint8_t probe_peermem;
+    uint8_t probe_cuda_dmabuf;
+    uint8_t reserved0;
+    int32_t probe_dmabuf_errno;
+    char why[128];         /* why that ptrSupport */
+    uint8_t reserved[64];
+};
+
+/* ---- communicators ----------------------------------------------------- */
+
+/* Histograms: log-linear.  Values < 2^GTR_HIST_SUB_BITS are exact; above,
+ * each power of two [2^e, 2^(e+1)) is split into 2^GTR_HIST_SUB_BITS equal
+ * buckets, so a bucket's width is at most 1/16 = 6.25% of its lower bound.
+ * Index of value v (ns), with m = floor(log2(v)):
+ *     v < 16:  idx = v
+ *     else:    idx = (m - 3) * 16 + ((v >> (m - 4)) - 16)
+ * Covers up to 2^GTR_HIST_MAX_LOG2 ns (~73 minutes); larger values go to the
+ * last bucket (count, sum and max stay exact). */
+#define GTR_HIST_SUB_BITS 4
+#define GTR_HIST_SUB (1u << GTR_HIST_SUB_BITS)
+#define GTR_HIST_MAX_LOG2 42
+#define GTR_HIST_BUCKETS ((GTR_HIST_MAX_LOG2 - 3 + 1) * GTR_HIST_SUB) /* 640 */
+
+struct gtr_hist {
+    uint64_t count;
+    uint64_t sum_ns;
+    uint64_t min_ns; /* UINT64_MAX while count == 0 */
+    uint64_t max_ns;
+    uint64_t buckets[GTR_HIST_BUCKETS];
+};
+
+enum gtr_op {
+    GTR_OP_REG = 0,
+    GTR_OP_DEREG = 1,
+    GTR_OP_SEND = 2,  /* isend -> test done */
+    GTR_OP_RECV = 3,  /* irecv -> test done */
+    GTR_OP_FLUSH = 4, /* iflush -> test done */
+    GTR_OP_COUNT
+};
+
+/* Registration matrix dimensions: what NCCL asked x what we did. */
+#define GTR_ASKED_COUNT 3  /* dmabuf, cuda, host (enum gt_reg_asked) */
+#define GTR_METHOD_COUNT 4 /* dmabuf, peermem, host, failed (enum gt_reg_method) */
+#define GTR_REASON_SLOTS 16 /* per-reason fallback/error counts (enum gt_reason) */
+
+enum gtr_comm_state {
+    GTR_COMM_FREE = 0,
+    GTR_COMM_ACTIVE = 1,
+    GTR_COMM_FINALIZED = 2,
+};
+
+struct gtr_comm {
+    /* cold: identity (written once at init, before state is set ACTIVE
+     * with release order) */
+    uint32_t state;        /* enum gtr_comm_state */
+    uint32_t has_comm_id;  /* 0: ABI < v11, the record stands for the process */
+    uint64_t comm_id;      /* NCCL's commId (printed as 0x%lx, like NCCL) */
+    int32_t abi_version;
+    int32_t dev;           /* first device used, -1 until known */
+    int64_t init_ns;       /* timestamp (ns, converted) */
+    int64_t finalize_ns;   /* 0 until finalize */
+    uint8_t pad0[24];      /* keep the hot counters on their own cache line */
+
+    /* hot: counters */
+    uint64_t reg_count[GTR_ASKED_COUNT][GTR_METHOD_COUNT];
+    uint64_t reg_bytes[GTR_ASKED_COUNT][GTR_METHOD_COUNT];
+    uint64_t reg_exported_fd;  /* DMA-BUF fds the plugin exported itself (CUDA) */
+    uint64_t reg_cache_hits;
+    uint64_t dereg_count;
+    uint64_t fallback_count;
+    uint64_t fallback_by_reason[GTR_REASON_SLOTS];
+    int32_t fallback_last_errno;
+    int32_t fallback_last_reason;
+    uint64_t error_count;
+    uint64_t error_by_reason[GTR_REASON_SLOTS];
+    int32_t error_last_errno;
+    int32_t error_last_reason;
+    uint64_t listen_count, connect_count, accept_count;
+    uint64_t close_count;
+    uint64_t send_count, send_bytes;   /* completed sends */
+    uint64_t recv_count, recv_bytes;   /* completed receives (bytes received) */
+    uint64_t flush_count;
+    uint64_t send_posted, recv_posted; /* isend/irecv calls that returned a request */
+    char error_last_text[128];         /* last error message, for the reader */
+    uint8_t reserved[64];
+    struct gtr_hist hist[GTR_OP_COUNT];
+};
+
+/* ---- event ring -------------------------------------------------------- */
+
+enum gtr_ring_mode {
+    GTR_RING_OVERWRITE = 0, /* flight recorder: newest events win */
+};
+
+struct gtr_ring_header {
+    uint64_t capacity;    /* number of event slots, a power of two */
+    uint32_t event_size;  /* sizeof(struct gtr_event) of the writer */
+    uint32_t mode;        /* enum gtr_ring_mode */
+    uint64_t head;        /* next absolute position to reserve (atomic) */
+    uint64_t dropped;     /* events not recorded (reserved for non-overwrite modes) */
+    uint8_t reserved[32];
+};
+
+enum gtr_event_type {
+    GTR_EV_NONE = 0,
+    GTR_EV_RECORDER_OPEN = 1, /* a0: capacity */
+    GTR_EV_INIT = 2,          /* comm init; a0: comm_id, aux: abi version */
+    GTR_EV_FINALIZE = 3,
+    GTR_EV_PROBE = 4,         /* dev; a0: ptr_support, err: dmabuf errno, aux: probe bits */
+    GTR_EV_TRANSPORT = 5,     /* transport chosen; a0: ndev */
+    GTR_EV_LISTEN = 6,
+    GTR_EV_CONNECT = 7,       /* emitted when connect returned a comm */
+    GTR_EV_ACCEPT = 8,        /* emitted when accept returned a comm */
+    GTR_EV_REG = 9,           /* a0: addr, a1: size, a2: duration ns, aux: asked<<8|method */
+    GTR_EV_DEREG = 10,        /* a0: addr, a1: size, a2: duration ns, aux: method */
+    GTR_EV_FALLBACK = 11,     /* a0: addr, a1: size, err: errno, aux: reason */
+    GTR_EV_ERROR = 12,        /* result, err, aux: reason, a0: op (enum gtr_op or 0xff) */
+    GTR_EV_CLOSE_SEND = 13,
+    GTR_EV_CLOSE_RECV = 14,
+    GTR_EV_CLOSE_LISTEN = 15,
+    GTR_EV_SEND = 16,         /* per message (GDRTRACE_EVENTS=all): a0: bytes, a2: ns, aux: tag */
+    GTR_EV_RECV = 17,         /* per message: a0: bytes, a2: ns */
+    GTR_EV_FLUSH = 18,        /* per message: a2: ns */
+    GTR_EV_COUNT
+};
+
+#define GTR_NO_COMM 0xffffu
+
+struct gtr_event {
+    uint64_t seq;       /* commit word, see invariant 6 */
+    uint64_t ts;        /* ticks of identity.clock */
+    uint16_t type;      /* enum gtr_event_type */
+    uint16_t comm_slot; /* index into the comms section, GTR_NO_COMM if none */
+    int16_t dev;        /* -1 if none */
+    uint16_t flags;
+    int32_t result;     /* ncclResult_t of the call */
+    int32_t err;        /* errno, 0 if none */
+    uint64_t a0, a1, a2;
+    uint32_t tid;
+    uint32_t aux;
+};
+
+/* Default sizes (the header records the real ones). */
+#define GTR_DEFAULT_DEVICES 32
+#define GTR_DEFAULT_COMMS 64
+#define GTR_DEFAULT_RING_EVENTS 16384
+
+/* File name: <GDRTRACE_DIR>/gdrtrace.<job|nojob>.<host>.<pid>.rec */
+#define GTR_FILE_PREFIX "gdrtrace."
+#define GTR_FILE_SUFFIX ".rec"
+
+_Static_assert(sizeof(struct gtr_section) == 32, "gtr_section layout");
+_Static_assert(sizeof(struct gtr_header) <= GTR_HEADER_SIZE, "header fits its page");
+_Static_assert(sizeof(struct gtr_event) == 64, "one event is one cache line");
+_Static_assert(offsetof(struct gtr_event, seq) == 0, "seq first");
+_Static_assert(offsetof(struct gtr_comm, reg_count) % 64 == 0, "hot counters start a cache line");
+_Static_assert(sizeof(struct gtr_comm) % 8 == 0, "comm record 8-byte multiple");
+_Static_assert(sizeof(struct gtr_ring_header) == 64, "ring header one cache line");
+_Static_assert(GTR_HIST_BUCKETS == 640, "histogram bucket count");
+
+#endif /* GDRTRACE_RECORDER_FORMAT_H */

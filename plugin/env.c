@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* env.c — see env.h. */
+#include "plugin/env.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "plugin/log.h"
+
+const char *gt_env_str(const char *name)
+{
+    const char *v = getenv(name);
+    return (v && *v) ? v : NULL;
+}
+
+int gt_env_bool(const char *name, int dflt)
+{
+    static const char *const choices[] = {"0", "1", "false", "true", "no", "yes", "off", "on", NULL};
+    int i = gt_env_choice(name, choices, -1);
+    return i < 0 ? dflt : (i & 1);
+}
+
+long gt_env_long(const char *name, long dflt, long min, long max)
+{
+    const char *v = gt_env_str(name);
+    if (!v)
+        return dflt;
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 0);
+    if (errno || *end || x < min || x > max) {
+        GT_WARN("%s='%s' is not an integer in [%ld, %ld]; using %ld", name, v, min, max, dflt);
+        return dflt;
+    }
+    return x;
+}
+
+int gt_env_choice(const char *name, const char *const *choices, int dflt)
+{
+    const char *v = gt_env_str(name);
+    if (!v)
+        return dflt;
+    char list[256] = "";
+    for (int i = 0; choices[i]; i++) {
+        if (strcasecmp(v, choices[i]) == 0)
+            return i;
+        if (strlen(list) + strlen(choices[i]) + 2 < sizeof(list)) {
+            if (i)
+                strcat(list, "|");
+            strcat(list, choices[i]);
+        }
+    }
+    GT_WARN("%s='%s' is not one of %s; using the default", name, v, list);
+    return dflt;
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * env.h — reading GDRTRACE_* variables strictly.
+ *
+ * A variable that is set but not valid is never silently ignored: the
+ * function logs one WARN naming the variable, the bad value and the accepted
+ * ones, and returns the default.  Every variable read anywhere must be listed
+ * in docs/configuration.md.
+ */
+#ifndef GDRTRACE_ENV_H
+#define GDRTRACE_ENV_H
+
+#include <stdint.h>
+
+/* The raw value, or NULL when unset or empty. */
+const char *gt_env_str(const char *name);
+/* 0/1 (also accepts false/true, no/yes, off/on). */
+int gt_env_bool(const char *name, int dflt);
+/* An integer in [min, max]. */
+long gt_env_long(const char *name, long dflt, long min, long max);
+/* Index of the value in `choices` (NULL-terminated, case-insensitive). */
+int gt_env_choice(const char *name, const char *const *choices, int dflt);
+
+#endif

@@ -1,0 +1,1 @@
+PLUGIN_SRCS += shim/shim.c

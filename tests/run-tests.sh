@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# run-tests.sh — runs each test program or script in its own process with a
+# timeout, keeps its output in $BUILD/test-logs/<name>.log, and ends with one
+# summary line CI can read: "N passed, N failed, N skipped".
+#   exit 0 = pass, 77 = skip (the log's last line says why), anything else = fail.
+# GDRTRACE_TEST_TIMEOUT (seconds, default 300) bounds each test;
+# GDRTRACE_TEST_FILTER (a substring) runs only matching tests.
+set -u
+BUILD=${BUILD:-build/default}
+logdir="$BUILD/test-logs"
+mkdir -p "$logdir"
+timeout_s=${GDRTRACE_TEST_TIMEOUT:-300}
+pass=0 fail=0 skip=0 failed_names=()
+export BUILD
+for t in "$@"; do
+    name=$(basename "$t")
+    if [ -n "${GDRTRACE_TEST_FILTER:-}" ] && [[ "$name" != *"$GDRTRACE_TEST_FILTER"* ]]; then
+        continue
+    fi
+    log="$logdir/$name.log"
+    start=$(date +%s%N)
+    timeout --kill-after=10 "$timeout_s" "$t" >"$log" 2>&1
+    rc=$?
+    ms=$(( ($(date +%s%N) - start) / 1000000 )); secs=$(printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100)))
+    case $rc in
+    0) pass=$((pass + 1)); printf 'PASS  %-40s %6ss\n' "$name" "$secs" ;;
+    77) skip=$((skip + 1)); printf 'SKIP  %-40s %6ss  (%s)\n' "$name" "$secs" "$(tail -n 1 "$log")" ;;
+    124|137) fail=$((fail + 1)); failed_names+=("$name"); printf 'FAIL  %-40s %6ss  (timed out after %ss)\n' "$name" "$secs" "$timeout_s" ;;
+    *) fail=$((fail + 1)); failed_names+=("$name"); printf 'FAIL  %-40s %6ss  (exit %d)\n' "$name" "$secs" "$rc" ;;
+    esac
+done
+for n in "${failed_names[@]+"${failed_names[@]}"}"; do
+    echo "---- last lines of $logdir/$n.log"
+    tail -n 30 "$logdir/$n.log"
+done
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

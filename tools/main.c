@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * main.c — `gdrtrace`: dispatch to a subcommand, git/ip style.
+ * Owns only the table below; each subcommand lives in its own file.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/commands.h"
+
+struct subcommand {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *what;
+};
+
+static const struct subcommand subcommands[] = {
+    {"ls", gt_cmd_ls, "list recorders and archives (live / exited / crashed)"},
+    {"summary", gt_cmd_summary, "per process and communicator: methods, bytes, latency, verdict"},
+    {"verdict", gt_cmd_verdict, "did NCCL use the direct GPU<->NIC path? (exit code says which)"},
+    {"dump", gt_cmd_dump, "write a zstd archive of recorders"},
+    {"diff", gt_cmd_diff, "A/B of two runs; warns when they differ beyond the registration path"},
+    {"watch", gt_cmd_watch, "live view of running jobs"},
+    {"export", gt_cmd_export, "metrics as Prometheus text or JSON"},
+    {"doctor", gt_cmd_doctor, "this node's identity, prerequisites and a real DMA-BUF registration"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: gdrtrace <command> [options] [PATH...]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
+        fprintf(f, "  %-8s %s\n", subcommands[i].name, subcommands[i].what);
+    fprintf(f, "\n'gdrtrace <command> --help' describes one command.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return GT_EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("gdrtrace %s\n", GDRTRACE_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++) {
+        if (strcmp(argv[1], subcommands[i].name) != 0)
+            continue;
+        if (!subcommands[i].fn) {
+            fprintf(stderr, "gdrtrace: '%s' is not built into this binary\n", argv[1]);
+            return GT_EXIT_USAGE;
+        }
+        return subcommands[i].fn(argc - 1, argv + 1);
+    }
+    fprintf(stderr, "gdrtrace: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return GT_EXIT_USAGE;
+}

@@ -1,0 +1,1 @@
+TOOL_SRCS += tools/main.c
