@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * gt_cuda.c — dlopen of libcuda.so.1 and the stubs that fill absent slots.
+ *
+ * Owns gt_cu (see gt_cuda.h).  We check our constants against cuda.h only
+ * when the header happens to be installed (static checks, never a build
+ * requirement).
+ */
+#include "plugin/dl/gt_cuda.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "plugin/env.h"
+#include "plugin/log.h"
+
+#if defined(__has_include)
+#if __has_include(<cuda.h>)
+#include <cuda.h>
+_Static_assert(CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED == GT_CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED,
+               "CUDA attribute value");
+_Static_assert(CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD == GT_CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
+               "CUDA handle type value");
+_Static_assert(CUDA_ERROR_NOT_SUPPORTED == GT_CUDA_ERROR_NOT_SUPPORTED, "CUresult value");
+#endif
+#endif
+
+struct gt_cu_fns gt_cu;
+
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+static int load_done, load_rc; /* guarded by load_lock */
+
+/* With no library the driver is "not initialized"; an optional entry point
+ * missing from a present driver is "not supported". */
+static gt_CUresult stub_ret = GT_CUDA_ERROR_NOT_INITIALIZED;
+
+static gt_CUresult s_init(unsigned int f) { (void)f; return stub_ret; }
+static gt_CUresult s_ver(int *v) { if (v) *v = 0; return stub_ret; }
+static gt_CUresult s_dev_get(gt_CUdevice *d, int o) { (void)d, (void)o; return stub_ret; }
+static gt_CUresult s_count(int *c) { if (c) *c = 0; return stub_ret; }
+static gt_CUresult s_attr(int *v, int a, gt_CUdevice d) { (void)v, (void)a, (void)d; return stub_ret; }
+static gt_CUresult s_busid(char *b, int l, gt_CUdevice d) { (void)b, (void)l, (void)d; return stub_ret; }
+static gt_CUresult s_ptr_attr(void *x, int a, gt_CUdeviceptr p) { (void)x, (void)a, (void)p; return stub_ret; }
+static gt_CUresult s_range(gt_CUdeviceptr *b, size_t *s, gt_CUdeviceptr p) { (void)b, (void)s, (void)p; return stub_ret; }
+static gt_CUresult s_alloc(gt_CUdeviceptr *p, size_t n) { (void)p, (void)n; return stub_ret; }
+static gt_CUresult s_free(gt_CUdeviceptr p) { (void)p; return stub_ret; }
+static gt_CUresult s_htod(gt_CUdeviceptr d, const void *s, size_t n) { (void)d, (void)s, (void)n; return stub_ret; }
+static gt_CUresult s_dtoh(void *d, gt_CUdeviceptr s, size_t n) { (void)d, (void)s, (void)n; return stub_ret; }
+static gt_CUresult s_ctx_get(gt_CUcontext *c) { if (c) *c = NULL; return stub_ret; }
+static gt_CUresult s_ctx_set(gt_CUcontext c) { (void)c; return stub_ret; }
+static gt_CUresult s_retain(gt_CUcontext *c, gt_CUdevice d) { (void)c, (void)d; return stub_ret; }
+static gt_CUresult s_release(gt_CUdevice d) { (void)d; return stub_ret; }
+static gt_CUresult s_errstr(gt_CUresult e, const char **s) { (void)e; if (s) *s = NULL; return stub_ret; }
+static gt_CUresult s_export_unsupported(void *h, gt_CUdeviceptr p, size_t n, int t, unsigned long long f)
+{
+    (void)h, (void)p, (void)n, (void)t, (void)f;
+    return GT_CUDA_ERROR_NOT_SUPPORTED;
+}
+
+static void fill_stubs(struct gt_cu_fns *t)
+{
+#define FILL(f, s) do { if (!t->f) t->f = s; } while (0)
+    FILL(init, s_init);
+    FILL(driver_get_version, s_ver);
+    FILL(device_get, s_dev_get);
+    FILL(device_get_count, s_count);
+    FILL(device_get_attribute, s_attr);
+    FILL(device_get_pci_bus_id, s_busid);
+    FILL(pointer_get_attribute, s_ptr_attr);
+    FILL(mem_get_address_range, s_range);
+    FILL(mem_alloc, s_alloc);
+    FILL(mem_free, s_free);
+    FILL(memcpy_htod, s_htod);
+    FILL(memcpy_dtoh, s_dtoh);
+    FILL(ctx_get_current, s_ctx_get);
+    FILL(ctx_set_current, s_ctx_set);
+    FILL(primary_ctx_retain, s_retain);
+    FILL(primary_ctx_release, s_release);
+    FILL(get_error_string, s_errstr);
+    FILL(mem_get_handle_for_address_range, s_export_unsupported);
+#undef FILL
+}
+
+static void set_stub_table(const char *why)
+{
+    memset(&gt_cu, 0, sizeof(gt_cu));
+    fill_stubs(&gt_cu);
+    snprintf(gt_cu.why, sizeof(gt_cu.why), "%s", why);
+    snprintf(gt_cu.why_dmabuf_export, sizeof(gt_cu.why_dmabuf_export), "libcuda not usable");
+}
+
+static int resolve(void *h, const char *name, void *slot, size_t slot_size)
+{
+    void *p = dlsym(h, name);
+    if (!p)
+        return -1;
+    memcpy(slot, &p, slot_size);
+    return 0;
+}
+
+static int do_load(void)
+{
+    const char *env = gt_env_str("GDRTRACE_CUDA_LIB");
+    const char *name = env ? env : "libcuda.so.1";
+    char why[256];
+    void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(why, sizeof(why), "dlopen %s failed: %s", name, dlerror());
+        set_stub_table(why);
+        return ENOENT;
+    }
+    memset(&gt_cu, 0, sizeof(gt_cu));
+    static const struct {
+        const char *name;
+        size_t off;
+    } core[] = {
+        {"cuInit", offsetof(struct gt_cu_fns, init)},
+        {"cuDriverGetVersion", offsetof(struct gt_cu_fns, driver_get_version)},
+        {"cuDeviceGet", offsetof(struct gt_cu_fns, device_get)},
+        {"cuDeviceGetCount", offsetof(struct gt_cu_fns, device_get_count)},
+        {"cuDeviceGetAttribute", offsetof(struct gt_cu_fns, device_get_attribute)},
+        {"cuDeviceGetPCIBusId", offsetof(struct gt_cu_fns, device_get_pci_bus_id)},
+        {"cuPointerGetAttribute", offsetof(struct gt_cu_fns, pointer_get_attribute)},
+        {"cuMemGetAddressRange_v2", offsetof(struct gt_cu_fns, mem_get_address_range)},
+        {"cuMemAlloc_v2", offsetof(struct gt_cu_fns, mem_alloc)},
+        {"cuMemFree_v2", offsetof(struct gt_cu_fns, mem_free)},
+        {"cuMemcpyHtoD_v2", offsetof(struct gt_cu_fns, memcpy_htod)},
+        {"cuMemcpyDtoH_v2", offsetof(struct gt_cu_fns, memcpy_dtoh)},
+        {"cuCtxGetCurrent", offsetof(struct gt_cu_fns, ctx_get_current)},
+        {"cuCtxSetCurrent", offsetof(struct gt_cu_fns, ctx_set_current)},
+        {"cuDevicePrimaryCtxRetain", offsetof(struct gt_cu_fns, primary_ctx_retain)},
+        {"cuDevicePrimaryCtxRelease_v2", offsetof(struct gt_cu_fns, primary_ctx_release)},
+        {"cuGetErrorString", offsetof(struct gt_cu_fns, get_error_string)},
+    };
+    for (size_t i = 0; i < sizeof(core) / sizeof(core[0]); i++) {
+        if (resolve(h, core[i].name, (char *)&gt_cu + core[i].off, sizeof(void (*)(void)))) {
+            snprintf(why, sizeof(why), "%s lacks %s", name, core[i].name);
+            dlclose(h);
+            set_stub_table(why);
+            return ENOSYS;
+        }
+    }
+    if (resolve(h, "cuMemGetHandleForAddressRange", &gt_cu.mem_get_handle_for_address_range,
+                sizeof(gt_cu.mem_get_handle_for_address_range)) == 0)
+        gt_cu.has_dmabuf_export = 1;
+    else
+        snprintf(gt_cu.why_dmabuf_export, sizeof(gt_cu.why_dmabuf_export),
+                 "%s lacks cuMemGetHandleForAddressRange (driver < CUDA 11.7)", name);
+    stub_ret = GT_CUDA_ERROR_NOT_SUPPORTED;
+    fill_stubs(&gt_cu);
+    gt_CUresult r = gt_cu.init(0);
+    if (r != GT_CUDA_SUCCESS) {
+        snprintf(why, sizeof(why), "cuInit(0) failed: %s (%d)", gt_cu_errstr(r), r);
+        snprintf(gt_cu.why, sizeof(gt_cu.why), "%s", why);
+        /* The library stays open (the driver may hold state); callers see
+         * loaded = 0 and every call still goes to the real driver, which
+         * answers NOT_INITIALIZED by itself. */
+        return ENODEV;
+    }
+    gt_cu.driver_get_version(&gt_cu.driver_version);
+    gt_cu.loaded = 1;
+    return 0;
+}
+
+int gt_cu_load(void)
+{
+    pthread_mutex_lock(&load_lock);
+    if (!load_done) {
+        load_rc = do_load();
+        load_done = 1;
+        if (load_rc)
+            GT_INFO(GT_LOGSUB_INIT, "CUDA unavailable: %s", gt_cu.why);
+    }
+    int rc = load_rc;
+    pthread_mutex_unlock(&load_lock);
+    return rc;
+}
+
+const char *gt_cu_errstr(gt_CUresult r)
+{
+    const char *s = NULL;
+    if (gt_cu.get_error_string && gt_cu.get_error_string(r, &s) == GT_CUDA_SUCCESS && s)
+        return s;
+    switch (r) {
+    case GT_CUDA_SUCCESS: return "CUDA_SUCCESS";
+    case GT_CUDA_ERROR_INVALID_VALUE: return "CUDA_ERROR_INVALID_VALUE";
+    case GT_CUDA_ERROR_NOT_INITIALIZED: return "CUDA_ERROR_NOT_INITIALIZED";
+    case GT_CUDA_ERROR_NO_DEVICE: return "CUDA_ERROR_NO_DEVICE";
+    case GT_CUDA_ERROR_NOT_SUPPORTED: return "CUDA_ERROR_NOT_SUPPORTED";
+    default: return "CUDA error";
+    }
+}
+
+void gt_cu_install(const struct gt_cu_fns *fns)
+{
+    pthread_mutex_lock(&load_lock);
+    gt_cu = *fns;
+    gt_cu.has_dmabuf_export = fns->mem_get_handle_for_address_range != NULL;
+    if (!gt_cu.has_dmabuf_export)
+        snprintf(gt_cu.why_dmabuf_export, sizeof(gt_cu.why_dmabuf_export),
+                 "cuMemGetHandleForAddressRange not installed (test table)");
+    stub_ret = GT_CUDA_ERROR_NOT_SUPPORTED;
+    fill_stubs(&gt_cu);
+    gt_cu.loaded = 1;
+    gt_cu.why[0] = 0;
+    load_done = 1;
+    load_rc = 0;
+    pthread_mutex_unlock(&load_lock);
+}
+
+void gt_cu_reset(void)
+{
+    pthread_mutex_lock(&load_lock);
+    memset(&gt_cu, 0, sizeof(gt_cu));
+    stub_ret = GT_CUDA_ERROR_NOT_INITIALIZED;
+    load_done = 0;
+    load_rc = 0;
+    pthread_mutex_unlock(&load_lock);
+}

@@ -1,0 +1,9 @@
+# SPDX-License-Identifier: Apache-2.0
+# ib: dlopen'd verbs/CUDA tables (plugin/dl), registration policy + MR cache
+# (plugin/reg), the RDMA verbs transport (plugin/ib) and their unit tests.
+DL_SRCS := plugin/dl/gt_ibv.c plugin/dl/gt_cuda.c
+PLUGIN_SRCS += $(DL_SRCS)
+
+TESTS += test_dl
+test_dl_SRCS := tests/unit/test_dl.c $(DL_SRCS) plugin/log.c plugin/env.c
+test_dl_LIBS := -ldl -lpthread -lcmocka
