@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# build.sh — build everything the GPU-machine runbook needs, on that machine:
+# the plugin and the gdrtrace command (`make all`), and the NCCL check program
+# (build/gpu/nccl_check, against the system's nccl.h / libnccl.so.2).
+#
+# That machine has no package registry and no liburcu/cmocka, so they travel
+# as unpacked .debs in tests/gpu/deps/root (see docs/results/gpu-nccl.md for
+# how that folder is made; pass it to the device with carry).  Source this
+# file's env part with `. tests/gpu/build.sh env` to get the same variables.
+#
+# Exit: 0 built, 1 a build failed (the failing step is named on stderr).
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+DEPS=$ROOT/tests/gpu/deps/root
+if [ -d "$DEPS/usr" ]; then
+    export CPATH="$DEPS/usr/include:$DEPS/usr/include/x86_64-linux-gnu${CPATH:+:$CPATH}"
+    export LIBRARY_PATH="$DEPS/usr/lib/x86_64-linux-gnu${LIBRARY_PATH:+:$LIBRARY_PATH}"
+    export LD_LIBRARY_PATH="$DEPS/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+if [ "${1:-}" = env ]; then return 0 2>/dev/null || exit 0; fi
+set -u
+cd "$ROOT" || exit 1
+
+JOBS=${JOBS:-16}
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+
+echo "== make -j$JOBS all"
+if ! make -j"$JOBS" all; then
+    echo "build.sh: 'make all' failed (deps: $DEPS)" >&2
+    exit 1
+fi
+
+echo "== nccl_check"
+mkdir -p build/gpu
+if ! gcc -std=c11 -O2 -Wall -Wextra -Werror -I"$CUDA_HOME/include" \
+        tests/gpu/nccl_check.c -o build/gpu/nccl_check \
+        -L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lnccl -lcudart; then
+    echo "build.sh: nccl_check failed to build (nccl.h in /usr/include? cuda in $CUDA_HOME?)" >&2
+    exit 1
+fi
+
+# Optional helpers: any tests/gpu/*.c besides nccl_check that a later step
+# needs (each builds on its own; a missing one is reported, not fatal here,
+# the step that needs it fails instead).
+for src in tests/gpu/*.c; do
+    name=$(basename "$src" .c)
+    [ "$name" = nccl_check ] && continue
+    if ! gcc -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -I. \
+            -I"$CUDA_HOME/include" "$src" -o "build/gpu/$name" \
+            -L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -ldl; then
+        echo "build.sh: $src failed to build" >&2
+    fi
+done
+ls -l build/default/libnccl-net-gdrtrace.so build/default/gdrtrace build/gpu/
