@@ -7,3 +7,10 @@ PLUGIN_SRCS += $(DL_SRCS)
 TESTS += test_dl
 test_dl_SRCS := tests/unit/test_dl.c $(DL_SRCS) plugin/log.c plugin/env.c
 test_dl_LIBS := -ldl -lpthread -lcmocka
+
+REG_SRCS := plugin/reg/gt_reg.c
+PLUGIN_SRCS += $(REG_SRCS)
+
+TESTS += test_reg
+test_reg_SRCS := tests/unit/test_reg.c $(REG_SRCS) $(DL_SRCS) plugin/log.c plugin/env.c
+test_reg_LIBS := -ldl -lpthread -lcmocka

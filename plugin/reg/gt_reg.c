@@ -1,0 +1,567 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * gt_reg.c — registration policy, probes and MR cache (contract in gt_reg.h).
+ *
+ * Cache invariants:
+ *  1. Every entry is a live MR with refs >= 1; the last deregistration
+ *     removes it, so a freed-and-reused address is never served stale after
+ *     NCCL deregistered it.
+ *  2. A lookup hits only an entry of the same memory kind (GPU vs host)
+ *     whose range contains the whole request.
+ *  3. Host and peermem ranges are page-aligned (what the NIC pins anyway);
+ *     DMA-BUF ranges are aligned as far as the dma-buf itself reaches.
+ */
+#include "plugin/reg/gt_reg.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "plugin/dl/gt_cuda.h"
+#include "plugin/env.h"
+#include "plugin/log.h"
+
+const char *gt_reg_sysroot = "";
+
+static const char *const mode_names[] = {"dmabuf", "peermem", "host", "auto", NULL};
+
+const char *gt_reg_mode_name(int mode)
+{
+    return (mode >= 0 && mode < 4) ? mode_names[mode] : "?";
+}
+
+const char *gt_reg_method_name(int m)
+{
+    static const char *const n[] = {"DMABUF", "PEERMEM", "HOST", "FAILED"};
+    return (m >= 0 && m < GT_METHOD_COUNT) ? n[m] : "?";
+}
+
+const char *gt_reg_reason_name(int r)
+{
+    static const char *const n[GT_REASON_COUNT] = {
+        [GT_REASON_NONE] = "none",
+        [GT_REASON_DMABUF_UNSUPPORTED] = "dmabuf-unsupported",
+        [GT_REASON_DMABUF_REG_FAILED] = "dmabuf-reg-failed",
+        [GT_REASON_NO_REG_DMABUF_SYMBOL] = "no-ibv_reg_dmabuf_mr",
+        [GT_REASON_CUDA_UNAVAILABLE] = "cuda-unavailable",
+        [GT_REASON_CUDA_EXPORT_FAILED] = "cuda-export-failed",
+        [GT_REASON_PEERMEM_ABSENT] = "peermem-absent",
+        [GT_REASON_PEERMEM_NOT_ALLOWED] = "peermem-not-allowed",
+        [GT_REASON_PEERMEM_REG_FAILED] = "peermem-reg-failed",
+        [GT_REASON_POLICY_PEERMEM] = "policy-peermem",
+        [GT_REASON_POLICY_HOST] = "policy-host",
+        [GT_REASON_HOST_MEMORY_ONLY] = "host-memory-only",
+        [GT_REASON_HOST_REG_FAILED] = "host-reg-failed",
+        [GT_REASON_BAD_ARGUMENT] = "bad-argument",
+        [GT_REASON_TRANSPORT_ERROR] = "transport-error",
+        [GT_REASON_PEER_GONE] = "peer-gone",
+    };
+    return (r >= 0 && r < GT_REASON_COUNT && n[r]) ? n[r] : "?";
+}
+
+void gt_reg_policy_from_env(struct gt_reg_policy *p)
+{
+    p->mode = gt_env_choice("GDRTRACE_REG", mode_names, GT_REG_DMABUF);
+    p->allow_peermem = gt_env_bool("GDRTRACE_ALLOW_PEERMEM", p->mode == GT_REG_AUTO);
+    p->relaxed_ordering = gt_env_bool("GDRTRACE_IB_RELAXED_ORDERING", 1);
+}
+
+/* ---- probes ------------------------------------------------------------ */
+
+static int peermem_present(void)
+{
+    /* Every path any NCCL version checks (nccl-net-abi.md §4.1). */
+    static const char *const paths[] = {
+        "/sys/kernel/mm/memory_peers/nv_mem/version",
+        "/sys/kernel/mm/memory_peers/nv_mem_nc/version",
+        "/sys/kernel/mm/memory_peers/nvidia-peermem/version",
+        "/sys/module/nvidia_peermem/version",
+    };
+    char p[512];
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        snprintf(p, sizeof(p), "%s%s", gt_reg_sysroot, paths[i]);
+        if (access(p, F_OK) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int cuda_dmabuf_state(void)
+{
+    if (gt_cu_load() != 0)
+        return GT_PROBE_ABSENT;
+    int n = 0;
+    if (gt_cu.device_get_count(&n) != GT_CUDA_SUCCESS || n <= 0)
+        return GT_PROBE_ABSENT;
+    for (int i = 0; i < n; i++) {
+        gt_CUdevice dev;
+        int v = 0;
+        if (gt_cu.device_get(&dev, i) != GT_CUDA_SUCCESS ||
+            gt_cu.device_get_attribute(&v, GT_CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, dev) !=
+                GT_CUDA_SUCCESS ||
+            !v)
+            return GT_PROBE_UNSUPPORTED;
+    }
+    return GT_PROBE_SUPPORTED;
+}
+
+void gt_reg_probe(struct gt_reg_dev *d, const struct gt_reg_policy *p)
+{
+    struct gt_dev_probe *pr = &d->probe;
+    memset(pr, 0, sizeof(*pr));
+    if (!gt_ibv.has_reg_dmabuf_mr) {
+        pr->dmabuf = GT_PROBE_UNSUPPORTED;
+        pr->dmabuf_errno = EOPNOTSUPP;
+    } else {
+        errno = 0;
+        struct ibv_mr *mr = gt_ibv.reg_dmabuf_mr(d->pd, 0, 0, 0, -1, 0);
+        int e = errno;
+        if (mr) {
+            /* fd -1 cannot succeed; a provider that says it did is odd but
+             * clearly implements the call. */
+            gt_ibv.dereg_mr(mr);
+            e = 0;
+        }
+        pr->dmabuf_errno = e;
+        pr->dmabuf = (e == EOPNOTSUPP || e == EPROTONOSUPPORT) ? GT_PROBE_UNSUPPORTED
+                                                                : GT_PROBE_SUPPORTED;
+    }
+    pr->peermem = peermem_present() ? GT_PROBE_SUPPORTED : GT_PROBE_ABSENT;
+    pr->cuda_dmabuf = cuda_dmabuf_state();
+    gt_reg_ptr_support(p, pr);
+}
+
+int gt_reg_ptr_support(const struct gt_reg_policy *p, struct gt_dev_probe *pr)
+{
+    int bits = GT_PTR_HOST;
+    int peermem_ok = pr->peermem == GT_PROBE_SUPPORTED;
+    int dmabuf_ok = pr->dmabuf == GT_PROBE_SUPPORTED;
+    /* Exporting an fd ourselves for regMr(CUDA) needs the CUDA side too. */
+    int export_ok = dmabuf_ok && pr->cuda_dmabuf == GT_PROBE_SUPPORTED && gt_cu.has_dmabuf_export;
+    const char *why;
+    switch (p->mode) {
+    case GT_REG_HOST:
+        why = "GDRTRACE_REG=host: GPU memory is staged through host memory";
+        break;
+    case GT_REG_PEERMEM:
+        if (peermem_ok) {
+            bits |= GT_PTR_CUDA;
+            why = "GDRTRACE_REG=peermem and nvidia_peermem is loaded";
+        } else
+            why = "GDRTRACE_REG=peermem but nvidia_peermem is not loaded: host memory only";
+        break;
+    default:
+        if (dmabuf_ok) {
+            bits |= GT_PTR_DMABUF;
+            if (export_ok) {
+                bits |= GT_PTR_CUDA;
+                why = "DMA-BUF supported by NIC and GPU (regMr(CUDA) exported via CUDA)";
+            } else if (p->allow_peermem && peermem_ok) {
+                bits |= GT_PTR_CUDA;
+                why = "DMA-BUF supported by NIC; regMr(CUDA) by peermem (allowed, present)";
+            } else
+                why = "DMA-BUF supported by NIC (fd from NCCL only: no CUDA export here)";
+        } else if (p->allow_peermem && peermem_ok) {
+            bits |= GT_PTR_CUDA;
+            why = "DMA-BUF unsupported by NIC; peermem allowed and present";
+        } else if (!gt_ibv.has_reg_dmabuf_mr)
+            why = "libibverbs lacks ibv_reg_dmabuf_mr and peermem not usable: host memory only";
+        else if (p->allow_peermem)
+            why = "DMA-BUF unsupported by NIC and nvidia_peermem absent: host memory only";
+        else
+            why = "DMA-BUF unsupported by NIC and GDRTRACE_ALLOW_PEERMEM=0: host memory only";
+        break;
+    }
+    snprintf(pr->why, sizeof(pr->why), "%s", why);
+    pr->advertised = bits;
+    return bits;
+}
+
+/* ---- cache ------------------------------------------------------------- */
+
+void gt_reg_dev_init(struct gt_reg_dev *d, const char *name, struct ibv_pd *pd)
+{
+    memset(d, 0, sizeof(*d));
+    snprintf(d->name, sizeof(d->name), "%s", name);
+    d->pd = pd;
+    pthread_mutex_init(&d->lock, NULL);
+}
+
+void gt_reg_dev_fini(struct gt_reg_dev *d)
+{
+    pthread_mutex_lock(&d->lock);
+    for (int i = 0; i < d->ncache; i++) {
+        gt_ibv.dereg_mr(d->cache[i]->mr);
+        free(d->cache[i]);
+    }
+    free(d->cache);
+    d->cache = NULL;
+    d->ncache = d->cap = 0;
+    pthread_mutex_unlock(&d->lock);
+    pthread_mutex_destroy(&d->lock);
+}
+
+/* Caller holds d->lock. */
+static struct gt_mr *cache_find(struct gt_reg_dev *d, uintptr_t a, uintptr_t e, int gpu)
+{
+    for (int i = 0; i < d->ncache; i++) {
+        struct gt_mr *m = d->cache[i];
+        if (m->gpu == gpu && m->base <= a && e <= m->end)
+            return m;
+    }
+    return NULL;
+}
+
+/* Caller holds d->lock.  Takes ownership of mr on success. */
+static int cache_add(struct gt_reg_dev *d, struct gt_mr *m)
+{
+    if (d->ncache == d->cap) {
+        int cap = d->cap ? 2 * d->cap : 16;
+        struct gt_mr **c = realloc(d->cache, (size_t)cap * sizeof(*c));
+        if (!c)
+            return ENOMEM;
+        d->cache = c;
+        d->cap = cap;
+    }
+    d->cache[d->ncache++] = m;
+    return 0;
+}
+
+/* ---- registration ------------------------------------------------------ */
+
+#define BASE_ACCESS                                                                                \
+    (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |                   \
+     IBV_ACCESS_REMOTE_ATOMIC)
+
+static int use_ro(const struct gt_reg_policy *p)
+{
+    return p->relaxed_ordering && gt_ibv.has_reg_mr_iova2;
+}
+
+/* ibv_reg_mr on a virtual address (host memory, or GPU memory via peermem).
+ * Returns the MR or NULL with errno. */
+static struct ibv_mr *reg_va(struct gt_reg_dev *d, const struct gt_reg_policy *p, uintptr_t a,
+                             uintptr_t e)
+{
+    errno = 0;
+    struct ibv_mr *mr;
+    if (use_ro(p))
+        mr = gt_ibv.reg_mr_iova2(d->pd, (void *)a, e - a, a,
+                                 BASE_ACCESS | IBV_ACCESS_RELAXED_ORDERING);
+    else
+        mr = gt_ibv.reg_mr(d->pd, (void *)a, e - a, BASE_ACCESS);
+    if (!mr && !errno)
+        errno = EIO; /* a provider that fails without saying why */
+    return mr;
+}
+
+static struct ibv_mr *reg_dmabuf(struct gt_reg_dev *d, const struct gt_reg_policy *p,
+                                 uint64_t offset, uintptr_t a, uintptr_t e, int fd)
+{
+    int acc = BASE_ACCESS | (use_ro(p) ? IBV_ACCESS_RELAXED_ORDERING : 0);
+    errno = 0;
+    struct ibv_mr *mr = gt_ibv.reg_dmabuf_mr(d->pd, offset, e - a, a, fd, acc);
+    if (!mr && !errno)
+        errno = EIO;
+    return mr;
+}
+
+struct attempt {
+    int reason; /* first cause of a DMA-BUF failure */
+    int err;
+    char what[320]; /* the failed step, for the message */
+};
+
+/* DMA-BUF with NCCL's fd.  Fills *range with what was registered. */
+static struct ibv_mr *try_dmabuf_fd(struct gt_reg_dev *d, const struct gt_reg_policy *p,
+                                    uintptr_t a, uintptr_t e, uint64_t offset, int fd,
+                                    uintptr_t *ra, uintptr_t *re, struct attempt *at)
+{
+    if (!gt_ibv.has_reg_dmabuf_mr) {
+        at->reason = GT_REASON_NO_REG_DMABUF_SYMBOL;
+        at->err = EOPNOTSUPP;
+        snprintf(at->what, sizeof(at->what), "%s", gt_ibv.why_reg_dmabuf_mr);
+        return NULL;
+    }
+    /* Widen to pages where the dma-buf itself covers them: the fd's byte
+     * `offset` is `a`, so it reaches back `offset` bytes; its size (llseek
+     * on a dma-buf fd gives it) bounds the end. */
+    long pg = sysconf(_SC_PAGESIZE);
+    uintptr_t wa = a & ~(uintptr_t)(pg - 1);
+    uint64_t off = offset;
+    if (a - wa <= offset) {
+        off = offset - (a - wa);
+    } else
+        wa = a;
+    uintptr_t we = (e + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1);
+    off_t fsz = lseek(fd, 0, SEEK_END);
+    if (fsz < 0 || (uint64_t)fsz < off + (we - wa))
+        we = e;
+    struct ibv_mr *mr = reg_dmabuf(d, p, off, wa, we, fd);
+    if (!mr) {
+        at->err = errno;
+        at->reason = d->probe.dmabuf == GT_PROBE_UNSUPPORTED ? GT_REASON_DMABUF_UNSUPPORTED
+                                                              : GT_REASON_DMABUF_REG_FAILED;
+        snprintf(at->what, sizeof(at->what), "ibv_reg_dmabuf_mr(fd %d, offset %llu) failed: %s",
+                 fd, (unsigned long long)off, strerror(at->err));
+        return NULL;
+    }
+    *ra = wa;
+    *re = we;
+    return mr;
+}
+
+/* DMA-BUF with an fd we export from CUDA for regMr(CUDA). */
+static struct ibv_mr *try_dmabuf_export(struct gt_reg_dev *d, const struct gt_reg_policy *p,
+                                        uintptr_t a, uintptr_t e, uintptr_t *ra, uintptr_t *re,
+                                        struct attempt *at)
+{
+    if (!gt_ibv.has_reg_dmabuf_mr) {
+        at->reason = GT_REASON_NO_REG_DMABUF_SYMBOL;
+        at->err = EOPNOTSUPP;
+        snprintf(at->what, sizeof(at->what), "%s", gt_ibv.why_reg_dmabuf_mr);
+        return NULL;
+    }
+    if (d->probe.dmabuf == GT_PROBE_UNSUPPORTED) {
+        /* No point exporting: the NIC said no at init. */
+        at->reason = GT_REASON_DMABUF_UNSUPPORTED;
+        at->err = d->probe.dmabuf_errno;
+        snprintf(at->what, sizeof(at->what), "the NIC's DMA-BUF probe failed at init: %s",
+                 strerror(at->err));
+        return NULL;
+    }
+    if (gt_cu_load() != 0) {
+        at->reason = GT_REASON_CUDA_UNAVAILABLE;
+        at->err = 0;
+        snprintf(at->what, sizeof(at->what), "cannot export a dma-buf: %s", gt_cu.why);
+        return NULL;
+    }
+    long pg = sysconf(_SC_PAGESIZE);
+    uintptr_t wa = a & ~(uintptr_t)(pg - 1);
+    uintptr_t we = (e + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1);
+    gt_CUdeviceptr base = 0;
+    size_t bsz = 0;
+    if (gt_cu.mem_get_address_range(&base, &bsz, (gt_CUdeviceptr)a) == GT_CUDA_SUCCESS && bsz) {
+        /* Stay inside the allocation: CUDA exports allocations, not pages. */
+        if (wa < base)
+            wa = (uintptr_t)base;
+        if (we > base + bsz)
+            we = (uintptr_t)(base + bsz);
+    }
+    int fd = -1;
+    gt_CUresult r = gt_cu.mem_get_handle_for_address_range(
+        &fd, (gt_CUdeviceptr)wa, we - wa, GT_CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+    if (r != GT_CUDA_SUCCESS || fd < 0) {
+        at->reason = GT_REASON_CUDA_EXPORT_FAILED;
+        at->err = r;
+        snprintf(at->what, sizeof(at->what), "cuMemGetHandleForAddressRange failed: %s (%d)",
+                 gt_cu_errstr(r), r);
+        return NULL;
+    }
+    struct ibv_mr *mr = reg_dmabuf(d, p, 0, wa, we, fd);
+    int e2 = errno;
+    close(fd);
+    if (!mr) {
+        at->err = e2;
+        at->reason = GT_REASON_DMABUF_REG_FAILED;
+        snprintf(at->what, sizeof(at->what), "ibv_reg_dmabuf_mr on the exported fd failed: %s",
+                 strerror(e2));
+        return NULL;
+    }
+    *ra = wa;
+    *re = we;
+    return mr;
+}
+
+gt_result gt_reg_register(struct gt_reg_dev *d, const struct gt_reg_policy *p, void *data,
+                          size_t size, int type, uint64_t offset, int fd, struct gt_mr **out,
+                          struct gt_reg_report *rep, char *err, size_t errlen)
+{
+    struct gt_reg_report dummy;
+    if (!rep)
+        rep = &dummy;
+    memset(rep, 0, sizeof(*rep));
+    if (err && errlen)
+        err[0] = 0;
+    *out = NULL;
+    int asked = fd >= 0 ? GT_ASKED_DMABUF : type == GT_PTR_CUDA ? GT_ASKED_CUDA : GT_ASKED_HOST;
+    rep->asked = asked;
+    rep->method = GT_METHOD_FAILED;
+    uintptr_t a = (uintptr_t)data, e = a + size;
+    if (!data || size == 0 || e < a || (fd < 0 && type != GT_PTR_HOST && type != GT_PTR_CUDA)) {
+        rep->reason = GT_REASON_BAD_ARGUMENT;
+        rep->err = EINVAL;
+        snprintf(err, errlen, "%s: refusing to register buffer %p size %zu type %d fd %d", d->name,
+                 data, size, type, fd);
+        return GT_INVALID_ARGUMENT;
+    }
+    int gpu = asked != GT_ASKED_HOST;
+    long pg = sysconf(_SC_PAGESIZE);
+    uintptr_t pa = a & ~(uintptr_t)(pg - 1);
+    uintptr_t pe = (e + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1);
+
+    pthread_mutex_lock(&d->lock);
+    struct gt_mr *hit = cache_find(d, a, e, gpu);
+    if (hit) {
+        hit->refs++;
+        rep->method = hit->method;
+        rep->cache_hit = 1;
+        *out = hit;
+        pthread_mutex_unlock(&d->lock);
+        return GT_OK;
+    }
+
+    struct ibv_mr *mr = NULL;
+    uintptr_t ra = pa, re = pe;
+    int method = GT_METHOD_FAILED;
+    struct attempt at = {0};
+    gt_result res = GT_SYSTEM_ERROR;
+
+    if (!gpu) {
+        mr = reg_va(d, p, pa, pe);
+        if (mr)
+            method = GT_METHOD_HOST;
+        else {
+            rep->reason = GT_REASON_HOST_REG_FAILED;
+            rep->err = errno;
+            snprintf(err, errlen,
+                     "%s: ibv_reg_mr of host buffer %p size %zu failed: %s (errno %d)", d->name,
+                     data, size, strerror(rep->err), rep->err);
+        }
+        goto done;
+    }
+    if (p->mode == GT_REG_HOST) {
+        rep->reason = GT_REASON_POLICY_HOST;
+        res = GT_INVALID_USAGE;
+        snprintf(err, errlen,
+                 "%s: GPU buffer %p size %zu refused: GDRTRACE_REG=host registers host memory "
+                 "only (NCCL was told ptrSupport=HOST)",
+                 d->name, data, size);
+        goto done;
+    }
+    if (p->mode == GT_REG_PEERMEM) {
+        if (d->probe.peermem != GT_PROBE_SUPPORTED) {
+            rep->reason = GT_REASON_PEERMEM_ABSENT;
+            snprintf(err, errlen,
+                     "%s: GPU buffer %p size %zu: GDRTRACE_REG=peermem but nvidia_peermem is "
+                     "not loaded (no /sys/module/nvidia_peermem)",
+                     d->name, data, size);
+            goto done;
+        }
+        mr = reg_va(d, p, pa, pe);
+        if (mr) {
+            method = GT_METHOD_PEERMEM;
+            rep->reason = GT_REASON_POLICY_PEERMEM;
+        } else {
+            rep->reason = GT_REASON_PEERMEM_REG_FAILED;
+            rep->err = errno;
+            snprintf(err, errlen,
+                     "%s: peermem ibv_reg_mr of GPU buffer %p size %zu failed: %s (errno %d) "
+                     "(GDRTRACE_REG=peermem)",
+                     d->name, data, size, strerror(rep->err), rep->err);
+        }
+        goto done;
+    }
+
+    /* dmabuf / auto */
+    if (fd >= 0)
+        mr = try_dmabuf_fd(d, p, a, e, offset, fd, &ra, &re, &at);
+    else
+        mr = try_dmabuf_export(d, p, a, e, &ra, &re, &at);
+    if (mr) {
+        method = GT_METHOD_DMABUF;
+        rep->exported_fd = fd < 0;
+        goto done;
+    }
+    rep->reason = at.reason;
+    rep->err = at.err;
+    if (!p->allow_peermem) {
+        snprintf(err, errlen,
+                 "%s: DMA-BUF registration of GPU buffer %p size %zu failed (%s; errno %d) and "
+                 "the peermem fallback is not allowed (GDRTRACE_ALLOW_PEERMEM=1 allows it)",
+                 d->name, data, size, at.what, at.err);
+        goto done;
+    }
+    if (d->probe.peermem != GT_PROBE_SUPPORTED) {
+        snprintf(err, errlen,
+                 "%s: DMA-BUF registration of GPU buffer %p size %zu failed (%s; errno %d) and "
+                 "GDRTRACE_ALLOW_PEERMEM=1 but nvidia_peermem is not loaded",
+                 d->name, data, size, at.what, at.err);
+        goto done;
+    }
+    rep->fell_back = 1;
+    ra = pa;
+    re = pe;
+    mr = reg_va(d, p, pa, pe);
+    if (mr) {
+        method = GT_METHOD_PEERMEM;
+        GT_INFO(GT_LOGSUB_NET,
+                "%s: GPU buffer %p size %zu registered by peermem after DMA-BUF failed (%s)",
+                d->name, data, size, at.what);
+    } else {
+        int e2 = errno;
+        rep->reason = GT_REASON_PEERMEM_REG_FAILED;
+        rep->err = e2;
+        snprintf(err, errlen,
+                 "%s: DMA-BUF registration of GPU buffer %p size %zu failed (%s; errno %d), then "
+                 "the peermem fallback (GDRTRACE_ALLOW_PEERMEM=1) failed too: ibv_reg_mr: %s "
+                 "(errno %d)",
+                 d->name, data, size, at.what, at.err, strerror(e2), e2);
+    }
+
+done:
+    if (mr) {
+        struct gt_mr *m = calloc(1, sizeof(*m));
+        if (!m || cache_add(d, m) != 0) {
+            free(m);
+            gt_ibv.dereg_mr(mr);
+            rep->method = GT_METHOD_FAILED;
+            rep->err = ENOMEM;
+            snprintf(err, errlen, "%s: out of memory for the MR cache", d->name);
+            pthread_mutex_unlock(&d->lock);
+            return GT_SYSTEM_ERROR;
+        }
+        m->mr = mr;
+        m->base = ra;
+        m->end = re;
+        m->method = method;
+        m->gpu = gpu;
+        m->refs = 1;
+        rep->method = method;
+        *out = m;
+        res = GT_OK;
+    } else {
+        rep->method = GT_METHOD_FAILED;
+        GT_WARN("%s", err);
+    }
+    pthread_mutex_unlock(&d->lock);
+    return res;
+}
+
+gt_result gt_reg_deregister(struct gt_reg_dev *d, struct gt_mr *m)
+{
+    gt_result res = GT_OK;
+    pthread_mutex_lock(&d->lock);
+    int i;
+    for (i = 0; i < d->ncache && d->cache[i] != m; i++)
+        ;
+    if (i == d->ncache) {
+        GT_WARN("%s: deregistration of an unknown memory handle %p", d->name, (void *)m);
+        res = GT_INTERNAL_ERROR;
+        goto out;
+    }
+    if (--m->refs > 0)
+        goto out;
+    d->cache[i] = d->cache[--d->ncache];
+    int rc = gt_ibv.dereg_mr(m->mr);
+    if (rc) {
+        GT_WARN("%s: ibv_dereg_mr failed: %s", d->name, strerror(rc));
+        res = GT_SYSTEM_ERROR;
+    }
+    free(m);
+out:
+    pthread_mutex_unlock(&d->lock);
+    return res;
+}
