@@ -1,0 +1,8 @@
+# SPDX-License-Identifier: Apache-2.0
+# plugin/sock: the TCP transport, its unit tests and its benchmark.
+SOCK_SRCS := plugin/sock/sock.c plugin/sock/sock_util.c
+PLUGIN_SRCS += $(SOCK_SRCS)
+
+TESTS += test_sock
+test_sock_SRCS := tests/unit/test_sock.c $(SOCK_SRCS) plugin/log.c plugin/env.c
+test_sock_LIBS := -lcmocka -lpthread

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * sock.h — the TCP transport (host memory only), one gt_net_ops table.
+ *
+ * gt_sock_ops implements every slot of plugin/gt_net.h over real TCP sockets:
+ * devices are the usable network interfaces (GDRTRACE_SOCKET_IFNAME selects
+ * them), each connection is one control socket plus GDRTRACE_SOCKET_NSOCKS
+ * data sockets, and all progress is made from test() (no helper threads).
+ * See plugin/sock/sock.c for the wire protocol and its invariants.
+ */
+#ifndef GDRTRACE_SOCK_H
+#define GDRTRACE_SOCK_H
+
+#include "plugin/gt_net.h"
+
+extern const struct gt_net_ops gt_sock_ops;
+
+#endif

@@ -1,0 +1,726 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_sock.c — unit tests of the sock transport (plugin/sock), driven
+ * through gt_sock_ops directly over loopback:
+ *  - the connection handle round-trips and every kind of corruption
+ *    (magic, version, checksum, truncation, family) is rejected by name;
+ *  - GDRTRACE_SOCKET_IFNAME parsing (prefix, ^exclude, =exact, lists) and
+ *    device selection over injected interface lists (loopback fallback);
+ *  - request pools: the 33rd irecv and an isend with no posted receive get
+ *    a NULL request, not an error;
+ *  - two threads exchange random sizes 0..32 MiB, checked byte for byte;
+ *  - multi-receive matches by tag whatever the send order; zero-byte
+ *    messages; truncation fails both sides from test() and the comm survives;
+ *  - a peer process killed mid-message, a peer sending garbage, a peer
+ *    closing: test() returns an error in bounded time, never hangs.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "plugin/sock/sock.h"
+#include "plugin/sock/sock_internal.h"
+
+static const struct gt_net_ops *ops = &gt_sock_ops;
+static void *g_ctx;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---- handle ---------------------------------------------------------------- */
+
+static void make_info(struct gt_sock_handle_info *in, int v6)
+{
+    memset(in, 0, sizeof(*in));
+    if (v6) {
+        in->addr.in6.sin6_family = AF_INET6;
+        in->addr.in6.sin6_port = htons(4242);
+        in->addr.in6.sin6_addr.s6_addr[0] = 0xfd;
+        in->addr.in6.sin6_addr.s6_addr[15] = 2;
+    } else {
+        in->addr.in4.sin_family = AF_INET;
+        in->addr.in4.sin_port = htons(12345);
+        in->addr.in4.sin_addr.s_addr = htonl(0x7f000001);
+    }
+    in->nonce = 0x0123456789abcdefull;
+}
+
+static void test_handle_roundtrip(void **state)
+{
+    (void)state;
+    for (int v6 = 0; v6 <= 1; v6++) {
+        struct gt_sock_handle_info in, out;
+        char h[GT_NET_HANDLE_MAXSIZE], why[160] = "";
+        make_info(&in, v6);
+        gt_sock_handle_encode(&in, h);
+        assert_int_equal(gt_sock_handle_decode(h, sizeof(h), &out, why, sizeof(why)), GT_OK);
+        assert_int_equal(out.addr.sa.sa_family, v6 ? AF_INET6 : AF_INET);
+        assert_int_equal(out.nonce, in.nonce);
+        char a[80], b[80];
+        assert_string_equal(gt_sock_addr_str(&in.addr, a, sizeof(a)),
+                            gt_sock_addr_str(&out.addr, b, sizeof(b)));
+    }
+}
+
+static void expect_reject(const void *h, size_t len, const char *needle)
+{
+    struct gt_sock_handle_info out;
+    char why[160] = "";
+    assert_int_equal(gt_sock_handle_decode(h, len, &out, why, sizeof(why)), GT_INVALID_ARGUMENT);
+    if (!strstr(why, needle))
+        fail_msg("reason '%s' does not mention '%s'", why, needle);
+}
+
+static void test_handle_corrupt(void **state)
+{
+    (void)state;
+    struct gt_sock_handle_info in;
+    unsigned char h[GT_NET_HANDLE_MAXSIZE], bad[GT_NET_HANDLE_MAXSIZE];
+    make_info(&in, 0);
+    gt_sock_handle_encode(&in, h);
+
+    expect_reject(NULL, sizeof(h), "NULL");
+    expect_reject(h, 20, "truncated");
+    /* A handle cut short and zero-padded to 128 bytes: the checksum catches it. */
+    memset(bad, 0, sizeof(bad));
+    memcpy(bad, h, 30);
+    expect_reject(bad, sizeof(bad), "checksum");
+    memcpy(bad, h, sizeof(h));
+    bad[0] ^= 0xff;
+    expect_reject(bad, sizeof(bad), "magic");
+    memcpy(bad, h, sizeof(h));
+    bad[5] = 9;
+    expect_reject(bad, sizeof(bad), "version");
+    memcpy(bad, h, sizeof(h));
+    bad[14] ^= 1; /* one address bit */
+    expect_reject(bad, sizeof(bad), "checksum");
+    memset(bad, 0, sizeof(bad));
+    expect_reject(bad, sizeof(bad), "magic");
+
+    /* connect() refuses a corrupt handle with GT_INVALID_ARGUMENT, no crash. */
+    void *sc = (void *)1;
+    memcpy(bad, h, sizeof(h));
+    bad[30] ^= 0x40;
+    assert_int_equal(ops->connect(g_ctx, 0, bad, &sc, NULL), GT_INVALID_ARGUMENT);
+    assert_null(sc);
+    /* A garbage connect-in-progress id is looked up, never dereferenced. */
+    memcpy(bad, h, sizeof(h));
+    memset(bad + GT_SOCK_HANDLE_STAGE_OFF, 0x5a, 8);
+    assert_int_equal(ops->connect(g_ctx, 0, bad, &sc, NULL), GT_INVALID_ARGUMENT);
+}
+
+/* ---- interface selection ---------------------------------------------------- */
+
+static void test_ifname_match(void **state)
+{
+    (void)state;
+    assert_true(gt_sock_if_match("eth", "eth0"));
+    assert_false(gt_sock_if_match("eth", "ib0"));
+    assert_true(gt_sock_if_match("ib,eth", "eth1"));
+    assert_true(gt_sock_if_match("ib,eth", "ib3"));
+    assert_false(gt_sock_if_match("^eth", "eth0"));
+    assert_true(gt_sock_if_match("^eth", "ens5"));
+    assert_true(gt_sock_if_match("=eth0", "eth0"));
+    assert_false(gt_sock_if_match("=eth0", "eth01"));
+    assert_false(gt_sock_if_match("^=eth0", "eth0"));
+    assert_true(gt_sock_if_match("^=eth0", "eth01"));
+    assert_true(gt_sock_if_match("eth0:5555", "eth0"));
+    assert_false(gt_sock_if_match("", "eth0"));
+    assert_false(gt_sock_if_match(",,", "eth0"));
+}
+
+static struct gt_sock_if mk_if(const char *name, int fam, const char *addr, int lo)
+{
+    struct gt_sock_if f;
+    memset(&f, 0, sizeof(f));
+    snprintf(f.name, sizeof(f.name), "%s", name);
+    f.loopback = lo;
+    f.addr.sa.sa_family = (sa_family_t)fam;
+    if (fam == AF_INET)
+        inet_pton(AF_INET, addr, &f.addr.in4.sin_addr);
+    else
+        inet_pton(AF_INET6, addr, &f.addr.in6.sin6_addr);
+    return f;
+}
+
+static void test_if_select(void **state)
+{
+    (void)state;
+    struct gt_sock_if c[] = {
+        mk_if("lo", AF_INET, "127.0.0.1", 1),     mk_if("lo", AF_INET6, "::1", 1),
+        mk_if("eth0", AF_INET6, "fe80::1", 0),    mk_if("eth0", AF_INET6, "fd00::2", 0),
+        mk_if("eth0", AF_INET, "192.0.2.2", 0),   mk_if("docker0", AF_INET, "172.17.0.1", 0),
+        mk_if("ib0", AF_INET6, "fe80::9", 0),     mk_if("ens5", AF_INET6, "2001:db8::5", 0),
+    };
+    int nc = (int)(sizeof(c) / sizeof(c[0]));
+    struct gt_sock_if out[8];
+    int n = gt_sock_if_select(c, nc, NULL, out, 8);
+    /* Default: no loopback, no docker, no link-local-only ib0; v4 preferred. */
+    assert_int_equal(n, 2);
+    assert_string_equal(out[0].name, "eth0");
+    assert_int_equal(out[0].addr.sa.sa_family, AF_INET);
+    assert_string_equal(out[1].name, "ens5");
+    n = gt_sock_if_select(c, nc, "lo", out, 8);
+    assert_int_equal(n, 1);
+    assert_string_equal(out[0].name, "lo");
+    assert_int_equal(out[0].addr.sa.sa_family, AF_INET);
+    n = gt_sock_if_select(c, nc, "^eth,lo", out, 8);
+    assert_int_equal(n, 2); /* docker0, ens5 */
+    assert_string_equal(out[0].name, "docker0");
+    n = gt_sock_if_select(c, nc, "=eth", out, 8);
+    assert_int_equal(n, 0);
+    n = gt_sock_if_select(c, nc, "ib", out, 8);
+    assert_int_equal(n, 0); /* link-local only: unusable without a scope id */
+    /* Only loopback and docker: docker first, then loopback alone. */
+    n = gt_sock_if_select(c, 2, NULL, out, 8);
+    assert_int_equal(n, 1);
+    assert_string_equal(out[0].name, "lo");
+    struct gt_sock_if c2[] = {c[0], c[5]};
+    n = gt_sock_if_select(c2, 2, NULL, out, 8);
+    assert_int_equal(n, 1);
+    assert_string_equal(out[0].name, "docker0");
+    n = gt_sock_if_select(c, nc, NULL, out, 1); /* maxout respected */
+    assert_int_equal(n, 1);
+}
+
+static void test_properties(void **state)
+{
+    (void)state;
+    int ndev = 0;
+    assert_int_equal(ops->devices(&ndev), GT_OK);
+    assert_int_equal(ndev, 1); /* GDRTRACE_SOCKET_IFNAME=lo */
+    struct gt_props p;
+    assert_int_equal(ops->get_properties(0, &p), GT_OK);
+    assert_string_equal(p.name, "lo");
+    assert_null(p.pci_path); /* lo has no /sys/class/net/lo/device */
+    assert_int_equal(p.ptr_support, GT_PTR_HOST);
+    assert_int_equal(p.speed_mbps, GT_SOCK_DEFAULT_SPEED); /* lo's speed is unreadable */
+    assert_true(p.max_recvs > 1);
+    assert_true(p.max_p2p_bytes > 0 && p.max_p2p_bytes <= GT_MAX_NET_SIZE_BYTES);
+    assert_int_equal(p.net_device_type, 0);
+    assert_int_equal(ops->get_properties(1, &p), GT_INVALID_ARGUMENT);
+    struct gt_dev_probe pr;
+    assert_int_equal(ops->get_probe(0, &pr), GT_OK);
+    assert_int_equal(pr.dmabuf, GT_PROBE_ABSENT);
+    assert_int_equal(pr.peermem, GT_PROBE_ABSENT);
+    assert_string_equal(pr.why, "sock: host memory only");
+}
+
+/* ---- connections -------------------------------------------------------------- */
+
+static void connect_pair(void **sc, void **rc)
+{
+    char handle[GT_NET_HANDLE_MAXSIZE];
+    void *lc = NULL;
+    assert_int_equal(ops->listen(g_ctx, 0, handle, &lc), GT_OK);
+    *sc = *rc = NULL;
+    double t0 = now_s();
+    /* Interleaved and retried as NCCL does: either may return NULL for a while. */
+    while (!*sc || !*rc) {
+        if (!*sc)
+            assert_int_equal(ops->connect(g_ctx, 0, handle, sc, NULL), GT_OK);
+        if (!*rc)
+            assert_int_equal(ops->accept(lc, rc, NULL), GT_OK);
+        if (now_s() - t0 > 10)
+            fail_msg("connect/accept did not complete in 10 s");
+    }
+    assert_int_equal(ops->close_listen(lc), GT_OK);
+}
+
+/* Test until done, with a deadline; returns the first non-OK result. */
+static gt_result wait_req(void *req, int *sizes, double limit)
+{
+    int done = 0;
+    double t0 = now_s();
+    while (!done) {
+        gt_result r = ops->test(req, &done, sizes);
+        if (r != GT_OK)
+            return r;
+        if (now_s() - t0 > limit)
+            fail_msg("request %p not done after %.0f s", req, limit);
+    }
+    return GT_OK;
+}
+
+static void *isend_retry(void *sc, void *buf, size_t size, int tag, void *rc_progress)
+{
+    void *req = NULL;
+    double t0 = now_s();
+    while (!req) {
+        assert_int_equal(ops->isend(sc, buf, size, tag, NULL, NULL, &req), GT_OK);
+        if (!req && rc_progress) {
+            int d;
+            (void)ops->test(rc_progress, &d, NULL); /* drives the receiver in this thread */
+        }
+        if (now_s() - t0 > 10)
+            fail_msg("isend(tag %d) got no request in 10 s", tag);
+    }
+    return req;
+}
+
+static void test_reg_mr(void **state)
+{
+    (void)state;
+    void *sc, *rc, *mh = NULL;
+    connect_pair(&sc, &rc);
+    char buf[64];
+    struct gt_reg_report rep;
+    memset(&rep, 0, sizeof(rep));
+    assert_int_equal(ops->reg_mr(sc, buf, sizeof(buf), GT_PTR_HOST, &mh, &rep), GT_OK);
+    assert_non_null(mh);
+    assert_int_equal(rep.asked, GT_ASKED_HOST);
+    assert_int_equal(rep.method, GT_METHOD_HOST);
+    assert_int_equal(ops->dereg_mr(sc, mh), GT_OK);
+    memset(&rep, 0, sizeof(rep));
+    assert_int_equal(ops->reg_mr(sc, buf, sizeof(buf), GT_PTR_CUDA, &mh, &rep), GT_INTERNAL_ERROR);
+    assert_int_equal(rep.asked, GT_ASKED_CUDA);
+    assert_int_equal(rep.method, GT_METHOD_FAILED);
+    assert_int_equal(rep.reason, GT_REASON_HOST_MEMORY_ONLY);
+    memset(&rep, 0, sizeof(rep));
+    assert_int_equal(ops->reg_mr_dmabuf(rc, buf, sizeof(buf), GT_PTR_CUDA, 0, 7, &mh, &rep),
+                     GT_INTERNAL_ERROR);
+    assert_int_equal(rep.asked, GT_ASKED_DMABUF);
+    assert_int_equal(rep.reason, GT_REASON_HOST_MEMORY_ONLY);
+    /* iflush completes at once for host memory. */
+    void *fr = NULL;
+    assert_int_equal(ops->iflush(rc, 1, (void **)&buf, (int[]){8}, &mh, &fr), GT_OK);
+    assert_non_null(fr);
+    int done = 0;
+    assert_int_equal(ops->test(fr, &done, NULL), GT_OK);
+    assert_int_equal(done, 1);
+    assert_int_equal(ops->close_send(sc), GT_OK);
+    assert_int_equal(ops->close_recv(rc), GT_OK);
+}
+
+static void test_pool_exhaustion(void **state)
+{
+    (void)state;
+    void *sc, *rc;
+    connect_pair(&sc, &rc);
+    static char bufs[GT_NET_MAX_REQUESTS + 1][16];
+    void *reqs[GT_NET_MAX_REQUESTS];
+    /* No receive posted yet: isend has nothing to match and must say "later". */
+    void *sreq = (void *)1;
+    assert_int_equal(ops->isend(sc, bufs[0], 8, 7, NULL, NULL, &sreq), GT_OK);
+    assert_null(sreq);
+    for (int i = 0; i < GT_NET_MAX_REQUESTS; i++) {
+        void *d = bufs[i];
+        size_t sz = 16;
+        int tag = i;
+        reqs[i] = NULL;
+        assert_int_equal(ops->irecv(rc, 1, &d, &sz, &tag, NULL, NULL, &reqs[i]), GT_OK);
+        assert_non_null(reqs[i]);
+    }
+    void *d = bufs[GT_NET_MAX_REQUESTS], *extra = (void *)1;
+    size_t sz = 16;
+    int tag = 99;
+    assert_int_equal(ops->irecv(rc, 1, &d, &sz, &tag, NULL, NULL, &extra), GT_OK);
+    assert_null(extra);
+    /* Complete them all (every tag once) and the pool is usable again. */
+    char src[16] = "0123456789abcde";
+    void *sreqs[GT_NET_MAX_REQUESTS];
+    for (int i = 0; i < GT_NET_MAX_REQUESTS; i++)
+        sreqs[i] = isend_retry(sc, src, (size_t)(i % 16), i, reqs[0]);
+    for (int i = 0; i < GT_NET_MAX_REQUESTS; i++) {
+        int sizes[1] = {-1};
+        assert_int_equal(wait_req(reqs[i], sizes, 10), GT_OK);
+        assert_int_equal(sizes[0], i % 16);
+        assert_memory_equal(bufs[i], src, (size_t)(i % 16));
+        assert_int_equal(wait_req(sreqs[i], NULL, 10), GT_OK);
+    }
+    extra = NULL;
+    assert_int_equal(ops->irecv(rc, 1, &d, &sz, &tag, NULL, NULL, &extra), GT_OK);
+    assert_non_null(extra);
+    assert_int_equal(ops->close_send(sc), GT_OK);
+    assert_int_equal(ops->close_recv(rc), GT_OK);
+}
+
+/* ---- random exchange in two threads ------------------------------------------------ */
+
+#define NMSG 24
+#define WINDOW 4
+#define MAXSZ (32u << 20)
+
+static size_t msg_size(unsigned i)
+{
+    uint64_t x = (i + 1) * 0x9e3779b97f4a7c15ull;
+    x ^= x >> 29;
+    switch (i % 4) {
+    case 0: return (size_t)(x % 64);                 /* tiny, including 0 */
+    case 1: return (size_t)(x % 8192);               /* around the inline limit */
+    case 2: return (size_t)(x % (1u << 20));          /* medium */
+    default: return i == 3 ? MAXSZ : (size_t)(x % MAXSZ); /* large, and exactly 32 MiB once */
+    }
+}
+
+static void fill(unsigned char *b, size_t n, unsigned i)
+{
+    for (size_t k = 0; k < n; k++)
+        b[k] = (unsigned char)((k * 131u) ^ (k >> 12) ^ (i * 17u));
+}
+
+struct xchg {
+    void *comm;
+    unsigned char *buf[WINDOW];
+    int failed;
+};
+
+static void *sender_thread(void *arg)
+{
+    struct xchg *x = arg;
+    void *req[WINDOW] = {0};
+    for (unsigned i = 0; i < NMSG + WINDOW; i++) {
+        unsigned w = i % WINDOW;
+        if (req[w]) {
+            int sizes[1];
+            if (wait_req(req[w], sizes, 30) != GT_OK) {
+                x->failed = 1;
+                return NULL;
+            }
+            req[w] = NULL;
+        }
+        if (i >= NMSG)
+            continue;
+        size_t sz = msg_size(i);
+        fill(x->buf[w], sz, i);
+        double t0 = now_s();
+        while (!req[w]) {
+            if (ops->isend(x->comm, x->buf[w], sz, (int)i % 3, NULL, NULL, &req[w]) != GT_OK ||
+                now_s() - t0 > 30) {
+                x->failed = 1;
+                return NULL;
+            }
+        }
+    }
+    return NULL;
+}
+
+static void test_random_exchange(void **state)
+{
+    (void)state;
+    void *sc, *rc;
+    connect_pair(&sc, &rc);
+    struct xchg s = {.comm = sc};
+    unsigned char *rbuf[WINDOW], *expect = malloc(MAXSZ);
+    assert_non_null(expect);
+    for (int w = 0; w < WINDOW; w++) {
+        s.buf[w] = malloc(MAXSZ);
+        rbuf[w] = malloc(MAXSZ + 64);
+        assert_non_null(s.buf[w]);
+        assert_non_null(rbuf[w]);
+    }
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, sender_thread, &s), 0);
+    void *req[WINDOW] = {0};
+    for (unsigned i = 0; i < NMSG + WINDOW; i++) {
+        unsigned w = i % WINDOW;
+        if (req[w]) {
+            unsigned m = i - WINDOW;
+            int sizes[1] = {-1};
+            assert_int_equal(wait_req(req[w], sizes, 30), GT_OK);
+            assert_int_equal(sizes[0], (int)msg_size(m));
+            fill(expect, msg_size(m), m);
+            if (memcmp(rbuf[w], expect, msg_size(m)) != 0)
+                fail_msg("message %u (%zu bytes) corrupted", m, msg_size(m));
+            req[w] = NULL;
+        }
+        if (i >= NMSG)
+            continue;
+        void *d = rbuf[w];
+        size_t sz = msg_size(i) + (i % 2 ? 64 : 0); /* posted >= sent: size is reported */
+        int tag = (int)i % 3;
+        double t0 = now_s();
+        while (!req[w]) {
+            assert_int_equal(ops->irecv(rc, 1, &d, &sz, &tag, NULL, NULL, &req[w]), GT_OK);
+            if (now_s() - t0 > 10)
+                fail_msg("irecv got no request");
+        }
+    }
+    pthread_join(th, NULL);
+    assert_false(s.failed);
+    for (int w = 0; w < WINDOW; w++) {
+        free(s.buf[w]);
+        free(rbuf[w]);
+    }
+    free(expect);
+    assert_int_equal(ops->close_send(sc), GT_OK);
+    assert_int_equal(ops->close_recv(rc), GT_OK);
+}
+
+/* ---- multi-receive, zero bytes, truncation ---------------------------------------- */
+
+static void test_multi_recv(void **state)
+{
+    (void)state;
+    void *sc, *rc;
+    connect_pair(&sc, &rc);
+    enum { N = 4 };
+    size_t sizes[N] = {0, 100, 5000, 3u << 20};
+    int tags[N] = {10, 11, 12, 13};
+    unsigned char *dst[N], *src[N];
+    for (int i = 0; i < N; i++) {
+        dst[i] = calloc(1, sizes[i] + 1);
+        src[i] = malloc(sizes[i] + 1);
+        fill(src[i], sizes[i], (unsigned)i + 100);
+    }
+    size_t posted[N];
+    for (int i = 0; i < N; i++)
+        posted[i] = sizes[i] + 1;
+    void *rreq = (void *)(uintptr_t)GT_NET_OPTIONAL_RECV_COMPLETION;
+    assert_int_equal(ops->irecv(rc, N, (void **)dst, posted, tags, NULL, NULL, &rreq), GT_OK);
+    assert_non_null(rreq);
+    assert_ptr_not_equal(rreq, (void *)(uintptr_t)GT_NET_OPTIONAL_RECV_COMPLETION);
+    /* Sent in another order than posted: matched by tag. */
+    int order[N] = {3, 0, 2, 1};
+    void *sreq[N];
+    for (int k = 0; k < N; k++)
+        sreq[k] = isend_retry(sc, src[order[k]], sizes[order[k]], tags[order[k]], rreq);
+    int got[N] = {-1, -1, -1, -1};
+    double t0 = now_s();
+    int done = 0;
+    while (!done) {
+        assert_int_equal(ops->test(rreq, &done, got), GT_OK);
+        for (int k = 0; k < N; k++) {
+            int d2 = 0;
+            if (sreq[k]) {
+                assert_int_equal(ops->test(sreq[k], &d2, NULL), GT_OK);
+                if (d2)
+                    sreq[k] = NULL;
+            }
+        }
+        if (now_s() - t0 > 10)
+            fail_msg("multi-receive not done in 10 s");
+    }
+    for (int k = 0; k < N; k++)
+        if (sreq[k])
+            assert_int_equal(wait_req(sreq[k], NULL, 10), GT_OK);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(got[i], (int)sizes[i]);
+        assert_memory_equal(dst[i], src[i], sizes[i] ? sizes[i] : 1 * 0);
+        free(dst[i]);
+        free(src[i]);
+    }
+    assert_int_equal(ops->close_send(sc), GT_OK);
+    assert_int_equal(ops->close_recv(rc), GT_OK);
+}
+
+static void test_truncation(void **state)
+{
+    (void)state;
+    void *sc, *rc;
+    connect_pair(&sc, &rc);
+    static unsigned char src[1 << 20], dst[1 << 20];
+    fill(src, sizeof(src), 5);
+    for (int big = 0; big <= 1; big++) {
+        size_t sent = big ? sizeof(src) : 200, posted = big ? 4096 : 100;
+        void *d = dst, *rreq = NULL;
+        int tag = 1;
+        assert_int_equal(ops->irecv(rc, 1, &d, &posted, &tag, NULL, NULL, &rreq), GT_OK);
+        void *sreq = isend_retry(sc, src, sent, 1, rreq);
+        assert_int_equal(wait_req(sreq, NULL, 10), GT_INVALID_USAGE);
+        assert_int_equal(wait_req(rreq, NULL, 10), GT_INVALID_USAGE);
+    }
+    /* The stream stayed in sync: an ordinary message still goes through. */
+    void *d = dst, *rreq = NULL;
+    size_t posted = 4096;
+    int tag = 2, sizes[1];
+    assert_int_equal(ops->irecv(rc, 1, &d, &posted, &tag, NULL, NULL, &rreq), GT_OK);
+    void *sreq = isend_retry(sc, src, 3000, 2, rreq);
+    assert_int_equal(wait_req(rreq, sizes, 10), GT_OK);
+    assert_int_equal(sizes[0], 3000);
+    assert_memory_equal(dst, src, 3000);
+    assert_int_equal(wait_req(sreq, NULL, 10), GT_OK);
+    assert_int_equal(ops->close_send(sc), GT_OK);
+    assert_int_equal(ops->close_recv(rc), GT_OK);
+}
+
+/* ---- peer failure ------------------------------------------------------------------- */
+
+static void test_peer_killed_mid_message(void **state)
+{
+    (void)state;
+    char handle[GT_NET_HANDLE_MAXSIZE];
+    void *lc = NULL, *rc = NULL;
+    assert_int_equal(ops->listen(g_ctx, 0, handle, &lc), GT_OK);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        /* Child: connect, send part of a 32 MiB message, then die by SIGKILL. */
+        void *sc = NULL;
+        while (!sc)
+            if (ops->connect(g_ctx, 0, handle, &sc, NULL) != GT_OK)
+                _exit(3);
+        unsigned char *buf = malloc(MAXSZ);
+        memset(buf, 0xab, MAXSZ);
+        void *req = NULL;
+        double t0 = now_s();
+        while (!req && now_s() - t0 < 10)
+            if (ops->isend(sc, buf, MAXSZ, 1, NULL, NULL, &req) != GT_OK)
+                _exit(4);
+        for (int i = 0; i < 20; i++) {
+            int d;
+            ops->test(req, &d, NULL);
+        }
+        raise(SIGKILL);
+        _exit(5);
+    }
+    double t0 = now_s();
+    while (!rc) {
+        assert_int_equal(ops->accept(lc, &rc, NULL), GT_OK);
+        if (now_s() - t0 > 10)
+            fail_msg("accept: child never connected");
+    }
+    unsigned char *dst = malloc(MAXSZ);
+    void *d = dst, *rreq = NULL;
+    size_t sz = MAXSZ;
+    int tag = 1;
+    assert_int_equal(ops->irecv(rc, 1, &d, &sz, &tag, NULL, NULL, &rreq), GT_OK);
+    gt_result r = wait_req(rreq, NULL, 20);
+    assert_true(r == GT_REMOTE_ERROR || r == GT_SYSTEM_ERROR);
+    int status;
+    waitpid(pid, &status, 0);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    /* The error is sticky: a new receive fails at once, no hang. */
+    void *r2 = NULL;
+    r = ops->irecv(rc, 1, &d, &sz, &tag, NULL, NULL, &r2);
+    assert_true(r == GT_REMOTE_ERROR || r == GT_SYSTEM_ERROR);
+    free(dst);
+    assert_int_equal(ops->close_recv(rc), GT_OK);
+    assert_int_equal(ops->close_listen(lc), GT_OK);
+}
+
+static void test_receiver_closes(void **state)
+{
+    (void)state;
+    void *sc, *rc;
+    connect_pair(&sc, &rc);
+    /* Receiver goes away with nothing posted: the sender's next isend must
+     * fail (its receive can never be posted) instead of returning NULL forever. */
+    assert_int_equal(ops->close_recv(rc), GT_OK);
+    char b[8] = {0};
+    double t0 = now_s();
+    gt_result r = GT_OK;
+    while (r == GT_OK) {
+        void *req = NULL;
+        r = ops->isend(sc, b, sizeof(b), 1, NULL, NULL, &req);
+        assert_null(req);
+        if (now_s() - t0 > 10)
+            fail_msg("isend kept returning NULL after the receiver closed");
+    }
+    assert_int_equal(r, GT_REMOTE_ERROR);
+    assert_int_equal(ops->close_send(sc), GT_OK);
+}
+
+static int raw_connect(const struct gt_sock_handle_info *info)
+{
+    int fd = socket(info->addr.sa.sa_family, SOCK_STREAM, 0);
+    if (fd < 0 || connect(fd, &info->addr.sa, sizeof(struct sockaddr_in)) != 0)
+        return -1;
+    return fd;
+}
+
+static void test_garbage_peer(void **state)
+{
+    (void)state;
+    char handle[GT_NET_HANDLE_MAXSIZE], why[160];
+    void *lc = NULL, *rc = NULL;
+    assert_int_equal(ops->listen(g_ctx, 0, handle, &lc), GT_OK);
+    struct gt_sock_handle_info info;
+    assert_int_equal(gt_sock_handle_decode(handle, sizeof(handle), &info, why, sizeof(why)), GT_OK);
+    /* 1: a peer that sends a garbage hello is refused; accept keeps working. */
+    int g = raw_connect(&info);
+    assert_true(g >= 0);
+    char junk[32];
+    memset(junk, 0x77, sizeof(junk));
+    assert_int_equal(send(g, junk, sizeof(junk), 0), (ssize_t)sizeof(junk));
+    /* 2: a peer with valid hellos (1 data socket) that then sends a garbage
+     * control message: the receiver's test() fails with REMOTE_ERROR. */
+    struct {
+        uint32_t magic;
+        uint16_t version;
+        uint8_t index, nsocks;
+        uint32_t chunk, reserved;
+        uint64_t conn_id, nonce;
+    } hello = {0x47544831u, 1, 0, 1, 128 * 1024, 0, 77, info.nonce};
+    int fds[2];
+    for (int i = 0; i < 2; i++) {
+        fds[i] = raw_connect(&info);
+        assert_true(fds[i] >= 0);
+        hello.index = (uint8_t)i;
+        assert_int_equal(send(fds[i], &hello, sizeof(hello), 0), (ssize_t)sizeof(hello));
+    }
+    double t0 = now_s();
+    while (!rc) {
+        assert_int_equal(ops->accept(lc, &rc, NULL), GT_OK);
+        if (now_s() - t0 > 10)
+            fail_msg("accept never completed the raw peer's connection");
+    }
+    char buf[64];
+    void *d = buf, *rreq = NULL;
+    size_t sz = sizeof(buf);
+    int tag = 0;
+    assert_int_equal(ops->irecv(rc, 1, &d, &sz, &tag, NULL, NULL, &rreq), GT_OK);
+    /* DATA header for slot 0 claiming 1 GiB into a 64-byte buffer, no trunc flag. */
+    unsigned char hdr[24] = {2, 0, 0, 0};
+    uint64_t big = 1u << 29;
+    memcpy(hdr + 8, &big, 8);
+    assert_int_equal(send(fds[0], hdr, sizeof(hdr), 0), (ssize_t)sizeof(hdr));
+    assert_int_equal(wait_req(rreq, NULL, 10), GT_REMOTE_ERROR);
+    close(fds[0]);
+    close(fds[1]);
+    close(g);
+    assert_int_equal(ops->close_recv(rc), GT_OK);
+    assert_int_equal(ops->close_listen(lc), GT_OK);
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    setenv("GDRTRACE_SOCKET_IFNAME", "lo", 1);
+    return ops->init(&g_ctx, 1, 1, NULL, NULL, NULL) == GT_OK ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    return ops->finalize(g_ctx) == GT_OK ? 0 : -1;
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_DFL); /* any SIGPIPE would kill the test: MSG_NOSIGNAL must hold */
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_handle_roundtrip),
+        cmocka_unit_test(test_handle_corrupt),
+        cmocka_unit_test(test_ifname_match),
+        cmocka_unit_test(test_if_select),
+        cmocka_unit_test(test_properties),
+        cmocka_unit_test(test_reg_mr),
+        cmocka_unit_test(test_pool_exhaustion),
+        cmocka_unit_test(test_random_exchange),
+        cmocka_unit_test(test_multi_recv),
+        cmocka_unit_test(test_truncation),
+        cmocka_unit_test(test_peer_killed_mid_message),
+        cmocka_unit_test(test_receiver_closes),
+        cmocka_unit_test(test_garbage_peer),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
