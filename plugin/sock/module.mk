@@ -6,3 +6,7 @@ PLUGIN_SRCS += $(SOCK_SRCS)
 TESTS += test_sock
 test_sock_SRCS := tests/unit/test_sock.c $(SOCK_SRCS) plugin/log.c plugin/env.c
 test_sock_LIBS := -lcmocka -lpthread
+
+BENCHES += bench_sock
+bench_sock_SRCS := tests/bench/bench_sock.c $(SOCK_SRCS) plugin/log.c plugin/env.c
+bench_sock_LIBS := -lpthread
