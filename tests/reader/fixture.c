@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * fixture.c — recorder images with known content (see fixture.h).
+ * Layout: header (4096) | identity | 2 devices | 4 comms | ring header + events,
+ * each section 64-byte aligned, so offsets are fixed and tests can aim at them.
+ */
+#include "tests/reader/fixture.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gdrtrace/recorder_format.h"
+#include "plugin/gt_net.h"
+
+#define ALIGN64(x) (((x) + 63) & ~(size_t)63)
+#define NDEV 2
+#define NCOMM 4
+
+static const char *knames[FX_KIND_COUNT] = {"dmabuf", "peermem", "host", "mixed",
+                                            "fallback", "error", "nodata"};
+static const char *kverd[FX_KIND_COUNT] = {"DIRECT-DMABUF", "DIRECT-PEERMEM", "HOST-STAGED", "MIXED",
+                                           "FALLBACK", "ERROR", "NO-DATA"};
+
+int fx_kind_parse(const char *s)
+{
+    for (int k = 0; k < FX_KIND_COUNT; k++)
+        if (!strcmp(s, knames[k]))
+            return k;
+    return -1;
+}
+
+const char *fx_kind_name(int k) { return knames[k]; }
+const char *fx_kind_verdict(int k) { return kverd[k]; }
+
+size_t fx_off_identity(void) { return GTR_HEADER_SIZE; }
+size_t fx_off_devices(void) { return ALIGN64(fx_off_identity() + sizeof(struct gtr_identity)); }
+size_t fx_off_comms(void) { return ALIGN64(fx_off_devices() + NDEV * sizeof(struct gtr_device)); }
+size_t fx_off_ring(void) { return ALIGN64(fx_off_comms() + NCOMM * sizeof(struct gtr_comm)); }
+
+/* The documented bucket formula, written again here on purpose: the reader's
+ * copy (tools/hist.c) is checked against this one. */
+static unsigned bucket(uint64_t v)
+{
+    if (v < 16)
+        return (unsigned)v;
+    unsigned m = 0;
+    while ((v >> (m + 1)) != 0)
+        m++;
+    if (m > GTR_HIST_MAX_LOG2)
+        return GTR_HIST_BUCKETS - 1;
+    return (m - 3) * 16 + (unsigned)((v >> (m - 4)) - 16);
+}
+
+static void hist_add(struct gtr_hist *h, uint64_t v, uint64_t n)
+{
+    if (!n)
+        return;
+    if (h->count == 0)
+        h->min_ns = UINT64_MAX;
+    h->count += n;
+    h->sum_ns += v * n;
+    if (v < h->min_ns)
+        h->min_ns = v;
+    if (v > h->max_ns)
+        h->max_ns = v;
+    h->buckets[bucket(v)] += n;
+}
+
+static void fill_comm(struct gtr_comm *c, const struct fx_opts *o)
+{
+    uint64_t s = (uint64_t)(o->scale > 0 ? o->scale : 1);
+    const uint64_t MB4 = 4ull << 20;
+    c->state = GTR_COMM_FINALIZED;
+    c->has_comm_id = 1;
+    c->comm_id = o->comm_id;
+    c->abi_version = 12;
+    c->dev = 0;
+    c->init_ns = 1000;
+    c->finalize_ns = 2000000000;
+    for (int i = 0; i < GTR_OP_COUNT; i++)
+        c->hist[i].min_ns = UINT64_MAX;
+    if (o->kind == FX_NODATA)
+        return;
+    c->listen_count = 1;
+    c->connect_count = 1;
+    c->accept_count = 1;
+    c->close_count = 3;
+    uint64_t nreg = 0;
+    switch (o->kind) {
+    case FX_DMABUF:
+        c->reg_count[GT_ASKED_DMABUF][GT_METHOD_DMABUF] = 8 * s;
+        c->reg_bytes[GT_ASKED_DMABUF][GT_METHOD_DMABUF] = 8 * s * MB4;
+        c->reg_count[GT_ASKED_HOST][GT_METHOD_HOST] = 2 * s; /* NCCL's LL buffers */
+        c->reg_bytes[GT_ASKED_HOST][GT_METHOD_HOST] = 2 * s * (1ull << 20);
+        break;
+    case FX_PEERMEM:
+        c->reg_count[GT_ASKED_CUDA][GT_METHOD_PEERMEM] = 8 * s;
+        c->reg_bytes[GT_ASKED_CUDA][GT_METHOD_PEERMEM] = 8 * s * MB4;
+        c->reg_count[GT_ASKED_HOST][GT_METHOD_HOST] = 2 * s;
+        c->reg_bytes[GT_ASKED_HOST][GT_METHOD_HOST] = 2 * s * (1ull << 20);
+        break;
+    case FX_HOST:
+        c->reg_count[GT_ASKED_HOST][GT_METHOD_HOST] = 10 * s;
+        c->reg_bytes[GT_ASKED_HOST][GT_METHOD_HOST] = 10 * s * MB4;
+        break;
+    case FX_MIXED:
+        c->reg_count[GT_ASKED_DMABUF][GT_METHOD_DMABUF] = 4 * s;
+        c->reg_bytes[GT_ASKED_DMABUF][GT_METHOD_DMABUF] = 4 * s * MB4;
+        c->reg_count[GT_ASKED_CUDA][GT_METHOD_PEERMEM] = 4 * s;
+        c->reg_bytes[GT_ASKED_CUDA][GT_METHOD_PEERMEM] = 4 * s * MB4;
+        break;
+    case FX_FALLBACK:
+        c->reg_count[GT_ASKED_DMABUF][GT_METHOD_DMABUF] = 2 * s;
+        c->reg_bytes[GT_ASKED_DMABUF][GT_METHOD_DMABUF] = 2 * s * MB4;
+        c->reg_count[GT_ASKED_DMABUF][GT_METHOD_PEERMEM] = 6 * s;
+        c->reg_bytes[GT_ASKED_DMABUF][GT_METHOD_PEERMEM] = 6 * s * MB4;
+        c->fallback_count = 6 * s;
+        c->fallback_by_reason[GT_REASON_DMABUF_REG_FAILED] = 6 * s;
+        c->fallback_last_errno = EINVAL;
+        c->fallback_last_reason = GT_REASON_DMABUF_REG_FAILED;
+        break;
+    case FX_ERROR:
+        c->reg_count[GT_ASKED_DMABUF][GT_METHOD_DMABUF] = 2 * s;
+        c->reg_bytes[GT_ASKED_DMABUF][GT_METHOD_DMABUF] = 2 * s * MB4;
+        c->reg_count[GT_ASKED_DMABUF][GT_METHOD_FAILED] = 1 * s;
+        c->reg_bytes[GT_ASKED_DMABUF][GT_METHOD_FAILED] = 1 * s * MB4;
+        c->error_count = 1 * s;
+        c->error_by_reason[GT_REASON_PEERMEM_NOT_ALLOWED] = 1 * s;
+        c->error_last_errno = EOPNOTSUPP;
+        c->error_last_reason = GT_REASON_PEERMEM_NOT_ALLOWED;
+        snprintf(c->error_last_text, sizeof(c->error_last_text),
+                 "ibv_reg_dmabuf_mr on mlx5_0 failed: Operation not supported; set "
+                 "GDRTRACE_ALLOW_PEERMEM=1 to allow peermem");
+        break;
+    }
+    for (int a = 0; a < GTR_ASKED_COUNT; a++)
+        for (int m = 0; m < GTR_METHOD_COUNT; m++)
+            nreg += c->reg_count[a][m];
+    /* Registration latency: 90% at 20us, 9% at 100us, 1% at 2ms (exactly
+     * representable so percentiles are known: p50 in 20us's bucket, p95 in
+     * 100us's, p99/max 2ms). */
+    uint64_t per = 100 * s;
+    hist_add(&c->hist[GTR_OP_REG], 20000, 90 * s);
+    hist_add(&c->hist[GTR_OP_REG], 100000, 9 * s);
+    hist_add(&c->hist[GTR_OP_REG], 2000000, 1 * s);
+    (void)per;
+    (void)nreg;
+    c->dereg_count = 4 * s;
+    hist_add(&c->hist[GTR_OP_DEREG], 5000, 4 * s);
+    c->send_count = c->send_posted = 1000 * s;
+    c->send_bytes = 1000 * s * 65536;
+    c->recv_count = c->recv_posted = 1000 * s;
+    c->recv_bytes = 1000 * s * 65536;
+    hist_add(&c->hist[GTR_OP_SEND], 8000, 500 * s);
+    hist_add(&c->hist[GTR_OP_SEND], 12000, 500 * s);
+    hist_add(&c->hist[GTR_OP_RECV], 9000, 1000 * s);
+}
+
+uint64_t fx_expected_regs(const struct fx_opts *o)
+{
+    struct gtr_comm *c = calloc(1, sizeof(*c));
+    if (!c)
+        return 0;
+    fill_comm(c, o);
+    uint64_t n = 0;
+    for (int a = 0; a < GTR_ASKED_COUNT; a++)
+        for (int m = 0; m < GTR_METHOD_COUNT; m++)
+            n += c->reg_count[a][m];
+    free(c);
+    return n;
+}
+
+static void sec(struct gtr_header *h, int i, uint32_t id, uint32_t esz, uint64_t off, uint64_t count,
+                uint64_t size)
+{
+    h->sections[i].id = id;
+    h->sections[i].entry_size = esz;
+    h->sections[i].offset = off;
+    h->sections[i].count = count;
+    h->sections[i].size = size;
+}
+
+unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
+{
+    struct fx_opts o = *oin;
+    if (!o.host) o.host = "node-a";
+    if (!o.job) o.job = "job42";
+    if (!o.pid) o.pid = 4242;
+    if (!o.world) o.world = 2;
+    if (!o.comm_id) o.comm_id = 0x1234abcd5678ef00ull;
+    if (!o.state) o.state = GTR_STATE_CLOSED;
+    if (!o.kernel) o.kernel = "6.1.0-test";
+    if (!o.ring_cap) o.ring_cap = 1024;
+    if (!o.events) o.events = 300;
+    if (!o.nccl_version) o.nccl_version = 22803;
+    if (!o.reg)
+        o.reg = o.kind == FX_PEERMEM ? "peermem" : "dmabuf";
+
+    size_t ring_size = sizeof(struct gtr_ring_header) + o.ring_cap * sizeof(struct gtr_event);
+    size_t total = fx_off_ring() + ring_size;
+    unsigned char *b = calloc(1, total);
+    if (!b)
+        return NULL;
+    struct gtr_header h = {0};
+    memcpy(h.magic, GTR_MAGIC, GTR_MAGIC_LEN);
+    h.version_major = GTR_VERSION_MAJOR;
+    h.version_minor = GTR_VERSION_MINOR;
+    h.endian = GTR_ENDIAN_MARK;
+    h.word_size = 8;
+    h.header_size = GTR_HEADER_SIZE;
+    h.file_size = total;
+    h.state = (uint32_t)o.state;
+    h.section_count = 4;
+    sec(&h, 0, GTR_SEC_IDENTITY, sizeof(struct gtr_identity), fx_off_identity(), 1,
+        sizeof(struct gtr_identity));
+    sec(&h, 1, GTR_SEC_DEVICES, sizeof(struct gtr_device), fx_off_devices(), NDEV,
+        NDEV * sizeof(struct gtr_device));
+    sec(&h, 2, GTR_SEC_COMMS, sizeof(struct gtr_comm), fx_off_comms(), NCOMM,
+        NCOMM * sizeof(struct gtr_comm));
+    sec(&h, 3, GTR_SEC_RING, sizeof(struct gtr_event), fx_off_ring(), o.ring_cap, ring_size);
+    memcpy(b, &h, sizeof(h));
+
+    struct gtr_identity id = {0};
+    snprintf(id.host, sizeof(id.host), "%s", o.host);
+    snprintf(id.job, sizeof(id.job), "%s", o.job);
+    snprintf(id.launcher, sizeof(id.launcher), "slurm");
+    id.rank = o.rank;
+    id.local_rank = o.rank;
+    id.world_size = o.world;
+    id.pid = o.pid;
+    id.start_wall_ns = 1764669600000000000ll;
+    id.start_mono_ns = 1000;
+    id.end_wall_ns = o.state == GTR_STATE_CLOSED ? 1764669602000000000ll : 0;
+    id.clock = GTR_CLOCK_MONOTONIC;
+    id.clock_mult = 1;
+    id.clock_hz = 1000000000;
+    snprintf(id.plugin_version, sizeof(id.plugin_version), "0.1.0");
+    id.nccl_version = o.nccl_version;
+    id.abi_version = 12;
+    int host_only = o.kind == FX_HOST;
+    snprintf(id.transport, sizeof(id.transport), "%s", host_only ? "sock" : "ib");
+    snprintf(id.transport_why, sizeof(id.transport_why), "%s",
+             host_only ? "auto: no active RDMA port" : "auto: active RDMA port on mlx5_0");
+    snprintf(id.policy_reg, sizeof(id.policy_reg), "%s", o.reg);
+    id.policy_allow_peermem = o.kind == FX_FALLBACK;
+    snprintf(id.policy_text, sizeof(id.policy_text), "GDRTRACE_REG=%s%s", o.reg,
+             o.kind == FX_FALLBACK ? " GDRTRACE_ALLOW_PEERMEM=1" : "");
+    snprintf(id.node.kernel_release, sizeof(id.node.kernel_release), "%s", o.kernel);
+    snprintf(id.node.nvidia_version, sizeof(id.node.nvidia_version), "%s", host_only ? "" : "570.86.15");
+    id.node.nvidia_flavour = host_only ? GTR_NV_ABSENT : GTR_NV_OPEN;
+    id.node.peermem_loaded = o.kind == FX_PEERMEM || o.kind == FX_FALLBACK || o.kind == FX_MIXED;
+    id.node.cuda_driver_version = host_only ? -1 : 12080;
+    snprintf(id.node.rdma_devices, sizeof(id.node.rdma_devices), "%s",
+             host_only ? "" : "mlx5_0@0000:17:00.0,mlx5_1@0000:3d:00.0");
+    snprintf(id.node.gpus, sizeof(id.node.gpus), "%s", host_only ? "" : "0000:18:00.0,0000:3e:00.0");
+    snprintf(id.node.cpu_model, sizeof(id.node.cpu_model), "Test CPU");
+    memcpy(b + fx_off_identity(), &id, sizeof(id));
+
+    for (int d = 0; d < NDEV; d++) {
+        struct gtr_device dv = {0};
+        dv.in_use = 1;
+        dv.dev = d;
+        if (host_only) {
+            snprintf(dv.name, sizeof(dv.name), "eth%d", d);
+            snprintf(dv.transport, sizeof(dv.transport), "sock");
+            dv.ptr_support = GT_PTR_HOST;
+            dv.probe_dmabuf = GTR_PROBE_ABSENT;
+            dv.probe_peermem = GTR_PROBE_ABSENT;
+            dv.probe_cuda_dmabuf = GTR_PROBE_ABSENT;
+            snprintf(dv.why, sizeof(dv.why), "sock transport: host memory only");
+        } else {
+            snprintf(dv.name, sizeof(dv.name), "mlx5_%d", d);
+            snprintf(dv.transport, sizeof(dv.transport), "ib");
+            dv.ptr_support = GT_PTR_HOST | GT_PTR_CUDA | GT_PTR_DMABUF;
+            dv.probe_dmabuf = o.kind == FX_FALLBACK ? GTR_PROBE_UNSUPPORTED : GTR_PROBE_SUPPORTED;
+            dv.probe_dmabuf_errno = o.kind == FX_FALLBACK ? EOPNOTSUPP : 0;
+            dv.probe_peermem = id.node.peermem_loaded ? GTR_PROBE_SUPPORTED : GTR_PROBE_ABSENT;
+            dv.probe_cuda_dmabuf = GTR_PROBE_SUPPORTED;
+            snprintf(dv.why, sizeof(dv.why), "%s", o.kind == FX_FALLBACK ? "dmabuf probe failed: EOPNOTSUPP; peermem allowed" : "dmabuf probe ok");
+            dv.speed_mbps = 200000;
+        }
+        snprintf(dv.pci_path, sizeof(dv.pci_path), "/sys/devices/pci0000:00/0000:%02x:00.0", 0x17 + d);
+        memcpy(b + fx_off_devices() + d * sizeof(dv), &dv, sizeof(dv));
+    }
+
+    struct gtr_comm *c = calloc(1, sizeof(*c));
+    if (!c) {
+        free(b);
+        return NULL;
+    }
+    fill_comm(c, &o);
+    memcpy(b + fx_off_comms(), c, sizeof(*c));
+    free(c);
+
+    struct gtr_ring_header rh = {0};
+    rh.capacity = o.ring_cap;
+    rh.event_size = sizeof(struct gtr_event);
+    rh.mode = GTR_RING_OVERWRITE;
+    rh.head = o.events;
+    memcpy(b + fx_off_ring(), &rh, sizeof(rh));
+    unsigned char *slots = b + fx_off_ring() + sizeof(rh);
+    uint64_t first = o.events > o.ring_cap ? o.events - o.ring_cap : 0;
+    for (uint64_t pos = first; pos < o.events; pos++) {
+        struct gtr_event e = {0};
+        int torn = o.events - pos <= (uint64_t)o.torn;
+        e.seq = torn ? 2 * pos + 1 : 2 * pos + 2;
+        e.ts = 1000 + pos * 100;
+        e.comm_slot = 0;
+        e.dev = 0;
+        e.tid = 7;
+        switch (pos % 10) {
+        case 0: e.type = GTR_EV_REG; e.a1 = 4 << 20; e.a2 = 20000; break;
+        case 1: e.type = GTR_EV_DEREG; break;
+        case 2:
+            e.type = o.kind == FX_FALLBACK ? GTR_EV_FALLBACK : GTR_EV_CONNECT;
+            e.err = o.kind == FX_FALLBACK ? EINVAL : 0;
+            e.aux = o.kind == FX_FALLBACK ? GT_REASON_DMABUF_REG_FAILED : 0;
+            break;
+        default: e.type = GTR_EV_SEND; e.a0 = 65536; e.a2 = 8000; break;
+        }
+        if (pos == 0) {
+            e.type = GTR_EV_RECORDER_OPEN;
+            e.comm_slot = GTR_NO_COMM;
+            e.a0 = o.ring_cap;
+        }
+        memcpy(slots + (pos & (o.ring_cap - 1)) * sizeof(e), &e, sizeof(e));
+    }
+    *len = total;
+    return b;
+}
+
+int fx_write(const struct fx_opts *o, const char *path)
+{
+    size_t n;
+    unsigned char *b = fx_build(o, &n);
+    if (!b) {
+        errno = ENOMEM;
+        return -1;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        free(b);
+        return -1;
+    }
+    ssize_t w = write(fd, b, n);
+    int e = errno;
+    close(fd);
+    free(b);
+    if (w != (ssize_t)n) {
+        errno = w < 0 ? e : EIO;
+        return -1;
+    }
+    return 0;
+}

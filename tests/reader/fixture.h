@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * fixture.h — builds recorder files with known content, written from
+ * include/gdrtrace/recorder_format.h directly (not through shim/), so the
+ * reader is tested against the format contract rather than against the
+ * writer's interpretation of it.
+ */
+#ifndef GDRTRACE_TESTS_READER_FIXTURE_H
+#define GDRTRACE_TESTS_READER_FIXTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Content kinds: one per verdict. */
+enum fx_kind {
+    FX_DMABUF, FX_PEERMEM, FX_HOST, FX_MIXED, FX_FALLBACK, FX_ERROR, FX_NODATA, FX_KIND_COUNT
+};
+
+struct fx_opts {
+    int kind;
+    const char *host;      /* default "node-a" */
+    const char *job;       /* default "job42" */
+    int pid;               /* default 4242 */
+    int rank, world;       /* default 0, 2 */
+    uint64_t comm_id;      /* default 0x1234abcd5678ef00 */
+    int state;             /* GTR_STATE_*; default CLOSED */
+    const char *kernel;    /* default "6.1.0-test" */
+    const char *reg;       /* policy_reg; default by kind */
+    uint64_t ring_cap;     /* default 1024 */
+    uint64_t events;       /* events written (head); default 300 */
+    int torn;              /* make this many of the newest events torn */
+    int nccl_version;      /* default 22803 */
+    int scale;             /* multiply every count (default 1) */
+};
+
+/* Names accepted by fx_kind_parse: dmabuf peermem host mixed fallback error nodata. */
+int fx_kind_parse(const char *s);
+const char *fx_kind_name(int k);
+/* The verdict name the reader must print for a kind. */
+const char *fx_kind_verdict(int k);
+
+/* A malloc'd recorder image and its length. */
+unsigned char *fx_build(const struct fx_opts *o, size_t *len);
+/* Writes it to path; 0 or -1 (errno). */
+int fx_write(const struct fx_opts *o, const char *path);
+
+/* Known counts for tests: registrations of comm slot 0 (all cells summed). */
+uint64_t fx_expected_regs(const struct fx_opts *o);
+/* Offsets in the image, for hostile mutations. */
+size_t fx_off_identity(void);
+size_t fx_off_devices(void);
+size_t fx_off_comms(void);
+size_t fx_off_ring(void);
+
+#endif

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * fx_main.c — `reader_fixture`: with arguments, writes a fixture recorder
+ * (used by the shell tests and docs/examples); without, it is a test that
+ * checks, for every fixture kind, that the parser accepts the image, that the
+ * verdict is the one the kind was built for, that the registration count and
+ * latency percentiles read back as written, and that the event ring is
+ * classified (complete / torn / overwritten) as invariant 6 says.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/reader/fixture.h"
+#include "tools/hist.h"
+#include "tools/model.h"
+#include "tools/recfile.h"
+
+static int failures;
+#define EXPECT(cond, ...)                                                                         \
+    do {                                                                                          \
+        if (!(cond)) {                                                                            \
+            failures++;                                                                           \
+            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                \
+            printf(__VA_ARGS__);                                                                  \
+            printf("\n");                                                                         \
+        }                                                                                         \
+    } while (0)
+
+static int selftest(void)
+{
+    char err[GT_ERRLEN];
+    for (int k = 0; k < FX_KIND_COUNT; k++) {
+        struct fx_opts o = {.kind = k};
+        size_t n;
+        unsigned char *b = fx_build(&o, &n);
+        struct gt_rec r;
+        int rc = gt_rec_parse(b, n, fx_kind_name(k), &r, err, sizeof(err));
+        EXPECT(rc == 0, "kind %s does not parse: %s", fx_kind_name(k), err);
+        free(b);
+        if (rc)
+            continue;
+        struct gt_verdict v;
+        const struct gt_rec *ctx = &r;
+        gt_verdict_of(&r.comms[0], &ctx, 1, &v);
+        EXPECT(!strcmp(gt_verdict_name(v.code), fx_kind_verdict(k)), "kind %s: verdict %s (%s)",
+               fx_kind_name(k), gt_verdict_name(v.code), v.why);
+        EXPECT(gt_comm_regs(&r.comms[0]) == fx_expected_regs(&o), "kind %s: %llu registrations",
+               fx_kind_name(k), (unsigned long long)gt_comm_regs(&r.comms[0]));
+        EXPECT(r.rs.complete == 300 && r.rs.torn == 0 && r.rs.overwritten == 0,
+               "kind %s ring: complete %llu torn %llu overwritten %llu", fx_kind_name(k),
+               (unsigned long long)r.rs.complete, (unsigned long long)r.rs.torn,
+               (unsigned long long)r.rs.overwritten);
+        if (k != FX_NODATA) {
+            const struct gtr_hist *h = &r.comms[0].hist[GTR_OP_REG];
+            uint64_t p50 = gt_hist_quantile(h, 0.5), p95 = gt_hist_quantile(h, 0.95),
+                     p99 = gt_hist_quantile(h, 0.99);
+            EXPECT(p50 >= 20000 && p50 <= 20000 * 1.0625, "p50 %llu, want ~20000",
+                   (unsigned long long)p50);
+            EXPECT(p95 >= 100000 && p95 <= 100000 * 1.0625, "p95 %llu, want ~100000",
+                   (unsigned long long)p95);
+            EXPECT(p99 == 100000 || (p99 >= 100000 && p99 <= 106250), "p99 %llu, want ~100000",
+                   (unsigned long long)p99);
+            EXPECT(gt_hist_quantile(h, 1.0) == 2000000, "p100 %llu, want 2000000",
+                   (unsigned long long)gt_hist_quantile(h, 1.0));
+        }
+        gt_rec_free(&r);
+    }
+    /* A ring that wrapped, with torn newest records. */
+    struct fx_opts o = {.kind = FX_DMABUF, .ring_cap = 256, .events = 300, .torn = 3};
+    size_t n;
+    unsigned char *b = fx_build(&o, &n);
+    struct gt_rec r;
+    EXPECT(gt_rec_parse(b, n, "wrapped", &r, err, sizeof(err)) == 0, "%s", err);
+    EXPECT(r.rs.complete == 253 && r.rs.torn == 3 && r.rs.overwritten == 44,
+           "wrapped ring: complete %llu torn %llu overwritten %llu",
+           (unsigned long long)r.rs.complete, (unsigned long long)r.rs.torn,
+           (unsigned long long)r.rs.overwritten);
+    EXPECT(r.nevents == 253 && r.events[0].seq == 2 * 44 + 2, "oldest kept event seq %llu",
+           (unsigned long long)(r.nevents ? r.events[0].seq : 0));
+    gt_rec_free(&r);
+    free(b);
+    /* The bucket bounds agree with the documented index formula. */
+    for (uint64_t v = 0; v < (1ull << 43); v = v < 4096 ? v + 1 : v + v / 7 + 1) {
+        unsigned i = gt_hist_index(v);
+        EXPECT(gt_hist_bucket_lo(i) <= v && v <= gt_hist_bucket_hi(i), "value %llu bucket %u [%llu, %llu]",
+               (unsigned long long)v, i, (unsigned long long)gt_hist_bucket_lo(i),
+               (unsigned long long)gt_hist_bucket_hi(i));
+        if (failures > 10)
+            break;
+    }
+    if (failures) {
+        printf("%d check(s) failed\n", failures);
+        return 1;
+    }
+    printf("all fixture kinds parse with their verdict, counts, percentiles and ring classes\n");
+    return 0;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: reader_fixture KIND PATH [--host H] [--job J] [--pid P] [--rank R] [--world W]\n"
+               "         [--comm ID] [--kernel K] [--reg R] [--state live|closed] [--events N]\n"
+               "         [--cap N] [--torn N] [--nccl V] [--scale N]\n"
+               "  KIND: dmabuf peermem host mixed fallback error nodata\n"
+               "  Without arguments: self-test.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 1)
+        return selftest();
+    static const struct option opts[] = {
+        {"host", 1, 0, 'H'}, {"job", 1, 0, 'j'},    {"pid", 1, 0, 'p'},    {"rank", 1, 0, 'r'},
+        {"world", 1, 0, 'w'}, {"comm", 1, 0, 'c'},  {"kernel", 1, 0, 'k'}, {"reg", 1, 0, 'g'},
+        {"state", 1, 0, 's'}, {"events", 1, 0, 'e'}, {"cap", 1, 0, 'C'},  {"torn", 1, 0, 't'},
+        {"nccl", 1, 0, 'n'}, {"scale", 1, 0, 'S'},  {"help", 0, 0, 'h'},  {0, 0, 0, 0}};
+    struct fx_opts o = {0};
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'H': o.host = optarg; break;
+        case 'j': o.job = optarg; break;
+        case 'p': o.pid = atoi(optarg); break;
+        case 'r': o.rank = atoi(optarg); break;
+        case 'w': o.world = atoi(optarg); break;
+        case 'c': o.comm_id = strtoull(optarg, NULL, 0); break;
+        case 'k': o.kernel = optarg; break;
+        case 'g': o.reg = optarg; break;
+        case 's': o.state = !strcmp(optarg, "live") ? 1 : 2; break;
+        case 'e': o.events = strtoull(optarg, NULL, 0); break;
+        case 'C': o.ring_cap = strtoull(optarg, NULL, 0); break;
+        case 't': o.torn = atoi(optarg); break;
+        case 'n': o.nccl_version = atoi(optarg); break;
+        case 'S': o.scale = atoi(optarg); break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 64;
+        }
+    }
+    if (argc - optind != 2) {
+        usage(stderr);
+        return 64;
+    }
+    o.kind = fx_kind_parse(argv[optind]);
+    if (o.kind < 0) {
+        fprintf(stderr, "reader_fixture: unknown kind '%s'\n", argv[optind]);
+        return 64;
+    }
+    if (fx_write(&o, argv[optind + 1])) {
+        fprintf(stderr, "reader_fixture: %s: %s\n", argv[optind + 1], strerror(errno));
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,8 @@
+# Reader tests (owner: reader): fixture writer + parser/verdict self-test,
+# hostile-file test, and the command-line tests.
+TESTS += reader_fixture reader_hostile
+reader_fixture_SRCS = tests/reader/fx_main.c tests/reader/fixture.c $(READER_SRCS)
+reader_fixture_LIBS := -lzstd -lm
+reader_hostile_SRCS = tests/reader/hostile.c tests/reader/fixture.c $(READER_SRCS)
+reader_hostile_LIBS := -lzstd -lm
+TEST_SCRIPTS += tests/reader/test-cli.sh

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# test-cli.sh — the gdrtrace command on fixture recorders with known content:
+#  * `verdict` prints the right verdict and exit code for each kind, --expect
+#    gives 0 on a match and 20 otherwise;
+#  * `summary` shows the registration counts the fixture wrote;
+#  * two nodes' recorders of one communicator merge into one line (commId);
+#  * `dump` + `summary` of the archive equals `summary` of the live files;
+#  * `ls` tells exited from crashed;
+#  * a truncated recorder gives a message naming the file and exit 2, no crash;
+#  * every subcommand answers --help with exit 0.
+set -u
+BUILD=${BUILD:-build/default}
+G=$BUILD/gdrtrace
+FX=$BUILD/tests/reader_fixture
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+pass() { echo "ok   $*"; }
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+export GDRTRACE_DIR=$T/empty
+mkdir -p "$GDRTRACE_DIR"
+
+declare -A CODE=([dmabuf]=0 [peermem]=10 [host]=11 [mixed]=12 [fallback]=13 [error]=14 [nodata]=15)
+declare -A NAME=([dmabuf]=DIRECT-DMABUF [peermem]=DIRECT-PEERMEM [host]=HOST-STAGED [mixed]=MIXED
+                 [fallback]=FALLBACK [error]=ERROR [nodata]=NO-DATA)
+for k in dmabuf peermem host mixed fallback error nodata; do
+    mkdir -p "$T/$k"
+    $FX "$k" "$T/$k/gdrtrace.job42.node-a.4242.rec" || { fail "fixture $k"; continue; }
+    out=$($G verdict "$T/$k"); rc=$?
+    if [ "$rc" = "${CODE[$k]}" ] && grep -q "^all .*${NAME[$k]}" <<<"$out" &&
+       grep -q "^comm 0x1234abcd5678ef00 .*${NAME[$k]}" <<<"$out"; then
+        pass "verdict $k: ${NAME[$k]}, exit $rc"
+    else
+        fail "verdict $k: exit $rc (want ${CODE[$k]}), output: $out"
+    fi
+done
+$G verdict --expect dmabuf "$T/dmabuf" >/dev/null; rc=$?
+[ $rc = 0 ] && pass "--expect dmabuf on DMA-BUF run: exit 0" || fail "--expect dmabuf match: exit $rc"
+$G verdict --expect dmabuf "$T/host" >/dev/null; rc=$?
+[ $rc = 20 ] && pass "--expect dmabuf on host run: exit 20" || fail "--expect dmabuf mismatch: exit $rc"
+$G verdict --expect host "$T/host" >/dev/null; rc=$?
+[ $rc = 0 ] && pass "--expect host on host run: exit 0" || fail "--expect host: exit $rc"
+out=$($G verdict "$T/host")
+grep -q "host memory only" <<<"$out" && pass "HOST-STAGED says why (host memory only)" ||
+    fail "HOST-STAGED without reason: $out"
+out=$($G verdict "$T/dmabuf")
+grep -q "LL buffers" <<<"$out" && pass "DIRECT-DMABUF explains the host LL registrations" ||
+    fail "no LL explanation: $out"
+$G verdict --json "$T/fallback" | grep -q '"verdict": "FALLBACK"' && pass "verdict --json" ||
+    fail "verdict --json"
+
+# summary counts (dmabuf fixture: 8 regMrDmaBuf->dmabuf, 2 regMr(HOST)->host)
+out=$($G summary "$T/dmabuf")
+if grep -Eq 'regMrDmaBuf +8 +0 +0 +0' <<<"$out" && grep -Eq 'regMr\(HOST\) +0 +0 +2 +0' <<<"$out"; then
+    pass "summary shows the fixture's registration matrix"
+else
+    fail "summary counts: $out"
+fi
+grep -Eq 'reg +100 ' <<<"$out" && grep -q 'histogram reg' <<<"$out" &&
+    pass "summary: latency table and bars" || fail "summary latency: $out"
+$G summary --json "$T/dmabuf" | grep -q '"code": "DIRECT-DMABUF"' && pass "summary --json" ||
+    fail "summary --json"
+
+# many nodes: one communicator, two hosts
+mkdir -p "$T/job"
+$FX dmabuf "$T/job/gdrtrace.job42.node-a.100.rec" --host node-a --pid 100 --rank 0
+$FX dmabuf "$T/job/gdrtrace.job42.node-b.200.rec" --host node-b --pid 200 --rank 1
+$FX host "$T/job/gdrtrace.job42.node-b.201.rec" --host node-b --pid 201 --rank 1 --comm 0x77 \
+    --state live   # pid 201 of another machine's boot: crashed
+out=$($G verdict "$T/job"); rc=$?
+if grep -q "^comm 0x1234abcd5678ef00 .*DIRECT-DMABUF" <<<"$out" && grep -q "^comm 0x77 .*HOST-STAGED" <<<"$out" &&
+   grep -q "^all .*MIXED" <<<"$out" && [ $rc = 12 ]; then
+    pass "two nodes: per-communicator lines merged by commId, whole input MIXED (exit 12)"
+else
+    fail "multi-node verdict: exit $rc: $out"
+fi
+$G summary "$T/job" | grep -Eq '^   0x1234abcd5678ef00 +2 +2 +16 ' && pass "summary merges the comm across 2 processes on 2 hosts" ||
+    fail "summary merge: $($G summary --no-bars "$T/job" | grep -A4 'communicators across')"
+
+# dump + summary of the archive == summary of the live files
+$G dump -o "$T/job.zst" "$T/job" >/dev/null || fail "dump"
+a=$($G summary "$T/job" | grep -v '^   source')
+b=$($G summary "$T/job.zst" | grep -v '^   source')
+if [ -n "$a" ] && [ "$a" = "$b" ]; then pass "summary of the archive equals summary of the live files"
+else fail "archive summary differs: $(diff <(echo "$a") <(echo "$b") | head -20)"; fi
+a=$($G verdict "$T/job"); b=$($G verdict "$T/job.zst")
+[ "$a" = "$b" ] && pass "verdict of the archive equals verdict of the live files" || fail "archive verdict differs"
+mkdir -p "$T/arcs"; cp "$T/job.zst" "$T/arcs/node-all.zst"
+$G verdict "$T/arcs" >/dev/null; rc=$?
+[ $rc = 12 ] && pass "a folder of archives is read as one job" || fail "folder of archives: exit $rc"
+
+# ls: states
+out=$($G ls "$T/job")
+if grep -Eq 'node-a +100 .*exited' <<<"$out" && grep -Eq 'node-b +201 .*(crashed|live)' <<<"$out"; then
+    pass "ls: exited and never-closed recorders told apart"
+else fail "ls: $out"; fi
+$FX dmabuf "$T/empty/gdrtrace.job42.node-c.99999999.rec" --pid 99999999 --state live
+GDRTRACE_DIR=$T/empty $G ls | grep -q 'crashed' && pass "ls: LIVE recorder with a dead pid is crashed" ||
+    fail "ls crashed: $(GDRTRACE_DIR=$T/empty $G ls)"
+rm -f "$T/empty/"*
+
+# hostile file through the command
+head -c 3000 "$T/dmabuf/gdrtrace.job42.node-a.4242.rec" >"$T/trunc.rec"
+out=$($G summary "$T/trunc.rec" 2>&1); rc=$?
+if [ $rc = 2 ] && grep -q "trunc.rec: truncated" <<<"$out"; then pass "truncated file: message naming it, exit 2"
+else fail "truncated file: exit $rc: $out"; fi
+printf 'not a recorder at all' >"$T/junk.rec"
+out=$($G verdict "$T/junk.rec" 2>&1); rc=$?
+[ $rc = 2 ] && grep -q "junk.rec: not a gdrtrace recorder" <<<"$out" && pass "junk file refused with exit 2" ||
+    fail "junk: exit $rc: $out"
+
+for c in ls summary verdict dump; do
+    if $G "$c" --help 2>/dev/null | grep -q "usage: gdrtrace $c"; then pass "$c --help"
+    else
+        if $G "$c" --help 2>&1 | grep -q "not built"; then fail "$c not built"; else fail "$c --help"; fi
+    fi
+done
+
+[ $fails = 0 ] && echo "all gdrtrace command checks passed" || echo "$fails check(s) failed"
+[ $fails = 0 ]

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * archive.h — `gdrtrace dump` archives: several recorders in one
+ * zstd-compressed stream (libzstd streaming API both ways).
+ *
+ * Container (the decompressed bytes; every integer little-endian, so an
+ * archive moves between machines; the recorders inside stay in their
+ * writer's byte order, as their header says):
+ *
+ *   "GDRTARC1"                      8 bytes
+ *   u32 version (1), u32 flags (0)
+ *   member*:  u32 'GTAM' (0x4d415447), u32 liveness (enum gt_liveness seen
+ *             at dump time), u32 name_len (1..4096), u32 reserved (0),
+ *             u64 data_len, name bytes (no NUL), data bytes (the recorder)
+ *   end:      u32 'GEND' (0x444e4547), u32 member count
+ *
+ * Reading is as hostile-proof as recfile.c: the decompressed size is capped
+ * (GDRTRACE_ARCHIVE_MAX bytes, default 4 GiB) and every length is
+ * bounds-checked before use.  Errors: 0 / -1 with a message in err.
+ */
+#ifndef GDRTRACE_TOOLS_ARCHIVE_H
+#define GDRTRACE_TOOLS_ARCHIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GT_ARC_MAGIC "GDRTARC1"
+#define GT_ARC_MEMBER 0x4d415447u
+#define GT_ARC_END 0x444e4547u
+#define GT_ARC_NAME_MAX 4096
+
+/* 1 if b starts with a zstd frame magic. */
+int gt_archive_sniff(const unsigned char *b, size_t n);
+
+/* Decompresses a whole zstd stream (possibly several frames) into a
+ * malloc'd buffer of at most max bytes. */
+int gt_archive_decompress(const unsigned char *in, size_t inlen, size_t max, unsigned char **out,
+                          size_t *outlen, const char *source, char *err, size_t errlen);
+
+/* Calls cb for each member of a decompressed container, in order; stops
+ * and returns cb's value if it is non-zero.  name is NUL-terminated. */
+typedef int (*gt_archive_cb)(const char *name, int liveness, const unsigned char *data,
+                             size_t len, void *arg);
+int gt_archive_walk(const unsigned char *raw, size_t n, const char *source, gt_archive_cb cb,
+                    void *arg, char *err, size_t errlen);
+
+/* Writer: members are streamed through the compressor as they are added. */
+struct gt_archive_writer;
+struct gt_archive_writer *gt_archive_create(const char *path, int level, char *err, size_t errlen);
+int gt_archive_add(struct gt_archive_writer *w, const char *name, int liveness,
+                   const unsigned char *data, size_t len, char *err, size_t errlen);
+/* Writes the end marker, flushes, renames the temporary file onto path. */
+int gt_archive_finish(struct gt_archive_writer *w, uint64_t *in_bytes, uint64_t *out_bytes,
+                      char *err, size_t errlen);
+/* Abandons a writer (removes the temporary file). */
+void gt_archive_abort(struct gt_archive_writer *w);
+
+#endif

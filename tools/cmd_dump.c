@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cmd_dump.c — `gdrtrace dump -o FILE [--level N] [PATH...]`: a zstd archive
+ * (container in tools/archive.h) of the recorders given (files, folders,
+ * other archives) or of every recorder in $GDRTRACE_DIR.  Only recorders that
+ * parse are archived (each member is re-serialized from the snapshot that
+ * was validated, so the archive never carries a torn read); the liveness
+ * seen now is stored with each.  Exit 0, 2 if an input was unreadable (the
+ * rest are archived), 1 if the archive could not be written, 64 usage.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/archive.h"
+#include "tools/commands.h"
+#include "tools/report.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: gdrtrace dump -o FILE [--level N] [PATH...]\n"
+               "  Writes a zstd-compressed archive of recorders (default: all of $GDRTRACE_DIR;\n"
+               "  PATH: recorder files, folders, other archives).  Every gdrtrace command reads\n"
+               "  the archive as it reads the live files.  --level: zstd level (default 9).\n"
+               "exit: 0 ok, 1 archive not written, 2 an input could not be read, 64 usage\n");
+}
+
+struct dump_ctx {
+    struct gt_archive_writer *w;
+    int nbad, nadded;
+    const char *out;
+};
+
+static const char *base(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+static int add_one(struct dump_ctx *d, const char *name, int liveness, const unsigned char *b, size_t n,
+                   const char *src)
+{
+    struct gt_rec r;
+    char err[GT_ERRLEN];
+    if (gt_rec_parse(b, n, src, &r, err, sizeof(err))) {
+        fprintf(stderr, "gdrtrace: %s (not archived)\n", err);
+        d->nbad++;
+        return 0;
+    }
+    if (liveness < 0)
+        liveness = gt_rec_judge_liveness(&r);
+    gt_rec_free(&r);
+    /* Only the bytes the header claims: a live file's tail beyond file_size is not ours. */
+    uint64_t fsz;
+    memcpy(&fsz, b + offsetof(struct gtr_header, file_size), sizeof(fsz));
+    if (gt_archive_add(d->w, name, liveness, b, (size_t)fsz, err, sizeof(err))) {
+        fprintf(stderr, "gdrtrace: %s\n", err);
+        return -1;
+    }
+    d->nadded++;
+    return 0;
+}
+
+struct member_ctx {
+    struct dump_ctx *d;
+    const char *path;
+    int failed;
+};
+
+static int member_cb(const char *name, int liveness, const unsigned char *data, size_t len, void *arg)
+{
+    struct member_ctx *m = arg;
+    char src[1024];
+    snprintf(src, sizeof(src), "%s:%s", m->path, name);
+    if (add_one(m->d, name, liveness, data, len, src)) {
+        m->failed = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static int add_path(struct dump_ctx *d, const char *path);
+
+static int add_file(struct dump_ctx *d, const char *path)
+{
+    unsigned char *b;
+    size_t n;
+    char err[GT_ERRLEN];
+    if (gt_read_file(path, (size_t)1 << 34, &b, &n, err, sizeof(err))) {
+        fprintf(stderr, "gdrtrace: %s\n", err);
+        d->nbad++;
+        return 0;
+    }
+    int rc = 0;
+    if (gt_archive_sniff(b, n)) {
+        unsigned char *raw;
+        size_t rawn;
+        if (gt_archive_decompress(b, n, gt_archive_max(), &raw, &rawn, path, err, sizeof(err))) {
+            fprintf(stderr, "gdrtrace: %s\n", err);
+            d->nbad++;
+        } else {
+            struct member_ctx m = {d, path, 0};
+            if (gt_archive_walk(raw, rawn, path, member_cb, &m, err, sizeof(err)) && !m.failed) {
+                fprintf(stderr, "gdrtrace: %s\n", err);
+                d->nbad++;
+            }
+            rc = m.failed ? -1 : 0;
+            free(raw);
+        }
+    } else {
+        rc = add_one(d, base(path), -1, b, n, path);
+    }
+    free(b);
+    return rc;
+}
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+static int add_path(struct dump_ctx *d, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        fprintf(stderr, "gdrtrace: %s: cannot stat: %m\n", path);
+        d->nbad++;
+        return 0;
+    }
+    if (!S_ISDIR(st.st_mode))
+        return add_file(d, path);
+    /* Reuse the folder rules of inputs.c by loading names through it would
+     * parse twice; a folder is small, so list it here with the same filter. */
+    struct dirent **ents;
+    int n = scandir(path, &ents, NULL, alphasort);
+    if (n < 0) {
+        fprintf(stderr, "gdrtrace: %s: cannot open folder: %m\n", path);
+        d->nbad++;
+        return 0;
+    }
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        const char *nm = ents[i]->d_name;
+        size_t l = strlen(nm), pl = strlen(GTR_FILE_PREFIX), sl = strlen(GTR_FILE_SUFFIX);
+        int want = (l > pl + sl && !strncmp(nm, GTR_FILE_PREFIX, pl) && !strcmp(nm + l - sl, GTR_FILE_SUFFIX)) ||
+                   (l > 4 && !strcmp(nm + l - 4, ".zst"));
+        char p[4096];
+        snprintf(p, sizeof(p), "%s/%s", path, nm);
+        struct stat s2;
+        if (want && !rc && lstat(p, &s2) == 0 && S_ISREG(s2.st_mode) && strcmp(base(p), base(d->out)))
+            rc = add_file(d, p);
+        free(ents[i]);
+    }
+    free(ents);
+    return rc;
+}
+
+int gt_cmd_dump(int argc, char **argv)
+{
+    static const struct option opts[] = {{"output", required_argument, 0, 'o'},
+                                         {"level", required_argument, 0, 'l'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *out = NULL;
+    int level = 9, c;
+    while ((c = getopt_long(argc, argv, "ho:l:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': out = optarg; break;
+        case 'l': level = atoi(optarg); break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return GT_EXIT_USAGE;
+        }
+    }
+    if (!out) {
+        fprintf(stderr, "gdrtrace dump: -o FILE is required\n");
+        usage(stderr);
+        return GT_EXIT_USAGE;
+    }
+    char err[GT_ERRLEN];
+    struct dump_ctx d = {0};
+    d.out = out;
+    d.w = gt_archive_create(out, level, err, sizeof(err));
+    if (!d.w) {
+        fprintf(stderr, "gdrtrace: %s\n", err);
+        return 1;
+    }
+    int rc = 0;
+    if (optind == argc)
+        rc = add_path(&d, gt_default_dir());
+    for (int i = optind; i < argc && !rc; i++)
+        rc = add_path(&d, argv[i]);
+    if (rc) {
+        gt_archive_abort(d.w);
+        return 1;
+    }
+    uint64_t in_b = 0, out_b = 0;
+    if (gt_archive_finish(d.w, &in_b, &out_b, err, sizeof(err))) {
+        fprintf(stderr, "gdrtrace: %s\n", err);
+        return 1;
+    }
+    printf("%s: %d recorder(s), %llu bytes -> %llu bytes (ratio %.1f)\n", out, d.nadded,
+           (unsigned long long)in_b, (unsigned long long)out_b, out_b ? (double)in_b / (double)out_b : 0.0);
+    return d.nbad ? GT_EXIT_INPUT : 0;
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cmd_verdict.c — `gdrtrace verdict [--json] [--expect dmabuf|peermem|host] [PATH...]`:
+ * one line per communicator (merged across processes and nodes) and one for
+ * the whole input.  Exit code (docs/reader.md): the whole input's verdict
+ * (0 DIRECT-DMABUF, 10 DIRECT-PEERMEM, 11 HOST-STAGED, 12 MIXED, 13 FALLBACK,
+ * 14 ERROR, 15 NO-DATA); with --expect, 0 on a match and 20 otherwise;
+ * 2 when an input could not be read; 64 usage.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/commands.h"
+#include "tools/report.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: gdrtrace verdict [--json] [--expect dmabuf|peermem|host] [PATH...]\n"
+            "  Did NCCL use the direct GPU<->NIC path?  One line per communicator and one\n"
+            "  for all: DIRECT-DMABUF, DIRECT-PEERMEM, HOST-STAGED, MIXED, FALLBACK, ERROR,\n"
+            "  NO-DATA, each with the evidence.  PATH as for summary.\n"
+            "  --expect X  exit 0 if the whole input is DIRECT-DMABUF (dmabuf),\n"
+            "              DIRECT-PEERMEM (peermem) or HOST-STAGED (host), else 20\n"
+            "  --json      machine-readable output\n"
+            "exit: 0 DIRECT-DMABUF, 10 DIRECT-PEERMEM, 11 HOST-STAGED, 12 MIXED, 13 FALLBACK,\n"
+            "      14 ERROR, 15 NO-DATA, 20 --expect mismatch, 2 unreadable input, 64 usage\n");
+}
+
+int gt_cmd_verdict(int argc, char **argv)
+{
+    static const struct option opts[] = {{"json", no_argument, 0, 'j'},
+                                         {"expect", required_argument, 0, 'x'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int json = 0, c, expect = -1;
+    while ((c = getopt_long(argc, argv, "hjx:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'j': json = 1; break;
+        case 'x':
+            if (!strcmp(optarg, "dmabuf"))
+                expect = GT_V_DIRECT_DMABUF;
+            else if (!strcmp(optarg, "peermem"))
+                expect = GT_V_DIRECT_PEERMEM;
+            else if (!strcmp(optarg, "host"))
+                expect = GT_V_HOST_STAGED;
+            else {
+                fprintf(stderr, "gdrtrace verdict: --expect takes dmabuf, peermem or host, not '%s'\n",
+                        optarg);
+                return GT_EXIT_USAGE;
+            }
+            break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return GT_EXIT_USAGE;
+        }
+    }
+    struct gt_inputs in = {0};
+    struct gt_job j;
+    int rc = gt_load_job(argv + optind, argc - optind, &in, &j);
+    int code = j.overall.code;
+    int exit_code = rc ? rc : expect >= 0 ? (code == expect ? 0 : GT_EXIT_EXPECT) : gt_verdict_exit(code);
+    if (json) {
+        struct gt_json js;
+        gj_init(&js, stdout);
+        gj_obj(&js, NULL);
+        gj_arr(&js, "communicators");
+        for (size_t i = 0; i < j.ncomm; i++) {
+            gj_obj(&js, NULL);
+            gj_str(&js, "comm", j.comms[i].label);
+            gj_u64(&js, "processes", j.comms[i].nmembers);
+            gj_i64(&js, "hosts", j.comms[i].nhosts);
+            gj_str(&js, "verdict", gt_verdict_name(j.comms[i].v.code));
+            gj_str(&js, "why", j.comms[i].v.why);
+            gj_end(&js, '}');
+        }
+        gj_end(&js, ']');
+        gj_obj(&js, "all");
+        gj_str(&js, "verdict", gt_verdict_name(code));
+        gj_str(&js, "why", j.overall.why);
+        gj_end(&js, '}');
+        if (expect >= 0) {
+            gj_str(&js, "expect", gt_verdict_name(expect));
+            gj_bool(&js, "expect_met", code == expect);
+        }
+        gj_i64(&js, "unreadable_inputs", in.nbad);
+        gj_i64(&js, "exit", exit_code);
+        gj_end(&js, '}');
+        gj_done(&js);
+    } else {
+        for (size_t i = 0; i < j.ncomm; i++)
+            printf("comm %-20s %-15s %s\n", j.comms[i].label, gt_verdict_name(j.comms[i].v.code),
+                   j.comms[i].v.why);
+        printf("%-25s %-15s %s\n", "all", gt_verdict_name(code), j.overall.why);
+        if (expect >= 0 && code != expect)
+            printf("expected %s, got %s\n", gt_verdict_name(expect), gt_verdict_name(code));
+        if (in.nbad)
+            printf("%d input(s) could not be read (see above): the verdict covers the rest\n", in.nbad);
+    }
+    gt_job_free(&j);
+    gt_inputs_free(&in);
+    return exit_code;
+}

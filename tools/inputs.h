@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * inputs.h — turns command-line paths into parsed recorders: recorder files,
+ * dump archives (every member), and folders of either.  No path given means
+ * every recorder in GDRTRACE_DIR (default /dev/shm).  Each unreadable input
+ * is reported on stderr as "gdrtrace: PROBLEM" and counted in nbad; the
+ * others are still read.  Single-threaded.
+ */
+#ifndef GDRTRACE_TOOLS_INPUTS_H
+#define GDRTRACE_TOOLS_INPUTS_H
+
+#include <stddef.h>
+
+#include "tools/recfile.h"
+
+struct gt_inputs {
+    struct gt_rec *recs;
+    size_t n, cap;
+    int nbad;       /* inputs that could not be read */
+    int quiet;      /* 1: do not print problems (watch) */
+};
+
+/* Directory used when no path is given. */
+const char *gt_default_dir(void);
+
+/* Adds one path (file, archive or folder). Returns 0, or -1 if it was unreadable. */
+int gt_inputs_add(struct gt_inputs *in, const char *path);
+/* Adds paths[0..n); when n == 0, the default directory.  Returns the
+ * number of unreadable inputs. */
+int gt_inputs_load(struct gt_inputs *in, char **paths, int n);
+/* Sorts recorders by job, host, rank, pid so every output is stable. */
+void gt_inputs_sort(struct gt_inputs *in);
+void gt_inputs_free(struct gt_inputs *in);
+
+/* Maximum decompressed archive size: GDRTRACE_ARCHIVE_MAX or 4 GiB. */
+size_t gt_archive_max(void);
+
+#endif

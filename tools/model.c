@@ -1,0 +1,484 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * model.c — merged communicators and verdicts (rules in model.h).
+ * Invariant: a verdict is a pure function of the recorded counters plus the
+ * contributing recorders' identity and device records; nothing here reads
+ * the machine, so an archive gives the same verdict as the live files.
+ */
+#include "tools/model.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin/gt_net.h"
+#include "tools/hist.h"
+
+static const char *vnames[GT_V_COUNT] = {
+    "DIRECT-DMABUF", "DIRECT-PEERMEM", "HOST-STAGED", "MIXED", "FALLBACK", "ERROR", "NO-DATA",
+};
+static const int vexit[GT_V_COUNT] = {0, 10, 11, 12, 13, 14, 15};
+
+const char *gt_verdict_name(int v)
+{
+    return v >= 0 && v < GT_V_COUNT ? vnames[v] : "?";
+}
+
+int gt_verdict_exit(int v)
+{
+    return v >= 0 && v < GT_V_COUNT ? vexit[v] : GT_EXIT_INPUT;
+}
+
+static void appendf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void appendf(char *buf, size_t n, const char *fmt, ...)
+{
+    size_t l = strnlen(buf, n);
+    if (l + 1 >= n)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + l, n - l, fmt, ap);
+    va_end(ap);
+}
+
+void gt_comm_clear(struct gtr_comm *c)
+{
+    memset(c, 0, sizeof(*c));
+    for (int i = 0; i < GTR_OP_COUNT; i++)
+        gt_hist_init(&c->hist[i]);
+    c->dev = -1;
+}
+
+void gt_comm_accumulate(struct gtr_comm *d, const struct gtr_comm *s)
+{
+    for (int a = 0; a < GTR_ASKED_COUNT; a++)
+        for (int m = 0; m < GTR_METHOD_COUNT; m++) {
+            d->reg_count[a][m] += s->reg_count[a][m];
+            d->reg_bytes[a][m] += s->reg_bytes[a][m];
+        }
+    d->reg_exported_fd += s->reg_exported_fd;
+    d->reg_cache_hits += s->reg_cache_hits;
+    d->dereg_count += s->dereg_count;
+    d->fallback_count += s->fallback_count;
+    d->error_count += s->error_count;
+    for (int i = 0; i < GTR_REASON_SLOTS; i++) {
+        d->fallback_by_reason[i] += s->fallback_by_reason[i];
+        d->error_by_reason[i] += s->error_by_reason[i];
+    }
+    if (s->fallback_count) {
+        d->fallback_last_errno = s->fallback_last_errno;
+        d->fallback_last_reason = s->fallback_last_reason;
+    }
+    if (s->error_count) {
+        d->error_last_errno = s->error_last_errno;
+        d->error_last_reason = s->error_last_reason;
+        if (s->error_last_text[0])
+            memcpy(d->error_last_text, s->error_last_text, sizeof(d->error_last_text));
+    }
+    d->listen_count += s->listen_count;
+    d->connect_count += s->connect_count;
+    d->accept_count += s->accept_count;
+    d->close_count += s->close_count;
+    d->send_count += s->send_count;
+    d->send_bytes += s->send_bytes;
+    d->recv_count += s->recv_count;
+    d->recv_bytes += s->recv_bytes;
+    d->flush_count += s->flush_count;
+    d->send_posted += s->send_posted;
+    d->recv_posted += s->recv_posted;
+    for (int i = 0; i < GTR_OP_COUNT; i++)
+        gt_hist_merge(&d->hist[i], &s->hist[i]);
+    if (d->dev < 0)
+        d->dev = s->dev;
+    if (s->abi_version > d->abi_version)
+        d->abi_version = s->abi_version;
+    if (s->state > d->state)
+        d->state = s->state;
+    d->has_comm_id = s->has_comm_id;
+    d->comm_id = s->comm_id;
+}
+
+uint64_t gt_comm_regs(const struct gtr_comm *c)
+{
+    uint64_t t = 0;
+    for (int a = 0; a < GTR_ASKED_COUNT; a++)
+        for (int m = 0; m < GTR_METHOD_COUNT; m++)
+            t += c->reg_count[a][m];
+    return t;
+}
+
+static void reasons(char *why, size_t n, const uint64_t *by, const char *skip_note)
+{
+    int first = 1;
+    for (int i = 0; i < GTR_REASON_SLOTS; i++) {
+        if (!by[i])
+            continue;
+        appendf(why, n, "%s%s x%llu", first ? "" : ", ", gt_reason_name(i),
+                (unsigned long long)by[i]);
+        first = 0;
+    }
+    if (first && skip_note)
+        appendf(why, n, "%s", skip_note);
+}
+
+/* Why the GPU path was not taken, from what the producers recorded. */
+static void why_not_direct(char *why, size_t n, const struct gt_rec *const *ctx, size_t nctx,
+                           int dev, int gpu_asked)
+{
+    int gpu_advertised = 0, any_dev = 0;
+    char seen[8][160];
+    int nseen = 0;
+    for (size_t i = 0; i < nctx; i++) {
+        const struct gt_rec *r = ctx[i];
+        for (uint32_t k = 0; k < r->ndev; k++) {
+            const struct gtr_device *d = &r->devs[k];
+            if (!d->in_use || (dev >= 0 && d->dev != dev))
+                continue;
+            any_dev = 1;
+            if (d->ptr_support & (GT_PTR_CUDA | GT_PTR_DMABUF))
+                gpu_advertised = 1;
+            char line[160];
+            char ptr[40];
+            snprintf(line, sizeof(line), "dev %d %s: ptrSupport %s, dmabuf probe %s", d->dev,
+                     d->name, gt_fmt_ptr(d->ptr_support, ptr, sizeof(ptr)),
+                     gt_probe_name(d->probe_dmabuf));
+            if (d->probe_dmabuf_errno)
+                appendf(line, sizeof(line), " (errno %d %s)", d->probe_dmabuf_errno,
+                        strerror(d->probe_dmabuf_errno));
+            appendf(line, sizeof(line), ", peermem %s", gt_probe_name(d->probe_peermem));
+            int dup = 0;
+            for (int s = 0; s < nseen; s++)
+                dup |= !strcmp(seen[s], line);
+            if (!dup && nseen < 8) {
+                snprintf(seen[nseen++], sizeof(seen[0]), "%s", line);
+                appendf(why, n, " %s%s.", line, d->why[0] ? "" : "");
+                if (d->why[0])
+                    appendf(why, n, " Plugin: \"%s\".", d->why);
+            }
+        }
+    }
+    const struct gt_rec *r0 = nctx ? ctx[0] : NULL;
+    if (r0) {
+        if (!strcmp(r0->id.policy_reg, "host"))
+            appendf(why, n, " Policy GDRTRACE_REG=host refuses GPU memory.");
+        if (!strcmp(r0->id.policy_reg, "peermem"))
+            appendf(why, n, " Policy GDRTRACE_REG=peermem chose peermem.");
+        if (!strncmp(r0->id.transport, "sock", 4))
+            appendf(why, n, " Transport sock carries host memory only (%s).",
+                    r0->id.transport_why[0] ? r0->id.transport_why : "no reason recorded");
+        if (r0->id.node.nvidia_flavour == GTR_NV_ABSENT)
+            appendf(why, n, " No NVIDIA kernel module on %s.", r0->id.host);
+        if (!r0->id.node.peermem_loaded && !r0->id.node.memory_peers)
+            appendf(why, n, " nvidia_peermem is absent on %s.", r0->id.host);
+    }
+    if (!gpu_asked) {
+        if (gpu_advertised)
+            appendf(why, n,
+                    " The plugin advertised GPU memory but NCCL never asked to register any: GDR "
+                    "disabled by NCCL (GPU-NIC distance beyond NCCL_NET_GDR_LEVEL, "
+                    "NCCL_NET_GDR_READ=0, or a GPU without GDR support).");
+        else if (any_dev)
+            appendf(why, n, " NCCL never asked for GPU memory: the plugin advertised host memory only.");
+        else
+            appendf(why, n, " NCCL never asked for GPU memory (no device record).");
+    }
+}
+
+void gt_verdict_of(const struct gtr_comm *c, const struct gt_rec *const *ctx, size_t nctx,
+                   struct gt_verdict *v)
+{
+    char *why = v->why;
+    size_t n = sizeof(v->why);
+    why[0] = 0;
+    const uint64_t(*R)[GTR_METHOD_COUNT] = c->reg_count;
+    uint64_t gpu_asked = 0, host_asked = 0, did[GTR_METHOD_COUNT] = {0};
+    for (int m = 0; m < GTR_METHOD_COUNT; m++) {
+        gpu_asked += R[GT_ASKED_DMABUF][m] + R[GT_ASKED_CUDA][m];
+        host_asked += R[GT_ASKED_HOST][m];
+        for (int a = 0; a < GTR_ASKED_COUNT; a++)
+            did[m] += R[a][m];
+    }
+    uint64_t gpu_dmabuf = R[GT_ASKED_DMABUF][GT_METHOD_DMABUF] + R[GT_ASKED_CUDA][GT_METHOD_DMABUF];
+    uint64_t gpu_peermem = R[GT_ASKED_DMABUF][GT_METHOD_PEERMEM] + R[GT_ASKED_CUDA][GT_METHOD_PEERMEM];
+    uint64_t gpu_host = R[GT_ASKED_DMABUF][GT_METHOD_HOST] + R[GT_ASKED_CUDA][GT_METHOD_HOST];
+    uint64_t policy_fb = c->fallback_by_reason[GT_REASON_POLICY_PEERMEM] +
+                         c->fallback_by_reason[GT_REASON_POLICY_HOST];
+    uint64_t real_fb = c->fallback_count > policy_fb ? c->fallback_count - policy_fb : 0;
+    uint64_t total = gpu_asked + host_asked;
+
+    if (total == 0 && c->error_count == 0 && c->fallback_count == 0) {
+        v->code = GT_V_NO_DATA;
+        appendf(why, n, "no registration recorded (NCCL opened no connection on it yet).");
+        return;
+    }
+    if (did[GT_METHOD_FAILED] || c->error_count) {
+        v->code = GT_V_ERROR;
+        appendf(why, n, "%llu registration(s) failed, %llu error(s) recorded",
+                (unsigned long long)did[GT_METHOD_FAILED], (unsigned long long)c->error_count);
+        if (c->error_count) {
+            appendf(why, n, " (");
+            reasons(why, n, c->error_by_reason, "no reason");
+            appendf(why, n, ")");
+        }
+        if (c->error_last_errno)
+            appendf(why, n, "; last errno %d (%s)", c->error_last_errno,
+                    strerror(c->error_last_errno));
+        if (c->error_last_text[0])
+            appendf(why, n, "; last error: \"%s\"", c->error_last_text);
+        appendf(why, n, ".");
+        return;
+    }
+    if (real_fb) {
+        v->code = GT_V_FALLBACK;
+        appendf(why, n, "%llu of %llu GPU registration(s) fell back from DMA-BUF (",
+                (unsigned long long)real_fb, (unsigned long long)gpu_asked);
+        reasons(why, n, c->fallback_by_reason, "no reason");
+        appendf(why, n, ")");
+        if (c->fallback_last_errno)
+            appendf(why, n, "; last errno %d (%s)", c->fallback_last_errno,
+                    strerror(c->fallback_last_errno));
+        appendf(why, n, "; did: dmabuf %llu, peermem %llu, host %llu.",
+                (unsigned long long)gpu_dmabuf, (unsigned long long)gpu_peermem,
+                (unsigned long long)gpu_host);
+        why_not_direct(why, n, ctx, nctx, c->dev, 1);
+        return;
+    }
+    if (!gpu_dmabuf && !gpu_peermem) {
+        v->code = GT_V_HOST_STAGED;
+        appendf(why, n, "%llu host-memory registration(s)", (unsigned long long)host_asked);
+        if (gpu_host)
+            appendf(why, n, ", %llu GPU buffer(s) handled as host memory",
+                    (unsigned long long)gpu_host);
+        appendf(why, n, ", no GPU memory registered with the NIC: data staged through host memory.");
+        why_not_direct(why, n, ctx, nctx, c->dev, gpu_asked != 0);
+        return;
+    }
+    char b1[32];
+    if (gpu_dmabuf && !gpu_peermem && !gpu_host) {
+        v->code = GT_V_DIRECT_DMABUF;
+        uint64_t bytes = c->reg_bytes[GT_ASKED_DMABUF][GT_METHOD_DMABUF] +
+                         c->reg_bytes[GT_ASKED_CUDA][GT_METHOD_DMABUF];
+        appendf(why, n, "%llu GPU registration(s) via DMA-BUF (%s)", (unsigned long long)gpu_dmabuf,
+                gt_fmt_bytes(bytes, b1, sizeof(b1)));
+        if (R[GT_ASKED_CUDA][GT_METHOD_DMABUF])
+            appendf(why, n, ", %llu of them asked as regMr(CUDA) and exported by the plugin",
+                    (unsigned long long)R[GT_ASKED_CUDA][GT_METHOD_DMABUF]);
+        appendf(why, n, ", none via peermem.");
+    } else if (gpu_peermem && !gpu_dmabuf && !gpu_host) {
+        v->code = GT_V_DIRECT_PEERMEM;
+        appendf(why, n, "%llu GPU registration(s) via peermem (ibv_reg_mr on GPU addresses), none via DMA-BUF",
+                (unsigned long long)gpu_peermem);
+        if (R[GT_ASKED_CUDA][GT_METHOD_PEERMEM] && !R[GT_ASKED_DMABUF][GT_METHOD_PEERMEM])
+            appendf(why, n, "; NCCL asked regMr(NCCL_PTR_CUDA), never regMrDmaBuf "
+                            "(NCCL_DMABUF_ENABLE=0, or NCCL without DMA-BUF support)");
+        appendf(why, n, ".");
+        why_not_direct(why, n, ctx, nctx, c->dev, 1);
+    } else {
+        v->code = GT_V_MIXED;
+        appendf(why, n, "GPU memory registered by more than one path: dmabuf %llu, peermem %llu, "
+                        "as host %llu.",
+                (unsigned long long)gpu_dmabuf, (unsigned long long)gpu_peermem,
+                (unsigned long long)gpu_host);
+    }
+    if (host_asked)
+        appendf(why, n, " %llu host registration(s) beside them are NCCL's LL buffers "
+                        "(host memory by design): expected.",
+                (unsigned long long)host_asked);
+    if (policy_fb)
+        appendf(why, n, " %llu registration(s) took another path by policy.",
+                (unsigned long long)policy_fb);
+}
+
+int gt_verdict_combine(const int *codes, size_t n)
+{
+    int seen[GT_V_COUNT] = {0}, kinds = 0, last = GT_V_NO_DATA;
+    for (size_t i = 0; i < n; i++) {
+        int c = codes[i];
+        if (c < 0 || c >= GT_V_COUNT || c == GT_V_NO_DATA)
+            continue;
+        if (!seen[c]++) {
+            kinds++;
+            last = c;
+        }
+    }
+    if (seen[GT_V_ERROR])
+        return GT_V_ERROR;
+    if (seen[GT_V_FALLBACK])
+        return GT_V_FALLBACK;
+    if (kinds > 1)
+        return GT_V_MIXED;
+    return last;
+}
+
+static int find_comm(struct gt_job *j, const struct gtr_comm *c, const struct gt_rec *r)
+{
+    for (size_t i = 0; i < j->ncomm; i++) {
+        struct gt_ccomm *x = &j->comms[i];
+        if (c->has_comm_id && x->has_comm_id && x->comm_id == c->comm_id)
+            return (int)i;
+        if (!c->has_comm_id && !x->has_comm_id && x->nmembers &&
+            &j->recs[x->members[0].rec] == r)
+            return (int)i;
+    }
+    return -1;
+}
+
+int gt_job_build(struct gt_job *j, struct gt_rec *recs, size_t nrec)
+{
+    memset(j, 0, sizeof(*j));
+    j->recs = recs;
+    j->nrec = nrec;
+    size_t cap = 0;
+    for (size_t ri = 0; ri < nrec; ri++) {
+        struct gt_rec *r = &recs[ri];
+        int new_job = 1, new_host = 1;
+        for (size_t k = 0; k < ri; k++) {
+            new_job &= strcmp(recs[k].id.job, r->id.job) != 0;
+            new_host &= strcmp(recs[k].id.host, r->id.host) != 0;
+        }
+        j->njobs += new_job;
+        j->nhosts += new_host;
+        for (uint32_t s = 0; s < r->ncomm; s++) {
+            const struct gtr_comm *c = &r->comms[s];
+            if (!gt_comm_used(c))
+                continue;
+            int idx = find_comm(j, c, r);
+            if (idx < 0) {
+                if (j->ncomm == cap) {
+                    cap = cap ? cap * 2 : 16;
+                    struct gt_ccomm *nc = realloc(j->comms, cap * sizeof(*nc));
+                    if (!nc)
+                        goto err;
+                    j->comms = nc;
+                }
+                struct gt_ccomm *x = &j->comms[j->ncomm];
+                memset(x, 0, sizeof(*x));
+                gt_comm_clear(&x->sum);
+                x->has_comm_id = (int)c->has_comm_id;
+                x->comm_id = c->comm_id;
+                if (c->has_comm_id)
+                    snprintf(x->label, sizeof(x->label), "0x%llx", (unsigned long long)c->comm_id);
+                else
+                    snprintf(x->label, sizeof(x->label), "process %s:%d", r->id.host, r->id.pid);
+                idx = (int)j->ncomm++;
+            }
+            struct gt_ccomm *x = &j->comms[idx];
+            struct gt_member *nm = realloc(x->members, (x->nmembers + 1) * sizeof(*nm));
+            if (!nm)
+                goto err;
+            x->members = nm;
+            x->members[x->nmembers].rec = ri;
+            x->members[x->nmembers].slot = s;
+            int new_h = 1;
+            for (size_t k = 0; k < x->nmembers; k++)
+                new_h &= strcmp(recs[x->members[k].rec].id.host, r->id.host) != 0;
+            x->nhosts += new_h;
+            x->nmembers++;
+            gt_comm_accumulate(&x->sum, c);
+        }
+    }
+    int *codes = malloc((j->ncomm ? j->ncomm : 1) * sizeof(int));
+    const struct gt_rec **ctx = malloc((nrec ? nrec : 1) * sizeof(*ctx));
+    if (!codes || !ctx) {
+        free(codes);
+        free(ctx);
+        goto err;
+    }
+    for (size_t i = 0; i < j->ncomm; i++) {
+        struct gt_ccomm *x = &j->comms[i];
+        size_t nctx = 0;
+        for (size_t k = 0; k < x->nmembers; k++) {
+            const struct gt_rec *r = &recs[x->members[k].rec];
+            int dup = 0;
+            for (size_t q = 0; q < nctx; q++)
+                dup |= ctx[q] == r;
+            if (!dup)
+                ctx[nctx++] = r;
+        }
+        gt_verdict_of(&x->sum, ctx, nctx, &x->v);
+        codes[i] = x->v.code;
+    }
+    j->overall.code = gt_verdict_combine(codes, j->ncomm);
+    j->overall.why[0] = 0;
+    {
+        int count[GT_V_COUNT] = {0};
+        for (size_t i = 0; i < j->ncomm; i++)
+            count[codes[i]]++;
+        appendf(j->overall.why, sizeof(j->overall.why), "%zu process(es) on %d host(s), %zu communicator(s):",
+                nrec, j->nhosts, j->ncomm);
+        for (int v = 0; v < GT_V_COUNT; v++)
+            if (count[v])
+                appendf(j->overall.why, sizeof(j->overall.why), " %s %d", gt_verdict_name(v), count[v]);
+        if (!j->ncomm)
+            appendf(j->overall.why, sizeof(j->overall.why), " none");
+        appendf(j->overall.why, sizeof(j->overall.why), ".");
+    }
+    free(codes);
+    free(ctx);
+    return 0;
+err:
+    gt_job_free(j);
+    return -1;
+}
+
+void gt_job_free(struct gt_job *j)
+{
+    for (size_t i = 0; i < j->ncomm; i++)
+        free(j->comms[i].members);
+    free(j->comms);
+    j->comms = NULL;
+    j->ncomm = 0;
+}
+
+const char *gt_fmt_ns(uint64_t ns, char *buf, size_t n)
+{
+    if (ns < 1000)
+        snprintf(buf, n, "%lluns", (unsigned long long)ns);
+    else if (ns < 1000000)
+        snprintf(buf, n, "%.1fus", ns / 1e3);
+    else if (ns < 1000000000)
+        snprintf(buf, n, "%.2fms", ns / 1e6);
+    else
+        snprintf(buf, n, "%.2fs", ns / 1e9);
+    return buf;
+}
+
+const char *gt_fmt_bytes(uint64_t b, char *buf, size_t n)
+{
+    static const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = (double)b;
+    int i = 0;
+    while (v >= 1024 && i < 6) {
+        v /= 1024;
+        i++;
+    }
+    if (i == 0)
+        snprintf(buf, n, "%llu B", (unsigned long long)b);
+    else
+        snprintf(buf, n, "%.1f %s", v, u[i]);
+    return buf;
+}
+
+const char *gt_fmt_ptr(int bits, char *buf, size_t n)
+{
+    buf[0] = 0;
+    if (bits & GT_PTR_HOST)
+        appendf(buf, n, "HOST");
+    if (bits & GT_PTR_CUDA)
+        appendf(buf, n, "%sCUDA", buf[0] ? "|" : "");
+    if (bits & GT_PTR_DMABUF)
+        appendf(buf, n, "%sDMABUF", buf[0] ? "|" : "");
+    if (!buf[0])
+        snprintf(buf, n, "none");
+    return buf;
+}
+
+const char *gt_fmt_comm(const struct gtr_comm *c, const struct gt_rec *r, char *buf, size_t n)
+{
+    if (c->has_comm_id)
+        snprintf(buf, n, "0x%llx", (unsigned long long)c->comm_id);
+    else
+        snprintf(buf, n, "process %s:%d", r->id.host, r->id.pid);
+    return buf;
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * model.h — what the commands compute from parsed recorders: communicator
+ * records merged across processes and nodes (NCCL's commId is the same on
+ * every rank of a communicator), the verdict of each with its evidence, and
+ * the verdict of the whole input.
+ *
+ * Verdict rules (docs/reader.md explains them; first match wins):
+ *   NO-DATA        no registration, fallback or error recorded
+ *   ERROR          a registration failed or an error was recorded
+ *   FALLBACK       a DMA-BUF registration fell back (policy choices excluded)
+ *   HOST-STAGED    no GPU memory registered by DMA-BUF or peermem
+ *   DIRECT-DMABUF  GPU memory registered by DMA-BUF only
+ *   DIRECT-PEERMEM GPU memory registered by peermem only
+ *   MIXED          both
+ * Host registrations beside GPU ones are NCCL's LL buffers (sender LL, the
+ * receiver's p2p LL buffer stay in host memory when GDR is on,
+ * nccl-net-abi.md §3.5): expected, never MIXED by themselves.
+ */
+#ifndef GDRTRACE_TOOLS_MODEL_H
+#define GDRTRACE_TOOLS_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tools/recfile.h"
+
+enum gt_verdict_code {
+    GT_V_DIRECT_DMABUF = 0,
+    GT_V_DIRECT_PEERMEM,
+    GT_V_HOST_STAGED,
+    GT_V_MIXED,
+    GT_V_FALLBACK,
+    GT_V_ERROR,
+    GT_V_NO_DATA,
+    GT_V_COUNT
+};
+
+/* Exit codes of `gdrtrace verdict` (documented in docs/reader.md). */
+#define GT_EXIT_INPUT 2     /* an input could not be read */
+#define GT_EXIT_EXPECT 20   /* --expect did not match */
+
+const char *gt_verdict_name(int v);
+int gt_verdict_exit(int v);
+
+struct gt_verdict {
+    int code;
+    char why[2048]; /* the evidence, one or more sentences */
+};
+
+/* One communicator (or, for ABI < v11, one process standing for itself). */
+struct gt_member {
+    size_t rec;   /* index into the recorder array */
+    uint32_t slot; /* index into that recorder's comms */
+};
+
+struct gt_ccomm {
+    int has_comm_id;
+    uint64_t comm_id;
+    char label[96];        /* "0x..." or "process HOST:PID" */
+    struct gtr_comm sum;   /* counters and histograms summed over members */
+    struct gt_member *members;
+    size_t nmembers;
+    int nhosts;
+    struct gt_verdict v;
+};
+
+struct gt_job {
+    struct gt_rec *recs;   /* not owned */
+    size_t nrec;
+    struct gt_ccomm *comms;
+    size_t ncomm;
+    int njobs, nhosts;
+    struct gt_verdict overall;
+};
+
+/* Builds the merged view; 0 or -1 (out of memory). */
+int gt_job_build(struct gt_job *j, struct gt_rec *recs, size_t nrec);
+void gt_job_free(struct gt_job *j);
+
+/* Verdict of one (possibly merged) communicator record; ctx are the
+ * recorders that contributed (for probes, policy, transport). */
+void gt_verdict_of(const struct gtr_comm *c, const struct gt_rec *const *ctx, size_t nctx,
+                   struct gt_verdict *v);
+/* Verdict of a set: ignores NO-DATA; ERROR > FALLBACK > disagreement = MIXED. */
+int gt_verdict_combine(const int *codes, size_t n);
+
+/* Comm slots that carry data (state != FREE). */
+static inline int gt_comm_used(const struct gtr_comm *c)
+{
+    return c->state != GTR_COMM_FREE;
+}
+
+/* dst += src for every counter and histogram; last errno/reason/text kept
+ * from src when src has any. */
+void gt_comm_accumulate(struct gtr_comm *dst, const struct gtr_comm *src);
+void gt_comm_clear(struct gtr_comm *c);
+
+/* Registration totals. */
+uint64_t gt_comm_regs(const struct gtr_comm *c);
+
+/* Formatting shared by the commands. */
+const char *gt_fmt_ns(uint64_t ns, char *buf, size_t n);    /* 850ns, 12.3us, 1.20ms, 3.40s */
+const char *gt_fmt_bytes(uint64_t b, char *buf, size_t n);  /* 512 B, 1.5 KiB, ... */
+const char *gt_fmt_ptr(int bits, char *buf, size_t n);      /* HOST|CUDA|DMABUF */
+const char *gt_fmt_comm(const struct gtr_comm *c, const struct gt_rec *r, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,540 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * recfile.c — strict parser of recorder files (see recfile.h for the contract).
+ *
+ * Invariants this file keeps:
+ *  - Never reads outside [buf, buf+len): every offset is checked with
+ *    overflow-safe arithmetic (a + b > len is written as a > len - b) before
+ *    any memcpy, and nothing is ever read through a pointer cast of buf (so
+ *    a hostile offset cannot cause a misaligned access either).
+ *  - Every numbered invariant of recorder_format.h is checked here, in order,
+ *    and each failure produces one message naming the source, the field and
+ *    the offending value.
+ *  - Nothing returned points into buf: the caller may free it right away.
+ */
+#include "tools/recfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "plugin/gt_net.h"
+
+_Static_assert((int)GTR_ASKED_COUNT == (int)GT_ASKED_COUNT, "asked dimension");
+_Static_assert((int)GTR_METHOD_COUNT == (int)GT_METHOD_COUNT, "method dimension");
+_Static_assert((int)GT_REASON_COUNT <= GTR_REASON_SLOTS, "reason slots");
+
+/* A recorder bigger than this is refused rather than read into memory. */
+#define GT_REC_MAX_BYTES (1ull << 34)
+
+static int fail(char *err, size_t errlen, const char *source, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fail(char *err, size_t errlen, const char *source, const char *fmt, ...)
+{
+    if (err && errlen) {
+        int n = snprintf(err, errlen, "%s: ", source);
+        if (n < 0 || (size_t)n >= errlen)
+            n = 0;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* 1 if [off, off+n) lies inside [0, len). */
+static int in_bounds(uint64_t off, uint64_t n, uint64_t len)
+{
+    return off <= len && n <= len - off;
+}
+
+/* 1 if the fixed array holds a NUL (invariant 4). */
+static int nul_bounded(const char *s, size_t n)
+{
+    return memchr(s, 0, n) != NULL;
+}
+
+#define CHECK_STR(obj, field, what)                                                               \
+    do {                                                                                          \
+        if (!nul_bounded((obj).field, sizeof((obj).field)))                                       \
+            return fail(err, errlen, source, "%s.%s is not NUL-terminated within its %zu bytes", \
+                        what, #field, sizeof((obj).field));                                       \
+    } while (0)
+
+static int check_identity(const struct gtr_identity *id, const char *source, char *err,
+                          size_t errlen)
+{
+    CHECK_STR(*id, host, "identity");
+    CHECK_STR(*id, job, "identity");
+    CHECK_STR(*id, launcher, "identity");
+    CHECK_STR(*id, plugin_version, "identity");
+    CHECK_STR(*id, transport, "identity");
+    CHECK_STR(*id, transport_why, "identity");
+    CHECK_STR(*id, policy_reg, "identity");
+    CHECK_STR(*id, policy_text, "identity");
+    CHECK_STR(id->node, kernel_release, "identity.node");
+    CHECK_STR(id->node, boot_id, "identity.node");
+    CHECK_STR(id->node, nvidia_version, "identity.node");
+    CHECK_STR(id->node, rdma_devices, "identity.node");
+    CHECK_STR(id->node, gpus, "identity.node");
+    CHECK_STR(id->node, cpu_model, "identity.node");
+    if (id->clock != GTR_CLOCK_MONOTONIC && id->clock != GTR_CLOCK_TSC && id->clock != 0)
+        return fail(err, errlen, source, "identity.clock is %u (expected 1 monotonic or 2 TSC)",
+                    id->clock);
+    if (id->clock == GTR_CLOCK_TSC && id->clock_shift > 63)
+        return fail(err, errlen, source, "identity.clock_shift is %u (must be < 64)",
+                    id->clock_shift);
+    return 0;
+}
+
+static int check_device(const struct gtr_device *d, uint64_t i, const char *source, char *err,
+                        size_t errlen)
+{
+    char what[48];
+    snprintf(what, sizeof(what), "devices[%llu]", (unsigned long long)i);
+    CHECK_STR(*d, name, what);
+    CHECK_STR(*d, pci_path, what);
+    CHECK_STR(*d, transport, what);
+    CHECK_STR(*d, why, what);
+    return 0;
+}
+
+static int check_comm(const struct gtr_comm *c, uint64_t i, const char *source, char *err,
+                      size_t errlen)
+{
+    char what[48];
+    snprintf(what, sizeof(what), "comms[%llu]", (unsigned long long)i);
+    if (c->state > GTR_COMM_FINALIZED)
+        return fail(err, errlen, source, "%s.state is %u (expected 0 free, 1 active, 2 finalized)",
+                    what, c->state);
+    CHECK_STR(*c, error_last_text, what);
+    return 0;
+}
+
+/* Copies `count` entries of `esize` bytes at `off` into an array of `known`
+ * byte structs, each zero-filled past min(esize, known). */
+static void *copy_entries(const unsigned char *buf, uint64_t off, uint64_t esize, uint64_t count,
+                          size_t known)
+{
+    unsigned char *out = calloc(count ? count : 1, known);
+    if (!out)
+        return NULL;
+    size_t take = esize < known ? (size_t)esize : known;
+    for (uint64_t i = 0; i < count; i++)
+        memcpy(out + i * known, buf + off + i * esize, take);
+    return out;
+}
+
+static int sec_cmp(const void *a, const void *b)
+{
+    const struct gtr_section *x = a, *y = b;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* Invariant 6: walk the last `capacity` positions before head and keep the
+ * complete ones.  Tolerates a head that is stale relative to the slots (a
+ * live snapshot): a slot whose sequence belongs to a later lap is counted
+ * as overwritten, never misattributed. */
+static int read_ring(const unsigned char *buf, uint64_t off, uint64_t size, struct gt_rec *r,
+                     const char *source, char *err, size_t errlen)
+{
+    if (size < sizeof(struct gtr_ring_header))
+        return fail(err, errlen, source, "ring section is %llu bytes, smaller than its %zu-byte header",
+                    (unsigned long long)size, sizeof(struct gtr_ring_header));
+    memcpy(&r->ring, buf + off, sizeof(r->ring));
+    const struct gtr_ring_header *h = &r->ring;
+    if (h->capacity == 0 || (h->capacity & (h->capacity - 1)))
+        return fail(err, errlen, source, "ring capacity %llu is not a power of two",
+                    (unsigned long long)h->capacity);
+    if (h->event_size < sizeof(struct gtr_event) || h->event_size % 8)
+        return fail(err, errlen, source,
+                    "ring event_size %u is invalid (at least %zu, a multiple of 8)", h->event_size,
+                    sizeof(struct gtr_event));
+    if (h->mode != GTR_RING_OVERWRITE)
+        return fail(err, errlen, source, "ring mode %u is unknown", h->mode);
+    uint64_t body = size - sizeof(struct gtr_ring_header);
+    if (h->capacity > body / h->event_size || h->capacity * h->event_size != body)
+        return fail(err, errlen, source,
+                    "ring holds %llu bytes of events, capacity %llu x event_size %u does not fit",
+                    (unsigned long long)body, (unsigned long long)h->capacity, h->event_size);
+    if (h->head > (UINT64_MAX >> 2))
+        return fail(err, errlen, source, "ring head %llu is out of range",
+                    (unsigned long long)h->head);
+
+    struct gt_ring_stats *rs = &r->rs;
+    rs->capacity = h->capacity;
+    rs->head = h->head;
+    uint64_t first = h->head > h->capacity ? h->head - h->capacity : 0;
+    rs->overwritten = first;
+    uint64_t n = h->head - first;
+    r->events = malloc((n ? n : 1) * sizeof(struct gtr_event));
+    if (!r->events)
+        return fail(err, errlen, source, "out of memory for %llu events", (unsigned long long)n);
+    const unsigned char *slots = buf + off + sizeof(struct gtr_ring_header);
+    uint64_t mask = h->capacity - 1, esz = h->event_size;
+    size_t kept = 0;
+    for (uint64_t pos = first; pos < h->head; pos++) {
+        struct gtr_event *e = &r->events[kept];
+        memcpy(e, slots + (pos & mask) * esz, sizeof(*e));
+        uint64_t want = 2 * pos + 2;
+        if (e->seq == want) {
+            if (e->type >= GTR_EV_COUNT || (e->comm_slot != GTR_NO_COMM && e->comm_slot >= r->ncomm)) {
+                rs->bad++;
+                continue;
+            }
+            rs->by_type[e->type]++;
+            kept++;
+        } else if (!(e->seq & 1) && e->seq > want) {
+            rs->overwritten++;
+        } else {
+            rs->torn++;
+        }
+    }
+    rs->complete = kept;
+    r->nevents = kept;
+    return 0;
+}
+
+int gt_rec_parse(const void *vbuf, size_t len, const char *source, struct gt_rec *r, char *err,
+                 size_t errlen)
+{
+    const unsigned char *buf = vbuf;
+    memset(r, 0, sizeof(*r));
+    snprintf(r->source, sizeof(r->source), "%s", source);
+    source = r->source;
+    r->size = len;
+
+    /* Invariant 1: identity of the format. */
+    if (len < GTR_MAGIC_LEN || memcmp(buf, GTR_MAGIC, GTR_MAGIC_LEN) != 0)
+        return fail(err, errlen, source, "not a gdrtrace recorder (no \"GDRTRACE\" magic)");
+    if (len < sizeof(struct gtr_header))
+        return fail(err, errlen, source, "truncated: %zu bytes, the header alone needs %zu", len,
+                    sizeof(struct gtr_header));
+    struct gtr_header *h = &r->hdr;
+    memcpy(h, buf, sizeof(*h));
+    if (h->endian != GTR_ENDIAN_MARK) {
+        uint32_t e = h->endian;
+        uint32_t sw = (e >> 24) | ((e >> 8) & 0xff00) | ((e << 8) & 0xff0000) | (e << 24);
+        if (sw == GTR_ENDIAN_MARK)
+            return fail(err, errlen, source,
+                        "written on a machine of the other byte order; read it there");
+        return fail(err, errlen, source, "endian mark is 0x%08x (expected 0x%08x)", e,
+                    GTR_ENDIAN_MARK);
+    }
+    /* Invariant 2: major version must match; a newer minor is read. */
+    if (h->version_major != GTR_VERSION_MAJOR)
+        return fail(err, errlen, source,
+                    "format version %u.%u; this gdrtrace reads major version %u only",
+                    h->version_major, h->version_minor, GTR_VERSION_MAJOR);
+    if (h->word_size != 8)
+        return fail(err, errlen, source, "word size %u (expected 8)", h->word_size);
+    if (h->state > GTR_STATE_CLOSED)
+        return fail(err, errlen, source, "header state %u is unknown", h->state);
+    if (h->header_size < sizeof(struct gtr_header) || h->header_size < GTR_HEADER_SIZE)
+        return fail(err, errlen, source, "header_size %u is smaller than %u", h->header_size,
+                    GTR_HEADER_SIZE);
+    if (h->file_size > len)
+        return fail(err, errlen, source,
+                    "truncated: header says %llu bytes, only %zu could be read",
+                    (unsigned long long)h->file_size, len);
+    if (h->header_size > h->file_size)
+        return fail(err, errlen, source, "header_size %u exceeds file_size %llu", h->header_size,
+                    (unsigned long long)h->file_size);
+    if (h->section_count > GTR_MAX_SECTIONS)
+        return fail(err, errlen, source, "section_count %u exceeds the maximum %d",
+                    h->section_count, GTR_MAX_SECTIONS);
+    if (h->state == GTR_STATE_CREATING)
+        return fail(err, errlen, source, "recorder is still being created (state CREATING)");
+
+    /* Invariant 3: sections inside the file, sizes consistent, no overlap. */
+    struct gtr_section secs[GTR_MAX_SECTIONS];
+    unsigned nsec = 0;
+    const struct gtr_section *by_id[GTR_SEC_RING + 1] = {0};
+    for (unsigned i = 0; i < h->section_count; i++) {
+        const struct gtr_section *s = &h->sections[i];
+        if (s->id == 0)
+            continue;
+        if (s->offset < h->header_size || !in_bounds(s->offset, s->size, h->file_size))
+            return fail(err, errlen, source,
+                        "section %u (id %u) at offset %llu size %llu lies outside [%u, %llu)", i,
+                        s->id, (unsigned long long)s->offset, (unsigned long long)s->size,
+                        h->header_size, (unsigned long long)h->file_size);
+        if (s->id != GTR_SEC_RING) {
+            if (s->entry_size == 0 || s->count > s->size / s->entry_size ||
+                s->count * s->entry_size != s->size)
+                return fail(err, errlen, source,
+                            "section %u (id %u): entry_size %u x count %llu != size %llu", i,
+                            s->id, s->entry_size, (unsigned long long)s->count,
+                            (unsigned long long)s->size);
+        }
+        if (s->id <= GTR_SEC_RING) {
+            if (by_id[s->id])
+                return fail(err, errlen, source, "section id %u appears twice", s->id);
+            by_id[s->id] = s;
+        }
+        secs[nsec++] = *s;
+    }
+    qsort(secs, nsec, sizeof(secs[0]), sec_cmp);
+    for (unsigned i = 1; i < nsec; i++)
+        if (secs[i].offset < secs[i - 1].offset + secs[i - 1].size)
+            return fail(err, errlen, source,
+                        "sections overlap: id %u [%llu, +%llu) and id %u at %llu", secs[i - 1].id,
+                        (unsigned long long)secs[i - 1].offset,
+                        (unsigned long long)secs[i - 1].size, secs[i].id,
+                        (unsigned long long)secs[i].offset);
+
+    const struct gtr_section *s = by_id[GTR_SEC_IDENTITY];
+    if (!s)
+        return fail(err, errlen, source, "no identity section");
+    if (s->count != 1)
+        return fail(err, errlen, source, "identity section has %llu entries (expected 1)",
+                    (unsigned long long)s->count);
+    if (s->entry_size < sizeof(struct gtr_identity))
+        return fail(err, errlen, source, "identity entry_size %u is smaller than version 1.0's %zu",
+                    s->entry_size, sizeof(struct gtr_identity));
+    memcpy(&r->id, buf + s->offset, sizeof(r->id));
+    if (check_identity(&r->id, source, err, errlen))
+        return -1;
+
+    s = by_id[GTR_SEC_DEVICES];
+    if (s && s->count) {
+        if (s->entry_size < sizeof(struct gtr_device))
+            return fail(err, errlen, source, "devices entry_size %u is smaller than version 1.0's %zu",
+                        s->entry_size, sizeof(struct gtr_device));
+        if (s->count > 65536)
+            return fail(err, errlen, source, "devices count %llu is implausible",
+                        (unsigned long long)s->count);
+        r->devs = copy_entries(buf, s->offset, s->entry_size, s->count, sizeof(struct gtr_device));
+        if (!r->devs)
+            goto err_oom;
+        r->ndev = (uint32_t)s->count;
+        for (uint32_t i = 0; i < r->ndev; i++)
+            if (check_device(&r->devs[i], i, source, err, errlen))
+                goto err_free;
+    }
+    s = by_id[GTR_SEC_COMMS];
+    if (s && s->count) {
+        if (s->entry_size < sizeof(struct gtr_comm)) {
+            fail(err, errlen, source, "comms entry_size %u is smaller than version 1.0's %zu",
+                 s->entry_size, sizeof(struct gtr_comm));
+            goto err_free;
+        }
+        if (s->count >= GTR_NO_COMM) {
+            fail(err, errlen, source, "comms count %llu exceeds %u", (unsigned long long)s->count,
+                 GTR_NO_COMM - 1);
+            goto err_free;
+        }
+        r->comms = copy_entries(buf, s->offset, s->entry_size, s->count, sizeof(struct gtr_comm));
+        if (!r->comms)
+            goto err_oom;
+        r->ncomm = (uint32_t)s->count;
+        for (uint32_t i = 0; i < r->ncomm; i++)
+            if (check_comm(&r->comms[i], i, source, err, errlen))
+                goto err_free;
+    }
+    s = by_id[GTR_SEC_RING];
+    if (s) {
+        r->has_ring = 1;
+        if (read_ring(buf, s->offset, s->size, r, source, err, errlen))
+            goto err_free;
+    }
+    r->liveness = h->state == GTR_STATE_CLOSED ? GT_LIVE_EXITED : GT_LIVE_UNKNOWN;
+    return 0;
+
+err_oom:
+    fail(err, errlen, source, "out of memory");
+err_free:
+    gt_rec_free(r);
+    return -1;
+}
+
+void gt_rec_free(struct gt_rec *r)
+{
+    free(r->devs);
+    free(r->comms);
+    free(r->events);
+    r->devs = NULL;
+    r->comms = NULL;
+    r->events = NULL;
+    r->ndev = r->ncomm = 0;
+    r->nevents = 0;
+}
+
+int gt_read_file(const char *path, size_t max, unsigned char **out, size_t *outlen, char *err,
+                 size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return fail(err, errlen, path, "cannot open: %s", strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        fail(err, errlen, path, "cannot stat: %s", strerror(errno));
+        goto err_fd;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        fail(err, errlen, path, "not a regular file");
+        goto err_fd;
+    }
+    if ((uint64_t)st.st_size > max) {
+        fail(err, errlen, path, "%lld bytes is larger than the %zu this reader accepts",
+             (long long)st.st_size, max);
+        goto err_fd;
+    }
+    /* The file may grow or shrink while we read (a live writer, ftruncate):
+     * read at most the size seen, and keep only what read() returned. */
+    size_t cap = (size_t)st.st_size;
+    unsigned char *b = malloc(cap ? cap : 1);
+    if (!b) {
+        fail(err, errlen, path, "out of memory for %zu bytes", cap);
+        goto err_fd;
+    }
+    size_t got = 0;
+    while (got < cap) {
+        ssize_t n = read(fd, b + got, cap - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            fail(err, errlen, path, "read failed: %s", strerror(errno));
+            free(b);
+            goto err_fd;
+        }
+        if (n == 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd);
+    *out = b;
+    *outlen = got;
+    return 0;
+err_fd:
+    close(fd);
+    return -1;
+}
+
+static int read_boot_id(char *out, size_t n)
+{
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+    if (!f)
+        return -1;
+    int ok = fgets(out, (int)n, f) != NULL;
+    fclose(f);
+    if (!ok)
+        return -1;
+    out[strcspn(out, "\n")] = 0;
+    return 0;
+}
+
+int gt_rec_judge_liveness(const struct gt_rec *r)
+{
+    if (r->hdr.state == GTR_STATE_CLOSED)
+        return GT_LIVE_EXITED;
+    if (r->hdr.state == GTR_STATE_CREATING)
+        return GT_LIVE_CREATING;
+    char boot[64];
+    if (r->id.node.boot_id[0] && read_boot_id(boot, sizeof(boot)) == 0 &&
+        strcmp(boot, r->id.node.boot_id) != 0)
+        return GT_LIVE_CRASHED;
+    if (r->id.pid <= 0)
+        return GT_LIVE_CRASHED;
+    if (kill(r->id.pid, 0) == 0 || errno == EPERM)
+        return GT_LIVE_LIVE;
+    return GT_LIVE_CRASHED;
+}
+
+int gt_rec_load_file(const char *path, struct gt_rec *r, char *err, size_t errlen)
+{
+    unsigned char *b;
+    size_t n;
+    if (gt_read_file(path, GT_REC_MAX_BYTES, &b, &n, err, errlen))
+        return -1;
+    int rc = gt_rec_parse(b, n, path, r, err, errlen);
+    free(b);
+    if (rc == 0)
+        r->liveness = gt_rec_judge_liveness(r);
+    return rc;
+}
+
+const char *gt_liveness_name(int l)
+{
+    switch (l) {
+    case GT_LIVE_CREATING: return "creating";
+    case GT_LIVE_LIVE: return "live";
+    case GT_LIVE_EXITED: return "exited";
+    case GT_LIVE_CRASHED: return "crashed";
+    default: return "unknown";
+    }
+}
+
+const char *gt_asked_name(int a)
+{
+    static const char *n[] = {"dmabuf", "cuda", "host"};
+    return a >= 0 && a < GTR_ASKED_COUNT ? n[a] : "?";
+}
+
+const char *gt_method_name(int m)
+{
+    static const char *n[] = {"dmabuf", "peermem", "host", "failed"};
+    return m >= 0 && m < GTR_METHOD_COUNT ? n[m] : "?";
+}
+
+const char *gt_reason_name(int r)
+{
+    static const char *n[GT_REASON_COUNT] = {
+        [GT_REASON_NONE] = "none",
+        [GT_REASON_DMABUF_UNSUPPORTED] = "dmabuf-unsupported",
+        [GT_REASON_DMABUF_REG_FAILED] = "dmabuf-reg-failed",
+        [GT_REASON_NO_REG_DMABUF_SYMBOL] = "no-ibv_reg_dmabuf_mr",
+        [GT_REASON_CUDA_UNAVAILABLE] = "cuda-unavailable",
+        [GT_REASON_CUDA_EXPORT_FAILED] = "cuda-export-failed",
+        [GT_REASON_PEERMEM_ABSENT] = "peermem-absent",
+        [GT_REASON_PEERMEM_NOT_ALLOWED] = "peermem-not-allowed",
+        [GT_REASON_PEERMEM_REG_FAILED] = "peermem-reg-failed",
+        [GT_REASON_POLICY_PEERMEM] = "policy-peermem",
+        [GT_REASON_POLICY_HOST] = "policy-host",
+        [GT_REASON_HOST_MEMORY_ONLY] = "host-memory-only",
+        [GT_REASON_HOST_REG_FAILED] = "host-reg-failed",
+        [GT_REASON_BAD_ARGUMENT] = "bad-argument",
+        [GT_REASON_TRANSPORT_ERROR] = "transport-error",
+        [GT_REASON_PEER_GONE] = "peer-gone",
+    };
+    static char other[GTR_REASON_SLOTS + 1][16];
+    if (r >= 0 && r < GT_REASON_COUNT && n[r])
+        return n[r];
+    if (r >= 0 && r <= GTR_REASON_SLOTS) {
+        snprintf(other[r], sizeof(other[r]), "reason#%d", r);
+        return other[r];
+    }
+    return "reason#?";
+}
+
+const char *gt_op_name(int op)
+{
+    static const char *n[] = {"reg", "dereg", "send", "recv", "flush"};
+    return op >= 0 && op < GTR_OP_COUNT ? n[op] : "?";
+}
+
+const char *gt_event_name(int t)
+{
+    static const char *n[GTR_EV_COUNT] = {
+        "none",     "recorder-open", "init",    "finalize",   "probe",      "transport",
+        "listen",   "connect",       "accept",  "reg",        "dereg",      "fallback",
+        "error",    "close-send",    "close-recv", "close-listen", "send",   "recv",
+        "flush",
+    };
+    return t >= 0 && t < GTR_EV_COUNT ? n[t] : "?";
+}
+
+const char *gt_probe_name(int p)
+{
+    static const char *n[] = {"unknown", "supported", "unsupported", "absent"};
+    return p >= 0 && p <= GTR_PROBE_ABSENT ? n[p] : "unknown";
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * recfile.h — the strict, safe reader of gdrtrace recorder files and archives.
+ *
+ * Contract: every byte handed to gt_rec_parse() is hostile.  The parser works
+ * on a private snapshot (a file is read() into our own buffer, never mapped),
+ * so a concurrent writer or a truncating attacker cannot move memory under
+ * us; it checks every invariant of include/gdrtrace/recorder_format.h and
+ * copies each entry into a zero-filled struct of the size this reader knows
+ * (min(entry_size, sizeof known), invariant 2).  After a successful parse
+ * every string in the copies is NUL-terminated within its array and every
+ * index (comm_slot, enum values used as indices) has been bounded.
+ *
+ * Error convention: functions returning int return 0 on success and -1 on a
+ * problem, with one line in err (naming the source and the problem).
+ * Single-threaded; no global state.
+ */
+#ifndef GDRTRACE_TOOLS_RECFILE_H
+#define GDRTRACE_TOOLS_RECFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gdrtrace/recorder_format.h"
+
+#define GT_ERRLEN 512
+
+/* What the reader judged about the producer (ls: live / exited / crashed). */
+enum gt_liveness {
+    GT_LIVE_UNKNOWN = 0,
+    GT_LIVE_CREATING, /* header state CREATING */
+    GT_LIVE_LIVE,     /* state LIVE and the pid runs on this boot */
+    GT_LIVE_EXITED,   /* state CLOSED */
+    GT_LIVE_CRASHED,  /* state LIVE but the pid is gone or the boot id differs */
+};
+const char *gt_liveness_name(int l);
+
+/* What the event ring held, classified per invariant 6. */
+struct gt_ring_stats {
+    uint64_t capacity;
+    uint64_t head;         /* absolute positions reserved so far */
+    uint64_t complete;     /* committed records with the expected sequence */
+    uint64_t torn;         /* odd sequence (being written) or never committed */
+    uint64_t overwritten;  /* slot already reused by a later lap, or older than one lap */
+    uint64_t bad;          /* committed but with an out-of-range type or comm slot */
+    uint64_t by_type[GTR_EV_COUNT];
+};
+
+struct gt_rec {
+    char source[1024];       /* path, or "ARCHIVE:MEMBER" */
+    uint64_t size;           /* bytes read */
+    struct gtr_header hdr;   /* as found (validated) */
+    struct gtr_identity id;  /* zero-filled past the writer's entry size */
+    int liveness;            /* enum gt_liveness */
+    uint32_t ndev;
+    struct gtr_device *devs; /* ndev entries */
+    uint32_t ncomm;
+    struct gtr_comm *comms;  /* ncomm entries (all slots, FREE ones too) */
+    int has_ring;
+    struct gtr_ring_header ring;
+    struct gt_ring_stats rs;
+    size_t nevents;
+    struct gtr_event *events; /* complete events, oldest first */
+};
+
+/*! gt_rec_parse() : validates buf[0, len) as a recorder and fills *r.
+ *  source names it in messages.  Keeps no pointer into buf.  On failure *r
+ *  holds nothing to free and err says what was wrong. */
+int gt_rec_parse(const void *buf, size_t len, const char *source, struct gt_rec *r, char *err,
+                 size_t errlen);
+
+/*! gt_rec_load_file() : snapshot of a live or closed recorder file, then
+ *  gt_rec_parse(); judges liveness (pid, boot id) against this machine. */
+int gt_rec_load_file(const char *path, struct gt_rec *r, char *err, size_t errlen);
+
+/* Liveness of a parsed recorder as seen from this machine (kill(pid, 0), boot id). */
+int gt_rec_judge_liveness(const struct gt_rec *r);
+
+void gt_rec_free(struct gt_rec *r);
+
+/* Reads a whole regular file into a malloc'd buffer, at most max bytes. */
+int gt_read_file(const char *path, size_t max, unsigned char **out, size_t *outlen, char *err,
+                 size_t errlen);
+
+/* Names used by every command. */
+const char *gt_asked_name(int a);  /* dmabuf, cuda, host */
+const char *gt_method_name(int m); /* dmabuf, peermem, host, failed */
+const char *gt_reason_name(int r); /* short token, "reason#N" for unknown values */
+const char *gt_op_name(int op);    /* reg, dereg, send, recv, flush */
+const char *gt_event_name(int t);
+const char *gt_probe_name(int p);  /* unknown, supported, unsupported, absent */
+
+#endif

@@ -1,0 +1,536 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * report.c — the summary report: per node, per process (identity, node
+ * fingerprint, devices and probes, event ring, communicators), then per
+ * communicator across processes and nodes, then the verdict of the input.
+ * Invariant: output depends only on the parsed recorders (plus the liveness
+ * judged at load or dump time), so a dump archive reports exactly like the
+ * live files it was made from; the only line naming where a recorder was read
+ * from starts with "source".
+ */
+#include "tools/report.h"
+
+#include <string.h>
+
+#include "plugin/gt_net.h"
+#include "tools/hist.h"
+
+static const double qs[] = {0.50, 0.95, 0.99};
+
+int gt_load_job(char **paths, int n, struct gt_inputs *in, struct gt_job *j)
+{
+    int bad = gt_inputs_load(in, paths, n);
+    if (gt_job_build(j, in->recs, in->n)) {
+        fprintf(stderr, "gdrtrace: out of memory building the report\n");
+        return GT_EXIT_INPUT;
+    }
+    return bad ? GT_EXIT_INPUT : 0;
+}
+
+void gt_report_hist_bars(FILE *f, const struct gtr_hist *h, const char *indent, int width)
+{
+    /* One row per power of two: the 16 sub-buckets summed. */
+    enum { ROWS = GTR_HIST_BUCKETS / GTR_HIST_SUB };
+    uint64_t row[ROWS] = {0}, maxrow = 0;
+    int lo = -1, hi = -1;
+    for (int r = 0; r < ROWS; r++) {
+        for (int s = 0; s < (int)GTR_HIST_SUB; s++)
+            row[r] += h->buckets[r * GTR_HIST_SUB + s];
+        if (row[r]) {
+            if (lo < 0)
+                lo = r;
+            hi = r;
+            if (row[r] > maxrow)
+                maxrow = row[r];
+        }
+    }
+    if (lo < 0)
+        return;
+    for (int r = lo; r <= hi; r++) {
+        char a[24], b[24];
+        uint64_t from = gt_hist_bucket_lo((unsigned)(r * GTR_HIST_SUB));
+        uint64_t to = gt_hist_bucket_hi((unsigned)(r * GTR_HIST_SUB + GTR_HIST_SUB - 1));
+        int len = (int)((double)row[r] * width / (double)maxrow + 0.5);
+        if (row[r] && len == 0)
+            len = 1;
+        fprintf(f, "%s%9s..%-9s |", indent, gt_fmt_ns(from, a, sizeof(a)),
+                to == UINT64_MAX ? "inf" : gt_fmt_ns(to + 1, b, sizeof(b)));
+        for (int i = 0; i < len; i++)
+            fputc('#', f);
+        fprintf(f, "%*s %llu\n", width - len, "", (unsigned long long)row[r]);
+    }
+}
+
+static void text_matrix(FILE *f, const struct gtr_comm *c, const char *ind)
+{
+    char b[32];
+    fprintf(f, "%sregistrations   asked \\ did    %10s %10s %10s %10s\n", ind, "dmabuf", "peermem",
+            "host", "failed");
+    for (int a = 0; a < GTR_ASKED_COUNT; a++) {
+        uint64_t row = 0;
+        for (int m = 0; m < GTR_METHOD_COUNT; m++)
+            row += c->reg_count[a][m];
+        if (!row)
+            continue;
+        fprintf(f, "%s                %-14s", ind,
+                a == GT_ASKED_DMABUF ? "regMrDmaBuf" : a == GT_ASKED_CUDA ? "regMr(CUDA)" : "regMr(HOST)");
+        for (int m = 0; m < GTR_METHOD_COUNT; m++)
+            fprintf(f, " %10llu", (unsigned long long)c->reg_count[a][m]);
+        fprintf(f, "\n%s                %-14s", ind, "  bytes");
+        for (int m = 0; m < GTR_METHOD_COUNT; m++)
+            fprintf(f, " %10s", c->reg_count[a][m] ? gt_fmt_bytes(c->reg_bytes[a][m], b, sizeof(b)) : "-");
+        fputc('\n', f);
+    }
+    if (c->reg_exported_fd || c->reg_cache_hits)
+        fprintf(f, "%s                plugin-exported dma-buf fds %llu, MR cache hits %llu\n", ind,
+                (unsigned long long)c->reg_exported_fd, (unsigned long long)c->reg_cache_hits);
+}
+
+static void text_reasons(FILE *f, const uint64_t *by)
+{
+    int first = 1;
+    for (int i = 0; i < GTR_REASON_SLOTS; i++)
+        if (by[i]) {
+            fprintf(f, "%s%s x%llu", first ? " (" : ", ", gt_reason_name(i), (unsigned long long)by[i]);
+            first = 0;
+        }
+    if (!first)
+        fputc(')', f);
+}
+
+static void text_comm_body(FILE *f, const struct gtr_comm *c, const char *ind, int flags)
+{
+    char b1[32], b2[32];
+    text_matrix(f, c, ind);
+    fprintf(f, "%sfallbacks       %llu", ind, (unsigned long long)c->fallback_count);
+    text_reasons(f, c->fallback_by_reason);
+    if (c->fallback_count && c->fallback_last_errno)
+        fprintf(f, "; last errno %d (%s)", c->fallback_last_errno, strerror(c->fallback_last_errno));
+    fprintf(f, "\n%serrors          %llu", ind, (unsigned long long)c->error_count);
+    text_reasons(f, c->error_by_reason);
+    if (c->error_count && c->error_last_errno)
+        fprintf(f, "; last errno %d (%s)", c->error_last_errno, strerror(c->error_last_errno));
+    if (c->error_last_text[0])
+        fprintf(f, "; last: \"%s\"", c->error_last_text);
+    fputc('\n', f);
+    fprintf(f, "%sconnections     listen %llu, connect %llu, accept %llu, close %llu, dereg %llu\n",
+            ind, (unsigned long long)c->listen_count, (unsigned long long)c->connect_count,
+            (unsigned long long)c->accept_count, (unsigned long long)c->close_count,
+            (unsigned long long)c->dereg_count);
+    fprintf(f, "%straffic         sent %llu (%s), received %llu (%s), flushes %llu\n", ind,
+            (unsigned long long)c->send_count, gt_fmt_bytes(c->send_bytes, b1, sizeof(b1)),
+            (unsigned long long)c->recv_count, gt_fmt_bytes(c->recv_bytes, b2, sizeof(b2)),
+            (unsigned long long)c->flush_count);
+    int any = 0;
+    for (int op = 0; op < GTR_OP_COUNT; op++)
+        any |= c->hist[op].count != 0;
+    if (!any)
+        return;
+    fprintf(f, "%slatency         %-6s %10s %10s %10s %10s %10s\n", ind, "op", "count", "p50", "p95",
+            "p99", "max");
+    for (int op = 0; op < GTR_OP_COUNT; op++) {
+        const struct gtr_hist *h = &c->hist[op];
+        if (!h->count)
+            continue;
+        fprintf(f, "%s                %-6s %10llu", ind, gt_op_name(op), (unsigned long long)h->count);
+        for (unsigned q = 0; q < 3; q++)
+            fprintf(f, " %10s", gt_fmt_ns(gt_hist_quantile(h, qs[q]), b1, sizeof(b1)));
+        fprintf(f, " %10s\n", gt_fmt_ns(h->max_ns, b1, sizeof(b1)));
+    }
+    if (flags & GT_REPORT_BARS) {
+        char ind2[64];
+        snprintf(ind2, sizeof(ind2), "%s    ", ind);
+        for (int op = 0; op < GTR_OP_COUNT; op++) {
+            if (!c->hist[op].count)
+                continue;
+            fprintf(f, "%shistogram %s\n", ind, gt_op_name(op));
+            gt_report_hist_bars(f, &c->hist[op], ind2, 40);
+        }
+    }
+}
+
+static void text_process(FILE *f, const struct gt_job *j, size_t ri, int flags)
+{
+    const struct gt_rec *r = &j->recs[ri];
+    const struct gtr_identity *id = &r->id;
+    char b[64];
+    fprintf(f, "\n== process %s pid %d  job %s  rank %d/%d (local %d)  %s\n", id->host, id->pid,
+            id->job[0] ? id->job : "-", id->rank, id->world_size, id->local_rank,
+            gt_liveness_name(r->liveness));
+    fprintf(f, "   source   %s\n", r->source);
+    fprintf(f, "   format   %u.%u, %llu bytes\n", r->hdr.version_major, r->hdr.version_minor,
+            (unsigned long long)r->hdr.file_size);
+    fprintf(f, "   plugin   %s  NCCL %d  net ABI v%d  launcher %s\n",
+            id->plugin_version[0] ? id->plugin_version : "?", id->nccl_version, id->abi_version,
+            id->launcher[0] ? id->launcher : "-");
+    fprintf(f, "   transport %s (%s)\n", id->transport[0] ? id->transport : "?",
+            id->transport_why[0] ? id->transport_why : "no reason recorded");
+    fprintf(f, "   policy   GDRTRACE_REG=%s GDRTRACE_ALLOW_PEERMEM=%u%s%s\n",
+            id->policy_reg[0] ? id->policy_reg : "?", id->policy_allow_peermem,
+            id->policy_text[0] ? "  set: " : "", id->policy_text);
+    const struct gtr_fingerprint *fp = &id->node;
+    static const char *flav[] = {"unknown", "open", "proprietary", "absent"};
+    fprintf(f, "   node     kernel %s, nvidia %s %s, peermem %s, CUDA driver %d\n",
+            fp->kernel_release[0] ? fp->kernel_release : "?",
+            fp->nvidia_flavour <= GTR_NV_ABSENT ? flav[fp->nvidia_flavour] : "unknown",
+            fp->nvidia_version[0] ? fp->nvidia_version : "-",
+            fp->peermem_loaded ? "loaded" : fp->memory_peers ? "memory_peers" : "absent",
+            fp->cuda_driver_version);
+    fprintf(f, "            rdma %s; gpus %s\n", fp->rdma_devices[0] ? fp->rdma_devices : "none",
+            fp->gpus[0] ? fp->gpus : "none");
+    int hdr = 0;
+    for (uint32_t k = 0; k < r->ndev; k++) {
+        const struct gtr_device *d = &r->devs[k];
+        if (!d->in_use)
+            continue;
+        if (!hdr++)
+            fprintf(f, "   devices  %-3s %-12s %-9s %-18s %-12s %-12s %-12s %s\n", "dev", "name",
+                    "transport", "ptrSupport", "dmabuf", "peermem", "cuda-dmabuf", "why");
+        char e[48] = "";
+        if (d->probe_dmabuf_errno)
+            snprintf(e, sizeof(e), "(%d)", d->probe_dmabuf_errno);
+        char pd[40];
+        snprintf(pd, sizeof(pd), "%s%s", gt_probe_name(d->probe_dmabuf), e);
+        fprintf(f, "            %-3d %-12s %-9s %-18s %-12s %-12s %-12s %s\n", d->dev, d->name,
+                d->transport, gt_fmt_ptr(d->ptr_support, b, sizeof(b)), pd,
+                gt_probe_name(d->probe_peermem), gt_probe_name(d->probe_cuda_dmabuf), d->why);
+    }
+    if (!hdr)
+        fprintf(f, "   devices  none recorded\n");
+    if (r->has_ring) {
+        const struct gt_ring_stats *rs = &r->rs;
+        fprintf(f, "   events   %llu slots, %llu written: %llu complete, %llu torn, %llu overwritten",
+                (unsigned long long)rs->capacity, (unsigned long long)rs->head,
+                (unsigned long long)rs->complete, (unsigned long long)rs->torn,
+                (unsigned long long)rs->overwritten);
+        if (rs->bad)
+            fprintf(f, ", %llu invalid", (unsigned long long)rs->bad);
+        fputc('\n', f);
+        int first = 1;
+        for (int t = 1; t < GTR_EV_COUNT; t++)
+            if (rs->by_type[t]) {
+                fprintf(f, "%s%s %llu", first ? "            " : ", ", gt_event_name(t),
+                        (unsigned long long)rs->by_type[t]);
+                first = 0;
+            }
+        if (!first)
+            fputc('\n', f);
+        if (flags & GT_REPORT_EVENTS) {
+            /* the last few fallbacks and errors, newest last */
+            size_t shown = 0, start = r->nevents;
+            while (start > 0 && shown < 5) {
+                int t = r->events[start - 1].type;
+                if (t == GTR_EV_FALLBACK || t == GTR_EV_ERROR)
+                    shown++;
+                start--;
+            }
+            for (size_t i = start; i < r->nevents; i++) {
+                const struct gtr_event *e = &r->events[i];
+                if (e->type != GTR_EV_FALLBACK && e->type != GTR_EV_ERROR)
+                    continue;
+                fprintf(f, "            %s dev %d comm-slot %u errno %d (%s) reason %s\n",
+                        gt_event_name(e->type), e->dev, e->comm_slot, e->err, strerror(e->err),
+                        gt_reason_name(e->aux < GTR_REASON_SLOTS ? (int)e->aux : GTR_REASON_SLOTS));
+            }
+        }
+    }
+    for (uint32_t s = 0; s < r->ncomm; s++) {
+        const struct gtr_comm *c = &r->comms[s];
+        if (!gt_comm_used(c))
+            continue;
+        struct gt_verdict v;
+        const struct gt_rec *ctx = r;
+        gt_verdict_of(c, &ctx, 1, &v);
+        fprintf(f, "\n   comm %s  (slot %u, net ABI v%d, dev %d, %s)\n", gt_fmt_comm(c, r, b, sizeof(b)),
+                s, c->abi_version, c->dev, c->state == GTR_COMM_FINALIZED ? "finalized" : "active");
+        text_comm_body(f, c, "     ", flags);
+        fprintf(f, "     verdict         %s: %s\n", gt_verdict_name(v.code), v.why);
+    }
+}
+
+void gt_report_text(FILE *f, const struct gt_job *j, int flags)
+{
+    if (!j->nrec) {
+        fprintf(f, "no recorders found\n");
+        return;
+    }
+    /* per node */
+    fprintf(f, "== nodes\n   %-24s %9s %6s %10s %10s %10s %10s  %s\n", "host", "processes", "comms",
+            "dmabuf", "peermem", "host", "failed", "verdict");
+    for (size_t i = 0; i < j->nrec; i++) {
+        int first = 1;
+        for (size_t k = 0; k < i; k++)
+            first &= strcmp(j->recs[k].id.host, j->recs[i].id.host) != 0;
+        if (!first)
+            continue;
+        uint64_t did[GTR_METHOD_COUNT] = {0};
+        int nproc = 0, ncomm = 0, codes[4096], nc = 0;
+        for (size_t k = i; k < j->nrec; k++) {
+            const struct gt_rec *r = &j->recs[k];
+            if (strcmp(r->id.host, j->recs[i].id.host))
+                continue;
+            nproc++;
+            for (uint32_t s = 0; s < r->ncomm; s++) {
+                const struct gtr_comm *c = &r->comms[s];
+                if (!gt_comm_used(c))
+                    continue;
+                ncomm++;
+                for (int a = 0; a < GTR_ASKED_COUNT; a++)
+                    for (int m = 0; m < GTR_METHOD_COUNT; m++)
+                        did[m] += c->reg_count[a][m];
+                struct gt_verdict v;
+                gt_verdict_of(c, &r, 1, &v);
+                if (nc < 4096)
+                    codes[nc++] = v.code;
+            }
+        }
+        fprintf(f, "   %-24s %9d %6d %10llu %10llu %10llu %10llu  %s\n", j->recs[i].id.host, nproc,
+                ncomm, (unsigned long long)did[0], (unsigned long long)did[1],
+                (unsigned long long)did[2], (unsigned long long)did[3],
+                gt_verdict_name(gt_verdict_combine(codes, (size_t)nc)));
+    }
+    for (size_t i = 0; i < j->nrec; i++)
+        text_process(f, j, i, flags);
+
+    fprintf(f, "\n== communicators across %zu process(es) on %d host(s)\n", j->nrec, j->nhosts);
+    fprintf(f, "   %-20s %5s %5s %10s %10s %10s %10s %9s %7s  %s\n", "comm", "procs", "hosts",
+            "dmabuf", "peermem", "host", "failed", "fallbacks", "errors", "verdict");
+    for (size_t i = 0; i < j->ncomm; i++) {
+        const struct gt_ccomm *x = &j->comms[i];
+        uint64_t did[GTR_METHOD_COUNT] = {0};
+        for (int a = 0; a < GTR_ASKED_COUNT; a++)
+            for (int m = 0; m < GTR_METHOD_COUNT; m++)
+                did[m] += x->sum.reg_count[a][m];
+        fprintf(f, "   %-20s %5zu %5d %10llu %10llu %10llu %10llu %9llu %7llu  %s\n", x->label,
+                x->nmembers, x->nhosts, (unsigned long long)did[0], (unsigned long long)did[1],
+                (unsigned long long)did[2], (unsigned long long)did[3],
+                (unsigned long long)x->sum.fallback_count, (unsigned long long)x->sum.error_count,
+                gt_verdict_name(x->v.code));
+    }
+    for (size_t i = 0; i < j->ncomm; i++) {
+        const struct gt_ccomm *x = &j->comms[i];
+        if (x->nmembers < 2)
+            continue;
+        char b[32];
+        fprintf(f, "\n   comm %s across %zu process(es)\n", x->label, x->nmembers);
+        text_comm_body(f, &x->sum, "     ", 0);
+        (void)b;
+    }
+    fprintf(f, "\n== verdict\n");
+    for (size_t i = 0; i < j->ncomm; i++)
+        fprintf(f, "   comm %-20s %-15s %s\n", j->comms[i].label, gt_verdict_name(j->comms[i].v.code),
+                j->comms[i].v.why);
+    fprintf(f, "   %-25s %-15s %s\n", "all", gt_verdict_name(j->overall.code), j->overall.why);
+}
+
+void gt_json_identity(struct gt_json *js, const struct gt_rec *r)
+{
+    const struct gtr_identity *id = &r->id;
+    gj_str(js, "host", id->host);
+    gj_i64(js, "pid", id->pid);
+    gj_str(js, "job", id->job);
+    gj_i64(js, "rank", id->rank);
+    gj_i64(js, "local_rank", id->local_rank);
+    gj_i64(js, "world_size", id->world_size);
+    gj_str(js, "state", gt_liveness_name(r->liveness));
+    gj_str(js, "launcher", id->launcher);
+    gj_str(js, "plugin_version", id->plugin_version);
+    gj_i64(js, "nccl_version", id->nccl_version);
+    gj_i64(js, "abi_version", id->abi_version);
+    gj_str(js, "transport", id->transport);
+    gj_str(js, "transport_why", id->transport_why);
+    gj_str(js, "policy_reg", id->policy_reg);
+    gj_bool(js, "policy_allow_peermem", id->policy_allow_peermem);
+    gj_str(js, "policy_text", id->policy_text);
+    gj_i64(js, "start_wall_ns", id->start_wall_ns);
+    gj_i64(js, "end_wall_ns", id->end_wall_ns);
+    gj_obj(js, "node");
+    const struct gtr_fingerprint *fp = &id->node;
+    gj_str(js, "kernel_release", fp->kernel_release);
+    gj_str(js, "boot_id", fp->boot_id);
+    gj_str(js, "nvidia_version", fp->nvidia_version);
+    gj_i64(js, "nvidia_flavour", fp->nvidia_flavour);
+    gj_bool(js, "peermem_loaded", fp->peermem_loaded);
+    gj_bool(js, "memory_peers", fp->memory_peers);
+    gj_i64(js, "cuda_driver_version", fp->cuda_driver_version);
+    gj_str(js, "rdma_devices", fp->rdma_devices);
+    gj_str(js, "gpus", fp->gpus);
+    gj_str(js, "cpu_model", fp->cpu_model);
+    gj_end(js, '}');
+}
+
+static void json_reasons(struct gt_json *js, const char *key, const uint64_t *by)
+{
+    gj_obj(js, key);
+    for (int i = 0; i < GTR_REASON_SLOTS; i++)
+        if (by[i])
+            gj_u64(js, gt_reason_name(i), by[i]);
+    gj_end(js, '}');
+}
+
+void gt_json_comm_counts(struct gt_json *js, const struct gtr_comm *c)
+{
+    gj_obj(js, "registrations");
+    for (int a = 0; a < GTR_ASKED_COUNT; a++) {
+        gj_obj(js, gt_asked_name(a));
+        for (int m = 0; m < GTR_METHOD_COUNT; m++) {
+            gj_obj(js, gt_method_name(m));
+            gj_u64(js, "count", c->reg_count[a][m]);
+            gj_u64(js, "bytes", c->reg_bytes[a][m]);
+            gj_end(js, '}');
+        }
+        gj_end(js, '}');
+    }
+    gj_end(js, '}');
+    gj_u64(js, "exported_fds", c->reg_exported_fd);
+    gj_u64(js, "cache_hits", c->reg_cache_hits);
+    gj_u64(js, "deregistrations", c->dereg_count);
+    gj_obj(js, "fallbacks");
+    gj_u64(js, "count", c->fallback_count);
+    json_reasons(js, "by_reason", c->fallback_by_reason);
+    gj_i64(js, "last_errno", c->fallback_last_errno);
+    gj_str(js, "last_reason", gt_reason_name(c->fallback_last_reason >= 0 && c->fallback_last_reason < GTR_REASON_SLOTS ? c->fallback_last_reason : GTR_REASON_SLOTS));
+    gj_end(js, '}');
+    gj_obj(js, "errors");
+    gj_u64(js, "count", c->error_count);
+    json_reasons(js, "by_reason", c->error_by_reason);
+    gj_i64(js, "last_errno", c->error_last_errno);
+    gj_str(js, "last_reason", gt_reason_name(c->error_last_reason >= 0 && c->error_last_reason < GTR_REASON_SLOTS ? c->error_last_reason : GTR_REASON_SLOTS));
+    gj_str(js, "last_text", c->error_last_text);
+    gj_end(js, '}');
+    gj_obj(js, "connections");
+    gj_u64(js, "listen", c->listen_count);
+    gj_u64(js, "connect", c->connect_count);
+    gj_u64(js, "accept", c->accept_count);
+    gj_u64(js, "close", c->close_count);
+    gj_end(js, '}');
+    gj_obj(js, "traffic");
+    gj_u64(js, "sends", c->send_count);
+    gj_u64(js, "send_bytes", c->send_bytes);
+    gj_u64(js, "recvs", c->recv_count);
+    gj_u64(js, "recv_bytes", c->recv_bytes);
+    gj_u64(js, "flushes", c->flush_count);
+    gj_u64(js, "send_posted", c->send_posted);
+    gj_u64(js, "recv_posted", c->recv_posted);
+    gj_end(js, '}');
+}
+
+void gt_json_latency(struct gt_json *js, const struct gtr_comm *c)
+{
+    gj_obj(js, "latency_ns");
+    for (int op = 0; op < GTR_OP_COUNT; op++) {
+        const struct gtr_hist *h = &c->hist[op];
+        gj_obj(js, gt_op_name(op));
+        gj_u64(js, "count", h->count);
+        gj_u64(js, "sum", h->sum_ns);
+        gj_u64(js, "min", h->count ? h->min_ns : 0);
+        gj_u64(js, "p50", gt_hist_quantile(h, 0.50));
+        gj_u64(js, "p95", gt_hist_quantile(h, 0.95));
+        gj_u64(js, "p99", gt_hist_quantile(h, 0.99));
+        gj_u64(js, "max", h->max_ns);
+        gj_end(js, '}');
+    }
+    gj_end(js, '}');
+}
+
+static void json_verdict(struct gt_json *js, const struct gt_verdict *v)
+{
+    gj_obj(js, "verdict");
+    gj_str(js, "code", gt_verdict_name(v->code));
+    gj_i64(js, "exit", gt_verdict_exit(v->code));
+    gj_str(js, "why", v->why);
+    gj_end(js, '}');
+}
+
+void gt_report_json(struct gt_json *js, const struct gt_job *j)
+{
+    gj_obj(js, NULL);
+    gj_arr(js, "processes");
+    for (size_t i = 0; i < j->nrec; i++) {
+        const struct gt_rec *r = &j->recs[i];
+        gj_obj(js, NULL);
+        gj_str(js, "source", r->source);
+        gj_str(js, "format", r->hdr.version_minor ? "1.x" : "1.0");
+        gj_u64(js, "file_size", r->hdr.file_size);
+        gt_json_identity(js, r);
+        gj_arr(js, "devices");
+        for (uint32_t k = 0; k < r->ndev; k++) {
+            const struct gtr_device *d = &r->devs[k];
+            if (!d->in_use)
+                continue;
+            gj_obj(js, NULL);
+            gj_i64(js, "dev", d->dev);
+            gj_str(js, "name", d->name);
+            gj_str(js, "pci_path", d->pci_path);
+            gj_str(js, "transport", d->transport);
+            gj_i64(js, "ptr_support", d->ptr_support);
+            gj_i64(js, "speed_mbps", d->speed_mbps);
+            gj_str(js, "probe_dmabuf", gt_probe_name(d->probe_dmabuf));
+            gj_i64(js, "probe_dmabuf_errno", d->probe_dmabuf_errno);
+            gj_str(js, "probe_peermem", gt_probe_name(d->probe_peermem));
+            gj_str(js, "probe_cuda_dmabuf", gt_probe_name(d->probe_cuda_dmabuf));
+            gj_str(js, "why", d->why);
+            gj_end(js, '}');
+        }
+        gj_end(js, ']');
+        if (r->has_ring) {
+            gj_obj(js, "events");
+            gj_u64(js, "capacity", r->rs.capacity);
+            gj_u64(js, "written", r->rs.head);
+            gj_u64(js, "complete", r->rs.complete);
+            gj_u64(js, "torn", r->rs.torn);
+            gj_u64(js, "overwritten", r->rs.overwritten);
+            gj_u64(js, "invalid", r->rs.bad);
+            gj_obj(js, "by_type");
+            for (int t = 1; t < GTR_EV_COUNT; t++)
+                if (r->rs.by_type[t])
+                    gj_u64(js, gt_event_name(t), r->rs.by_type[t]);
+            gj_end(js, '}');
+            gj_end(js, '}');
+        }
+        gj_arr(js, "comms");
+        for (uint32_t s = 0; s < r->ncomm; s++) {
+            const struct gtr_comm *c = &r->comms[s];
+            if (!gt_comm_used(c))
+                continue;
+            char b[96];
+            gj_obj(js, NULL);
+            gj_str(js, "comm", gt_fmt_comm(c, r, b, sizeof(b)));
+            gj_u64(js, "slot", s);
+            gj_bool(js, "has_comm_id", c->has_comm_id);
+            gj_i64(js, "abi_version", c->abi_version);
+            gj_i64(js, "dev", c->dev);
+            gj_str(js, "state", c->state == GTR_COMM_FINALIZED ? "finalized" : "active");
+            gt_json_comm_counts(js, c);
+            gt_json_latency(js, c);
+            struct gt_verdict v;
+            gt_verdict_of(c, &r, 1, &v);
+            json_verdict(js, &v);
+            gj_end(js, '}');
+        }
+        gj_end(js, ']');
+        gj_end(js, '}');
+    }
+    gj_end(js, ']');
+    gj_arr(js, "communicators");
+    for (size_t i = 0; i < j->ncomm; i++) {
+        const struct gt_ccomm *x = &j->comms[i];
+        gj_obj(js, NULL);
+        gj_str(js, "comm", x->label);
+        gj_u64(js, "processes", x->nmembers);
+        gj_i64(js, "hosts", x->nhosts);
+        gj_arr(js, "ranks");
+        for (size_t k = 0; k < x->nmembers; k++)
+            gj_i64(js, NULL, j->recs[x->members[k].rec].id.rank);
+        gj_end(js, ']');
+        gt_json_comm_counts(js, &x->sum);
+        gt_json_latency(js, &x->sum);
+        json_verdict(js, &x->v);
+        gj_end(js, '}');
+    }
+    gj_end(js, ']');
+    gj_i64(js, "hosts", j->nhosts);
+    json_verdict(js, &j->overall);
+    gj_end(js, '}');
+    gj_done(js);
+}
