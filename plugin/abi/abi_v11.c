@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * abi_v11.c — ncclNetPlugin_v11 (NCCL 2.28.3 …): adapter onto gt_net_ops.
+ *
+ * init is per communicator: each call takes a core reference and returns the
+ * transport's own context for that communicator (commId and trafficClass go
+ * to the transport); finalize(ctx) releases both.  Everything else forwards.
+ */
+#include "plugin/abi/abi.h"
+
+#define ABI 11
+
+static ncclResult_t v11_init(void **ctx, uint64_t comm_id, ncclNetCommConfig_v11_t *config,
+                              ncclDebugLogger_t logger, ncclProfilerCallback_t profiler)
+{
+    return GT_R(gt_abi_comm_init(ABI, ctx, comm_id, config, (gt_logger_fn)logger,
+                                 (gt_profiler_fn)profiler));
+}
+
+static ncclResult_t v11_finalize(void *ctx)
+{
+    return GT_R(gt_abi_comm_finalize(ABI, ctx));
+}
+
+static ncclResult_t v11_get_properties(int dev, ncclNetProperties_v11_t *props)
+{
+    struct gt_props p;
+    gt_result rc = gt_abi_props(ABI, dev, &p);
+    if (rc != GT_OK)
+        return GT_R(rc);
+    GT_ABI_PROPS_BASE(props, &p);
+    GT_ABI_PROPS_V9(props, &p, NCCL_NET_MAX_DEVS_PER_NIC_V11);
+    props->maxMultiRequestSize = p.max_multi_request_size;
+    return ncclSuccess;
+}
+
+static ncclResult_t v11_listen(void *ctx, int dev, void *handle, void **listen_comm)
+{
+    GT_ABI_OPS(ABI);
+    return GT_R(ops->listen(ctx, dev, handle, listen_comm));
+}
+
+static ncclResult_t v11_connect(void *ctx, int dev, void *handle, void **send_comm,
+                                 ncclNetDeviceHandle_v11_t **send_dev_comm)
+{
+    GT_ABI_OPS(ABI);
+    void *unused = NULL; /* NCCL always passes one; a NULL is tolerated */
+    return GT_R(
+        ops->connect(ctx, dev, handle, send_comm, send_dev_comm ? (void **)send_dev_comm : &unused));
+}
+
+GT_EXPORT const ncclNet_v11_t ncclNetPlugin_v11 = {
+    .name = "gdrtrace",
+    .init = v11_init,
+    .devices = gt_abi_devices,
+    .getProperties = v11_get_properties,
+    .listen = v11_listen,
+    .connect = v11_connect,
+    .accept = gt_abi_accept,
+    .regMr = gt_abi_reg_mr_sz,
+    .regMrDmaBuf = gt_abi_reg_mr_dmabuf,
+    .deregMr = gt_abi_dereg_mr,
+    .isend = gt_abi_isend_sz,
+    .irecv = gt_abi_irecv_sz,
+    .iflush = gt_abi_iflush,
+    .test = gt_abi_test,
+    .closeSend = gt_abi_close_send,
+    .closeRecv = gt_abi_close_recv,
+    .closeListen = gt_abi_close_listen,
+    .getDeviceMr = gt_abi_get_device_mr,
+    .irecvConsumed = gt_abi_irecv_consumed,
+    /* NULL on purpose: NCCL reads it as "NIC fusion not supported". */
+    .makeVDevice = NULL,
+    .finalize = v11_finalize,
+    .setNetAttr = gt_abi_set_net_attr,
+};

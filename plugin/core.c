@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * core.c — process-wide plugin state: reference count, transport selection
+ * (GDRTRACE_TRANSPORT), the anchor context and the shim wrapping.  See core.h
+ * for the contract.
+ *
+ * Invariants:
+ *  1. g.refs > 0  <=>  g.raw != NULL and the anchor context is initialised.
+ *  2. g_ops (read lock-free by the data path) only ever holds NULL or a
+ *     pointer to a table with static lifetime (a transport's, or what
+ *     gt_shim_wrap returned, which the shim keeps for the process).
+ *  3. Every field of g except g_ops is read and written under g.lock.
+ */
+#include "plugin/core.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "plugin/env.h"
+#include "plugin/log.h"
+#include "shim/shim.h"
+
+/* The transports, each from its own folder.  Weak so that the plugin links,
+ * and runs over the others, while one is not built in (ib lands later; inner
+ * is optional); an absent one has address NULL. */
+extern const struct gt_net_ops gt_sock_ops __attribute__((weak));
+extern const struct gt_net_ops gt_ib_ops __attribute__((weak));
+extern const struct gt_net_ops gt_inner_ops __attribute__((weak));
+
+static struct {
+    pthread_mutex_t lock;
+    int refs;
+    int transport;                 /* enum gt_transport_id */
+    const struct gt_net_ops *raw;  /* the chosen transport */
+    void *anchor;                  /* raw->init context held while refs > 0 */
+    int abi_told;                  /* last ABI version given to the shim */
+    char why[192];
+} g = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static const struct gt_net_ops *g_ops;
+
+static const char *const transport_names[GT_TRANSPORT_COUNT + 1] = {"auto", "ib", "sock", "inner",
+                                                                    NULL};
+
+const char *gt_core_transport_name(int id)
+{
+    return (id >= 0 && id < GT_TRANSPORT_COUNT) ? transport_names[id] : "?";
+}
+
+static const struct gt_net_ops *transport_ops(int id)
+{
+    switch (id) {
+    case GT_TRANSPORT_IB:
+        return &gt_ib_ops;
+    case GT_TRANSPORT_SOCK:
+        return &gt_sock_ops;
+    case GT_TRANSPORT_INNER:
+        return &gt_inner_ops;
+    default:
+        return NULL;
+    }
+}
+
+/* Initialises transport `id` as the anchor and counts its devices.  On
+ * success *ctx holds the anchor; otherwise `why` says what failed. */
+static gt_result try_transport(int id, gt_logger_fn logger, gt_profiler_fn profiler, void **ctx,
+                               int *ndev, char *why, size_t whylen)
+{
+    const struct gt_net_ops *ops = transport_ops(id);
+    const char *name = gt_core_transport_name(id);
+    *ctx = NULL;
+    *ndev = 0;
+    if (!ops) {
+        snprintf(why, whylen, "%s is not built into this plugin", name);
+        return GT_INTERNAL_ERROR;
+    }
+    gt_result rc = ops->init(ctx, 0, 0, NULL, logger, profiler);
+    if (rc != GT_OK) {
+        snprintf(why, whylen, "%s init failed (error %d)", name, (int)rc);
+        return rc;
+    }
+    rc = ops->devices(ndev);
+    if (rc != GT_OK || *ndev < 1) {
+        if (rc != GT_OK)
+            snprintf(why, whylen, "%s could not list devices (error %d)", name, (int)rc);
+        else
+            snprintf(why, whylen, "%s found no usable device", name);
+        ops->finalize(*ctx);
+        *ctx = NULL;
+        return rc != GT_OK ? rc : GT_SYSTEM_ERROR;
+    }
+    struct gt_props p;
+    memset(&p, 0, sizeof(p));
+    const char *dev0 = "?";
+    if (ops->get_properties(0, &p) == GT_OK && p.name)
+        dev0 = p.name;
+    snprintf(why, whylen, "%s has %d device%s (first: %s)", name, *ndev, *ndev == 1 ? "" : "s",
+             dev0);
+    return GT_OK;
+}
+
+/* Chooses and initialises the transport; fills g.raw, g.anchor, g.why. */
+static gt_result select_transport(gt_logger_fn logger, gt_profiler_fn profiler)
+{
+    int want = gt_env_choice("GDRTRACE_TRANSPORT", transport_names, GT_TRANSPORT_AUTO);
+    char why_ib[96] = "", why[96] = "";
+    int ndev = 0;
+    void *ctx = NULL;
+    gt_result rc;
+
+    if (want != GT_TRANSPORT_AUTO && !transport_ops(want)) {
+        /* A transport that was not built in is a configuration mistake the
+         * job should survive: say so and let auto decide. */
+        GT_WARN("GDRTRACE_TRANSPORT=%s: that transport is not built into this plugin; "
+                "choosing automatically instead",
+                gt_core_transport_name(want));
+        want = GT_TRANSPORT_AUTO;
+    }
+    if (want != GT_TRANSPORT_AUTO) {
+        rc = try_transport(want, logger, profiler, &ctx, &ndev, why, sizeof(why));
+        if (rc != GT_OK) {
+            /* The operator asked for this transport: quietly using another
+             * would falsify the A/B run they are doing. */
+            GT_WARN("GDRTRACE_TRANSPORT=%s: %s; the plugin is disabled for this process (NCCL "
+                    "falls back to its internal transports)",
+                    gt_core_transport_name(want), why);
+            return rc;
+        }
+        g.transport = want;
+        snprintf(g.why, sizeof(g.why), "GDRTRACE_TRANSPORT=%s set by the operator; %s",
+                 gt_core_transport_name(want), why);
+        goto chosen;
+    }
+    /* auto: ib when it initialises and has an active device, else sock. */
+    rc = try_transport(GT_TRANSPORT_IB, logger, profiler, &ctx, &ndev, why_ib, sizeof(why_ib));
+    if (rc == GT_OK) {
+        g.transport = GT_TRANSPORT_IB;
+        snprintf(g.why, sizeof(g.why), "auto: %s", why_ib);
+        goto chosen;
+    }
+    rc = try_transport(GT_TRANSPORT_SOCK, logger, profiler, &ctx, &ndev, why, sizeof(why));
+    if (rc != GT_OK) {
+        GT_WARN("no usable transport: %s; %s; the plugin is disabled for this process", why_ib,
+                why);
+        return rc;
+    }
+    g.transport = GT_TRANSPORT_SOCK;
+    snprintf(g.why, sizeof(g.why), "auto: %s, so sock; %s", why_ib, why);
+chosen:
+    g.raw = transport_ops(g.transport);
+    g.anchor = ctx;
+    return GT_OK;
+}
+
+gt_result gt_core_acquire(int abi_version, gt_logger_fn logger, gt_profiler_fn profiler,
+                          const struct gt_net_ops **ops)
+{
+    gt_result rc = GT_OK;
+    pthread_mutex_lock(&g.lock);
+    gt_log_set_logger(logger);
+    if (g.refs == 0) {
+        rc = select_transport(logger, profiler);
+        if (rc != GT_OK)
+            goto out;
+        const struct gt_net_ops *use = g.raw;
+        int disabled = gt_env_bool("GDRTRACE_DISABLE", 0);
+        if (!disabled) {
+            gt_shim_set_abi_version(abi_version);
+            g.abi_told = abi_version;
+            const struct gt_net_ops *w = gt_shim_wrap(g.raw, g.why, logger);
+            if (w)
+                use = w;
+        }
+        __atomic_store_n(&g_ops, use, __ATOMIC_RELEASE);
+        GT_INFO(GT_LOGSUB_INIT | GT_LOGSUB_NET, "ABI v%d, transport %s (%s)%s", abi_version,
+                gt_core_transport_name(g.transport), g.why,
+                disabled ? "; tracing off (GDRTRACE_DISABLE=1)" : "");
+    } else if (abi_version != g.abi_told && !gt_env_bool("GDRTRACE_DISABLE", 0)) {
+        /* Only a test drives two ABI versions in one process; keep the
+         * shim's label right anyway. */
+        gt_shim_set_abi_version(abi_version);
+        g.abi_told = abi_version;
+    }
+    g.refs++;
+    if (ops)
+        *ops = g_ops;
+out:
+    pthread_mutex_unlock(&g.lock);
+    return rc;
+}
+
+void gt_core_release(void)
+{
+    pthread_mutex_lock(&g.lock);
+    if (g.refs <= 0) {
+        GT_WARN("finalize called more often than init; ignored");
+        goto out;
+    }
+    if (--g.refs == 0) {
+        gt_result rc = g.raw->finalize(g.anchor);
+        if (rc != GT_OK)
+            GT_WARN("%s finalize failed (error %d)", gt_core_transport_name(g.transport), (int)rc);
+        g.anchor = NULL;
+        g.raw = NULL;
+        g.transport = GT_TRANSPORT_AUTO;
+        g.abi_told = 0;
+    }
+out:
+    pthread_mutex_unlock(&g.lock);
+}
+
+const struct gt_net_ops *gt_core_ops(void)
+{
+    return __atomic_load_n(&g_ops, __ATOMIC_ACQUIRE);
+}
+
+int gt_core_refs(void)
+{
+    pthread_mutex_lock(&g.lock);
+    int r = g.refs;
+    pthread_mutex_unlock(&g.lock);
+    return r;
+}
+
+int gt_core_transport(void)
+{
+    pthread_mutex_lock(&g.lock);
+    int t = g.transport;
+    pthread_mutex_unlock(&g.lock);
+    return t;
+}
+
+const char *gt_core_transport_why(void)
+{
+    return g.why;
+}
