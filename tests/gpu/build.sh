@@ -40,16 +40,24 @@ if ! gcc -std=c11 -O2 -Wall -Wextra -Werror -I"$CUDA_HOME/include" \
     exit 1
 fi
 
-# Optional helpers: any tests/gpu/*.c besides nccl_check that a later step
-# needs (each builds on its own; a missing one is reported, not fatal here,
-# the step that needs it fails instead).
-for src in tests/gpu/*.c; do
-    name=$(basename "$src" .c)
-    [ "$name" = nccl_check ] && continue
-    if ! gcc -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -I. \
-            -I"$CUDA_HOME/include" "$src" -o "build/gpu/$name" \
-            -L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -ldl; then
-        echo "build.sh: $src failed to build" >&2
-    fi
-done
+# The witness plugin: counts NCCL's registrations on its own (gpucheck reader).
+echo "== regcount witness plugin"
+if ! gcc -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -I. -fPIC -shared \
+        tests/gpu/regcount_plugin.c -o build/gpu/libnccl-net-regcount.so -ldl -lpthread; then
+    echo "build.sh: tests/gpu/regcount_plugin.c failed to build" >&2
+    exit 1
+fi
+
+# The DMA-BUF driver: the plugin's registration path and recorder, linked from
+# the objects `make all` just built (the .so exports only the NCCL tables).
+echo "== dmabuf_reg driver"
+objs=$(ls build/default/obj/shim/*.o build/default/obj/plugin/reg/*.o \
+          build/default/obj/plugin/dl/*.o build/default/obj/plugin/log.o \
+          build/default/obj/plugin/env.o 2>/dev/null)
+if ! gcc -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -I. -I"$CUDA_HOME/include" \
+        tests/gpu/dmabuf_reg.c $objs -o build/gpu/dmabuf_reg \
+        -L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lcudart -ldl -lpthread -lurcu-bp; then
+    echo "build.sh: tests/gpu/dmabuf_reg.c failed to build (step 6 will fail)" >&2
+    exit 1
+fi
 ls -l build/default/libnccl-net-gdrtrace.so build/default/gdrtrace build/gpu/

@@ -28,7 +28,9 @@
  * rank 0 can print one verdict per line; if that sum cannot be made the
  * process fails anyway.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
