@@ -1379,9 +1379,16 @@ static gt_result sock_irecv(void *recv_comm, int n, void **data, size_t *sizes, 
     struct sock_comm *c = recv_comm;
     if (!c || !request || c->kind != COMM_RECV || !data || !sizes || !tags)
         return GT_INVALID_ARGUMENT;
+    /* GT_NET_OPTIONAL_RECV_COMPLETION: NCCL (LL/LL128, n == 1) pre-sets
+     * *request to 0x1 to say it does not need to learn when the data landed
+     * (the data carries its own flags), so a transport whose NIC writes the
+     * buffer by itself may complete the request early.  Here the bytes are
+     * moved by recv() inside test(): completing early could let NCCL stop
+     * calling test() with data still in the socket, so the hint is recorded
+     * and the request completes when the data is in the buffer, as always.
+     * NCCL still test()s the request it gets back, so whatever happens
+     * *request must not keep the 0x1 marker. */
     int optional = *request == (void *)(uintptr_t)GT_NET_OPTIONAL_RECV_COMPLETION;
-    /* Whatever happens, *request must not keep NCCL's 0x1 marker: NCCL would
-     * test() it as a request. */
     *request = NULL;
     if (n < 1 || n > GT_SOCK_MAX_RECVS) {
         GT_WARN("sock: irecv with n=%d sub-receives (supported: 1..%d)", n, GT_SOCK_MAX_RECVS);

@@ -11,8 +11,9 @@
  *  - two threads exchange random sizes 0..32 MiB, checked byte for byte;
  *  - multi-receive matches by tag whatever the send order; zero-byte
  *    messages; truncation fails both sides from test() and the comm survives;
- *  - a peer process killed mid-message, a peer sending garbage, a peer
- *    closing: test() returns an error in bounded time, never hangs.
+ *  - a peer process killed mid-message, a receiver closing mid-message
+ *    (no SIGPIPE), a peer sending garbage, a peer closing: test() returns
+ *    an error in bounded time, never hangs.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -629,6 +630,34 @@ static void test_receiver_closes(void **state)
     assert_int_equal(ops->close_send(sc), GT_OK);
 }
 
+static void test_receiver_dies_mid_message(void **state)
+{
+    (void)state;
+    void *sc, *rc;
+    connect_pair(&sc, &rc);
+    unsigned char *src = calloc(1, MAXSZ), *dst = malloc(MAXSZ);
+    assert_non_null(src);
+    assert_non_null(dst);
+    void *d = dst, *rreq = NULL;
+    size_t sz = MAXSZ;
+    int tag = 4, done = 0;
+    assert_int_equal(ops->irecv(rc, 1, &d, &sz, &tag, NULL, NULL, &rreq), GT_OK);
+    void *sreq = isend_retry(sc, src, MAXSZ, 4, rreq);
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(ops->test(rreq, &done, NULL), GT_OK);
+        assert_int_equal(ops->test(sreq, &done, NULL), GT_OK);
+    }
+    assert_int_equal(done, 0); /* 32 MiB cannot fit in loopback socket buffers */
+    /* The receiver closes with the message half read (abortive: RST). The
+     * sender must get an error from test(), not SIGPIPE (SIG_DFL here). */
+    assert_int_equal(ops->close_recv(rc), GT_OK);
+    gt_result r = wait_req(sreq, NULL, 10);
+    assert_true(r == GT_REMOTE_ERROR || r == GT_SYSTEM_ERROR);
+    assert_int_equal(ops->close_send(sc), GT_OK);
+    free(src);
+    free(dst);
+}
+
 static int raw_connect(const struct gt_sock_handle_info *info)
 {
     int fd = socket(info->addr.sa.sa_family, SOCK_STREAM, 0);
@@ -720,6 +749,7 @@ int main(void)
         cmocka_unit_test(test_truncation),
         cmocka_unit_test(test_peer_killed_mid_message),
         cmocka_unit_test(test_receiver_closes),
+        cmocka_unit_test(test_receiver_dies_mid_message),
         cmocka_unit_test(test_garbage_peer),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
