@@ -4,4 +4,5 @@ TOOL_SRCS += tools/main.c
 READER_SRCS := tools/recfile.c tools/hist.c tools/archive.c tools/inputs.c tools/model.c \
                tools/json.c tools/report.c
 TOOL_SRCS += $(READER_SRCS) tools/cmd_ls.c tools/cmd_summary.c tools/cmd_verdict.c \
-             tools/cmd_dump.c
+             tools/cmd_dump.c tools/cmd_diff.c \
+             tools/cmd_export.c tools/cmd_watch.c

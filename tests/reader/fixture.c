@@ -252,7 +252,7 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
     snprintf(id.node.kernel_release, sizeof(id.node.kernel_release), "%s", o.kernel);
     snprintf(id.node.nvidia_version, sizeof(id.node.nvidia_version), "%s", host_only ? "" : "570.86.15");
     id.node.nvidia_flavour = host_only ? GTR_NV_ABSENT : GTR_NV_OPEN;
-    id.node.peermem_loaded = o.kind == FX_PEERMEM || o.kind == FX_FALLBACK || o.kind == FX_MIXED;
+    id.node.peermem_loaded = !host_only; /* a node where both GPU paths exist: A/B runs differ only in policy */
     id.node.cuda_driver_version = host_only ? -1 : 12080;
     snprintf(id.node.rdma_devices, sizeof(id.node.rdma_devices), "%s",
              host_only ? "" : "mlx5_0@0000:17:00.0,mlx5_1@0000:3d:00.0");

@@ -100,6 +100,39 @@ GDRTRACE_DIR=$T/empty $G ls | grep -q 'crashed' && pass "ls: LIVE recorder with 
     fail "ls crashed: $(GDRTRACE_DIR=$T/empty $G ls)"
 rm -f "$T/empty/"*
 
+# diff: only GDRTRACE_REG differs -> no warning; another kernel and NCCL -> warning naming both
+mkdir -p "$T/A" "$T/B" "$T/C"
+$FX dmabuf "$T/A/gdrtrace.job42.node-a.1.rec" --pid 1
+$FX peermem "$T/B/gdrtrace.job42.node-a.2.rec" --pid 2
+$FX peermem "$T/C/gdrtrace.job42.node-a.3.rec" --pid 3 --kernel 6.8.0-other --nccl 22704
+out=$($G diff "$T/A" "$T/B" 2>&1); rc=$?
+if [ $rc = 0 ] && ! grep -q WARNING <<<"$out" && grep -Eq 'dmabuf +8 +80.0% +0 ' <<<"$out" &&
+   grep -Eq 'reg +p50 .* 1.00x' <<<"$out"; then
+    pass "diff of runs differing only in GDRTRACE_REG: no warning, method mix and ratios"
+else fail "diff A B: exit $rc: $out"; fi
+out=$($G diff "$T/A" "$T/C" 2>&1); rc=$?
+if [ $rc = 1 ] && grep -q 'WARNING' <<<"$out" && grep -q 'kernel_release: A "6.1.0-test" vs B "6.8.0-other"' <<<"$out" &&
+   grep -q 'NCCL version: A 22803 vs B 22704' <<<"$out"; then
+    pass "diff of runs with another kernel and NCCL: loud warning naming both, exit 1"
+else fail "diff A C: exit $rc: $out"; fi
+$G diff --json "$T/A" "$T/C" | grep -q '"comparable": false' && pass "diff --json" || fail "diff --json"
+
+# export: every sample line is valid exposition syntax; families present
+out=$($G export "$T/job"); rc=$?
+bad=$(grep -v '^#' <<<"$out" | grep -Ev '^[a-z_]+(\{([a-z_]+="([^"\\]|\\.)*",?)*\})? [0-9.e+-]+$' | head -3)
+if [ $rc = 0 ] && [ -z "$bad" ] && grep -q '^gdrtrace_registrations_total{host="node-a",job="job42",rank="0",pid="100",comm="0x1234abcd5678ef00",device="0",asked="dmabuf",method="dmabuf"} 8$' <<<"$out" &&
+   grep -q 'gdrtrace_latency_seconds{.*op="reg",quantile="0.99"}' <<<"$out"; then
+    pass "export --prometheus: valid lines, registrations and latency quantiles"
+else fail "export: exit $rc, bad lines: $bad"; fi
+$G export -o "$T/metrics.prom" "$T/job" && grep -q '^# TYPE gdrtrace_fallbacks_total counter' "$T/metrics.prom" &&
+    pass "export -o writes the textfile" || fail "export -o"
+$G export --json "$T/job" | grep -q '"name": "gdrtrace_verdict"' && pass "export --json" || fail "export --json"
+
+# watch: bounded refreshes, plain output when not a terminal
+out=$(timeout 10 $G watch --all --count 2 --interval 0.1 "$T/job" </dev/null); rc=$?
+[ $rc = 0 ] && [ "$(grep -c '^gdrtrace watch' <<<"$out")" = 2 ] && grep -q '== verdict' <<<"$out" &&
+    pass "watch --count 2 refreshes twice and exits" || fail "watch: exit $rc: $out"
+
 # hostile file through the command
 head -c 3000 "$T/dmabuf/gdrtrace.job42.node-a.4242.rec" >"$T/trunc.rec"
 out=$($G summary "$T/trunc.rec" 2>&1); rc=$?
@@ -110,7 +143,7 @@ out=$($G verdict "$T/junk.rec" 2>&1); rc=$?
 [ $rc = 2 ] && grep -q "junk.rec: not a gdrtrace recorder" <<<"$out" && pass "junk file refused with exit 2" ||
     fail "junk: exit $rc: $out"
 
-for c in ls summary verdict dump; do
+for c in ls summary verdict dump diff watch export; do
     if $G "$c" --help 2>/dev/null | grep -q "usage: gdrtrace $c"; then pass "$c --help"
     else
         if $G "$c" --help 2>&1 | grep -q "not built"; then fail "$c not built"; else fail "$c --help"; fi

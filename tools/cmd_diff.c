@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cmd_diff.c — `gdrtrace diff [--json] A B`: A/B of two runs (each a
+ * recorder, archive or folder).  Compares the method mix, fallbacks, errors
+ * and latency percentiles per operation (delta and ratio B/A), and warns
+ * loudly, naming each field, when A and B differ in anything but the
+ * registration path (GDRTRACE_REG / GDRTRACE_ALLOW_PEERMEM): the node
+ * fingerprint (shim/fingerprint.c's gt_fingerprint_diff: kernel, NVIDIA
+ * flavour/version, peermem, CUDA driver, RDMA devices, GPUs, CPU), NCCL and
+ * plugin versions, net ABI, transport, devices, process and host counts, other
+ * GDRTRACE_* settings; and when the recorders of one side disagree among
+ * themselves.  Exit: 0 comparable, 1 warning printed, 2 unreadable input,
+ * 64 usage.
+ */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shim/fingerprint.h"
+#include "tools/commands.h"
+#include "tools/hist.h"
+#include "tools/report.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: gdrtrace diff [--json] A B\n"
+               "  A/B of two runs (recorder files, archives or folders): method mix,\n"
+               "  fallbacks, errors, latency p50/p95/p99/max per operation with delta and\n"
+               "  ratio B/A.  Warns loudly when A and B differ in anything but the\n"
+               "  registration path (kernel, NVIDIA module, CUDA driver, NCCL version, RDMA\n"
+               "  devices, GPUs, transport, topology), naming each difference.\n"
+               "exit: 0 comparable, 1 not comparable (warning printed), 2 unreadable input, 64 usage\n");
+}
+
+struct side {
+    const char *path;
+    struct gt_inputs in;
+    struct gt_job job;
+    struct gtr_comm *tot; /* summed over every communicator */
+};
+
+struct warns {
+    char (*w)[512];
+    int n, cap;
+};
+
+static void warn(struct warns *ws, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(struct warns *ws, const char *fmt, ...)
+{
+    if (ws->n == ws->cap) {
+        int nc = ws->cap ? ws->cap * 2 : 16;
+        void *p = realloc(ws->w, (size_t)nc * sizeof(*ws->w));
+        if (!p)
+            return;
+        ws->w = p;
+        ws->cap = nc;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ws->w[ws->n++], sizeof(ws->w[0]), fmt, ap);
+    va_end(ap);
+}
+
+struct fpctx {
+    struct warns *ws;
+    const char *la, *lb;
+};
+
+static void fp_cb(const char *field, const char *a, const char *b, void *arg)
+{
+    struct fpctx *c = arg;
+    warn(c->ws, "node.%s: %s \"%s\" vs %s \"%s\"", field, c->la, a, c->lb, b);
+}
+
+/* GDRTRACE_* settings other than the registration path, sorted, "K=V K=V". */
+static void other_policy(const char *text, char *out, size_t n)
+{
+    char buf[512], *save = NULL, *toks[64];
+    int nt = 0;
+    snprintf(buf, sizeof(buf), "%s", text);
+    for (char *t = strtok_r(buf, " ", &save); t && nt < 64; t = strtok_r(NULL, " ", &save)) {
+        if (!strncmp(t, "GDRTRACE_REG=", 13) || !strncmp(t, "GDRTRACE_ALLOW_PEERMEM=", 23) ||
+            !strncmp(t, "GDRTRACE_DIR=", 13) || !strncmp(t, "GDRTRACE_JOB=", 13))
+            continue;
+        toks[nt++] = t;
+    }
+    for (int i = 1; i < nt; i++)
+        for (int k = i; k > 0 && strcmp(toks[k - 1], toks[k]) > 0; k--) {
+            char *x = toks[k];
+            toks[k] = toks[k - 1];
+            toks[k - 1] = x;
+        }
+    out[0] = 0;
+    for (int i = 0; i < nt; i++) {
+        size_t l = strlen(out);
+        snprintf(out + l, n - l, "%s%s", i ? " " : "", toks[i]);
+    }
+}
+
+static void devices_text(const struct gt_rec *r, char *out, size_t n)
+{
+    out[0] = 0;
+    for (uint32_t k = 0; k < r->ndev; k++) {
+        const struct gtr_device *d = &r->devs[k];
+        if (!d->in_use)
+            continue;
+        size_t l = strlen(out);
+        snprintf(out + l, n - l, "%s%d:%s/%s", l ? "," : "", d->dev, d->name, d->transport);
+    }
+}
+
+/* Everything but the registration path, between two recorders. */
+static void compare_recs(struct warns *ws, const struct gt_rec *a, const struct gt_rec *b,
+                         const char *la, const char *lb)
+{
+    struct fpctx fc = {ws, la, lb};
+    gt_fingerprint_diff(&a->id.node, &b->id.node, fp_cb, &fc);
+#define CMP_INT(f, name)                                                                          \
+    if (a->id.f != b->id.f)                                                                       \
+    warn(ws, "%s: %s %d vs %s %d", name, la, (int)a->id.f, lb, (int)b->id.f)
+#define CMP_STR(f, name)                                                                          \
+    if (strcmp(a->id.f, b->id.f))                                                                 \
+    warn(ws, "%s: %s \"%s\" vs %s \"%s\"", name, la, a->id.f, lb, b->id.f)
+    CMP_INT(nccl_version, "NCCL version");
+    CMP_STR(plugin_version, "plugin version");
+    CMP_INT(abi_version, "net plugin ABI");
+    CMP_STR(transport, "transport");
+    CMP_INT(world_size, "world size");
+    char x[512], y[512];
+    other_policy(a->id.policy_text, x, sizeof(x));
+    other_policy(b->id.policy_text, y, sizeof(y));
+    if (strcmp(x, y))
+        warn(ws, "other GDRTRACE_* settings: %s \"%s\" vs %s \"%s\"", la, x, lb, y);
+    devices_text(a, x, sizeof(x));
+    devices_text(b, y, sizeof(y));
+    if (strcmp(x, y))
+        warn(ws, "devices: %s \"%s\" vs %s \"%s\"", la, x, lb, y);
+#undef CMP_INT
+#undef CMP_STR
+}
+
+static int load_side(struct side *s)
+{
+    char *p = (char *)s->path;
+    int rc = gt_load_job(&p, 1, &s->in, &s->job);
+    s->tot = malloc(sizeof(*s->tot));
+    if (!s->tot)
+        return GT_EXIT_INPUT;
+    gt_comm_clear(s->tot);
+    for (size_t i = 0; i < s->job.ncomm; i++)
+        gt_comm_accumulate(s->tot, &s->job.comms[i].sum);
+    return rc;
+}
+
+static uint64_t did(const struct gtr_comm *c, int m)
+{
+    uint64_t t = 0;
+    for (int a = 0; a < GTR_ASKED_COUNT; a++)
+        t += c->reg_count[a][m];
+    return t;
+}
+
+static const double qv[] = {0.5, 0.95, 0.99, 1.0};
+static const char *qn[] = {"p50", "p95", "p99", "max"};
+
+static uint64_t qval(const struct gtr_hist *h, int q)
+{
+    return q == 3 ? h->max_ns : gt_hist_quantile(h, qv[q]);
+}
+
+int gt_cmd_diff(int argc, char **argv)
+{
+    static const struct option opts[] = {{"json", no_argument, 0, 'j'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int json = 0, c;
+    while ((c = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
+        switch (c) {
+        case 'j': json = 1; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return GT_EXIT_USAGE;
+        }
+    }
+    if (argc - optind != 2) {
+        usage(stderr);
+        return GT_EXIT_USAGE;
+    }
+    struct side S[2] = {{.path = argv[optind]}, {.path = argv[optind + 1]}};
+    int rc = load_side(&S[0]);
+    int rc2 = load_side(&S[1]);
+    if (rc || rc2 || !S[0].in.n || !S[1].in.n) {
+        for (int i = 0; i < 2; i++)
+            if (!S[i].in.n)
+                fprintf(stderr, "gdrtrace diff: %s: no readable recorder\n", S[i].path);
+        rc = GT_EXIT_INPUT;
+        goto out;
+    }
+    struct warns ws = {0};
+    compare_recs(&ws, &S[0].in.recs[0], &S[1].in.recs[0], "A", "B");
+    if (S[0].in.n != S[1].in.n)
+        warn(&ws, "processes: A %zu vs B %zu", S[0].in.n, S[1].in.n);
+    if (S[0].job.nhosts != S[1].job.nhosts)
+        warn(&ws, "hosts: A %d vs B %d", S[0].job.nhosts, S[1].job.nhosts);
+    for (int s = 0; s < 2; s++)
+        for (size_t i = 1; i < S[s].in.n; i++) {
+            char la[160], lb[160];
+            const struct gt_rec *r0 = &S[s].in.recs[0], *ri = &S[s].in.recs[i];
+            snprintf(la, sizeof(la), "%s %s:%d", s ? "B" : "A", r0->id.host, r0->id.pid);
+            snprintf(lb, sizeof(lb), "%s:%d", ri->id.host, ri->id.pid);
+            int before = ws.n;
+            compare_recs(&ws, r0, ri, la, lb);
+            /* world size and process counts are expected to match within a side;
+             * fingerprint fields may legitimately repeat per node, keep them. */
+            (void)before;
+        }
+
+    if (json) {
+        struct gt_json js;
+        gj_init(&js, stdout);
+        gj_obj(&js, NULL);
+        gj_bool(&js, "comparable", ws.n == 0);
+        gj_arr(&js, "differences");
+        for (int i = 0; i < ws.n; i++)
+            gj_str(&js, NULL, ws.w[i]);
+        gj_end(&js, ']');
+        for (int s = 0; s < 2; s++) {
+            gj_obj(&js, s ? "b" : "a");
+            gj_str(&js, "path", S[s].path);
+            gj_u64(&js, "processes", S[s].in.n);
+            gj_i64(&js, "hosts", S[s].job.nhosts);
+            gj_str(&js, "policy_reg", S[s].in.recs[0].id.policy_reg);
+            gj_str(&js, "verdict", gt_verdict_name(S[s].job.overall.code));
+            gt_json_comm_counts(&js, S[s].tot);
+            gt_json_latency(&js, S[s].tot);
+            gj_end(&js, '}');
+        }
+        gj_obj(&js, "latency_ratio_b_over_a");
+        for (int op = 0; op < GTR_OP_COUNT; op++) {
+            gj_obj(&js, gt_op_name(op));
+            for (int q = 0; q < 4; q++) {
+                uint64_t a = qval(&S[0].tot->hist[op], q), b = qval(&S[1].tot->hist[op], q);
+                if (a && b)
+                    gj_dbl(&js, qn[q], (double)b / (double)a);
+                else
+                    gj_null(&js, qn[q]);
+            }
+            gj_end(&js, '}');
+        }
+        gj_end(&js, '}');
+        gj_end(&js, '}');
+        gj_done(&js);
+    } else {
+        printf("A: %s  (%zu process(es), %d host(s), GDRTRACE_REG=%s, verdict %s)\n", S[0].path,
+               S[0].in.n, S[0].job.nhosts, S[0].in.recs[0].id.policy_reg,
+               gt_verdict_name(S[0].job.overall.code));
+        printf("B: %s  (%zu process(es), %d host(s), GDRTRACE_REG=%s, verdict %s)\n", S[1].path,
+               S[1].in.n, S[1].job.nhosts, S[1].in.recs[0].id.policy_reg,
+               gt_verdict_name(S[1].job.overall.code));
+        if (ws.n) {
+            printf("\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n"
+                   "!! WARNING: A and B differ in more than the registration path (%d difference(s)).\n"
+                   "!! The runbook forbids mixing hypotheses: the deltas below cannot be pinned on\n"
+                   "!! DMA-BUF vs peermem vs host staging.\n",
+                   ws.n);
+            for (int i = 0; i < ws.n; i++)
+                printf("!!   %s\n", ws.w[i]);
+            printf("!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n");
+            fprintf(stderr, "gdrtrace diff: WARNING: A and B differ in more than the registration path "
+                            "(%d difference(s), listed above)\n", ws.n);
+        } else {
+            printf("comparable: A and B differ only in the registration path\n");
+        }
+        uint64_t ta = gt_comm_regs(S[0].tot), tb = gt_comm_regs(S[1].tot);
+        printf("\nmethod mix (all registrations)\n   %-9s %10s %7s %10s %7s\n", "method", "A", "A %",
+               "B", "B %");
+        for (int m = 0; m < GTR_METHOD_COUNT; m++) {
+            uint64_t a = did(S[0].tot, m), b = did(S[1].tot, m);
+            printf("   %-9s %10llu %6.1f%% %10llu %6.1f%%\n", gt_method_name(m), (unsigned long long)a,
+                   ta ? 100.0 * (double)a / (double)ta : 0.0, (unsigned long long)b,
+                   tb ? 100.0 * (double)b / (double)tb : 0.0);
+        }
+        printf("\n   %-9s %10s %10s\n", "", "A", "B");
+        printf("   %-9s %10llu %10llu\n", "fallbacks", (unsigned long long)S[0].tot->fallback_count,
+               (unsigned long long)S[1].tot->fallback_count);
+        for (int r = 0; r < GTR_REASON_SLOTS; r++)
+            if (S[0].tot->fallback_by_reason[r] || S[1].tot->fallback_by_reason[r])
+                printf("     %-22s %10llu %10llu\n", gt_reason_name(r),
+                       (unsigned long long)S[0].tot->fallback_by_reason[r],
+                       (unsigned long long)S[1].tot->fallback_by_reason[r]);
+        printf("   %-9s %10llu %10llu\n", "errors", (unsigned long long)S[0].tot->error_count,
+               (unsigned long long)S[1].tot->error_count);
+        printf("\nlatency (all communicators)\n   %-6s %-4s %10s %10s %11s %8s\n", "op", "", "A", "B",
+               "B-A", "B/A");
+        for (int op = 0; op < GTR_OP_COUNT; op++) {
+            const struct gtr_hist *ha = &S[0].tot->hist[op], *hb = &S[1].tot->hist[op];
+            if (!ha->count && !hb->count)
+                continue;
+            for (int q = 0; q < 4; q++) {
+                uint64_t a = qval(ha, q), b = qval(hb, q);
+                char x[24], y[24], d[24];
+                gt_fmt_ns(b > a ? b - a : a - b, d, sizeof(d));
+                char dd[28];
+                snprintf(dd, sizeof(dd), "%s%s", b >= a ? "+" : "-", d);
+                char ratio[16] = "-";
+                if (a && b)
+                    snprintf(ratio, sizeof(ratio), "%.2fx", (double)b / (double)a);
+                printf("   %-6s %-4s %10s %10s %11s %8s\n", q ? "" : gt_op_name(op), qn[q],
+                       ha->count ? gt_fmt_ns(a, x, sizeof(x)) : "-",
+                       hb->count ? gt_fmt_ns(b, y, sizeof(y)) : "-", (ha->count && hb->count) ? dd : "-",
+                       ratio);
+            }
+        }
+    }
+    rc = ws.n ? 1 : 0;
+    free(ws.w);
+out:
+    for (int s = 0; s < 2; s++) {
+        free(S[s].tot);
+        gt_job_free(&S[s].job);
+        gt_inputs_free(&S[s].in);
+    }
+    return rc;
+}

@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cmd_export.c — `gdrtrace export [--prometheus|--json] [-o FILE] [PATH...]`:
+ * metrics for node_exporter's textfile collector (Prometheus text exposition
+ * format 0.0.4) or as JSON.  Every family is printed whole (HELP, TYPE, then
+ * its samples), label values are escaped (\\ \" \n), and -o writes through a
+ * temporary file and rename() so the collector never reads a half file.
+ * Exit: 0, 1 output not written, 2 unreadable input, 64 usage.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/commands.h"
+#include "tools/hist.h"
+#include "tools/report.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: gdrtrace export [--prometheus|--json] [-o FILE] [PATH...]\n"
+               "  Metrics of every recorder (default: $GDRTRACE_DIR) in Prometheus text format\n"
+               "  (for node_exporter's textfile collector; -o FILE replaces FILE atomically)\n"
+               "  or JSON.  Families: gdrtrace_registrations_total, gdrtrace_registered_bytes_total,\n"
+               "  gdrtrace_fallbacks_total, gdrtrace_errors_total, gdrtrace_latency_seconds\n"
+               "  (summary, quantiles 0.5/0.95/0.99), gdrtrace_messages_total,\n"
+               "  gdrtrace_message_bytes_total, gdrtrace_verdict, gdrtrace_job_verdict,\n"
+               "  gdrtrace_events_total, gdrtrace_recorder_info.\n"
+               "exit: 0 ok, 1 output not written, 2 an input could not be read, 64 usage\n");
+}
+
+struct lab {
+    const char *k;
+    char v[160];
+};
+
+struct sink {
+    FILE *f;
+    int json;
+    struct gt_json js;
+    const char *family;
+};
+
+static void prom_escape(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '\\' || *s == '"')
+            fprintf(f, "\\%c", *s);
+        else if (*s == '\n')
+            fputs("\\n", f);
+        else
+            fputc(*s, f);
+    }
+}
+
+static void family(struct sink *k, const char *name, const char *type, const char *help)
+{
+    k->family = name;
+    if (k->json)
+        return;
+    fprintf(k->f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void sample(struct sink *k, const char *suffix, const struct lab *l, int nl, double v)
+{
+    char name[128];
+    snprintf(name, sizeof(name), "%s%s", k->family, suffix ? suffix : "");
+    if (k->json) {
+        gj_obj(&k->js, NULL);
+        gj_str(&k->js, "name", name);
+        gj_obj(&k->js, "labels");
+        for (int i = 0; i < nl; i++)
+            gj_str(&k->js, l[i].k, l[i].v);
+        gj_end(&k->js, '}');
+        gj_dbl(&k->js, "value", v);
+        gj_end(&k->js, '}');
+        return;
+    }
+    fputs(name, k->f);
+    if (nl) {
+        fputc('{', k->f);
+        for (int i = 0; i < nl; i++) {
+            fprintf(k->f, "%s%s=\"", i ? "," : "", l[i].k);
+            prom_escape(k->f, l[i].v);
+            fputc('"', k->f);
+        }
+        fputc('}', k->f);
+    }
+    if (v == (double)(uint64_t)v && v < 1e18)
+        fprintf(k->f, " %llu\n", (unsigned long long)v);
+    else
+        fprintf(k->f, " %.9g\n", v);
+}
+
+/* Base labels of one process (+ comm, device). */
+static int base_labels(struct lab *l, const struct gt_rec *r, const struct gtr_comm *c)
+{
+    int n = 0;
+    l[n].k = "host"; snprintf(l[n++].v, sizeof(l[0].v), "%s", r->id.host);
+    l[n].k = "job"; snprintf(l[n++].v, sizeof(l[0].v), "%s", r->id.job);
+    l[n].k = "rank"; snprintf(l[n++].v, sizeof(l[0].v), "%d", r->id.rank);
+    l[n].k = "pid"; snprintf(l[n++].v, sizeof(l[0].v), "%d", r->id.pid);
+    if (c) {
+        l[n].k = "comm"; gt_fmt_comm(c, r, l[n++].v, sizeof(l[0].v));
+        l[n].k = "device"; snprintf(l[n++].v, sizeof(l[0].v), "%d", c->dev);
+    }
+    return n;
+}
+
+#define EACH_COMM(j, r, c)                                                                        \
+    for (size_t ri_ = 0; ri_ < (j)->nrec; ri_++)                                                  \
+        for (uint32_t s_ = 0; s_ < (j)->recs[ri_].ncomm; s_++)                                    \
+            if ((r = &(j)->recs[ri_]), (c = &r->comms[s_]), gt_comm_used(c))
+
+static void emit_all(struct sink *k, const struct gt_job *j)
+{
+    const struct gt_rec *r;
+    const struct gtr_comm *c;
+    struct lab l[12];
+    int n;
+
+    family(k, "gdrtrace_recorder_info", "gauge", "One per recorder: identity and state of the producer.");
+    for (size_t i = 0; i < j->nrec; i++) {
+        r = &j->recs[i];
+        n = base_labels(l, r, NULL);
+        l[n].k = "state"; snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_liveness_name(r->liveness));
+        l[n].k = "nccl_version"; snprintf(l[n++].v, sizeof(l[0].v), "%d", r->id.nccl_version);
+        l[n].k = "plugin_version"; snprintf(l[n++].v, sizeof(l[0].v), "%s", r->id.plugin_version);
+        l[n].k = "transport"; snprintf(l[n++].v, sizeof(l[0].v), "%s", r->id.transport);
+        l[n].k = "policy_reg"; snprintf(l[n++].v, sizeof(l[0].v), "%s", r->id.policy_reg);
+        l[n].k = "kernel"; snprintf(l[n++].v, sizeof(l[0].v), "%s", r->id.node.kernel_release);
+        sample(k, NULL, l, n, 1);
+    }
+    family(k, "gdrtrace_registrations_total", "counter",
+           "Memory registrations: what NCCL asked (dmabuf, cuda, host) and what the plugin did (method).");
+    EACH_COMM(j, r, c) for (int a = 0; a < GTR_ASKED_COUNT; a++) for (int m = 0; m < GTR_METHOD_COUNT; m++)
+    {
+        if (!c->reg_count[a][m])
+            continue;
+        n = base_labels(l, r, c);
+        l[n].k = "asked"; snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_asked_name(a));
+        l[n].k = "method"; snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_method_name(m));
+        sample(k, NULL, l, n, (double)c->reg_count[a][m]);
+    }
+    family(k, "gdrtrace_registered_bytes_total", "counter", "Bytes registered, by asked and method.");
+    EACH_COMM(j, r, c) for (int a = 0; a < GTR_ASKED_COUNT; a++) for (int m = 0; m < GTR_METHOD_COUNT; m++)
+    {
+        if (!c->reg_count[a][m])
+            continue;
+        n = base_labels(l, r, c);
+        l[n].k = "asked"; snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_asked_name(a));
+        l[n].k = "method"; snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_method_name(m));
+        sample(k, NULL, l, n, (double)c->reg_bytes[a][m]);
+    }
+    family(k, "gdrtrace_fallbacks_total", "counter", "Registrations that fell back from DMA-BUF, by reason.");
+    EACH_COMM(j, r, c) for (int i = 0; i < GTR_REASON_SLOTS; i++)
+    {
+        if (!c->fallback_by_reason[i])
+            continue;
+        n = base_labels(l, r, c);
+        l[n].k = "reason"; snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_reason_name(i));
+        sample(k, NULL, l, n, (double)c->fallback_by_reason[i]);
+    }
+    family(k, "gdrtrace_errors_total", "counter", "Errors recorded, by reason.");
+    EACH_COMM(j, r, c) for (int i = 0; i < GTR_REASON_SLOTS; i++)
+    {
+        if (!c->error_by_reason[i])
+            continue;
+        n = base_labels(l, r, c);
+        l[n].k = "reason"; snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_reason_name(i));
+        sample(k, NULL, l, n, (double)c->error_by_reason[i]);
+    }
+    family(k, "gdrtrace_latency_seconds", "summary",
+           "Latency per operation (reg, dereg, send, recv, flush) from the recorder's histograms.");
+    EACH_COMM(j, r, c) for (int op = 0; op < GTR_OP_COUNT; op++)
+    {
+        const struct gtr_hist *h = &c->hist[op];
+        if (!h->count)
+            continue;
+        static const double q[] = {0.5, 0.95, 0.99};
+        static const char *qs[] = {"0.5", "0.95", "0.99"};
+        n = base_labels(l, r, c);
+        l[n].k = "op"; snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_op_name(op));
+        for (int i = 0; i < 3; i++) {
+            l[n].k = "quantile";
+            snprintf(l[n].v, sizeof(l[0].v), "%s", qs[i]);
+            sample(k, NULL, l, n + 1, (double)gt_hist_quantile(h, q[i]) / 1e9);
+        }
+        sample(k, "_sum", l, n, (double)h->sum_ns / 1e9);
+        sample(k, "_count", l, n, (double)h->count);
+    }
+    family(k, "gdrtrace_messages_total", "counter", "Completed sends, receives and flushes.");
+    EACH_COMM(j, r, c)
+    {
+        const uint64_t v[3] = {c->send_count, c->recv_count, c->flush_count};
+        static const char *ops[3] = {"send", "recv", "flush"};
+        for (int i = 0; i < 3; i++) {
+            n = base_labels(l, r, c);
+            l[n].k = "op"; snprintf(l[n++].v, sizeof(l[0].v), "%s", ops[i]);
+            sample(k, NULL, l, n, (double)v[i]);
+        }
+    }
+    family(k, "gdrtrace_message_bytes_total", "counter", "Bytes sent and received.");
+    EACH_COMM(j, r, c)
+    {
+        n = base_labels(l, r, c);
+        l[n].k = "op"; snprintf(l[n].v, sizeof(l[0].v), "send");
+        sample(k, NULL, l, n + 1, (double)c->send_bytes);
+        snprintf(l[n].v, sizeof(l[0].v), "recv");
+        sample(k, NULL, l, n + 1, (double)c->recv_bytes);
+    }
+    family(k, "gdrtrace_verdict", "gauge", "1 for the verdict of each communicator of each process.");
+    EACH_COMM(j, r, c)
+    {
+        struct gt_verdict v;
+        gt_verdict_of(c, &r, 1, &v);
+        n = base_labels(l, r, c);
+        l[n].k = "verdict"; snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_verdict_name(v.code));
+        sample(k, NULL, l, n, 1);
+    }
+    family(k, "gdrtrace_job_verdict", "gauge", "1 for the verdict of everything exported (all jobs given).");
+    n = 0;
+    l[n].k = "verdict"; snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_verdict_name(j->overall.code));
+    sample(k, NULL, l, n, 1);
+    family(k, "gdrtrace_events_total", "counter", "Event ring records by class (invariant 6).");
+    for (size_t i = 0; i < j->nrec; i++) {
+        r = &j->recs[i];
+        if (!r->has_ring)
+            continue;
+        const uint64_t v[3] = {r->rs.complete, r->rs.torn, r->rs.overwritten};
+        static const char *cls[3] = {"complete", "torn", "overwritten"};
+        for (int q = 0; q < 3; q++) {
+            n = base_labels(l, r, NULL);
+            l[n].k = "class"; snprintf(l[n++].v, sizeof(l[0].v), "%s", cls[q]);
+            sample(k, NULL, l, n, (double)v[q]);
+        }
+    }
+}
+
+int gt_cmd_export(int argc, char **argv)
+{
+    static const struct option opts[] = {{"prometheus", no_argument, 0, 'p'},
+                                         {"json", no_argument, 0, 'j'},
+                                         {"output", required_argument, 0, 'o'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int json = 0, c;
+    const char *out = NULL;
+    while ((c = getopt_long(argc, argv, "hjpo:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'p': json = 0; break;
+        case 'j': json = 1; break;
+        case 'o': out = optarg; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return GT_EXIT_USAGE;
+        }
+    }
+    struct gt_inputs in = {0};
+    struct gt_job j;
+    int rc = gt_load_job(argv + optind, argc - optind, &in, &j);
+    char tmp[4200];
+    FILE *f = stdout;
+    if (out) {
+        snprintf(tmp, sizeof(tmp), "%s.tmp.%d", out, (int)getpid());
+        f = fopen(tmp, "wx");
+        if (!f) {
+            fprintf(stderr, "gdrtrace export: %s: %m\n", tmp);
+            rc = 1;
+            goto done;
+        }
+    }
+    struct sink k = {.f = f, .json = json};
+    if (json) {
+        gj_init(&k.js, f);
+        gj_obj(&k.js, NULL);
+        gj_arr(&k.js, "metrics");
+    }
+    emit_all(&k, &j);
+    if (json) {
+        gj_end(&k.js, ']');
+        gj_end(&k.js, '}');
+        gj_done(&k.js);
+    }
+    if (out) {
+        int bad = ferror(f) | (fclose(f) != 0);
+        if (bad || rename(tmp, out) != 0) {
+            fprintf(stderr, "gdrtrace export: writing %s failed: %m\n", out);
+            unlink(tmp);
+            rc = 1;
+        }
+    }
+done:
+    gt_job_free(&j);
+    gt_inputs_free(&in);
+    return rc;
+}
