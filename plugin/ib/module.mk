@@ -14,3 +14,10 @@ PLUGIN_SRCS += $(REG_SRCS)
 TESTS += test_reg
 test_reg_SRCS := tests/unit/test_reg.c $(REG_SRCS) $(DL_SRCS) plugin/log.c plugin/env.c
 test_reg_LIBS := -ldl -lpthread -lcmocka
+
+IB_SRCS := plugin/ib/ib_dev.c plugin/ib/ib_net.c
+PLUGIN_SRCS += $(IB_SRCS)
+
+TESTS += test_ib_dev
+test_ib_dev_SRCS := tests/unit/test_ib_dev.c $(IB_SRCS) $(REG_SRCS) $(DL_SRCS) plugin/log.c plugin/env.c
+test_ib_dev_LIBS := -ldl -lpthread -lcmocka
