@@ -13,7 +13,8 @@
  *    messages; truncation fails both sides from test() and the comm survives;
  *  - a peer process killed mid-message, a receiver closing mid-message
  *    (no SIGPIPE), a peer sending garbage, a peer closing: test() returns
- *    an error in bounded time, never hangs.
+ *    an error in bounded time, never hangs; random control bytes in both
+ *    directions end in "not done" or GT_REMOTE_ERROR, never a crash.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -720,6 +721,147 @@ static void test_garbage_peer(void **state)
     assert_int_equal(ops->close_listen(lc), GT_OK);
 }
 
+/* Random control bytes from a hostile peer, both directions: every outcome
+ * must be "not done yet" or GT_REMOTE_ERROR; never a crash or a hang (run
+ * under ASan/UBSan and valgrind). */
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+static uint32_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)rng;
+}
+
+static void random_ctrl(unsigned char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        b[i] = (unsigned char)rnd();
+    /* Bias towards plausible headers so the deeper checks get exercised. */
+    if (rnd() % 2)
+        b[0] = (unsigned char)(1 + rnd() % 2);
+    if (n > 1 && rnd() % 2)
+        b[1] = (unsigned char)(rnd() % 10);
+    if (n > 3 && rnd() % 2)
+        b[2] = b[3] = 0;
+}
+
+static void test_fuzz_control(void **state)
+{
+    (void)state;
+    char why[160];
+    for (int it = 0; it < 40; it++) {
+        unsigned char junk[256];
+        size_t n = 1 + rnd() % sizeof(junk);
+        random_ctrl(junk, n);
+        if (it % 2 == 0) {
+            /* Hostile sender against our receiver. */
+            char handle[GT_NET_HANDLE_MAXSIZE];
+            void *lc = NULL, *rc = NULL;
+            assert_int_equal(ops->listen(g_ctx, 0, handle, &lc), GT_OK);
+            struct gt_sock_handle_info info;
+            assert_int_equal(gt_sock_handle_decode(handle, sizeof(handle), &info, why, sizeof(why)),
+                             GT_OK);
+            struct {
+                uint32_t magic;
+                uint16_t version;
+                uint8_t index, nsocks;
+                uint32_t chunk, reserved;
+                uint64_t conn_id, nonce;
+            } hello = {0x47544831u, 1, 0, 1, 128 * 1024, 0, 1000u + (unsigned)it, info.nonce};
+            int fds[2];
+            for (int i = 0; i < 2; i++) {
+                fds[i] = raw_connect(&info);
+                assert_true(fds[i] >= 0);
+                hello.index = (uint8_t)i;
+                assert_int_equal(send(fds[i], &hello, sizeof(hello), 0), (ssize_t)sizeof(hello));
+            }
+            double t0 = now_s();
+            while (!rc) {
+                assert_int_equal(ops->accept(lc, &rc, NULL), GT_OK);
+                if (now_s() - t0 > 10)
+                    fail_msg("accept timed out");
+            }
+            static char buf[3][8192];
+            void *d[3] = {buf[0], buf[1], buf[2]}, *rreq = NULL;
+            size_t sz[3] = {64, 8192, 0};
+            int tags[3] = {0, 1, 2};
+            assert_int_equal(ops->irecv(rc, 3, d, sz, tags, NULL, NULL, &rreq), GT_OK);
+            assert_int_equal(send(fds[0], junk, n, 0), (ssize_t)n);
+            send(fds[1], junk, n, MSG_NOSIGNAL);
+            usleep(1000);
+            for (int k = 0; k < 20; k++) {
+                int done = 0;
+                gt_result r = ops->test(rreq, &done, NULL);
+                if (r != GT_OK) {
+                    assert_int_equal(r, GT_REMOTE_ERROR);
+                    break;
+                }
+                if (done)
+                    break; /* junk that happened to be valid */
+            }
+            close(fds[0]);
+            close(fds[1]);
+            assert_int_equal(ops->close_recv(rc), GT_OK);
+            assert_int_equal(ops->close_listen(lc), GT_OK);
+        } else {
+            /* Hostile receiver against our sender: a raw listener with a
+             * well-formed handle; junk instead of CTS messages. */
+            int l = socket(AF_INET, SOCK_STREAM, 0);
+            struct gt_sock_handle_info info;
+            memset(&info, 0, sizeof(info));
+            info.addr.in4.sin_family = AF_INET;
+            info.addr.in4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            socklen_t al = sizeof(info.addr.in4);
+            assert_int_equal(bind(l, &info.addr.sa, al), 0);
+            assert_int_equal(listen(l, 16), 0);
+            assert_int_equal(getsockname(l, &info.addr.sa, &al), 0);
+            info.nonce = 42;
+            char handle[GT_NET_HANDLE_MAXSIZE];
+            gt_sock_handle_encode(&info, handle);
+            void *sc = NULL;
+            double t0 = now_s();
+            while (!sc) {
+                assert_int_equal(ops->connect(g_ctx, 0, handle, &sc, NULL), GT_OK);
+                if (now_s() - t0 > 10)
+                    fail_msg("connect timed out");
+            }
+            /* The control socket is the first one connected (index 0 in its hello). */
+            int ctrl = -1, acc[GT_SOCK_MAX_SOCKS + 1], nacc = 0;
+            while (ctrl < 0 && nacc <= GT_SOCK_MAX_SOCKS) {
+                int fd = accept(l, NULL, NULL);
+                assert_true(fd >= 0);
+                acc[nacc++] = fd;
+                unsigned char h[32];
+                assert_int_equal(recv(fd, h, sizeof(h), MSG_WAITALL), 32);
+                if (h[6] == 0)
+                    ctrl = fd;
+            }
+            assert_int_equal(send(ctrl, junk, n, 0), (ssize_t)n);
+            usleep(1000);
+            char b[16] = {0};
+            for (int k = 0; k < 20; k++) {
+                void *req = NULL;
+                gt_result r = ops->isend(sc, b, sizeof(b), (int)(rnd() % 4), NULL, NULL, &req);
+                if (r != GT_OK) {
+                    assert_int_equal(r, GT_REMOTE_ERROR);
+                    break;
+                }
+                if (req) {
+                    int done = 0;
+                    r = ops->test(req, &done, NULL);
+                    assert_true(r == GT_OK || r == GT_REMOTE_ERROR || r == GT_INVALID_USAGE);
+                    break;
+                }
+            }
+            assert_int_equal(ops->close_send(sc), GT_OK);
+            for (int i = 0; i < nacc; i++)
+                close(acc[i]);
+            close(l);
+        }
+    }
+}
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -751,6 +893,7 @@ int main(void)
         cmocka_unit_test(test_receiver_closes),
         cmocka_unit_test(test_receiver_dies_mid_message),
         cmocka_unit_test(test_garbage_peer),
+        cmocka_unit_test(test_fuzz_control),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
