@@ -186,10 +186,10 @@ static void text_process(FILE *f, const struct gt_job *j, size_t ri, int flags)
         if (!hdr++)
             fprintf(f, "   devices  %-3s %-12s %-9s %-18s %-12s %-12s %-12s %s\n", "dev", "name",
                     "transport", "ptrSupport", "dmabuf", "peermem", "cuda-dmabuf", "why");
-        char e[48] = "";
+        char e[16] = "";
         if (d->probe_dmabuf_errno)
             snprintf(e, sizeof(e), "(%d)", d->probe_dmabuf_errno);
-        char pd[40];
+        char pd[64];
         snprintf(pd, sizeof(pd), "%s%s", gt_probe_name(d->probe_dmabuf), e);
         fprintf(f, "            %-3d %-12s %-9s %-18s %-12s %-12s %-12s %s\n", d->dev, d->name,
                 d->transport, gt_fmt_ptr(d->ptr_support, b, sizeof(b)), pd,
