@@ -18,7 +18,7 @@
 
 #define ALIGN64(x) (((x) + 63) & ~(size_t)63)
 #define NDEV 2
-#define NCOMM 4
+#define NCOMM_DEFAULT 4
 
 static const char *knames[FX_KIND_COUNT] = {"dmabuf", "peermem", "host", "mixed",
                                             "fallback", "error", "nodata"};
@@ -39,7 +39,8 @@ const char *fx_kind_verdict(int k) { return kverd[k]; }
 size_t fx_off_identity(void) { return GTR_HEADER_SIZE; }
 size_t fx_off_devices(void) { return ALIGN64(fx_off_identity() + sizeof(struct gtr_identity)); }
 size_t fx_off_comms(void) { return ALIGN64(fx_off_devices() + NDEV * sizeof(struct gtr_device)); }
-size_t fx_off_ring(void) { return ALIGN64(fx_off_comms() + NCOMM * sizeof(struct gtr_comm)); }
+static size_t off_ring(int ncomm) { return ALIGN64(fx_off_comms() + (size_t)ncomm * sizeof(struct gtr_comm)); }
+size_t fx_off_ring(void) { return off_ring(NCOMM_DEFAULT); }
 
 /* The documented bucket formula, written again here on purpose: the reader's
  * copy (tools/hist.c) is checked against this one. */
@@ -143,14 +144,13 @@ static void fill_comm(struct gtr_comm *c, const struct fx_opts *o)
     /* Registration latency: 90% at 20us, 9% at 100us, 1% at 2ms (exactly
      * representable so percentiles are known: p50 in 20us's bucket, p95 in
      * 100us's, p99/max 2ms). */
-    uint64_t per = 100 * s;
-    hist_add(&c->hist[GTR_OP_REG], 20000, 90 * s);
-    hist_add(&c->hist[GTR_OP_REG], 100000, 9 * s);
-    hist_add(&c->hist[GTR_OP_REG], 2000000, 1 * s);
-    (void)per;
+    uint64_t L = (uint64_t)o->lat_pct;
+    hist_add(&c->hist[GTR_OP_REG], 20000 * L / 100, 90 * s);
+    hist_add(&c->hist[GTR_OP_REG], 100000 * L / 100, 9 * s);
+    hist_add(&c->hist[GTR_OP_REG], 2000000 * L / 100, 1 * s);
     (void)nreg;
     c->dereg_count = 4 * s;
-    hist_add(&c->hist[GTR_OP_DEREG], 5000, 4 * s);
+    hist_add(&c->hist[GTR_OP_DEREG], 5000 * L / 100, 4 * s);
     c->send_count = c->send_posted = 1000 * s;
     c->send_bytes = 1000 * s * 65536;
     c->recv_count = c->recv_posted = 1000 * s;
@@ -160,8 +160,11 @@ static void fill_comm(struct gtr_comm *c, const struct fx_opts *o)
     hist_add(&c->hist[GTR_OP_RECV], 9000, 1000 * s);
 }
 
-uint64_t fx_expected_regs(const struct fx_opts *o)
+uint64_t fx_expected_regs(const struct fx_opts *oin)
 {
+    struct fx_opts ob = *oin, *o = &ob;
+    if (!o->lat_pct)
+        o->lat_pct = 100;
     struct gtr_comm *c = calloc(1, sizeof(*c));
     if (!c)
         return 0;
@@ -197,11 +200,14 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
     if (!o.ring_cap) o.ring_cap = 1024;
     if (!o.events) o.events = 300;
     if (!o.nccl_version) o.nccl_version = 22803;
+    if (o.ncomm <= 0) o.ncomm = NCOMM_DEFAULT;
+    if (!o.lat_pct) o.lat_pct = 100;
     if (!o.reg)
         o.reg = o.kind == FX_PEERMEM ? "peermem" : "dmabuf";
 
     size_t ring_size = sizeof(struct gtr_ring_header) + o.ring_cap * sizeof(struct gtr_event);
-    size_t total = fx_off_ring() + ring_size;
+    size_t ringoff = off_ring(o.ncomm);
+    size_t total = ringoff + ring_size;
     unsigned char *b = calloc(1, total);
     if (!b)
         return NULL;
@@ -219,9 +225,9 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
         sizeof(struct gtr_identity));
     sec(&h, 1, GTR_SEC_DEVICES, sizeof(struct gtr_device), fx_off_devices(), NDEV,
         NDEV * sizeof(struct gtr_device));
-    sec(&h, 2, GTR_SEC_COMMS, sizeof(struct gtr_comm), fx_off_comms(), NCOMM,
-        NCOMM * sizeof(struct gtr_comm));
-    sec(&h, 3, GTR_SEC_RING, sizeof(struct gtr_event), fx_off_ring(), o.ring_cap, ring_size);
+    sec(&h, 2, GTR_SEC_COMMS, sizeof(struct gtr_comm), fx_off_comms(), (uint64_t)o.ncomm,
+        (uint64_t)o.ncomm * sizeof(struct gtr_comm));
+    sec(&h, 3, GTR_SEC_RING, sizeof(struct gtr_event), ringoff, o.ring_cap, ring_size);
     memcpy(b, &h, sizeof(h));
 
     struct gtr_identity id = {0};
@@ -301,8 +307,8 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
     rh.event_size = sizeof(struct gtr_event);
     rh.mode = GTR_RING_OVERWRITE;
     rh.head = o.events;
-    memcpy(b + fx_off_ring(), &rh, sizeof(rh));
-    unsigned char *slots = b + fx_off_ring() + sizeof(rh);
+    memcpy(b + ringoff, &rh, sizeof(rh));
+    unsigned char *slots = b + ringoff + sizeof(rh);
     uint64_t first = o.events > o.ring_cap ? o.events - o.ring_cap : 0;
     for (uint64_t pos = first; pos < o.events; pos++) {
         struct gtr_event e = {0};

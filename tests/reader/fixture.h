@@ -31,6 +31,8 @@ struct fx_opts {
     int torn;              /* make this many of the newest events torn */
     int nccl_version;      /* default 22803 */
     int scale;             /* multiply every count (default 1) */
+    int ncomm;             /* comm slots (default 4; slot 0 carries the data) */
+    int lat_pct;           /* latency values in percent of the defaults (default 100) */
 };
 
 /* Names accepted by fx_kind_parse: dmabuf peermem host mixed fallback error nodata. */

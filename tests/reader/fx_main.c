@@ -103,7 +103,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: reader_fixture KIND PATH [--host H] [--job J] [--pid P] [--rank R] [--world W]\n"
                "         [--comm ID] [--kernel K] [--reg R] [--state live|closed] [--events N]\n"
-               "         [--cap N] [--torn N] [--nccl V] [--scale N]\n"
+               "         [--cap N] [--torn N] [--nccl V] [--scale N] [--ncomm N] [--latency PCT]\n"
                "  KIND: dmabuf peermem host mixed fallback error nodata\n"
                "  Without arguments: self-test.\n");
 }
@@ -116,7 +116,7 @@ int main(int argc, char **argv)
         {"host", 1, 0, 'H'}, {"job", 1, 0, 'j'},    {"pid", 1, 0, 'p'},    {"rank", 1, 0, 'r'},
         {"world", 1, 0, 'w'}, {"comm", 1, 0, 'c'},  {"kernel", 1, 0, 'k'}, {"reg", 1, 0, 'g'},
         {"state", 1, 0, 's'}, {"events", 1, 0, 'e'}, {"cap", 1, 0, 'C'},  {"torn", 1, 0, 't'},
-        {"nccl", 1, 0, 'n'}, {"scale", 1, 0, 'S'},  {"help", 0, 0, 'h'},  {0, 0, 0, 0}};
+        {"nccl", 1, 0, 'n'}, {"scale", 1, 0, 'S'}, {"ncomm", 1, 0, 'N'}, {"latency", 1, 0, 'L'},  {"help", 0, 0, 'h'},  {0, 0, 0, 0}};
     struct fx_opts o = {0};
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -135,6 +135,8 @@ int main(int argc, char **argv)
         case 't': o.torn = atoi(optarg); break;
         case 'n': o.nccl_version = atoi(optarg); break;
         case 'S': o.scale = atoi(optarg); break;
+        case 'N': o.ncomm = atoi(optarg); break;
+        case 'L': o.lat_pct = atoi(optarg); break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 64;
         }
