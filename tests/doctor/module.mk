@@ -2,3 +2,9 @@
 # doctor tests: the CLI on this machine and on fixture trees (shell), and the
 # judgement with fake CUDA/verbs tables installed through plugin/dl's seam (C).
 TEST_SCRIPTS += tests/doctor/doctor-cli.sh
+
+# recursive (=): DOCTOR_SRCS is set by tools/doctor/module.mk, included after this file
+TESTS += test_doctor
+test_doctor_SRCS = tests/doctor/test_doctor.c $(DOCTOR_SRCS) plugin/dl/gt_ibv.c \
+                   plugin/dl/gt_cuda.c shim/fingerprint.c plugin/log.c plugin/env.c
+test_doctor_LIBS := -ldl -lpthread

@@ -630,12 +630,21 @@ static void gate2_commands(const struct dr_inventory *inv, const struct dr_topol
             const struct dr_port *p = &d->ports[q];
             if (p->num != port || strcmp(p->link_layer, "Ethernet"))
                 continue;
-            int idx = -1;
-            for (int i = 0; i < p->ngids; i++)
-                if (strstr(p->gids[i].type, "v2")) {
-                    idx = p->gids[i].index;
-                    break;
+            /* like NCCL's default (NCCL_IB_ADDR_FAMILY=AF_INET): a RoCE v2 GID holding an
+             * IPv4 address first, then any routable v2 GID, then any v2 GID */
+            int idx = -1, best = 0;
+            for (int i = 0; i < p->ngids; i++) {
+                const struct dr_gid *gd = &p->gids[i];
+                if (!strstr(gd->type, "v2"))
+                    continue;
+                int score = !strncmp(gd->gid, "0000:0000:0000:0000:0000:ffff:", 30) ? 3
+                            : strncmp(gd->gid, "fe80:", 5) != 0                     ? 2
+                                                                                     : 1;
+                if (score > best) {
+                    best = score;
+                    idx = gd->index;
                 }
+            }
             if (idx < 0 && p->ngids)
                 idx = p->gids[0].index;
             if (idx >= 0)
@@ -643,12 +652,17 @@ static void gate2_commands(const struct dr_inventory *inv, const struct dr_topol
         }
         /* CUDA's default order is fastest-first; PCI_BUS_ID makes --use_cuda=N the Nth GPU
          * in PCI order, which is how doctor numbers them */
-        snprintf(rep->cmds[rep->ncmds++], sizeof(rep->cmds[0]),
-                 "server (host memory):  ib_write_bw -d %s -i %d%s -a -F --report_gbits", d->name,
-                 port, gidopt);
-        snprintf(rep->cmds[rep->ncmds++], sizeof(rep->cmds[0]),
-                 "client (host memory):  ib_write_bw -d %s -i %d%s -a -F --report_gbits SERVER",
-                 d->name, port, gidopt);
+        int seen = 0; /* the host-memory baseline once per NIC */
+        for (int h = 0; h < g; h++)
+            seen |= topo->nearest[h] == n;
+        if (!seen) {
+            snprintf(rep->cmds[rep->ncmds++], sizeof(rep->cmds[0]),
+                     "server (host memory):  ib_write_bw -d %s -i %d%s -a -F --report_gbits",
+                     d->name, port, gidopt);
+            snprintf(rep->cmds[rep->ncmds++], sizeof(rep->cmds[0]),
+                     "client (host memory):  ib_write_bw -d %s -i %d%s -a -F --report_gbits "
+                     "SERVER", d->name, port, gidopt);
+        }
         snprintf(rep->cmds[rep->ncmds++], sizeof(rep->cmds[0]),
                  "server (gpu%d DMA-BUF): CUDA_DEVICE_ORDER=PCI_BUS_ID ib_write_bw --use_cuda=%d "
                  "--use_cuda_dmabuf -d %s -i %d%s -a -F --report_gbits -q 1",

@@ -35,7 +35,7 @@
 #define DR_MAX_CHAIN 16 /* PCI bridges between a root complex and a device */
 #define DR_MAX_CHECKS 48
 #define DR_MAX_EVIDENCE 80
-#define DR_MAX_CMDS 8
+#define DR_MAX_CMDS 40
 #define DR_PATH 512
 
 /* Exit codes (docs/doctor.md). */

@@ -51,6 +51,14 @@ int dr_topo_path(const struct dr_pci *a, const struct dr_pci *b)
     return below_a <= 1 && below_b <= 1 ? DR_PATH_PIX : DR_PATH_PXB;
 }
 
+static int has_active(const struct dr_nic *d)
+{
+    for (int p = 0; p < d->nports; p++)
+        if (strcmp(d->ports[p].state, "ACTIVE") == 0)
+            return 1;
+    return 0;
+}
+
 void dr_topo_compute(const struct dr_inventory *inv, struct dr_topology *topo)
 {
     memset(topo, 0, sizeof(*topo));
@@ -60,13 +68,15 @@ void dr_topo_compute(const struct dr_inventory *inv, struct dr_topology *topo)
             topo->path[g][n] = dr_topo_path(&inv->gpus[g].pci, &inv->nics[n].pci);
             topo->order[g][n] = n;
         }
-        /* insertion sort by path: stable,
-         * so equal NICs keep PCI order */
+        /* insertion sort by (path, a NIC with an ACTIVE port first): stable,
+         * so otherwise equal NICs keep PCI order */
         for (int i = 1; i < inv->nnics; i++) {
             int v = topo->order[g][i], j = i;
             while (j > 0) {
                 int u = topo->order[g][j - 1];
-                if (topo->path[g][u] <= topo->path[g][v])
+                if (topo->path[g][u] < topo->path[g][v] ||
+                    (topo->path[g][u] == topo->path[g][v] &&
+                     has_active(&inv->nics[u]) >= has_active(&inv->nics[v])))
                     break;
                 topo->order[g][j] = u;
                 j--;
