@@ -1,8 +1,24 @@
 # SPDX-License-Identifier: Apache-2.0
 # shim/ — the recorder writer, the instrumenting wrapper, the node fingerprint.
 COMMON_SRCS += shim/fingerprint.c
-PLUGIN_SRCS += shim/shim.c
+SHIM_SRCS := shim/shim.c shim/recorder.c shim/ring.c shim/clock.c
+PLUGIN_SRCS += $(SHIM_SRCS)
+# Everything a shim test links: the shim and what it uses from plugin/.
+SHIM_TEST_SRCS := $(SHIM_SRCS) shim/fingerprint.c shim/rec_check.c plugin/log.c plugin/env.c
 
 TESTS += test_rec_fingerprint
 test_rec_fingerprint_SRCS := tests/unit/test_rec_fingerprint.c shim/fingerprint.c
 test_rec_fingerprint_LIBS := -ldl -lcmocka
+
+# The ring on its own (no recorder), so it also builds and runs under TSan.
+TESTS += test_ring
+test_ring_SRCS := tests/unit/test_ring.c shim/ring.c
+test_ring_LIBS := -lcmocka -lpthread
+
+TESTS += test_hist
+test_hist_SRCS := tests/unit/test_hist.c
+test_hist_LIBS := -lcmocka -lpthread -lm
+
+TESTS += test_shim
+test_shim_SRCS := tests/unit/test_shim.c $(SHIM_TEST_SRCS)
+test_shim_LIBS := -lcmocka -lpthread -ldl
