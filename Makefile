@@ -62,12 +62,12 @@ BENCHES :=
 BENCH_SCRIPTS :=
 DEMO_SCRIPT :=
 
-include $(sort $(wildcard */module.mk */*/module.mk))
-
 PLUGIN := $(BUILD)/libnccl-net-gdrtrace.so
 TOOL := $(BUILD)/gdrtrace
-
+# Object of each source, for module.mk fragments with rules of their own.
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+include $(sort $(wildcard */module.mk */*/module.mk))
 
 .PHONY: all check check-run demo demo-run bench bench-run install clean deps tests benches fuzz
 all: $(PLUGIN) $(TOOL)
