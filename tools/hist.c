@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hist.c — bucket bounds and quantiles of struct gtr_hist (see hist.h).
- * Invariant: bucket_lo(index(v)) <= v <= bucket_hi(index(v)) for every v.
+ * Invariant: bucket_lo(index(v)) <= v < bucket_hi(index(v)) for every v
+ * below the last bucket.  Semantics match shim/hist.h (the writer's), so the
+ * reader reports the same percentile the writer's own tests expect.
  */
 #include "tools/hist.h"
 
@@ -29,9 +31,7 @@ uint64_t gt_hist_bucket_hi(unsigned idx)
 {
     if (idx >= GTR_HIST_BUCKETS - 1)
         return UINT64_MAX;
-    if (idx < GTR_HIST_SUB)
-        return idx;
-    return gt_hist_bucket_lo(idx + 1) - 1;
+    return gt_hist_bucket_lo(idx + 1);
 }
 
 uint64_t gt_hist_total(const struct gtr_hist *h)
@@ -51,25 +51,30 @@ uint64_t gt_hist_quantile(const struct gtr_hist *h, double q)
         q = 0;
     if (q > 1)
         q = 1;
-    /* rank of the wanted sample, 1-based: ceil(q * total), at least 1 */
+    /* nearest rank, 1-based: ceil(q * total) */
     double want = q * (double)total;
     uint64_t rank = (uint64_t)want;
     if ((double)rank < want)
         rank++;
-    if (rank == 0)
-        rank = 1;
-    uint64_t cum = 0, v = 0;
-    for (unsigned i = 0; i < GTR_HIST_BUCKETS; i++) {
+    uint64_t lo_ok = h->min_ns <= h->max_ns;
+    if (rank <= 1)
+        return lo_ok ? h->min_ns : 0; /* the smallest value is known exactly */
+    if (rank >= total)
+        return h->max_ns;
+    uint64_t cum = 0;
+    unsigned i = 0;
+    for (; i < GTR_HIST_BUCKETS - 1; i++) {
         cum += h->buckets[i];
-        if (cum >= rank) {
-            v = gt_hist_bucket_hi(i);
+        if (cum >= rank)
             break;
-        }
     }
-    if (h->count && v > h->max_ns)
-        v = h->max_ns;
-    if (h->count && h->min_ns != UINT64_MAX && v < h->min_ns)
+    uint64_t lo = gt_hist_bucket_lo(i), hi = gt_hist_bucket_hi(i);
+    /* the bucket's midpoint: at most 1/32 from any value in it */
+    uint64_t v = hi == UINT64_MAX ? lo : hi - lo == 1 ? lo : lo + (hi - lo) / 2;
+    if (lo_ok && v < h->min_ns)
         v = h->min_ns;
+    if (v > h->max_ns)
+        v = h->max_ns;
     return v;
 }
 

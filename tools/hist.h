@@ -15,12 +15,13 @@
 
 /* Smallest value (ns) that falls into bucket idx; idx < GTR_HIST_BUCKETS. */
 uint64_t gt_hist_bucket_lo(unsigned idx);
-/* Largest value (ns) that falls into bucket idx (the last bucket: UINT64_MAX). */
+/* One past the largest value (ns) of bucket idx (the last bucket: UINT64_MAX). */
 uint64_t gt_hist_bucket_hi(unsigned idx);
 /* Bucket index of value v (ns), as the writer computes it. */
 unsigned gt_hist_index(uint64_t v);
-/* q in [0,1]: upper bound of the bucket holding the q-quantile, clamped to
- * [min_ns, max_ns]; 0 when empty. */
+/* q in [0,1]: nearest-rank quantile: the midpoint of the bucket holding the
+ * ceil(q*total)-th value (min_ns / max_ns exactly for the first / last rank),
+ * clamped to [min_ns, max_ns]; 0 when empty.  Relative error <= 1/32. */
 uint64_t gt_hist_quantile(const struct gtr_hist *h, double q);
 /* Adds src into dst (count, sum, buckets; min/max kept exact). */
 void gt_hist_merge(struct gtr_hist *dst, const struct gtr_hist *src);

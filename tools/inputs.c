@@ -109,21 +109,23 @@ static int add_file(struct gt_inputs *in, const char *path)
                 rc = -1;
             free(raw);
         }
-    } else {
-        struct gt_rec *r = slot(in);
-        if (!r) {
-            problem(in, "out of memory");
-            rc = -1;
-        } else if (gt_rec_parse(b, n, path, r, err, sizeof(err)) != 0) {
-            problem(in, err);
-            rc = -1;
-        } else {
-            r->liveness = gt_rec_judge_liveness(r);
-            in->n++;
-        }
+        free(b);
+        return rc;
     }
-    free(b);
-    return rc;
+    struct gt_rec *r = slot(in);
+    if (!r) {
+        free(b);
+        problem(in, "out of memory");
+        return -1;
+    }
+    /* the parser keeps the snapshot (the ring is read in place), or frees it */
+    if (gt_rec_parse_owned(b, n, path, r, err, sizeof(err)) != 0) {
+        problem(in, err);
+        return -1;
+    }
+    r->liveness = gt_rec_judge_liveness(r);
+    in->n++;
+    return 0;
 }
 
 static int name_cmp(const void *a, const void *b)

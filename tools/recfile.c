@@ -140,13 +140,51 @@ static int sec_cmp(const void *a, const void *b)
     return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-/* Invariant 6: walk the last `capacity` positions before head and keep the
- * complete ones.  Tolerates a head that is stale relative to the slots (a
- * live snapshot): a slot whose sequence belongs to a later lap is counted
- * as overwritten, never misattributed. */
-static int read_ring(const unsigned char *buf, uint64_t off, uint64_t size, struct gt_rec *r,
+/* The fields of slot `pos` that classification needs, read with memcpy of
+ * exact widths so the compiler emits plain loads (a 64-byte memcpy per event
+ * became `rep movs` and dominated the profile). */
+static inline uint64_t slot_seq(const unsigned char *slot)
+{
+    uint64_t v;
+    memcpy(&v, slot + offsetof(struct gtr_event, seq), sizeof(v));
+    return v;
+}
+
+static inline int slot_valid(const unsigned char *slot, uint32_t ncomm)
+{
+    uint16_t type, comm;
+    memcpy(&type, slot + offsetof(struct gtr_event, type), sizeof(type));
+    memcpy(&comm, slot + offsetof(struct gtr_event, comm_slot), sizeof(comm));
+    return type < GTR_EV_COUNT && (comm == GTR_NO_COMM || comm < ncomm);
+}
+
+int gt_rec_event_next(const struct gt_rec *r, uint64_t *pos, struct gtr_event *ev)
+{
+    if (!r->has_ring || !r->ring_slots)
+        return 0;
+    uint64_t p = *pos < r->ring_first ? r->ring_first : *pos;
+    uint64_t mask = r->ring.capacity - 1, esz = r->ring.event_size;
+    for (; p < r->ring.head; p++) {
+        const unsigned char *slot = r->ring_slots + (p & mask) * esz;
+        if (slot_seq(slot) != 2 * p + 2 || !slot_valid(slot, r->ncomm))
+            continue;
+        memcpy(ev, slot, sizeof(*ev));
+        *pos = p + 1;
+        return 1;
+    }
+    *pos = p;
+    return 0;
+}
+
+/* Invariant 6: walk the last `capacity` positions before head and classify
+ * each.  Tolerates a head that is stale relative to the slots (a live
+ * snapshot): a slot whose sequence belongs to a later lap is counted as
+ * overwritten, never misattributed.  `slots` stays valid for the life of r
+ * (owned by r->ring_slots or inside the owned snapshot). */
+static int read_ring(const unsigned char *buf, const struct gtr_section *sec, struct gt_rec *r,
                      const char *source, char *err, size_t errlen)
 {
+    uint64_t off = sec->offset, size = sec->size;
     if (size < sizeof(struct gtr_ring_header))
         return fail(err, errlen, source, "ring section is %llu bytes, smaller than its %zu-byte header",
                     (unsigned long long)size, sizeof(struct gtr_ring_header));
@@ -166,6 +204,11 @@ static int read_ring(const unsigned char *buf, uint64_t off, uint64_t size, stru
         return fail(err, errlen, source,
                     "ring holds %llu bytes of events, capacity %llu x event_size %u does not fit",
                     (unsigned long long)body, (unsigned long long)h->capacity, h->event_size);
+    if (sec->entry_size && (sec->entry_size != h->event_size || sec->count != h->capacity))
+        return fail(err, errlen, source,
+                    "ring section says %llu entries of %u bytes, its header %llu of %u",
+                    (unsigned long long)sec->count, sec->entry_size,
+                    (unsigned long long)h->capacity, h->event_size);
     if (h->head > (UINT64_MAX >> 2))
         return fail(err, errlen, source, "ring head %llu is out of range",
                     (unsigned long long)h->head);
@@ -174,40 +217,34 @@ static int read_ring(const unsigned char *buf, uint64_t off, uint64_t size, stru
     rs->capacity = h->capacity;
     rs->head = h->head;
     uint64_t first = h->head > h->capacity ? h->head - h->capacity : 0;
+    r->ring_first = first;
     rs->overwritten = first;
-    uint64_t n = h->head - first;
-    r->events = malloc((n ? n : 1) * sizeof(struct gtr_event));
-    if (!r->events)
-        return fail(err, errlen, source, "out of memory for %llu events", (unsigned long long)n);
     const unsigned char *slots = buf + off + sizeof(struct gtr_ring_header);
     uint64_t mask = h->capacity - 1, esz = h->event_size;
-    size_t kept = 0;
     for (uint64_t pos = first; pos < h->head; pos++) {
-        struct gtr_event *e = &r->events[kept];
-        memcpy(e, slots + (pos & mask) * esz, sizeof(*e));
-        uint64_t want = 2 * pos + 2;
-        if (e->seq == want) {
-            if (e->type >= GTR_EV_COUNT || (e->comm_slot != GTR_NO_COMM && e->comm_slot >= r->ncomm)) {
+        const unsigned char *slot = slots + (pos & mask) * esz;
+        uint64_t seq = slot_seq(slot), want = 2 * pos + 2;
+        if (seq == want) {
+            if (!slot_valid(slot, r->ncomm)) {
                 rs->bad++;
                 continue;
             }
-            rs->by_type[e->type]++;
-            kept++;
-        } else if (!(e->seq & 1) && e->seq > want) {
+            uint16_t type;
+            memcpy(&type, slot + offsetof(struct gtr_event, type), sizeof(type));
+            rs->by_type[type]++;
+            rs->complete++;
+        } else if (!(seq & 1) && seq > want) {
             rs->overwritten++;
         } else {
             rs->torn++;
         }
     }
-    rs->complete = kept;
-    r->nevents = kept;
     return 0;
 }
 
-int gt_rec_parse(const void *vbuf, size_t len, const char *source, struct gt_rec *r, char *err,
-                 size_t errlen)
+static int parse(const unsigned char *buf, size_t len, const char *source, struct gt_rec *r,
+                 char *err, size_t errlen, unsigned char *owned)
 {
-    const unsigned char *buf = vbuf;
     memset(r, 0, sizeof(*r));
     snprintf(r->source, sizeof(r->source), "%s", source);
     source = r->source;
@@ -344,8 +381,23 @@ int gt_rec_parse(const void *vbuf, size_t len, const char *source, struct gt_rec
     s = by_id[GTR_SEC_RING];
     if (s) {
         r->has_ring = 1;
-        if (read_ring(buf, s->offset, s->size, r, source, err, errlen))
+        if (read_ring(buf, s, r, source, err, errlen))
             goto err_free;
+        size_t slots_off = (size_t)s->offset + sizeof(struct gtr_ring_header);
+        size_t slots_len = (size_t)(s->size - sizeof(struct gtr_ring_header));
+        if (owned) {
+            /* keep the whole snapshot; the slots are inside it */
+            r->snap = owned;
+            r->ring_slots = owned + slots_off;
+        } else {
+            r->snap = malloc(slots_len ? slots_len : 1);
+            if (!r->snap)
+                goto err_oom;
+            memcpy(r->snap, buf + slots_off, slots_len);
+            r->ring_slots = r->snap;
+        }
+    } else if (owned) {
+        free(owned);
     }
     r->liveness = h->state == GTR_STATE_CLOSED ? GT_LIVE_EXITED : GT_LIVE_UNKNOWN;
     return 0;
@@ -357,16 +409,32 @@ err_free:
     return -1;
 }
 
+int gt_rec_parse(const void *buf, size_t len, const char *source, struct gt_rec *r, char *err,
+                 size_t errlen)
+{
+    return parse(buf, len, source, r, err, errlen, NULL);
+}
+
+int gt_rec_parse_owned(unsigned char *buf, size_t len, const char *source, struct gt_rec *r,
+                       char *err, size_t errlen)
+{
+    int rc = parse(buf, len, source, r, err, errlen, buf);
+    if (rc != 0)
+        free(buf); /* on failure nothing in r refers to it */
+    return rc;
+}
+
 void gt_rec_free(struct gt_rec *r)
 {
     free(r->devs);
     free(r->comms);
-    free(r->events);
+    free(r->snap);
     r->devs = NULL;
     r->comms = NULL;
-    r->events = NULL;
+    r->snap = NULL;
+    r->ring_slots = NULL;
+    r->has_ring = 0;
     r->ndev = r->ncomm = 0;
-    r->nevents = 0;
 }
 
 int gt_read_file(const char *path, size_t max, unsigned char **out, size_t *outlen, char *err,
@@ -456,8 +524,7 @@ int gt_rec_load_file(const char *path, struct gt_rec *r, char *err, size_t errle
     size_t n;
     if (gt_read_file(path, GT_REC_MAX_BYTES, &b, &n, err, errlen))
         return -1;
-    int rc = gt_rec_parse(b, n, path, r, err, errlen);
-    free(b);
+    int rc = gt_rec_parse_owned(b, n, path, r, err, errlen);
     if (rc == 0)
         r->liveness = gt_rec_judge_liveness(r);
     return rc;

@@ -59,15 +59,30 @@ struct gt_rec {
     int has_ring;
     struct gtr_ring_header ring;
     struct gt_ring_stats rs;
-    size_t nevents;
-    struct gtr_event *events; /* complete events, oldest first */
+    /* The ring's slots, privately owned (never the writer's memory): read
+     * them with gt_rec_event_next(). */
+    unsigned char *snap;     /* owned: the ring slots or the whole snapshot */
+    unsigned char *ring_slots;
+    uint64_t ring_first;     /* first absolute position still in the ring */
 };
+
+/*! gt_rec_event_next() : the next complete, valid event at or after *pos
+ *  (start with *pos = 0), oldest first; copies it to *ev, advances *pos past
+ *  it and returns 1, or returns 0 at the end.  Torn, overwritten and invalid
+ *  records are skipped (invariant 6). */
+int gt_rec_event_next(const struct gt_rec *r, uint64_t *pos, struct gtr_event *ev);
 
 /*! gt_rec_parse() : validates buf[0, len) as a recorder and fills *r.
  *  source names it in messages.  Keeps no pointer into buf.  On failure *r
  *  holds nothing to free and err says what was wrong. */
 int gt_rec_parse(const void *buf, size_t len, const char *source, struct gt_rec *r, char *err,
                  size_t errlen);
+
+/*! gt_rec_parse_owned() : as gt_rec_parse(), but takes ownership of the
+ *  malloc'd buf (freed on failure, or by gt_rec_free()), which avoids a copy
+ *  of the event ring. */
+int gt_rec_parse_owned(unsigned char *buf, size_t len, const char *source, struct gt_rec *r,
+                       char *err, size_t errlen);
 
 /*! gt_rec_load_file() : snapshot of a live or closed recorder file, then
  *  gt_rec_parse(); judges liveness (pid, boot id) against this machine. */

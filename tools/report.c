@@ -54,7 +54,7 @@ void gt_report_hist_bars(FILE *f, const struct gtr_hist *h, const char *indent, 
         if (row[r] && len == 0)
             len = 1;
         fprintf(f, "%s%9s..%-9s |", indent, gt_fmt_ns(from, a, sizeof(a)),
-                to == UINT64_MAX ? "inf" : gt_fmt_ns(to + 1, b, sizeof(b)));
+                to == UINT64_MAX ? "inf" : gt_fmt_ns(to, b, sizeof(b)));
         for (int i = 0; i < len; i++)
             fputc('#', f);
         fprintf(f, "%*s %llu\n", width - len, "", (unsigned long long)row[r]);
@@ -217,21 +217,24 @@ static void text_process(FILE *f, const struct gt_job *j, size_t ri, int flags)
             fputc('\n', f);
         if (flags & GT_REPORT_EVENTS) {
             /* the last few fallbacks and errors, newest last */
-            size_t shown = 0, start = r->nevents;
-            while (start > 0 && shown < 5) {
-                int t = r->events[start - 1].type;
-                if (t == GTR_EV_FALLBACK || t == GTR_EV_ERROR)
-                    shown++;
-                start--;
-            }
-            for (size_t i = start; i < r->nevents; i++) {
-                const struct gtr_event *e = &r->events[i];
-                if (e->type != GTR_EV_FALLBACK && e->type != GTR_EV_ERROR)
+            struct gtr_event last[5], e;
+            size_t nlast = 0;
+            uint64_t pos = 0;
+            while (gt_rec_event_next(r, &pos, &e)) {
+                if (e.type != GTR_EV_FALLBACK && e.type != GTR_EV_ERROR)
                     continue;
-                fprintf(f, "            %s dev %d comm-slot %u errno %d (%s) reason %s\n",
-                        gt_event_name(e->type), e->dev, e->comm_slot, e->err, strerror(e->err),
-                        gt_reason_name(e->aux < GTR_REASON_SLOTS ? (int)e->aux : GTR_REASON_SLOTS));
+                if (nlast == 5)
+                    memmove(last, last + 1, 4 * sizeof(last[0]));
+                else
+                    nlast++;
+                last[nlast - 1] = e;
             }
+            for (size_t i = 0; i < nlast; i++)
+                fprintf(f, "            %s dev %d comm-slot %u errno %d (%s) reason %s\n",
+                        gt_event_name(last[i].type), last[i].dev, last[i].comm_slot, last[i].err,
+                        strerror(last[i].err),
+                        gt_reason_name(last[i].aux < GTR_REASON_SLOTS ? (int)last[i].aux
+                                                                     : GTR_REASON_SLOTS));
         }
     }
     for (uint32_t s = 0; s < r->ncomm; s++) {

@@ -94,6 +94,8 @@ int main(void)
     check("duplicate section", m, n, 0, "");
     RESET(); h.sections[0].id = 0; STORE();
     check("missing identity", m, n, 0, "identity");
+    RESET(); h.sections[3].count = 7; STORE();
+    check("ring section count disagrees with the ring header", m, n, 0, "ring section");
     RESET(); h.section_count = 99; STORE();
     check("section_count 99", m, n, 0, "section_count");
     RESET(); h.file_size = n + 4096; STORE();

@@ -6,3 +6,6 @@ reader_fixture_LIBS := -lzstd -lm
 reader_hostile_SRCS = tests/reader/hostile.c tests/reader/fixture.c $(READER_SRCS)
 reader_hostile_LIBS := -lzstd -lm
 TEST_SCRIPTS += tests/reader/test-cli.sh
+BENCHES += reader_bench
+reader_bench_SRCS = tests/reader/bench_reader.c tests/reader/fixture.c $(READER_SRCS)
+reader_bench_LIBS := -lzstd -lm
