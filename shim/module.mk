@@ -22,3 +22,11 @@ test_hist_LIBS := -lcmocka -lpthread -lm
 TESTS += test_shim
 test_shim_SRCS := tests/unit/test_shim.c $(SHIM_TEST_SRCS)
 test_shim_LIBS := -lcmocka -lpthread -ldl
+
+TESTS += test_rec_format
+test_rec_format_SRCS := tests/unit/test_rec_format.c $(SHIM_TEST_SRCS)
+test_rec_format_LIBS := -lcmocka -lpthread -ldl
+
+TESTS += test_rec_sigkill
+test_rec_sigkill_SRCS := tests/unit/test_rec_sigkill.c $(SHIM_TEST_SRCS)
+test_rec_sigkill_LIBS := -lpthread -ldl

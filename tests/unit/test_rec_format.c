@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_rec_format.c — the recorder file as written by shim/recorder.c and
+ * read back by a validating reader.  Checks: a round trip (header,
+ * sections, identity with launcher hints and policy, the clock calibration
+ * converting ticks to CLOCK_MONOTONIC, devices, comm slots, ring events)
+ * through the file on disk; the name gdrtrace.<job>.<host>.<pid>.rec with
+ * sanitised parts and a "-N" suffix instead of touching an existing file;
+ * mode 0600 regardless of umask and GDRTRACE_MODE honoured or refused;
+ * O_NOFOLLOW (a planted symlink is not followed); a missing directory is an
+ * error naming it; CLOSED with an end time after close; and that the reader
+ * refuses a wrong magic, an unknown major version, the other byte order, a
+ * wrong word size, a truncated file, a section outside the file, and
+ * overlapping sections — while accepting a newer minor version with an
+ * unknown extra section.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "shim/clock.h"
+#include "shim/rec_check.h"
+#include "shim/recorder.h"
+
+static char g_dir[PATH_MAX];
+
+static void clean_dir(void)
+{
+    char cmd[PATH_MAX + 32];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", g_dir);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(g_dir, sizeof(g_dir), "%s/gt-fmt-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    return mkdtemp(g_dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    clean_dir();
+    return 0;
+}
+
+static void open_rec(struct gt_recorder *r, int mode)
+{
+    struct gt_rec_config cfg = {.dir = g_dir, .mode = mode, .ndevs = 4, .ncomms = 4,
+                                .ring_events = 100, .events_all = 0};
+    char err[512] = "";
+    int e = gt_rec_open(r, &cfg, err, sizeof(err));
+    if (e)
+        print_error("gt_rec_open: %s\n", err);
+    assert_int_equal(e, 0);
+}
+
+static void test_round_trip(void **state)
+{
+    (void)state;
+    setenv("SLURM_JOB_ID", "job 42/x", 1);
+    setenv("SLURM_PROCID", "3", 1);
+    setenv("SLURM_LOCALID", "1", 1);
+    setenv("SLURM_NTASKS", "16", 1);
+    setenv("GDRTRACE_REG", "PeerMem", 1);
+    setenv("GDRTRACE_ALLOW_PEERMEM", "1", 1);
+    struct gt_recorder r;
+    open_rec(&r, -1);
+    unsetenv("SLURM_JOB_ID");
+    unsetenv("SLURM_PROCID");
+    unsetenv("SLURM_LOCALID");
+    unsetenv("SLURM_NTASKS");
+    unsetenv("GDRTRACE_REG");
+    unsetenv("GDRTRACE_ALLOW_PEERMEM");
+
+    char host[64] = "", name[256], want[PATH_MAX + 300];
+    gethostname(host, sizeof(host) - 1);
+    gt_rec_file_name(name, sizeof(name), "job 42/x", host, getpid());
+    assert_non_null(strstr(name, "gdrtrace.job_42_x."));
+    snprintf(want, sizeof(want), "%s/%s", g_dir, name);
+    assert_string_equal(r.path, want);
+    struct stat st;
+    assert_int_equal(stat(r.path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    assert_int_equal((uint64_t)st.st_size, r.size);
+
+    struct gt_props props = {.name = "mlx5_0", .pci_path = "/sys/x", .ptr_support = 7,
+                             .speed_mbps = 400000};
+    struct gt_dev_probe probe = {.dmabuf = GT_PROBE_UNSUPPORTED, .dmabuf_errno = EOPNOTSUPP,
+                                 .peermem = GT_PROBE_SUPPORTED, .advertised = 3};
+    snprintf(probe.why, sizeof(probe.why), "dmabuf probe EOPNOTSUPP, peermem allowed");
+    gt_rec_set_device(&r, 1, &props, &probe, "ib");
+    gt_rec_set_transport(&r, "ib", "auto: mlx5_0 port 1 ACTIVE");
+    gt_rec_set_abi_version(&r, 10);
+    uint32_t slot;
+    struct gtr_comm *c = gt_rec_new_comm(&r, 0xdeadbeefcafeull, 1, 10, gt_rec_now_ns(&r), &slot);
+    assert_non_null(c);
+    c->reg_count[GT_ASKED_DMABUF][GT_METHOD_PEERMEM] = 5;
+    uint64_t t_before = gt_clock_now();
+    int64_t mono_before = gt_clock_mono_ns();
+    gt_rec_event(&r, GTR_EV_REG, (uint16_t)slot, 1, 0, 0, 0x1000, 4096, 1234,
+                 GT_ASKED_DMABUF << 8 | GT_METHOD_PEERMEM);
+    gt_rec_close(&r);
+
+    uint8_t *buf;
+    size_t len;
+    assert_int_equal(gt_rec_slurp(r.path, &buf, &len), 0);
+    struct gt_rec_view v;
+    char err[256];
+    int rc = gt_rec_check(buf, len, &v, err, sizeof(err));
+    if (rc)
+        print_error("reader refused the writer's file: %s\n", err);
+    assert_int_equal(rc, 0);
+    assert_int_equal(v.hdr->state, GTR_STATE_CLOSED);
+    assert_int_equal(v.hdr->version_major, GTR_VERSION_MAJOR);
+    assert_int_equal(v.hdr->file_size, len);
+    assert_string_equal(v.id->job, "job 42/x");
+    assert_string_equal(v.id->launcher, "slurm");
+    assert_int_equal(v.id->rank, 3);
+    assert_int_equal(v.id->local_rank, 1);
+    assert_int_equal(v.id->world_size, 16);
+    assert_int_equal(v.id->pid, getpid());
+    assert_string_equal(v.id->host, host);
+    assert_string_equal(v.id->policy_reg, "peermem");
+    assert_int_equal(v.id->policy_allow_peermem, 1);
+    assert_non_null(strstr(v.id->policy_text, "GDRTRACE_REG=PeerMem"));
+    assert_string_equal(v.id->transport, "ib");
+    assert_string_equal(v.id->transport_why, "auto: mlx5_0 port 1 ACTIVE");
+    assert_int_equal(v.id->abi_version, 10);
+    assert_int_equal(v.id->nccl_version, -1); /* no NCCL in this process */
+    assert_true(v.id->end_wall_ns >= v.id->start_wall_ns && v.id->start_wall_ns > 0);
+    assert_true(strlen(v.id->node.kernel_release) > 0);
+    assert_true(v.id->clock == GTR_CLOCK_TSC || v.id->clock == GTR_CLOCK_MONOTONIC);
+
+    const struct gtr_device *d = gt_rec_view_dev(&v, 1);
+    assert_int_equal(d->in_use, 1);
+    assert_string_equal(d->name, "mlx5_0");
+    assert_int_equal(d->ptr_support, 3); /* what was advertised */
+    assert_int_equal(d->probe_dmabuf_errno, EOPNOTSUPP);
+    assert_string_equal(d->why, "dmabuf probe EOPNOTSUPP, peermem allowed");
+    assert_int_equal(gt_rec_view_dev(&v, 0)->in_use, 0);
+
+    const struct gtr_comm *vc = gt_rec_view_comm(&v, slot);
+    assert_int_equal(vc->state, GTR_COMM_ACTIVE);
+    assert_int_equal(vc->comm_id, 0xdeadbeefcafeull);
+    assert_int_equal(vc->reg_count[GT_ASKED_DMABUF][GT_METHOD_PEERMEM], 5);
+    assert_int_equal(vc->hist[GTR_OP_SEND].min_ns, UINT64_MAX);
+    assert_int_equal(v.capacity, 128); /* 100 rounded up to a power of two */
+
+    struct gtr_event got[4];
+    uint64_t n = 0;
+    for (uint64_t pos = 0; pos < v.ring->head; pos++)
+        if (gt_ring_read(v.events, v.capacity, pos, &got[n]))
+            n++;
+    assert_int_equal(n, 2);
+    assert_int_equal(got[0].type, GTR_EV_RECORDER_OPEN);
+    assert_int_equal(got[0].a0, 128);
+    assert_int_equal(got[1].type, GTR_EV_REG);
+    assert_int_equal(got[1].a1, 4096);
+    assert_int_equal(got[1].comm_slot, slot);
+    /* ticks convert to CLOCK_MONOTONIC through the recorded calibration */
+    int64_t ns = gt_clock_ticks_to_ns(v.id, got[1].ts);
+    int64_t ns_before = gt_clock_ticks_to_ns(v.id, t_before);
+    assert_true(got[1].ts >= t_before);
+    assert_true(ns - mono_before < 50 * 1000 * 1000 && mono_before - ns < 50 * 1000 * 1000);
+    assert_true(ns_before - mono_before < 1000 * 1000 && mono_before - ns_before < 1000 * 1000);
+    free(buf);
+    gt_rec_unmap(&r);
+}
+
+static void test_name_collision_and_symlink(void **state)
+{
+    (void)state;
+    struct gt_recorder a, b, c;
+    open_rec(&a, -1);
+    open_rec(&b, -1); /* same job/host/pid: must not reuse a's file */
+    assert_string_not_equal(a.path, b.path);
+    size_t la = strlen(a.path) - strlen(".rec");
+    assert_memory_equal(a.path, b.path, la);
+    assert_string_equal(b.path + la, "-1.rec");
+    gt_rec_unmap(&a);
+    gt_rec_unmap(&b);
+    unlink(a.path);
+    unlink(b.path);
+
+    /* A symlink planted where the recorder goes is neither followed nor
+     * replaced. */
+    char target[PATH_MAX + 16];
+    snprintf(target, sizeof(target), "%s/victim", g_dir);
+    FILE *f = fopen(target, "w");
+    assert_non_null(f);
+    fputs("precious", f);
+    fclose(f);
+    assert_int_equal(symlink(target, a.path), 0);
+    open_rec(&c, -1);
+    assert_string_not_equal(c.path, a.path);
+    char buf[16] = "";
+    f = fopen(target, "r");
+    assert_non_null(fgets(buf, sizeof(buf), f));
+    fclose(f);
+    assert_string_equal(buf, "precious");
+    gt_rec_unmap(&c);
+}
+
+static void test_mode_and_errors(void **state)
+{
+    (void)state;
+    struct gt_recorder r;
+    mode_t old = umask(0077);
+    setenv("GDRTRACE_MODE", "0640", 1);
+    open_rec(&r, -1);
+    struct stat st;
+    assert_int_equal(stat(r.path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0640);
+    gt_rec_unmap(&r);
+    unlink(r.path);
+    setenv("GDRTRACE_MODE", "0044", 1); /* would lock the owner out: refused, 0600 */
+    open_rec(&r, -1);
+    assert_int_equal(stat(r.path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    gt_rec_unmap(&r);
+    unsetenv("GDRTRACE_MODE");
+    umask(old);
+
+    char missing[PATH_MAX + 16];
+    snprintf(missing, sizeof(missing), "%s/no/such/dir", g_dir);
+    struct gt_rec_config cfg = {.dir = missing, .mode = -1, .events_all = 0};
+    char err[512] = "";
+    assert_int_equal(gt_rec_open(&r, &cfg, err, sizeof(err)), ENOENT);
+    assert_non_null(strstr(err, missing));
+    assert_non_null(strstr(err, "No such file or directory"));
+}
+
+/* ---- the reader refuses what it cannot read ----------------------------- */
+
+static uint8_t *g_good;
+static size_t g_good_len;
+
+static void make_good(void)
+{
+    struct gt_recorder r;
+    open_rec(&r, -1);
+    gt_rec_close(&r);
+    assert_int_equal(gt_rec_slurp(r.path, &g_good, &g_good_len), 0);
+    gt_rec_unmap(&r);
+}
+
+static void expect_refusal(const uint8_t *buf, size_t len, const char *why)
+{
+    struct gt_rec_view v;
+    char err[256] = "";
+    assert_int_equal(gt_rec_check(buf, len, &v, err, sizeof(err)), -1);
+    if (!strstr(err, why)) {
+        print_error("refused for '%s', expected a reason containing '%s'\n", err, why);
+        fail();
+    }
+}
+
+static void test_reader_refusals(void **state)
+{
+    (void)state;
+    make_good();
+    struct gt_rec_view v;
+    char err[256];
+    assert_int_equal(gt_rec_check(g_good, g_good_len, &v, err, sizeof(err)), 0);
+    uint8_t *b = malloc(g_good_len);
+    assert_non_null(b);
+    struct gtr_header *h = (struct gtr_header *)b;
+
+#define FRESH() memcpy(b, g_good, g_good_len)
+    FRESH();
+    h->magic[0] = 'X';
+    expect_refusal(b, g_good_len, "bad magic");
+    FRESH();
+    h->version_major = GTR_VERSION_MAJOR + 1;
+    expect_refusal(b, g_good_len, "format version 2.");
+    FRESH();
+    h->endian = __builtin_bswap32(GTR_ENDIAN_MARK);
+    expect_refusal(b, g_good_len, "other byte order");
+    FRESH();
+    h->word_size = 4;
+    expect_refusal(b, g_good_len, "word size 4");
+    FRESH();
+    expect_refusal(b, g_good_len - 4096, "truncated");
+    expect_refusal(b, 100, "truncated");
+    FRESH();
+    h->sections[2].offset = g_good_len - 8;
+    expect_refusal(b, g_good_len, "outside the file");
+    FRESH();
+    h->sections[1].offset = h->sections[0].offset;
+    h->sections[1].size = h->sections[0].size;
+    h->sections[1].count = h->sections[0].size / h->sections[1].entry_size;
+    h->sections[1].size = h->sections[1].count * h->sections[1].entry_size;
+    expect_refusal(b, g_good_len, "overlap");
+    FRESH();
+    h->sections[2].count += 1;
+    expect_refusal(b, g_good_len, "!= size");
+    FRESH();
+    h->sections[3].id = 0;
+    expect_refusal(b, g_good_len, "no ring section");
+
+    /* A newer minor version with an extra section it does not know: read. */
+    FRESH();
+    h->version_minor = GTR_VERSION_MINOR + 3;
+    h->sections[h->section_count].id = 99;
+    h->sections[h->section_count].entry_size = 1;
+    h->sections[h->section_count].offset = h->sections[3].offset + h->sections[3].size;
+    h->sections[h->section_count].size = g_good_len - h->sections[h->section_count].offset;
+    h->sections[h->section_count].count = h->sections[h->section_count].size;
+    h->section_count++;
+    assert_int_equal(gt_rec_check(b, g_good_len, &v, err, sizeof(err)), 0);
+#undef FRESH
+    free(b);
+    free(g_good);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_name_collision_and_symlink, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mode_and_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reader_refusals, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
