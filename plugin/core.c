@@ -21,10 +21,10 @@
 #include "plugin/log.h"
 #include "shim/shim.h"
 
-/* The transports, each from its own folder.  Weak so that the plugin links,
- * and runs over the others, while one is not built in (ib lands later; inner
- * is optional); an absent one has address NULL. */
-extern const struct gt_net_ops gt_sock_ops __attribute__((weak));
+/* The transports, each from its own folder.  ib and inner are weak so that
+ * the plugin links, and runs over sock, while they are not built in (ib lands
+ * later; inner is optional); an absent one has address NULL. */
+extern const struct gt_net_ops gt_sock_ops; /* plugin/sock: always built */
 extern const struct gt_net_ops gt_ib_ops __attribute__((weak));
 extern const struct gt_net_ops gt_inner_ops __attribute__((weak));
 

@@ -1,3 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
-# tests/harness: the NCCL-like driver of the built plugin, and the export check.
-TEST_SCRIPTS += tests/harness/check_exports.sh
+# tests/harness: the NCCL-like driver of the built plugin (one test per ABI
+# version), and the export check.  The harness dlopens the plugin, so it
+# links none of its objects.
+HARNESS_BIN := $(BUILD)/harness/harness
+HARNESS_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,tests/harness/harness.c)
+
+$(HARNESS_BIN): $(HARNESS_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $^ $(LDFLAGS) -ldl
+
+# `make tests` / `make check-run` and `make demo-run` build it too.
+tests: $(HARNESS_BIN)
+demo-run: $(HARNESS_BIN)
+
+TEST_SCRIPTS += tests/harness/check_exports.sh \
+                $(foreach v,6 7 8 9 10 11 12,tests/harness/harness_v$(v).sh)

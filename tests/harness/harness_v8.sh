@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# harness_v8.sh — drives the plugin through ncclNetPlugin_v8 as NCCL does:
+# data both ways between two processes (every byte checked) and bad input.
+exec "$(dirname "$0")/run_harness.sh" 8

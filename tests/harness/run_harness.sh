@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# run_harness.sh VERSION — runs the NCCL-like harness (tests/harness/harness.c)
+# against $BUILD/libnccl-net-gdrtrace.so through ncclNetPlugin_v<VERSION>:
+# two processes exchanging random-size messages both ways with every byte
+# checked, then the bad-input cases (corrupt handles, garbage from the peer,
+# a peer dying mid-message).  HARNESS_ARGS adds options (see harness --help).
+set -u
+BUILD=${BUILD:-build/default}
+bin="$BUILD/harness/harness"
+if [ ! -x "$bin" ]; then
+    echo "FAIL: $bin is not built (make tests builds it)"
+    exit 1
+fi
+# shellcheck disable=SC2086
+exec "$bin" --abi "$1" ${HARNESS_ARGS:-}
