@@ -108,12 +108,13 @@ static int base_labels(struct lab *l, const struct gt_rec *r, const struct gtr_c
     return n;
 }
 
+/* Every communicator of every process, sibling slots summed (into grp). */
 #define EACH_COMM(j, r, c)                                                                        \
     for (size_t ri_ = 0; ri_ < (j)->nrec; ri_++)                                                  \
         for (uint32_t s_ = 0; s_ < (j)->recs[ri_].ncomm; s_++)                                    \
-            if ((r = &(j)->recs[ri_]), (c = &r->comms[s_]), gt_comm_used(c))
+            if ((r = &(j)->recs[ri_]), (c = grp), gt_rec_comm_group(r, s_, grp, NULL))
 
-static void emit_all(struct sink *k, const struct gt_job *j)
+static void emit_all(struct sink *k, const struct gt_job *j, struct gtr_comm *grp)
 {
     const struct gt_rec *r;
     const struct gtr_comm *c;
@@ -276,7 +277,18 @@ int gt_cmd_export(int argc, char **argv)
         gj_obj(&k.js, NULL);
         gj_arr(&k.js, "metrics");
     }
-    emit_all(&k, &j);
+    struct gtr_comm *grp = malloc(sizeof(*grp));
+    if (!grp) {
+        fprintf(stderr, "gdrtrace export: out of memory\n");
+        rc = 1;
+        if (out) {
+            fclose(f);
+            unlink(tmp);
+        }
+        goto done;
+    }
+    emit_all(&k, &j, grp);
+    free(grp);
     if (json) {
         gj_end(&k.js, ']');
         gj_end(&k.js, '}');

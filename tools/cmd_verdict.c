@@ -68,7 +68,7 @@ int gt_cmd_verdict(int argc, char **argv)
         for (size_t i = 0; i < j.ncomm; i++) {
             gj_obj(&js, NULL);
             gj_str(&js, "comm", j.comms[i].label);
-            gj_u64(&js, "processes", j.comms[i].nmembers);
+            gj_u64(&js, "processes", j.comms[i].nprocs);
             gj_i64(&js, "hosts", j.comms[i].nhosts);
             gj_str(&js, "verdict", gt_verdict_name(j.comms[i].v.code));
             gj_str(&js, "why", j.comms[i].v.why);

@@ -99,6 +99,47 @@ void gt_comm_accumulate(struct gtr_comm *d, const struct gtr_comm *s)
     d->comm_id = s->comm_id;
 }
 
+int gt_comm_used(const struct gtr_comm *c)
+{
+    if (c->state == GTR_COMM_FREE)
+        return 0;
+    if (c->has_comm_id != GT_COMM_OVERFLOW)
+        return 1;
+    return gt_comm_regs(c) || c->fallback_count || c->error_count || c->send_posted ||
+           c->recv_posted || c->listen_count || c->connect_count || c->accept_count ||
+           c->dereg_count || c->flush_count;
+}
+
+static int same_group(const struct gtr_comm *a, const struct gtr_comm *b)
+{
+    return a->has_comm_id == b->has_comm_id && (!a->has_comm_id || a->comm_id == b->comm_id);
+}
+
+int gt_rec_comm_group(const struct gt_rec *r, uint32_t s, struct gtr_comm *out, int *nsib)
+{
+    const struct gtr_comm *c = &r->comms[s];
+    if (!gt_comm_used(c))
+        return 0;
+    for (uint32_t k = 0; k < s; k++)
+        if (gt_comm_used(&r->comms[k]) && same_group(&r->comms[k], c))
+            return 0;
+    gt_comm_clear(out);
+    int n = 0;
+    for (uint32_t k = s; k < r->ncomm; k++)
+        if (gt_comm_used(&r->comms[k]) && same_group(&r->comms[k], c)) {
+            gt_comm_accumulate(out, &r->comms[k]);
+            n++;
+        }
+    out->state = c->state;
+    for (uint32_t k = s; k < r->ncomm; k++)
+        if (gt_comm_used(&r->comms[k]) && same_group(&r->comms[k], c) &&
+            r->comms[k].state == GTR_COMM_ACTIVE)
+            out->state = GTR_COMM_ACTIVE;
+    if (nsib)
+        *nsib = n;
+    return 1;
+}
+
 uint64_t gt_comm_regs(const struct gtr_comm *c)
 {
     uint64_t t = 0;
@@ -315,10 +356,12 @@ static int find_comm(struct gt_job *j, const struct gtr_comm *c, const struct gt
 {
     for (size_t i = 0; i < j->ncomm; i++) {
         struct gt_ccomm *x = &j->comms[i];
-        if (c->has_comm_id && x->has_comm_id && x->comm_id == c->comm_id)
+        if ((int)c->has_comm_id != x->has_comm_id)
+            continue;
+        if (c->has_comm_id == 1 && x->comm_id == c->comm_id)
             return (int)i;
-        if (!c->has_comm_id && !x->has_comm_id && x->nmembers &&
-            &j->recs[x->members[0].rec] == r)
+        /* process-wide (ABI < v11) and overflow records stand for their process */
+        if (c->has_comm_id != 1 && x->nmembers && &j->recs[x->members[0].rec] == r)
             return (int)i;
     }
     return -1;
@@ -357,10 +400,7 @@ int gt_job_build(struct gt_job *j, struct gt_rec *recs, size_t nrec)
                 gt_comm_clear(&x->sum);
                 x->has_comm_id = (int)c->has_comm_id;
                 x->comm_id = c->comm_id;
-                if (c->has_comm_id)
-                    snprintf(x->label, sizeof(x->label), "0x%llx", (unsigned long long)c->comm_id);
-                else
-                    snprintf(x->label, sizeof(x->label), "process %s:%d", r->id.host, r->id.pid);
+                gt_fmt_comm(c, r, x->label, sizeof(x->label));
                 idx = (int)j->ncomm++;
             }
             struct gt_ccomm *x = &j->comms[idx];
@@ -370,10 +410,13 @@ int gt_job_build(struct gt_job *j, struct gt_rec *recs, size_t nrec)
             x->members = nm;
             x->members[x->nmembers].rec = ri;
             x->members[x->nmembers].slot = s;
-            int new_h = 1;
-            for (size_t k = 0; k < x->nmembers; k++)
+            int new_h = 1, new_p = 1;
+            for (size_t k = 0; k < x->nmembers; k++) {
                 new_h &= strcmp(recs[x->members[k].rec].id.host, r->id.host) != 0;
+                new_p &= x->members[k].rec != ri;
+            }
             x->nhosts += new_h;
+            x->nprocs += new_p;
             x->nmembers++;
             gt_comm_accumulate(&x->sum, c);
         }
@@ -476,7 +519,9 @@ const char *gt_fmt_ptr(int bits, char *buf, size_t n)
 
 const char *gt_fmt_comm(const struct gtr_comm *c, const struct gt_rec *r, char *buf, size_t n)
 {
-    if (c->has_comm_id)
+    if (c->has_comm_id == GT_COMM_OVERFLOW)
+        snprintf(buf, n, "overflow %s:%d", r->id.host, r->id.pid);
+    else if (c->has_comm_id)
         snprintf(buf, n, "0x%llx", (unsigned long long)c->comm_id);
     else
         snprintf(buf, n, "process %s:%d", r->id.host, r->id.pid);

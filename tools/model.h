@@ -60,7 +60,8 @@ struct gt_ccomm {
     char label[96];        /* "0x..." or "process HOST:PID" */
     struct gtr_comm sum;   /* counters and histograms summed over members */
     struct gt_member *members;
-    size_t nmembers;
+    size_t nmembers;       /* comm slots (a process may hold sibling slots) */
+    size_t nprocs;         /* distinct processes */
     int nhosts;
     struct gt_verdict v;
 };
@@ -85,11 +86,19 @@ void gt_verdict_of(const struct gtr_comm *c, const struct gt_rec *const *ctx, si
 /* Verdict of a set: ignores NO-DATA; ERROR > FALLBACK > disagreement = MIXED. */
 int gt_verdict_combine(const int *codes, size_t n);
 
-/* Comm slots that carry data (state != FREE). */
-static inline int gt_comm_used(const struct gtr_comm *c)
-{
-    return c->state != GTR_COMM_FREE;
-}
+/* has_comm_id value of the writer's overflow slot: shared by communicators
+ * that found no free slot (shim/recorder.h GT_REC_COMM_OVERFLOW). */
+#define GT_COMM_OVERFLOW 2
+
+/* Comm slots worth reporting: not FREE, and not an overflow slot that
+ * nothing was ever recorded in (the writer activates it at open). */
+int gt_comm_used(const struct gtr_comm *c);
+
+/* The writer gives a second thread driving the same communicator its own
+ * sibling slot (same has_comm_id, comm_id); readers sum them.  For slot s:
+ * returns 0 if s is unused or not the first slot of its group, else 1 with
+ * *out = the sum of every slot of the group and *nsib = how many. */
+int gt_rec_comm_group(const struct gt_rec *r, uint32_t s, struct gtr_comm *out, int *nsib);
 
 /* dst += src for every counter and histogram; last errno/reason/text kept
  * from src when src has any. */

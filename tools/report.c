@@ -10,6 +10,7 @@
  */
 #include "tools/report.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "plugin/gt_net.h"
@@ -237,24 +238,37 @@ static void text_process(FILE *f, const struct gt_job *j, size_t ri, int flags)
                                                                      : GTR_REASON_SLOTS));
         }
     }
+    struct gtr_comm *c = malloc(sizeof(*c));
+    if (!c)
+        return;
     for (uint32_t s = 0; s < r->ncomm; s++) {
-        const struct gtr_comm *c = &r->comms[s];
-        if (!gt_comm_used(c))
+        int nsib;
+        if (!gt_rec_comm_group(r, s, c, &nsib))
             continue;
         struct gt_verdict v;
         const struct gt_rec *ctx = r;
         gt_verdict_of(c, &ctx, 1, &v);
-        fprintf(f, "\n   comm %s  (slot %u, net ABI v%d, dev %d, %s)\n", gt_fmt_comm(c, r, b, sizeof(b)),
-                s, c->abi_version, c->dev, c->state == GTR_COMM_FINALIZED ? "finalized" : "active");
+        char sib[32] = "";
+        if (nsib > 1)
+            snprintf(sib, sizeof(sib), " + %d sibling slot(s)", nsib - 1);
+        fprintf(f, "\n   comm %s  (slot %u%s, net ABI v%d, dev %d, %s)\n",
+                gt_fmt_comm(c, r, b, sizeof(b)), s, sib, c->abi_version, c->dev,
+                c->state == GTR_COMM_FINALIZED ? "finalized" : "active");
         text_comm_body(f, c, "     ", flags);
         fprintf(f, "     verdict         %s: %s\n", gt_verdict_name(v.code), v.why);
     }
+    free(c);
 }
 
 void gt_report_text(FILE *f, const struct gt_job *j, int flags)
 {
     if (!j->nrec) {
         fprintf(f, "no recorders found\n");
+        return;
+    }
+    struct gtr_comm *grp = malloc(sizeof(*grp));
+    if (!grp) {
+        fprintf(f, "out of memory\n");
         return;
     }
     /* per node */
@@ -274,9 +288,9 @@ void gt_report_text(FILE *f, const struct gt_job *j, int flags)
                 continue;
             nproc++;
             for (uint32_t s = 0; s < r->ncomm; s++) {
-                const struct gtr_comm *c = &r->comms[s];
-                if (!gt_comm_used(c))
+                if (!gt_rec_comm_group(r, s, grp, NULL))
                     continue;
+                const struct gtr_comm *c = grp;
                 ncomm++;
                 for (int a = 0; a < GTR_ASKED_COUNT; a++)
                     for (int m = 0; m < GTR_METHOD_COUNT; m++)
@@ -292,6 +306,7 @@ void gt_report_text(FILE *f, const struct gt_job *j, int flags)
                 (unsigned long long)did[2], (unsigned long long)did[3],
                 gt_verdict_name(gt_verdict_combine(codes, (size_t)nc)));
     }
+    free(grp);
     for (size_t i = 0; i < j->nrec; i++)
         text_process(f, j, i, flags);
 
@@ -305,19 +320,18 @@ void gt_report_text(FILE *f, const struct gt_job *j, int flags)
             for (int m = 0; m < GTR_METHOD_COUNT; m++)
                 did[m] += x->sum.reg_count[a][m];
         fprintf(f, "   %-20s %5zu %5d %10llu %10llu %10llu %10llu %9llu %7llu  %s\n", x->label,
-                x->nmembers, x->nhosts, (unsigned long long)did[0], (unsigned long long)did[1],
+                x->nprocs, x->nhosts, (unsigned long long)did[0], (unsigned long long)did[1],
                 (unsigned long long)did[2], (unsigned long long)did[3],
                 (unsigned long long)x->sum.fallback_count, (unsigned long long)x->sum.error_count,
                 gt_verdict_name(x->v.code));
     }
     for (size_t i = 0; i < j->ncomm; i++) {
         const struct gt_ccomm *x = &j->comms[i];
-        if (x->nmembers < 2)
+        if (x->nprocs < 2)
             continue;
-        char b[32];
-        fprintf(f, "\n   comm %s across %zu process(es)\n", x->label, x->nmembers);
+        fprintf(f, "\n   comm %s across %zu process(es) on %d host(s)\n", x->label, x->nprocs,
+                x->nhosts);
         text_comm_body(f, &x->sum, "     ", 0);
-        (void)b;
     }
     fprintf(f, "\n== verdict\n");
     for (size_t i = 0; i < j->ncomm; i++)
@@ -492,14 +506,16 @@ void gt_report_json(struct gt_json *js, const struct gt_job *j)
             gj_end(js, '}');
         }
         gj_arr(js, "comms");
-        for (uint32_t s = 0; s < r->ncomm; s++) {
-            const struct gtr_comm *c = &r->comms[s];
-            if (!gt_comm_used(c))
+        struct gtr_comm *c = malloc(sizeof(*c));
+        for (uint32_t s = 0; c && s < r->ncomm; s++) {
+            int nsib;
+            if (!gt_rec_comm_group(r, s, c, &nsib))
                 continue;
             char b[96];
             gj_obj(js, NULL);
             gj_str(js, "comm", gt_fmt_comm(c, r, b, sizeof(b)));
             gj_u64(js, "slot", s);
+            gj_i64(js, "slots", nsib);
             gj_bool(js, "has_comm_id", c->has_comm_id);
             gj_i64(js, "abi_version", c->abi_version);
             gj_i64(js, "dev", c->dev);
@@ -511,6 +527,7 @@ void gt_report_json(struct gt_json *js, const struct gt_job *j)
             json_verdict(js, &v);
             gj_end(js, '}');
         }
+        free(c);
         gj_end(js, ']');
         gj_end(js, '}');
     }
@@ -520,11 +537,16 @@ void gt_report_json(struct gt_json *js, const struct gt_job *j)
         const struct gt_ccomm *x = &j->comms[i];
         gj_obj(js, NULL);
         gj_str(js, "comm", x->label);
-        gj_u64(js, "processes", x->nmembers);
+        gj_u64(js, "processes", x->nprocs);
         gj_i64(js, "hosts", x->nhosts);
         gj_arr(js, "ranks");
-        for (size_t k = 0; k < x->nmembers; k++)
-            gj_i64(js, NULL, j->recs[x->members[k].rec].id.rank);
+        for (size_t k = 0; k < x->nmembers; k++) {
+            int dup = 0;
+            for (size_t q = 0; q < k; q++)
+                dup |= x->members[q].rec == x->members[k].rec;
+            if (!dup)
+                gj_i64(js, NULL, j->recs[x->members[k].rec].id.rank);
+        }
         gj_end(js, ']');
         gt_json_comm_counts(js, &x->sum);
         gt_json_latency(js, &x->sum);

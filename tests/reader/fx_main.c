@@ -92,6 +92,34 @@ static int selftest(void)
     }
     gt_rec_free(&r);
     free(b);
+    /* Sibling slots (a second thread on the same communicator) are summed, and
+     * an empty overflow slot is not reported. */
+    {
+        struct fx_opts so = {.kind = FX_DMABUF};
+        unsigned char *img = fx_build(&so, &n);
+        struct gtr_comm *c0 = malloc(sizeof(*c0));
+        memcpy(c0, img + fx_off_comms(), sizeof(*c0));
+        memcpy(img + fx_off_comms() + sizeof(*c0), c0, sizeof(*c0)); /* slot 1: sibling */
+        struct gtr_comm *ov = calloc(1, sizeof(*ov));
+        ov->state = GTR_COMM_ACTIVE;
+        ov->has_comm_id = GT_COMM_OVERFLOW;
+        memcpy(img + fx_off_comms() + 3 * sizeof(*ov), ov, sizeof(*ov)); /* slot 3: overflow */
+        EXPECT(gt_rec_parse(img, n, "siblings", &r, err, sizeof(err)) == 0, "%s", err);
+        int nsib = 0;
+        EXPECT(gt_rec_comm_group(&r, 0, c0, &nsib) == 1 && nsib == 2 &&
+                   gt_comm_regs(c0) == 2 * fx_expected_regs(&so),
+               "sibling group: nsib %d, regs %llu", nsib, (unsigned long long)gt_comm_regs(c0));
+        EXPECT(gt_rec_comm_group(&r, 1, c0, &nsib) == 0, "second sibling reported on its own");
+        EXPECT(gt_rec_comm_group(&r, 3, c0, &nsib) == 0, "empty overflow slot reported");
+        struct gt_job j;
+        EXPECT(gt_job_build(&j, &r, 1) == 0 && j.ncomm == 1 && j.comms[0].nprocs == 1,
+               "job: %zu comms", j.ncomm);
+        gt_job_free(&j);
+        gt_rec_free(&r);
+        free(img);
+        free(c0);
+        free(ov);
+    }
     /* The bucket bounds agree with the documented index formula. */
     for (uint64_t v = 0; v < (1ull << 43); v = v < 4096 ? v + 1 : v + v / 7 + 1) {
         unsigned i = gt_hist_index(v);
