@@ -516,8 +516,10 @@ static gt_result ib_init(void **ctx, uint64_t comm_id, int has_comm_id,
     int n = gt_ib_devices_open();
     if (n == 0) {
         gt_ib_devices_close();
-        GT_WARN("NET/gdrtrace ib: no active RDMA port%s%s", gt_ibv.loaded ? "" : ": ",
-                gt_ibv.loaded ? "" : gt_ibv.why);
+        /* INFO, not WARN: in auto mode this is the normal answer on a host
+         * without RDMA, and the core says which transport it chose. */
+        GT_INFO(GT_LOGSUB_INIT | GT_LOGSUB_NET, "NET/gdrtrace ib: no active RDMA port%s%s",
+                gt_ibv.loaded ? "" : ": ", gt_ibv.loaded ? "" : gt_ibv.why);
         return GT_SYSTEM_ERROR;
     }
     struct ib_ctx *x = calloc(1, sizeof(*x));

@@ -1,0 +1,698 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * gt_ib_vmtest.c — drives the ib transport (gt_ib_ops) against a real kernel
+ * verbs stack (Soft-RoCE in the test VM), one process driving both ends of
+ * each connection through the non-blocking API, as NCCL's proxy does.
+ *
+ *   gt_ib_vmtest data       byte-checked transfers: sizes 0..4 MiB, 1/2/4
+ *                           QPs, multi-receive n=8 with tags, 32 in flight,
+ *                           iflush on host memory (no-op) and on
+ *                           "peermem" memory (a real RDMA READ on the
+ *                           loopback QP; host memory stands in for GPU
+ *                           memory via a fixture nvidia_peermem file)
+ *   gt_ib_vmtest faults     a peer that vanishes during setup, an RTR
+ *                           transition failing by fault injection through the
+ *                           gt_ibv table, and a real work-completion error
+ *                           (the receiver deregisters its buffer after its
+ *                           clear-to-send): each must end in a clear error,
+ *                           never a hang
+ *   gt_ib_vmtest dmabuf EXPECT
+ *                           the DMA-BUF probe and policy on a real vgem
+ *                           dma-buf fd (rxe refuses it with EOPNOTSUPP);
+ *                           EXPECT = notallowed | noperrmem | fallback
+ *   gt_ib_vmtest bw SIZE SECONDS
+ *                           bandwidth of SIZE-byte messages, 16 in flight,
+ *                           printed as "@@BW size=… gbps=…"
+ * Exit 0 = all checks passed; 1 = a check failed (the line says which).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <netinet/in.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "plugin/ib/ib.h"
+
+static const struct gt_net_ops *N = &gt_ib_ops;
+static void *ctx;
+static int failures;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                 \
+            printf(__VA_ARGS__);                                                                   \
+            printf("\n");                                                                          \
+            fflush(stdout);                                                                        \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+struct pair {
+    void *lc, *sc, *rc;
+    int sdev, rdev;
+};
+
+/* Drives listen/connect/accept to completion; returns the first error. */
+static gt_result connect_pair(struct pair *p, int sdev, int rdev)
+{
+    char handle[GT_NET_HANDLE_MAXSIZE];
+    memset(p, 0, sizeof(*p));
+    p->sdev = sdev, p->rdev = rdev;
+    gt_result r = N->listen(ctx, rdev, handle, &p->lc);
+    if (r != GT_OK)
+        return r;
+    double t0 = now();
+    while (!p->sc || !p->rc) {
+        if (!p->sc && (r = N->connect(ctx, sdev, handle, &p->sc, NULL)) != GT_OK)
+            return r;
+        if (!p->rc && (r = N->accept(p->lc, &p->rc, NULL)) != GT_OK)
+            return r;
+        if (now() - t0 > 20) {
+            printf("connect_pair: timed out\n");
+            return GT_INTERNAL_ERROR;
+        }
+    }
+    return GT_OK;
+}
+
+static void close_pair(struct pair *p)
+{
+    if (p->sc)
+        N->close_send(p->sc);
+    if (p->rc)
+        N->close_recv(p->rc);
+    if (p->lc)
+        N->close_listen(p->lc);
+    memset(p, 0, sizeof(*p));
+}
+
+static gt_result wait_req(void *req, int *sizes, double limit)
+{
+    double t0 = now();
+    int done = 0;
+    while (!done) {
+        gt_result r = N->test(req, &done, sizes);
+        if (r != GT_OK)
+            return r;
+        if (now() - t0 > limit) {
+            printf("wait_req: no completion within %.0f s\n", limit);
+            return GT_INTERNAL_ERROR;
+        }
+    }
+    return GT_OK;
+}
+
+static void fill(unsigned char *b, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++)
+        b[i] = (unsigned char)(seed * 131u + i * 7u + (i >> 8));
+}
+
+static size_t first_diff(const unsigned char *b, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++)
+        if (b[i] != (unsigned char)(seed * 131u + i * 7u + (i >> 8)))
+            return i;
+    return (size_t)-1;
+}
+
+/* One multi-receive round: n messages with the given sizes, tags 100+i,
+ * the receive buffers `slack` bytes larger than what is sent. */
+static void round_trip(struct pair *p, int n, const size_t *sizes, unsigned seed, int flush_gpu)
+{
+    unsigned char *sb[GT_IB_MAX_RECVS], *rb[GT_IB_MAX_RECVS];
+    void *smh[GT_IB_MAX_RECVS], *rmh[GT_IB_MAX_RECVS];
+    void *rdata[GT_IB_MAX_RECVS];
+    size_t rsz[GT_IB_MAX_RECVS];
+    int tags[GT_IB_MAX_RECVS];
+    const size_t slack = 64;
+    for (int i = 0; i < n; i++) {
+        sb[i] = malloc(sizes[i] + 1);
+        rb[i] = malloc(sizes[i] + slack);
+        fill(sb[i], sizes[i], seed + (unsigned)i);
+        memset(rb[i], 0xAA, sizes[i] + slack);
+        struct gt_reg_report rep = {0};
+        CHECK(N->reg_mr(p->sc, sb[i], sizes[i] + 1, GT_PTR_HOST, &smh[i], &rep) == GT_OK,
+              "reg send %d", i);
+        CHECK(rep.method == GT_METHOD_HOST, "send method %d", rep.method);
+        int type = flush_gpu ? GT_PTR_CUDA : GT_PTR_HOST;
+        memset(&rep, 0, sizeof(rep));
+        CHECK(N->reg_mr(p->rc, rb[i], sizes[i] + slack, type, &rmh[i], &rep) == GT_OK,
+              "reg recv %d type %d", i, type);
+        rdata[i] = rb[i];
+        rsz[i] = sizes[i] + slack;
+        tags[i] = 100 + i;
+    }
+    void *rreq = NULL;
+    double t0 = now();
+    while (!rreq && now() - t0 < 10)
+        CHECK(N->irecv(p->rc, n, rdata, rsz, tags, rmh, NULL, &rreq) == GT_OK, "irecv");
+    void *sreq[GT_IB_MAX_RECVS] = {0};
+    /* Send in reverse order: matching is by tag, not by position. */
+    for (int i = n - 1; i >= 0; i--) {
+        t0 = now();
+        while (!sreq[i] && now() - t0 < 10) {
+            gt_result r = N->isend(p->sc, sb[i], sizes[i], tags[i], smh[i], NULL, &sreq[i]);
+            if (r != GT_OK) {
+                CHECK(0, "isend %d: %d", i, r);
+                break;
+            }
+        }
+    }
+    int got[GT_IB_MAX_RECVS];
+    for (int i = 0; i < n; i++) {
+        int ssz = -1;
+        CHECK(sreq[i] && wait_req(sreq[i], &ssz, 20) == GT_OK, "send %d done", i);
+        CHECK(ssz == (int)sizes[i], "send size %d vs %zu", ssz, sizes[i]);
+    }
+    CHECK(rreq && wait_req(rreq, got, 20) == GT_OK, "recv done");
+    for (int i = 0; i < n; i++) {
+        CHECK(got[i] == (int)sizes[i], "recv %d size %d, want %zu", i, got[i], sizes[i]);
+        size_t d = first_diff(rb[i], sizes[i], seed + (unsigned)i);
+        CHECK(d == (size_t)-1, "recv %d size %zu: byte %zu differs", i, sizes[i], d);
+        for (size_t k = sizes[i]; k < sizes[i] + slack; k++)
+            if (rb[i][k] != 0xAA) {
+                CHECK(0, "recv %d: byte %zu past the message was written", i, k);
+                break;
+            }
+    }
+    /* iflush: host memory completes at once; "GPU" memory reads back. */
+    int isz[GT_IB_MAX_RECVS];
+    for (int i = 0; i < n; i++)
+        isz[i] = got[i];
+    void *freq = NULL;
+    CHECK(N->iflush(p->rc, n, rdata, isz, rmh, &freq) == GT_OK && freq, "iflush");
+    if (freq)
+        CHECK(wait_req(freq, NULL, 10) == GT_OK, "iflush completes");
+    for (int i = 0; i < n; i++) {
+        CHECK(N->dereg_mr(p->sc, smh[i]) == GT_OK, "dereg");
+        CHECK(N->dereg_mr(p->rc, rmh[i]) == GT_OK, "dereg");
+        free(sb[i]);
+        free(rb[i]);
+    }
+}
+
+/* 32 receives and sends in flight on one connection, completed out of order. */
+static void pipeline(struct pair *p, size_t size)
+{
+    enum { W = GT_NET_MAX_REQUESTS };
+    unsigned char *sb = malloc(size * W), *rb = malloc(size * W);
+    void *smh, *rmh;
+    CHECK(N->reg_mr(p->sc, sb, size * W, GT_PTR_HOST, &smh, NULL) == GT_OK, "reg");
+    CHECK(N->reg_mr(p->rc, rb, size * W, GT_PTR_HOST, &rmh, NULL) == GT_OK, "reg");
+    for (int i = 0; i < W; i++)
+        fill(sb + (size_t)i * size, size, 1000u + (unsigned)i);
+    memset(rb, 0, size * W);
+    void *rr[W], *sr[W];
+    for (int i = 0; i < W; i++) {
+        void *d = rb + (size_t)i * size;
+        size_t sz = size;
+        int tag = 7;
+        rr[i] = NULL;
+        double t0 = now();
+        while (!rr[i] && now() - t0 < 10)
+            CHECK(N->irecv(p->rc, 1, &d, &sz, &tag, &rmh, NULL, &rr[i]) == GT_OK, "irecv");
+        CHECK(rr[i] != NULL, "irecv %d slot", i);
+    }
+    for (int i = 0; i < W; i++) {
+        sr[i] = NULL;
+        double t0 = now();
+        while (!sr[i] && now() - t0 < 10)
+            CHECK(N->isend(p->sc, sb + (size_t)i * size, size, 7, smh, NULL, &sr[i]) == GT_OK,
+                  "isend");
+        CHECK(sr[i] != NULL, "isend %d slot", i);
+    }
+    for (int i = W - 1; i >= 0; i--) {
+        int s = 0;
+        CHECK(wait_req(sr[i], &s, 20) == GT_OK, "send %d", i);
+        CHECK(wait_req(rr[i], &s, 20) == GT_OK && s == (int)size, "recv %d size %d", i, s);
+        CHECK(first_diff(rb + (size_t)i * size, size, 1000u + (unsigned)i) == (size_t)-1,
+              "pipelined message %d corrupted", i);
+    }
+    N->dereg_mr(p->sc, smh);
+    N->dereg_mr(p->rc, rmh);
+    free(sb);
+    free(rb);
+}
+
+static char peermem_root[64];
+
+/* A fixture sysfs with nvidia_peermem "present", so REG=peermem registers
+ * host memory as if it were GPU memory (the NIC cannot tell). */
+static void fake_peermem(void)
+{
+    snprintf(peermem_root, sizeof(peermem_root), "/tmp/gt_vm_peermem.XXXXXX");
+    if (!mkdtemp(peermem_root))
+        return;
+    char p[256];
+    const char *dirs[] = {"/sys", "/sys/module", "/sys/module/nvidia_peermem"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(p, sizeof(p), "%s%s", peermem_root, dirs[i]);
+        mkdir(p, 0700);
+    }
+    snprintf(p, sizeof(p), "%s/sys/module/nvidia_peermem/version", peermem_root);
+    int fd = open(p, O_CREAT | O_WRONLY, 0600);
+    if (fd >= 0)
+        close(fd);
+    gt_reg_sysroot = peermem_root;
+}
+
+static int do_init(void)
+{
+    gt_result r = N->init(&ctx, 0, 0, NULL, NULL, NULL);
+    int n = 0;
+    if (r != GT_OK || N->devices(&n) != GT_OK || n < 1) {
+        printf("FAIL: ib init %d, %d devices\n", r, n);
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        struct gt_props pr;
+        struct gt_dev_probe pb;
+        N->get_properties(i, &pr);
+        N->get_probe(i, &pb);
+        printf("dev %d: %s port %d speed %d Mb/s guid %#llx pci %s ptrSupport %#x maxComms %d "
+               "maxRecvs %d | probe dmabuf=%d errno=%d peermem=%d cuda=%d why: %s\n",
+               i, pr.name, pr.port, pr.speed_mbps, (unsigned long long)pr.guid, pr.pci_path,
+               pr.ptr_support, pr.max_comms, pr.max_recvs, pb.dmabuf, pb.dmabuf_errno,
+               pb.peermem, pb.cuda_dmabuf, pb.why);
+        CHECK(pr.max_recvs == 8 && pr.reg_is_global == 1 && pr.max_p2p_bytes == (1ULL << 40),
+              "props of %s", pr.name);
+    }
+    return n;
+}
+
+static int test_data(void)
+{
+    int ndev = do_init();
+    if (!ndev)
+        return 1;
+    int sdev = ndev > 1 ? 1 : 0, rdev = 0;
+    static const size_t sizes[] = {0, 1, 127, 128, 129, 4096, 4097, 65536, 1 << 20, 4 << 20};
+    for (int qps = 1; qps <= 4; qps *= 2) {
+        char v[8];
+        snprintf(v, sizeof(v), "%d", qps);
+        setenv("GDRTRACE_IB_QPS", v, 1);
+        struct pair p;
+        CHECK(connect_pair(&p, sdev, rdev) == GT_OK, "connect with %d QPs", qps);
+        if (!p.sc || !p.rc)
+            return 1;
+        for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++)
+            round_trip(&p, 1, &sizes[k], (unsigned)(qps * 100 + k), 0);
+        size_t multi[8] = {0, 1, 100, 4096, 5000, 65536, 1 << 20, 3};
+        round_trip(&p, 8, multi, 77u + (unsigned)qps, 0);
+        pipeline(&p, 8192 + 3);
+        printf("data: %d QP(s): %zu sizes, multi-recv 8, 32 in flight: %s\n", qps,
+               sizeof(sizes) / sizeof(sizes[0]), failures ? "FAILED" : "ok");
+        close_pair(&p);
+    }
+    unsetenv("GDRTRACE_IB_QPS");
+    /* Flush through the loopback QP: reregister as GPU memory via a
+     * fixture "peermem"; the RDMA READ must complete. */
+    N->finalize(ctx);
+    fake_peermem();
+    setenv("GDRTRACE_REG", "peermem", 1);
+    ndev = do_init();
+    struct pair p;
+    CHECK(connect_pair(&p, sdev, rdev) == GT_OK, "connect for flush");
+    size_t one = 1 << 20;
+    if (p.sc && p.rc)
+        round_trip(&p, 1, &one, 5u, 1);
+    size_t two[2] = {4096, 100};
+    if (p.sc && p.rc)
+        round_trip(&p, 2, two, 6u, 1);
+    printf("flush: RDMA READ on the loopback QP: %s\n", failures ? "FAILED" : "ok");
+    close_pair(&p);
+    N->finalize(ctx);
+    unsetenv("GDRTRACE_REG");
+    return failures ? 1 : 0;
+}
+
+/* ---- faults ------------------------------------------------------------ */
+
+static int (*real_modify_qp)(struct ibv_qp *, struct ibv_qp_attr *, int);
+static int inject_rtr_errno;
+static int faulty_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
+{
+    if (inject_rtr_errno && a->qp_state == IBV_QPS_RTR)
+        return inject_rtr_errno;
+    return real_modify_qp(qp, a, mask);
+}
+
+static int test_faults(void)
+{
+    int ndev = do_init();
+    if (!ndev)
+        return 1;
+    int sdev = ndev > 1 ? 1 : 0, rdev = 0;
+
+    /* 1. A peer that connects and vanishes before sending its setup. */
+    {
+        char handle[GT_NET_HANDLE_MAXSIZE];
+        void *lc = NULL, *rc = NULL;
+        CHECK(N->listen(ctx, rdev, handle, &lc) == GT_OK, "listen");
+        struct {
+            uint32_t magic;
+            uint16_t version, port;
+            uint32_t addr;
+        } h;
+        memcpy(&h, handle, sizeof(h));
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = h.port,
+                                 .sin_addr.s_addr = h.addr};
+        CHECK(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0, "tcp connect");
+        (void)!write(fd, "x", 1);
+        close(fd);
+        gt_result r = GT_OK;
+        double t0 = now();
+        while (r == GT_OK && !rc && now() - t0 < 10)
+            r = N->accept(lc, &rc, NULL);
+        CHECK(r == GT_REMOTE_ERROR && !rc, "accept after a vanished peer: %d", r);
+        printf("faults: vanished peer during setup -> accept error %d: %s\n", r,
+               r == GT_REMOTE_ERROR ? "ok" : "FAILED");
+        N->close_listen(lc);
+    }
+    /* 2. A handle that is not ours. */
+    {
+        char handle[GT_NET_HANDLE_MAXSIZE];
+        memset(handle, 0x5a, sizeof(handle));
+        void *sc = NULL;
+        CHECK(N->connect(ctx, sdev, handle, &sc, NULL) == GT_INVALID_ARGUMENT && !sc,
+              "bad handle refused");
+    }
+    /* 3. The RTR transition fails (fault injected through the table): the
+     * side that fails reports the step and errno; the other side sees its
+     * peer vanish.  Both end in an error, neither hangs. */
+    {
+        real_modify_qp = gt_ibv.modify_qp;
+        gt_ibv.modify_qp = faulty_modify_qp;
+        inject_rtr_errno = ETIMEDOUT;
+        char handle[GT_NET_HANDLE_MAXSIZE];
+        void *lc = NULL, *sc = NULL, *rc = NULL;
+        CHECK(N->listen(ctx, rdev, handle, &lc) == GT_OK, "listen");
+        gt_result rs = GT_OK, ra = GT_OK;
+        double t0 = now();
+        while ((rs == GT_OK || ra == GT_OK) && now() - t0 < 10) {
+            if (rs == GT_OK)
+                rs = N->connect(ctx, sdev, handle, &sc, NULL);
+            if (ra == GT_OK)
+                ra = N->accept(lc, &rc, NULL);
+            if (sc || rc)
+                break;
+        }
+        inject_rtr_errno = 0;
+        gt_ibv.modify_qp = real_modify_qp;
+        CHECK(!sc && !rc, "no comm comes out of a failed setup");
+        CHECK(rs != GT_OK && ra != GT_OK, "both ends report: connect %d, accept %d", rs, ra);
+        printf("faults: injected RTR failure (ETIMEDOUT) -> connect error %d, accept error %d\n",
+               rs, ra);
+        N->close_listen(lc);
+    }
+    /* 4. A real work-completion error: the receiver's buffer is deregistered
+     * after its clear-to-send went out, so the sender's RDMA WRITE meets an
+     * invalid rkey.  Both ends must report, neither may hang. */
+    {
+        setenv("GDRTRACE_IB_TIMEOUT", "12", 1);
+        setenv("GDRTRACE_IB_RETRY_CNT", "1", 1);
+        struct pair p;
+        CHECK(connect_pair(&p, sdev, rdev) == GT_OK, "connect");
+        size_t sz = 65536;
+        char *sb = calloc(1, sz), *rb = calloc(1, sz);
+        void *smh = NULL, *rmh = NULL, *rreq = NULL, *sreq = NULL;
+        N->reg_mr(p.sc, sb, sz, GT_PTR_HOST, &smh, NULL);
+        N->reg_mr(p.rc, rb, sz, GT_PTR_HOST, &rmh, NULL);
+        void *d = rb;
+        int tag = 1;
+        double t0 = now();
+        while (!rreq && now() - t0 < 10)
+            N->irecv(p.rc, 1, &d, &sz, &tag, &rmh, NULL, &rreq);
+        /* The clear-to-send carries rmh's rkey; invalidate it now. */
+        N->dereg_mr(p.rc, rmh);
+        sreq = NULL;
+        t0 = now();
+        gt_result r = GT_OK;
+        while (!sreq && r == GT_OK && now() - t0 < 10)
+            r = N->isend(p.sc, sb, sz, tag, smh, NULL, &sreq);
+        int done = 0;
+        t0 = now();
+        while (r == GT_OK && !done && now() - t0 < 30)
+            r = N->test(sreq, &done, NULL);
+        CHECK(r == GT_REMOTE_ERROR, "sender sees the work-completion error: %d (done %d)", r,
+              done);
+        gt_result rr = GT_OK;
+        done = 0;
+        t0 = now();
+        while (rr == GT_OK && !done && now() - t0 < 5)
+            rr = N->test(rreq, &done, NULL);
+        CHECK(rr != GT_OK, "receiver sees an error too: %d (done %d)", rr, done);
+        printf("faults: real WC error -> sender %d, receiver %d (%.1f s)\n", r, rr, now() - t0);
+        N->dereg_mr(p.sc, smh);
+        close_pair(&p);
+        free(sb);
+        free(rb);
+        unsetenv("GDRTRACE_IB_TIMEOUT");
+        unsetenv("GDRTRACE_IB_RETRY_CNT");
+    }
+    N->finalize(ctx);
+    return failures ? 1 : 0;
+}
+
+/* ---- DMA-BUF on a real vgem dma-buf fd ------------------------------- */
+
+struct gt_drm_create_dumb {
+    uint32_t height, width, bpp, flags, handle, pitch;
+    uint64_t size;
+};
+struct gt_drm_prime_handle {
+    uint32_t handle, flags;
+    int32_t fd;
+};
+struct gt_drm_map_dumb {
+    uint32_t handle, pad;
+    uint64_t offset;
+};
+#define GT_DRM_IOWR(nr, T) _IOWR('d', nr, T)
+#define GT_DRM_IOCTL_MODE_CREATE_DUMB GT_DRM_IOWR(0xB2, struct gt_drm_create_dumb)
+#define GT_DRM_IOCTL_MODE_MAP_DUMB GT_DRM_IOWR(0xB3, struct gt_drm_map_dumb)
+#define GT_DRM_IOCTL_PRIME_HANDLE_TO_FD GT_DRM_IOWR(0x2d, struct gt_drm_prime_handle)
+
+static int vgem_dmabuf(size_t size, void **cpu)
+{
+    int card = -1;
+    char path[64];
+    for (int i = 0; i < 8 && card < 0; i++) {
+        snprintf(path, sizeof(path), "/dev/dri/card%d", i);
+        card = open(path, O_RDWR | O_CLOEXEC);
+    }
+    if (card < 0) {
+        printf("no /dev/dri/card*: %s\n", strerror(errno));
+        return -1;
+    }
+    struct gt_drm_create_dumb cd = {.height = 1, .width = (uint32_t)(size / 4), .bpp = 32};
+    if (ioctl(card, GT_DRM_IOCTL_MODE_CREATE_DUMB, &cd) != 0) {
+        printf("CREATE_DUMB: %s\n", strerror(errno));
+        return -1;
+    }
+    struct gt_drm_prime_handle ph = {.handle = cd.handle, .flags = O_CLOEXEC | O_RDWR, .fd = -1};
+    if (ioctl(card, GT_DRM_IOCTL_PRIME_HANDLE_TO_FD, &ph) != 0) {
+        printf("PRIME_HANDLE_TO_FD: %s\n", strerror(errno));
+        return -1;
+    }
+    *cpu = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, ph.fd, 0);
+    if (*cpu == MAP_FAILED)
+        *cpu = NULL;
+    return ph.fd;
+}
+
+static int test_dmabuf(const char *expect)
+{
+    int ndev = do_init();
+    if (!ndev)
+        return 1;
+    const char *reg = getenv("GDRTRACE_REG"), *allow = getenv("GDRTRACE_ALLOW_PEERMEM");
+    printf("dmabuf: GDRTRACE_REG=%s GDRTRACE_ALLOW_PEERMEM=%s expect %s\n", reg ? reg : "(unset)",
+           allow ? allow : "(unset)", expect);
+    for (int i = 0; i < ndev; i++) {
+        struct gt_dev_probe pb;
+        N->get_probe(i, &pb);
+        CHECK(pb.dmabuf == GT_PROBE_UNSUPPORTED && pb.dmabuf_errno == EOPNOTSUPP,
+              "rxe DMA-BUF probe: state %d errno %d", pb.dmabuf, pb.dmabuf_errno);
+        struct gt_props pr;
+        N->get_properties(i, &pr);
+        CHECK(!(pr.ptr_support & GT_PTR_DMABUF), "DMABUF not advertised: %#x", pr.ptr_support);
+    }
+    struct pair p;
+    CHECK(connect_pair(&p, ndev > 1 ? 1 : 0, 0) == GT_OK, "connect");
+    if (!p.rc)
+        return 1;
+    size_t size = 1 << 20;
+    void *cpu = NULL;
+    int fd = vgem_dmabuf(size, &cpu);
+    CHECK(fd >= 0, "a vgem dma-buf");
+    if (fd < 0)
+        return 1;
+    /* What the buffer's address is: for the fallback case a host buffer
+     * stands in for GPU memory that nvidia_peermem would pin. */
+    void *host = NULL;
+    if (posix_memalign(&host, 4096, size) != 0)
+        return 1;
+    void *addr = strcmp(expect, "fallback") == 0 ? host : cpu;
+    void *mh = NULL;
+    struct gt_reg_report rep = {0};
+    gt_result r = N->reg_mr_dmabuf(p.rc, addr, size, GT_PTR_CUDA, 0, fd, &mh, &rep);
+    printf("dmabuf: regMrDmaBuf(fd %d) -> %d asked=%d method=%s reason=%s err=%d fell_back=%d\n",
+           fd, r, rep.asked, gt_reg_method_name(rep.method), gt_reg_reason_name(rep.reason),
+           rep.err, rep.fell_back);
+    CHECK(rep.asked == GT_ASKED_DMABUF, "asked");
+    /* The first cause is recorded, unless the fallback itself failed. */
+    int pf = !strcmp(expect, "peermemfails");
+    CHECK(rep.err == (pf ? EFAULT : EOPNOTSUPP), "err %d", rep.err);
+    CHECK(rep.reason == (pf ? GT_REASON_PEERMEM_REG_FAILED : GT_REASON_DMABUF_UNSUPPORTED),
+          "reason %s", gt_reg_reason_name(rep.reason));
+    if (!strcmp(expect, "notallowed") || !strcmp(expect, "nopeermem")) {
+        CHECK(r != GT_OK && !mh && rep.method == GT_METHOD_FAILED && !rep.fell_back,
+              "fails as configured");
+    } else if (!strcmp(expect, "fallback")) {
+        CHECK(r == GT_OK && mh && rep.method == GT_METHOD_PEERMEM && rep.fell_back,
+              "falls back to peermem");
+        /* The fallback registration carries real traffic. */
+        if (r == GT_OK) {
+            void *smh = NULL, *rreq = NULL, *sreq = NULL;
+            char *sb = malloc(size);
+            fill((unsigned char *)sb, size, 9);
+            N->reg_mr(p.sc, sb, size, GT_PTR_HOST, &smh, NULL);
+            int tag = 3;
+            double t0 = now();
+            while (!rreq && now() - t0 < 10)
+                N->irecv(p.rc, 1, &addr, &size, &tag, &mh, NULL, &rreq);
+            while (!sreq && now() - t0 < 10)
+                N->isend(p.sc, sb, size, tag, smh, NULL, &sreq);
+            int got = 0;
+            CHECK(sreq && wait_req(sreq, NULL, 10) == GT_OK, "send");
+            CHECK(rreq && wait_req(rreq, &got, 10) == GT_OK && got == (int)size, "recv");
+            CHECK(first_diff(host, size, 9) == (size_t)-1, "fallback data");
+            N->dereg_mr(p.sc, smh);
+            N->dereg_mr(p.rc, mh);
+            free(sb);
+        }
+    } else if (!strcmp(expect, "peermemfails")) {
+        /* allowed and "present", but the address is a dma-buf mmap that
+         * ibv_reg_mr cannot pin (EFAULT), so the fallback fails too. */
+        CHECK(r != GT_OK && rep.fell_back && rep.method == GT_METHOD_FAILED, "fallback fails");
+    } else
+        CHECK(0, "unknown expectation %s", expect);
+    /* NCCL closes the fd right after the call; nothing of ours may use it. */
+    close(fd);
+    close_pair(&p);
+    N->finalize(ctx);
+    free(host);
+    printf("dmabuf %s: %s\n", expect, failures ? "FAILED" : "ok");
+    return failures ? 1 : 0;
+}
+
+/* ---- bandwidth --------------------------------------------------------- */
+
+static int test_bw(size_t size, double secs)
+{
+    int ndev = do_init();
+    if (!ndev)
+        return 1;
+    struct pair p;
+    CHECK(connect_pair(&p, ndev > 1 ? 1 : 0, 0) == GT_OK, "connect");
+    if (!p.sc || !p.rc)
+        return 1;
+    enum { W = 16 };
+    char *sb = malloc(size), *rb = malloc(size * W);
+    memset(sb, 1, size);
+    void *smh, *rmh;
+    N->reg_mr(p.sc, sb, size, GT_PTR_HOST, &smh, NULL);
+    N->reg_mr(p.rc, rb, size * W, GT_PTR_HOST, &rmh, NULL);
+    void *rr[W] = {0}, *sr[W] = {0};
+    int rdone[W] = {0}, sdone[W] = {0};
+    unsigned long posted = 0, done_n = 0;
+    double t0 = now(), tend = t0 + secs;
+    gt_result err = GT_OK;
+    for (;;) {
+        double t = now();
+        int stop = t > tend;
+        if (stop && done_n == posted)
+            break;
+        if (t > tend + 20) {
+            printf("bw: drain timed out\n");
+            return 1;
+        }
+        while (!stop && posted - done_n < W && err == GT_OK) {
+            int k = (int)(posted % W);
+            if (!rr[k]) {
+                void *d = rb + (size_t)k * size;
+                size_t sz = size;
+                int tag = 0;
+                err = N->irecv(p.rc, 1, &d, &sz, &tag, &rmh, NULL, &rr[k]);
+                if (!rr[k])
+                    break;
+            }
+            if (err == GT_OK)
+                err = N->isend(p.sc, sb, size, 0, smh, NULL, &sr[k]);
+            if (!sr[k])
+                break;
+            posted++;
+        }
+        if (done_n < posted && err == GT_OK) {
+            int j = (int)(done_n % W);
+            if (!sdone[j])
+                err = N->test(sr[j], &sdone[j], NULL);
+            if (err == GT_OK && !rdone[j])
+                err = N->test(rr[j], &rdone[j], NULL);
+            if (sdone[j] && rdone[j]) {
+                rr[j] = sr[j] = NULL;
+                sdone[j] = rdone[j] = 0;
+                done_n++;
+            }
+        }
+        if (err != GT_OK) {
+            printf("bw: error %d\n", err);
+            return 1;
+        }
+    }
+    double dt = now() - t0;
+    double gbps = (double)done_n * (double)size * 8 / dt / 1e9;
+    printf("@@BW size=%zu msgs=%lu seconds=%.2f gbps=%.3f\n", size, done_n, dt, gbps);
+    N->dereg_mr(p.sc, smh);
+    N->dereg_mr(p.rc, rmh);
+    close_pair(&p);
+    N->finalize(ctx);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc >= 2 && !strcmp(argv[1], "data"))
+        return test_data();
+    if (argc >= 2 && !strcmp(argv[1], "faults"))
+        return test_faults();
+    if (argc >= 3 && !strcmp(argv[1], "dmabuf")) {
+        if (!strcmp(argv[2], "fallback") || !strcmp(argv[2], "peermemfails"))
+            fake_peermem();
+        return test_dmabuf(argv[2]);
+    }
+    if (argc >= 4 && !strcmp(argv[1], "bw"))
+        return test_bw(strtoull(argv[2], NULL, 0), atof(argv[3]));
+    fprintf(stderr, "usage: %s data | faults | dmabuf EXPECT | bw SIZE SECONDS\n", argv[0]);
+    return 2;
+}
