@@ -89,10 +89,13 @@ static void wait_req(void *req)
 static void *post_send(void *sc, void *buf, size_t n)
 {
     void *req = NULL;
-    while (!req)
+    for (;;) {
         if (ops->isend(sc, buf, n, 0, NULL, NULL, &req) != GT_OK)
             DIE("isend failed");
-    return req;
+        if (req)
+            return req;
+        sched_yield(); /* no receive posted yet: idle, as NCCL's proxy would be */
+    }
 }
 
 static void *post_recv(void *rc, void *buf, size_t n)
