@@ -467,7 +467,9 @@ void gt_report_json(struct gt_json *js, const struct gt_job *j)
         const struct gt_rec *r = &j->recs[i];
         gj_obj(js, NULL);
         gj_str(js, "source", r->source);
-        gj_str(js, "format", r->hdr.version_minor ? "1.x" : "1.0");
+        char fmt[16];
+        snprintf(fmt, sizeof(fmt), "%u.%u", r->hdr.version_major, r->hdr.version_minor);
+        gj_str(js, "format", fmt);
         gj_u64(js, "file_size", r->hdr.file_size);
         gt_json_identity(js, r);
         gj_arr(js, "devices");

@@ -2,13 +2,13 @@
 # SPDX-License-Identifier: Apache-2.0
 # run-fuzz.sh — builds the reader's libFuzzer target (clang,
 # -fsanitize=fuzzer,address,undefined) and fuzzes it for a bounded time
-# (GDRTRACE_FUZZ_SECONDS, default 60) starting from the checked-in seed
+# (GDRTRACE_FUZZ_SECONDS, default 30; CI may raise it) starting from the checked-in seed
 # corpus; new inputs go to $BUILD/fuzz/corpus, never into the repository.
 # Passes when libFuzzer finds no crash, leak, timeout or sanitizer report;
 # skips (77) when clang's libFuzzer runtime is not installed.
 set -u
 BUILD=${BUILD:-build/default}
-secs=${GDRTRACE_FUZZ_SECONDS:-60}
+secs=${GDRTRACE_FUZZ_SECONDS:-30}
 out=$BUILD/fuzz
 mkdir -p "$out/corpus" "$out/artifacts"
 CLANG=${CLANG:-clang}

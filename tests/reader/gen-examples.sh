@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# gen-examples.sh — regenerates docs/examples/ from real runs of the built
+# gdrtrace on fixture recorders (and on the harness's recorders when the
+# harness is built).  Not a test; run it after changing any output:
+#     make tests && tests/reader/gen-examples.sh
+set -eu
+BUILD=${BUILD:-build/default}
+G=$BUILD/gdrtrace
+FX=$BUILD/tests/reader_fixture
+D=docs/examples
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+mkdir -p "$D" "$T/dev/shm" "$T/job" "$T/peermem-run" "$T/dmabuf-run" "$T/other-kernel"
+# a two-node job: one communicator across both nodes, DMA-BUF everywhere
+$FX dmabuf "$T/job/gdrtrace.job42.node-a.1001.rec" --host node-a --pid 1001 --rank 0 --comm 0x5e1a7c0ffee00001
+$FX dmabuf "$T/job/gdrtrace.job42.node-b.2001.rec" --host node-b --pid 2001 --rank 1 --comm 0x5e1a7c0ffee00001 --latency 110
+# A/B runs
+$FX dmabuf "$T/dmabuf-run/gdrtrace.jobA.node-a.1.rec" --pid 1 --job jobA
+$FX peermem "$T/peermem-run/gdrtrace.jobB.node-a.2.rec" --pid 2 --job jobB --latency 125
+$FX peermem "$T/other-kernel/gdrtrace.jobC.node-a.3.rec" --pid 3 --job jobC --kernel 6.8.0-51-generic --nccl 22704
+# one per verdict
+for k in dmabuf peermem host mixed fallback error nodata; do
+    mkdir -p "$T/$k"; $FX "$k" "$T/$k/gdrtrace.job-$k.node-a.4242.rec" --job "job-$k"
+done
+run() { # name, command...: "$ cmd" then its output and exit code
+    local f="$D/$1.txt"; shift
+    { echo "\$ gdrtrace ${*}" | sed "s|$T/||g"; "$G" "$@" 2>&1 | sed "s|$T/||g"; echo "[exit ${PIPESTATUS[0]}]"; } >"$f" || true
+}
+cd_run() { (cd "$T" && run "$@"); }
+run ls ls "$T/job" "$T/fallback"
+run summary summary "$T/job"
+run summary-fallback summary --events --no-bars "$T/fallback"
+run summary-json summary --json "$T/dmabuf"
+for k in dmabuf peermem host mixed fallback error nodata; do run "verdict-$k" verdict "$T/$k"; done
+run verdict-expect verdict --expect dmabuf "$T/host"
+run verdict-json verdict --json "$T/job"
+$G dump -o "$T/job42.zst" "$T/job" >/dev/null
+run dump dump -o "$T/job42-again.zst" "$T/job"
+run verdict-archive verdict "$T/job42.zst"
+run diff diff "$T/dmabuf-run" "$T/peermem-run"
+run diff-warning diff "$T/dmabuf-run" "$T/other-kernel"
+run export export "$T/job"
+run export-json export --json "$T/dmabuf"
+run watch watch --all --count 1 "$T/job"
+if [ -x "$BUILD/harness/harness" ]; then
+    mkdir -p "$T/harness"
+    "$BUILD/harness/harness" --abi 12 --data-only --iters 10 --max-size 1M --dir "$T/harness" \
+        --plugin "$BUILD/libnccl-net-gdrtrace.so" >"$D/harness-run.txt" 2>&1 || true
+    run harness-verdict verdict "$T/harness"
+    run harness-summary summary "$T/harness"
+fi
+# the examples must not carry machine-specific paths or times
+sed -i -E 's/gdrtrace watch  [0-9-]+ [0-9:]+/gdrtrace watch  (time)/' "$D/watch.txt"
+ls "$D"
