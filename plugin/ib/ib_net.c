@@ -35,6 +35,7 @@
 #include <fcntl.h>
 #include <ifaddrs.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -62,7 +63,7 @@ struct ib_handle {
     uint16_t version;
     uint16_t port; /* network order */
     uint32_t addr; /* IPv4, network order */
-    uint32_t pad;
+    uint32_t csum; /* FNV-1a of the other fields: a damaged handle fails fast */
     uint64_t nonce;
     uint8_t reserved[40];
     /* Connector-private from here (NCCL hands the same buffer back on every
@@ -188,7 +189,8 @@ struct ib_comm {
     struct ib_req flush[GT_IB_SLOTS];
     struct ib_req noop;
     /* setup */
-    int fd;
+    int fd; /* setup socket, then the liveness channel */
+    uint64_t last_check_ms;
     int stage;
     struct ib_wire out, in;
     size_t out_off, in_off;
@@ -238,6 +240,49 @@ static gt_result fail(struct ib_comm *c, gt_result r, const char *fmt, ...)
 static int env_qps(void) { return (int)gt_env_long("GDRTRACE_IB_QPS", 1, 1, GT_IB_MAX_QPS); }
 static int env_timeout(void) { return (int)gt_env_long("GDRTRACE_IB_TIMEOUT", 20, 1, 31); }
 static int env_retry(void) { return (int)gt_env_long("GDRTRACE_IB_RETRY_CNT", 7, 0, 7); }
+
+static uint32_t handle_csum(const struct ib_handle *h)
+{
+    uint32_t x = 2166136261u;
+    const uint8_t *b = (const uint8_t *)h;
+    for (size_t i = 0; i < offsetof(struct ib_handle, csum); i++)
+        x = (x ^ b[i]) * 16777619u;
+    b = (const uint8_t *)&h->nonce;
+    for (size_t i = 0; i < sizeof(h->nonce); i++)
+        x = (x ^ b[i]) * 16777619u;
+    return htole32(x ^ 0x5a5a5a5au);
+}
+
+/* The setup socket stays open as a liveness channel: nothing is ever sent
+ * on it after setup, so EOF means the peer process is gone (the kernel closes
+ * its sockets when it dies) and bytes mean a peer that is not speaking our
+ * protocol.  Checked only on idle paths, at most every 100 ms, so the data
+ * path stays free of system calls while anything completes. */
+static gt_result check_peer(struct ib_comm *c)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    uint64_t ms = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    if (c->fd < 0 || ms - c->last_check_ms < 100)
+        return GT_OK;
+    c->last_check_ms = ms;
+    char b;
+    ssize_t r = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (r == 0)
+        return fail(c, GT_REMOTE_ERROR,
+                    "NET/gdrtrace ib: %s: peer %s closed its connection with requests "
+                    "outstanding (process exited or communicator closed)",
+                    c->dev->name, c->peer);
+    if (r > 0)
+        return fail(c, GT_REMOTE_ERROR,
+                    "NET/gdrtrace ib: %s: unexpected bytes from peer %s on the setup socket "
+                    "(not a gdrtrace ib peer, or corrupted)",
+                    c->dev->name, c->peer);
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+        return GT_OK;
+    return fail(c, GT_REMOTE_ERROR, "NET/gdrtrace ib: %s: connection to peer %s failed: %s",
+                c->dev->name, c->peer, strerror(errno));
+}
 
 static uint32_t rand24(void)
 {
@@ -613,6 +658,7 @@ static gt_result ib_listen(void *ctx, int dev, void *handle, void **listen_comm)
     h->port = sa.sin_port;
     h->addr = oob_addr();
     h->nonce = htole64(l->nonce);
+    h->csum = handle_csum(h);
     *listen_comm = l;
     return GT_OK;
 err_sock:
@@ -649,10 +695,12 @@ static gt_result ib_connect(void *ctx, int dev, void *handle, void **send_comm,
     struct ib_comm *c = h->stage_magic == STAGE_MAGIC ? h->stage : NULL;
     gt_result r = GT_INTERNAL_ERROR;
     if (!c) {
-        if (le32toh(h->magic) != GT_IB_MAGIC || le16toh(h->version) != GT_IB_WIRE_VERSION) {
-            GT_WARN("NET/gdrtrace ib: connect: handle is not a gdrtrace ib v%d handle "
-                    "(magic %#x version %u)",
-                    GT_IB_WIRE_VERSION, le32toh(h->magic), le16toh(h->version));
+        if (le32toh(h->magic) != GT_IB_MAGIC || le16toh(h->version) != GT_IB_WIRE_VERSION ||
+            h->csum != handle_csum(h) || h->port == 0) {
+            GT_WARN("NET/gdrtrace ib: connect: handle is not an intact gdrtrace ib v%d handle "
+                    "(magic %#x version %u checksum %s)",
+                    GT_IB_WIRE_VERSION, le32toh(h->magic), le16toh(h->version),
+                    h->csum == handle_csum(h) ? "ok" : "bad");
             return GT_INVALID_ARGUMENT;
         }
         c = calloc(1, sizeof(*c));
@@ -753,8 +801,6 @@ static gt_result ib_connect(void *ctx, int dev, void *handle, void **send_comm,
             goto err;
         }
     }
-    close(c->fd);
-    c->fd = -1;
     c->stage = 0;
     h->stage_magic = 0;
     h->stage = NULL;
@@ -853,8 +899,6 @@ static gt_result ib_accept(void *lc, void **recv_comm, void **recv_dev_comm)
             goto err;
         }
     }
-    close(c->fd);
-    c->fd = -1;
     c->stage = 0;
     l->pending = NULL;
     GT_INFO(GT_LOGSUB_NET, "NET/gdrtrace ib: %s accepted %s, %d QP(s)", c->dev->name, c->peer,
@@ -1113,8 +1157,10 @@ static gt_result ib_isend(void *sc, void *data, size_t size, int tag, void *mhan
     int si = (int)(c->seq % GT_IB_SLOTS);
     struct send_slot *s = &c->ss[si];
     volatile struct cts_entry *fe = c->ctrl->fifo[si].e;
-    if (fe[0].seq != c->seq + 1)
-        return progress(c); /* no clear-to-send yet */
+    if (fe[0].seq != c->seq + 1) {
+        gt_result r = progress(c); /* no clear-to-send yet */
+        return r != GT_OK ? r : check_peer(c);
+    }
     if (s->active && s->seq != c->seq)
         return progress(c); /* previous use of the slot not yet tested */
     if (!s->active) {
@@ -1198,8 +1244,10 @@ static gt_result ib_irecv(void *rc, int n, void **data, size_t *sizes, int *tags
                     GT_IB_MAX_RECVS);
     int si = (int)(c->seq % GT_IB_SLOTS);
     struct recv_slot *s = &c->rs[si];
-    if (s->busy || c->sq_used[0] + 1 > c->sq_depth)
-        return progress(c);
+    if (s->busy || c->sq_used[0] + 1 > c->sq_depth) {
+        gt_result r = progress(c);
+        return r != GT_OK ? r : check_peer(c);
+    }
     for (int q = 0; q < c->nqps; q++)
         if (c->rq_used[q] >= GT_IB_RQ_DEPTH)
             return progress(c);
@@ -1361,7 +1409,7 @@ static gt_result ib_test(void *request, int *done, int *sizes)
     case REQ_SEND: {
         struct send_slot *s = &c->ss[r->slot];
         if (!s->posted || s->events > 0)
-            return GT_OK;
+            return check_peer(c);
         *done = 1;
         if (sizes)
             sizes[0] = (int)(r->size > 0x7fffffff ? 0x7fffffff : r->size);
@@ -1373,7 +1421,7 @@ static gt_result ib_test(void *request, int *done, int *sizes)
     case REQ_RECV: {
         struct recv_slot *s = &c->rs[r->slot];
         if (s->events > 0)
-            return GT_OK;
+            return check_peer(c);
         volatile struct cmpl_rec *rec = &c->ctrl->cmpl[r->slot];
         if (rec->seq != s->seq + 1 || rec->n != (uint32_t)s->n)
             return fail(c, GT_REMOTE_ERROR,

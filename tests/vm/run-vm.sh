@@ -93,8 +93,12 @@ copy_with_libs "$(command -v ip)" "$(command -v rdma)" "$(command -v ib_write_bw
     "$(command -v ibv_devinfo)" "$prov" /usr/lib/x86_64-linux-gnu/libibverbs.so.1
 cp /etc/libibverbs.d/rxe.driver "$r/etc/libibverbs.d/"
 # Our programs, at fixed paths the guest scripts can rely on.
-cp "$build/vm/gt_ib_vmtest" "$build/gdrtrace" "$build/libnccl-net-gdrtrace.so" "$r/gt/bin/"
-copy_with_libs "$build/vm/gt_ib_vmtest" "$build/gdrtrace" "$build/libnccl-net-gdrtrace.so"
+for b in "$build/vm/gt_ib_vmtest" "$build/gdrtrace" "$build/libnccl-net-gdrtrace.so" \
+    "$build/harness/harness"; do
+    [ -f "$b" ] || continue
+    cp "$b" "$r/gt/bin/"
+    copy_with_libs "$b"
+done
 for t in "$build"/tests/*; do
     [ -f "$t" ] && [ -x "$t" ] || continue
     cp "$t" "$r/gt/build/tests/"
@@ -170,10 +174,12 @@ else
     run dmabuf-auto-fallback env GDRTRACE_REG=auto gt_ib_vmtest dmabuf fallback
     run dmabuf-auto-forbidden env GDRTRACE_REG=auto GDRTRACE_ALLOW_PEERMEM=0 gt_ib_vmtest dmabuf notallowed
     run dmabuf-peermem-fails env GDRTRACE_REG=dmabuf GDRTRACE_ALLOW_PEERMEM=1 gt_ib_vmtest dmabuf peermemfails
-    if [ -x /gt/build/tests/harness ]; then
+    if [ -x /gt/bin/harness ]; then
+        # Host buffers, every byte checked, then the bad-input scenarios
+        # (corrupt handles, garbage from the peer, a peer killed mid-message).
         for v in 6 7 8 9 10 11 12; do
-            run harness-v$v env GDRTRACE_TRANSPORT=ib /gt/build/tests/harness --abi $v \
-                --plugin /gt/bin/libnccl-net-gdrtrace.so
+            run harness-v$v env GDRTRACE_TRANSPORT=ib harness --abi $v \
+                --plugin /gt/bin/libnccl-net-gdrtrace.so --iters 6 --max-size 256K
         done
     else
         echo "@@NOTE no harness binary in this build: ABI-level runs skipped"
