@@ -35,7 +35,7 @@ static struct {
     const struct gt_net_ops *raw;  /* the chosen transport */
     void *anchor;                  /* raw->init context held while refs > 0 */
     int abi_told;                  /* last ABI version given to the shim */
-    char why[192];
+    char why[256];
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static const struct gt_net_ops *g_ops;

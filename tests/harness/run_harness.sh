@@ -12,5 +12,11 @@ if [ ! -x "$bin" ]; then
     echo "FAIL: $bin is not built (make tests builds it)"
     exit 1
 fi
+# Recorders go to a private folder (not /dev/shm) unless the caller chose one.
+if [ -z "${GDRTRACE_DIR:-}" ]; then
+    GDRTRACE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/gdrtrace-harness.XXXXXX") || exit 1
+    export GDRTRACE_DIR
+    trap 'rm -rf "$GDRTRACE_DIR"' EXIT
+fi
 # shellcheck disable=SC2086
-exec "$bin" --abi "$1" ${HARNESS_ARGS:-}
+"$bin" --abi "$1" ${HARNESS_ARGS:-}
