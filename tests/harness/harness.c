@@ -687,6 +687,9 @@ static void make_plan(struct plan *p, int dir, int max_recvs, size_t max_size)
     /* Edge sizes always present: a 0-byte first and a max-size fence. */
     p->size[0] = 0;
     p->size[p->group_first[groups - 1]] = max_size;
+    /* The fence was sized after the loop: the arenas must hold it too. */
+    if (max_size > p->max_group_bytes)
+        p->max_group_bytes = max_size;
     p->nmsg = m;
 }
 
