@@ -42,15 +42,28 @@ struct sink {
     const char *family;
 };
 
+/* Label values: escape \\ " and newline as the format requires; other control
+ * bytes and invalid UTF-8 (untrusted recorder strings) become '?'. */
 static void prom_escape(FILE *f, const char *s)
 {
-    for (; *s; s++) {
-        if (*s == '\\' || *s == '"')
-            fprintf(f, "\\%c", *s);
-        else if (*s == '\n')
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        if (*p == '\\' || *p == '"')
+            fprintf(f, "\\%c", *p);
+        else if (*p == '\n')
             fputs("\\n", f);
-        else
-            fputc(*s, f);
+        else if (*p < 0x20 || *p == 0x7f)
+            fputc('?', f);
+        else if (*p >= 0x80) {
+            size_t n = gj_utf8_len(p);
+            if (n)
+                fwrite(p, 1, n, f);
+            else
+                fputc('?', f);
+            p += n ? n : 1;
+            continue;
+        } else
+            fputc(*p, f);
+        p++;
     }
 }
 

@@ -6,6 +6,7 @@
 #include "tools/json.h"
 
 #include <math.h>
+#include <stddef.h>
 
 void gj_init(struct gt_json *j, FILE *f)
 {
@@ -14,17 +15,48 @@ void gj_init(struct gt_json *j, FILE *f)
     j->count[0] = 0;
 }
 
+/* Length of the valid UTF-8 sequence at p (1..4), or 0 if it is not one:
+ * recorder strings are untrusted bytes, and JSON must be valid UTF-8. */
+size_t gj_utf8_len(const unsigned char *p)
+{
+    if (p[0] < 0x80)
+        return 1;
+    size_t n = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 && p[0] < 0xe0 ? 2 : 0;
+    if (!n)
+        return 0;
+    for (size_t i = 1; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    /* overlongs and surrogates */
+    if (n == 3 && ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0)))
+        return 0;
+    if (n == 4 && ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90)))
+        return 0;
+    return n;
+}
+
 void gj_escape(FILE *f, const char *s)
 {
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
         if (*p == '"' || *p == '\\')
             fprintf(f, "\\%c", *p);
         else if (*p == '\n')
             fputs("\\n", f);
         else if (*p < 0x20 || *p == 0x7f)
             fprintf(f, "\\u%04x", *p);
-        else
+        else if (*p >= 0x80) {
+            size_t n = gj_utf8_len(p);
+            if (n == 0) {
+                fputs("\\ufffd", f); /* not UTF-8: the replacement character */
+                p++;
+            } else {
+                fwrite(p, 1, n, f);
+                p += n;
+            }
+            continue;
+        } else
             fputc(*p, f);
+        p++;
     }
 }
 

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * json.h — a tiny streaming JSON writer for the commands' --json output.
- * Keys and string values are escaped (control bytes as \u00XX; bytes >= 0x80
- * passed through, so a recorder's UTF-8 survives).  Nesting up to 32 levels.
+ * Keys and string values are escaped (control bytes as \u00XX; valid UTF-8
+ * passed through, invalid bytes replaced by U+FFFD).  Nesting up to 32 levels.
  * Not thread-safe; one writer per FILE.
  */
 #ifndef GDRTRACE_TOOLS_JSON_H
 #define GDRTRACE_TOOLS_JSON_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -30,7 +31,10 @@ void gj_bool(struct gt_json *j, const char *key, int v);
 void gj_null(struct gt_json *j, const char *key);
 /* Ends the document with a newline. */
 void gj_done(struct gt_json *j);
-/* Escaped string to f (no quotes), for other formats that need it. */
+/* Escaped string to f (no quotes); bytes that are not valid UTF-8 become
+ * \ufffd so the output stays valid JSON whatever a recorder holds. */
 void gj_escape(FILE *f, const char *s);
+/* Length (1..4) of the valid UTF-8 sequence at p, 0 if invalid. */
+size_t gj_utf8_len(const unsigned char *p);
 
 #endif

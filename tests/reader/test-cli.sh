@@ -133,6 +133,25 @@ out=$(timeout 10 $G watch --all --count 2 --interval 0.1 "$T/job" </dev/null); r
 [ $rc = 0 ] && [ "$(grep -c '^gdrtrace watch' <<<"$out")" = 2 ] && grep -q '== verdict' <<<"$out" &&
     pass "watch --count 2 refreshes twice and exits" || fail "watch: exit $rc: $out"
 
+# every --json output is valid JSON, also when a recorder holds bytes that are not UTF-8
+if command -v python3 >/dev/null; then
+    mkdir -p "$T/weird"
+    $FX error "$T/weird/gdrtrace.j.w.9.rec" --host $'n\xff\xfe"\\x' --job $'j\x01\xc3\xa9'
+    ok=1
+    for cmd in "ls --json" "summary --json" "verdict --json" "export --json"; do
+        for d in "$T/job" "$T/weird"; do
+            # shellcheck disable=SC2086
+            $G $cmd "$d" | python3 -c 'import json,sys; json.load(sys.stdin)' 2>/dev/null || { ok=0; echo "invalid JSON: $cmd $d"; }
+        done
+    done
+    $G diff --json "$T/A" "$T/weird" | python3 -c 'import json,sys; json.load(sys.stdin)' 2>/dev/null || { ok=0; echo "invalid JSON: diff"; }
+    [ $ok = 1 ] && pass "every --json output parses as JSON, hostile strings included" || fail "JSON validity"
+    bad=$($G export "$T/weird" | grep -v '^#' | grep -Ev '^[a-z_]+(\{([a-z_]+="([^"\\]|\\.)*",?)*\})? [0-9.e+-]+$' | head -3)
+    [ -z "$bad" ] && pass "Prometheus output stays valid with hostile label values" || fail "export hostile: $bad"
+else
+    echo "note: python3 absent, JSON validity not checked"
+fi
+
 # hostile file through the command
 head -c 3000 "$T/dmabuf/gdrtrace.job42.node-a.4242.rec" >"$T/trunc.rec"
 out=$($G summary "$T/trunc.rec" 2>&1); rc=$?
