@@ -583,6 +583,44 @@ static void gate2(const struct dr_inventory *inv, const struct dr_topology *topo
         }
     }
 
+    if (opt->vgem) {
+        c = add(rep, "gate2.vgem_reg_dmabuf", 2,
+                "a vgem dma-buf registered on each device (--dmabuf-source=vgem)");
+        if (!live->attempted) {
+            set(c, DR_SKIP, "not checked: %s", live->skip_why);
+        } else if (live->vgem_rc != 0) {
+            set(c, DR_SKIP, "could not check: %s", live->vgem_err);
+            next(c, "modprobe vgem (it gives a dma-buf without a GPU)");
+        } else if (!live->nvgem) {
+            set(c, DR_SKIP, "could not check: no RDMA device open");
+        } else {
+            ev(c, "%s exported a dma-buf, fdinfo exp_name: %s", live->vgem_card,
+               live->vgem_exp_name);
+            int ok = 0, bad = 0;
+            for (int i = 0; i < live->nvgem; i++) {
+                const struct dr_reg *r = &live->vgem[i];
+                nic_label(&inv->nics[r->nic], lbl, sizeof(lbl));
+                if (r->rc == 0) {
+                    ev(c, "%s: registered", lbl);
+                    ok++;
+                } else {
+                    ev(c, "%s: %s (%s)", lbl, r->err, errname(r->rc));
+                    bad++;
+                }
+            }
+            if (bad && !ok) {
+                set(c, DR_FAIL, "no device registers a real dma-buf");
+                next(c, "EOPNOTSUPP: the RDMA provider/driver has no DMA-BUF MRs (rxe and siw "
+                        "have none); DMA-BUF needs mlx5, efa, irdma or bnxt_re");
+            } else if (bad) {
+                set(c, DR_WARN, "%d of %d devices register a real dma-buf", ok, ok + bad);
+                next(c, "keep GPU traffic on the devices that register");
+            } else {
+                set(c, DR_PASS, "%d device%s registered a real dma-buf", ok, ok == 1 ? "" : "s");
+            }
+        }
+    }
+
     if (opt->peermem) {
         c = add(rep, "gate2.gpu_reg_peermem", 2, "legacy: ibv_reg_mr on the GPU address (--peermem)");
         if (!live->attempted) {

@@ -18,7 +18,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: gdrtrace doctor [--json] [--peermem] [--no-live | --live]\n"
+            "usage: gdrtrace doctor [--json] [--peermem] [--dmabuf-source=vgem] [--no-live | --live]\n"
             "       gdrtrace doctor --compare OTHER.json | --compare A.json B.json\n"
             "\n"
             "The runbook's gates 0-2 on this node: identity (kernel, NVIDIA module flavour,\n"
@@ -29,6 +29,9 @@ static void usage(FILE *f)
             "  --json            the evidence bundle as JSON (fingerprint, inventory, checks)\n"
             "  --peermem         also try ibv_reg_mr on GPU memory (the legacy peermem path)\n"
             "  --no-live         sysfs/procfs only: no libcuda, no libibverbs calls\n"
+            "  --dmabuf-source=vgem\n"
+            "                    also register a dma-buf from vgem on every device: a real\n"
+            "                    dma-buf fd on a machine without GPU (CI, the Soft-RoCE VM)\n"
             "  --live            run the live probes even when GDRTRACE_SYSFS_ROOT is set\n"
             "  --compare F       this node against the bundle F (another node's --json);\n"
             "  --compare A B     two bundles: same topology class and software set?\n"
@@ -145,6 +148,8 @@ int gt_cmd_doctor(int argc, char **argv)
         } else if (!strcmp(a, "--no-live")) {
             opt.no_live = 1;
             snprintf(opt.no_live_why, sizeof(opt.no_live_why), "--no-live was given");
+        } else if (!strcmp(a, "--dmabuf-source=vgem")) {
+            opt.vgem = 1;
         } else if (!strcmp(a, "--live")) {
             opt.live = 1;
         } else if (!strcmp(a, "--compare")) {

@@ -161,6 +161,7 @@ struct dr_options {
     int no_live;        /* skip CUDA/verbs: --no-live, or a fixture root without --live */
     char no_live_why[160];
     int live;           /* --live: run them even under a fixture root */
+    int vgem;           /* --dmabuf-source=vgem: also register a vgem dma-buf (no GPU needed) */
     size_t reg_size;    /* bytes registered per test */
 };
 
@@ -191,6 +192,13 @@ struct dr_live {
     struct dr_reg reg[DR_MAX_GPUS * 4];
     int npeer;
     struct dr_reg peer[DR_MAX_GPUS * 4];
+    /* --dmabuf-source=vgem */
+    int vgem_rc;              /* -1 not tried, 0 exported, else errno */
+    char vgem_err[160];
+    char vgem_card[32];
+    char vgem_exp_name[32];
+    int nvgem;
+    struct dr_reg vgem[DR_MAX_NICS]; /* gpu = -1 */
 };
 
 /* Runs the CUDA and verbs probes and the registrations; fills live and the

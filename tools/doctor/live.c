@@ -18,9 +18,11 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "plugin/dl/gt_cuda.h"
@@ -269,12 +271,104 @@ err_ctx:
     gt_cu.primary_ctx_release(dev);
 }
 
+/* ---- a dma-buf without a GPU: vgem ---------------------------------------
+ * The DRM UAPI facts we need (include/uapi/drm/drm.h, drm_mode.h): the
+ * dumb-buffer create and the PRIME export ioctls, 'd' type. */
+struct dr_drm_create_dumb {
+    uint32_t height, width, bpp, flags;
+    uint32_t handle, pitch;
+    uint64_t size;
+};
+struct dr_drm_prime_handle {
+    uint32_t handle, flags;
+    int32_t fd;
+};
+#define DR_DRM_IOCTL_MODE_CREATE_DUMB _IOWR('d', 0xB2, struct dr_drm_create_dumb)
+#define DR_DRM_IOCTL_PRIME_HANDLE_TO_FD _IOWR('d', 0x2d, struct dr_drm_prime_handle)
+
+/* Returns a dma-buf fd of at least size bytes from the first DRM card that
+ * makes dumb buffers (vgem in the test VM); *card_fd stays open while the fd
+ * is in use.  -1 with errno and live->vgem_err on failure. */
+static int vgem_export(struct dr_live *live, size_t size, int *card_fd)
+{
+    int last = ENOENT;
+    for (int i = 0; i < 8; i++) {
+        char path[32];
+        snprintf(path, sizeof(path), "/dev/dri/card%d", i);
+        int card = open(path, O_RDWR | O_CLOEXEC);
+        if (card < 0) {
+            if (errno != ENOENT)
+                last = errno;
+            continue;
+        }
+        struct dr_drm_create_dumb cd = {.height = 1, .width = (uint32_t)(size / 4), .bpp = 32};
+        struct dr_drm_prime_handle ph = {.flags = O_CLOEXEC | O_RDWR, .fd = -1};
+        if (ioctl(card, DR_DRM_IOCTL_MODE_CREATE_DUMB, &cd) != 0) {
+            last = errno;
+            snprintf(live->vgem_err, sizeof(live->vgem_err), "%s: DRM_IOCTL_MODE_CREATE_DUMB: %s",
+                     path, strerror(errno));
+            close(card);
+            continue;
+        }
+        ph.handle = cd.handle;
+        if (ioctl(card, DR_DRM_IOCTL_PRIME_HANDLE_TO_FD, &ph) != 0) {
+            last = errno;
+            snprintf(live->vgem_err, sizeof(live->vgem_err),
+                     "%s: DRM_IOCTL_PRIME_HANDLE_TO_FD: %s", path, strerror(errno));
+            close(card);
+            continue;
+        }
+        dr_strlcpy(live->vgem_card, path, sizeof(live->vgem_card));
+        *card_fd = card;
+        return ph.fd;
+    }
+    if (!live->vgem_err[0])
+        snprintf(live->vgem_err, sizeof(live->vgem_err),
+                 "no DRM card with dumb buffers under /dev/dri (load vgem): %s", strerror(last));
+    errno = last;
+    return -1;
+}
+
+static void vgem_phase(struct dr_inventory *inv, struct dr_live *live, struct vdev *vd,
+                       size_t size)
+{
+    int card = -1;
+    int fd = vgem_export(live, size, &card);
+    if (fd < 0) {
+        live->vgem_rc = errno ? errno : ENOENT;
+        return;
+    }
+    live->vgem_rc = 0;
+    int e = dr_fd_exporter(fd, live->vgem_exp_name, sizeof(live->vgem_exp_name));
+    if (e)
+        snprintf(live->vgem_exp_name, sizeof(live->vgem_exp_name), "?(%s)", strerror(e));
+    for (int k = 0; k < inv->nnics; k++) {
+        if (!vd[k].pd)
+            continue;
+        char err[160];
+        errno = 0;
+        struct ibv_mr *mr = gt_ibv.reg_dmabuf_mr(vd[k].pd, 0, size, 0, fd, DR_ACCESS);
+        if (mr) {
+            gt_ibv.dereg_mr(mr);
+            add_reg(live->vgem, &live->nvgem, DR_MAX_NICS, -1, k, 0, "");
+        } else {
+            int en = errno ? errno : EIO;
+            snprintf(err, sizeof(err), "ibv_reg_dmabuf_mr(%s, vgem fd %d, %zu bytes): %s",
+                     inv->nics[k].name, fd, size, strerror(en));
+            add_reg(live->vgem, &live->nvgem, DR_MAX_NICS, -1, k, en, err);
+        }
+    }
+    close(fd);
+    close(card);
+}
+
 void dr_live_run(struct dr_inventory *inv, const struct dr_topology *topo,
                  const struct dr_options *opt, struct dr_live *live)
 {
     memset(live, 0, sizeof(*live));
     live->cuda_version = -1;
     live->verbs_has_reg_dmabuf = -1;
+    live->vgem_rc = -1;
     for (int g = 0; g < DR_MAX_GPUS; g++)
         live->export_rc[g] = -1;
     if (opt->no_live) {
@@ -289,6 +383,8 @@ void dr_live_run(struct dr_inventory *inv, const struct dr_topology *topo,
         return;
     }
     verbs_phase(inv, live, vd, opt->reg_size);
+    if (opt->vgem)
+        vgem_phase(inv, live, vd, opt->reg_size);
 
     int rc = gt_cu_load();
     if (rc == 0 || rc == ENODEV) {

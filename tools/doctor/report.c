@@ -198,13 +198,13 @@ void dr_report_json(FILE *f, const struct dr_inventory *inv, const struct dr_top
 
     fputs("  \"registrations\": [", f);
     first = 1;
-    for (int pass = 0; pass < 2; pass++) {
-        const struct dr_reg *arr = pass ? live->peer : live->reg;
-        int n = pass ? live->npeer : live->nreg;
+    static const char *const methods[] = {"dmabuf", "peermem", "vgem-dmabuf"};
+    for (int pass = 0; pass < 3; pass++) {
+        const struct dr_reg *arr = pass == 0 ? live->reg : pass == 1 ? live->peer : live->vgem;
+        int n = pass == 0 ? live->nreg : pass == 1 ? live->npeer : live->nvgem;
         for (int i = 0; i < n; i++) {
             fprintf(f, "%s{\"method\": \"%s\", \"gpu\": %d, \"nic\": %d, \"nic_name\": ",
-                    first ? "\n    " : ",\n    ", pass ? "peermem" : "dmabuf", arr[i].gpu,
-                    arr[i].nic);
+                    first ? "\n    " : ",\n    ", methods[pass], arr[i].gpu, arr[i].nic);
             jstr(f, inv->nics[arr[i].nic].name);
             fprintf(f, ", \"rc\": %d, \"error\": ", arr[i].rc);
             jstr(f, arr[i].err);
