@@ -217,6 +217,7 @@ struct sock_dev {
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static int g_refs;
 static int g_ndev;
+static int g_nsocks = 2; /* GDRTRACE_SOCKET_NSOCKS, read once per first init */
 static struct sock_dev g_dev[GT_SOCK_MAX_DEVS];
 
 /* connect-in-progress registry: the id in the handle maps to a comm here */
@@ -314,8 +315,11 @@ static gt_result sock_init(void **ctx, uint64_t comm_id, int has_comm_id,
     x->traffic_class = config ? config->traffic_class : -1;
     gt_result r = GT_OK;
     pthread_mutex_lock(&g_lock);
-    if (g_refs == 0)
+    if (g_refs == 0) {
+        /* 2 measured best on a 2-core loopback (plugin/sock/README.md). */
+        g_nsocks = (int)gt_env_long("GDRTRACE_SOCKET_NSOCKS", 2, 1, GT_SOCK_MAX_SOCKS);
         r = devices_discover();
+    }
     if (r == GT_OK)
         g_refs++;
     pthread_mutex_unlock(&g_lock);
@@ -1003,7 +1007,7 @@ static gt_result sock_connect(void *ctx, int dev, void *handle, void **send_comm
             return GT_INVALID_ARGUMENT;
         }
     } else {
-        int nsocks = (int)gt_env_long("GDRTRACE_SOCKET_NSOCKS", 2, 1, GT_SOCK_MAX_SOCKS);
+        int nsocks = __atomic_load_n(&g_nsocks, __ATOMIC_RELAXED);
         c = comm_alloc(COMM_SEND, nsocks);
         if (!c) {
             GT_WARN("sock: connect: out of memory");
