@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "plugin/ib/ib.h"
+#include "tests/vm/vgem.h"
 
 static const struct gt_net_ops *N = &gt_ib_ops;
 static void *ctx;
@@ -473,51 +474,6 @@ static int test_faults(void)
 }
 
 /* ---- DMA-BUF on a real vgem dma-buf fd ------------------------------- */
-
-struct gt_drm_create_dumb {
-    uint32_t height, width, bpp, flags, handle, pitch;
-    uint64_t size;
-};
-struct gt_drm_prime_handle {
-    uint32_t handle, flags;
-    int32_t fd;
-};
-struct gt_drm_map_dumb {
-    uint32_t handle, pad;
-    uint64_t offset;
-};
-#define GT_DRM_IOWR(nr, T) _IOWR('d', nr, T)
-#define GT_DRM_IOCTL_MODE_CREATE_DUMB GT_DRM_IOWR(0xB2, struct gt_drm_create_dumb)
-#define GT_DRM_IOCTL_MODE_MAP_DUMB GT_DRM_IOWR(0xB3, struct gt_drm_map_dumb)
-#define GT_DRM_IOCTL_PRIME_HANDLE_TO_FD GT_DRM_IOWR(0x2d, struct gt_drm_prime_handle)
-
-static int vgem_dmabuf(size_t size, void **cpu)
-{
-    int card = -1;
-    char path[64];
-    for (int i = 0; i < 8 && card < 0; i++) {
-        snprintf(path, sizeof(path), "/dev/dri/card%d", i);
-        card = open(path, O_RDWR | O_CLOEXEC);
-    }
-    if (card < 0) {
-        printf("no /dev/dri/card*: %s\n", strerror(errno));
-        return -1;
-    }
-    struct gt_drm_create_dumb cd = {.height = 1, .width = (uint32_t)(size / 4), .bpp = 32};
-    if (ioctl(card, GT_DRM_IOCTL_MODE_CREATE_DUMB, &cd) != 0) {
-        printf("CREATE_DUMB: %s\n", strerror(errno));
-        return -1;
-    }
-    struct gt_drm_prime_handle ph = {.handle = cd.handle, .flags = O_CLOEXEC | O_RDWR, .fd = -1};
-    if (ioctl(card, GT_DRM_IOCTL_PRIME_HANDLE_TO_FD, &ph) != 0) {
-        printf("PRIME_HANDLE_TO_FD: %s\n", strerror(errno));
-        return -1;
-    }
-    *cpu = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, ph.fd, 0);
-    if (*cpu == MAP_FAILED)
-        *cpu = NULL;
-    return ph.fd;
-}
 
 static int test_dmabuf(const char *expect)
 {

@@ -12,3 +12,9 @@ $(BUILD)/vm/gt_ib_vmtest: $(VM_IBTEST_SRCS) $(wildcard plugin/ib/*.h plugin/reg/
 
 TEST_SCRIPTS += tests/vm/run-vm.sh
 BENCH_SCRIPTS += tests/vm/bench-vm.sh
+
+# The DMA-BUF path through the built plugin (dlopen, ncclNetPlugin_v10).
+vm-progs: $(BUILD)/vm/gt_dmabuf_plugin
+$(BUILD)/vm/gt_dmabuf_plugin: tests/vm/gt_dmabuf_plugin.c tests/vm/vgem.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ tests/vm/gt_dmabuf_plugin.c $(LDFLAGS) -ldl

@@ -65,26 +65,31 @@ vmlinuz=$kroot/boot/vmlinuz-$kver
 
 # ---- what runs inside ---------------------------------------------------
 make -C "$root" --no-print-directory -s SAN= all tests vm-progs >/dev/null || die "build failed"
+t_built=$(date +%s)
 build=$root/build/default
 
 r=$work/root
-mkdir -p "$r"/{bin,sbin,dev,proc,sys,tmp,run,etc/libibverbs.d,lib/modules,gt/bin,gt/guest.d,gt/build/tests}
+mkdir -p "$r"/{bin,sbin,dev,proc,sys,tmp,run,etc/libibverbs.d,lib/modules,gt/bin,gt/guest.d}
 cp "$busybox" "$r/bin/busybox"
-for a in $("$busybox" --list); do
-    # busybox lists itself: a link to itself would loop at exec.
-    [ "$a" = busybox ] || ln -sf busybox "$r/bin/$a"
-done
+# One process for ~400 links (perl-base is essential in Debian); busybox
+# lists itself, and a link to itself would loop at exec.
+"$busybox" --list | grep -vx busybox | (cd "$r/bin" && xargs perl -e 'symlink("busybox", $_) or die "$_: $!" for @ARGV')
 
-copy_with_libs() { # copy files and their shared-library closure to the same paths
+copy_libs() { # the shared-library closure of files, at the same paths
     for f in "$@"; do
-        [ -e "$f" ] || continue
-        mkdir -p "$r$(dirname "$f")"
-        cp -L "$f" "$r$f"
         ldd "$f" 2>/dev/null | awk '/=> \// {print $3} /^[ \t]*\// {print $1}' | while read -r l; do
             [ -e "$r$l" ] && continue
             mkdir -p "$r$(dirname "$l")"
             cp -L "$l" "$r$l"
         done
+    done
+}
+copy_with_libs() { # files and their libraries, at the same paths
+    for f in "$@"; do
+        [ -e "$f" ] || continue
+        mkdir -p "$r$(dirname "$f")"
+        [ -e "$r$f" ] || cp -L "$f" "$r$f"
+        copy_libs "$f"
     done
 }
 prov=$(ls /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so 2>/dev/null | head -n 1 || true)
@@ -93,16 +98,12 @@ copy_with_libs "$(command -v ip)" "$(command -v rdma)" "$(command -v ib_write_bw
     "$(command -v ibv_devinfo)" "$prov" /usr/lib/x86_64-linux-gnu/libibverbs.so.1
 cp /etc/libibverbs.d/rxe.driver "$r/etc/libibverbs.d/"
 # Our programs, at fixed paths the guest scripts can rely on.
-for b in "$build/vm/gt_ib_vmtest" "$build/gdrtrace" "$build/libnccl-net-gdrtrace.so" \
+for b in "$build/vm/gt_ib_vmtest" "$build/vm/gt_dmabuf_plugin" "$build/gdrtrace" "$build/libnccl-net-gdrtrace.so" \
     "$build/harness/harness"; do
     [ -f "$b" ] || continue
-    cp "$b" "$r/gt/bin/"
-    copy_with_libs "$b"
-done
-for t in "$build"/tests/*; do
-    [ -f "$t" ] && [ -x "$t" ] || continue
-    cp "$t" "$r/gt/build/tests/"
-    copy_with_libs "$t"
+    # Without debug info: the initramfs is packed on every run.
+    strip --strip-debug -o "$r/gt/bin/$(basename "$b")" "$b" 2>/dev/null || cp "$b" "$r/gt/bin/"
+    copy_libs "$b"
 done
 cp "$root"/tests/vm/guest.d/*.sh "$r/gt/guest.d/" 2>/dev/null || true
 
@@ -149,9 +150,11 @@ FAIL=0
 run() { # name cmd...: a bounded run that counts failures
     n=$1; shift
     echo "@@RUN $n"
+    t0=$(date +%s)
     timeout 150 "$@"; rc=$?
-    if [ $rc -eq 0 ]; then echo "@@PASS $n"; elif [ $rc -eq 77 ]; then echo "@@SKIP $n";
-    else echo "@@FAIL $n (exit $rc)"; FAIL=$((FAIL + 1)); fi
+    dt="$(($(date +%s) - t0)) s"
+    if [ $rc -eq 0 ]; then echo "@@PASS $n ($dt)"; elif [ $rc -eq 77 ]; then echo "@@SKIP $n ($dt)";
+    else echo "@@FAIL $n (exit $rc, $dt)"; FAIL=$((FAIL + 1)); fi
 }
 if [ -f /gt/bench ]; then
     for s in 1048576 4194304; do
@@ -174,12 +177,32 @@ else
     run dmabuf-auto-fallback env GDRTRACE_REG=auto gt_ib_vmtest dmabuf fallback
     run dmabuf-auto-forbidden env GDRTRACE_REG=auto GDRTRACE_ALLOW_PEERMEM=0 gt_ib_vmtest dmabuf notallowed
     run dmabuf-peermem-fails env GDRTRACE_REG=dmabuf GDRTRACE_ALLOW_PEERMEM=1 gt_ib_vmtest dmabuf peermemfails
+    # The same through the built plugin and its recorder: what NCCL would
+    # see, and what `gdrtrace summary` reports afterwards.
+    P=/gt/bin/libnccl-net-gdrtrace.so
+    mkdir -p /tmp/rec-refused /tmp/rec-fallback
+    run plugin-dmabuf-refused env GDRTRACE_DIR=/tmp/rec-refused GDRTRACE_TRANSPORT=ib \
+        GDRTRACE_REG=dmabuf gt_dmabuf_plugin $P fail
+    gdrtrace summary --events /tmp/rec-refused >/tmp/sum-refused.txt 2>&1
+    cat /tmp/sum-refused.txt
+    run recorder-shows-refusal sh -c "grep -Eq 'error .*errno 95 .*reason dmabuf-unsupported' /tmp/sum-refused.txt &&
+        grep -Eq '^ +all +ERROR' /tmp/sum-refused.txt"
+    # nvidia_peermem "loaded": a private tmpfs over /sys/module in a mount
+    # namespace of this one run, so the real fallback path is taken.
+    run plugin-dmabuf-fallback unshare -m sh -c "mount -t tmpfs none /sys/module &&
+        mkdir -p /sys/module/nvidia_peermem && echo fake >/sys/module/nvidia_peermem/version &&
+        GDRTRACE_DIR=/tmp/rec-fallback GDRTRACE_TRANSPORT=ib GDRTRACE_REG=dmabuf \
+        GDRTRACE_ALLOW_PEERMEM=1 gt_dmabuf_plugin $P ok"
+    gdrtrace summary --events /tmp/rec-fallback >/tmp/sum-fallback.txt 2>&1
+    cat /tmp/sum-fallback.txt
+    run recorder-shows-fallback sh -c "grep -Eq 'fallback .*errno 95 .*reason dmabuf-unsupported' /tmp/sum-fallback.txt &&
+        grep -Eq '^ +all +FALLBACK' /tmp/sum-fallback.txt"
     if [ -x /gt/bin/harness ]; then
         # Host buffers, every byte checked, then the bad-input scenarios
         # (corrupt handles, garbage from the peer, a peer killed mid-message).
         for v in 6 7 8 9 10 11 12; do
             run harness-v$v env GDRTRACE_TRANSPORT=ib harness --abi $v \
-                --plugin /gt/bin/libnccl-net-gdrtrace.so --iters 6 --max-size 256K
+                --plugin /gt/bin/libnccl-net-gdrtrace.so --iters 4 --max-size 256K
         done
     else
         echo "@@NOTE no harness binary in this build: ABI-level runs skipped"
@@ -195,8 +218,10 @@ EOF
 chmod +x "$r/init"
 [ "$mode" = bench ] && touch "$r/gt/bench"
 mknod -m 600 "$r/dev/console" c 5 1 2>/dev/null || true
+t_packed=$(date +%s)
 (cd "$r" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initrd.gz"
 t_ready=$(date +%s)
+echo "== initramfs $(du -sk "$r" | cut -f1) KiB unpacked, $(du -k "$work/initrd.gz" | cut -f1) KiB packed in $((t_ready - t_packed)) s"
 
 accel="-accel tcg"
 [ -w /dev/kvm ] && accel="-accel kvm"
@@ -207,7 +232,7 @@ timeout "${GDRTRACE_VM_TIMEOUT:-280}" qemu-system-x86_64 -machine q35 $accel -m 
 t_end=$(date +%s)
 tr -d '\r' <"$log" >"$log.txt"
 cat "$log.txt"
-echo "== kernel $kver; preparation $((t_ready - t_start)) s, VM $((t_end - t_ready)) s"
+echo "== kernel $kver; kernel+build $((t_built - t_start)) s, initramfs $((t_ready - t_built)) s, VM $((t_end - t_ready)) s"
 if [ "$mode" = bench ]; then
     awk -F'[ =]' '/^@@PERFTEST/ {pt[$3] = $5} /^@@BW/ {ours[$3] = $9}
         END {for (s in pt) {r = (pt[s] > 0) ? ours[s] / pt[s] : 0;
