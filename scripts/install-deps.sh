@@ -8,6 +8,7 @@ pkgs=(
     build-essential pkg-config
     libibverbs-dev liburcu-dev libzstd-dev libcmocka-dev zstd
     liblttng-ust-dev # make bench: the LTTng-UST tracepoint the recorder is measured against
+    lttng-tools # make bench: a session daemon, to measure that tracepoint enabled
     clang llvm libclang-rt-14-dev
     iproute2
     # the Soft-RoCE VM test (tests/vm): a real kernel verbs stack under QEMU
