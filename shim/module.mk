@@ -40,3 +40,8 @@ ifneq ($(wildcard /usr/include/lttng/tracepoint.h /usr/include/*/lttng/tracepoin
 bench_rec_LIBS += -llttng-ust -llttng-ust-common
 endif
 BENCH_SCRIPTS += tests/bench/bench_rec_lttng.sh
+
+# sock bandwidth, recorder on vs off, same run (recursive: SOCK_SRCS is plugin/sock's).
+BENCHES += bench_rec_bw
+bench_rec_bw_SRCS = tests/bench/bench_rec_bw.c $(SOCK_SRCS) $(SHIM_SRCS) shim/fingerprint.c plugin/log.c plugin/env.c
+bench_rec_bw_LIBS := -lpthread -ldl

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * bench_rec_bw.c — `make bench`: sock bandwidth at 4 MiB with the recorder
+ * on (the sock transport wrapped by the shim, as plugin/core does) versus
+ * off (the bare transport, what GDRTRACE_DISABLE=1 gives), in the same two
+ * processes, over connections set up side by side.
+ *
+ * The child sends, the parent receives and times; buffers are registered
+ * through reg_mr like NCCL does, BENCH_WINDOW (8, NCCL_STEPS) requests stay
+ * in flight, the waiting side yields between test()s.  Runs alternate
+ * on/off (order flipped every pair) BENCH_REPS times; each pair's ratio
+ * on/off is taken under the same load, and the median ratio is the figure
+ * checked against the >= 0.99 target.  Finally the recorder's own counters
+ * are checked against the messages sent, so "on" really recorded.
+ *
+ * Env: GDRTRACE_SOCKET_IFNAME (default here: lo), GDRTRACE_DIR (recorders
+ * are created there and removed at the end), BENCH_MB (MiB per run, default
+ * 256), BENCH_REPS (default 9).  Exit 0 when the runs complete; 1 on error.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "plugin/gt_net.h"
+#include "shim/shim.h"
+#include "shim/shim_internal.h"
+
+extern const struct gt_net_ops gt_sock_ops;
+
+#define BENCH_WINDOW 8
+#define SIZE (4u << 20)
+#define MAXREPS 64
+
+#define DIE(...)                                                                                  \
+    do {                                                                                          \
+        fprintf(stderr, "bench_rec_bw: " __VA_ARGS__);                                            \
+        fprintf(stderr, "\n");                                                                    \
+        exit(1);                                                                                  \
+    } while (0)
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void xwrite(int fd, const void *b, size_t n)
+{
+    if (write(fd, b, n) != (ssize_t)n)
+        DIE("pipe write: %s", strerror(errno));
+}
+
+static void xread(int fd, void *b, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, (char *)b + got, n - got);
+        if (r <= 0)
+            DIE("pipe read: %s", r ? strerror(errno) : "EOF");
+        got += (size_t)r;
+    }
+}
+
+struct side {
+    const struct gt_net_ops *ops;
+    void *ctx, *lc, *sc, *rc;
+    void *mh[BENCH_WINDOW];
+};
+
+static void wait_req(const struct gt_net_ops *ops, void *req)
+{
+    int done = 0;
+    for (;;) {
+        if (ops->test(req, &done, NULL) != GT_OK)
+            DIE("test failed");
+        if (done)
+            return;
+        sched_yield();
+    }
+}
+
+static double stream(struct side *s, int sending, char **bufs, int count)
+{
+    void *req[BENCH_WINDOW] = {0};
+    double t0 = 0;
+    for (int i = 0; i < count + BENCH_WINDOW; i++) {
+        int w = i % BENCH_WINDOW;
+        if (req[w]) {
+            wait_req(s->ops, req[w]);
+            req[w] = NULL;
+            if (i - BENCH_WINDOW == 0)
+                t0 = now_s();
+        }
+        if (i >= count)
+            continue;
+        while (!req[w]) {
+            gt_result rc;
+            if (sending) {
+                rc = s->ops->isend(s->sc, bufs[w], SIZE, 0, s->mh[w], NULL, &req[w]);
+            } else {
+                size_t sz = SIZE;
+                int tag = 0;
+                void *d = bufs[w];
+                rc = s->ops->irecv(s->rc, 1, &d, &sz, &tag, &s->mh[w], NULL, &req[w]);
+            }
+            if (rc != GT_OK)
+                DIE("%s failed (%d)", sending ? "isend" : "irecv", rc);
+        }
+    }
+    return sending ? 0 : now_s() - t0;
+}
+
+static void setup(struct side *s, int rd, int wr, int sending, char **bufs)
+{
+    char mine[GT_NET_HANDLE_MAXSIZE], peer[GT_NET_HANDLE_MAXSIZE];
+    if (s->ops->init(&s->ctx, 0x6264, 1, NULL, NULL, NULL) != GT_OK)
+        DIE("init failed");
+    if (s->ops->listen(s->ctx, 0, mine, &s->lc) != GT_OK)
+        DIE("listen failed");
+    xwrite(wr, mine, sizeof(mine));
+    xread(rd, peer, sizeof(peer));
+    double t0 = now_s();
+    while (!s->sc || !s->rc) {
+        if (!s->sc && s->ops->connect(s->ctx, 0, peer, &s->sc, NULL) != GT_OK)
+            DIE("connect failed");
+        if (!s->rc && s->ops->accept(s->lc, &s->rc, NULL) != GT_OK)
+            DIE("accept failed");
+        if (now_s() - t0 > 20)
+            DIE("connect/accept timed out");
+    }
+    for (int w = 0; w < BENCH_WINDOW; w++)
+        if (s->ops->reg_mr(sending ? s->sc : s->rc, bufs[w], SIZE, GT_PTR_HOST, &s->mh[w], NULL) !=
+            GT_OK)
+            DIE("reg_mr failed");
+}
+
+static void teardown(struct side *s, int sending)
+{
+    for (int w = 0; w < BENCH_WINDOW; w++)
+        s->ops->dereg_mr(sending ? s->sc : s->rc, s->mh[w]);
+    s->ops->close_send(s->sc);
+    s->ops->close_recv(s->rc);
+    s->ops->close_listen(s->lc);
+    s->ops->finalize(s->ctx);
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    setenv("GDRTRACE_SOCKET_IFNAME", "lo", 0);
+    unsetenv("GDRTRACE_DISABLE");
+    long mb = getenv("BENCH_MB") ? atol(getenv("BENCH_MB")) : 256;
+    int reps = getenv("BENCH_REPS") ? atoi(getenv("BENCH_REPS")) : 9;
+    if (mb < 1 || reps < 1)
+        DIE("BENCH_MB and BENCH_REPS must be positive");
+    if (reps > MAXREPS)
+        reps = MAXREPS;
+    int count = (int)(((size_t)mb << 20) / SIZE);
+    if (count < 2 * BENCH_WINDOW)
+        count = 2 * BENCH_WINDOW;
+
+    int p2c[2], c2p[2];
+    if (pipe(p2c) || pipe(c2p))
+        DIE("pipe: %s", strerror(errno));
+    pid_t pid = fork();
+    if (pid < 0)
+        DIE("fork: %s", strerror(errno));
+    int child = pid == 0;
+    int rd = child ? p2c[0] : c2p[0], wr = child ? c2p[1] : p2c[1];
+
+    /* Each process its own recorder, like each NCCL rank. */
+    const struct gt_net_ops *traced = gt_shim_wrap(&gt_sock_ops, "bench: sock", NULL);
+    if (traced == &gt_sock_ops)
+        DIE("the recorder could not be created (see the WARN above)");
+    char *bufs[BENCH_WINDOW];
+    for (int w = 0; w < BENCH_WINDOW; w++) {
+        bufs[w] = malloc(SIZE);
+        if (!bufs[w])
+            DIE("out of memory");
+        memset(bufs[w], w, SIZE);
+    }
+    struct side off = {.ops = &gt_sock_ops}, on = {.ops = traced};
+    setup(&off, rd, wr, child, bufs);
+    setup(&on, rd, wr, child, bufs);
+
+    double best[2] = {0, 0}, ratio[MAXREPS];
+    for (int r = 0; r < reps; r++) {
+        double mbs[2];
+        for (int k = 0; k < 2; k++) {
+            int variant = (k + r) % 2; /* 0 = off, 1 = on; order flips each pair */
+            char go = 0;
+            if (child)
+                xread(rd, &go, 1);
+            else
+                xwrite(wr, &go, 1);
+            double t = stream(variant ? &on : &off, child, bufs, count);
+            if (!child) {
+                mbs[variant] = (double)SIZE * (count - 1) / t / 1e6;
+                if (mbs[variant] > best[variant])
+                    best[variant] = mbs[variant];
+            }
+        }
+        if (!child)
+            ratio[r] = mbs[1] / mbs[0];
+    }
+
+    struct gt_recorder *rec = gt_shim_recorder();
+    uint64_t recorded = 0, msgs = (uint64_t)reps * (uint64_t)count;
+    for (uint32_t i = 0; i < rec->ncomms; i++)
+        recorded += child ? rec->comms[i].send_count : rec->comms[i].recv_count;
+    teardown(&off, child);
+    teardown(&on, child);
+    char path[sizeof(rec->path)];
+    memcpy(path, rec->path, sizeof(path));
+    for (int w = 0; w < BENCH_WINDOW; w++)
+        free(bufs[w]);
+    if (child) {
+        unlink(path);
+        _exit(recorded == msgs ? 0 : 3);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    unlink(path);
+    qsort(ratio, (size_t)reps, sizeof(ratio[0]), cmp_d);
+    double med = reps % 2 ? ratio[reps / 2] : (ratio[reps / 2 - 1] + ratio[reps / 2]) / 2;
+    printf("sock bandwidth at 4 MiB, recorder on vs off (GDRTRACE_DISABLE=1), %d paired runs of "
+           "%ld MiB, same processes\n",
+           reps, mb);
+    printf("  best: off %.0f MB/s, on %.0f MB/s; median ratio on/off %.3f (target >= 0.99: %s)\n",
+           best[0], best[1], med, med >= 0.99 ? "met" : "NOT met");
+    printf("  recorder counted %llu receives (sender: %s) for %llu messages sent traced\n",
+           (unsigned long long)recorded,
+           WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "matches" : "MISMATCH",
+           (unsigned long long)msgs);
+    return recorded == msgs && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
