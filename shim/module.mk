@@ -45,3 +45,8 @@ BENCH_SCRIPTS += tests/bench/bench_rec_lttng.sh
 BENCHES += bench_rec_bw
 bench_rec_bw_SRCS = tests/bench/bench_rec_bw.c $(SOCK_SRCS) $(SHIM_SRCS) shim/fingerprint.c plugin/log.c plugin/env.c
 bench_rec_bw_LIBS := -lpthread -ldl
+
+# Integration: the harness drives the built plugin; its recorders are checked.
+TESTS += test_rec_harness
+test_rec_harness_SRCS := tests/unit/test_rec_harness.c shim/rec_check.c
+test_rec_harness_LIBS :=

@@ -788,7 +788,9 @@ static gt_result shim_test(void *request, int *done, int *sizes)
             for (int i = 0; i < q->n; i++)
                 bytes += sizes[i] > 0 ? (uint64_t)sizes[i] : 0;
         }
-        ctr_add_dp(s, &c->recv_count, 1);
+        /* recv_count counts messages (sub-receives), so it matches the
+         * peer's send_count; hist[RECV] counts completed requests. */
+        ctr_add_dp(s, &c->recv_count, q->n);
         ctr_add_dp(s, &c->recv_bytes, bytes);
         hist_dp(s, GTR_OP_RECV, ns);
         if (__builtin_expect(g_rec.events_all, 0))
