@@ -68,6 +68,8 @@ TOOL := $(BUILD)/gdrtrace
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
 include $(sort $(wildcard */module.mk */*/module.mk))
+# Fragments may define rules of their own; `make` alone still means `all`.
+.DEFAULT_GOAL := all
 
 .PHONY: all check check-run demo demo-run bench bench-run install clean deps tests benches fuzz
 all: $(PLUGIN) $(TOOL)
