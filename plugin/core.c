@@ -14,6 +14,7 @@
 #include "plugin/core.h"
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -35,7 +36,7 @@ static struct {
     const struct gt_net_ops *raw;  /* the chosen transport */
     void *anchor;                  /* raw->init context held while refs > 0 */
     int abi_told;                  /* last ABI version given to the shim */
-    char why[256];
+    char why[384];
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static const struct gt_net_ops *g_ops;
@@ -62,6 +63,42 @@ static const struct gt_net_ops *transport_ops(int id)
     }
 }
 
+/* While a transport is probed, its log lines also land in `captured` (this
+ * thread only), so a failed init can be explained in the selection reason
+ * ("ib: no active RDMA port") rather than by an error number. */
+static gt_logger_fn probe_real_logger;
+static _Thread_local int capturing;
+static _Thread_local char captured[128];
+
+static void probe_logger(int level, unsigned long flags, const char *file, int line,
+                         const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (capturing && level <= GT_LOG_INFO) {
+        const char *m = msg;
+        /* gt_log adds "NET/gdrtrace : "; transports often add their own. */
+        for (int again = 1; again;) {
+            again = 0;
+            if (strncmp(m, "NET/gdrtrace : ", 15) == 0)
+                m += 15, again = 1;
+            else if (strncmp(m, "NET/gdrtrace ", 13) == 0)
+                m += 13, again = 1;
+        }
+        size_t n = strlen(m);
+        if (n >= sizeof(captured))
+            n = sizeof(captured) - 1;
+        memcpy(captured, m, n);
+        captured[n] = 0;
+    }
+    gt_logger_fn real = probe_real_logger;
+    if (real)
+        real(level, flags, file, line, "%s", msg);
+}
+
 /* Initialises transport `id` as the anchor and counts its devices.  On
  * success *ctx holds the anchor; otherwise `why` says what failed. */
 static gt_result try_transport(int id, gt_logger_fn logger, gt_profiler_fn profiler, void **ctx,
@@ -75,9 +112,24 @@ static gt_result try_transport(int id, gt_logger_fn logger, gt_profiler_fn profi
         snprintf(why, whylen, "%s is not built into this plugin", name);
         return GT_INTERNAL_ERROR;
     }
-    gt_result rc = ops->init(ctx, 0, 0, NULL, logger, profiler);
+    captured[0] = 0;
+    gt_result rc;
+    if (logger) {
+        probe_real_logger = logger;
+        gt_log_set_logger(probe_logger);
+        capturing = 1;
+        rc = ops->init(ctx, 0, 0, NULL, probe_logger, profiler);
+        capturing = 0;
+        /* Back to NCCL's own logger for everything after the probe. */
+        gt_log_set_logger(logger);
+    } else {
+        rc = ops->init(ctx, 0, 0, NULL, logger, profiler);
+    }
     if (rc != GT_OK) {
-        snprintf(why, whylen, "%s init failed (error %d)", name, (int)rc);
+        if (captured[0])
+            snprintf(why, whylen, "%s unavailable (%s)", name, captured);
+        else
+            snprintf(why, whylen, "%s init failed (error %d)", name, (int)rc);
         return rc;
     }
     rc = ops->devices(ndev);
@@ -104,7 +156,7 @@ static gt_result try_transport(int id, gt_logger_fn logger, gt_profiler_fn profi
 static gt_result select_transport(gt_logger_fn logger, gt_profiler_fn profiler)
 {
     int want = gt_env_choice("GDRTRACE_TRANSPORT", transport_names, GT_TRANSPORT_AUTO);
-    char why_ib[96] = "", why[96] = "";
+    char why_ib[160] = "", why[160] = "";
     int ndev = 0;
     void *ctx = NULL;
     gt_result rc;

@@ -27,6 +27,7 @@
 #include "nccl/net.h"
 #include "plugin/core.h"
 #include "plugin/gt_net.h"
+#include "plugin/log.h"
 
 extern const ncclNet_v6_t ncclNetPlugin_v6;
 extern const ncclNet_v7_t ncclNetPlugin_v7;
@@ -50,6 +51,7 @@ struct fake_ctx {
 static struct {
     int sock_inits, ib_inits, sock_finalizes, ib_finalizes;
     int sock_ndev, ib_ndev;
+    int ib_init_fails; /* ib init logs why at INFO and fails, as plugin/ib does */
     struct gt_props props;
     void *last_ctx;             /* ctx given to listen/connect */
     struct fake_ctx *last_init; /* ctx made by the last init */
@@ -92,6 +94,10 @@ static gt_result ib_init(void **ctx, uint64_t comm_id, int has_comm_id,
 {
     (void)l;
     (void)p;
+    if (F.ib_init_fails) {
+        GT_INFO(GT_LOGSUB_INIT | GT_LOGSUB_NET, "NET/gdrtrace ib: no active RDMA port");
+        return GT_SYSTEM_ERROR;
+    }
     return fake_init("ib", &F.ib_inits, ctx, comm_id, has_comm_id, config);
 }
 
@@ -368,6 +374,22 @@ static void test_auto_picks_ib_with_a_device(void **state)
     assert_int_equal(F.sock_inits, 0);
     assert_int_equal(ncclNetPlugin_v12.finalize(ctx), ncclSuccess);
     assert_int_equal(F.ib_inits, F.ib_finalizes);
+}
+
+static void test_auto_reason_names_why_ib_failed(void **state)
+{
+    (void)state;
+    F.ib_init_fails = 1;
+    void *ctx = NULL;
+    assert_int_equal(ncclNetPlugin_v11.init(&ctx, 5, NULL, logger, NULL), ncclSuccess);
+    assert_int_equal(gt_core_transport(), GT_TRANSPORT_SOCK);
+    /* the transport's own words, not an error number */
+    assert_non_null(strstr(S.why, "ib unavailable (ib: no active RDMA port)"));
+    /* and NCCL's logger is back in place after the probe */
+    assert_int_equal(ncclNetPlugin_v11.finalize(ctx), ncclSuccess);
+    int infos = L.infos;
+    GT_INFO(GT_LOGSUB_NET, "after the probe");
+    assert_int_equal(L.infos, infos + 1);
 }
 
 static void test_forced_sock_ignores_ib(void **state)
@@ -768,6 +790,7 @@ int main(void)
         cmocka_unit_test_setup(test_call_before_init_is_refused, reset),
         cmocka_unit_test_setup(test_auto_picks_sock_without_ib_devices, reset),
         cmocka_unit_test_setup(test_auto_picks_ib_with_a_device, reset),
+        cmocka_unit_test_setup(test_auto_reason_names_why_ib_failed, reset),
         cmocka_unit_test_setup(test_forced_sock_ignores_ib, reset),
         cmocka_unit_test_setup(test_bad_transport_value_warns_and_uses_auto, reset),
         cmocka_unit_test_setup(test_forced_ib_without_device_fails_init, reset),
