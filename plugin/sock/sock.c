@@ -288,8 +288,18 @@ static gt_result devices_discover(void)
     return GT_OK;
 }
 
+static void comm_free(struct sock_comm *c, int abortive);
+
+/* Called with g_lock held when the last context goes away. */
 static void devices_release(void)
 {
+    /* Connects the caller abandoned half way (never called again): nobody
+     * else can reach them now. */
+    for (int i = 0; i < MAX_CONNECTING; i++)
+        if (g_connecting[i].id) {
+            comm_free(g_connecting[i].c, 1);
+            g_connecting[i].id = 0;
+        }
     for (int i = 0; i < g_ndev; i++) {
         free(g_dev[i].pci);
         g_dev[i].pci = NULL;
