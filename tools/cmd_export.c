@@ -19,7 +19,7 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gdrtrace export [--prometheus|--json] [-o FILE] [PATH...]\n"
+    fprintf(f, "usage: gdrtrace export [--prometheus|--json] [-o FILE] [--job J] [PATH...]\n"
                "  Metrics of every recorder (default: $GDRTRACE_DIR) in Prometheus text format\n"
                "  (for node_exporter's textfile collector; -o FILE replaces FILE atomically)\n"
                "  or JSON.  Families: gdrtrace_registrations_total, gdrtrace_registered_bytes_total,\n"
@@ -257,20 +257,23 @@ int gt_cmd_export(int argc, char **argv)
     static const struct option opts[] = {{"prometheus", no_argument, 0, 'p'},
                                          {"json", no_argument, 0, 'j'},
                                          {"output", required_argument, 0, 'o'},
+                                         {"job", required_argument, 0, 'J'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int json = 0, c;
     const char *out = NULL;
+    const char *job = NULL;
     while ((c = getopt_long(argc, argv, "hjpo:", opts, NULL)) != -1) {
         switch (c) {
         case 'p': json = 0; break;
         case 'j': json = 1; break;
         case 'o': out = optarg; break;
+        case 'J': job = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return GT_EXIT_USAGE;
         }
     }
-    struct gt_inputs in = {0};
+    struct gt_inputs in = {.job = job};
     struct gt_job j;
     int rc = gt_load_job(argv + optind, argc - optind, &in, &j);
     char tmp[4200];

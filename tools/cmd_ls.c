@@ -13,7 +13,7 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gdrtrace ls [--json] [PATH...]\n"
+    fprintf(f, "usage: gdrtrace ls [--json] [--job J] [PATH...]\n"
                "  Lists recorders: host, pid, job, rank, state (live: the process runs;\n"
                "  exited: closed cleanly; crashed: never closed and the pid is gone or the\n"
                "  machine rebooted), size.  Default: $GDRTRACE_DIR (/dev/shm).\n"
@@ -24,17 +24,20 @@ static void usage(FILE *f)
 int gt_cmd_ls(int argc, char **argv)
 {
     static const struct option opts[] = {{"json", no_argument, 0, 'j'},
+                                         {"job", required_argument, 0, 'J'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int json = 0, c;
+    const char *job = NULL;
     while ((c = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
+        case 'J': job = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return GT_EXIT_USAGE;
         }
     }
-    struct gt_inputs in = {0};
+    struct gt_inputs in = {.job = job};
     int bad = gt_inputs_load(&in, argv + optind, argc - optind);
     if (json) {
         struct gt_json js;

@@ -17,12 +17,13 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: gdrtrace verdict [--json] [--expect dmabuf|peermem|host] [PATH...]\n"
+            "usage: gdrtrace verdict [--json] [--expect dmabuf|peermem|host] [--job J] [PATH...]\n"
             "  Did NCCL use the direct GPU<->NIC path?  One line per communicator and one\n"
             "  for all: DIRECT-DMABUF, DIRECT-PEERMEM, HOST-STAGED, MIXED, FALLBACK, ERROR,\n"
             "  NO-DATA, each with the evidence.  PATH as for summary.\n"
             "  --expect X  exit 0 if the whole input is DIRECT-DMABUF (dmabuf),\n"
             "              DIRECT-PEERMEM (peermem) or HOST-STAGED (host), else 20\n"
+            "  --job J     only the recorders of job J\n"
             "  --json      machine-readable output\n"
             "exit: 0 DIRECT-DMABUF, 10 DIRECT-PEERMEM, 11 HOST-STAGED, 12 MIXED, 13 FALLBACK,\n"
             "      14 ERROR, 15 NO-DATA, 20 --expect mismatch, 2 unreadable input, 64 usage\n");
@@ -32,9 +33,11 @@ int gt_cmd_verdict(int argc, char **argv)
 {
     static const struct option opts[] = {{"json", no_argument, 0, 'j'},
                                          {"expect", required_argument, 0, 'x'},
+                                         {"job", required_argument, 0, 'J'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int json = 0, c, expect = -1;
+    const char *job = NULL;
     while ((c = getopt_long(argc, argv, "hjx:", opts, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
@@ -51,11 +54,12 @@ int gt_cmd_verdict(int argc, char **argv)
                 return GT_EXIT_USAGE;
             }
             break;
+        case 'J': job = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return GT_EXIT_USAGE;
         }
     }
-    struct gt_inputs in = {0};
+    struct gt_inputs in = {.job = job};
     struct gt_job j;
     int rc = gt_load_job(argv + optind, argc - optind, &in, &j);
     int code = j.overall.code;

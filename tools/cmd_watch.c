@@ -30,7 +30,7 @@ static void on_signal(int sig)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gdrtrace watch [--interval S] [--count N] [--all] [PATH...]\n"
+    fprintf(f, "usage: gdrtrace watch [--interval S] [--count N] [--all] [--job J] [PATH...]\n"
                "  Live view: redraws the summary of running jobs every S seconds (default 2).\n"
                "  --all      include exited and crashed recorders (default: live ones only)\n"
                "  --count N  stop after N refreshes (for scripts and tests)\n"
@@ -43,16 +43,19 @@ int gt_cmd_watch(int argc, char **argv)
     static const struct option opts[] = {{"interval", required_argument, 0, 'i'},
                                          {"count", required_argument, 0, 'n'},
                                          {"all", no_argument, 0, 'a'},
+                                         {"job", required_argument, 0, 'J'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     double interval = 2;
     long count = -1;
     int all = 0, c;
+    const char *job = NULL;
     while ((c = getopt_long(argc, argv, "hi:n:a", opts, NULL)) != -1) {
         switch (c) {
         case 'i': interval = atof(optarg); break;
         case 'n': count = atol(optarg); break;
         case 'a': all = 1; break;
+        case 'J': job = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return GT_EXIT_USAGE;
         }
@@ -77,7 +80,7 @@ int gt_cmd_watch(int argc, char **argv)
         tty_in = 0;
     }
     for (long iter = 0; !stop && (count < 0 || iter < count); iter++) {
-        struct gt_inputs in = {.quiet = 1};
+        struct gt_inputs in = {.quiet = 1, .job = job};
         gt_inputs_load(&in, argv + optind, argc - optind);
         if (!all) {
             size_t k = 0;

@@ -205,6 +205,16 @@ int gt_inputs_load(struct gt_inputs *in, char **paths, int n)
         gt_inputs_add(in, gt_default_dir());
     for (int i = 0; i < n; i++)
         gt_inputs_add(in, paths[i]);
+    if (in->job) {
+        size_t k = 0;
+        for (size_t i = 0; i < in->n; i++) {
+            if (!strcmp(in->recs[i].id.job, in->job))
+                in->recs[k++] = in->recs[i];
+            else
+                gt_rec_free(&in->recs[i]);
+        }
+        in->n = k;
+    }
     gt_inputs_sort(in);
     return in->nbad;
 }

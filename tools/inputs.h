@@ -18,6 +18,7 @@ struct gt_inputs {
     size_t n, cap;
     int nbad;       /* inputs that could not be read */
     int quiet;      /* 1: do not print problems (watch) */
+    const char *job; /* non-NULL: keep only recorders of this job (--job) */
 };
 
 /* Directory used when no path is given. */

@@ -78,6 +78,13 @@ fi
 $G summary "$T/job" | grep -Eq '^   0x1234abcd5678ef00 +2 +2 +16 ' && pass "summary merges the comm across 2 processes on 2 hosts" ||
     fail "summary merge: $($G summary --no-bars "$T/job" | grep -A4 'communicators across')"
 
+mkdir -p "$T/twojobs"; cp "$T/job/"*.rec "$T/twojobs/"
+$FX error "$T/twojobs/gdrtrace.other.node-c.300.rec" --job other --host node-c --pid 300
+$G verdict "$T/twojobs" >/dev/null; rc1=$?
+$G verdict --job job42 "$T/twojobs" >/dev/null; rc2=$?
+[ $rc1 = 14 ] && [ $rc2 = 12 ] && pass "--job keeps one job's recorders (ERROR of another job ignored)" ||
+    fail "--job: exit $rc1 / $rc2"
+
 # dump + summary of the archive == summary of the live files
 $G dump -o "$T/job.zst" "$T/job" >/dev/null || fail "dump"
 a=$($G summary "$T/job" | grep -v '^   source')
