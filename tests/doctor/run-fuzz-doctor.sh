@@ -3,13 +3,13 @@
 # run-fuzz-doctor.sh — fuzzes `doctor --compare`'s reader (tests/doctor/
 # fuzz_doctor_json.c: any bytes as another node's bundle; a document equals
 # itself) with clang's libFuzzer + ASan/UBSan for GDRTRACE_DOCTOR_FUZZ_SECONDS
-# (default 15), from the checked-in corpus tests/doctor/fuzz-corpus; new inputs
+# (default 10), from the checked-in corpus tests/doctor/fuzz-corpus; new inputs
 # go to $BUILD/fuzz-doctor, never into the repository.  Passes when libFuzzer
 # reports no crash, leak, timeout or sanitizer finding; skips (77) without
 # clang or its libFuzzer runtime.
 set -u
 BUILD=${BUILD:-build/default}
-secs=${GDRTRACE_DOCTOR_FUZZ_SECONDS:-15}
+secs=${GDRTRACE_DOCTOR_FUZZ_SECONDS:-10}
 out=$BUILD/fuzz-doctor
 mkdir -p "$out/corpus" "$out/artifacts"
 CLANG=${CLANG:-clang}

@@ -31,7 +31,7 @@
 #define DR_MAX_GPUS 64
 #define DR_MAX_NICS 64
 #define DR_MAX_PORTS 4
-#define DR_MAX_GIDS 8
+#define DR_MAX_GIDS 16
 #define DR_MAX_CHAIN 16 /* PCI bridges between a root complex and a device */
 #define DR_MAX_CHECKS 48
 #define DR_MAX_EVIDENCE 80
