@@ -50,3 +50,7 @@ bench_rec_bw_LIBS := -lpthread -ldl
 TESTS += test_rec_harness
 test_rec_harness_SRCS := tests/unit/test_rec_harness.c shim/rec_check.c
 test_rec_harness_LIBS :=
+
+TESTS += test_shim_untraced
+test_shim_untraced_SRCS := tests/unit/test_shim_untraced.c $(SHIM_TEST_SRCS)
+test_shim_untraced_LIBS := -lcmocka -lpthread -ldl

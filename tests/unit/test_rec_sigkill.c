@@ -82,12 +82,23 @@ static int child(const char *dir, int ready_fd)
         pause();
 }
 
+static char g_dir[PATH_MAX], g_path[PATH_MAX];
+
+/* Runs on every exit of the parent, pass or fail: no files left behind. */
+static void cleanup(void)
+{
+    if (g_path[0])
+        unlink(g_path);
+    if (g_dir[0])
+        rmdir(g_dir);
+}
+
 int main(void)
 {
     printf("checks: a SIGKILLed producer's recorder is readable and complete up to its last "
            "committed record\n");
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof(dir), "%s/gt-kill-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    char *dir = g_dir;
+    snprintf(dir, sizeof(g_dir), "%s/gt-kill-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     CHECK(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
     int p[2];
     CHECK(pipe(p) == 0, "pipe: %s", strerror(errno));
@@ -98,8 +109,11 @@ int main(void)
         _exit(child(dir, p[1]));
     }
     close(p[1]);
-    char path[PATH_MAX] = "";
-    ssize_t k = read(p[0], path, sizeof(path) - 1);
+    char *path = g_path;
+    ssize_t k = read(p[0], path, sizeof(g_path) - 1);
+    if (k <= 0)
+        g_path[0] = '\0';
+    atexit(cleanup);
     CHECK(k > 0, "child exited before it was ready");
     struct timespec nap = {0, 20 * 1000 * 1000};
     nanosleep(&nap, NULL); /* killed while writing at full speed */
@@ -164,8 +178,6 @@ int main(void)
               (unsigned long long)c->hist[GTR_OP_SEND].count, (unsigned long long)c->send_count);
     }
     free(buf);
-    unlink(path);
-    rmdir(dir);
     printf("PASS\n");
     return 0;
 }

@@ -598,6 +598,8 @@ int main(void)
         cmocka_unit_test(test_every_call_recorded),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    if (gt_shim_recorder()) /* also after a failed assertion skipped the test's own unlink */
+        unlink(gt_shim_recorder()->path);
     rmdir(g_dir);
     return rc;
 }
