@@ -21,3 +21,7 @@ PLUGIN_SRCS += $(IB_SRCS)
 TESTS += test_ib_dev
 test_ib_dev_SRCS := tests/unit/test_ib_dev.c $(IB_SRCS) $(REG_SRCS) $(DL_SRCS) plugin/log.c plugin/env.c
 test_ib_dev_LIBS := -ldl -lpthread -lcmocka
+
+TESTS += test_dl_cuda
+test_dl_cuda_SRCS := tests/unit/test_dl_cuda.c $(REG_SRCS) $(DL_SRCS) plugin/log.c plugin/env.c
+test_dl_cuda_LIBS := -ldl -lpthread

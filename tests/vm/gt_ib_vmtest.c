@@ -306,7 +306,7 @@ static int test_data(void)
     int sdev = ndev > 1 ? 1 : 0, rdev = 0;
     static const size_t sizes[] = {0, 1, 127, 128, 129, 4096, 4097, 65536, 1 << 20, 4 << 20};
     for (int qps = 1; qps <= 4; qps *= 2) {
-        char v[8];
+        char v[16];
         snprintf(v, sizeof(v), "%d", qps);
         setenv("GDRTRACE_IB_QPS", v, 1);
         struct pair p;

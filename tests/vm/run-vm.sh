@@ -65,6 +65,9 @@ vmlinuz=$kroot/boot/vmlinuz-$kver
 
 # ---- what runs inside ---------------------------------------------------
 make -C "$root" --no-print-directory -s SAN= all tests vm-progs >/dev/null || die "build failed"
+# The guest program again under ASan+UBSan: the data path against real verbs.
+make -C "$root" --no-print-directory -s SAN=asan "build/asan/vm/gt_ib_vmtest" >/dev/null ||
+    die "asan build failed"
 t_built=$(date +%s)
 build=$root/build/default
 
@@ -98,6 +101,8 @@ copy_with_libs "$(command -v ip)" "$(command -v rdma)" "$(command -v ib_write_bw
     "$(command -v ibv_devinfo)" "$prov" /usr/lib/x86_64-linux-gnu/libibverbs.so.1
 cp /etc/libibverbs.d/rxe.driver "$r/etc/libibverbs.d/"
 # Our programs, at fixed paths the guest scripts can rely on.
+cp "$root/build/asan/vm/gt_ib_vmtest" "$r/gt/bin/gt_ib_vmtest_asan"
+copy_libs "$root/build/asan/vm/gt_ib_vmtest"
 for b in "$build/vm/gt_ib_vmtest" "$build/vm/gt_dmabuf_plugin" "$build/gdrtrace" "$build/libnccl-net-gdrtrace.so" \
     "$build/harness/harness"; do
     [ -f "$b" ] || continue
@@ -170,6 +175,9 @@ if [ -f /gt/bench ]; then
 else
     run ib-data gt_ib_vmtest data
     run ib-faults gt_ib_vmtest faults
+    # halt_on_error: any report fails the run; leaks are checked too.
+    run ib-data-asan env ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 gt_ib_vmtest_asan data
+    run ib-faults-asan env ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 gt_ib_vmtest_asan faults
     run dmabuf-notallowed env GDRTRACE_REG=dmabuf GDRTRACE_ALLOW_PEERMEM=0 gt_ib_vmtest dmabuf notallowed
     run dmabuf-default env -u GDRTRACE_REG -u GDRTRACE_ALLOW_PEERMEM gt_ib_vmtest dmabuf notallowed
     run dmabuf-nopeermem env GDRTRACE_REG=dmabuf GDRTRACE_ALLOW_PEERMEM=1 gt_ib_vmtest dmabuf nopeermem
