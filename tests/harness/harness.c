@@ -708,6 +708,8 @@ static long arena_alloc(struct arena *a, size_t len)
     len = (len + ALIGN - 1) / ALIGN * ALIGN;
     if (len == 0)
         len = ALIGN; /* a 0-byte message still gets a distinct address */
+    if (len > a->cap)
+        FAIL("harness bug: a %zu-byte span can never fit the %zu-byte arena", len, a->cap);
     if (a->live == 0) {
         a->head = a->tail = 0;
         a->wrapped = 0;
