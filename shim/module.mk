@@ -34,7 +34,7 @@ test_rec_sigkill_LIBS := -lpthread -ldl
 # Benchmarks: hot-path costs next to an LTTng-UST tracepoint (when installed).
 REC_CORE_SRCS := shim/recorder.c shim/ring.c shim/clock.c shim/fingerprint.c plugin/log.c plugin/env.c
 BENCHES += bench_rec
-bench_rec_SRCS := tests/bench/bench_rec.c $(REC_CORE_SRCS)
+bench_rec_SRCS := tests/bench/bench_rec.c $(REC_CORE_SRCS) shim/shim.c
 bench_rec_LIBS := -lpthread -ldl
 ifneq ($(wildcard /usr/include/lttng/tracepoint.h /usr/include/*/lttng/tracepoint.h),)
 bench_rec_LIBS += -llttng-ust -llttng-ust-common

@@ -10,6 +10,9 @@
  *   - one recorded control event (gt_rec_event into a real recorder file
  *     in GDRTRACE_DIR or /dev/shm), 1 thread and 2 threads at once;
  *   - one histogram update, owned (the data path) and shared (any thread);
+ *   - what the shim adds per message: isend + test (done at once) through
+ *     the shim over a do-nothing transport, minus the same calls made on
+ *     that transport directly (GDRTRACE_EVENTS=control, the default);
  *   - the LTTng-UST tracepoint, disabled, and enabled when this process
  *     runs under tests/bench/bench_rec_lttng.sh (GT_BENCH_LTTNG_SESSION
  *     names a session with the event enabled; this program starts and stops
@@ -29,6 +32,8 @@
 #include "shim/clock.h"
 #include "shim/hist.h"
 #include "shim/recorder.h"
+#include "shim/shim.h"
+#include "shim/shim_internal.h"
 
 #if __has_include(<lttng/tracepoint.h>)
 #define GT_BENCH_LTTNG 1
@@ -66,6 +71,58 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* A transport that does nothing, so the shim's own cost is what remains. */
+static int fake_req, fake_comm, fake_ctx;
+static gt_result f_init(void **ctx, uint64_t id, int has, const struct gt_comm_config *c,
+                        gt_logger_fn l, gt_profiler_fn p)
+{
+    (void)id, (void)has, (void)c, (void)l, (void)p;
+    *ctx = &fake_ctx;
+    return GT_OK;
+}
+static gt_result f_devices(int *n)
+{
+    *n = 1;
+    return GT_OK;
+}
+static gt_result f_props(int dev, struct gt_props *p)
+{
+    (void)dev;
+    p->name = "null";
+    p->ptr_support = GT_PTR_HOST;
+    return GT_OK;
+}
+static gt_result f_probe(int dev, struct gt_dev_probe *p)
+{
+    (void)dev, (void)p;
+    return GT_OK;
+}
+static gt_result f_connect(void *ctx, int dev, void *h, void **sc, void **sdc)
+{
+    (void)ctx, (void)dev, (void)h, (void)sdc;
+    *sc = &fake_comm;
+    return GT_OK;
+}
+static gt_result f_isend(void *sc, void *data, size_t size, int tag, void *mh, void *ph, void **req)
+{
+    (void)sc, (void)data, (void)size, (void)tag, (void)mh, (void)ph;
+    *req = &fake_req;
+    return GT_OK;
+}
+static gt_result f_test(void *req, int *done, int *sizes)
+{
+    (void)req;
+    *done = 1;
+    if (sizes)
+        sizes[0] = 4096;
+    return GT_OK;
+}
+static const struct gt_net_ops null_ops = {.name = "null", .init = f_init, .devices = f_devices,
+                                           .get_properties = f_props, .connect = f_connect,
+                                           .isend = f_isend, .test = f_test, .get_probe = f_probe};
+static const struct gt_net_ops *g_msg_ops;
+static void *g_msg_comm;
+
 enum what {
     W_RDTSC,
     W_MONO,
@@ -75,6 +132,7 @@ enum what {
     W_HIST_SHARED,
     W_LTTNG,
     W_EMPTY,
+    W_MSG,
 };
 
 /* One batch of N calls of `w`; ns per call. */
@@ -116,6 +174,15 @@ static double batch(enum what w, uint64_t salt)
             lttng_ust_tracepoint(gdrtrace_bench, control, GTR_EV_REG, 1, 0, 0, 0, (uint64_t)i,
                                  4096, salt, GT_ASKED_DMABUF << 8 | GT_METHOD_DMABUF);
 #endif
+        break;
+    case W_MSG:
+        for (int i = 0; i < N; i++) {
+            void *req;
+            int done;
+            g_msg_ops->isend(g_msg_comm, NULL, 4096, 0, NULL, NULL, &req);
+            g_msg_ops->test(req, &done, NULL);
+            s += (uint64_t)done;
+        }
         break;
     case W_EMPTY:
         for (int i = 0; i < N; i++)
@@ -191,6 +258,25 @@ int main(void)
     double ev1 = measure(W_EVENT);
     double ev2 = measure_two_threads();
     double hown = measure(W_HIST_OWNED), hsh = measure(W_HIST_SHARED);
+    double msg_raw, msg_traced;
+    {
+        void *ctx, *sdc = NULL;
+        struct gt_rec_config scfg = {.dir = NULL, .mode = -1, .ndevs = 1, .ncomms = 4,
+                                     .ring_events = 1024, .events_all = 0};
+        g_msg_ops = &null_ops;
+        null_ops.init(&ctx, 0, 0, NULL, NULL, NULL);
+        null_ops.connect(ctx, 0, NULL, &g_msg_comm, &sdc);
+        msg_raw = measure(W_MSG);
+        g_msg_ops = gt_shim_wrap_cfg(&null_ops, "bench: null transport", NULL, &scfg);
+        if (g_msg_ops == &null_ops) {
+            fprintf(stderr, "bench_rec: the shim's recorder could not be created\n");
+            return 1;
+        }
+        g_msg_ops->init(&ctx, 0x42, 1, NULL, NULL, NULL);
+        g_msg_ops->connect(ctx, 0, NULL, &g_msg_comm, &sdc);
+        msg_traced = measure(W_MSG);
+        unlink(gt_shim_recorder()->path);
+    }
     double lt_off = -1, lt_on = -1;
 #if GT_BENCH_LTTNG
     lt_off = measure(W_LTTNG);
@@ -223,6 +309,8 @@ int main(void)
     printf("  histogram update, owned:   %6.1f ns  (target <= 10: %s)  [data path]\n", hown,
            verdict(hown <= 10));
     printf("  histogram update, shared:  %6.1f ns  [registration; any thread]\n", hsh);
+    printf("  per message (isend + test) through the shim: %.1f ns vs %.1f ns bare: %.1f ns added\n",
+           msg_traced, msg_raw, msg_traced - msg_raw);
 #if GT_BENCH_LTTNG
     printf("  LTTng-UST tracepoint, same payload, disabled: %.1f ns\n", lt_off);
     if (lt_on > 0)
