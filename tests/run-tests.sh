@@ -5,7 +5,8 @@
 # summary line CI can read: "N passed, N failed, N skipped".
 #   exit 0 = pass, 77 = skip (the log's last line says why), anything else = fail.
 # GDRTRACE_TEST_TIMEOUT (seconds, default 300) bounds each test;
-# GDRTRACE_TEST_FILTER (a substring) runs only matching tests.
+# GDRTRACE_TEST_FILTER (a substring) runs only matching tests;
+# GDRTRACE_TEST_EXCLUDE (comma-separated substrings) leaves matching tests out.
 set -u
 BUILD=${BUILD:-build/default}
 logdir="$BUILD/test-logs"
@@ -18,6 +19,12 @@ for t in "$@"; do
     if [ -n "${GDRTRACE_TEST_FILTER:-}" ] && [[ "$name" != *"$GDRTRACE_TEST_FILTER"* ]]; then
         continue
     fi
+    excluded=0
+    IFS=, read -r -a excl <<<"${GDRTRACE_TEST_EXCLUDE:-}"
+    for x in "${excl[@]+"${excl[@]}"}"; do
+        [ -n "$x" ] && [[ "$name" == *"$x"* ]] && excluded=1
+    done
+    [ "$excluded" -eq 1 ] && continue
     log="$logdir/$name.log"
     start=$(date +%s%N)
     timeout --kill-after=10 "$timeout_s" "$t" >"$log" 2>&1
