@@ -64,7 +64,7 @@
 #define MAX_MSG ((size_t)1 << 30) /* test() reports int sizes: stay well below INT_MAX */
 #define RECV_POOL GT_NET_MAX_REQUESTS
 #define SEND_POOL (GT_NET_MAX_REQUESTS * GT_SOCK_MAX_RECVS)
-#define WQ_CAP SEND_POOL /* >= both pools' worst case of one part per message per socket */
+#define WQ_CAP SEND_POOL        /* >= both pools' worst case of one part per message per socket */
 #define HELLO_MAGIC 0x47544831u /* "GTH1" */
 #define PROTO_VERSION 1
 #define MAX_PENDING 64
@@ -120,7 +120,7 @@ struct sock_req {
     int kind;
     int n;
     int subs_left;
-    int optional; /* NCCL pre-set *request to GT_NET_OPTIONAL_RECV_COMPLETION */
+    int optional;  /* NCCL pre-set *request to GT_NET_OPTIONAL_RECV_COMPLETION */
     int abandoned; /* test() already reported its error; free when subs finish */
     gt_result err;
     struct sock_sub sub[GT_SOCK_MAX_RECVS];
@@ -268,8 +268,7 @@ static gt_result devices_discover(void)
     int n = gt_sock_if_select(cands, nc, spec, sel, GT_SOCK_MAX_DEVS);
     if (n <= 0) {
         GT_WARN("sock: no usable network interface (up, with an IPv4/IPv6 address)%s%s%s",
-                spec ? " matches GDRTRACE_SOCKET_IFNAME='" : "", spec ? spec : "",
-                spec ? "'" : "");
+                spec ? " matches GDRTRACE_SOCKET_IFNAME='" : "", spec ? spec : "", spec ? "'" : "");
         return GT_INTERNAL_ERROR;
     }
     char line[512] = "";
@@ -684,8 +683,7 @@ static gt_result handle_data(struct sock_comm *c, const struct wire_hdr *h, cons
     struct sock_req *r = &c->reqs[h->slot];
     if (r->kind != REQ_RECV || h->sub >= r->n || r->sub[h->sub].state != 0)
         return comm_fail(c, GT_REMOTE_ERROR,
-                         "peer DATA for slot %u sub %u matches no posted receive", h->slot,
-                         h->sub);
+                         "peer DATA for slot %u sub %u matches no posted receive", h->slot, h->sub);
     struct sock_sub *s = &r->sub[h->sub];
     c->await_hdr--;
     if (h->tag != s->tag)
@@ -738,8 +736,7 @@ static gt_result parse_in(struct sock_comm *c)
         } else if (h.type == W_DATA) {
             body = (!(h.flags & W_FLAG_TRUNC) && h.size <= INLINE_MAX) ? h.size : 0;
         } else {
-            rc = comm_fail(c, GT_REMOTE_ERROR, "peer sent unknown control message type %u",
-                           h.type);
+            rc = comm_fail(c, GT_REMOTE_ERROR, "peer sent unknown control message type %u", h.type);
             break;
         }
         if (c->in_len - off < sizeof(h) + body)
@@ -1168,8 +1165,8 @@ static gt_result sock_accept(void *listen_comm, void **recv_comm, void **recv_de
         struct sock_pending *p = &l->pend[i];
         if (p->got == sizeof(p->hello))
             continue;
-        ssize_t n = recv(p->fd, (char *)&p->hello + p->got, sizeof(p->hello) - p->got,
-                         MSG_DONTWAIT);
+        ssize_t n =
+            recv(p->fd, (char *)&p->hello + p->got, sizeof(p->hello) - p->got, MSG_DONTWAIT);
         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
             GT_WARN("sock: accept: connection from %s closed before its hello (%s)", p->peer,
                     n == 0 ? "EOF" : strerror(errno));
@@ -1181,11 +1178,12 @@ static gt_result sock_accept(void *listen_comm, void **recv_comm, void **recv_de
         if (p->got < sizeof(p->hello))
             continue;
         const struct wire_hello *h = &p->hello;
-        const char *bad = h->magic != HELLO_MAGIC        ? "bad magic (not a gdrtrace peer)"
-                          : h->version != PROTO_VERSION  ? "protocol version mismatch"
-                          : h->nonce != l->nonce         ? "handle nonce mismatch (stale handle?)"
-                          : h->nsocks < 1 || h->nsocks > GT_SOCK_MAX_SOCKS ? "socket count out of range"
-                          : h->index > h->nsocks         ? "socket index out of range"
+        const char *bad = h->magic != HELLO_MAGIC       ? "bad magic (not a gdrtrace peer)"
+                          : h->version != PROTO_VERSION ? "protocol version mismatch"
+                          : h->nonce != l->nonce        ? "handle nonce mismatch (stale handle?)"
+                          : h->nsocks < 1 || h->nsocks > GT_SOCK_MAX_SOCKS
+                              ? "socket count out of range"
+                          : h->index > h->nsocks                      ? "socket index out of range"
                           : h->chunk < 4096 || h->chunk > (64u << 20) ? "chunk size out of range"
                                                                       : NULL;
         if (bad) {
@@ -1244,8 +1242,8 @@ static gt_result sock_reg_mr(void *comm, void *data, size_t size, int type, void
                 "moves host memory only (ptrSupport = HOST)",
                 size, data, type);
         if (report)
-            report->reason = type == GT_PTR_CUDA ? GT_REASON_HOST_MEMORY_ONLY
-                                                 : GT_REASON_BAD_ARGUMENT;
+            report->reason =
+                type == GT_PTR_CUDA ? GT_REASON_HOST_MEMORY_ONLY : GT_REASON_BAD_ARGUMENT;
         return GT_INTERNAL_ERROR;
     }
     struct sock_mr *mr = malloc(sizeof(*mr));
@@ -1264,16 +1262,15 @@ static gt_result sock_reg_mr(void *comm, void *data, size_t size, int type, void
     return GT_OK;
 }
 
-static gt_result sock_reg_mr_dmabuf(void *comm, void *data, size_t size, int type,
-                                    uint64_t offset, int fd, void **mhandle,
-                                    struct gt_reg_report *report)
+static gt_result sock_reg_mr_dmabuf(void *comm, void *data, size_t size, int type, uint64_t offset,
+                                    int fd, void **mhandle, struct gt_reg_report *report)
 {
     (void)comm;
     if (mhandle)
         *mhandle = NULL;
     if (report) {
-        report->asked = fd >= 0 ? GT_ASKED_DMABUF
-                                : (type == GT_PTR_HOST ? GT_ASKED_HOST : GT_ASKED_CUDA);
+        report->asked =
+            fd >= 0 ? GT_ASKED_DMABUF : (type == GT_PTR_HOST ? GT_ASKED_HOST : GT_ASKED_CUDA);
         report->method = GT_METHOD_FAILED;
         report->reason = GT_REASON_HOST_MEMORY_ONLY;
     }
@@ -1419,16 +1416,15 @@ static gt_result sock_irecv(void *recv_comm, int n, void **data, size_t *sizes, 
     }
     for (int i = 0; i < n; i++)
         if (sizes[i] > MAX_MSG || (sizes[i] && !data[i])) {
-            GT_WARN("sock: irecv sub %d: %zu bytes at %p invalid (maxP2pBytes %zu)", i,
-                    sizes[i], data[i], MAX_MSG);
+            GT_WARN("sock: irecv sub %d: %zu bytes at %p invalid (maxP2pBytes %zu)", i, sizes[i],
+                    data[i], MAX_MSG);
             return GT_INVALID_ARGUMENT;
         }
     if (c->err)
         return c->err;
     if (c->eof)
         return comm_fail(c, GT_REMOTE_ERROR,
-                         "peer closed the connection; irecv (tag %d) can never complete",
-                         tags[0]);
+                         "peer closed the connection; irecv (tag %d) can never complete", tags[0]);
     size_t need = sizeof(struct wire_hdr) + (size_t)n * sizeof(struct wire_cts_ent);
     if (!out_room(c, need))
         return GT_OK;

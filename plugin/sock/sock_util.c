@@ -23,12 +23,33 @@ static uint32_t fnv1a(const uint8_t *p, size_t n)
     return h;
 }
 
-static void put16(uint8_t *p, uint16_t v) { p[0] = v >> 8; p[1] = (uint8_t)v; }
-static void put32(uint8_t *p, uint32_t v) { put16(p, v >> 16); put16(p + 2, (uint16_t)v); }
-static void put64(uint8_t *p, uint64_t v) { put32(p, v >> 32); put32(p + 4, (uint32_t)v); }
-static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
-static uint32_t get32(const uint8_t *p) { return (uint32_t)get16(p) << 16 | get16(p + 2); }
-static uint64_t get64(const uint8_t *p) { return (uint64_t)get32(p) << 32 | get32(p + 4); }
+static void put16(uint8_t *p, uint16_t v)
+{
+    p[0] = v >> 8;
+    p[1] = (uint8_t)v;
+}
+static void put32(uint8_t *p, uint32_t v)
+{
+    put16(p, v >> 16);
+    put16(p + 2, (uint16_t)v);
+}
+static void put64(uint8_t *p, uint64_t v)
+{
+    put32(p, v >> 32);
+    put32(p + 4, (uint32_t)v);
+}
+static uint16_t get16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] << 8 | p[1]);
+}
+static uint32_t get32(const uint8_t *p)
+{
+    return (uint32_t)get16(p) << 16 | get16(p + 2);
+}
+static uint64_t get64(const uint8_t *p)
+{
+    return (uint64_t)get32(p) << 32 | get32(p + 4);
+}
 
 void gt_sock_handle_encode(const struct gt_sock_handle_info *info, void *handle)
 {
@@ -65,8 +86,8 @@ gt_result gt_sock_handle_decode(const void *handle, size_t len, struct gt_sock_h
     uint32_t magic = get32(h);
     if (magic != GT_SOCK_HANDLE_MAGIC) {
         snprintf(why, whylen,
-                 "bad handle magic 0x%08x (want 0x%08x 'GTSK'): not a gdrtrace sock handle",
-                 magic, GT_SOCK_HANDLE_MAGIC);
+                 "bad handle magic 0x%08x (want 0x%08x 'GTSK'): not a gdrtrace sock handle", magic,
+                 GT_SOCK_HANDLE_MAGIC);
         return GT_INVALID_ARGUMENT;
     }
     uint16_t ver = get16(h + 4);

@@ -48,11 +48,11 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-#define DIE(...)                                                                                  \
-    do {                                                                                          \
-        fprintf(stderr, "bench_sock: " __VA_ARGS__);                                              \
-        fprintf(stderr, "\n");                                                                    \
-        exit(1);                                                                                  \
+#define DIE(...)                                                                                   \
+    do {                                                                                           \
+        fprintf(stderr, "bench_sock: " __VA_ARGS__);                                               \
+        fprintf(stderr, "\n");                                                                     \
+        exit(1);                                                                                   \
     } while (0)
 
 static void xwrite(int fd, const void *b, size_t n)
@@ -315,10 +315,10 @@ int main(void)
         for (int s = 0; s < NSIZES; s++)
             printf("%7zu KiB %14.0f %14.0f %8.2f %13.2f%s\n", sizes[s] >> 10, best_plain[s],
                    best_sock[s], best_sock[s] / best_plain[s], median(ratio[s], reps),
-                   sizes[s] == (4u << 20) ? (median(ratio[s], reps) >= 0.9
-                                                 ? "  (median >= 0.90: met)"
-                                                 : "  (median >= 0.90: NOT met)")
-                                          : "");
+                   sizes[s] == (4u << 20)
+                       ? (median(ratio[s], reps) >= 0.9 ? "  (median >= 0.90: met)"
+                                                        : "  (median >= 0.90: NOT met)")
+                       : "");
         printf("8 B round trip: plain %.1f us, sock %.1f us\n", lat_plain, lat_sock);
         fflush(stdout);
     }

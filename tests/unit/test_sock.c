@@ -167,10 +167,10 @@ static void test_if_select(void **state)
 {
     (void)state;
     struct gt_sock_if c[] = {
-        mk_if("lo", AF_INET, "127.0.0.1", 1),     mk_if("lo", AF_INET6, "::1", 1),
-        mk_if("eth0", AF_INET6, "fe80::1", 0),    mk_if("eth0", AF_INET6, "fd00::2", 0),
-        mk_if("eth0", AF_INET, "192.0.2.2", 0),   mk_if("docker0", AF_INET, "172.17.0.1", 0),
-        mk_if("ib0", AF_INET6, "fe80::9", 0),     mk_if("ens5", AF_INET6, "2001:db8::5", 0),
+        mk_if("lo", AF_INET, "127.0.0.1", 1),   mk_if("lo", AF_INET6, "::1", 1),
+        mk_if("eth0", AF_INET6, "fe80::1", 0),  mk_if("eth0", AF_INET6, "fd00::2", 0),
+        mk_if("eth0", AF_INET, "192.0.2.2", 0), mk_if("docker0", AF_INET, "172.17.0.1", 0),
+        mk_if("ib0", AF_INET6, "fe80::9", 0),   mk_if("ens5", AF_INET6, "2001:db8::5", 0),
     };
     int nc = (int)(sizeof(c) / sizeof(c[0]));
     struct gt_sock_if out[8];
@@ -366,10 +366,14 @@ static size_t msg_size(unsigned i)
     uint64_t x = (i + 1) * 0x9e3779b97f4a7c15ull;
     x ^= x >> 29;
     switch (i % 4) {
-    case 0: return (size_t)(x % 64);                 /* tiny, including 0 */
-    case 1: return (size_t)(x % 8192);               /* around the inline limit */
-    case 2: return (size_t)(x % (1u << 20));          /* medium */
-    default: return i == 3 ? MAXSZ : (size_t)(x % MAXSZ); /* large, and exactly 32 MiB once */
+    case 0:
+        return (size_t)(x % 64); /* tiny, including 0 */
+    case 1:
+        return (size_t)(x % 8192); /* around the inline limit */
+    case 2:
+        return (size_t)(x % (1u << 20)); /* medium */
+    default:
+        return i == 3 ? MAXSZ : (size_t)(x % MAXSZ); /* large, and exactly 32 MiB once */
     }
 }
 
