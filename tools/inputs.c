@@ -78,6 +78,7 @@ static int add_member(const char *name, int liveness, const unsigned char *data,
     }
     r->liveness = liveness >= GT_LIVE_CREATING && liveness <= GT_LIVE_CRASHED ? liveness
                                                                                : GT_LIVE_UNKNOWN;
+    r->from_archive = 1;
     c->in->n++;
     return 0;
 }

@@ -204,7 +204,7 @@ static int read_ring(const unsigned char *buf, const struct gtr_section *sec, st
         return fail(err, errlen, source,
                     "ring holds %llu bytes of events, capacity %llu x event_size %u does not fit",
                     (unsigned long long)body, (unsigned long long)h->capacity, h->event_size);
-    if (sec->entry_size && (sec->entry_size != h->event_size || sec->count != h->capacity))
+    if (sec->entry_size != h->event_size || sec->count != h->capacity)
         return fail(err, errlen, source,
                     "ring section says %llu entries of %u bytes, its header %llu of %u",
                     (unsigned long long)sec->count, sec->entry_size,

@@ -52,6 +52,7 @@ struct gt_rec {
     struct gtr_header hdr;   /* as found (validated) */
     struct gtr_identity id;  /* zero-filled past the writer's entry size */
     int liveness;            /* enum gt_liveness */
+    int from_archive;        /* read from a dump archive (liveness judged at dump time) */
     uint32_t ndev;
     struct gtr_device *devs; /* ndev entries */
     uint32_t ncomm;

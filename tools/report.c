@@ -15,8 +15,130 @@
 
 #include "plugin/gt_net.h"
 #include "tools/hist.h"
+#include "tools/kcorr.h"
+
+#include <unistd.h>
 
 static const double qs[] = {0.50, 0.95, 0.99};
+
+/* Recorders whose buffers the kernel can show now: read from a file (not an
+ * archive), judged live, written on this host. */
+static int live_here(const struct gt_rec *r)
+{
+    char h[256];
+    if (r->from_archive || r->liveness != GT_LIVE_LIVE || gethostname(h, sizeof(h)) != 0)
+        return 0;
+    h[sizeof(h) - 1] = 0;
+    return !strcmp(h, r->id.host);
+}
+
+struct kc_view {
+    int nlive;
+    uint64_t dmabuf_regs, deregs;
+    struct gt_kcorr k;
+};
+
+/* 0 when no recorder is live here (nothing to corroborate). */
+static int kc_collect(const struct gt_job *j, struct kc_view *v)
+{
+    memset(v, 0, sizeof(*v));
+    for (size_t i = 0; i < j->nrec; i++) {
+        const struct gt_rec *r = &j->recs[i];
+        if (!live_here(r))
+            continue;
+        v->nlive++;
+        for (uint32_t s = 0; s < r->ncomm; s++) {
+            const struct gtr_comm *c = &r->comms[s];
+            if (!gt_comm_used(c))
+                continue;
+            for (int a = 0; a < GTR_ASKED_COUNT; a++)
+                v->dmabuf_regs += c->reg_count[a][GT_METHOD_DMABUF];
+            v->deregs += c->dereg_count;
+        }
+    }
+    if (!v->nlive)
+        return 0;
+    gt_kcorr_read(&v->k);
+    return 1;
+}
+
+static void kc_text(FILE *f, const struct gt_job *j)
+{
+    struct kc_view *v = malloc(sizeof(*v));
+    if (!v || !kc_collect(j, v)) {
+        free(v);
+        return;
+    }
+    char b[32];
+    fprintf(f, "\n== kernel corroboration (%s, read now)\n", v->k.path);
+    fprintf(f, "   %d live recorder(s) on this host: %llu DMA-BUF registration(s) recorded, %llu "
+               "deregistration(s) of any kind\n",
+            v->nlive, (unsigned long long)v->dmabuf_regs, (unsigned long long)v->deregs);
+    if (!v->k.readable) {
+        fprintf(f, "   not readable: %s (debugfs must be mounted and readable, usually root)\n",
+                strerror(v->k.err_no));
+        free(v);
+        return;
+    }
+    fprintf(f, "   kernel: %llu dma-buf object(s), %llu exported by nv_dmabuf (%s)\n",
+            (unsigned long long)v->k.objects, (unsigned long long)v->k.nv_objects,
+            gt_fmt_bytes(v->k.nv_bytes, b, sizeof(b)));
+    int shown = 0;
+    for (size_t i = 0; i < j->nrec; i++) {
+        const struct gt_rec *r = &j->recs[i];
+        if (!live_here(r))
+            continue;
+        for (uint32_t d = 0; d < r->ndev; d++) {
+            const struct gtr_device *dv = &r->devs[d];
+            if (!dv->in_use || !dv->pci_path[0])
+                continue;
+            const char *bdf = strrchr(dv->pci_path, '/');
+            bdf = bdf ? bdf + 1 : dv->pci_path;
+            int dup = 0;
+            for (size_t q = 0; q < i && !dup; q++)
+                for (uint32_t e = 0; live_here(&j->recs[q]) && e < j->recs[q].ndev; e++)
+                    dup |= j->recs[q].devs[e].in_use && !strcmp(j->recs[q].devs[e].pci_path, dv->pci_path);
+            for (uint32_t e = 0; e < d; e++)
+                dup |= r->devs[e].in_use && !strcmp(r->devs[e].pci_path, dv->pci_path);
+            if (dup)
+                continue;
+            fprintf(f, "   NIC %-12s %-14s nv_dmabuf objects attached: %llu\n", dv->name, bdf,
+                    (unsigned long long)gt_kcorr_attached(&v->k, dv->pci_path));
+            shown++;
+        }
+    }
+    if (!shown)
+        fprintf(f, "   (no device with a PCI address recorded)\n");
+    if (v->dmabuf_regs && !v->k.nv_objects)
+        fprintf(f, "   WARNING: DMA-BUF registrations were recorded but the kernel lists no nv_dmabuf "
+                   "object now (released, or not GPU memory)\n");
+    free(v);
+}
+
+static void kc_json(struct gt_json *js, const struct gt_job *j)
+{
+    struct kc_view *v = malloc(sizeof(*v));
+    if (!v || !kc_collect(j, v)) {
+        free(v);
+        return;
+    }
+    gj_obj(js, "kernel");
+    gj_str(js, "bufinfo", v->k.path);
+    gj_bool(js, "readable", v->k.readable);
+    if (!v->k.readable)
+        gj_str(js, "error", strerror(v->k.err_no));
+    gj_i64(js, "live_recorders", v->nlive);
+    gj_u64(js, "dmabuf_registrations_recorded", v->dmabuf_regs);
+    gj_u64(js, "objects", v->k.objects);
+    gj_u64(js, "nv_dmabuf_objects", v->k.nv_objects);
+    gj_u64(js, "nv_dmabuf_bytes", v->k.nv_bytes);
+    gj_obj(js, "attached");
+    for (int i = 0; i < v->k.ndevs; i++)
+        gj_u64(js, v->k.devs[i].name, v->k.devs[i].nv_objects);
+    gj_end(js, '}');
+    gj_end(js, '}');
+    free(v);
+}
 
 int gt_load_job(char **paths, int n, struct gt_inputs *in, struct gt_job *j)
 {
@@ -338,6 +460,7 @@ void gt_report_text(FILE *f, const struct gt_job *j, int flags)
         fprintf(f, "   comm %-20s %-15s %s\n", j->comms[i].label, gt_verdict_name(j->comms[i].v.code),
                 j->comms[i].v.why);
     fprintf(f, "   %-25s %-15s %s\n", "all", gt_verdict_name(j->overall.code), j->overall.why);
+    kc_text(f, j);
 }
 
 void gt_json_identity(struct gt_json *js, const struct gt_rec *r)
@@ -557,6 +680,7 @@ void gt_report_json(struct gt_json *js, const struct gt_job *j)
     }
     gj_end(js, ']');
     gj_i64(js, "hosts", j->nhosts);
+    kc_json(js, j);
     json_verdict(js, &j->overall);
     gj_end(js, '}');
     gj_done(js);

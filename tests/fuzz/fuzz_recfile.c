@@ -16,6 +16,7 @@
 
 #include "tools/archive.h"
 #include "tools/inputs.h"
+#include "tools/kcorr.h"
 #include "tools/model.h"
 #include "tools/recfile.h"
 #include "tools/report.h"
@@ -70,6 +71,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct gt_inputs in = {0};
     char err[GT_ERRLEN];
+    struct gt_kcorr *k = calloc(1, sizeof(*k));
+    if (k) {
+        gt_kcorr_parse(k, (const char *)data, size);
+        free(k);
+    }
     if (gt_archive_sniff(data, size)) {
         unsigned char *raw;
         size_t rawn;

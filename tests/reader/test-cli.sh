@@ -159,6 +159,19 @@ else
     echo "note: python3 absent, JSON validity not checked"
 fi
 
+# kernel corroboration: a live recorder of this host against a bufinfo listing
+mkdir -p "$T/live"
+$FX dmabuf "$T/live/gdrtrace.j.h.$$.rec" --host "$(hostname)" --pid $$ --state live
+printf 'Dma-buf Objects:\nsize\tflags\tmode\tcount\texp_name\tino\tname\n%s\n' \
+    "00004194304	00000002	00080007	00000003	nv_dmabuf	00000123	" >"$T/bufinfo"
+printf '\tAttached Devices:\n\t0000:17:00.0\nTotal 1 devices attached\n\n' >>"$T/bufinfo"
+out=$(GDRTRACE_BUFINFO=$T/bufinfo $G summary --no-bars "$T/live")
+if grep -q '== kernel corroboration' <<<"$out" && grep -Eq 'NIC mlx5_0 +0000:17:00.0 +nv_dmabuf objects attached: 1' <<<"$out" &&
+   grep -q '1 exported by nv_dmabuf' <<<"$out"; then pass "summary: kernel corroboration from bufinfo for a live recorder"
+else fail "kernel corroboration: $(sed -n '/== kernel/,$p' <<<"$out")"; fi
+GDRTRACE_BUFINFO=$T/bufinfo $G summary --no-bars "$T/job" | grep -q 'kernel corroboration' &&
+    fail "kernel corroboration shown for exited recorders" || pass "no kernel corroboration for exited recorders"
+
 # hostile file through the command
 head -c 3000 "$T/dmabuf/gdrtrace.job42.node-a.4242.rec" >"$T/trunc.rec"
 out=$($G summary "$T/trunc.rec" 2>&1); rc=$?

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * kcorr.h — kernel corroboration: the kernel's own list of dma-bufs
+ * (debugfs dma_buf/bufinfo) held against the recorders.  GPU memory exported
+ * for DMA-BUF shows up with exporter "nv_dmabuf", and the NIC's PCI address
+ * is listed among its attached devices when the NIC really mapped it: proof
+ * that does not rest on the plugin's word.  Only meaningful while the job
+ * runs (registrations are released at exit), on the same host.
+ * Path: GDRTRACE_BUFINFO, else /sys/kernel/debug/dma_buf/bufinfo.
+ */
+#ifndef GDRTRACE_TOOLS_KCORR_H
+#define GDRTRACE_TOOLS_KCORR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GT_KC_MAX_DEVS 64
+
+struct gt_kcorr {
+    int readable;             /* 0: errno in err_no */
+    int err_no;
+    char path[256];
+    uint64_t objects;         /* every dma-buf */
+    uint64_t nv_objects;      /* exporter nv_dmabuf */
+    uint64_t nv_bytes;
+    int ndevs;
+    struct {
+        char name[64];        /* attached device (PCI address for a NIC) */
+        uint64_t nv_objects;  /* nv_dmabuf objects it is attached to */
+    } devs[GT_KC_MAX_DEVS];
+};
+
+/* Reads and parses bufinfo (bounded: at most 64 MiB, lines of any length
+ * truncated).  Never fails: an unreadable file gives readable = 0. */
+void gt_kcorr_read(struct gt_kcorr *k);
+/* Parses bufinfo text (for tests and the fuzzer). */
+void gt_kcorr_parse(struct gt_kcorr *k, const char *text, size_t len);
+/* nv_dmabuf objects attached to a device named like the basename of pci_path. */
+uint64_t gt_kcorr_attached(const struct gt_kcorr *k, const char *pci_path);
+
+#endif
