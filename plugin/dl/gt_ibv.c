@@ -144,6 +144,19 @@ static struct ibv_mr *stub_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t off, size_t
     errno = EOPNOTSUPP;
     return NULL;
 }
+/* The inline data path of verbs.h, as table entries (see gt_ibv.h). */
+static int dp_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+    return ibv_post_send(qp, wr, bad);
+}
+static int dp_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+    return ibv_post_recv(qp, wr, bad);
+}
+static int dp_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+    return ibv_poll_cq(cq, n, wc);
+}
 static int stub_ece(struct ibv_qp *qp, struct ibv_ece *e)
 {
     (void)qp, (void)e;
@@ -175,6 +188,9 @@ static const struct gt_ibv_fns stubs = {
     .reg_dmabuf_mr = stub_reg_dmabuf_mr,
     .query_ece = stub_ece,
     .set_ece = stub_ece,
+    .post_send = dp_post_send,
+    .post_recv = dp_post_recv,
+    .poll_cq = dp_poll_cq,
 };
 
 /* Fill every NULL function slot of *t from the stubs. */
@@ -209,6 +225,9 @@ static void fill_stubs(struct gt_ibv_fns *t)
     FILL(reg_dmabuf_mr);
     FILL(query_ece);
     FILL(set_ece);
+    FILL(post_send);
+    FILL(post_recv);
+    FILL(poll_cq);
 #undef FILL
 }
 

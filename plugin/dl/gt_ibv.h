@@ -14,9 +14,9 @@
  *    rdma-core since 2016 exports); optional ones with the version that
  *    introduced them (ibv_reg_mr_iova2 1.8, ibv_query_ece 1.10,
  *    ibv_reg_dmabuf_mr 1.12).
- *  - The data path (ibv_post_send, ibv_post_recv, ibv_poll_cq) is not in this
- *    table: those are inline in <infiniband/verbs.h> and go through the
- *    provider's context ops, which need no libibverbs symbol.
+ *  - The data path (post_send, post_recv, poll_cq) is verbs.h's inline code
+ *    going through the provider's context ops, which needs no libibverbs
+ *    symbol; the table holds wrappers of it so tests can inject failures.
  *
  * Fault-injection seam: gt_ibv is writable on purpose.  Tests either call
  * gt_ibv_install() with a table of fakes (marks the table loaded), or load
@@ -65,6 +65,12 @@ struct gt_ibv_fns {
                                     uint64_t iova, int fd, int access); /* IBVERBS_1.12 */
     int (*query_ece)(struct ibv_qp *qp, struct ibv_ece *ece); /* IBVERBS_1.10 */
     int (*set_ece)(struct ibv_qp *qp, struct ibv_ece *ece);   /* IBVERBS_1.10 */
+    /* The data path: verbs.h's inline calls through the provider's context
+     * ops (no libibverbs symbol).  In the table only so that tests can make
+     * posts or completions fail on cue; production never replaces them. */
+    int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+    int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+    int (*poll_cq)(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 
     /* State, written by gt_ibv_load()/gt_ibv_install() only. */
     int loaded;               /* core symbols resolved from a real library or installed */

@@ -252,7 +252,7 @@ static int open_all(void)
             gt_reg_dev_init(&d->reg, rname, d->pd);
             gt_reg_probe(&d->reg, &gt_ib_policy);
             GT_INFO(GT_LOGSUB_INIT | GT_LOGSUB_NET,
-                    "NET/gdrtrace ib: [%d] %s:%d/%s gid %d speed %d Mb/s ptrSupport %#x (%s)%s",
+                    "ib: [%d] %s:%d/%s gid %d speed %d Mb/s ptrSupport %#x (%s)%s",
                     d->index, name, port,
                     pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB", d->gid_index,
                     d->speed_mbps, d->reg.probe.advertised, d->reg.probe.why,

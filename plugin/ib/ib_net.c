@@ -270,17 +270,17 @@ static gt_result check_peer(struct ib_comm *c)
     ssize_t r = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
     if (r == 0)
         return fail(c, GT_REMOTE_ERROR,
-                    "NET/gdrtrace ib: %s: peer %s closed its connection with requests "
+                    "ib: %s: peer %s closed its connection with requests "
                     "outstanding (process exited or communicator closed)",
                     c->dev->name, c->peer);
     if (r > 0)
         return fail(c, GT_REMOTE_ERROR,
-                    "NET/gdrtrace ib: %s: unexpected bytes from peer %s on the setup socket "
+                    "ib: %s: unexpected bytes from peer %s on the setup socket "
                     "(not a gdrtrace ib peer, or corrupted)",
                     c->dev->name, c->peer);
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
         return GT_OK;
-    return fail(c, GT_REMOTE_ERROR, "NET/gdrtrace ib: %s: connection to peer %s failed: %s",
+    return fail(c, GT_REMOTE_ERROR, "ib: %s: connection to peer %s failed: %s",
                 c->dev->name, c->peer, strerror(errno));
 }
 
@@ -563,7 +563,7 @@ static gt_result ib_init(void **ctx, uint64_t comm_id, int has_comm_id,
         gt_ib_devices_close();
         /* INFO, not WARN: in auto mode this is the normal answer on a host
          * without RDMA, and the core says which transport it chose. */
-        GT_INFO(GT_LOGSUB_INIT | GT_LOGSUB_NET, "NET/gdrtrace ib: no active RDMA port%s%s",
+        GT_INFO(GT_LOGSUB_INIT | GT_LOGSUB_NET, "ib: no active RDMA port%s%s",
                 gt_ibv.loaded ? "" : ": ", gt_ibv.loaded ? "" : gt_ibv.why);
         return GT_SYSTEM_ERROR;
     }
@@ -662,7 +662,7 @@ static gt_result ib_listen(void *ctx, int dev, void *handle, void **listen_comm)
     *listen_comm = l;
     return GT_OK;
 err_sock:
-    GT_WARN("NET/gdrtrace ib: listen socket for %s: %s", l->dev->name, strerror(errno));
+    GT_WARN("ib: listen socket for %s: %s", l->dev->name, strerror(errno));
     if (l->fd >= 0)
         close(l->fd);
     free(l);
@@ -697,7 +697,7 @@ static gt_result ib_connect(void *ctx, int dev, void *handle, void **send_comm,
     if (!c) {
         if (le32toh(h->magic) != GT_IB_MAGIC || le16toh(h->version) != GT_IB_WIRE_VERSION ||
             h->csum != handle_csum(h) || h->port == 0) {
-            GT_WARN("NET/gdrtrace ib: connect: handle is not an intact gdrtrace ib v%d handle "
+            GT_WARN("ib: connect: handle is not an intact gdrtrace ib v%d handle "
                     "(magic %#x version %u checksum %s)",
                     GT_IB_WIRE_VERSION, le32toh(h->magic), le16toh(h->version),
                     h->csum == handle_csum(h) ? "ok" : "bad");
@@ -728,7 +728,7 @@ static gt_result ib_connect(void *ctx, int dev, void *handle, void **send_comm,
         struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = h->port,
                                  .sin_addr.s_addr = h->addr};
         if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 && errno != EINPROGRESS) {
-            r = fail(c, GT_REMOTE_ERROR, "NET/gdrtrace ib: connect to %s: %s", c->peer,
+            r = fail(c, GT_REMOTE_ERROR, "ib: connect to %s: %s", c->peer,
                      strerror(errno));
             goto err;
         }
@@ -749,7 +749,7 @@ static gt_result ib_connect(void *ctx, int dev, void *handle, void **send_comm,
                 if (!e)
                     return GT_OK; /* still connecting */
             }
-            r = fail(c, GT_REMOTE_ERROR, "NET/gdrtrace ib: connect to %s: %s", c->peer,
+            r = fail(c, GT_REMOTE_ERROR, "ib: connect to %s: %s", c->peer,
                      strerror(e));
             goto err;
         }
@@ -760,7 +760,7 @@ static gt_result ib_connect(void *ctx, int dev, void *handle, void **send_comm,
         if (k == 0)
             return GT_OK;
         if (k < 0) {
-            r = fail(c, GT_REMOTE_ERROR, "NET/gdrtrace ib: sending setup to %s: %s", c->peer,
+            r = fail(c, GT_REMOTE_ERROR, "ib: sending setup to %s: %s", c->peer,
                      strerror(errno));
             goto err;
         }
@@ -772,13 +772,13 @@ static gt_result ib_connect(void *ctx, int dev, void *handle, void **send_comm,
             return GT_OK;
         if (k < 0) {
             r = fail(c, GT_REMOTE_ERROR,
-                     "NET/gdrtrace ib: peer %s vanished during connection setup: %s", c->peer,
+                     "ib: peer %s vanished during connection setup: %s", c->peer,
                      strerror(errno));
             goto err;
         }
         const char *bad = check_wire(&c->in, c->nonce, c->nqps);
         if (bad) {
-            r = fail(c, GT_REMOTE_ERROR, "NET/gdrtrace ib: setup from %s rejected: %s", c->peer,
+            r = fail(c, GT_REMOTE_ERROR, "ib: setup from %s rejected: %s", c->peer,
                      bad);
             goto err;
         }
@@ -796,7 +796,7 @@ static gt_result ib_connect(void *ctx, int dev, void *handle, void **send_comm,
         if (k == 0)
             return GT_OK;
         if (k < 0) {
-            r = fail(c, GT_REMOTE_ERROR, "NET/gdrtrace ib: peer %s vanished: %s", c->peer,
+            r = fail(c, GT_REMOTE_ERROR, "ib: peer %s vanished: %s", c->peer,
                      strerror(errno));
             goto err;
         }
@@ -804,7 +804,7 @@ static gt_result ib_connect(void *ctx, int dev, void *handle, void **send_comm,
     c->stage = 0;
     h->stage_magic = 0;
     h->stage = NULL;
-    GT_INFO(GT_LOGSUB_NET, "NET/gdrtrace ib: %s connected to %s, %d QP(s)", c->dev->name, c->peer,
+    GT_INFO(GT_LOGSUB_NET, "ib: %s connected to %s, %d QP(s)", c->dev->name, c->peer,
             c->nqps);
     *send_comm = c;
     return GT_OK;
@@ -829,7 +829,7 @@ static gt_result ib_accept(void *lc, void **recv_comm, void **recv_dev_comm)
             if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ||
                 errno == ECONNABORTED)
                 return GT_OK;
-            GT_WARN("NET/gdrtrace ib: accept on %s: %s", l->dev->name, strerror(errno));
+            GT_WARN("ib: accept on %s: %s", l->dev->name, strerror(errno));
             return GT_SYSTEM_ERROR;
         }
         c = calloc(1, sizeof(*c));
@@ -852,14 +852,14 @@ static gt_result ib_accept(void *lc, void **recv_comm, void **recv_dev_comm)
             return GT_OK;
         if (k < 0) {
             r = fail(c, GT_REMOTE_ERROR,
-                     "NET/gdrtrace ib: %s: peer vanished during connection setup: %s",
+                     "ib: %s: peer vanished during connection setup: %s",
                      l->dev->name, strerror(errno));
             goto err;
         }
         const char *bad = check_wire(&c->in, c->nonce, 0);
         set_peer(c, &c->in);
         if (bad) {
-            r = fail(c, GT_REMOTE_ERROR, "NET/gdrtrace ib: setup from %s rejected: %s", c->peer,
+            r = fail(c, GT_REMOTE_ERROR, "ib: setup from %s rejected: %s", c->peer,
                      bad);
             goto err;
         }
@@ -882,7 +882,7 @@ static gt_result ib_accept(void *lc, void **recv_comm, void **recv_dev_comm)
         if (k == 0)
             return GT_OK;
         if (k < 0) {
-            r = fail(c, GT_REMOTE_ERROR, "NET/gdrtrace ib: peer %s vanished: %s", c->peer,
+            r = fail(c, GT_REMOTE_ERROR, "ib: peer %s vanished: %s", c->peer,
                      strerror(errno));
             goto err;
         }
@@ -894,14 +894,14 @@ static gt_result ib_accept(void *lc, void **recv_comm, void **recv_dev_comm)
         if (k == 0)
             return GT_OK;
         if (k < 0 || c->ready != 1) {
-            r = fail(c, GT_REMOTE_ERROR, "NET/gdrtrace ib: peer %s vanished before ready: %s",
+            r = fail(c, GT_REMOTE_ERROR, "ib: peer %s vanished before ready: %s",
                      c->peer, k < 0 ? strerror(errno) : "bad ready byte");
             goto err;
         }
     }
     c->stage = 0;
     l->pending = NULL;
-    GT_INFO(GT_LOGSUB_NET, "NET/gdrtrace ib: %s accepted %s, %d QP(s)", c->dev->name, c->peer,
+    GT_INFO(GT_LOGSUB_NET, "ib: %s accepted %s, %d QP(s)", c->dev->name, c->peer,
             c->nqps);
     *recv_comm = c;
     return GT_OK;
@@ -969,7 +969,7 @@ static gt_result wc_error(struct ib_comm *c, const struct ibv_wc *wc)
     static const char *const kinds[] = {"?", "send", "recv", "clear-to-send", "flush", "data"};
     int k = WR_KIND(wc->wr_id);
     return fail(c, GT_REMOTE_ERROR,
-                "NET/gdrtrace ib: %s: work completion error '%s' (status %d, vendor_err %#x) "
+                "ib: %s: work completion error '%s' (status %d, vendor_err %#x) "
                 "on QP %u (%s, slot %d) with peer %s",
                 c->dev->name, gt_ibv.wc_status_str(wc->status), (int)wc->status, wc->vendor_err,
                 wc->qp_num, (k >= 0 && k <= 5) ? kinds[k] : "?", WR_SLOT(wc->wr_id), c->peer);
@@ -984,16 +984,16 @@ static gt_result progress(struct ib_comm *c)
         return c->err;
     struct ibv_wc wc[16];
     for (int round = 0; round < 4; round++) {
-        int n = ibv_poll_cq(c->cq, 16, wc);
+        int n = gt_ibv.poll_cq(c->cq, 16, wc);
         if (n < 0)
-            return fail(c, GT_SYSTEM_ERROR, "NET/gdrtrace ib: %s: ibv_poll_cq failed (%d)",
+            return fail(c, GT_SYSTEM_ERROR, "ib: %s: ibv_poll_cq failed (%d)",
                         c->dev->name, n);
         for (int i = 0; i < n; i++) {
             if (wc[i].status != IBV_WC_SUCCESS)
                 return wc_error(c, &wc[i]);
             int slot = WR_SLOT(wc[i].wr_id), q = WR_QP(wc[i].wr_id);
             if (slot >= GT_IB_SLOTS || q >= GT_IB_MAX_QPS)
-                return fail(c, GT_INTERNAL_ERROR, "NET/gdrtrace ib: bad wr_id %#llx",
+                return fail(c, GT_INTERNAL_ERROR, "ib: bad wr_id %#llx",
                             (unsigned long long)wc[i].wr_id);
             switch (WR_KIND(wc[i].wr_id)) {
             case WR_SEND: {
@@ -1008,7 +1008,7 @@ static gt_result progress(struct ib_comm *c)
                 uint32_t imm = ntohl(wc[i].imm_data);
                 if (wc[i].opcode != IBV_WC_RECV_RDMA_WITH_IMM || imm != s->seq + 1)
                     return fail(c, GT_REMOTE_ERROR,
-                                "NET/gdrtrace ib: %s: protocol error from %s: QP %d slot %d got "
+                                "ib: %s: protocol error from %s: QP %d slot %d got "
                                 "opcode %d imm %u, expected seq %u",
                                 c->dev->name, c->peer, q, slot, (int)wc[i].opcode, imm,
                                 s->seq + 1);
@@ -1023,7 +1023,7 @@ static gt_result progress(struct ib_comm *c)
                 c->flush[slot].done = 1;
                 break;
             default:
-                return fail(c, GT_INTERNAL_ERROR, "NET/gdrtrace ib: unknown completion %#llx",
+                return fail(c, GT_INTERNAL_ERROR, "ib: unknown completion %#llx",
                             (unsigned long long)wc[i].wr_id);
             }
         }
@@ -1068,7 +1068,7 @@ static gt_result post_slot(struct ib_comm *c, struct send_slot *s)
         }
         if (need[q] > GT_IB_MAX_WRS_PER_QP)
             return fail(c, GT_INVALID_ARGUMENT,
-                        "NET/gdrtrace ib: %s: message too large for one slot (%d work requests "
+                        "ib: %s: message too large for one slot (%d work requests "
                         "on one QP; raise GDRTRACE_IB_QPS)",
                         c->dev->name, need[q]);
         if (c->sq_used[q] + need[q] > c->sq_depth)
@@ -1132,10 +1132,10 @@ static gt_result post_slot(struct ib_comm *c, struct send_slot *s)
         for (int k = 0; k + 1 < w; k++)
             wrs[k].next = &wrs[k + 1];
         struct ibv_send_wr *bad = NULL;
-        int rc = ibv_post_send(c->qps[q], &wrs[0], &bad);
+        int rc = gt_ibv.post_send(c->qps[q], &wrs[0], &bad);
         if (rc)
             return fail(c, GT_SYSTEM_ERROR,
-                        "NET/gdrtrace ib: %s: ibv_post_send on QP %u to %s failed: %s (errno %d)",
+                        "ib: %s: ibv_post_send on QP %u to %s failed: %s (errno %d)",
                         c->dev->name, c->qps[q]->qp_num, c->peer, strerror(rc), rc);
         s->wrs[q] = w;
         c->sq_used[q] += w;
@@ -1169,7 +1169,7 @@ static gt_result ib_isend(void *sc, void *data, size_t size, int tag, void *mhan
         uint32_t n = fe[0].nreqs;
         if (n < 1 || n > GT_IB_MAX_RECVS)
             return fail(c, GT_REMOTE_ERROR,
-                        "NET/gdrtrace ib: %s: clear-to-send from %s has %u entries", c->dev->name,
+                        "ib: %s: clear-to-send from %s has %u entries", c->dev->name,
                         c->peer, n);
         for (uint32_t i = 0; i < n; i++)
             if (fe[i].seq != c->seq + 1)
@@ -1195,18 +1195,18 @@ static gt_result ib_isend(void *sc, void *data, size_t size, int tag, void *mhan
         }
     if (idx < 0)
         return fail(c, GT_INVALID_USAGE,
-                    "NET/gdrtrace ib: %s: isend tag %d matches none of the %d receive(s) posted "
+                    "ib: %s: isend tag %d matches none of the %d receive(s) posted "
                     "by %s for slot %u",
                     c->dev->name, tag, s->nreqs, c->peer, s->seq);
     if (size > s->e[idx].size)
         return fail(c, GT_INVALID_USAGE,
-                    "NET/gdrtrace ib: %s: isend of %zu bytes (tag %d) exceeds the %llu bytes the "
+                    "ib: %s: isend of %zu bytes (tag %d) exceeds the %llu bytes the "
                     "receiver %s posted",
                     c->dev->name, size, tag, (unsigned long long)s->e[idx].size, c->peer);
     struct gt_mr *mh = mhandle;
     if (size > 0 && (!mh || (uintptr_t)data < mh->base || (uintptr_t)data + size > mh->end))
         return fail(c, GT_INVALID_ARGUMENT,
-                    "NET/gdrtrace ib: %s: isend buffer %p+%zu is not inside its memory handle",
+                    "ib: %s: isend buffer %p+%zu is not inside its memory handle",
                     c->dev->name, data, size);
     struct ib_req *r = &s->reqs[idx];
     memset(r, 0, sizeof(*r));
@@ -1240,7 +1240,7 @@ static gt_result ib_irecv(void *rc, int n, void **data, size_t *sizes, int *tags
     if (c->err)
         return c->err;
     if (n < 1 || n > GT_IB_MAX_RECVS)
-        return fail(c, GT_INVALID_ARGUMENT, "NET/gdrtrace ib: irecv with n=%d (1..%d)", n,
+        return fail(c, GT_INVALID_ARGUMENT, "ib: irecv with n=%d (1..%d)", n,
                     GT_IB_MAX_RECVS);
     int si = (int)(c->seq % GT_IB_SLOTS);
     struct recv_slot *s = &c->rs[si];
@@ -1256,7 +1256,7 @@ static gt_result ib_irecv(void *rc, int n, void **data, size_t *sizes, int *tags
         if (sizes[i] > 0 &&
             (!mh || (uintptr_t)data[i] < mh->base || (uintptr_t)data[i] + sizes[i] > mh->end))
             return fail(c, GT_INVALID_ARGUMENT,
-                        "NET/gdrtrace ib: %s: irecv buffer %p+%zu is not inside its memory "
+                        "ib: %s: irecv buffer %p+%zu is not inside its memory "
                         "handle",
                         c->dev->name, data[i], sizes[i]);
     }
@@ -1264,10 +1264,10 @@ static gt_result ib_irecv(void *rc, int n, void **data, size_t *sizes, int *tags
         struct ibv_recv_wr wr, *bad = NULL;
         memset(&wr, 0, sizeof(wr));
         wr.wr_id = wr_id(WR_RECV, si, q);
-        int e = ibv_post_recv(c->qps[q], &wr, &bad);
+        int e = gt_ibv.post_recv(c->qps[q], &wr, &bad);
         if (e)
             return fail(c, GT_SYSTEM_ERROR,
-                        "NET/gdrtrace ib: %s: ibv_post_recv on QP %u failed: %s (errno %d)",
+                        "ib: %s: ibv_post_recv on QP %u failed: %s (errno %d)",
                         c->dev->name, c->qps[q]->qp_num, strerror(e), e);
         c->rq_used[q]++;
     }
@@ -1294,10 +1294,10 @@ static gt_result ib_irecv(void *rc, int n, void **data, size_t *sizes, int *tags
     wr.send_flags = IBV_SEND_SIGNALED;
     wr.wr.rdma.remote_addr = c->raddr + (uint64_t)si * sizeof(struct cts_slot);
     wr.wr.rdma.rkey = c->rkey;
-    int e = ibv_post_send(c->qps[0], &wr, &bad);
+    int e = gt_ibv.post_send(c->qps[0], &wr, &bad);
     if (e)
         return fail(c, GT_SYSTEM_ERROR,
-                    "NET/gdrtrace ib: %s: posting clear-to-send on QP %u to %s failed: %s",
+                    "ib: %s: posting clear-to-send on QP %u to %s failed: %s",
                     c->dev->name, c->qps[0]->qp_num, c->peer, strerror(e));
     c->sq_used[0]++;
     s->busy = 1;
@@ -1319,7 +1319,7 @@ static gt_result make_flush_qp(struct ib_comm *c)
 {
     c->flush_qp = create_qp(c, GT_IB_SLOTS + 4, 1);
     if (!c->flush_qp)
-        return fail(c, GT_SYSTEM_ERROR, "NET/gdrtrace ib: %s: creating the flush QP: %s",
+        return fail(c, GT_SYSTEM_ERROR, "ib: %s: creating the flush QP: %s",
                     c->dev->name, strerror(errno));
     struct ib_wire self;
     memset(&self, 0, sizeof(self));
@@ -1331,7 +1331,7 @@ static gt_result make_flush_qp(struct ib_comm *c)
     const char *step = "";
     int rc = qp_connect(c, c->flush_qp, psn, c->flush_qp->qp_num, psn, &self, &step);
     if (rc)
-        return fail(c, GT_SYSTEM_ERROR, "NET/gdrtrace ib: %s: %s of the flush QP %u: %s",
+        return fail(c, GT_SYSTEM_ERROR, "ib: %s: %s of the flush QP %u: %s",
                     c->dev->name, step, c->flush_qp->qp_num, strerror(rc));
     return GT_OK;
 }
@@ -1377,9 +1377,9 @@ static gt_result ib_iflush(void *rc, int n, void **data, int *sizes, void **mhan
     wr.send_flags = IBV_SEND_SIGNALED;
     wr.wr.rdma.remote_addr = (uintptr_t)data[last];
     wr.wr.rdma.rkey = mh->mr->rkey;
-    int e = ibv_post_send(c->flush_qp, &wr, &bad);
+    int e = gt_ibv.post_send(c->flush_qp, &wr, &bad);
     if (e)
-        return fail(c, GT_SYSTEM_ERROR, "NET/gdrtrace ib: %s: posting the flush READ: %s",
+        return fail(c, GT_SYSTEM_ERROR, "ib: %s: posting the flush READ: %s",
                     c->dev->name, strerror(e));
     memset(fr, 0, sizeof(*fr));
     fr->type = REQ_FLUSH;
@@ -1425,14 +1425,14 @@ static gt_result ib_test(void *request, int *done, int *sizes)
         volatile struct cmpl_rec *rec = &c->ctrl->cmpl[r->slot];
         if (rec->seq != s->seq + 1 || rec->n != (uint32_t)s->n)
             return fail(c, GT_REMOTE_ERROR,
-                        "NET/gdrtrace ib: %s: completion record from %s for slot %u is "
+                        "ib: %s: completion record from %s for slot %u is "
                         "inconsistent (seq %u n %u)",
                         c->dev->name, c->peer, s->seq, rec->seq, rec->n);
         for (int i = 0; i < s->n; i++) {
             uint64_t got = rec->size[i];
             if (got > s->posted_size[i])
                 return fail(c, GT_REMOTE_ERROR,
-                            "NET/gdrtrace ib: %s: peer %s reports %llu bytes for a %zu-byte "
+                            "ib: %s: peer %s reports %llu bytes for a %zu-byte "
                             "receive",
                             c->dev->name, c->peer, (unsigned long long)got, s->posted_size[i]);
             if (sizes)
@@ -1450,7 +1450,7 @@ static gt_result ib_test(void *request, int *done, int *sizes)
         }
         return GT_OK;
     default:
-        return fail(c, GT_INTERNAL_ERROR, "NET/gdrtrace ib: test() on a finished request %p",
+        return fail(c, GT_INTERNAL_ERROR, "ib: test() on a finished request %p",
                     request);
     }
 }

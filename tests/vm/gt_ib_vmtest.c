@@ -26,6 +26,7 @@
  * Exit 0 = all checks passed; 1 = a check failed (the line says which).
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -274,9 +275,26 @@ static void fake_peermem(void)
     gt_reg_sysroot = peermem_root;
 }
 
+/* The last WARN the transport logged, to check what an error says. */
+static char last_warn[1024];
+static void capture_logger(int level, unsigned long flags, const char *file, int line,
+                           const char *fmt, ...)
+{
+    (void)flags, (void)file, (void)line;
+    va_list ap;
+    va_start(ap, fmt);
+    char buf[1024];
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    if (level == GT_LOG_WARN) {
+        snprintf(last_warn, sizeof(last_warn), "%s", buf);
+        printf("WARN: %s\n", buf);
+    }
+}
+
 static int do_init(void)
 {
-    gt_result r = N->init(&ctx, 0, 0, NULL, NULL, NULL);
+    gt_result r = N->init(&ctx, 0, 0, NULL, capture_logger, NULL);
     int n = 0;
     if (r != GT_OK || N->devices(&n) != GT_OK || n < 1) {
         printf("FAIL: ib init %d, %d devices\n", r, n);
@@ -355,6 +373,21 @@ static int faulty_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
     return real_modify_qp(qp, a, mask);
 }
 
+/* Completions fail on cue: the first send completion after arming comes
+ * back as "retry exceeded", as when a peer's NIC stops answering. */
+static int (*real_poll_cq)(struct ibv_cq *, int, struct ibv_wc *);
+static int inject_wc;
+static int faulty_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+    int k = real_poll_cq(cq, n, wc);
+    for (int i = 0; i < k && inject_wc; i++)
+        if (wc[i].opcode == IBV_WC_RDMA_WRITE || wc[i].opcode == IBV_WC_SEND) {
+            wc[i].status = IBV_WC_RETRY_EXC_ERR;
+            inject_wc = 0;
+        }
+    return k;
+}
+
 static int test_faults(void)
 {
     int ndev = do_init();
@@ -424,7 +457,45 @@ static int test_faults(void)
                rs, ra);
         N->close_listen(lc);
     }
-    /* 4. A real work-completion error: the receiver's buffer is deregistered
+    /* 4. An injected completion error: test() names the status, the QP and
+     * the peer, and the comm stays failed. */
+    {
+        struct pair p;
+        CHECK(connect_pair(&p, sdev, rdev) == GT_OK, "connect");
+        size_t sz = 4096;
+        char *sb = calloc(1, sz), *rb = calloc(1, sz);
+        void *smh = NULL, *rmh = NULL, *rreq = NULL, *sreq = NULL, *d = rb;
+        int tag = 2;
+        N->reg_mr(p.sc, sb, sz, GT_PTR_HOST, &smh, NULL);
+        N->reg_mr(p.rc, rb, sz, GT_PTR_HOST, &rmh, NULL);
+        real_poll_cq = gt_ibv.poll_cq;
+        gt_ibv.poll_cq = faulty_poll_cq;
+        inject_wc = 1;
+        double t0 = now();
+        while (!rreq && now() - t0 < 10)
+            N->irecv(p.rc, 1, &d, &sz, &tag, &rmh, NULL, &rreq);
+        gt_result r = GT_OK;
+        while (!sreq && r == GT_OK && now() - t0 < 10)
+            r = N->isend(p.sc, sb, sz, tag, smh, NULL, &sreq);
+        int done = 0;
+        last_warn[0] = 0;
+        while (r == GT_OK && !done && now() - t0 < 10)
+            r = N->test(sreq, &done, NULL);
+        gt_ibv.poll_cq = real_poll_cq;
+        CHECK(r == GT_REMOTE_ERROR, "injected completion error: test() %d done %d", r, done);
+        CHECK(strstr(last_warn, gt_ibv.wc_status_str(IBV_WC_RETRY_EXC_ERR)) &&
+                  strstr(last_warn, "on QP") && strstr(last_warn, "with peer 10.0.0."),
+              "the error names status, QP and peer: %s", last_warn);
+        done = 0;
+        CHECK(N->test(sreq, &done, NULL) == GT_REMOTE_ERROR && !done, "the error sticks");
+        printf("faults: injected completion error -> test() %d: %s\n", r, last_warn);
+        N->dereg_mr(p.sc, smh);
+        N->dereg_mr(p.rc, rmh);
+        close_pair(&p);
+        free(sb);
+        free(rb);
+    }
+    /* 5. A real work-completion error: the receiver's buffer is deregistered
      * after its clear-to-send went out, so the sender's RDMA WRITE meets an
      * invalid rkey.  Both ends must report, neither may hang. */
     {
@@ -455,6 +526,8 @@ static int test_faults(void)
             r = N->test(sreq, &done, NULL);
         CHECK(r == GT_REMOTE_ERROR, "sender sees the work-completion error: %d (done %d)", r,
               done);
+        CHECK(strstr(last_warn, "remote access error") || strstr(last_warn, "Flushed"),
+              "the error names the status: %s", last_warn);
         gt_result rr = GT_OK;
         done = 0;
         t0 = now();
@@ -572,7 +645,14 @@ static int test_bw(size_t size, double secs)
     CHECK(connect_pair(&p, ndev > 1 ? 1 : 0, 0) == GT_OK, "connect");
     if (!p.sc || !p.rc)
         return 1;
+    /* Up to 16 messages or 16 MiB in flight, whichever is less: enough to
+     * keep the link busy without a drain that outlasts the measurement. */
     enum { W = 16 };
+    unsigned long depth = size ? (16ul << 20) / size : W;
+    if (depth < 2)
+        depth = 2;
+    if (depth > W)
+        depth = W;
     char *sb = malloc(size), *rb = malloc(size * W);
     memset(sb, 1, size);
     void *smh, *rmh;
@@ -592,7 +672,7 @@ static int test_bw(size_t size, double secs)
             printf("bw: drain timed out\n");
             return 1;
         }
-        while (!stop && posted - done_n < W && err == GT_OK) {
+        while (!stop && posted - done_n < depth && err == GT_OK) {
             int k = (int)(posted % W);
             if (!rr[k]) {
                 void *d = rb + (size_t)k * size;
@@ -627,7 +707,8 @@ static int test_bw(size_t size, double secs)
     }
     double dt = now() - t0;
     double gbps = (double)done_n * (double)size * 8 / dt / 1e9;
-    printf("@@BW size=%zu msgs=%lu seconds=%.2f gbps=%.3f\n", size, done_n, dt, gbps);
+    printf("@@BW size=%zu msgs=%lu depth=%lu seconds=%.2f gbps=%.3f\n", size, done_n, depth, dt,
+           gbps);
     N->dereg_mr(p.sc, smh);
     N->dereg_mr(p.rc, rmh);
     close_pair(&p);

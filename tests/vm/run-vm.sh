@@ -242,7 +242,7 @@ tr -d '\r' <"$log" >"$log.txt"
 cat "$log.txt"
 echo "== kernel $kver; kernel+build $((t_built - t_start)) s, initramfs $((t_ready - t_built)) s, VM $((t_end - t_ready)) s"
 if [ "$mode" = bench ]; then
-    awk -F'[ =]' '/^@@PERFTEST/ {pt[$3] = $5} /^@@BW/ {ours[$3] = $9}
+    awk -F'[ =]' '/^@@PERFTEST/ {pt[$3] = $5} /^@@BW/ {ours[$3] = $11}
         END {for (s in pt) {r = (pt[s] > 0) ? ours[s] / pt[s] : 0;
              printf "ib bench: %d bytes: gdrtrace ib %.3f Gb/s, ib_write_bw %.3f Gb/s, ratio %.2f (target >= 0.8)\n", s, ours[s], pt[s], r}}' "$log.txt"
 fi
