@@ -252,6 +252,7 @@ int main(void)
         g_vals[i] = 500 + x % 2000000; /* 0.5 us .. 2 ms: send/recv completion range */
     }
     const char *session = getenv("GT_BENCH_LTTNG_SESSION");
+    (void)session; /* only used with LTTng */
 
     double empty = measure(W_EMPTY);
     double rdtsc = measure(W_RDTSC), mono = measure(W_MONO), clk = measure(W_CLOCK_NOW);
