@@ -252,7 +252,7 @@ int main(void)
         g_vals[i] = 500 + x % 2000000; /* 0.5 us .. 2 ms: send/recv completion range */
     }
     const char *session = getenv("GT_BENCH_LTTNG_SESSION");
-    (void)session; /* only used with LTTng */
+    (void)session; /* these three are only used with LTTng */
 
     double empty = measure(W_EMPTY);
     double rdtsc = measure(W_RDTSC), mono = measure(W_MONO), clk = measure(W_CLOCK_NOW);
@@ -279,6 +279,7 @@ int main(void)
         unlink(gt_shim_recorder()->path);
     }
     double lt_off = -1, lt_on = -1;
+    (void)lt_off, (void)lt_on;
 #if GT_BENCH_LTTNG
     lt_off = measure(W_LTTNG);
     if (session) {
