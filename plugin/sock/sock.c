@@ -420,6 +420,15 @@ static void tune(int fd)
     int one = 1;
     /* Headers and small inline messages must not wait for Nagle. */
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    /* A peer host that vanishes without a FIN/RST (power loss, cable) would
+     * leave an idle receiver waiting forever: keepalive turns that into an
+     * error from test() after ~2 minutes.  Probes are answered by the peer's
+     * kernel, so a slow but alive peer never trips it. */
+    int idle = 60, intvl = 10, cnt = 6;
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
 }
 
 static socklen_t addr_len(const union gt_sock_addr *a)

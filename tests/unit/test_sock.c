@@ -10,7 +10,10 @@
  *    a NULL request, not an error;
  *  - two threads exchange random sizes 0..32 MiB, checked byte for byte;
  *  - multi-receive matches by tag whatever the send order; zero-byte
- *    messages; truncation fails both sides from test() and the comm survives;
+ *    messages; truncation fails both sides from test() and the comm survives
+ *    (also when only one sub of a multi-receive is truncated);
+ *  - a sender that closes under a posted receive, a connect to a closed
+ *    port: errors, not endless NULLs;
  *  - a peer process killed mid-message, a receiver closing mid-message
  *    (no SIGPIPE), a peer sending garbage, a peer closing: test() returns
  *    an error in bounded time, never hangs; random control bytes in both
@@ -680,6 +683,99 @@ static void test_receiver_dies_mid_message(void **state)
     free(dst);
 }
 
+/* One sub of a multi-receive truncated, the other arriving later: test()
+ * fails at once, the late sub still lands, and the slot is recycled (the
+ * full pool can be posted again afterwards). */
+static void test_truncation_multi(void **state)
+{
+    (void)state;
+    void *sc, *rc;
+    connect_pair(&sc, &rc);
+    static char src[8192], dst[2][4096];
+    void *d[2] = {dst[0], dst[1]}, *rreq = NULL;
+    size_t posted[2] = {100, 4096};
+    int tags[2] = {1, 2};
+    assert_int_equal(ops->irecv(rc, 2, d, posted, tags, NULL, NULL, &rreq), GT_OK);
+    void *s1 = isend_retry(sc, src, 200, 1, NULL); /* truncated */
+    assert_int_equal(wait_req(s1, NULL, 10), GT_INVALID_USAGE);
+    assert_int_equal(wait_req(rreq, NULL, 10), GT_INVALID_USAGE);
+    memset(src, 0x3c, 3000);
+    void *s2 = isend_retry(sc, src, 3000, 2, NULL);
+    assert_int_equal(wait_req(s2, NULL, 10), GT_OK);
+    /* Drive the receiver until the late sub has landed (the abandoned
+     * request is no longer testable, so progress through a fresh one). */
+    int nposted = 0;
+    double t0 = now_s();
+    while (dst[1][2999] != 0x3c) {
+        void *dd = dst[0], *q = NULL;
+        size_t sz = 16;
+        int tag = 9;
+        assert_int_equal(ops->irecv(rc, 1, &dd, &sz, &tag, NULL, NULL, &q), GT_OK);
+        assert_non_null(q);
+        nposted++;
+        int done;
+        assert_int_equal(ops->test(q, &done, NULL), GT_OK);
+        if (now_s() - t0 > 10 || nposted == GT_NET_MAX_REQUESTS - 1)
+            fail_msg("the late sub of a truncated multi-receive never landed");
+    }
+    /* Every slot but the ones just posted is free again. */
+    for (int i = nposted; i < GT_NET_MAX_REQUESTS; i++) {
+        void *dd = dst[0], *q = NULL;
+        size_t sz = 16;
+        int tag = 9;
+        assert_int_equal(ops->irecv(rc, 1, &dd, &sz, &tag, NULL, NULL, &q), GT_OK);
+        assert_non_null(q);
+    }
+    assert_int_equal(ops->close_send(sc), GT_OK);
+    assert_int_equal(ops->close_recv(rc), GT_OK);
+}
+
+/* The sender closes (orderly) while a receive is posted: the receive can
+ * never complete, so test() fails instead of waiting forever. */
+static void test_sender_closes(void **state)
+{
+    (void)state;
+    void *sc, *rc;
+    connect_pair(&sc, &rc);
+    char b[64];
+    void *d = b, *rreq = NULL;
+    size_t sz = sizeof(b);
+    int tag = 3;
+    assert_int_equal(ops->irecv(rc, 1, &d, &sz, &tag, NULL, NULL, &rreq), GT_OK);
+    assert_int_equal(ops->close_send(sc), GT_OK);
+    assert_int_equal(wait_req(rreq, NULL, 10), GT_REMOTE_ERROR);
+    assert_int_equal(ops->close_recv(rc), GT_OK);
+}
+
+/* A handle naming a port nobody listens on: connect fails (refused), it
+ * does not return NULL forever. */
+static void test_connect_refused(void **state)
+{
+    (void)state;
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    struct gt_sock_handle_info info;
+    memset(&info, 0, sizeof(info));
+    info.addr.in4.sin_family = AF_INET;
+    info.addr.in4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t al = sizeof(info.addr.in4);
+    assert_int_equal(bind(l, &info.addr.sa, al), 0);
+    assert_int_equal(getsockname(l, &info.addr.sa, &al), 0);
+    close(l); /* the port is now (almost certainly) closed */
+    info.nonce = 1;
+    char handle[GT_NET_HANDLE_MAXSIZE];
+    gt_sock_handle_encode(&info, handle);
+    void *sc = NULL;
+    gt_result r = GT_OK;
+    double t0 = now_s();
+    while (r == GT_OK && !sc) {
+        r = ops->connect(g_ctx, 0, handle, &sc, NULL);
+        if (now_s() - t0 > 10)
+            fail_msg("connect to a closed port neither failed nor completed");
+    }
+    assert_null(sc);
+    assert_int_equal(r, GT_REMOTE_ERROR);
+}
+
 static int raw_connect(const struct gt_sock_handle_info *info)
 {
     int fd = socket(info->addr.sa.sa_family, SOCK_STREAM, 0);
@@ -702,6 +798,14 @@ static void test_garbage_peer(void **state)
     char junk[32];
     memset(junk, 0x77, sizeof(junk));
     assert_int_equal(send(g, junk, sizeof(junk), 0), (ssize_t)sizeof(junk));
+    /* A peer that connects and leaves before its hello; one that stays
+     * silent (still pending when the listen comm closes). */
+    int quitter = raw_connect(&info), silent = raw_connect(&info);
+    assert_true(quitter >= 0 && silent >= 0);
+    void *none = NULL;
+    assert_int_equal(ops->accept(lc, &none, NULL), GT_OK);
+    assert_null(none);
+    close(quitter);
     /* 2: a peer with valid hellos (1 data socket) that then sends a garbage
      * control message: the receiver's test() fails with REMOTE_ERROR. */
     struct {
@@ -740,6 +844,7 @@ static void test_garbage_peer(void **state)
     close(g);
     assert_int_equal(ops->close_recv(rc), GT_OK);
     assert_int_equal(ops->close_listen(lc), GT_OK);
+    close(silent);
 }
 
 /* Random control bytes from a hostile peer, both directions: every outcome
@@ -900,21 +1005,15 @@ int main(void)
 {
     signal(SIGPIPE, SIG_DFL); /* any SIGPIPE would kill the test: MSG_NOSIGNAL must hold */
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_handle_roundtrip),
-        cmocka_unit_test(test_handle_corrupt),
-        cmocka_unit_test(test_ifname_match),
-        cmocka_unit_test(test_if_select),
-        cmocka_unit_test(test_properties),
-        cmocka_unit_test(test_reg_mr),
-        cmocka_unit_test(test_pool_exhaustion),
-        cmocka_unit_test(test_random_exchange),
-        cmocka_unit_test(test_multi_recv),
-        cmocka_unit_test(test_truncation),
-        cmocka_unit_test(test_peer_killed_mid_message),
-        cmocka_unit_test(test_receiver_closes),
-        cmocka_unit_test(test_receiver_dies_mid_message),
-        cmocka_unit_test(test_garbage_peer),
-        cmocka_unit_test(test_fuzz_control),
+        cmocka_unit_test(test_handle_roundtrip), cmocka_unit_test(test_handle_corrupt),
+        cmocka_unit_test(test_ifname_match),     cmocka_unit_test(test_if_select),
+        cmocka_unit_test(test_properties),       cmocka_unit_test(test_reg_mr),
+        cmocka_unit_test(test_pool_exhaustion),  cmocka_unit_test(test_random_exchange),
+        cmocka_unit_test(test_multi_recv),       cmocka_unit_test(test_truncation),
+        cmocka_unit_test(test_truncation_multi), cmocka_unit_test(test_peer_killed_mid_message),
+        cmocka_unit_test(test_receiver_closes),  cmocka_unit_test(test_sender_closes),
+        cmocka_unit_test(test_connect_refused),  cmocka_unit_test(test_receiver_dies_mid_message),
+        cmocka_unit_test(test_garbage_peer),     cmocka_unit_test(test_fuzz_control),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
