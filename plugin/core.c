@@ -32,10 +32,10 @@ extern const struct gt_net_ops gt_inner_ops __attribute__((weak));
 static struct {
     pthread_mutex_t lock;
     int refs;
-    int transport;                 /* enum gt_transport_id */
-    const struct gt_net_ops *raw;  /* the chosen transport */
-    void *anchor;                  /* raw->init context held while refs > 0 */
-    int abi_told;                  /* last ABI version given to the shim */
+    int transport;                /* enum gt_transport_id */
+    const struct gt_net_ops *raw; /* the chosen transport */
+    void *anchor;                 /* raw->init context held while refs > 0 */
+    int abi_told;                 /* last ABI version given to the shim */
     char why[384];
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER};
 

@@ -7,13 +7,13 @@
 #ifndef GDRTRACE_NCCL_NET_H
 #define GDRTRACE_NCCL_NET_H
 
+#include "nccl/net_v10.h"
+#include "nccl/net_v11.h"
+#include "nccl/net_v12.h"
 #include "nccl/net_v6.h"
 #include "nccl/net_v7.h"
 #include "nccl/net_v8.h"
 #include "nccl/net_v9.h"
-#include "nccl/net_v10.h"
-#include "nccl/net_v11.h"
-#include "nccl/net_v12.h"
 
 #define GT_NCCL_ABI_MIN 6
 #define GT_NCCL_ABI_MAX 12

@@ -37,8 +37,8 @@ typedef struct {
     ncclResult_t (*devices)(int *ndev);
     ncclResult_t (*getProperties)(int dev, ncclNetProperties_v10_t *props);
     ncclResult_t (*listen)(int dev, void *handle, void **listenComm);
-    ncclResult_t (*connect)(int dev, ncclNetCommConfig_v10_t *config, void *handle,
-                            void **sendComm, ncclNetDeviceHandle_v10_t **sendDevComm);
+    ncclResult_t (*connect)(int dev, ncclNetCommConfig_v10_t *config, void *handle, void **sendComm,
+                            ncclNetDeviceHandle_v10_t **sendDevComm);
     ncclResult_t (*accept)(void *listenComm, void **recvComm,
                            ncclNetDeviceHandle_v10_t **recvDevComm);
     ncclResult_t (*regMr)(void *comm, void *data, size_t size, int type, void **mhandle);

@@ -67,13 +67,15 @@ typedef struct {
 
 #if defined(__LP64__)
 _Static_assert(sizeof(ncclNetProperties_v11_t) == 112, "props v11 size");
-_Static_assert(offsetof(ncclNetProperties_v11_t, regIsGlobal) == 28, "props v11: regIsGlobal at 28");
+_Static_assert(offsetof(ncclNetProperties_v11_t, regIsGlobal) == 28,
+               "props v11: regIsGlobal at 28");
 _Static_assert(offsetof(ncclNetProperties_v11_t, forceFlush) == 32, "props v11: forceFlush at 32");
 _Static_assert(offsetof(ncclNetProperties_v11_t, vProps) == 64, "props v11: vProps at 64");
 _Static_assert(sizeof(ncclNet_v11_t) == 22 * sizeof(void *), "ncclNet_v11_t: name + 21 functions");
 _Static_assert(offsetof(ncclNet_v11_t, finalize) == 20 * sizeof(void *),
                "ncclNet_v11_t: finalize is member 20");
-_Static_assert(offsetof(ncclNetProperties_v11_t, maxP2pBytes) == 88, "props v11: maxP2pBytes at 88");
+_Static_assert(offsetof(ncclNetProperties_v11_t, maxP2pBytes) == 88,
+               "props v11: maxP2pBytes at 88");
 _Static_assert(offsetof(ncclNetProperties_v11_t, maxMultiRequestSize) == 104,
                "props v11: maxMultiRequestSize appended at 104");
 #endif

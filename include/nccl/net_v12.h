@@ -67,7 +67,8 @@ typedef struct {
 
 #if defined(__LP64__)
 _Static_assert(sizeof(ncclNetProperties_v12_t) == 128, "props v12 size");
-_Static_assert(offsetof(ncclNetProperties_v12_t, regIsGlobal) == 28, "props v12: regIsGlobal at 28");
+_Static_assert(offsetof(ncclNetProperties_v12_t, regIsGlobal) == 28,
+               "props v12: regIsGlobal at 28");
 _Static_assert(offsetof(ncclNetProperties_v12_t, forceFlush) == 32, "props v12: forceFlush at 32");
 _Static_assert(offsetof(ncclNetProperties_v12_t, vProps) == 64, "props v12: vProps at 64");
 _Static_assert(sizeof(ncclNet_v12_t) == 22 * sizeof(void *), "ncclNet_v12_t: name + 21 functions");

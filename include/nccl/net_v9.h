@@ -70,7 +70,8 @@ _Static_assert(offsetof(ncclNetProperties_v9_t, speed) == 36, "props v9: speed a
 _Static_assert(offsetof(ncclNetProperties_v9_t, vProps) == 64, "props v9: vProps at 64");
 _Static_assert(offsetof(ncclNetProperties_v9_t, maxP2pBytes) == 88,
                "props v9: maxP2pBytes 8-aligned after vProps");
-_Static_assert(offsetof(ncclNetProperties_v9_t, maxCollBytes) == 96, "props v9: maxCollBytes at 96");
+_Static_assert(offsetof(ncclNetProperties_v9_t, maxCollBytes) == 96,
+               "props v9: maxCollBytes at 96");
 _Static_assert(sizeof(ncclNet_v9_t) == 20 * sizeof(void *), "ncclNet_v9_t: name + 19 functions");
 _Static_assert(offsetof(ncclNet_v9_t, makeVDevice) == 19 * sizeof(void *),
                "ncclNet_v9_t: makeVDevice is member 19");

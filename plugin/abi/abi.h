@@ -53,7 +53,10 @@ struct gt_abi_proc {
     gt_logger_fn logger;
     gt_profiler_fn profiler;
 };
-#define GT_ABI_PROC_INIT {.lock = PTHREAD_MUTEX_INITIALIZER}
+#define GT_ABI_PROC_INIT                                                                           \
+    {                                                                                              \
+        .lock = PTHREAD_MUTEX_INITIALIZER                                                          \
+    }
 
 gt_result gt_abi_proc_init(struct gt_abi_proc *p, int abi, gt_logger_fn logger,
                            gt_profiler_fn profiler);
@@ -77,39 +80,39 @@ gt_result gt_abi_check_int_size(int abi, const char *call, long long size,
 /* The table in use, or NULL (and a WARN) when NCCL calls before init. */
 const struct gt_net_ops *gt_abi_ops(int abi, const char *call);
 
-#define GT_ABI_OPS(abi)                                                                          \
-    const struct gt_net_ops *ops = gt_abi_ops((abi), __func__);                                  \
-    if (!ops)                                                                                    \
+#define GT_ABI_OPS(abi)                                                                            \
+    const struct gt_net_ops *ops = gt_abi_ops((abi), __func__);                                    \
+    if (!ops)                                                                                      \
     return (int)GT_INTERNAL_ERROR
 
 /* Fills the fields every version shares, from name to maxRecvs. */
-#define GT_ABI_PROPS_BASE(dst, src)                                                              \
-    do {                                                                                         \
-        (dst)->name = (char *)(src)->name;                                                       \
-        (dst)->pciPath = (char *)(src)->pci_path;                                                \
-        (dst)->guid = (src)->guid;                                                               \
-        (dst)->ptrSupport = (src)->ptr_support;                                                  \
-        (dst)->speed = (src)->speed_mbps;                                                        \
-        (dst)->port = (src)->port;                                                               \
-        (dst)->latency = (src)->latency_us;                                                      \
-        (dst)->maxComms = (src)->max_comms;                                                      \
-        (dst)->maxRecvs = (src)->max_recvs;                                                      \
+#define GT_ABI_PROPS_BASE(dst, src)                                                                \
+    do {                                                                                           \
+        (dst)->name = (char *)(src)->name;                                                         \
+        (dst)->pciPath = (char *)(src)->pci_path;                                                  \
+        (dst)->guid = (src)->guid;                                                                 \
+        (dst)->ptrSupport = (src)->ptr_support;                                                    \
+        (dst)->speed = (src)->speed_mbps;                                                          \
+        (dst)->port = (src)->port;                                                                 \
+        (dst)->latency = (src)->latency_us;                                                        \
+        (dst)->maxComms = (src)->max_comms;                                                        \
+        (dst)->maxRecvs = (src)->max_recvs;                                                        \
     } while (0)
 
 /* The fields v9 … v12 add, from regIsGlobal to maxCollBytes; `width` is the
  * version's vProps.devs capacity. */
-#define GT_ABI_PROPS_V9(dst, src, width)                                                         \
-    do {                                                                                         \
-        (dst)->regIsGlobal = (src)->reg_is_global;                                               \
-        (dst)->forceFlush = (src)->force_flush;                                                  \
-        (dst)->netDeviceType = (ncclNetDeviceType)(src)->net_device_type;                        \
-        (dst)->netDeviceVersion = (src)->net_device_version;                                     \
-        int nv_ = (src)->vdev_count < (width) ? (src)->vdev_count : (width);                     \
-        (dst)->vProps.ndevs = nv_;                                                               \
-        for (int i_ = 0; i_ < (width); i_++)                                                     \
-            (dst)->vProps.devs[i_] = i_ < nv_ ? (src)->vdevs[i_] : 0;                            \
-        (dst)->maxP2pBytes = (src)->max_p2p_bytes;                                               \
-        (dst)->maxCollBytes = (src)->max_coll_bytes;                                             \
+#define GT_ABI_PROPS_V9(dst, src, width)                                                           \
+    do {                                                                                           \
+        (dst)->regIsGlobal = (src)->reg_is_global;                                                 \
+        (dst)->forceFlush = (src)->force_flush;                                                    \
+        (dst)->netDeviceType = (ncclNetDeviceType)(src)->net_device_type;                          \
+        (dst)->netDeviceVersion = (src)->net_device_version;                                       \
+        int nv_ = (src)->vdev_count < (width) ? (src)->vdev_count : (width);                       \
+        (dst)->vProps.ndevs = nv_;                                                                 \
+        for (int i_ = 0; i_ < (width); i_++)                                                       \
+            (dst)->vProps.devs[i_] = i_ < nv_ ? (src)->vdevs[i_] : 0;                              \
+        (dst)->maxP2pBytes = (src)->max_p2p_bytes;                                                 \
+        (dst)->maxCollBytes = (src)->max_coll_bytes;                                               \
     } while (0)
 
 /* irecv of the int-size ABIs (<= v8): check and widen the sizes. */
@@ -136,11 +139,11 @@ ncclResult_t gt_abi_close_send(void *send_comm);
 ncclResult_t gt_abi_close_recv(void *recv_comm);
 ncclResult_t gt_abi_close_listen(void *listen_comm);
 ncclResult_t gt_abi_get_device_mr(void *comm, void *mhandle, void **dptr_mhandle); /* v7+ */
-ncclResult_t gt_abi_irecv_consumed(void *recv_comm, int n, void *request);      /* v7+ */
+ncclResult_t gt_abi_irecv_consumed(void *recv_comm, int n, void *request);         /* v7+ */
 ncclResult_t gt_abi_isend_sz(void *send_comm, void *data, size_t size, int tag, void *mhandle,
                              void *phandle, void **request); /* v10+ */
 ncclResult_t gt_abi_irecv_sz(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
                              void **mhandles, void **phandles, void **request); /* v10+ */
-ncclResult_t gt_abi_set_net_attr(void *ctx, ncclNetAttr_v11_t *attr); /* v11+ */
+ncclResult_t gt_abi_set_net_attr(void *ctx, ncclNetAttr_v11_t *attr);           /* v11+ */
 
 #endif /* GDRTRACE_ABI_H */

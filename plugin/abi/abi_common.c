@@ -64,8 +64,8 @@ gt_result gt_abi_comm_init(int abi, void **ctx, uint64_t comm_id,
     gt_result rc = gt_core_acquire(abi, logger, profiler, &ops);
     if (rc != GT_OK)
         return rc;
-    struct gt_comm_config cfg = {
-        .traffic_class = config ? config->trafficClass : NCCL_NET_TRAFFIC_CLASS_UNDEF};
+    struct gt_comm_config cfg = {.traffic_class =
+                                     config ? config->trafficClass : NCCL_NET_TRAFFIC_CLASS_UNDEF};
     rc = ops->init(ctx, comm_id, 1, &cfg, logger, profiler);
     if (rc != GT_OK) {
         GT_WARN("ABI v%d init of comm 0x%llx: transport %s init failed (error %d)", abi,
@@ -116,8 +116,8 @@ gt_result gt_abi_props(int abi, int dev, struct gt_props *p)
     if (p->net_device_type != NCCL_NET_DEVICE_HOST) {
         /* NCCL rejects any offload type but UNPACK v7, and gdrtrace offers
          * no device-side networking: the data path is the proxy's. */
-        GT_INFO(GT_LOGSUB_NET, "device %d: transport reported device type %d; reporting HOST",
-                dev, p->net_device_type);
+        GT_INFO(GT_LOGSUB_NET, "device %d: transport reported device type %d; reporting HOST", dev,
+                p->net_device_type);
         p->net_device_type = NCCL_NET_DEVICE_HOST;
     }
     p->net_device_version = NCCL_NET_DEVICE_INVALID_VERSION;
@@ -148,8 +148,7 @@ gt_result gt_abi_props(int abi, int dev, struct gt_props *p)
     return GT_OK;
 }
 
-gt_result gt_abi_check_int_size(int abi, const char *call, long long size,
-                                unsigned long long limit)
+gt_result gt_abi_check_int_size(int abi, const char *call, long long size, unsigned long long limit)
 {
     if (size < 0) {
         GT_WARN("%s: size %lld is negative (ABI v%d passes sizes as int); refusing", call, size,
@@ -157,8 +156,8 @@ gt_result gt_abi_check_int_size(int abi, const char *call, long long size,
         return GT_INTERNAL_ERROR;
     }
     if ((unsigned long long)size > limit) {
-        GT_WARN("%s: size %lld bytes exceeds ABI v%d's limit of %llu bytes; refusing", call,
-                size, abi, limit);
+        GT_WARN("%s: size %lld bytes exceeds ABI v%d's limit of %llu bytes; refusing", call, size,
+                abi, limit);
         return GT_INTERNAL_ERROR;
     }
     return GT_OK;
@@ -167,8 +166,8 @@ gt_result gt_abi_check_int_size(int abi, const char *call, long long size,
 static gt_result check_n(int abi, int n)
 {
     if (n < 1 || n > GT_ABI_MAX_RECVS) {
-        GT_WARN("irecv: n = %d receives, outside [1, %d] (ABI v%d); refusing", n,
-                GT_ABI_MAX_RECVS, abi);
+        GT_WARN("irecv: n = %d receives, outside [1, %d] (ABI v%d); refusing", n, GT_ABI_MAX_RECVS,
+                abi);
         return GT_INTERNAL_ERROR;
     }
     return GT_OK;
@@ -231,7 +230,8 @@ ncclResult_t gt_abi_accept(void *listen_comm, void **recv_comm,
 {
     GT_ABI_OPS(0);
     void *unused = NULL; /* NCCL always passes one; a NULL is tolerated */
-    return GT_R(ops->accept(listen_comm, recv_comm, recv_dev_comm ? (void **)recv_dev_comm : &unused));
+    return GT_R(
+        ops->accept(listen_comm, recv_comm, recv_dev_comm ? (void **)recv_dev_comm : &unused));
 }
 
 ncclResult_t gt_abi_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles,

@@ -92,8 +92,8 @@ static ncclResult_t v10_connect(int dev, ncclNetCommConfig_v10_t *config, void *
     if (rc != GT_OK)
         return GT_R(rc);
     void *unused = NULL; /* NCCL always passes one; a NULL is tolerated */
-    return GT_R(
-        ops->connect(ctx, dev, handle, send_comm, send_dev_comm ? (void **)send_dev_comm : &unused));
+    return GT_R(ops->connect(ctx, dev, handle, send_comm,
+                             send_dev_comm ? (void **)send_dev_comm : &unused));
 }
 
 GT_EXPORT const ncclNet_v10_t ncclNetPlugin_v10 = {

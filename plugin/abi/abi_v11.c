@@ -11,7 +11,7 @@
 #define ABI 11
 
 static ncclResult_t v11_init(void **ctx, uint64_t comm_id, ncclNetCommConfig_v11_t *config,
-                              ncclDebugLogger_t logger, ncclProfilerCallback_t profiler)
+                             ncclDebugLogger_t logger, ncclProfilerCallback_t profiler)
 {
     return GT_R(gt_abi_comm_init(ABI, ctx, comm_id, config, (gt_logger_fn)logger,
                                  (gt_profiler_fn)profiler));
@@ -41,12 +41,12 @@ static ncclResult_t v11_listen(void *ctx, int dev, void *handle, void **listen_c
 }
 
 static ncclResult_t v11_connect(void *ctx, int dev, void *handle, void **send_comm,
-                                 ncclNetDeviceHandle_v11_t **send_dev_comm)
+                                ncclNetDeviceHandle_v11_t **send_dev_comm)
 {
     GT_ABI_OPS(ABI);
     void *unused = NULL; /* NCCL always passes one; a NULL is tolerated */
-    return GT_R(
-        ops->connect(ctx, dev, handle, send_comm, send_dev_comm ? (void **)send_dev_comm : &unused));
+    return GT_R(ops->connect(ctx, dev, handle, send_comm,
+                             send_dev_comm ? (void **)send_dev_comm : &unused));
 }
 
 GT_EXPORT const ncclNet_v11_t ncclNetPlugin_v11 = {

@@ -71,8 +71,13 @@ static struct {
     int bad_timeout_s;
     int verbose;
     int data, bad;
-} opt = {.iters = 40, .seed = 1, .max_size = 24u << 20, .timeout_s = 120, .bad_timeout_s = 15,
-         .data = 1, .bad = 1};
+} opt = {.iters = 40,
+         .seed = 1,
+         .max_size = 24u << 20,
+         .timeout_s = 120,
+         .bad_timeout_s = 15,
+         .data = 1,
+         .bad = 1};
 
 static char tag_str[32] = "harness"; /* "v11 A" in a child */
 static int g_warns, g_bad_flags;
@@ -90,10 +95,10 @@ static void say(const char *fmt, ...)
     fflush(stdout);
 }
 
-#define FAIL(...)                                                                                \
-    do {                                                                                         \
-        say("FAIL: " __VA_ARGS__);                                                               \
-        _exit(1);                                                                                \
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        say("FAIL: " __VA_ARGS__);                                                                 \
+        _exit(1);                                                                                  \
     } while (0)
 
 static double now_s(void)
@@ -199,18 +204,25 @@ struct net {
 
 #define T(v, n) ((const ncclNet_v##v##_t *)(n)->tab)
 /* Members whose signature is the same in every version. */
-#define CALL_ALL(n, member, ...)                                                                 \
-    do {                                                                                         \
-        switch ((n)->abi) {                                                                      \
-        case 6: return T(6, n)->member(__VA_ARGS__);                                              \
-        case 7: return T(7, n)->member(__VA_ARGS__);                                              \
-        case 8: return T(8, n)->member(__VA_ARGS__);                                              \
-        case 9: return T(9, n)->member(__VA_ARGS__);                                              \
-        case 10: return T(10, n)->member(__VA_ARGS__);                                            \
-        case 11: return T(11, n)->member(__VA_ARGS__);                                            \
-        case 12: return T(12, n)->member(__VA_ARGS__);                                            \
-        }                                                                                        \
-        return ncclInternalError;                                                                \
+#define CALL_ALL(n, member, ...)                                                                   \
+    do {                                                                                           \
+        switch ((n)->abi) {                                                                        \
+        case 6:                                                                                    \
+            return T(6, n)->member(__VA_ARGS__);                                                   \
+        case 7:                                                                                    \
+            return T(7, n)->member(__VA_ARGS__);                                                   \
+        case 8:                                                                                    \
+            return T(8, n)->member(__VA_ARGS__);                                                   \
+        case 9:                                                                                    \
+            return T(9, n)->member(__VA_ARGS__);                                                   \
+        case 10:                                                                                   \
+            return T(10, n)->member(__VA_ARGS__);                                                  \
+        case 11:                                                                                   \
+            return T(11, n)->member(__VA_ARGS__);                                                  \
+        case 12:                                                                                   \
+            return T(12, n)->member(__VA_ARGS__);                                                  \
+        }                                                                                          \
+        return ncclInternalError;                                                                  \
     } while (0)
 
 static void net_open(struct net *n, int abi)
@@ -233,13 +245,20 @@ static ncclResult_t n_init(struct net *n, void **ctx, uint64_t comm_id)
 {
     ncclNetCommConfig_v11_t cfg = {.trafficClass = NCCL_NET_TRAFFIC_CLASS_UNDEF};
     switch (n->abi) {
-    case 6: return T(6, n)->init(logger);
-    case 7: return T(7, n)->init(logger);
-    case 8: return T(8, n)->init(logger);
-    case 9: return T(9, n)->init(logger);
-    case 10: return T(10, n)->init(logger, NULL);
-    case 11: return T(11, n)->init(ctx, comm_id, &cfg, logger, NULL);
-    case 12: return T(12, n)->init(ctx, comm_id, &cfg, logger, NULL);
+    case 6:
+        return T(6, n)->init(logger);
+    case 7:
+        return T(7, n)->init(logger);
+    case 8:
+        return T(8, n)->init(logger);
+    case 9:
+        return T(9, n)->init(logger);
+    case 10:
+        return T(10, n)->init(logger, NULL);
+    case 11:
+        return T(11, n)->init(ctx, comm_id, &cfg, logger, NULL);
+    case 12:
+        return T(12, n)->init(ctx, comm_id, &cfg, logger, NULL);
     }
     return ncclInternalError;
 }
@@ -261,13 +280,20 @@ static ncclResult_t n_devices(struct net *n, int *ndev)
 static ncclResult_t n_listen(struct net *n, int dev, void *handle, void **lc)
 {
     switch (n->abi) {
-    case 6: return T(6, n)->listen(dev, handle, lc);
-    case 7: return T(7, n)->listen(dev, handle, lc);
-    case 8: return T(8, n)->listen(dev, handle, lc);
-    case 9: return T(9, n)->listen(dev, handle, lc);
-    case 10: return T(10, n)->listen(dev, handle, lc);
-    case 11: return T(11, n)->listen(n->ctx, dev, handle, lc);
-    case 12: return T(12, n)->listen(n->ctx, dev, handle, lc);
+    case 6:
+        return T(6, n)->listen(dev, handle, lc);
+    case 7:
+        return T(7, n)->listen(dev, handle, lc);
+    case 8:
+        return T(8, n)->listen(dev, handle, lc);
+    case 9:
+        return T(9, n)->listen(dev, handle, lc);
+    case 10:
+        return T(10, n)->listen(dev, handle, lc);
+    case 11:
+        return T(11, n)->listen(n->ctx, dev, handle, lc);
+    case 12:
+        return T(12, n)->listen(n->ctx, dev, handle, lc);
     }
     return ncclInternalError;
 }
@@ -278,13 +304,26 @@ static ncclResult_t n_connect(struct net *n, int dev, void *handle, void **sc)
     ncclNetCommConfig_v10_t cfg = {.trafficClass = NCCL_NET_TRAFFIC_CLASS_UNDEF};
     ncclResult_t rc = ncclInternalError;
     switch (n->abi) {
-    case 6: return T(6, n)->connect(dev, handle, sc);
-    case 7: rc = T(7, n)->connect(dev, handle, sc, &dh); break;
-    case 8: rc = T(8, n)->connect(dev, handle, sc, &dh); break;
-    case 9: rc = T(9, n)->connect(dev, handle, sc, &dh); break;
-    case 10: rc = T(10, n)->connect(dev, &cfg, handle, sc, &dh); break;
-    case 11: rc = T(11, n)->connect(n->ctx, dev, handle, sc, &dh); break;
-    case 12: rc = T(12, n)->connect(n->ctx, dev, handle, sc, &dh); break;
+    case 6:
+        return T(6, n)->connect(dev, handle, sc);
+    case 7:
+        rc = T(7, n)->connect(dev, handle, sc, &dh);
+        break;
+    case 8:
+        rc = T(8, n)->connect(dev, handle, sc, &dh);
+        break;
+    case 9:
+        rc = T(9, n)->connect(dev, handle, sc, &dh);
+        break;
+    case 10:
+        rc = T(10, n)->connect(dev, &cfg, handle, sc, &dh);
+        break;
+    case 11:
+        rc = T(11, n)->connect(n->ctx, dev, handle, sc, &dh);
+        break;
+    case 12:
+        rc = T(12, n)->connect(n->ctx, dev, handle, sc, &dh);
+        break;
     }
     if (rc == ncclSuccess && dh && dh->netDeviceType != NCCL_NET_DEVICE_HOST)
         FAIL("connect returned a device handle of type %d for a HOST device", dh->netDeviceType);
@@ -298,12 +337,24 @@ static ncclResult_t n_accept(struct net *n, void *lc, void **rc_out)
         return T(6, n)->accept(lc, rc_out);
     ncclResult_t rc = ncclInternalError;
     switch (n->abi) {
-    case 7: rc = T(7, n)->accept(lc, rc_out, &dh); break;
-    case 8: rc = T(8, n)->accept(lc, rc_out, &dh); break;
-    case 9: rc = T(9, n)->accept(lc, rc_out, &dh); break;
-    case 10: rc = T(10, n)->accept(lc, rc_out, &dh); break;
-    case 11: rc = T(11, n)->accept(lc, rc_out, &dh); break;
-    case 12: rc = T(12, n)->accept(lc, rc_out, &dh); break;
+    case 7:
+        rc = T(7, n)->accept(lc, rc_out, &dh);
+        break;
+    case 8:
+        rc = T(8, n)->accept(lc, rc_out, &dh);
+        break;
+    case 9:
+        rc = T(9, n)->accept(lc, rc_out, &dh);
+        break;
+    case 10:
+        rc = T(10, n)->accept(lc, rc_out, &dh);
+        break;
+    case 11:
+        rc = T(11, n)->accept(lc, rc_out, &dh);
+        break;
+    case 12:
+        rc = T(12, n)->accept(lc, rc_out, &dh);
+        break;
     }
     if (rc == ncclSuccess && dh && dh->netDeviceType != NCCL_NET_DEVICE_HOST)
         FAIL("accept returned a device handle of type %d for a HOST device", dh->netDeviceType);
@@ -313,13 +364,20 @@ static ncclResult_t n_accept(struct net *n, void *lc, void **rc_out)
 static ncclResult_t n_reg_mr(struct net *n, void *comm, void *data, size_t size, void **mh)
 {
     switch (n->abi) {
-    case 6: return T(6, n)->regMr(comm, data, (int)size, NCCL_PTR_HOST, mh);
-    case 7: return T(7, n)->regMr(comm, data, (int)size, NCCL_PTR_HOST, mh);
-    case 8: return T(8, n)->regMr(comm, data, size, NCCL_PTR_HOST, mh);
-    case 9: return T(9, n)->regMr(comm, data, size, NCCL_PTR_HOST, mh);
-    case 10: return T(10, n)->regMr(comm, data, size, NCCL_PTR_HOST, mh);
-    case 11: return T(11, n)->regMr(comm, data, size, NCCL_PTR_HOST, mh);
-    case 12: return T(12, n)->regMr(comm, data, size, NCCL_PTR_HOST, mh);
+    case 6:
+        return T(6, n)->regMr(comm, data, (int)size, NCCL_PTR_HOST, mh);
+    case 7:
+        return T(7, n)->regMr(comm, data, (int)size, NCCL_PTR_HOST, mh);
+    case 8:
+        return T(8, n)->regMr(comm, data, size, NCCL_PTR_HOST, mh);
+    case 9:
+        return T(9, n)->regMr(comm, data, size, NCCL_PTR_HOST, mh);
+    case 10:
+        return T(10, n)->regMr(comm, data, size, NCCL_PTR_HOST, mh);
+    case 11:
+        return T(11, n)->regMr(comm, data, size, NCCL_PTR_HOST, mh);
+    case 12:
+        return T(12, n)->regMr(comm, data, size, NCCL_PTR_HOST, mh);
     }
     return ncclInternalError;
 }
@@ -333,13 +391,20 @@ static ncclResult_t n_isend(struct net *n, void *sc, void *data, size_t size, in
                             void **req)
 {
     switch (n->abi) {
-    case 6: return T(6, n)->isend(sc, data, (int)size, tag, mh, req);
-    case 7: return T(7, n)->isend(sc, data, (int)size, tag, mh, req);
-    case 8: return T(8, n)->isend(sc, data, (int)size, tag, mh, req);
-    case 9: return T(9, n)->isend(sc, data, size, tag, mh, req);
-    case 10: return T(10, n)->isend(sc, data, size, tag, mh, NULL, req);
-    case 11: return T(11, n)->isend(sc, data, size, tag, mh, NULL, req);
-    case 12: return T(12, n)->isend(sc, data, size, tag, mh, NULL, req);
+    case 6:
+        return T(6, n)->isend(sc, data, (int)size, tag, mh, req);
+    case 7:
+        return T(7, n)->isend(sc, data, (int)size, tag, mh, req);
+    case 8:
+        return T(8, n)->isend(sc, data, (int)size, tag, mh, req);
+    case 9:
+        return T(9, n)->isend(sc, data, size, tag, mh, req);
+    case 10:
+        return T(10, n)->isend(sc, data, size, tag, mh, NULL, req);
+    case 11:
+        return T(11, n)->isend(sc, data, size, tag, mh, NULL, req);
+    case 12:
+        return T(12, n)->isend(sc, data, size, tag, mh, NULL, req);
     }
     return ncclInternalError;
 }
@@ -355,13 +420,20 @@ static ncclResult_t n_irecv(struct net *n, void *rcomm, int cnt, void **data, co
         ssz[i] = sizes[i];
     }
     switch (n->abi) {
-    case 6: return T(6, n)->irecv(rcomm, cnt, data, isz, tags, mhs, req);
-    case 7: return T(7, n)->irecv(rcomm, cnt, data, isz, tags, mhs, req);
-    case 8: return T(8, n)->irecv(rcomm, cnt, data, isz, tags, mhs, req);
-    case 9: return T(9, n)->irecv(rcomm, cnt, data, ssz, tags, mhs, req);
-    case 10: return T(10, n)->irecv(rcomm, cnt, data, ssz, tags, mhs, phs, req);
-    case 11: return T(11, n)->irecv(rcomm, cnt, data, ssz, tags, mhs, phs, req);
-    case 12: return T(12, n)->irecv(rcomm, cnt, data, ssz, tags, mhs, phs, req);
+    case 6:
+        return T(6, n)->irecv(rcomm, cnt, data, isz, tags, mhs, req);
+    case 7:
+        return T(7, n)->irecv(rcomm, cnt, data, isz, tags, mhs, req);
+    case 8:
+        return T(8, n)->irecv(rcomm, cnt, data, isz, tags, mhs, req);
+    case 9:
+        return T(9, n)->irecv(rcomm, cnt, data, ssz, tags, mhs, req);
+    case 10:
+        return T(10, n)->irecv(rcomm, cnt, data, ssz, tags, mhs, phs, req);
+    case 11:
+        return T(11, n)->irecv(rcomm, cnt, data, ssz, tags, mhs, phs, req);
+    case 12:
+        return T(12, n)->irecv(rcomm, cnt, data, ssz, tags, mhs, phs, req);
     }
     return ncclInternalError;
 }
@@ -422,25 +494,55 @@ static void n_props(struct net *n, int dev, struct hprops *h)
     memset(&u, POISON, sizeof(u));
     memset(h, 0, sizeof(*h));
     ncclResult_t rc = ncclInternalError;
-#define BASE(p)                                                                                  \
-    h->name = (p).name, h->ptr_support = (p).ptrSupport, h->speed = (p).speed,                   \
+#define BASE(p)                                                                                    \
+    h->name = (p).name, h->ptr_support = (p).ptrSupport, h->speed = (p).speed,                     \
     h->max_comms = (p).maxComms, h->max_recvs = (p).maxRecvs
 #define V7(p) h->has_v7 = 1, h->dev_type = (p).netDeviceType, h->dev_version = (p).netDeviceVersion
-#define V9(p) h->has_v9 = 1, h->vdevs = (p).vProps.ndevs, h->vdev0 = (p).vProps.devs[0], \
-              h->max_p2p = (p).maxP2pBytes
+#define V9(p)                                                                                      \
+    h->has_v9 = 1, h->vdevs = (p).vProps.ndevs, h->vdev0 = (p).vProps.devs[0],                     \
+    h->max_p2p = (p).maxP2pBytes
     switch (n->abi) {
-    case 6: rc = T(6, n)->getProperties(dev, &u.v6); BASE(u.v6); break;
-    case 7: rc = T(7, n)->getProperties(dev, &u.v7); BASE(u.v7); V7(u.v7); break;
-    case 8: rc = T(8, n)->getProperties(dev, &u.v8); BASE(u.v8); V7(u.v8);
-        if (poisoned_int(u.v8.regIsGlobal)) FAIL("dev %d: regIsGlobal not written", dev);
+    case 6:
+        rc = T(6, n)->getProperties(dev, &u.v6);
+        BASE(u.v6);
         break;
-    case 9: rc = T(9, n)->getProperties(dev, &u.v9); BASE(u.v9); V7(u.v9); V9(u.v9); break;
-    case 10: rc = T(10, n)->getProperties(dev, &u.v10); BASE(u.v10); V7(u.v10); V9(u.v10); break;
-    case 11: rc = T(11, n)->getProperties(dev, &u.v11); BASE(u.v11); V7(u.v11); V9(u.v11);
+    case 7:
+        rc = T(7, n)->getProperties(dev, &u.v7);
+        BASE(u.v7);
+        V7(u.v7);
+        break;
+    case 8:
+        rc = T(8, n)->getProperties(dev, &u.v8);
+        BASE(u.v8);
+        V7(u.v8);
+        if (poisoned_int(u.v8.regIsGlobal))
+            FAIL("dev %d: regIsGlobal not written", dev);
+        break;
+    case 9:
+        rc = T(9, n)->getProperties(dev, &u.v9);
+        BASE(u.v9);
+        V7(u.v9);
+        V9(u.v9);
+        break;
+    case 10:
+        rc = T(10, n)->getProperties(dev, &u.v10);
+        BASE(u.v10);
+        V7(u.v10);
+        V9(u.v10);
+        break;
+    case 11:
+        rc = T(11, n)->getProperties(dev, &u.v11);
+        BASE(u.v11);
+        V7(u.v11);
+        V9(u.v11);
         if (u.v11.maxMultiRequestSize < 1)
             FAIL("dev %d: maxMultiRequestSize %d < 1", dev, u.v11.maxMultiRequestSize);
         break;
-    case 12: rc = T(12, n)->getProperties(dev, &u.v12); BASE(u.v12); V7(u.v12); V9(u.v12);
+    case 12:
+        rc = T(12, n)->getProperties(dev, &u.v12);
+        BASE(u.v12);
+        V7(u.v12);
+        V9(u.v12);
         if (u.v12.maxMultiRequestSize < 1)
             FAIL("dev %d: maxMultiRequestSize %d < 1", dev, u.v12.maxMultiRequestSize);
         if (u.v12.railId < -1 || u.v12.planeId < -1)
@@ -469,8 +571,8 @@ static void n_props(struct net *n, int dev, struct hprops *h)
     if (h->has_v7 && !(h->dev_type == NCCL_NET_DEVICE_HOST ||
                        (h->dev_type == NCCL_NET_DEVICE_UNPACK &&
                         h->dev_version == NCCL_NET_DEVICE_UNPACK_VERSION)))
-        FAIL("dev %d: netDeviceType %d version %d: NCCL would reject the plugin", dev,
-             h->dev_type, h->dev_version);
+        FAIL("dev %d: netDeviceType %d version %d: NCCL would reject the plugin", dev, h->dev_type,
+             h->dev_version);
     if (h->has_v9) {
         if (h->max_p2p == 0 || h->max_p2p > NCCL_MAX_NET_SIZE_BYTES)
             FAIL("dev %d: maxP2pBytes %zu outside (0, 1 TiB]: NCCL would refuse it", dev,
@@ -597,8 +699,8 @@ static void side_connect_both(struct side *s, int link, int want_send, int want_
         }
         tries++;
         if (now_s() > end)
-            FAIL("connect/accept did not complete after %ld tries (send %p recv %p)", tries,
-                 s->sc, s->rc);
+            FAIL("connect/accept did not complete after %ld tries (send %p recv %p)", tries, s->sc,
+                 s->rc);
         if ((want_send && !s->sc) || (want_recv && !s->rc))
             usleep(200);
     }
@@ -789,13 +891,13 @@ static void verify_recv(struct side *s, struct plan *p, int dir, struct rreq *r,
         if (bad >= 0) {
             if (r->optional && !final)
                 return; /* LL-style: the data may land after the completion */
-            FAIL("dir %d msg %d (group %d sub %d, %zu bytes): byte %lld differs", dir, m,
-                 r->group, j, want, bad);
+            FAIL("dir %d msg %d (group %d sub %d, %zu bytes): byte %lld differs", dir, m, r->group,
+                 j, want, bad);
         }
         for (size_t b = want; b < r->posted[j]; b++)
             if (r->buf[j][b] != 0xEE)
-                FAIL("dir %d msg %d: byte %zu past the %zu-byte message was overwritten", dir, m,
-                     b, want);
+                FAIL("dir %d msg %d: byte %zu past the %zu-byte message was overwritten", dir, m, b,
+                     want);
     }
     r->verified = 1;
 }
@@ -803,9 +905,9 @@ static void verify_recv(struct side *s, struct plan *p, int dir, struct rreq *r,
 static void run_data(struct side *s, int role, int link, struct stats *st)
 {
     int dir_out = role, dir_in = 1 - role;
-    int max_inflight = opt.inflight ? opt.inflight
-                                    : (s->n.abi == 6 ? NCCL_NET_MAX_REQUESTS_V6
-                                                     : NCCL_NET_MAX_REQUESTS);
+    int max_inflight = opt.inflight
+                           ? opt.inflight
+                           : (s->n.abi == 6 ? NCCL_NET_MAX_REQUESTS_V6 : NCCL_NET_MAX_REQUESTS);
     int max_recvs = s->props.max_recvs;
     size_t max_size = opt.max_size;
     if (max_size > s->props.max_p2p)
@@ -814,9 +916,9 @@ static void run_data(struct side *s, int role, int link, struct stats *st)
     make_plan(&out, dir_out, max_recvs, max_size);
     make_plan(&in, dir_in, max_recvs, max_size);
 
-    size_t arena_cap = 2 * (out.max_group_bytes > in.max_group_bytes ? out.max_group_bytes
-                                                                      : in.max_group_bytes) +
-                       (size_t)MAX_RECVS * (SLACK_MAX + 2 * ALIGN) + (8u << 20);
+    size_t arena_cap =
+        2 * (out.max_group_bytes > in.max_group_bytes ? out.max_group_bytes : in.max_group_bytes) +
+        (size_t)MAX_RECVS * (SLACK_MAX + 2 * ALIGN) + (8u << 20);
     struct arena sa = {.cap = arena_cap}, ra = {.cap = arena_cap};
     sa.base = malloc(sa.cap);
     ra.base = malloc(ra.cap);
@@ -829,8 +931,7 @@ static void run_data(struct side *s, int role, int link, struct stats *st)
         FAIL("regMr(send arena, %zu bytes, HOST) returned %d", sa.cap, rc);
     if ((rc = n_reg_mr(&s->n, s->rc, ra.base, ra.cap, &ra.mh)) != ncclSuccess || !ra.mh)
         FAIL("regMr(recv arena, %zu bytes, HOST) returned %d", ra.cap, rc);
-    if ((rc = n_reg_mr(&s->n, s->rc, ll, (size_t)LL_SLOTS * LL_SLOT_SIZE, &ll_mh)) !=
-            ncclSuccess ||
+    if ((rc = n_reg_mr(&s->n, s->rc, ll, (size_t)LL_SLOTS * LL_SLOT_SIZE, &ll_mh)) != ncclSuccess ||
         !ll_mh)
         FAIL("regMr(LL buffer) returned %d", rc);
     int ll_busy[LL_SLOTS] = {0};
@@ -1070,9 +1171,8 @@ static void run_data(struct side *s, int role, int link, struct stats *st)
     say("moved %d messages (%.1f MiB) out and %d (%.1f MiB, %d multi-receives, %d "
         "optional-completion, %d flushes) in, in %.2f s; up to %d sends / %d receives in "
         "flight; every byte and size checked",
-        st->msgs_sent, st->bytes_sent / MiB, st->msgs_recv, st->bytes_recv / MiB,
-        st->multi_recvs, st->optional_recvs, st->flushes, secs, st->max_send_inflight,
-        st->max_recv_inflight);
+        st->msgs_sent, st->bytes_sent / MiB, st->msgs_recv, st->bytes_recv / MiB, st->multi_recvs,
+        st->optional_recvs, st->flushes, secs, st->max_send_inflight, st->max_recv_inflight);
     free(sa.base);
     free(ra.base);
     free(ll);
@@ -1104,8 +1204,8 @@ static void child_data(int abi, int role, int link)
     side_init(&s, abi);
     if (role == 0)
         say("device 0: %s, speed %d Mbps, ptrSupport 0x%x, maxRecvs %d, maxComms %d%s",
-            s.props.name, s.props.speed, s.props.ptr_support, s.props.max_recvs,
-            s.props.max_comms, s.props.has_v9 ? "" : " (maxP2pBytes: NCCL's 1 GiB for <= v8)");
+            s.props.name, s.props.speed, s.props.ptr_support, s.props.max_recvs, s.props.max_comms,
+            s.props.has_v9 ? "" : " (maxP2pBytes: NCCL's 1 GiB for <= v8)");
     if (role == 0 && g_transport_line[0])
         say("plugin says: %s", g_transport_line);
     side_listen(&s);
@@ -1210,8 +1310,7 @@ static void recv_expect_error(struct side *s, int link, size_t size, const char 
         if (done)
             completions++;
         if (now_s() > end)
-            FAIL("%s: no error in %.0f s (%d receives completed)", what, now_s() - t0,
-                 completions);
+            FAIL("%s: no error in %.0f s (%d receives completed)", what, now_s() - t0, completions);
         if (!req)
             usleep(100);
     }
@@ -1425,8 +1524,8 @@ static int reap(struct kid *k, int n, int timeout_s, const char *scenario, int a
             if (k[i].expect == EXPECT_EXIT0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
                 break;
             if (WIFSIGNALED(st))
-                printf("[v%d] FAIL: %s: %s killed by signal %d (%s)%s\n", abi, scenario,
-                       k[i].role, WTERMSIG(st), strsignal(WTERMSIG(st)),
+                printf("[v%d] FAIL: %s: %s killed by signal %d (%s)%s\n", abi, scenario, k[i].role,
+                       WTERMSIG(st), strsignal(WTERMSIG(st)),
                        WTERMSIG(st) == SIGPIPE ? ": the plugin wrote to a dead socket without "
                                                  "MSG_NOSIGNAL"
                                                : "");
@@ -1514,8 +1613,8 @@ static int run_abi(int abi)
         fail |= run_pair(abi, "data: two processes, both directions", k_data, "A", EXPECT_EXIT0,
                          k_data, "B", EXPECT_EXIT0, opt.timeout_s);
     if (opt.bad) {
-        fail |= run_pair(abi, "bad handles: connect fails cleanly", k_bad_handle, "A",
-                         EXPECT_EXIT0, NULL, NULL, EXPECT_EXIT0, opt.bad_timeout_s);
+        fail |= run_pair(abi, "bad handles: connect fails cleanly", k_bad_handle, "A", EXPECT_EXIT0,
+                         NULL, NULL, EXPECT_EXIT0, opt.bad_timeout_s);
         fail |= run_pair(abi, "garbage from the peer: receive fails cleanly", k_garbage_recv,
                          "receiver", EXPECT_EXIT0, k_garbage_send, "sender", EXPECT_EXIT0,
                          opt.bad_timeout_s);
@@ -1565,9 +1664,18 @@ static int parse_size(const char *s, size_t *out)
     if (errno || end == s)
         return -1;
     switch (*end) {
-    case 'k': case 'K': v <<= 10, end++; break;
-    case 'm': case 'M': v <<= 20, end++; break;
-    case 'g': case 'G': v <<= 30, end++; break;
+    case 'k':
+    case 'K':
+        v <<= 10, end++;
+        break;
+    case 'm':
+    case 'M':
+        v <<= 20, end++;
+        break;
+    case 'g':
+    case 'G':
+        v <<= 30, end++;
+        break;
     }
     if (*end)
         return -1;
@@ -1598,14 +1706,20 @@ static int parse_abis(const char *s)
 int main(int argc, char **argv)
 {
     static char default_plugin[PATH_MAX];
-    static const struct option lo[] = {
-        {"abi", required_argument, 0, 'a'},      {"plugin", required_argument, 0, 'p'},
-        {"iters", required_argument, 0, 'i'},    {"seed", required_argument, 0, 's'},
-        {"max-size", required_argument, 0, 'm'}, {"inflight", required_argument, 0, 'f'},
-        {"dir", required_argument, 0, 'd'},      {"data-only", no_argument, 0, 'D'},
-        {"bad-only", no_argument, 0, 'B'},       {"timeout", required_argument, 0, 't'},
-        {"bad-timeout", required_argument, 0, 'T'}, {"verbose", no_argument, 0, 'v'},
-        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+    static const struct option lo[] = {{"abi", required_argument, 0, 'a'},
+                                       {"plugin", required_argument, 0, 'p'},
+                                       {"iters", required_argument, 0, 'i'},
+                                       {"seed", required_argument, 0, 's'},
+                                       {"max-size", required_argument, 0, 'm'},
+                                       {"inflight", required_argument, 0, 'f'},
+                                       {"dir", required_argument, 0, 'd'},
+                                       {"data-only", no_argument, 0, 'D'},
+                                       {"bad-only", no_argument, 0, 'B'},
+                                       {"timeout", required_argument, 0, 't'},
+                                       {"bad-timeout", required_argument, 0, 'T'},
+                                       {"verbose", no_argument, 0, 'v'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
     const char *build = getenv("BUILD");
     snprintf(default_plugin, sizeof(default_plugin), "%s/libnccl-net-gdrtrace.so",
              build && *build ? build : "build/default");
@@ -1622,7 +1736,9 @@ int main(int argc, char **argv)
                 return 2;
             }
             break;
-        case 'p': opt.plugin = optarg; break;
+        case 'p':
+            opt.plugin = optarg;
+            break;
         case 'i':
             opt.iters = (int)strtol(optarg, &end, 0);
             if (*end || opt.iters < 1 || opt.iters > 1000000) {
@@ -1657,8 +1773,12 @@ int main(int argc, char **argv)
                 return 2;
             }
             break;
-        case 'D': opt.bad = 0; break;
-        case 'B': opt.data = 0; break;
+        case 'D':
+            opt.bad = 0;
+            break;
+        case 'B':
+            opt.data = 0;
+            break;
         case 't':
         case 'T': {
             int v = (int)strtol(optarg, &end, 0);
@@ -1670,9 +1790,15 @@ int main(int argc, char **argv)
             *(c == 't' ? &opt.timeout_s : &opt.bad_timeout_s) = v;
             break;
         }
-        case 'v': opt.verbose = 1; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 'v':
+            opt.verbose = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
         }
     }
     if (optind != argc) {

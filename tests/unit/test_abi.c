@@ -233,15 +233,15 @@ static gt_result fake_get_probe(int dev, struct gt_dev_probe *p)
     return GT_OK;
 }
 
-#define FAKE_OPS(nm, ini, devs)                                                                  \
-    {                                                                                            \
-        .name = nm, .init = ini, .devices = devs, .get_properties = fake_get_properties,          \
-        .listen = fake_listen, .connect = fake_connect, .accept = fake_accept,                   \
-        .reg_mr = fake_reg_mr, .reg_mr_dmabuf = fake_reg_mr_dmabuf, .dereg_mr = fake_ok2,        \
-        .isend = fake_isend, .irecv = fake_irecv, .iflush = fake_iflush, .test = fake_test,      \
-        .close_send = fake_ok1, .close_recv = fake_ok1, .close_listen = fake_ok1,                \
-        .get_device_mr = fake_get_device_mr, .irecv_consumed = fake_irecv_consumed,              \
-        .finalize = fake_finalize, .set_net_attr = fake_ok2, .get_probe = fake_get_probe,        \
+#define FAKE_OPS(nm, ini, devs)                                                                    \
+    {                                                                                              \
+        .name = nm, .init = ini, .devices = devs, .get_properties = fake_get_properties,           \
+        .listen = fake_listen, .connect = fake_connect, .accept = fake_accept,                     \
+        .reg_mr = fake_reg_mr, .reg_mr_dmabuf = fake_reg_mr_dmabuf, .dereg_mr = fake_ok2,          \
+        .isend = fake_isend, .irecv = fake_irecv, .iflush = fake_iflush, .test = fake_test,        \
+        .close_send = fake_ok1, .close_recv = fake_ok1, .close_listen = fake_ok1,                  \
+        .get_device_mr = fake_get_device_mr, .irecv_consumed = fake_irecv_consumed,                \
+        .finalize = fake_finalize, .set_net_attr = fake_ok2, .get_probe = fake_get_probe,          \
     }
 
 /* Strong definitions: they take the place of plugin/sock and plugin/ib,
@@ -560,37 +560,37 @@ static void fancy_props(void)
     F.props.max_recvs = 4;
     F.props.net_device_type = 1; /* UNPACK: we must report HOST */
     F.props.net_device_version = 7;
-    F.props.vdev_count = 0;                                 /* -> {1, [dev]} */
-    F.props.max_p2p_bytes = 0;                              /* -> 1 TiB */
-    F.props.max_coll_bytes = GT_MAX_NET_SIZE_BYTES * 2;     /* -> 1 TiB */
-    F.props.max_multi_request_size = 0;                     /* -> 1 */
+    F.props.vdev_count = 0;                             /* -> {1, [dev]} */
+    F.props.max_p2p_bytes = 0;                          /* -> 1 TiB */
+    F.props.max_coll_bytes = GT_MAX_NET_SIZE_BYTES * 2; /* -> 1 TiB */
+    F.props.max_multi_request_size = 0;                 /* -> 1 */
     F.props.rail_id = 3;
     F.props.plane_id = -9; /* -> -1 */
 }
 
-#define CHECK_BASE(p)                                                                            \
-    do {                                                                                         \
-        assert_string_equal((p).name, "fake0");                                                  \
-        assert_string_equal((p).pciPath, "/sys/devices/pci0000:00/0000:00:03.0");                \
-        assert_int_equal((p).guid, 0x1234abcd);                                                  \
-        assert_int_equal((p).ptrSupport, NCCL_PTR_HOST | NCCL_PTR_DMABUF);                      \
-        assert_int_equal((p).speed, 25000);                                                      \
-        assert_int_equal((p).port, 2);                                                           \
-        assert_true((p).latency == 1.5f);                                                        \
-        assert_int_equal((p).maxComms, 77);                                                      \
-        assert_int_equal((p).maxRecvs, 4);                                                       \
+#define CHECK_BASE(p)                                                                              \
+    do {                                                                                           \
+        assert_string_equal((p).name, "fake0");                                                    \
+        assert_string_equal((p).pciPath, "/sys/devices/pci0000:00/0000:00:03.0");                  \
+        assert_int_equal((p).guid, 0x1234abcd);                                                    \
+        assert_int_equal((p).ptrSupport, NCCL_PTR_HOST | NCCL_PTR_DMABUF);                         \
+        assert_int_equal((p).speed, 25000);                                                        \
+        assert_int_equal((p).port, 2);                                                             \
+        assert_true((p).latency == 1.5f);                                                          \
+        assert_int_equal((p).maxComms, 77);                                                        \
+        assert_int_equal((p).maxRecvs, 4);                                                         \
     } while (0)
 
-#define CHECK_V9(p, dev)                                                                         \
-    do {                                                                                         \
-        assert_int_equal((p).regIsGlobal, 1);                                                    \
-        assert_int_equal((p).forceFlush, 1);                                                     \
-        assert_int_equal((p).netDeviceType, NCCL_NET_DEVICE_HOST);                               \
-        assert_int_equal((p).netDeviceVersion, 0);                                               \
-        assert_int_equal((p).vProps.ndevs, 1);                                                   \
-        assert_int_equal((p).vProps.devs[0], (dev));                                             \
-        assert_int_equal((p).maxP2pBytes, NCCL_MAX_NET_SIZE_BYTES);                              \
-        assert_int_equal((p).maxCollBytes, NCCL_MAX_NET_SIZE_BYTES);                             \
+#define CHECK_V9(p, dev)                                                                           \
+    do {                                                                                           \
+        assert_int_equal((p).regIsGlobal, 1);                                                      \
+        assert_int_equal((p).forceFlush, 1);                                                       \
+        assert_int_equal((p).netDeviceType, NCCL_NET_DEVICE_HOST);                                 \
+        assert_int_equal((p).netDeviceVersion, 0);                                                 \
+        assert_int_equal((p).vProps.ndevs, 1);                                                     \
+        assert_int_equal((p).vProps.devs[0], (dev));                                               \
+        assert_int_equal((p).maxP2pBytes, NCCL_MAX_NET_SIZE_BYTES);                                \
+        assert_int_equal((p).maxCollBytes, NCCL_MAX_NET_SIZE_BYTES);                               \
     } while (0)
 
 static void test_properties_every_version(void **state)
@@ -726,8 +726,7 @@ static void test_int_abi_size_limits(void **state)
                      ncclInternalError);
     assert_int_equal(F.irecv_calls, calls);
     /* v9+ isend is size_t: 4 GiB passes through unchanged */
-    assert_int_equal(ncclNetPlugin_v9.isend((void *)1, NULL, 4ULL << 30, 0, mh, &req),
-                     ncclSuccess);
+    assert_int_equal(ncclNetPlugin_v9.isend((void *)1, NULL, 4ULL << 30, 0, mh, &req), ncclSuccess);
     assert_int_equal(F.last_isend_size, 4ULL << 30);
     assert_int_equal(ncclNetPlugin_v12.isend((void *)1, NULL, 5ULL << 30, 0, mh, NULL, &req),
                      ncclSuccess);
@@ -761,16 +760,16 @@ static void test_tables_are_complete(void **state)
     /* Every member but makeVDevice is filled: NCCL calls them unguarded. */
     const void *const *t;
     size_t n;
-#define ALL_SET(tab)                                                                             \
-    t = (const void *const *)&(tab);                                                             \
-    n = sizeof(tab) / sizeof(void *);                                                            \
-    for (size_t i = 0; i < n; i++)                                                               \
-        if (i != offsetof(__typeof__(tab), makeVDevice) / sizeof(void *))                        \
+#define ALL_SET(tab)                                                                               \
+    t = (const void *const *)&(tab);                                                               \
+    n = sizeof(tab) / sizeof(void *);                                                              \
+    for (size_t i = 0; i < n; i++)                                                                 \
+        if (i != offsetof(__typeof__(tab), makeVDevice) / sizeof(void *))                          \
             assert_non_null(t[i]);
-#define ALL_SET_OLD(tab)                                                                         \
-    t = (const void *const *)&(tab);                                                             \
-    n = sizeof(tab) / sizeof(void *);                                                            \
-    for (size_t i = 0; i < n; i++)                                                               \
+#define ALL_SET_OLD(tab)                                                                           \
+    t = (const void *const *)&(tab);                                                               \
+    n = sizeof(tab) / sizeof(void *);                                                              \
+    for (size_t i = 0; i < n; i++)                                                                 \
         assert_non_null(t[i]);
     ALL_SET_OLD(ncclNetPlugin_v6);
     ALL_SET_OLD(ncclNetPlugin_v7);
