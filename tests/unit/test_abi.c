@@ -14,6 +14,7 @@
  * of the process, so the selection tests (which need the count to reach 0)
  * run first, with v11/v12 only.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -76,8 +77,8 @@ static gt_result fake_init(const char *which, int *count, void **ctx, uint64_t c
     c->has_comm_id = has_comm_id;
     c->tc = config ? config->traffic_class : -2; /* -2: no config given */
     *ctx = c;
-    F.last_init = c;
-    (*count)++;
+    __atomic_store_n(&F.last_init, c, __ATOMIC_RELAXED);
+    __atomic_add_fetch(count, 1, __ATOMIC_RELAXED);
     return GT_OK;
 }
 
@@ -107,9 +108,9 @@ static gt_result fake_finalize(void *ctx)
     assert_non_null(c);
     assert_int_equal(c->magic, CTX_MAGIC);
     if (strcmp(c->transport, "ib") == 0)
-        F.ib_finalizes++;
+        __atomic_add_fetch(&F.ib_finalizes, 1, __ATOMIC_RELAXED);
     else
-        F.sock_finalizes++;
+        __atomic_add_fetch(&F.sock_finalizes, 1, __ATOMIC_RELAXED);
     c->magic = 0;
     free(c);
     return GT_OK;
@@ -500,6 +501,43 @@ static void test_v11_contexts_are_per_communicator(void **state)
     assert_int_equal(gt_core_refs(), 0);
 }
 
+/* NCCL creates communicators from many threads at once: the count and the
+ * anchor must survive concurrent init/finalize. */
+#define RACE_THREADS 8
+#define RACE_ROUNDS 200
+static void *race_body(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < RACE_ROUNDS; i++) {
+        void *ctx = NULL;
+        if (ncclNetPlugin_v12.init(&ctx, (uint64_t)i, NULL, logger, NULL) != ncclSuccess)
+            return (void *)1;
+        ncclNetProperties_v12_t p;
+        if (ncclNetPlugin_v12.getProperties(0, &p) != ncclSuccess)
+            return (void *)1;
+        if (ncclNetPlugin_v12.finalize(ctx) != ncclSuccess)
+            return (void *)1;
+    }
+    return NULL;
+}
+
+static void test_concurrent_init_finalize(void **state)
+{
+    (void)state;
+    pthread_t t[RACE_THREADS];
+    for (int i = 0; i < RACE_THREADS; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, race_body, NULL), 0);
+    for (int i = 0; i < RACE_THREADS; i++) {
+        void *ret = (void *)1;
+        assert_int_equal(pthread_join(t[i], &ret), 0);
+        assert_null(ret);
+    }
+    assert_int_equal(gt_core_refs(), 0);
+    assert_int_equal(__atomic_load_n(&F.sock_inits, __ATOMIC_RELAXED),
+                     __atomic_load_n(&F.sock_finalizes, __ATOMIC_RELAXED));
+    assert_true(F.sock_inits >= RACE_THREADS * RACE_ROUNDS);
+}
+
 /* ---------------- <= v10: once per process ---------------- */
 
 static void test_old_abi_inits_once_per_process(void **state)
@@ -797,6 +835,7 @@ int main(void)
         cmocka_unit_test_setup(test_disable_bypasses_shim, reset),
         cmocka_unit_test_setup(test_shim_sees_the_data_path, reset),
         cmocka_unit_test_setup(test_v11_contexts_are_per_communicator, reset),
+        cmocka_unit_test_setup(test_concurrent_init_finalize, reset),
         /* from here on <= v10 adapters hold references for the process */
         cmocka_unit_test_setup(test_old_abi_inits_once_per_process, reset),
         cmocka_unit_test_setup(test_v10_traffic_class_contexts, reset),
