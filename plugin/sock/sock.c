@@ -265,10 +265,17 @@ static gt_result devices_discover(void)
         return GT_SYSTEM_ERROR;
     }
     const char *spec = gt_env_str("GDRTRACE_SOCKET_IFNAME");
-    int n = gt_sock_if_select(cands, nc, spec, sel, GT_SOCK_MAX_DEVS);
+    static const char *const fams[] = {"any", "AF_INET", "AF_INET6", "4", "6", NULL};
+    static const int fam_of[] = {0, AF_INET, AF_INET6, AF_INET, AF_INET6};
+    int family = fam_of[gt_env_choice("GDRTRACE_SOCKET_FAMILY", fams, 0)];
+    int n = gt_sock_if_select(cands, nc, spec, family, sel, GT_SOCK_MAX_DEVS);
     if (n <= 0) {
-        GT_WARN("sock: no usable network interface (up, with an IPv4/IPv6 address)%s%s%s",
-                spec ? " matches GDRTRACE_SOCKET_IFNAME='" : "", spec ? spec : "", spec ? "'" : "");
+        GT_WARN("sock: no usable network interface (up, with an %s address)%s%s%s",
+                family == AF_INET    ? "IPv4 (GDRTRACE_SOCKET_FAMILY)"
+                : family == AF_INET6 ? "IPv6 (GDRTRACE_SOCKET_FAMILY)"
+                                     : "IPv4/IPv6",
+                spec ? " matching GDRTRACE_SOCKET_IFNAME='" : "", spec ? spec : "",
+                spec ? "'" : "");
         return GT_INTERNAL_ERROR;
     }
     char line[512] = "";

@@ -69,9 +69,10 @@ struct gt_sock_if {
  * leading '=' (after the optional '^') requires exact names. */
 int gt_sock_if_match(const char *spec, const char *name);
 /* Picks devices from cands: one per interface name (IPv4 preferred over IPv6,
- * IPv6 link-local skipped).  With spec: those it selects.  Without: all but
- * loopback and docker*; else docker*; else loopback.  Returns the count. */
-int gt_sock_if_select(const struct gt_sock_if *cands, int ncand, const char *spec,
+ * IPv6 link-local skipped; family AF_INET/AF_INET6 keeps only that family,
+ * 0 any).  With spec: those it selects.  Without: all but loopback and
+ * docker*; else docker*; else loopback.  Returns the count. */
+int gt_sock_if_select(const struct gt_sock_if *cands, int ncand, const char *spec, int family,
                       struct gt_sock_if *out, int maxout);
 /* The system's up interfaces with an IPv4/IPv6 address (getifaddrs). */
 int gt_sock_if_system(struct gt_sock_if *out, int maxout);

@@ -188,13 +188,13 @@ static int if_class(const struct gt_sock_if *c)
     return strncmp(c->name, "docker", 6) == 0 ? 1 : 0;
 }
 
-static int pick(const struct gt_sock_if *cands, int ncand, const char *spec, int cls,
+static int pick(const struct gt_sock_if *cands, int ncand, const char *spec, int family, int cls,
                 struct gt_sock_if *out, int maxout)
 {
     int n = 0;
     for (int i = 0; i < ncand && n < maxout; i++) {
         const struct gt_sock_if *c = &cands[i];
-        if (!usable(c))
+        if (!usable(c) || (family && c->addr.sa.sa_family != family))
             continue;
         if (spec ? !gt_sock_if_match(spec, c->name) : if_class(c) != cls)
             continue;
@@ -213,13 +213,13 @@ static int pick(const struct gt_sock_if *cands, int ncand, const char *spec, int
     return n;
 }
 
-int gt_sock_if_select(const struct gt_sock_if *cands, int ncand, const char *spec,
+int gt_sock_if_select(const struct gt_sock_if *cands, int ncand, const char *spec, int family,
                       struct gt_sock_if *out, int maxout)
 {
     if (spec && *spec)
-        return pick(cands, ncand, spec, 0, out, maxout);
+        return pick(cands, ncand, spec, family, 0, out, maxout);
     for (int cls = 0; cls <= 2; cls++) {
-        int n = pick(cands, ncand, NULL, cls, out, maxout);
+        int n = pick(cands, ncand, NULL, family, cls, out, maxout);
         if (n > 0)
             return n;
     }

@@ -14,6 +14,7 @@
  *    (also when only one sub of a multi-receive is truncated);
  *  - a sender that closes under a posted receive, a connect to a closed
  *    port: errors, not endless NULLs;
+ *  - GDRTRACE_SOCKET_FAMILY=AF_INET6: the whole path over ::1;
  *  - a peer process killed mid-message, a receiver closing mid-message
  *    (no SIGPIPE), a peer sending garbage, a peer closing: test() returns
  *    an error in bounded time, never hangs; random control bytes in both
@@ -177,33 +178,40 @@ static void test_if_select(void **state)
     };
     int nc = (int)(sizeof(c) / sizeof(c[0]));
     struct gt_sock_if out[8];
-    int n = gt_sock_if_select(c, nc, NULL, out, 8);
+    int n = gt_sock_if_select(c, nc, NULL, 0, out, 8);
     /* Default: no loopback, no docker, no link-local-only ib0; v4 preferred. */
     assert_int_equal(n, 2);
     assert_string_equal(out[0].name, "eth0");
     assert_int_equal(out[0].addr.sa.sa_family, AF_INET);
     assert_string_equal(out[1].name, "ens5");
-    n = gt_sock_if_select(c, nc, "lo", out, 8);
+    n = gt_sock_if_select(c, nc, "lo", 0, out, 8);
     assert_int_equal(n, 1);
     assert_string_equal(out[0].name, "lo");
     assert_int_equal(out[0].addr.sa.sa_family, AF_INET);
-    n = gt_sock_if_select(c, nc, "^eth,lo", out, 8);
+    n = gt_sock_if_select(c, nc, "^eth,lo", 0, out, 8);
     assert_int_equal(n, 2); /* docker0, ens5 */
     assert_string_equal(out[0].name, "docker0");
-    n = gt_sock_if_select(c, nc, "=eth", out, 8);
+    n = gt_sock_if_select(c, nc, "=eth", 0, out, 8);
     assert_int_equal(n, 0);
-    n = gt_sock_if_select(c, nc, "ib", out, 8);
+    n = gt_sock_if_select(c, nc, "ib", 0, out, 8);
     assert_int_equal(n, 0); /* link-local only: unusable without a scope id */
     /* Only loopback and docker: docker first, then loopback alone. */
-    n = gt_sock_if_select(c, 2, NULL, out, 8);
+    n = gt_sock_if_select(c, 2, NULL, 0, out, 8);
     assert_int_equal(n, 1);
     assert_string_equal(out[0].name, "lo");
     struct gt_sock_if c2[] = {c[0], c[5]};
-    n = gt_sock_if_select(c2, 2, NULL, out, 8);
+    n = gt_sock_if_select(c2, 2, NULL, 0, out, 8);
     assert_int_equal(n, 1);
     assert_string_equal(out[0].name, "docker0");
-    n = gt_sock_if_select(c, nc, NULL, out, 1); /* maxout respected */
+    n = gt_sock_if_select(c, nc, NULL, 0, out, 1); /* maxout respected */
     assert_int_equal(n, 1);
+    /* GDRTRACE_SOCKET_FAMILY: only that family; eth0 then uses its v6 address. */
+    n = gt_sock_if_select(c, nc, NULL, AF_INET6, out, 8);
+    assert_int_equal(n, 2);
+    assert_string_equal(out[0].name, "eth0");
+    assert_int_equal(out[0].addr.sa.sa_family, AF_INET6);
+    n = gt_sock_if_select(c, nc, "ens", AF_INET, out, 8);
+    assert_int_equal(n, 0);
 }
 
 static void test_properties(void **state)
@@ -776,6 +784,53 @@ static void test_connect_refused(void **state)
     assert_int_equal(r, GT_REMOTE_ERROR);
 }
 
+/* GDRTRACE_SOCKET_FAMILY=AF_INET6 end to end over ::1: listen, handle,
+ * connect/accept and striped data all work on IPv6.  Skipped where the host
+ * has no IPv6 loopback. */
+static void test_ipv6_exchange(void **state)
+{
+    (void)state;
+    assert_int_equal(ops->finalize(g_ctx), GT_OK);
+    g_ctx = NULL;
+    setenv("GDRTRACE_SOCKET_FAMILY", "AF_INET6", 1);
+    void *ctx6 = NULL;
+    gt_result r = ops->init(&ctx6, 2, 1, NULL, NULL, NULL);
+    unsetenv("GDRTRACE_SOCKET_FAMILY");
+    if (r != GT_OK) {
+        assert_int_equal(ops->init(&g_ctx, 1, 1, NULL, NULL, NULL), GT_OK);
+        skip(); /* no IPv6 address on lo */
+    }
+    g_ctx = ctx6;
+    struct gt_props p;
+    assert_int_equal(ops->get_properties(0, &p), GT_OK);
+    assert_string_equal(p.name, "lo");
+    void *sc, *rc;
+    connect_pair(&sc, &rc);
+    size_t sizes[3] = {0, 777, 5u << 20};
+    unsigned char *src = malloc(sizes[2]), *dst = malloc(sizes[2]);
+    assert_non_null(src);
+    assert_non_null(dst);
+    for (int i = 0; i < 3; i++) {
+        fill(src, sizes[i], (unsigned)i);
+        void *d = dst, *rreq = NULL;
+        size_t sz = sizes[2];
+        int tag = i, got[1];
+        assert_int_equal(ops->irecv(rc, 1, &d, &sz, &tag, NULL, NULL, &rreq), GT_OK);
+        void *sreq = isend_retry(sc, src, sizes[i], i, NULL);
+        assert_int_equal(wait_req(rreq, got, 10), GT_OK);
+        assert_int_equal(wait_req(sreq, NULL, 10), GT_OK);
+        assert_int_equal(got[0], (int)sizes[i]);
+        assert_memory_equal(dst, src, sizes[i] ? sizes[i] : 1 * 0);
+    }
+    free(src);
+    free(dst);
+    assert_int_equal(ops->close_send(sc), GT_OK);
+    assert_int_equal(ops->close_recv(rc), GT_OK);
+    /* Back to the IPv4 loopback device for the tests that follow. */
+    assert_int_equal(ops->finalize(g_ctx), GT_OK);
+    assert_int_equal(ops->init(&g_ctx, 1, 1, NULL, NULL, NULL), GT_OK);
+}
+
 static int raw_connect(const struct gt_sock_handle_info *info)
 {
     int fd = socket(info->addr.sa.sa_family, SOCK_STREAM, 0);
@@ -1005,15 +1060,25 @@ int main(void)
 {
     signal(SIGPIPE, SIG_DFL); /* any SIGPIPE would kill the test: MSG_NOSIGNAL must hold */
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_handle_roundtrip), cmocka_unit_test(test_handle_corrupt),
-        cmocka_unit_test(test_ifname_match),     cmocka_unit_test(test_if_select),
-        cmocka_unit_test(test_properties),       cmocka_unit_test(test_reg_mr),
-        cmocka_unit_test(test_pool_exhaustion),  cmocka_unit_test(test_random_exchange),
-        cmocka_unit_test(test_multi_recv),       cmocka_unit_test(test_truncation),
-        cmocka_unit_test(test_truncation_multi), cmocka_unit_test(test_peer_killed_mid_message),
-        cmocka_unit_test(test_receiver_closes),  cmocka_unit_test(test_sender_closes),
-        cmocka_unit_test(test_connect_refused),  cmocka_unit_test(test_receiver_dies_mid_message),
-        cmocka_unit_test(test_garbage_peer),     cmocka_unit_test(test_fuzz_control),
+        cmocka_unit_test(test_handle_roundtrip),
+        cmocka_unit_test(test_handle_corrupt),
+        cmocka_unit_test(test_ifname_match),
+        cmocka_unit_test(test_if_select),
+        cmocka_unit_test(test_properties),
+        cmocka_unit_test(test_reg_mr),
+        cmocka_unit_test(test_pool_exhaustion),
+        cmocka_unit_test(test_random_exchange),
+        cmocka_unit_test(test_multi_recv),
+        cmocka_unit_test(test_truncation),
+        cmocka_unit_test(test_truncation_multi),
+        cmocka_unit_test(test_peer_killed_mid_message),
+        cmocka_unit_test(test_receiver_closes),
+        cmocka_unit_test(test_sender_closes),
+        cmocka_unit_test(test_connect_refused),
+        cmocka_unit_test(test_ipv6_exchange),
+        cmocka_unit_test(test_receiver_dies_mid_message),
+        cmocka_unit_test(test_garbage_peer),
+        cmocka_unit_test(test_fuzz_control),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
