@@ -20,6 +20,7 @@
  *                           the DMA-BUF probe and policy on a real vgem
  *                           dma-buf fd (rxe refuses it with EOPNOTSUPP);
  *                           EXPECT = notallowed | noperrmem | fallback
+ *   gt_ib_vmtest devices N  exactly N devices under the GDRTRACE_IB_HCA given
  *   gt_ib_vmtest bw SIZE SECONDS
  *                           bandwidth of SIZE-byte messages, 16 in flight,
  *                           printed as "@@BW size=… gbps=…"
@@ -727,6 +728,22 @@ int main(int argc, char **argv)
         if (!strcmp(argv[2], "fallback") || !strcmp(argv[2], "peermemfails"))
             fake_peermem();
         return test_dmabuf(argv[2]);
+    }
+    if (argc >= 3 && !strcmp(argv[1], "devices")) {
+        /* GDRTRACE_IB_HCA decides which ports become devices. */
+        int want = atoi(argv[2]), n = 0;
+        if (N->init(&ctx, 0, 0, NULL, capture_logger, NULL) == GT_OK) {
+            N->devices(&n);
+            for (int i = 0; i < n; i++) {
+                struct gt_props pr;
+                N->get_properties(i, &pr);
+                printf("device %d: %s\n", i, pr.name);
+            }
+            N->finalize(ctx);
+        }
+        printf("GDRTRACE_IB_HCA=%s: %d device(s), want %d\n",
+               getenv("GDRTRACE_IB_HCA") ? getenv("GDRTRACE_IB_HCA") : "(unset)", n, want);
+        return n == want ? 0 : 1;
     }
     if (argc >= 4 && !strcmp(argv[1], "bw"))
         return test_bw(strtoull(argv[2], NULL, 0), atof(argv[3]));
