@@ -29,15 +29,24 @@ skip() { echo "SKIP: $*"; exit 77; }
 die() { echo "FAIL: $*"; exit 1; }
 t_start=$(date +%s)
 
+# Only a missing QEMU or kernel is a skip; the rest is a setup error that
+# scripts/install-deps.sh (make check) fixes, so it fails loudly.
 command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed (qemu-system-x86)"
-busybox=$(command -v busybox || true)
-[ -n "$busybox" ] && file -L "$busybox" 2>/dev/null | grep -q "statically linked" || busybox=/bin/busybox
-[ -x "$busybox" ] || skip "busybox (busybox-static) not installed"
-for t in cpio depmod modprobe dpkg ldd; do command -v $t >/dev/null || skip "$t not installed"; done
+busybox=/bin/busybox
+[ -x "$busybox" ] || die "busybox-static not installed (scripts/install-deps.sh)"
+for t in cpio depmod modprobe dpkg ldd perl ib_write_bw rdma; do
+    command -v $t >/dev/null || die "$t not installed (scripts/install-deps.sh)"
+done
 
 # ---- the kernel: whatever linux-image-amd64 points at now --------------
 mkdir -p "$cache"
-kpkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
+find_kpkg() { apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}'; }
+kpkg=$(find_kpkg)
+if [ -z "$kpkg" ] && [ "$(id -u)" = 0 ] && ! ls "$cache"/linux-image-*.deb >/dev/null 2>&1; then
+    # A fresh machine may have no package lists yet.
+    apt-get update -qq >/dev/null 2>&1 || true
+    kpkg=$(find_kpkg)
+fi
 deb=""
 if [ -n "$kpkg" ]; then
     deb=$(ls "$cache/${kpkg}"_*.deb 2>/dev/null | head -n 1 || true)
@@ -96,7 +105,7 @@ copy_with_libs() { # files and their libraries, at the same paths
     done
 }
 prov=$(ls /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so 2>/dev/null | head -n 1 || true)
-[ -n "$prov" ] || skip "no librxe provider (ibverbs-providers)"
+[ -n "$prov" ] || die "no librxe provider (ibverbs-providers; scripts/install-deps.sh)"
 copy_with_libs "$(command -v ip)" "$(command -v rdma)" "$(command -v ib_write_bw)" \
     "$(command -v ibv_devinfo)" "$prov" /usr/lib/x86_64-linux-gnu/libibverbs.so.1
 cp /etc/libibverbs.d/rxe.driver "$r/etc/libibverbs.d/"
