@@ -12,7 +12,8 @@
  * errno, send/recv/flush completions with bytes and histograms, control
  * events always and per-message events only when enabled, a second thread's
  * data path in a sibling slot with the same commId, requests beyond the pool
- * still working, and CLOSED state after the last finalize.
+ * still working, a forked child's calls not reaching the parent's file, and
+ * CLOSED state after the last finalize.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "shim/hist.h"
@@ -558,6 +560,29 @@ static void test_every_call_recorded(void **state)
     assert_int_equal(ev.last[GTR_EV_DEREG].aux, GT_METHOD_DMABUF);
     assert_int_equal(c->dereg_count, 1);
     assert_int_equal(c->hist[GTR_OP_DEREG].count, 1);
+
+    /* a forked child's records never reach the parent's file */
+    uint64_t sends_before = c->send_count, head_before = r->ring.hdr->head;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        void *creq = NULL;
+        int cdone = 0;
+        r->events_all = 1;
+        for (int i = 0; i < 100; i++) {
+            ops->isend(sc, NULL, 10, 0, NULL, NULL, &creq);
+            while (!cdone)
+                ops->test(creq, &cdone, NULL);
+            cdone = 0;
+        }
+        /* recorded into private zeroed memory that replaced the mapping */
+        _exit(c->send_count == 100 ? 0 : 1);
+    }
+    int wst;
+    assert_int_equal(waitpid(pid, &wst, 0), pid);
+    assert_true(WIFEXITED(wst) && WEXITSTATUS(wst) == 0);
+    assert_int_equal(c->send_count, sends_before);
+    assert_int_equal(r->ring.hdr->head, head_before);
 
     /* teardown: closes, the rest of the deregistrations, finalize */
     void *left[] = {mh1, mh3, mh4, mh5};
