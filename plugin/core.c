@@ -65,7 +65,10 @@ static const struct gt_net_ops *transport_ops(int id)
 
 /* While a transport is probed, its log lines also land in `captured` (this
  * thread only), so a failed init can be explained in the selection reason
- * ("ib: no active RDMA port") rather than by an error number. */
+ * ("ib: no active RDMA port") rather than by an error number.  probe_logger
+ * stays a valid logger for the process (it forwards to NCCL's), so a
+ * transport that keeps the logger it was given at init (inner) keeps
+ * working after the probe. */
 static gt_logger_fn probe_real_logger;
 static _Thread_local int capturing;
 static _Thread_local char captured[128];
