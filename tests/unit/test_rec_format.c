@@ -7,8 +7,9 @@
  * through the file on disk; the name gdrtrace.<job>.<host>.<pid>.rec with
  * sanitised parts and a "-N" suffix instead of touching an existing file;
  * mode 0600 regardless of umask and GDRTRACE_MODE honoured or refused;
- * O_NOFOLLOW (a planted symlink is not followed); a missing directory is an
- * error naming it; CLOSED with an end time after close; and that the reader
+ * O_NOFOLLOW (a planted symlink is not followed); no room for the file (a
+ * full tmpfs) is an error at creation, leaving no file; a missing directory
+ * is an error naming it; CLOSED with an end time after close; and that the reader
  * refuses a wrong magic, an unknown major version, the other byte order, a
  * wrong word size, a truncated file, a section outside the file, and
  * overlapping sections — while accepting a newer minor version with an
@@ -25,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -233,6 +236,22 @@ static void test_mode_and_errors(void **state)
     gt_rec_unmap(&r);
     unsetenv("GDRTRACE_MODE");
     umask(old);
+
+    /* No room for the file: an error at creation naming the path, and no
+     * partial file left (RLIMIT_FSIZE stands in for a full tmpfs). */
+    struct rlimit old_lim, small = {1 << 20, 1 << 20};
+    getrlimit(RLIMIT_FSIZE, &old_lim);
+    signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+    struct gt_rec_config big = {.dir = g_dir, .mode = -1, .events_all = 0}; /* ~2.7 MB */
+    char ferr[512] = "";
+    int fe = gt_rec_open(&r, &big, ferr, sizeof(ferr));
+    setrlimit(RLIMIT_FSIZE, &old_lim);
+    signal(SIGXFSZ, SIG_DFL);
+    assert_int_not_equal(fe, 0);
+    assert_non_null(strstr(ferr, "cannot allocate"));
+    assert_non_null(strstr(ferr, g_dir));
+    assert_int_equal(access(r.path, F_OK), -1); /* removed again */
 
     char missing[PATH_MAX + 16];
     snprintf(missing, sizeof(missing), "%s/no/such/dir", g_dir);
