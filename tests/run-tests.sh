@@ -4,18 +4,28 @@
 # timeout, keeps its output in $BUILD/test-logs/<name>.log, and ends with one
 # summary line CI can read: "N passed, N failed, N skipped".
 #   exit 0 = pass, 77 = skip (the log's last line says why), anything else = fail.
+# An argument "@DIR" switches the build folder ($BUILD) for the arguments that
+# follow, so one run (and one summary line) can cover several sanitizer
+# builds; tests of a build other than build/default are named "<variant>:name".
 # GDRTRACE_TEST_TIMEOUT (seconds, default 300) bounds each test;
 # GDRTRACE_TEST_FILTER (a substring) runs only matching tests;
 # GDRTRACE_TEST_EXCLUDE (comma-separated substrings) leaves matching tests out.
 set -u
 BUILD=${BUILD:-build/default}
-logdir="$BUILD/test-logs"
-mkdir -p "$logdir"
 timeout_s=${GDRTRACE_TEST_TIMEOUT:-300}
-pass=0 fail=0 skip=0 failed_names=()
+pass=0 fail=0 skip=0 failed_logs=()
 export BUILD
 for t in "$@"; do
+    if [[ "$t" == @* ]]; then
+        BUILD=${t#@}
+        continue
+    fi
+    logdir="$BUILD/test-logs"
+    mkdir -p "$logdir"
     name=$(basename "$t")
+    variant=$(basename "$BUILD")
+    label=$name
+    [ "$variant" = default ] || label="$variant:$name"
     if [ -n "${GDRTRACE_TEST_FILTER:-}" ] && [[ "$name" != *"$GDRTRACE_TEST_FILTER"* ]]; then
         continue
     fi
@@ -31,15 +41,15 @@ for t in "$@"; do
     rc=$?
     ms=$(( ($(date +%s%N) - start) / 1000000 )); secs=$(printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100)))
     case $rc in
-    0) pass=$((pass + 1)); printf 'PASS  %-40s %6ss\n' "$name" "$secs" ;;
-    77) skip=$((skip + 1)); printf 'SKIP  %-40s %6ss  (%s)\n' "$name" "$secs" "$(tail -n 1 "$log")" ;;
-    124|137) fail=$((fail + 1)); failed_names+=("$name"); printf 'FAIL  %-40s %6ss  (timed out after %ss)\n' "$name" "$secs" "$timeout_s" ;;
-    *) fail=$((fail + 1)); failed_names+=("$name"); printf 'FAIL  %-40s %6ss  (exit %d)\n' "$name" "$secs" "$rc" ;;
+    0) pass=$((pass + 1)); printf 'PASS  %-40s %6ss\n' "$label" "$secs" ;;
+    77) skip=$((skip + 1)); printf 'SKIP  %-40s %6ss  (%s)\n' "$label" "$secs" "$(tail -n 1 "$log")" ;;
+    124|137) fail=$((fail + 1)); failed_logs+=("$log"); printf 'FAIL  %-40s %6ss  (timed out after %ss)\n' "$label" "$secs" "$timeout_s" ;;
+    *) fail=$((fail + 1)); failed_logs+=("$log"); printf 'FAIL  %-40s %6ss  (exit %d)\n' "$label" "$secs" "$rc" ;;
     esac
 done
-for n in "${failed_names[@]+"${failed_names[@]}"}"; do
-    echo "---- last lines of $logdir/$n.log"
-    tail -n 30 "$logdir/$n.log"
+for l in "${failed_logs[@]+"${failed_logs[@]}"}"; do
+    echo "---- last lines of $l"
+    tail -n 30 "$l"
 done
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

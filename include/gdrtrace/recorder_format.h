@@ -183,7 +183,7 @@ struct gtr_device {
  * Index of value v (ns), with m = floor(log2(v)):
  *     v < 16:  idx = v
  *     else:    idx = (m - 3) * 16 + ((v >> (m - 4)) - 16)
- * Covers up to 2^GTR_HIST_MAX_LOG2 ns (~73 minutes); larger values go to the
+ * Covers values below 2^(GTR_HIST_MAX_LOG2 + 1) ns (~2.4 hours); larger values go to the
  * last bucket (count, sum and max stay exact). */
 #define GTR_HIST_SUB_BITS 4
 #define GTR_HIST_SUB (1u << GTR_HIST_SUB_BITS)
