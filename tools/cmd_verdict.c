@@ -18,8 +18,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: gdrtrace verdict [--json] [--expect dmabuf|peermem|host] [--job J] [PATH...]\n"
-            "  Did NCCL use the direct GPU<->NIC path?  One line per communicator and one\n"
-            "  for all: DIRECT-DMABUF, DIRECT-PEERMEM, HOST-STAGED, MIXED, FALLBACK, ERROR,\n"
+            "  Did NCCL use the direct GPU<->NIC path?  One line per communicator, one per\n"
+            "  node (when several), and one for all: DIRECT-DMABUF, DIRECT-PEERMEM, HOST-STAGED, MIXED, FALLBACK, ERROR,\n"
             "  NO-DATA, each with the evidence.  PATH as for summary.\n"
             "  --expect X  exit 0 if the whole input is DIRECT-DMABUF (dmabuf),\n"
             "              DIRECT-PEERMEM (peermem) or HOST-STAGED (host), else 20\n"
@@ -79,6 +79,16 @@ int gt_cmd_verdict(int argc, char **argv)
             gj_end(&js, '}');
         }
         gj_end(&js, ']');
+        gj_arr(&js, "nodes");
+        for (size_t i = 0; i < j.nnodes; i++) {
+            gj_obj(&js, NULL);
+            gj_str(&js, "host", j.nodes[i].host);
+            gj_i64(&js, "processes", j.nodes[i].nproc);
+            gj_i64(&js, "comms", j.nodes[i].ncomm);
+            gj_str(&js, "verdict", gt_verdict_name(j.nodes[i].code));
+            gj_end(&js, '}');
+        }
+        gj_end(&js, ']');
         gj_obj(&js, "all");
         gj_str(&js, "verdict", gt_verdict_name(code));
         gj_str(&js, "why", j.overall.why);
@@ -95,6 +105,10 @@ int gt_cmd_verdict(int argc, char **argv)
         for (size_t i = 0; i < j.ncomm; i++)
             printf("comm %-20s %-15s %s\n", j.comms[i].label, gt_verdict_name(j.comms[i].v.code),
                    j.comms[i].v.why);
+        if (j.nnodes > 1)
+            for (size_t i = 0; i < j.nnodes; i++)
+                printf("node %-20s %-15s %d process(es), %d communicator(s)\n", j.nodes[i].host,
+                       gt_verdict_name(j.nodes[i].code), j.nodes[i].nproc, j.nodes[i].ncomm);
         printf("%-25s %-15s %s\n", "all", gt_verdict_name(code), j.overall.why);
         if (expect >= 0 && code != expect)
             printf("expected %s, got %s\n", gt_verdict_name(expect), gt_verdict_name(code));

@@ -367,6 +367,63 @@ static int find_comm(struct gt_job *j, const struct gtr_comm *c, const struct gt
     return -1;
 }
 
+static int build_nodes(struct gt_job *j)
+{
+    struct gtr_comm *grp = malloc(sizeof(*grp));
+    j->nodes = calloc(j->nrec ? j->nrec : 1, sizeof(*j->nodes));
+    int *codes = NULL;
+    size_t ncodes = 0, capc = 0;
+    if (!grp || !j->nodes)
+        goto err;
+    for (size_t i = 0; i < j->nrec; i++) {
+        const struct gt_rec *r = &j->recs[i];
+        struct gt_node *nd = NULL;
+        for (size_t k = 0; k < j->nnodes; k++)
+            if (!strcmp(j->nodes[k].host, r->id.host))
+                nd = &j->nodes[k];
+        if (!nd) {
+            nd = &j->nodes[j->nnodes++];
+            snprintf(nd->host, sizeof(nd->host), "%s", r->id.host);
+        }
+        nd->nproc++;
+    }
+    for (size_t k = 0; k < j->nnodes; k++) {
+        struct gt_node *nd = &j->nodes[k];
+        ncodes = 0;
+        for (size_t i = 0; i < j->nrec; i++) {
+            const struct gt_rec *r = &j->recs[i];
+            if (strcmp(r->id.host, nd->host))
+                continue;
+            for (uint32_t s = 0; s < r->ncomm; s++) {
+                if (!gt_rec_comm_group(r, s, grp, NULL))
+                    continue;
+                nd->ncomm++;
+                for (int a = 0; a < GTR_ASKED_COUNT; a++)
+                    for (int m = 0; m < GTR_METHOD_COUNT; m++)
+                        nd->did[m] += grp->reg_count[a][m];
+                struct gt_verdict v;
+                gt_verdict_of(grp, &r, 1, &v);
+                if (ncodes == capc) {
+                    capc = capc ? capc * 2 : 64;
+                    int *nc = realloc(codes, capc * sizeof(*nc));
+                    if (!nc)
+                        goto err;
+                    codes = nc;
+                }
+                codes[ncodes++] = v.code;
+            }
+        }
+        nd->code = gt_verdict_combine(codes, ncodes);
+    }
+    free(codes);
+    free(grp);
+    return 0;
+err:
+    free(codes);
+    free(grp);
+    return -1;
+}
+
 int gt_job_build(struct gt_job *j, struct gt_rec *recs, size_t nrec)
 {
     memset(j, 0, sizeof(*j));
@@ -421,8 +478,12 @@ int gt_job_build(struct gt_job *j, struct gt_rec *recs, size_t nrec)
             gt_comm_accumulate(&x->sum, c);
         }
     }
-    int *codes = malloc((j->ncomm ? j->ncomm : 1) * sizeof(int));
-    const struct gt_rec **ctx = malloc((nrec ? nrec : 1) * sizeof(*ctx));
+    int *codes = NULL;
+    const struct gt_rec **ctx = NULL;
+    if (build_nodes(j))
+        goto err;
+    codes = calloc(j->ncomm ? j->ncomm : 1, sizeof(int));
+    ctx = malloc((nrec ? nrec : 1) * sizeof(*ctx));
     if (!codes || !ctx) {
         free(codes);
         free(ctx);
@@ -470,8 +531,10 @@ void gt_job_free(struct gt_job *j)
     for (size_t i = 0; i < j->ncomm; i++)
         free(j->comms[i].members);
     free(j->comms);
+    free(j->nodes);
     j->comms = NULL;
-    j->ncomm = 0;
+    j->nodes = NULL;
+    j->ncomm = j->nnodes = 0;
 }
 
 const char *gt_fmt_ns(uint64_t ns, char *buf, size_t n)

@@ -66,11 +66,22 @@ struct gt_ccomm {
     struct gt_verdict v;
 };
 
+/* One host: its processes' communicators (sibling slots summed), judged with
+ * each process's own context and combined. */
+struct gt_node {
+    char host[64];
+    int nproc, ncomm;
+    uint64_t did[GTR_METHOD_COUNT]; /* registrations by method */
+    int code;                       /* combined verdict */
+};
+
 struct gt_job {
     struct gt_rec *recs;   /* not owned */
     size_t nrec;
     struct gt_ccomm *comms;
     size_t ncomm;
+    struct gt_node *nodes;
+    size_t nnodes;
     int njobs, nhosts;
     struct gt_verdict overall;
 };

@@ -530,6 +530,20 @@ int gt_rec_load_file(const char *path, struct gt_rec *r, char *err, size_t errle
     return rc;
 }
 
+double gt_rec_ts_rel_s(const struct gt_rec *r, uint64_t ticks)
+{
+    const struct gtr_identity *id = &r->id;
+    /* ns = mono0 + ((ticks - tick0) * mult) >> shift, in floating point: the
+     * exact form needs 128-bit products, and this is for display only */
+    double delta = (double)(int64_t)(ticks - id->clock_tick0);
+    double mult = id->clock == GTR_CLOCK_TSC ? (double)id->clock_mult : 1.0;
+    double shift = id->clock == GTR_CLOCK_TSC ? (double)(1ull << (id->clock_shift & 63)) : 1.0;
+    double ns = (double)id->clock_mono0_ns + delta * mult / shift;
+    if (id->clock != GTR_CLOCK_TSC)
+        ns = (double)(int64_t)ticks;
+    return (ns - (double)id->start_mono_ns) / 1e9;
+}
+
 const char *gt_liveness_name(int l)
 {
     switch (l) {

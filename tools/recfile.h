@@ -98,6 +98,10 @@ void gt_rec_free(struct gt_rec *r);
 int gt_read_file(const char *path, size_t max, unsigned char **out, size_t *outlen, char *err,
                  size_t errlen);
 
+/* An event timestamp as seconds since the recorder was created (identity
+ * clock conversion; display precision, never UB on hostile values). */
+double gt_rec_ts_rel_s(const struct gt_rec *r, uint64_t ticks);
+
 /* Names used by every command. */
 const char *gt_asked_name(int a);  /* dmabuf, cuda, host */
 const char *gt_method_name(int m); /* dmabuf, peermem, host, failed */

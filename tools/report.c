@@ -353,8 +353,9 @@ static void text_process(FILE *f, const struct gt_job *j, size_t ri, int flags)
                 last[nlast - 1] = e;
             }
             for (size_t i = 0; i < nlast; i++)
-                fprintf(f, "            %s dev %d comm-slot %u errno %d (%s) reason %s\n",
-                        gt_event_name(last[i].type), last[i].dev, last[i].comm_slot, last[i].err,
+                fprintf(f, "            %+.6fs %s dev %d comm-slot %u errno %d (%s) reason %s\n",
+                        gt_rec_ts_rel_s(r, last[i].ts), gt_event_name(last[i].type), last[i].dev,
+                        last[i].comm_slot, last[i].err,
                         strerror(last[i].err),
                         gt_reason_name(last[i].aux < GTR_REASON_SLOTS ? (int)last[i].aux
                                                                      : GTR_REASON_SLOTS));
@@ -388,47 +389,16 @@ void gt_report_text(FILE *f, const struct gt_job *j, int flags)
         fprintf(f, "no recorders found\n");
         return;
     }
-    struct gtr_comm *grp = malloc(sizeof(*grp));
-    if (!grp) {
-        fprintf(f, "out of memory\n");
-        return;
-    }
     /* per node */
     fprintf(f, "== nodes\n   %-24s %9s %6s %10s %10s %10s %10s  %s\n", "host", "processes", "comms",
             "dmabuf", "peermem", "host", "failed", "verdict");
-    for (size_t i = 0; i < j->nrec; i++) {
-        int first = 1;
-        for (size_t k = 0; k < i; k++)
-            first &= strcmp(j->recs[k].id.host, j->recs[i].id.host) != 0;
-        if (!first)
-            continue;
-        uint64_t did[GTR_METHOD_COUNT] = {0};
-        int nproc = 0, ncomm = 0, codes[4096], nc = 0;
-        for (size_t k = i; k < j->nrec; k++) {
-            const struct gt_rec *r = &j->recs[k];
-            if (strcmp(r->id.host, j->recs[i].id.host))
-                continue;
-            nproc++;
-            for (uint32_t s = 0; s < r->ncomm; s++) {
-                if (!gt_rec_comm_group(r, s, grp, NULL))
-                    continue;
-                const struct gtr_comm *c = grp;
-                ncomm++;
-                for (int a = 0; a < GTR_ASKED_COUNT; a++)
-                    for (int m = 0; m < GTR_METHOD_COUNT; m++)
-                        did[m] += c->reg_count[a][m];
-                struct gt_verdict v;
-                gt_verdict_of(c, &r, 1, &v);
-                if (nc < 4096)
-                    codes[nc++] = v.code;
-            }
-        }
-        fprintf(f, "   %-24s %9d %6d %10llu %10llu %10llu %10llu  %s\n", j->recs[i].id.host, nproc,
-                ncomm, (unsigned long long)did[0], (unsigned long long)did[1],
-                (unsigned long long)did[2], (unsigned long long)did[3],
-                gt_verdict_name(gt_verdict_combine(codes, (size_t)nc)));
+    for (size_t i = 0; i < j->nnodes; i++) {
+        const struct gt_node *nd = &j->nodes[i];
+        fprintf(f, "   %-24s %9d %6d %10llu %10llu %10llu %10llu  %s\n", nd->host, nd->nproc,
+                nd->ncomm, (unsigned long long)nd->did[0], (unsigned long long)nd->did[1],
+                (unsigned long long)nd->did[2], (unsigned long long)nd->did[3],
+                gt_verdict_name(nd->code));
     }
-    free(grp);
     for (size_t i = 0; i < j->nrec; i++)
         text_process(f, j, i, flags);
 
@@ -654,6 +624,21 @@ void gt_report_json(struct gt_json *js, const struct gt_job *j)
         }
         free(c);
         gj_end(js, ']');
+        gj_end(js, '}');
+    }
+    gj_end(js, ']');
+    gj_arr(js, "nodes");
+    for (size_t i = 0; i < j->nnodes; i++) {
+        const struct gt_node *nd = &j->nodes[i];
+        gj_obj(js, NULL);
+        gj_str(js, "host", nd->host);
+        gj_i64(js, "processes", nd->nproc);
+        gj_i64(js, "comms", nd->ncomm);
+        gj_obj(js, "registrations");
+        for (int m = 0; m < GTR_METHOD_COUNT; m++)
+            gj_u64(js, gt_method_name(m), nd->did[m]);
+        gj_end(js, '}');
+        gj_str(js, "verdict", gt_verdict_name(nd->code));
         gj_end(js, '}');
     }
     gj_end(js, ']');

@@ -72,6 +72,9 @@ out=$($G verdict "$T/job"); rc=$?
 if grep -q "^comm 0x1234abcd5678ef00 .*DIRECT-DMABUF" <<<"$out" && grep -q "^comm 0x77 .*HOST-STAGED" <<<"$out" &&
    grep -q "^all .*MIXED" <<<"$out" && [ $rc = 12 ]; then
     pass "two nodes: per-communicator lines merged by commId, whole input MIXED (exit 12)"
+    if grep -Eq '^node node-a +DIRECT-DMABUF +1 process' <<<"$out" && grep -Eq '^node node-b +MIXED +2 process' <<<"$out"; then
+        pass "two nodes: one verdict line per node"
+    else fail "per-node verdict lines: $out"; fi
 else
     fail "multi-node verdict: exit $rc: $out"
 fi
