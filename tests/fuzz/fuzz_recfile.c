@@ -60,6 +60,7 @@ static int member(const char *name, int liveness, const unsigned char *d, size_t
     }
     if (gt_rec_parse(d, n, name, &in->recs[in->n], err, sizeof(err)) == 0) {
         in->recs[in->n].liveness = liveness;
+        in->recs[in->n].from_archive = 1; /* as inputs.c: never corroborated against this host */
         in->n++;
     } else if (!strstr(err, name)) {
         abort(); /* every refusal names its source */
