@@ -5,6 +5,7 @@
  * reader never trusts a length before checking it against what remains.
  */
 #include "tools/archive.h"
+#include "tools/recfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,21 +16,6 @@
 #include <unistd.h>
 #include <zstd.h>
 
-static int fail(char *err, size_t errlen, const char *source, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, const char *source, const char *fmt, ...)
-{
-    if (err && errlen) {
-        int n = snprintf(err, errlen, "%s: ", source);
-        if (n < 0 || (size_t)n >= errlen)
-            n = 0;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 static uint32_t get32(const unsigned char *p)
 {
@@ -63,13 +49,13 @@ int gt_archive_decompress(const unsigned char *in, size_t inlen, size_t max, uns
 {
     ZSTD_DCtx *d = ZSTD_createDCtx();
     if (!d)
-        return fail(err, errlen, source, "out of memory (zstd context)");
+        return gt_source_error(err, errlen, source, "out of memory (zstd context)");
     /* Refuse absurd window sizes a hostile frame may ask for. */
     ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, 27);
     size_t cap = 1 << 20, len = 0;
     unsigned char *buf = malloc(cap);
     if (!buf) {
-        fail(err, errlen, source, "out of memory");
+        gt_source_error(err, errlen, source, "out of memory");
         goto err_ctx;
     }
     ZSTD_inBuffer ib = {in, inlen, 0};
@@ -77,14 +63,14 @@ int gt_archive_decompress(const unsigned char *in, size_t inlen, size_t max, uns
     while (ib.pos < ib.size || last != 0) {
         if (len == cap) {
             if (cap >= max) {
-                fail(err, errlen, source,
+                gt_source_error(err, errlen, source,
                      "decompresses to more than %zu bytes (GDRTRACE_ARCHIVE_MAX)", max);
                 goto err_buf;
             }
             size_t ncap = cap * 2 > max ? max : cap * 2;
             unsigned char *nb = realloc(buf, ncap);
             if (!nb) {
-                fail(err, errlen, source, "out of memory for %zu bytes", ncap);
+                gt_source_error(err, errlen, source, "out of memory for %zu bytes", ncap);
                 goto err_buf;
             }
             buf = nb;
@@ -94,13 +80,13 @@ int gt_archive_decompress(const unsigned char *in, size_t inlen, size_t max, uns
         size_t before_in = ib.pos;
         last = ZSTD_decompressStream(d, &ob, &ib);
         if (ZSTD_isError(last)) {
-            fail(err, errlen, source, "corrupt archive: zstd: %s", ZSTD_getErrorName(last));
+            gt_source_error(err, errlen, source, "corrupt archive: zstd: %s", ZSTD_getErrorName(last));
             goto err_buf;
         }
         int progress = ob.pos != len || ib.pos != before_in;
         len = ob.pos;
         if (ib.pos == ib.size && last != 0 && !progress && len < cap) {
-            fail(err, errlen, source, "truncated archive (the zstd stream ends mid-frame)");
+            gt_source_error(err, errlen, source, "truncated archive (the zstd stream ends mid-frame)");
             goto err_buf;
         }
     }
@@ -119,42 +105,42 @@ int gt_archive_walk(const unsigned char *raw, size_t n, const char *source, gt_a
                     void *arg, char *err, size_t errlen)
 {
     if (n < 16 || memcmp(raw, GT_ARC_MAGIC, 8) != 0)
-        return fail(err, errlen, source, "not a gdrtrace archive (no \"%s\" container)",
+        return gt_source_error(err, errlen, source, "not a gdrtrace archive (no \"%s\" container)",
                     GT_ARC_MAGIC);
     if (get32(raw + 8) != 1)
-        return fail(err, errlen, source, "archive container version %u (this gdrtrace reads 1)",
+        return gt_source_error(err, errlen, source, "archive container version %u (this gdrtrace reads 1)",
                     get32(raw + 8));
     size_t off = 16;
     uint32_t members = 0;
     for (;;) {
         if (n - off < 8)
-            return fail(err, errlen, source, "truncated archive after %u members (no end marker)",
+            return gt_source_error(err, errlen, source, "truncated archive after %u members (no end marker)",
                         members);
         uint32_t magic = get32(raw + off);
         if (magic == GT_ARC_END) {
             if (get32(raw + off + 4) != members)
-                return fail(err, errlen, source, "end marker counts %u members, found %u",
+                return gt_source_error(err, errlen, source, "end marker counts %u members, found %u",
                             get32(raw + off + 4), members);
             return 0;
         }
         if (magic != GT_ARC_MEMBER)
-            return fail(err, errlen, source, "bad member marker 0x%08x at offset %zu", magic, off);
+            return gt_source_error(err, errlen, source, "bad member marker 0x%08x at offset %zu", magic, off);
         if (n - off < 24)
-            return fail(err, errlen, source, "truncated member header at offset %zu", off);
+            return gt_source_error(err, errlen, source, "truncated member header at offset %zu", off);
         uint32_t live = get32(raw + off + 4), nlen = get32(raw + off + 8);
         uint64_t dlen = get64(raw + off + 16);
         off += 24;
         if (nlen == 0 || nlen > GT_ARC_NAME_MAX || nlen > n - off)
-            return fail(err, errlen, source, "member %u: name length %u is invalid", members,
+            return gt_source_error(err, errlen, source, "member %u: name length %u is invalid", members,
                         nlen);
         char name[GT_ARC_NAME_MAX + 1];
         memcpy(name, raw + off, nlen);
         name[nlen] = 0;
         if (strlen(name) != nlen)
-            return fail(err, errlen, source, "member %u: name contains a NUL byte", members);
+            return gt_source_error(err, errlen, source, "member %u: name contains a NUL byte", members);
         off += nlen;
         if (dlen > n - off)
-            return fail(err, errlen, source, "member %u (%s): %llu data bytes, only %zu remain",
+            return gt_source_error(err, errlen, source, "member %u (%s): %llu data bytes, only %zu remain",
                         members, name, (unsigned long long)dlen, n - off);
         int rc = cb(name, (int)live, raw + off, (size_t)dlen, arg);
         if (rc)
@@ -183,9 +169,9 @@ static int w_feed(struct gt_archive_writer *w, const void *p, size_t n, ZSTD_End
         ZSTD_outBuffer ob = {w->obuf, w->ocap, 0};
         size_t rem = ZSTD_compressStream2(w->c, &ob, &ib, mode);
         if (ZSTD_isError(rem))
-            return fail(err, errlen, w->path, "zstd: %s", ZSTD_getErrorName(rem));
+            return gt_source_error(err, errlen, w->path, "zstd: %s", ZSTD_getErrorName(rem));
         if (ob.pos && fwrite(w->obuf, 1, ob.pos, w->f) != ob.pos)
-            return fail(err, errlen, w->tmp, "write failed: %s", strerror(errno));
+            return gt_source_error(err, errlen, w->tmp, "write failed: %s", strerror(errno));
         if (mode == ZSTD_e_continue ? ib.pos == ib.size : rem == 0)
             return 0;
     }
@@ -195,27 +181,27 @@ struct gt_archive_writer *gt_archive_create(const char *path, int level, char *e
 {
     struct gt_archive_writer *w = calloc(1, sizeof(*w));
     if (!w) {
-        fail(err, errlen, path, "out of memory");
+        gt_source_error(err, errlen, path, "out of memory");
         return NULL;
     }
     snprintf(w->path, sizeof(w->path), "%s", path);
     snprintf(w->tmp, sizeof(w->tmp), "%s.tmp.%d", path, (int)getpid());
     int fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0) {
-        fail(err, errlen, w->tmp, "cannot create: %s", strerror(errno));
+        gt_source_error(err, errlen, w->tmp, "cannot create: %s", strerror(errno));
         goto err_w;
     }
     w->f = fdopen(fd, "wb");
     if (!w->f) {
         close(fd);
-        fail(err, errlen, w->tmp, "fdopen: %s", strerror(errno));
+        gt_source_error(err, errlen, w->tmp, "fdopen: %s", strerror(errno));
         goto err_file;
     }
     w->c = ZSTD_createCCtx();
     w->ocap = ZSTD_CStreamOutSize();
     w->obuf = malloc(w->ocap);
     if (!w->c || !w->obuf) {
-        fail(err, errlen, path, "out of memory (zstd)");
+        gt_source_error(err, errlen, path, "out of memory (zstd)");
         goto err_file;
     }
     ZSTD_CCtx_setParameter(w->c, ZSTD_c_compressionLevel, level);
@@ -240,7 +226,7 @@ int gt_archive_add(struct gt_archive_writer *w, const char *name, int liveness,
 {
     size_t nlen = strlen(name);
     if (nlen == 0 || nlen > GT_ARC_NAME_MAX)
-        return fail(err, errlen, w->path, "member name of %zu bytes is invalid", nlen);
+        return gt_source_error(err, errlen, w->path, "member name of %zu bytes is invalid", nlen);
     unsigned char h[24];
     put32(h, GT_ARC_MEMBER);
     put32(h + 4, (uint32_t)liveness);
@@ -264,18 +250,18 @@ int gt_archive_finish(struct gt_archive_writer *w, uint64_t *in_bytes, uint64_t 
     if (w_feed(w, e, sizeof(e), ZSTD_e_end, err, errlen))
         goto err;
     if (fflush(w->f) != 0 || fsync(fileno(w->f)) != 0) {
-        fail(err, errlen, w->tmp, "flush failed: %s", strerror(errno));
+        gt_source_error(err, errlen, w->tmp, "flush failed: %s", strerror(errno));
         goto err;
     }
     long out = ftell(w->f);
     if (fclose(w->f) != 0) {
         w->f = NULL;
-        fail(err, errlen, w->tmp, "close failed: %s", strerror(errno));
+        gt_source_error(err, errlen, w->tmp, "close failed: %s", strerror(errno));
         goto err;
     }
     w->f = NULL;
     if (rename(w->tmp, w->path) != 0) {
-        fail(err, errlen, w->path, "rename from %s failed: %s", w->tmp, strerror(errno));
+        gt_source_error(err, errlen, w->path, "rename from %s failed: %s", w->tmp, strerror(errno));
         goto err;
     }
     if (in_bytes)

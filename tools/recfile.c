@@ -13,6 +13,7 @@
  *  - Nothing returned points into buf: the caller may free it right away.
  */
 #include "tools/recfile.h"
+#include "plugin/reason.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,9 +36,7 @@ _Static_assert((int)GT_REASON_COUNT <= GTR_REASON_SLOTS, "reason slots");
 /* A recorder bigger than this is refused rather than read into memory. */
 #define GT_REC_MAX_BYTES (1ull << 34)
 
-static int fail(char *err, size_t errlen, const char *source, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, const char *source, const char *fmt, ...)
+int gt_source_error(char *err, size_t errlen, const char *source, const char *fmt, ...)
 {
     if (err && errlen) {
         int n = snprintf(err, errlen, "%s: ", source);
@@ -66,7 +65,7 @@ static int nul_bounded(const char *s, size_t n)
 #define CHECK_STR(obj, field, what)                                                               \
     do {                                                                                          \
         if (!nul_bounded((obj).field, sizeof((obj).field)))                                       \
-            return fail(err, errlen, source, "%s.%s is not NUL-terminated within its %zu bytes", \
+            return gt_source_error(err, errlen, source, "%s.%s is not NUL-terminated within its %zu bytes", \
                         what, #field, sizeof((obj).field));                                       \
     } while (0)
 
@@ -88,10 +87,10 @@ static int check_identity(const struct gtr_identity *id, const char *source, cha
     CHECK_STR(id->node, gpus, "identity.node");
     CHECK_STR(id->node, cpu_model, "identity.node");
     if (id->clock != GTR_CLOCK_MONOTONIC && id->clock != GTR_CLOCK_TSC && id->clock != 0)
-        return fail(err, errlen, source, "identity.clock is %u (expected 1 monotonic or 2 TSC)",
+        return gt_source_error(err, errlen, source, "identity.clock is %u (expected 1 monotonic or 2 TSC)",
                     id->clock);
     if (id->clock == GTR_CLOCK_TSC && id->clock_shift > 63)
-        return fail(err, errlen, source, "identity.clock_shift is %u (must be < 64)",
+        return gt_source_error(err, errlen, source, "identity.clock_shift is %u (must be < 64)",
                     id->clock_shift);
     return 0;
 }
@@ -114,7 +113,7 @@ static int check_comm(const struct gtr_comm *c, uint64_t i, const char *source, 
     char what[48];
     snprintf(what, sizeof(what), "comms[%llu]", (unsigned long long)i);
     if (c->state > GTR_COMM_FINALIZED)
-        return fail(err, errlen, source, "%s.state is %u (expected 0 free, 1 active, 2 finalized)",
+        return gt_source_error(err, errlen, source, "%s.state is %u (expected 0 free, 1 active, 2 finalized)",
                     what, c->state);
     CHECK_STR(*c, error_last_text, what);
     return 0;
@@ -186,31 +185,31 @@ static int read_ring(const unsigned char *buf, const struct gtr_section *sec, st
 {
     uint64_t off = sec->offset, size = sec->size;
     if (size < sizeof(struct gtr_ring_header))
-        return fail(err, errlen, source, "ring section is %llu bytes, smaller than its %zu-byte header",
+        return gt_source_error(err, errlen, source, "ring section is %llu bytes, smaller than its %zu-byte header",
                     (unsigned long long)size, sizeof(struct gtr_ring_header));
     memcpy(&r->ring, buf + off, sizeof(r->ring));
     const struct gtr_ring_header *h = &r->ring;
     if (h->capacity == 0 || (h->capacity & (h->capacity - 1)))
-        return fail(err, errlen, source, "ring capacity %llu is not a power of two",
+        return gt_source_error(err, errlen, source, "ring capacity %llu is not a power of two",
                     (unsigned long long)h->capacity);
     if (h->event_size < sizeof(struct gtr_event) || h->event_size % 8)
-        return fail(err, errlen, source,
+        return gt_source_error(err, errlen, source,
                     "ring event_size %u is invalid (at least %zu, a multiple of 8)", h->event_size,
                     sizeof(struct gtr_event));
     if (h->mode != GTR_RING_OVERWRITE)
-        return fail(err, errlen, source, "ring mode %u is unknown", h->mode);
+        return gt_source_error(err, errlen, source, "ring mode %u is unknown", h->mode);
     uint64_t body = size - sizeof(struct gtr_ring_header);
     if (h->capacity > body / h->event_size || h->capacity * h->event_size != body)
-        return fail(err, errlen, source,
+        return gt_source_error(err, errlen, source,
                     "ring holds %llu bytes of events, capacity %llu x event_size %u does not fit",
                     (unsigned long long)body, (unsigned long long)h->capacity, h->event_size);
     if (sec->entry_size != h->event_size || sec->count != h->capacity)
-        return fail(err, errlen, source,
+        return gt_source_error(err, errlen, source,
                     "ring section says %llu entries of %u bytes, its header %llu of %u",
                     (unsigned long long)sec->count, sec->entry_size,
                     (unsigned long long)h->capacity, h->event_size);
     if (h->head > (UINT64_MAX >> 2))
-        return fail(err, errlen, source, "ring head %llu is out of range",
+        return gt_source_error(err, errlen, source, "ring head %llu is out of range",
                     (unsigned long long)h->head);
 
     struct gt_ring_stats *rs = &r->rs;
@@ -252,9 +251,9 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
 
     /* Invariant 1: identity of the format. */
     if (len < GTR_MAGIC_LEN || memcmp(buf, GTR_MAGIC, GTR_MAGIC_LEN) != 0)
-        return fail(err, errlen, source, "not a gdrtrace recorder (no \"GDRTRACE\" magic)");
+        return gt_source_error(err, errlen, source, "not a gdrtrace recorder (no \"GDRTRACE\" magic)");
     if (len < sizeof(struct gtr_header))
-        return fail(err, errlen, source, "truncated: %zu bytes, the header alone needs %zu", len,
+        return gt_source_error(err, errlen, source, "truncated: %zu bytes, the header alone needs %zu", len,
                     sizeof(struct gtr_header));
     struct gtr_header *h = &r->hdr;
     memcpy(h, buf, sizeof(*h));
@@ -262,35 +261,35 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
         uint32_t e = h->endian;
         uint32_t sw = (e >> 24) | ((e >> 8) & 0xff00) | ((e << 8) & 0xff0000) | (e << 24);
         if (sw == GTR_ENDIAN_MARK)
-            return fail(err, errlen, source,
+            return gt_source_error(err, errlen, source,
                         "written on a machine of the other byte order; read it there");
-        return fail(err, errlen, source, "endian mark is 0x%08x (expected 0x%08x)", e,
+        return gt_source_error(err, errlen, source, "endian mark is 0x%08x (expected 0x%08x)", e,
                     GTR_ENDIAN_MARK);
     }
     /* Invariant 2: major version must match; a newer minor is read. */
     if (h->version_major != GTR_VERSION_MAJOR)
-        return fail(err, errlen, source,
+        return gt_source_error(err, errlen, source,
                     "format version %u.%u; this gdrtrace reads major version %u only",
                     h->version_major, h->version_minor, GTR_VERSION_MAJOR);
     if (h->word_size != 8)
-        return fail(err, errlen, source, "word size %u (expected 8)", h->word_size);
+        return gt_source_error(err, errlen, source, "word size %u (expected 8)", h->word_size);
     if (h->state > GTR_STATE_CLOSED)
-        return fail(err, errlen, source, "header state %u is unknown", h->state);
+        return gt_source_error(err, errlen, source, "header state %u is unknown", h->state);
     if (h->header_size < sizeof(struct gtr_header) || h->header_size < GTR_HEADER_SIZE)
-        return fail(err, errlen, source, "header_size %u is smaller than %u", h->header_size,
+        return gt_source_error(err, errlen, source, "header_size %u is smaller than %u", h->header_size,
                     GTR_HEADER_SIZE);
     if (h->file_size > len)
-        return fail(err, errlen, source,
+        return gt_source_error(err, errlen, source,
                     "truncated: header says %llu bytes, only %zu could be read",
                     (unsigned long long)h->file_size, len);
     if (h->header_size > h->file_size)
-        return fail(err, errlen, source, "header_size %u exceeds file_size %llu", h->header_size,
+        return gt_source_error(err, errlen, source, "header_size %u exceeds file_size %llu", h->header_size,
                     (unsigned long long)h->file_size);
     if (h->section_count > GTR_MAX_SECTIONS)
-        return fail(err, errlen, source, "section_count %u exceeds the maximum %d",
+        return gt_source_error(err, errlen, source, "section_count %u exceeds the maximum %d",
                     h->section_count, GTR_MAX_SECTIONS);
     if (h->state == GTR_STATE_CREATING)
-        return fail(err, errlen, source, "recorder is still being created (state CREATING)");
+        return gt_source_error(err, errlen, source, "recorder is still being created (state CREATING)");
 
     /* Invariant 3: sections inside the file, sizes consistent, no overlap. */
     struct gtr_section secs[GTR_MAX_SECTIONS];
@@ -301,21 +300,21 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
         if (s->id == 0)
             continue;
         if (s->offset < h->header_size || !in_bounds(s->offset, s->size, h->file_size))
-            return fail(err, errlen, source,
+            return gt_source_error(err, errlen, source,
                         "section %u (id %u) at offset %llu size %llu lies outside [%u, %llu)", i,
                         s->id, (unsigned long long)s->offset, (unsigned long long)s->size,
                         h->header_size, (unsigned long long)h->file_size);
         if (s->id != GTR_SEC_RING) {
             if (s->entry_size == 0 || s->count > s->size / s->entry_size ||
                 s->count * s->entry_size != s->size)
-                return fail(err, errlen, source,
+                return gt_source_error(err, errlen, source,
                             "section %u (id %u): entry_size %u x count %llu != size %llu", i,
                             s->id, s->entry_size, (unsigned long long)s->count,
                             (unsigned long long)s->size);
         }
         if (s->id <= GTR_SEC_RING) {
             if (by_id[s->id])
-                return fail(err, errlen, source, "section id %u appears twice", s->id);
+                return gt_source_error(err, errlen, source, "section id %u appears twice", s->id);
             by_id[s->id] = s;
         }
         secs[nsec++] = *s;
@@ -323,7 +322,7 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
     qsort(secs, nsec, sizeof(secs[0]), sec_cmp);
     for (unsigned i = 1; i < nsec; i++)
         if (secs[i].offset < secs[i - 1].offset + secs[i - 1].size)
-            return fail(err, errlen, source,
+            return gt_source_error(err, errlen, source,
                         "sections overlap: id %u [%llu, +%llu) and id %u at %llu", secs[i - 1].id,
                         (unsigned long long)secs[i - 1].offset,
                         (unsigned long long)secs[i - 1].size, secs[i].id,
@@ -331,12 +330,12 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
 
     const struct gtr_section *s = by_id[GTR_SEC_IDENTITY];
     if (!s)
-        return fail(err, errlen, source, "no identity section");
+        return gt_source_error(err, errlen, source, "no identity section");
     if (s->count != 1)
-        return fail(err, errlen, source, "identity section has %llu entries (expected 1)",
+        return gt_source_error(err, errlen, source, "identity section has %llu entries (expected 1)",
                     (unsigned long long)s->count);
     if (s->entry_size < sizeof(struct gtr_identity))
-        return fail(err, errlen, source, "identity entry_size %u is smaller than version 1.0's %zu",
+        return gt_source_error(err, errlen, source, "identity entry_size %u is smaller than version 1.0's %zu",
                     s->entry_size, sizeof(struct gtr_identity));
     memcpy(&r->id, buf + s->offset, sizeof(r->id));
     if (check_identity(&r->id, source, err, errlen))
@@ -345,10 +344,10 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
     s = by_id[GTR_SEC_DEVICES];
     if (s && s->count) {
         if (s->entry_size < sizeof(struct gtr_device))
-            return fail(err, errlen, source, "devices entry_size %u is smaller than version 1.0's %zu",
+            return gt_source_error(err, errlen, source, "devices entry_size %u is smaller than version 1.0's %zu",
                         s->entry_size, sizeof(struct gtr_device));
         if (s->count > 65536)
-            return fail(err, errlen, source, "devices count %llu is implausible",
+            return gt_source_error(err, errlen, source, "devices count %llu is implausible",
                         (unsigned long long)s->count);
         r->devs = copy_entries(buf, s->offset, s->entry_size, s->count, sizeof(struct gtr_device));
         if (!r->devs)
@@ -361,12 +360,12 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
     s = by_id[GTR_SEC_COMMS];
     if (s && s->count) {
         if (s->entry_size < sizeof(struct gtr_comm)) {
-            fail(err, errlen, source, "comms entry_size %u is smaller than version 1.0's %zu",
+            gt_source_error(err, errlen, source, "comms entry_size %u is smaller than version 1.0's %zu",
                  s->entry_size, sizeof(struct gtr_comm));
             goto err_free;
         }
         if (s->count >= GTR_NO_COMM) {
-            fail(err, errlen, source, "comms count %llu exceeds %u", (unsigned long long)s->count,
+            gt_source_error(err, errlen, source, "comms count %llu exceeds %u", (unsigned long long)s->count,
                  GTR_NO_COMM - 1);
             goto err_free;
         }
@@ -403,7 +402,7 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
     return 0;
 
 err_oom:
-    fail(err, errlen, source, "out of memory");
+    gt_source_error(err, errlen, source, "out of memory");
 err_free:
     gt_rec_free(r);
     return -1;
@@ -442,18 +441,18 @@ int gt_read_file(const char *path, size_t max, unsigned char **out, size_t *outl
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0)
-        return fail(err, errlen, path, "cannot open: %s", strerror(errno));
+        return gt_source_error(err, errlen, path, "cannot open: %s", strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0) {
-        fail(err, errlen, path, "cannot stat: %s", strerror(errno));
+        gt_source_error(err, errlen, path, "cannot stat: %s", strerror(errno));
         goto err_fd;
     }
     if (!S_ISREG(st.st_mode)) {
-        fail(err, errlen, path, "not a regular file");
+        gt_source_error(err, errlen, path, "not a regular file");
         goto err_fd;
     }
     if ((uint64_t)st.st_size > max) {
-        fail(err, errlen, path, "%lld bytes is larger than the %zu this reader accepts",
+        gt_source_error(err, errlen, path, "%lld bytes is larger than the %zu this reader accepts",
              (long long)st.st_size, max);
         goto err_fd;
     }
@@ -462,7 +461,7 @@ int gt_read_file(const char *path, size_t max, unsigned char **out, size_t *outl
     size_t cap = (size_t)st.st_size;
     unsigned char *b = malloc(cap ? cap : 1);
     if (!b) {
-        fail(err, errlen, path, "out of memory for %zu bytes", cap);
+        gt_source_error(err, errlen, path, "out of memory for %zu bytes", cap);
         goto err_fd;
     }
     size_t got = 0;
@@ -471,7 +470,7 @@ int gt_read_file(const char *path, size_t max, unsigned char **out, size_t *outl
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            fail(err, errlen, path, "read failed: %s", strerror(errno));
+            gt_source_error(err, errlen, path, "read failed: %s", strerror(errno));
             free(b);
             goto err_fd;
         }
@@ -569,27 +568,10 @@ const char *gt_method_name(int m)
 
 const char *gt_reason_name(int r)
 {
-    static const char *n[GT_REASON_COUNT] = {
-        [GT_REASON_NONE] = "none",
-        [GT_REASON_DMABUF_UNSUPPORTED] = "dmabuf-unsupported",
-        [GT_REASON_DMABUF_REG_FAILED] = "dmabuf-reg-failed",
-        [GT_REASON_NO_REG_DMABUF_SYMBOL] = "no-ibv_reg_dmabuf_mr",
-        [GT_REASON_CUDA_UNAVAILABLE] = "cuda-unavailable",
-        [GT_REASON_CUDA_EXPORT_FAILED] = "cuda-export-failed",
-        [GT_REASON_PEERMEM_ABSENT] = "peermem-absent",
-        [GT_REASON_PEERMEM_NOT_ALLOWED] = "peermem-not-allowed",
-        [GT_REASON_PEERMEM_REG_FAILED] = "peermem-reg-failed",
-        [GT_REASON_POLICY_PEERMEM] = "policy-peermem",
-        [GT_REASON_POLICY_HOST] = "policy-host",
-        [GT_REASON_HOST_MEMORY_ONLY] = "host-memory-only",
-        [GT_REASON_HOST_REG_FAILED] = "host-reg-failed",
-        [GT_REASON_BAD_ARGUMENT] = "bad-argument",
-        [GT_REASON_TRANSPORT_ERROR] = "transport-error",
-        [GT_REASON_PEER_GONE] = "peer-gone",
-    };
+    const char *t = gt_reason_token(r);
     static char other[GTR_REASON_SLOTS + 1][16];
-    if (r >= 0 && r < GT_REASON_COUNT && n[r])
-        return n[r];
+    if (t)
+        return t;
     if (r >= 0 && r <= GTR_REASON_SLOTS) {
         snprintf(other[r], sizeof(other[r]), "reason#%d", r);
         return other[r];

@@ -103,6 +103,10 @@ int gt_read_file(const char *path, size_t max, unsigned char **out, size_t *outl
 double gt_rec_ts_rel_s(const struct gt_rec *r, uint64_t ticks);
 
 /* Names used by every command. */
+/* Writes "<source>: <message>" into err (when err/errlen allow) and returns
+ * -1: the one error convention of the parser and the archive code. */
+int gt_source_error(char *err, size_t errlen, const char *source, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 const char *gt_asked_name(int a);  /* dmabuf, cuda, host */
 const char *gt_method_name(int m); /* dmabuf, peermem, host, failed */
 const char *gt_reason_name(int r); /* short token, "reason#N" for unknown values */

@@ -8,7 +8,7 @@ TESTS += test_dl
 test_dl_SRCS := tests/unit/test_dl.c $(DL_SRCS) plugin/log.c plugin/env.c
 test_dl_LIBS := -ldl -lpthread -lcmocka
 
-REG_SRCS := plugin/reg/gt_reg.c
+REG_SRCS := plugin/reg/gt_reg.c plugin/reason.c
 PLUGIN_SRCS += $(REG_SRCS)
 
 TESTS += test_reg
