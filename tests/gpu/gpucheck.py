@@ -27,6 +27,7 @@ import statistics
 import subprocess
 import sys
 
+DRIVER_COMM = "0xd3abf00d5eed"  # the commId tests/gpu/dmabuf_reg.c inits with
 OPS = ["all_reduce", "all_gather", "reduce_scatter", "broadcast", "sendrecv"]
 
 
@@ -342,12 +343,22 @@ def cmd_dmabuf(a):
     why = " ".join(c.get("why", "") for c in v.get("communicators", [])) + " " + allv.get("why", "")
     j.ok(re.search(r"No such device|no RDMA device|ENODEV|no NIC", why, re.I) is not None,
          "the reader says the registration failed for want of an RDMA device")
-    for c in sm.get("communicators", []):
+    comms = {c["comm"]: c for c in sm.get("communicators", [])}
+    j.ok(list(comms) == [DRIVER_COMM],
+         f"the reader lists exactly the driver's communicator {DRIVER_COMM}: {sorted(comms)}")
+    c = comms.get(DRIVER_COMM)
+    if c:
         r = reader_regs(c)
-        j.ok(r["cuda"] >= 1 and r["failed"] >= 1,
-             f"recorder comm {c['comm']}: asked cuda {r['cuda']}, failed {r['failed']}, "
-             f"exported fds {c.get('exported_fds')}, errors {c.get('errors', {}).get('count')} "
-             f"last '{c.get('errors', {}).get('last_text', '')}'")
+        err = c.get("errors", {})
+        j.ok(r["cuda"] == 1 and r["failed"] == 1,
+             f"recorder: NCCL-style regMr(CUDA) x{r['cuda']}, failed x{r['failed']}; errors "
+             f"{err.get('count')} by reason {err.get('by_reason')}, last errno "
+             f"{err.get('last_errno')}, last '{err.get('last_text', '')}'")
+        # dmabuf-reg-failed (not cuda-export-failed) is the recorder's word that the
+        # export succeeded and the import into a NIC failed.
+        j.ok(err.get("last_errno") == 19 and any("dmabuf" in k and "reg" in k
+                                                 for k in err.get("by_reason", {})),
+             "recorder: the failure is the DMA-BUF import (export succeeded), errno 19 ENODEV")
     return j.done()
 
 

@@ -157,8 +157,12 @@ def compare(args):
     if not (len(bl) >= 20 and sum(bl[-10:]) / 10 < 0.8 * sum(bl[:10]) / 10):
         print(f"FAIL: loss of {base_name} did not go down (first {bl[0]:.4f}, last {bl[-1]:.4f})")
         ok = False
+    def label(prefix):  # "torch-plugin/losses" rather than "losses"
+        return os.path.join(os.path.basename(os.path.dirname(os.path.abspath(prefix))),
+                            os.path.basename(prefix))
+
     print(f"{'run':40s} {'nccl':8s} {'steps':>5s} {'first':>9s} {'last':>9s} "
-          f"{'ms/step':>8s} {'equal to ' + os.path.basename(base_name):s}")
+          f"{'ms/step':>8s} {'equal to ' + label(base_name):s}")
     for name, d in runs:
         ls = [float.fromhex(h) for h in d["losses_hex"]]
         if len(ls) != len(bl):
@@ -172,7 +176,7 @@ def compare(args):
             verdict = (f"NOT bit-equal: max |diff| {diff:.3g} (first at step {first}); "
                        f"{'within' if diff <= 1e-6 else 'beyond'} 1e-6")
             ok = False
-        print(f"{os.path.basename(name):40s} {d['nccl']:8s} {len(ls):5d} {ls[0]:9.6f} "
+        print(f"{label(name):40s} {d['nccl']:8s} {len(ls):5d} {ls[0]:9.6f} "
               f"{ls[-1]:9.6f} {d['step_ms']:8.3f} {verdict}")
     print("PASS: losses bit-equal in every run" if ok else "FAIL: see above")
     return 0 if ok else 1
