@@ -15,8 +15,9 @@
  *  3. isend waits (returns a NULL request) until that slot carries seq+1,
  *     matches its tag, and once all n sends of the slot are in, posts on every
  *     QP its 128-byte-aligned share of each message as unsignaled RDMA WRITEs,
- *     on QP 0 the completion record (sizes, seq+1), and on every QP a
- *     signaled zero-byte WRITE_WITH_IMM carrying seq+1.
+ *     on QP 0 the completion record (sizes, seq+1) last; the last write on
+ *     every QP is a signaled WRITE_WITH_IMM carrying seq+1 (a zero-byte one
+ *     on a QP with nothing else to write).
  *  4. RC delivers each QP in order, so the receiver's request is complete
  *     when all nqps immediates arrived; the sender's when all nqps signaled
  *     writes completed.
@@ -1055,7 +1056,7 @@ static gt_result post_slot(struct ib_comm *c, struct send_slot *s)
     /* First count, so a slot goes out whole or not at all. */
     int need[GT_IB_MAX_QPS];
     for (int q = 0; q < c->nqps; q++) {
-        need[q] = 1 + (q == 0);
+        need[q] = 1; /* QP 0: the record; others: a zero-byte WRITE_WITH_IMM at most */
         for (int i = 0; i < s->nreqs; i++) {
             size_t sz = s->reqs[i].size;
             size_t share = (sz + (size_t)c->nqps - 1) / (size_t)c->nqps;
@@ -1118,17 +1119,24 @@ static gt_result post_slot(struct ib_comm *c, struct send_slot *s)
             wrs[w].wr.rdma.rkey = c->rkey;
             w++;
         }
-        memset(&wrs[w], 0, sizeof(wrs[w]));
-        wrs[w].wr_id = wr_id(WR_SEND, slot, q);
-        wrs[w].sg_list = NULL;
-        wrs[w].num_sge = 0;
-        wrs[w].opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-        wrs[w].send_flags = IBV_SEND_SIGNALED;
-        wrs[w].imm_data = htonl(s->seq + 1);
-        /* Any valid remote address: zero bytes are written. */
-        wrs[w].wr.rdma.remote_addr = c->raddr;
-        wrs[w].wr.rdma.rkey = c->rkey;
-        w++;
+        /* The QP's last write carries the immediate (QP 0: the record, so
+         * it has landed when the receive completes; else the last data
+         * write): one work request and one packet fewer per QP and message
+         * than a separate zero-byte WRITE_WITH_IMM, same completion for the
+         * receiver.  A QP with nothing to write gets the zero-byte one. */
+        if (w == 0) {
+            memset(&wrs[w], 0, sizeof(wrs[w]));
+            wrs[w].sg_list = NULL;
+            wrs[w].num_sge = 0;
+            /* Any valid remote address: zero bytes are written. */
+            wrs[w].wr.rdma.remote_addr = c->raddr;
+            wrs[w].wr.rdma.rkey = c->rkey;
+            w++;
+        }
+        wrs[w - 1].wr_id = wr_id(WR_SEND, slot, q);
+        wrs[w - 1].opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+        wrs[w - 1].send_flags = IBV_SEND_SIGNALED;
+        wrs[w - 1].imm_data = htonl(s->seq + 1);
         for (int k = 0; k + 1 < w; k++)
             wrs[k].next = &wrs[k + 1];
         struct ibv_send_wr *bad = NULL;

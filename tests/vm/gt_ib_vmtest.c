@@ -21,12 +21,14 @@
  *                           dma-buf fd (rxe refuses it with EOPNOTSUPP);
  *                           EXPECT = notallowed | noperrmem | fallback
  *   gt_ib_vmtest devices N  exactly N devices under the GDRTRACE_IB_HCA given
- *   gt_ib_vmtest bw SIZE SECONDS
- *                           bandwidth of SIZE-byte messages, 16 in flight,
- *                           printed as "@@BW size=… gbps=…"
+ *   gt_ib_vmtest bw SIZE COUNT DEPTH
+ *                           bandwidth of COUNT SIZE-byte messages, DEPTH in
+ *                           flight (ib_write_bw's -s/-n/-t), printed as
+ *                           "@@BW size=… depth=… gbps=…"
  * Exit 0 = all checks passed; 1 = a check failed (the line says which).
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -637,7 +639,23 @@ static int test_dmabuf(const char *expect)
 
 /* ---- bandwidth --------------------------------------------------------- */
 
-static int test_bw(size_t size, double secs)
+static double now_coarse(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* COUNT messages of SIZE bytes with at most DEPTH sends (and DEPTH
+ * receives) in flight: the same bytes and the same depth as
+ * `ib_write_bw -s SIZE -n COUNT -t DEPTH`.  The receive side posts ahead of
+ * the sender on its own, as NCCL's proxy does, so a clear-to-send is on its
+ * way while earlier data is still on the wire.  The clock runs from the
+ * first post to the last completion, as perftest's does.  The hot loop
+ * reads only the coarse clock (for the drain limit); GT_BW_YIELD=1 calls
+ * sched_yield() on a pass that completed nothing, as NCCL's proxy thread
+ * does when idle. */
+static int test_bw(size_t size, unsigned long count, unsigned long depth)
 {
     int ndev = do_init();
     if (!ndev)
@@ -646,74 +664,79 @@ static int test_bw(size_t size, double secs)
     CHECK(connect_pair(&p, ndev > 1 ? 1 : 0, 0) == GT_OK, "connect");
     if (!p.sc || !p.rc)
         return 1;
-    /* Up to 16 messages or 16 MiB in flight, whichever is less: enough to
-     * keep the link busy without a drain that outlasts the measurement. */
-    enum { W = 16 };
-    unsigned long depth = size ? (16ul << 20) / size : W;
-    if (depth < 2)
-        depth = 2;
+    enum { W = 32 };
+    if (depth < 1)
+        depth = 1;
     if (depth > W)
         depth = W;
-    char *sb = malloc(size), *rb = malloc(size * W);
+    const char *y = getenv("GT_BW_YIELD");
+    int yield = y && *y == '1';
+    char *sb = malloc(size ? size : 1), *rb = malloc(size ? size * W : 1);
     memset(sb, 1, size);
     void *smh, *rmh;
     N->reg_mr(p.sc, sb, size, GT_PTR_HOST, &smh, NULL);
     N->reg_mr(p.rc, rb, size * W, GT_PTR_HOST, &rmh, NULL);
     void *rr[W] = {0}, *sr[W] = {0};
-    int rdone[W] = {0}, sdone[W] = {0};
-    unsigned long posted = 0, done_n = 0;
-    double t0 = now(), tend = t0 + secs;
+    unsigned long rposted = 0, sposted = 0, rdone = 0, sdone = 0;
+    double t0 = now(), limit = now_coarse() + 60 + (double)count;
     gt_result err = GT_OK;
-    for (;;) {
-        double t = now();
-        int stop = t > tend;
-        if (stop && done_n == posted)
-            break;
-        if (t > tend + 20) {
-            printf("bw: drain timed out\n");
-            return 1;
+    while ((rdone < count || sdone < count) && err == GT_OK) {
+        int moved = 0;
+        while (rposted < count && rposted - rdone < depth && err == GT_OK) {
+            int k = (int)(rposted % W);
+            void *d = rb + (size_t)k * size;
+            size_t sz = size;
+            int tag = 0;
+            err = N->irecv(p.rc, 1, &d, &sz, &tag, &rmh, NULL, &rr[k]);
+            if (!rr[k])
+                break;
+            rposted++, moved = 1;
         }
-        while (!stop && posted - done_n < depth && err == GT_OK) {
-            int k = (int)(posted % W);
-            if (!rr[k]) {
-                void *d = rb + (size_t)k * size;
-                size_t sz = size;
-                int tag = 0;
-                err = N->irecv(p.rc, 1, &d, &sz, &tag, &rmh, NULL, &rr[k]);
-                if (!rr[k])
-                    break;
-            }
-            if (err == GT_OK)
-                err = N->isend(p.sc, sb, size, 0, smh, NULL, &sr[k]);
+        while (sposted < count && sposted - sdone < depth && err == GT_OK) {
+            int k = (int)(sposted % W);
+            err = N->isend(p.sc, sb, size, 0, smh, NULL, &sr[k]);
             if (!sr[k])
                 break;
-            posted++;
+            sposted++, moved = 1;
         }
-        if (done_n < posted && err == GT_OK) {
-            int j = (int)(done_n % W);
-            if (!sdone[j])
-                err = N->test(sr[j], &sdone[j], NULL);
-            if (err == GT_OK && !rdone[j])
-                err = N->test(rr[j], &rdone[j], NULL);
-            if (sdone[j] && rdone[j]) {
-                rr[j] = sr[j] = NULL;
-                sdone[j] = rdone[j] = 0;
-                done_n++;
+        while (sdone < sposted && err == GT_OK) {
+            int k = (int)(sdone % W), done = 0;
+            err = N->test(sr[k], &done, NULL);
+            if (!done)
+                break;
+            sdone++, moved = 1;
+        }
+        while (rdone < rposted && err == GT_OK) {
+            int k = (int)(rdone % W), done = 0;
+            err = N->test(rr[k], &done, NULL);
+            if (!done)
+                break;
+            rdone++, moved = 1;
+        }
+        if (!moved) {
+            if (now_coarse() > limit) {
+                printf("bw: no completion after %lu of %lu messages\n", rdone, count);
+                return 1;
             }
-        }
-        if (err != GT_OK) {
-            printf("bw: error %d\n", err);
-            return 1;
+            if (yield)
+                sched_yield();
         }
     }
+    if (err != GT_OK) {
+        printf("bw: error %d\n", err);
+        return 1;
+    }
     double dt = now() - t0;
-    double gbps = (double)done_n * (double)size * 8 / dt / 1e9;
-    printf("@@BW size=%zu msgs=%lu depth=%lu seconds=%.2f gbps=%.3f\n", size, done_n, depth, dt,
-           gbps);
+    double gbps = (double)count * (double)size * 8 / dt / 1e9;
+    printf("@@BW size=%zu msgs=%lu depth=%lu seconds=%.3f gbps=%.3f qps=%s yield=%d\n", size,
+           count, depth, dt, gbps,
+           getenv("GDRTRACE_IB_QPS") ? getenv("GDRTRACE_IB_QPS") : "1", yield);
     N->dereg_mr(p.sc, smh);
     N->dereg_mr(p.rc, rmh);
     close_pair(&p);
     N->finalize(ctx);
+    free(sb);
+    free(rb);
     return 0;
 }
 
@@ -745,8 +768,9 @@ int main(int argc, char **argv)
                getenv("GDRTRACE_IB_HCA") ? getenv("GDRTRACE_IB_HCA") : "(unset)", n, want);
         return n == want ? 0 : 1;
     }
-    if (argc >= 4 && !strcmp(argv[1], "bw"))
-        return test_bw(strtoull(argv[2], NULL, 0), atof(argv[3]));
-    fprintf(stderr, "usage: %s data | faults | dmabuf EXPECT | bw SIZE SECONDS\n", argv[0]);
+    if (argc >= 5 && !strcmp(argv[1], "bw"))
+        return test_bw(strtoull(argv[2], NULL, 0), strtoul(argv[3], NULL, 0),
+                       strtoul(argv[4], NULL, 0));
+    fprintf(stderr, "usage: %s data | faults | dmabuf EXPECT | bw SIZE COUNT DEPTH\n", argv[0]);
     return 2;
 }
