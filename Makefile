@@ -54,7 +54,7 @@ endif
 CFLAGS := $(CFLAGS_BASE) $(OPT) $(SANFLAGS) $(EXTRA_CFLAGS)
 CPPFLAGS := $(CPPFLAGS_BASE) $(EXTRA_CPPFLAGS)
 LDFLAGS := $(SANFLAGS) $(EXTRA_LDFLAGS)
-PLUGIN_LIBS := -ldl -lpthread -lurcu-bp
+PLUGIN_LIBS := -ldl -lpthread
 TOOL_LIBS := -ldl -lpthread -lzstd -lm
 
 PLUGIN_SRCS :=

@@ -6,7 +6,7 @@
 set -eu
 pkgs=(
     build-essential pkg-config
-    libibverbs-dev liburcu-dev libzstd-dev libcmocka-dev zstd
+    libibverbs-dev libzstd-dev libcmocka-dev zstd
     liblttng-ust-dev # make bench: the LTTng-UST tracepoint the recorder is measured against
     lttng-tools # make bench: a session daemon, to measure that tracepoint enabled
     clang llvm libclang-rt-14-dev

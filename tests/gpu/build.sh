@@ -56,7 +56,7 @@ objs=$(ls build/default/obj/shim/*.o build/default/obj/plugin/reg/*.o \
           build/default/obj/plugin/env.o build/default/obj/plugin/reason.o 2>/dev/null)
 if ! gcc -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -I. -I"$CUDA_HOME/include" \
         tests/gpu/dmabuf_reg.c $objs -o build/gpu/dmabuf_reg \
-        -L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lcudart -ldl -lpthread -lurcu-bp; then
+        -L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lcudart -ldl -lpthread; then
     echo "build.sh: tests/gpu/dmabuf_reg.c failed to build (step 6 will fail)" >&2
     exit 1
 fi
