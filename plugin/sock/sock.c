@@ -11,13 +11,24 @@
  * which the hello's version pins; the handle alone is byte-order neutral):
  *   hello   (each socket, connector -> acceptor, once): struct wire_hello.
  *   CTS     (control, receiver -> sender, one per irecv): wire_hdr{type CTS,
- *           sub = n, slot} + n x wire_cts_ent{tag, size}.  "Clear to send":
- *           the sender only sends into a posted receive, so a multi-receive
- *           can never be starved behind a message for a later one.
+ *           sub = n, slot, flags} + n x wire_cts_ent{tag, size}.  "Clear to
+ *           send": the sender sends into that posted receive.
  *   DATA    (control, sender -> receiver, one per isend): wire_hdr{type DATA,
  *           sub, slot, flags, size, tag}, followed on the control socket by
  *           the payload itself when size <= INLINE_MAX (small-message
  *           latency), else the payload is striped over the data sockets.
+ *
+ * Two ways to send, chosen per receiving comm:
+ *   rendezvous (GDRTRACE_SOCKET_MAXRECVS > 1, grouped receives allowed):
+ *           every isend waits for its CTS, so a multi-receive can never be
+ *           starved behind a message for a later receive.
+ *   eager    (maxRecvs 1, the default, as NCCL's own Socket transport): the
+ *           receiver's CTS carry FLAG_EAGER_OK, a promise that it will only
+ *           ever post single receives.  From the first such CTS on, a send
+ *           with no CTS to match goes out at once (DATA with FLAG_EAGER) and
+ *           waits in the kernel's socket buffers; the sender's progress no
+ *           longer depends on the receiver having posted.  Once the receiver
+ *           has seen an eager DATA it stops sending CTS altogether.
  *
  * Invariants:
  *  1. Striping is a pure function of (size, nsocks, chunk, rotation counter);
@@ -26,16 +37,29 @@
  *     ends and needs no per-part header.
  *  2. The sender matches an isend to the oldest CTS entry with an unmatched
  *     sub of that tag; per-tag order is FIFO on both ends, so this is the
- *     receive NCCL meant.  No CTS -> isend returns a NULL request (retry).
+ *     receive NCCL meant.  No CTS -> isend returns a NULL request (retry),
+ *     unless the receiver promised single receives (eager, below).
+ *  2a. Eager: once the sender has sent one eager DATA it never uses a CTS
+ *     again (it drops them), so the k-th message of a tag always belongs to
+ *     the k-th receive of that tag.  An eager receiver matches every DATA
+ *     that way (oldest posted receive with that tag; a rendezvous DATA must
+ *     name that same slot); a DATA with no such receive yet stops the
+ *     control stream where it is (it and its payload wait in the socket)
+ *     until one is posted.  That cannot deadlock because the receiver's
+ *     receives are single: the one it waits for is the one NCCL posts next
+ *     for that tag, which depends on nothing behind it in the stream.
  *  3. Everything read from the network is validated before use (hello
  *     fields, slot, sub, tag, size, n); a violation fails the comm with
  *     GT_REMOTE_ERROR and a WARN naming the peer.  A comm error is sticky.
  *  4. No allocation, lock or blocking call on the data path: request pools
  *     and queues are allocated at connect/accept; sockets are non-blocking
  *     and all progress happens inside isend/irecv/test.
- *  5. Truncation (message larger than the posted buffer) is detected by the
- *     sender, which sends a DATA header with FLAG_TRUNC and no payload: both
- *     requests fail from test() and the stream stays in sync.
+ *  5. Truncation (message larger than the posted buffer): in rendezvous the
+ *     sender sees it in the CTS and sends a DATA header with FLAG_TRUNC and
+ *     no payload: both requests fail from test().  An eager sender cannot
+ *     know; the receiver reads the payload into a sink and fails the
+ *     receive (the send completes, as with NCCL's Socket).  Either way the
+ *     stream stays in sync and the comm stays usable.
  */
 #include "plugin/sock/sock.h"
 
@@ -66,12 +90,14 @@
 #define SEND_POOL (GT_NET_MAX_REQUESTS * GT_SOCK_MAX_RECVS)
 #define WQ_CAP SEND_POOL        /* >= both pools' worst case of one part per message per socket */
 #define HELLO_MAGIC 0x47544831u /* "GTH1" */
-#define PROTO_VERSION 1
 #define MAX_PENDING 64
 #define MAX_CONNECTING 256
 
 enum { W_CTS = 1, W_DATA = 2 };
 #define W_FLAG_TRUNC 1u
+#define W_FLAG_EAGER 2u    /* DATA: sent without a CTS */
+#define W_FLAG_EAGER_OK 4u /* CTS: this receiver only ever posts single receives */
+#define SINK_BYTES 16384   /* a truncated eager payload is read into this and dropped */
 
 struct wire_hdr {
     uint8_t type;
@@ -111,7 +137,8 @@ struct sock_sub {
     size_t got;  /* recv: size the sender announced */
     size_t left; /* payload bytes still to move */
     int tag;
-    int state; /* recv: 0 waiting for header, 1 header seen, 2 done */
+    int state;   /* recv: 0 waiting for header, 1 header seen, 2 done */
+    int discard; /* recv: truncated eager payload, read into the sink */
 };
 
 struct sock_comm;
@@ -122,6 +149,7 @@ struct sock_req {
     int subs_left;
     int optional;  /* NCCL pre-set *request to GT_NET_OPTIONAL_RECV_COMPLETION */
     int abandoned; /* test() already reported its error; free when subs finish */
+    uint64_t seq;  /* recv: posting order, for eager matching (invariant 2a) */
     gt_result err;
     struct sock_sub sub[GT_SOCK_MAX_RECVS];
 };
@@ -157,6 +185,12 @@ struct sock_comm {
     gt_result err;
     int eof;       /* control socket saw EOF */
     int await_hdr; /* receiver: posted sub-receives still waiting for their DATA header */
+    int max_recvs; /* receiver: sub-receives allowed per irecv (1 = eager, see the top) */
+    int peer_eager; /* receiver: an eager DATA arrived, no more CTS are needed */
+    int stalled;    /* receiver: the next DATA has no posted receive yet */
+    uint64_t post_seq;
+    int eager_ok;   /* sender: the receiver promised single receives */
+    int eager_sent; /* sender: an eager DATA went out; CTS are ignored from now on */
     char peer[80];
     struct sock_data data[GT_SOCK_MAX_SOCKS];
     uint8_t *out;
@@ -217,7 +251,8 @@ struct sock_dev {
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static int g_refs;
 static int g_ndev;
-static int g_nsocks = 2; /* GDRTRACE_SOCKET_NSOCKS, read once per first init */
+static int g_nsocks = 2;    /* GDRTRACE_SOCKET_NSOCKS, read once per first init */
+static int g_max_recvs = 1; /* GDRTRACE_SOCKET_MAXRECVS, likewise */
 static struct sock_dev g_dev[GT_SOCK_MAX_DEVS];
 
 /* connect-in-progress registry: the id in the handle maps to a comm here */
@@ -334,6 +369,10 @@ static gt_result sock_init(void **ctx, uint64_t comm_id, int has_comm_id,
     if (g_refs == 0) {
         /* 2 measured best on a 2-core loopback (plugin/sock/README.md). */
         g_nsocks = (int)gt_env_long("GDRTRACE_SOCKET_NSOCKS", 2, 1, GT_SOCK_MAX_SOCKS);
+        /* 1, like NCCL's Socket: sends need not wait for the receiver.  More
+         * allows grouped receives at the price of a CTS round trip per send. */
+        g_max_recvs =
+            (int)gt_env_long("GDRTRACE_SOCKET_MAXRECVS", 1, 1, GT_SOCK_MAX_RECVS);
         r = devices_discover();
     }
     if (r == GT_OK)
@@ -394,7 +433,7 @@ static gt_result sock_get_properties(int dev, struct gt_props *p)
     p->port = 0;
     p->latency_us = 0;
     p->max_comms = 65536;
-    p->max_recvs = GT_SOCK_MAX_RECVS;
+    p->max_recvs = __atomic_load_n(&g_max_recvs, __ATOMIC_RELAXED);
     p->net_device_type = 0;
     p->net_device_version = 0;
     p->vdev_count = 1;
@@ -668,6 +707,13 @@ static gt_result handle_cts(struct sock_comm *c, const struct wire_hdr *h, const
 {
     if (c->kind != COMM_SEND)
         return comm_fail(c, GT_REMOTE_ERROR, "peer sent a CTS to a receiver (protocol error)");
+    int ok = (h->flags & W_FLAG_EAGER_OK) != 0;
+    if (c->eager_ok && !ok)
+        return comm_fail(c, GT_REMOTE_ERROR,
+                         "peer's CTS withdrew its single-receive promise (protocol error)");
+    c->eager_ok = ok;
+    if (c->eager_sent)
+        return GT_OK; /* invariant 2a: matched by order on the receiver, not by CTS */
     if (c->ncts >= RECV_POOL)
         return comm_fail(c, GT_REMOTE_ERROR, "peer announced more than %d receives in flight",
                          RECV_POOL);
@@ -690,17 +736,56 @@ static gt_result handle_cts(struct sock_comm *c, const struct wire_hdr *h, const
     return GT_OK;
 }
 
+/* Invariant 2a: the eager receiver's match for a DATA of this tag. */
+static struct sock_req *eager_match(struct sock_comm *c, int tag)
+{
+    struct sock_req *best = NULL;
+    for (int i = 0; i < c->nreqs; i++) {
+        struct sock_req *q = &c->reqs[i];
+        if (q->kind == REQ_RECV && q->sub[0].state == 0 && q->sub[0].tag == tag &&
+            (!best || q->seq < best->seq))
+            best = q;
+    }
+    return best;
+}
+
+/* Returns GT_OK with c->stalled set when the DATA must wait for its receive. */
 static gt_result handle_data(struct sock_comm *c, const struct wire_hdr *h, const uint8_t *body)
 {
     if (c->kind != COMM_RECV)
         return comm_fail(c, GT_REMOTE_ERROR, "peer sent DATA to a sender (protocol error)");
-    if (h->slot >= c->nreqs)
-        return comm_fail(c, GT_REMOTE_ERROR, "peer DATA slot %u out of range", h->slot);
-    struct sock_req *r = &c->reqs[h->slot];
-    if (r->kind != REQ_RECV || h->sub >= r->n || r->sub[h->sub].state != 0)
-        return comm_fail(c, GT_REMOTE_ERROR,
-                         "peer DATA for slot %u sub %u matches no posted receive", h->slot, h->sub);
-    struct sock_sub *s = &r->sub[h->sub];
+    int eager = (h->flags & W_FLAG_EAGER) != 0;
+    struct sock_req *r;
+    int si;
+    if (c->max_recvs == 1) {
+        r = eager_match(c, h->tag);
+        if (!r) {
+            c->stalled = 1;
+            return GT_OK;
+        }
+        if (!eager && (h->slot != (size_t)(r - c->reqs) || h->sub != 0))
+            return comm_fail(c, GT_REMOTE_ERROR,
+                             "peer DATA (tag %d) names slot %u sub %u, but the receive it "
+                             "belongs to is slot %td",
+                             h->tag, h->slot, h->sub, r - c->reqs);
+        if (eager)
+            c->peer_eager = 1;
+        si = 0;
+    } else {
+        if (eager)
+            return comm_fail(c, GT_REMOTE_ERROR,
+                             "peer sent without a CTS to a comm that allows grouped receives "
+                             "(protocol error)");
+        if (h->slot >= c->nreqs)
+            return comm_fail(c, GT_REMOTE_ERROR, "peer DATA slot %u out of range", h->slot);
+        r = &c->reqs[h->slot];
+        if (r->kind != REQ_RECV || h->sub >= r->n || r->sub[h->sub].state != 0)
+            return comm_fail(c, GT_REMOTE_ERROR,
+                             "peer DATA for slot %u sub %u matches no posted receive", h->slot,
+                             h->sub);
+        si = h->sub;
+    }
+    struct sock_sub *s = &r->sub[si];
     c->await_hdr--;
     if (h->tag != s->tag)
         return comm_fail(c, GT_REMOTE_ERROR, "peer DATA tag %d for a receive posted with tag %d",
@@ -709,28 +794,31 @@ static gt_result handle_data(struct sock_comm *c, const struct wire_hdr *h, cons
         return comm_fail(c, GT_REMOTE_ERROR, "peer DATA size %llu exceeds %zu",
                          (unsigned long long)h->size, MAX_MSG);
     s->got = h->size;
-    if (h->flags & W_FLAG_TRUNC) {
+    int trunc = (h->flags & W_FLAG_TRUNC) != 0;
+    if (!trunc && h->size > s->size && !eager)
+        return comm_fail(c, GT_REMOTE_ERROR,
+                         "peer sent %llu bytes (tag %d) into a %zu-byte receive without "
+                         "flagging truncation",
+                         (unsigned long long)h->size, h->tag, s->size);
+    if (trunc || h->size > s->size) {
         GT_WARN("sock: message of %llu bytes (tag %d) from %s exceeds the posted receive "
                 "buffer of %zu bytes: truncation refused",
                 (unsigned long long)h->size, h->tag, c->peer, s->size);
         if (!r->err)
             r->err = GT_INVALID_USAGE;
-        sub_finished(r, h->sub);
-        return GT_OK;
-    }
-    if (h->size > s->size)
-        return comm_fail(c, GT_REMOTE_ERROR,
-                         "peer sent %llu bytes (tag %d) into a %zu-byte receive without "
-                         "flagging truncation",
-                         (unsigned long long)h->size, h->tag, s->size);
-    if (h->size <= INLINE_MAX) {
+        if (trunc || h->size <= INLINE_MAX) {
+            sub_finished(r, si); /* no payload, or inline and skipped with the header */
+            return GT_OK;
+        }
+        s->discard = 1; /* eager: the payload is on its way and must be read */
+    } else if (h->size <= INLINE_MAX) {
         if (h->size)
             memcpy(s->data, body, h->size);
-        sub_finished(r, h->sub);
+        sub_finished(r, si);
         return GT_OK;
     }
     s->state = 1;
-    enqueue_parts(c, r, h->sub, h->size);
+    enqueue_parts(c, r, si, h->size);
     return GT_OK;
 }
 
@@ -738,6 +826,7 @@ static gt_result parse_in(struct sock_comm *c)
 {
     size_t off = 0;
     gt_result rc = GT_OK;
+    c->stalled = 0;
     while (c->in_len - off >= sizeof(struct wire_hdr)) {
         struct wire_hdr h;
         memcpy(&h, c->in + off, sizeof(h));
@@ -759,7 +848,7 @@ static gt_result parse_in(struct sock_comm *c)
             break;
         const uint8_t *b = c->in + off + sizeof(h);
         rc = h.type == W_CTS ? handle_cts(c, &h, b) : handle_data(c, &h, b);
-        if (rc != GT_OK)
+        if (rc != GT_OK || c->stalled)
             break;
         off += sizeof(h) + body;
     }
@@ -772,15 +861,26 @@ static gt_result parse_in(struct sock_comm *c)
 
 static gt_result read_ctrl(struct sock_comm *c)
 {
+    /* What is already buffered first: a stalled DATA may match a receive
+     * posted since (invariant 2a). */
+    gt_result r = parse_in(c);
+    if (r != GT_OK)
+        return r;
     while (!c->eof) {
+        if (c->in_len == IN_CAP) {
+            if (c->stalled)
+                break; /* the rest waits in the socket */
+            /* A message always fits, so a full buffer is parsed at once. */
+            return comm_fail(c, GT_INTERNAL_ERROR, "control buffer overflow");
+        }
+        if (c->stalled)
+            break; /* nothing behind the stalled DATA can be used yet */
         ssize_t n = recv(c->ctrl, c->in + c->in_len, IN_CAP - c->in_len, MSG_DONTWAIT);
         if (n > 0) {
             c->in_len += (size_t)n;
-            gt_result r = parse_in(c);
+            r = parse_in(c);
             if (r != GT_OK)
                 return r;
-            if (c->in_len == IN_CAP) /* a message always fits: cannot happen */
-                return comm_fail(c, GT_INTERNAL_ERROR, "control buffer overflow");
             continue;
         }
         if (n == 0) {
@@ -807,12 +907,20 @@ static gt_result move_data(struct sock_comm *c)
         while (d->count) {
             struct sock_work *w = &d->w[d->head];
             struct sock_sub *s = &w->req->sub[w->sub];
+            char sink[SINK_BYTES];
             char *p = (char *)s->data + w->off + w->done;
             size_t want = w->len - w->done;
+            if (s->discard) {
+                p = sink;
+                if (want > sizeof(sink))
+                    want = sizeof(sink);
+            }
             ssize_t n = sending ? send(d->fd, p, want, MSG_DONTWAIT | MSG_NOSIGNAL)
                                 : recv(d->fd, p, want, MSG_DONTWAIT);
             if (n > 0) {
                 w->done += (size_t)n;
+                if (s->discard && (size_t)n == want && w->done < w->len)
+                    continue; /* the sink was filled, not the socket drained */
                 if (w->done < w->len)
                     break; /* socket buffer full/empty: next socket */
                 s->left -= w->len;
@@ -1040,7 +1148,7 @@ static gt_result sock_connect(void *ctx, int dev, void *handle, void **send_comm
         gt_sock_addr_str(&info.addr, c->peer, sizeof(c->peer));
         c->conn_id = rand64();
         c->hello = (struct wire_hello){.magic = HELLO_MAGIC,
-                                       .version = PROTO_VERSION,
+                                       .version = GT_SOCK_PROTO_VERSION,
                                        .nsocks = (uint8_t)nsocks,
                                        .chunk = (uint32_t)c->chunk,
                                        .conn_id = c->conn_id,
@@ -1122,6 +1230,7 @@ static struct sock_comm *try_group(struct sock_listen *l, int i0)
     if (!c)
         return NULL;
     c->chunk = h0->chunk;
+    c->max_recvs = __atomic_load_n(&g_max_recvs, __ATOMIC_RELAXED);
     for (int k = 0; k <= h0->nsocks; k++)
         c->fds[k] = l->pend[idx[k]].fd;
     c->ctrl = c->fds[0];
@@ -1195,7 +1304,7 @@ static gt_result sock_accept(void *listen_comm, void **recv_comm, void **recv_de
             continue;
         const struct wire_hello *h = &p->hello;
         const char *bad = h->magic != HELLO_MAGIC       ? "bad magic (not a gdrtrace peer)"
-                          : h->version != PROTO_VERSION ? "protocol version mismatch"
+                          : h->version != GT_SOCK_PROTO_VERSION ? "protocol version mismatch"
                           : h->nonce != l->nonce        ? "handle nonce mismatch (stale handle?)"
                           : h->nsocks < 1 || h->nsocks > GT_SOCK_MAX_SOCKS
                               ? "socket count out of range"
@@ -1351,13 +1460,14 @@ static gt_result sock_isend(void *send_comm, void *data, size_t size, int tag, v
     gt_result r = flush_out(c);
     if (r != GT_OK)
         return r;
-    int e, s;
-    if (!cts_match(c, tag, &e, &s)) {
+    int e = -1, s = 0;
+    if (!c->eager_sent && !cts_match(c, tag, &e, &s)) {
         r = read_ctrl(c);
         if (r != GT_OK)
             return r;
     }
-    if (!cts_match(c, tag, &e, &s)) {
+    int eager = c->eager_sent || (!cts_match(c, tag, &e, &s) && c->eager_ok);
+    if (!eager && e < 0) {
         if (c->eof)
             return comm_fail(c, GT_REMOTE_ERROR,
                              "peer closed the connection; isend (tag %d, %zu bytes) can never "
@@ -1365,7 +1475,7 @@ static gt_result sock_isend(void *send_comm, void *data, size_t size, int tag, v
                              tag, size);
         return GT_OK; /* receiver has not posted it yet: NULL request, NCCL retries */
     }
-    int trunc = size > c->cts[e].size[s];
+    int trunc = !eager && size > c->cts[e].size[s];
     size_t inl = (!trunc && size <= INLINE_MAX) ? size : 0;
     if (!out_room(c, sizeof(struct wire_hdr) + inl))
         return GT_OK;
@@ -1376,8 +1486,8 @@ static gt_result sock_isend(void *send_comm, void *data, size_t size, int tag, v
     q->sub[0] = (struct sock_sub){.data = data, .size = size, .tag = tag};
     struct wire_hdr h = {.type = W_DATA,
                          .sub = (uint8_t)s,
-                         .slot = c->cts[e].slot,
-                         .flags = trunc ? W_FLAG_TRUNC : 0,
+                         .slot = eager ? 0 : c->cts[e].slot,
+                         .flags = eager ? W_FLAG_EAGER : trunc ? W_FLAG_TRUNC : 0,
                          .size = size,
                          .tag = tag};
     memcpy(c->out + c->out_len, &h, sizeof(h));
@@ -1395,10 +1505,15 @@ static gt_result sock_isend(void *send_comm, void *data, size_t size, int tag, v
         q->subs_left = 1;
         enqueue_parts(c, q, 0, size);
     }
-    c->cts[e].matched |= (uint8_t)(1u << s);
-    if (c->cts[e].matched == (1u << c->cts[e].n) - 1) {
-        memmove(&c->cts[e], &c->cts[e + 1], (size_t)(c->ncts - e - 1) * sizeof(c->cts[0]));
-        c->ncts--;
+    if (eager) {
+        c->eager_sent = 1;
+        c->ncts = 0; /* invariant 2a: no CTS is used again */
+    } else {
+        c->cts[e].matched |= (uint8_t)(1u << s);
+        if (c->cts[e].matched == (1u << c->cts[e].n) - 1) {
+            memmove(&c->cts[e], &c->cts[e + 1], (size_t)(c->ncts - e - 1) * sizeof(c->cts[0]));
+            c->ncts--;
+        }
     }
     *request = q;
     r = flush_out(c);
@@ -1426,8 +1541,10 @@ static gt_result sock_irecv(void *recv_comm, int n, void **data, size_t *sizes, 
      * *request must not keep the 0x1 marker. */
     int optional = *request == (void *)(uintptr_t)GT_NET_OPTIONAL_RECV_COMPLETION;
     *request = NULL;
-    if (n < 1 || n > GT_SOCK_MAX_RECVS) {
-        GT_WARN("sock: irecv with n=%d sub-receives (supported: 1..%d)", n, GT_SOCK_MAX_RECVS);
+    if (n < 1 || n > c->max_recvs) {
+        GT_WARN("sock: irecv with n=%d sub-receives (this comm allows 1..%d: maxRecvs, "
+                "GDRTRACE_SOCKET_MAXRECVS)",
+                n, c->max_recvs);
         return GT_INVALID_ARGUMENT;
     }
     for (int i = 0; i < n; i++)
@@ -1438,11 +1555,13 @@ static gt_result sock_irecv(void *recv_comm, int n, void **data, size_t *sizes, 
         }
     if (c->err)
         return c->err;
-    if (c->eof)
+    /* An eager sender's messages may still be buffered here after its close. */
+    if (c->eof && c->in_len < sizeof(struct wire_hdr))
         return comm_fail(c, GT_REMOTE_ERROR,
                          "peer closed the connection; irecv (tag %d) can never complete", tags[0]);
+    int cts = !c->peer_eager; /* an eager sender needs no CTS (invariant 2a) */
     size_t need = sizeof(struct wire_hdr) + (size_t)n * sizeof(struct wire_cts_ent);
-    if (!out_room(c, need))
+    if (cts && !out_room(c, need))
         return GT_OK;
     struct sock_req *q = req_get(c, REQ_RECV);
     if (!q)
@@ -1450,17 +1569,24 @@ static gt_result sock_irecv(void *recv_comm, int n, void **data, size_t *sizes, 
     q->n = n;
     q->subs_left = n;
     q->optional = optional;
+    q->seq = c->post_seq++;
     c->await_hdr += n;
-    struct wire_hdr h = {.type = W_CTS, .sub = (uint8_t)n, .slot = (uint16_t)(q - c->reqs)};
+    for (int i = 0; i < n; i++)
+        q->sub[i] = (struct sock_sub){.data = data[i], .size = sizes[i], .tag = tags[i]};
+    *request = q;
+    if (!cts)
+        return GT_OK;
+    struct wire_hdr h = {.type = W_CTS,
+                         .sub = (uint8_t)n,
+                         .slot = (uint16_t)(q - c->reqs),
+                         .flags = c->max_recvs == 1 ? W_FLAG_EAGER_OK : 0};
     memcpy(c->out + c->out_len, &h, sizeof(h));
     c->out_len += sizeof(h);
     for (int i = 0; i < n; i++) {
-        q->sub[i] = (struct sock_sub){.data = data[i], .size = sizes[i], .tag = tags[i]};
         struct wire_cts_ent ce = {.tag = tags[i], .size = sizes[i]};
         memcpy(c->out + c->out_len, &ce, sizeof(ce));
         c->out_len += sizeof(ce);
     }
-    *request = q;
     return flush_out(c);
 }
 

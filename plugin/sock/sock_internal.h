@@ -31,10 +31,11 @@
 #define GT_SOCK_HANDLE_VERSION 1
 #define GT_SOCK_HANDLE_MINLEN 40 /* bytes that must be present to decode */
 #define GT_SOCK_HANDLE_STAGE_OFF 64
+#define GT_SOCK_PROTO_VERSION 2 /* the hello's version; 2: eager sends */
 
 #define GT_SOCK_MAX_DEVS 32
 #define GT_SOCK_MAX_SOCKS 16 /* data sockets per connection */
-#define GT_SOCK_MAX_RECVS 8  /* maxRecvs: sub-receives per irecv */
+#define GT_SOCK_MAX_RECVS 8  /* most sub-receives per irecv (GDRTRACE_SOCKET_MAXRECVS) */
 #define GT_SOCK_DEFAULT_SPEED 10000
 
 union gt_sock_addr {

@@ -74,6 +74,10 @@ def cmd_ncclcheck(a):
     j.ok("PASS: every result of every rank matched" in text, "nccl_check printed PASS")
     m = re.search(r"# nccl_version=(\d+)", text)
     j.ok(m is not None, f"NCCL version reported: {m[1] if m else '?'}")
+    if a.expect_version:
+        # The library the run really loaded, not the one it was built against.
+        j.ok(m is not None and m[1] == a.expect_version,
+             f"NCCL version {m[1] if m else '?'} is the expected {a.expect_version}")
     if a.min_bytes and a.max_bytes:
         for op in a.ops.split(","):
             sizes = sorted(r["bytes"] for r in rows if r["op"] == op)
@@ -371,58 +375,83 @@ def fmt_size(b):
     return f"{b} B"
 
 
+def sweep_dirs(base):
+    """The full sweeps present: (prefix, NCCL version) for c-* and c928-*."""
+    out = []
+    for prefix in ("c", "c928"):
+        for c in ("plugin", "socket", "norec"):
+            path = os.path.join(base, f"{prefix}-{c}", "stdout.txt")
+            if os.path.exists(path):
+                m = re.search(r"# nccl_version=(\d+)", open(path, errors="replace").read())
+                v = int(m[1]) if m else 0
+                out.append((prefix, f"{v // 10000}.{v // 100 % 100}.{v % 100}" if v else "?"))
+                break
+    return out
+
+
 def cmd_bwtable(a):
     j = Judge("bandwidth targets")
     base = a.outdir
     cfgs = [("plugin", "gdrtrace plugin"), ("socket", "NCCL Socket"),
             ("norec", "plugin, GDRTRACE_DISABLE=1")]
     lines = []
-    # Full sweeps: busbw per op x size x config.
-    sweep = {c: parse_results(os.path.join(base, f"c-{c}", "stdout.txt"))
-             for c, _ in cfgs if os.path.exists(os.path.join(base, f"c-{c}", "stdout.txt"))}
-    for op in OPS:
-        lines.append(f"\n#### {op} — bus bandwidth, GB/s (full sweep, NCCL 2.28.3)\n")
-        lines.append("| size | " + " | ".join(n for c, n in cfgs if c in sweep)
-                     + " | plugin / Socket | rec on / off |")
-        lines.append("|---:|" + "---:|" * (len([c for c, _ in cfgs if c in sweep]) + 2))
-        sizes = sorted({r["bytes"] for rows in sweep.values() for r in rows if r["op"] == op})
-        for b in sizes:
-            v = {c: next((r["busbw"] for r in rows if r["op"] == op and r["bytes"] == b), None)
-                 for c, rows in sweep.items()}
-            cells = [f"{v[c]:.3f}" if v.get(c) is not None else "-" for c, _ in cfgs if c in sweep]
-            r1 = (f"{v['plugin'] / v['socket']:.2f}" if v.get("plugin") and v.get("socket")
-                  else "-")
-            r2 = (f"{v['plugin'] / v['norec']:.3f}" if v.get("plugin") and v.get("norec")
-                  else "-")
-            lines.append(f"| {fmt_size(b)} | " + " | ".join(cells) + f" | {r1} | {r2} |")
-    # Repeated all_reduce rounds: the targets.
+    # Full sweeps (one run per size): busbw per op x size x config.
+    for prefix, version in sweep_dirs(base):
+        sweep = {c: parse_results(os.path.join(base, f"{prefix}-{c}", "stdout.txt"))
+                 for c, _ in cfgs
+                 if os.path.exists(os.path.join(base, f"{prefix}-{c}", "stdout.txt"))}
+        for op in OPS:
+            lines.append(f"\n#### {op} — bus bandwidth, GB/s (full sweep, NCCL {version})\n")
+            lines.append("| size | " + " | ".join(n for c, n in cfgs if c in sweep)
+                         + " | plugin / Socket | rec on / off |")
+            lines.append("|---:|" + "---:|" * (len([c for c, _ in cfgs if c in sweep]) + 2))
+            sizes = sorted({r["bytes"] for rows in sweep.values() for r in rows if r["op"] == op})
+            for b in sizes:
+                v = {c: next((r["busbw"] for r in rows if r["op"] == op and r["bytes"] == b),
+                             None) for c, rows in sweep.items()}
+                cells = [f"{v[c]:.3f}" if v.get(c) is not None else "-"
+                         for c, _ in cfgs if c in sweep]
+                r1 = (f"{v['plugin'] / v['socket']:.2f}" if v.get("plugin") and v.get("socket")
+                      else "-")
+                r2 = (f"{v['plugin'] / v['norec']:.3f}" if v.get("plugin") and v.get("norec")
+                      else "-")
+                lines.append(f"| {fmt_size(b)} | " + " | ".join(cells) + f" | {r1} | {r2} |")
+    # Repeated, interleaved rounds at >= 128 MiB: the targets, per op.
     rounds = {}
     for path in glob.glob(os.path.join(base, "bw-*", "stdout.txt")):
         cfg = os.path.basename(os.path.dirname(path)).split("-")[1]
         for r in parse_results(path):
-            rounds.setdefault(cfg, {}).setdefault(r["bytes"], []).append(r["busbw"])
-    if rounds:
-        n = max(len(v) for d in rounds.values() for v in d.values())
-        lines.append(f"\n#### all_reduce, ≥ 128 MiB — bus bandwidth GB/s, median of {n} "
+            rounds.setdefault(r["op"], {}).setdefault(cfg, {}).setdefault(
+                r["bytes"], []).append(r["busbw"])
+    for op in [o for o in OPS if o in rounds]:
+        per = rounds[op]
+        n = max(len(v) for d in per.values() for v in d.values())
+        lines.append(f"\n#### {op}, ≥ 128 MiB — bus bandwidth GB/s, median of {n} "
                      "interleaved runs per configuration (the targets)\n")
         lines.append("| size | gdrtrace plugin | NCCL Socket | plugin, GDRTRACE_DISABLE=1 | "
-                     "plugin / Socket (≥ 1.0) | rec on / off (≥ 0.99) | runs (plugin) |")
-        lines.append("|---:|---:|---:|---:|---:|---:|---|")
-        for b in sorted(rounds.get("plugin", {})):
-            med = {c: statistics.median(rounds[c][b]) for c in rounds if b in rounds[c]}
+                     "plugin / Socket (≥ 1.0) | rec on / off (≥ 0.99) | runs (plugin) | "
+                     "runs (Socket) |")
+        lines.append("|---:|---:|---:|---:|---:|---:|---|---|")
+        for b in sorted(per.get("plugin", {})):
+            med = {c: statistics.median(per[c][b]) for c in per if b in per[c]}
             r1 = med["plugin"] / med["socket"] if "socket" in med else None
             r2 = med["plugin"] / med["norec"] if "norec" in med else None
-            runs = ", ".join(f"{x:.3f}" for x in rounds["plugin"][b])
+            runs = ", ".join(f"{x:.3f}" for x in per["plugin"][b])
+            sruns = ", ".join(f"{x:.3f}" for x in per.get("socket", {}).get(b, []))
             lines.append(f"| {fmt_size(b)} | {med['plugin']:.3f} | {med.get('socket', 0):.3f} | "
-                         f"{med.get('norec', 0):.3f} | {r1:.3f} | {r2:.3f} | {runs} |"
-                         if r1 is not None and r2 is not None else f"| {fmt_size(b)} | incomplete |")
+                         f"{med.get('norec', 0):.3f} | {r1:.3f} | {r2:.3f} | {runs} | {sruns} |"
+                         if r1 is not None and r2 is not None
+                         else f"| {fmt_size(b)} | incomplete |")
             if r1 is not None:
-                j.ok(r1 >= 1.0, f"{fmt_size(b)}: plugin / Socket = {r1:.3f} (target ≥ 1.0)")
+                j.ok(r1 >= 1.0, f"{op} {fmt_size(b)}: plugin / Socket = {r1:.3f} (target ≥ 1.0)")
             if r2 is not None:
-                j.ok(r2 >= 0.99, f"{fmt_size(b)}: recorder on / off = {r2:.3f} (target ≥ 0.99)")
-    else:
+                j.ok(r2 >= 0.99,
+                     f"{op} {fmt_size(b)}: recorder on / off = {r2:.3f} (target ≥ 0.99)")
+            j.ok(r1 is not None and r2 is not None, f"{op} {fmt_size(b)}: all three measured")
+    if not rounds and not a.sweep_only:
         j.ok(False, "no bandwidth rounds found")
-    with open(os.path.join(base, "bw-tables.md"), "w") as f:
+    name = "sweep-tables.md" if a.sweep_only else "bw-tables.md"
+    with open(os.path.join(base, name), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
     return j.done()
@@ -437,6 +466,7 @@ def main():
     p.add_argument("--min-bytes", type=int, default=8)
     p.add_argument("--max-bytes", type=int, default=1 << 30)
     p.add_argument("--ops", default=",".join(OPS))
+    p.add_argument("--expect-version", help="the NCCL_VERSION_CODE the run must have loaded")
     p = sub.add_parser("nccllog")
     p.add_argument("rundir")
     p.add_argument("--expect", choices=["plugin", "socket"], required=True)
@@ -449,6 +479,8 @@ def main():
     p.add_argument("--tool", required=True)
     p = sub.add_parser("bwtable")
     p.add_argument("outdir")
+    p.add_argument("--sweep-only", action="store_true",
+                   help="tables of the full sweeps only; no rounds expected")
     a = ap.parse_args()
     return {"ncclcheck": cmd_ncclcheck, "nccllog": cmd_nccllog, "reader": cmd_reader,
             "dmabuf": cmd_dmabuf, "bwtable": cmd_bwtable}[a.cmd](a)

@@ -10,9 +10,11 @@
 #        plugin  NCCL_NET_PLUGIN=<our .so>, recorder on
 #        socket  NCCL's internal Socket transport (NCCL_NET_PLUGIN=none NCCL_NET=Socket)
 #        norec   our plugin with GDRTRACE_DISABLE=1
-#  3. bandwidth targets: all_reduce 128 MiB … 1 GiB, the three configurations
-#     interleaved, ROUNDS times each (median): plugin ≥ 1.0 × Socket,
-#     recorder on ≥ 0.99 × off
+#     and the same on PyTorch's NCCL 2.28.9 (LD_LIBRARY_PATH to its
+#     libnccl.so.2; the version NCCL reports is checked) with plugin and socket
+#  3. bandwidth targets: BW_OPS (every collective by default) 128 MiB … 1 GiB,
+#     the three configurations interleaved, ROUNDS times each (median):
+#     plugin ≥ 1.0 × Socket, recorder on ≥ 0.99 × off, per op and size
 #  4. real NCCL 2.28.9 (PyTorch): DDP training, same three configurations;
 #     losses must be bit-equal; time per step for each
 #  5. the reader against NCCL's own log (plugin runs of 2 and 4): gdrtrace
@@ -25,6 +27,10 @@
 #
 # Two ranks share the one GPU as two "hosts" (different NCCL_HOSTIDs, set by
 # nccl_check / train_ddp.py), so NCCL connects them through NET.
+#
+# PARTS picks sections (default all: "sweep bw torch reader dmabuf"), so the
+# whole runbook can be split over two calls of a 10-minute limit; the build
+# is reused (make is incremental).
 #
 # Output: everything under $OUT (or build/gpu-out): run-all.log, summary.md,
 # logs.tar.gz (every run's stdout, NCCL logs, recorders, reader output).
@@ -39,6 +45,10 @@ STEPS=${STEPS:-300}
 # The full-sweep configurations (a shorter run may leave out norec: the
 # bandwidth rounds still measure it).
 SWEEP_CFGS=${SWEEP_CFGS:-plugin socket norec}
+PARTS=${PARTS:-sweep bw torch reader dmabuf}
+BW_OPS=${BW_OPS:-all_reduce,all_gather,reduce_scatter,broadcast,sendrecv}
+BW_SCALE=${BW_SCALE:-1}
+part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 mkdir -p "$W"
 exec > >(tee "$OUTDIR/run-all.log") 2>&1
 
@@ -105,6 +115,24 @@ run_in() {
     return $rc
 }
 
+# PyTorch's own libnccl.so.2: the one the torch process really maps.
+torch_nccl_dir() {
+    python3 - <<'PY' 2>/dev/null
+import os, torch
+torch.cuda.nccl.version()
+for line in open("/proc/self/maps"):
+    p = line.split()[-1]
+    if "libnccl.so" in p:
+        print(os.path.dirname(p)); break
+else:
+    import glob, site
+    for d in site.getsitepackages():
+        for f in glob.glob(os.path.join(d, "nvidia", "nccl", "lib", "libnccl.so.2")):
+            print(os.path.dirname(f)); raise SystemExit
+PY
+}
+
+if part sweep; then
 echo "== 2. nccl_check on NCCL 2.28.3, 8 B … 1 GiB, every op: $SWEEP_CFGS"
 for cfg in $SWEEP_CFGS; do
     run_in "$W/c-$cfg" $cfg info 150 build/gpu/nccl_check -b 8 -e 1G -f 4
@@ -127,19 +155,52 @@ if [ -d "$W/c-norec" ]; then
     step "NCCL log [norec]: plugin loaded and assigned, GDR disabled" $?
 fi
 
-echo "== 3. bandwidth rounds (all_reduce 128 MiB … 1 GiB, $ROUNDS interleaved rounds)"
+TNCCL=$(torch_nccl_dir)
+TVER=$(python3 -c 'import torch; v = torch.cuda.nccl.version(); print(v[0] * 10000 + v[1] * 100 + v[2] if isinstance(v, tuple) else v)' 2>/dev/null)
+echo "== 2b. nccl_check on PyTorch's NCCL ($TVER, ${TNCCL:-not found}), 8 B … 1 GiB: plugin socket"
+for cfg in plugin socket; do
+    if [ -z "$TNCCL" ] || [ ! -e "$TNCCL/libnccl.so.2" ]; then
+        step "nccl_check on PyTorch's NCCL [$cfg]: its libnccl.so.2 was not found" 1
+        continue
+    fi
+    LD_LIBRARY_PATH="$TNCCL${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        run_in "$W/c928-$cfg" $cfg info 150 build/gpu/nccl_check -b 8 -e 1G -f 4
+    rc=$?
+    grep -E '^(RESULT op=all_reduce|# nccl|PASS|FAIL)' "$W/c928-$cfg/stdout.txt" | tail -4
+    [ $rc -eq 0 ] || tail -5 "$W/c928-$cfg/stderr.txt"
+    $CHECK ncclcheck "$W/c928-$cfg" --expect-version "$TVER" > "$W/c928-$cfg/check.txt"
+    r2=$?
+    grep -E 'version|PASS|FAIL' "$W/c928-$cfg/check.txt"
+    step "nccl_check PyTorch's NCCL $TVER [$cfg]: all ops 8 B..1 GiB correct (exit $rc)" $((rc | r2))
+done
+if [ -d "$W/c928-plugin" ]; then
+    $CHECK nccllog "$W/c928-plugin" --expect plugin > "$W/c928-plugin/nccllog.txt"
+    step "NCCL log [plugin, NCCL $TVER]: plugin loaded and assigned, GDR disabled" $?
+    $CHECK reader "$W/c928-plugin" --tool "$TOOL" > "$W/c928-plugin/reader-check.txt"
+    rc=$?
+    grep -E 'FAIL|verdict|same comm|PASS' "$W/c928-plugin/reader-check.txt" | head -20
+    step "reader vs NCCL log [nccl_check, $TVER]: HOST-STAGED, same commIds" $rc
+fi
+$CHECK bwtable "$W" --sweep-only > "$W/sweeptable.txt"
+fi
+
+if part bw; then
+echo "== 3. bandwidth rounds ($BW_OPS, 128 MiB … 1 GiB, $ROUNDS interleaved rounds)"
 for r in $(seq 1 "$ROUNDS"); do
     for cfg in plugin socket norec; do
-        run_in "$W/bw-$cfg-$r" $cfg warn 90 build/gpu/nccl_check -b 128M -e 1G -f 2 -o all_reduce -s 2
+        run_in "$W/bw-$cfg-$r" $cfg warn 150 build/gpu/nccl_check -b 128M -e 1G -f 2 \
+            -o "$BW_OPS" -s "$BW_SCALE"
         rc=$?
         [ $rc -eq 0 ] || { echo "bw-$cfg-$r failed ($rc)"; tail -3 "$W/bw-$cfg-$r/stderr.txt"; FAILED=1; }
     done
 done
 $CHECK bwtable "$W" > "$W/bwtable.txt"
 rc=$?
-tail -12 "$W/bwtable.txt"
-step "bandwidth: plugin >= 1.0 x Socket at >= 128 MiB, recorder on >= 0.99 x off" $rc
+grep -E '^  (ok|FAIL)' "$W/bwtable.txt"
+step "bandwidth: plugin >= 1.0 x Socket at >= 128 MiB, recorder on >= 0.99 x off ($BW_OPS)" $rc
+fi
 
+if part torch; then
 echo "== 4. PyTorch DDP on NCCL 2.28.9, $STEPS steps, three configurations"
 for cfg in plugin socket norec; do
     run_in "$W/torch-$cfg" $cfg info 200 python3 tests/gpu/train_ddp.py run \
@@ -151,16 +212,22 @@ done
 python3 tests/gpu/train_ddp.py compare "$W/torch-socket/losses" "$W/torch-plugin/losses" \
     "$W/torch-norec/losses" | tee "$W/torch-compare.txt"
 step "torch DDP: losses bit-equal with and without the plugin" $?
+fi
 
+if part reader; then
 echo "== 5. the reader against NCCL's log"
+[ -d "$W/c-plugin" ] && {
 $CHECK reader "$W/c-plugin" --tool "$TOOL" > "$W/c-plugin/reader-check.txt"
 rc=$?
 grep -E 'FAIL|verdict|same comm|PASS' "$W/c-plugin/reader-check.txt" | head -20
 step "reader vs NCCL log [nccl_check, 2.28.3]: HOST-STAGED, same commIds" $rc
+}
+[ -d "$W/torch-plugin" ] && {
 $CHECK reader "$W/torch-plugin" --tool "$TOOL" > "$W/torch-plugin/reader-check.txt"
 rc=$?
 grep -E 'FAIL|verdict|same comm|PASS' "$W/torch-plugin/reader-check.txt" | head -20
 step "reader vs NCCL log [torch DDP, 2.28.9]: HOST-STAGED, same commIds" $rc
+}
 run_in "$W/c-regcount" regcount info 120 build/gpu/nccl_check -b 8 -e 64M -f 8
 rc=$?
 $CHECK reader "$W/c-regcount" --tool "$TOOL" --regcount > "$W/c-regcount/reader-check.txt"
@@ -174,7 +241,9 @@ $CHECK reader "$W/torch-regcount" --tool "$TOOL" --regcount > "$W/torch-regcount
 r2=$?
 grep -E 'FAIL|regMr|PASS' "$W/torch-regcount/reader-check.txt" | head -20
 step "registrations: recorder == regcount witness [torch DDP, 2.28.9] (run exit $rc)" $((rc | r2))
+fi
 
+if part dmabuf; then
 echo "== 6. DMA-BUF: a real nv_dmabuf export through the plugin's path; gdrtrace doctor"
 d=$W/dmabuf
 mkdir -p "$d/rec"
@@ -196,6 +265,7 @@ timeout 60 "$TOOL" doctor --json > "$W/doctor.json" 2> "$W/doctor.stderr"
 cat "$W/doctor.txt"
 grep -q nv_dmabuf "$W/doctor.txt"
 step "gdrtrace doctor ran; its export check saw nv_dmabuf" $?
+fi
 
 echo "== summary"
 {
@@ -208,14 +278,14 @@ echo "== summary"
     printf -- '- %s\n' "${RESULTS[@]}"
     echo
     echo '## Bandwidth'
-    cat "$W/bw-tables.md" 2>/dev/null
+    cat "$W/bw-tables.md" 2>/dev/null || cat "$W/sweep-tables.md" 2>/dev/null
     echo
     echo '## Training (torch DDP)'
     echo '```'
     cat "$W/torch-compare.txt" 2>/dev/null
     echo '```'
-    for f in c-plugin/reader-check.txt torch-plugin/reader-check.txt c-regcount/reader-check.txt \
-             torch-regcount/reader-check.txt dmabuf/check.txt; do
+    for f in c-plugin/reader-check.txt c928-plugin/reader-check.txt torch-plugin/reader-check.txt \
+             c-regcount/reader-check.txt torch-regcount/reader-check.txt dmabuf/check.txt; do
         echo
         echo "## $f"
         echo '```'

@@ -12,6 +12,12 @@
  *  - multi-receive matches by tag whatever the send order; zero-byte
  *    messages; truncation fails both sides from test() and the comm survives
  *    (also when only one sub of a multi-receive is truncated);
+ *  - everything mode-independent runs twice: with grouped receives
+ *    (GDRTRACE_SOCKET_MAXRECVS=8, rendezvous) and with the default single
+ *    receives (eager sends); the eager group also checks that sends run
+ *    ahead of receives and wait in the socket in per-tag order, that a
+ *    truncated eager message fails only the receive and leaves the stream in
+ *    sync, and that what an eager sender sent before closing still arrives;
  *  - a sender that closes under a posted receive, a connect to a closed
  *    port: errors, not endless NULLs;
  *  - GDRTRACE_SOCKET_FAMILY=AF_INET6: the whole path over ::1;
@@ -43,6 +49,7 @@
 
 static const struct gt_net_ops *ops = &gt_sock_ops;
 static void *g_ctx;
+static int g_max_recvs; /* the group's GDRTRACE_SOCKET_MAXRECVS */
 
 static double now_s(void)
 {
@@ -226,7 +233,7 @@ static void test_properties(void **state)
     assert_null(p.pci_path); /* lo has no /sys/class/net/lo/device */
     assert_int_equal(p.ptr_support, GT_PTR_HOST);
     assert_int_equal(p.speed_mbps, GT_SOCK_DEFAULT_SPEED); /* lo's speed is unreadable */
-    assert_true(p.max_recvs > 1);
+    assert_int_equal(p.max_recvs, g_max_recvs);
     assert_true(p.max_p2p_bytes > 0 && p.max_p2p_bytes <= GT_MAX_NET_SIZE_BYTES);
     assert_int_equal(p.net_device_type, 0);
     assert_int_equal(ops->get_properties(1, &p), GT_INVALID_ARGUMENT);
@@ -869,7 +876,7 @@ static void test_garbage_peer(void **state)
         uint8_t index, nsocks;
         uint32_t chunk, reserved;
         uint64_t conn_id, nonce;
-    } hello = {0x47544831u, 1, 0, 1, 128 * 1024, 0, 77, info.nonce};
+    } hello = {0x47544831u, GT_SOCK_PROTO_VERSION, 0, 1, 128 * 1024, 0, 77, info.nonce};
     int fds[2];
     for (int i = 0; i < 2; i++) {
         fds[i] = raw_connect(&info);
@@ -949,7 +956,7 @@ static void test_fuzz_control(void **state)
                 uint8_t index, nsocks;
                 uint32_t chunk, reserved;
                 uint64_t conn_id, nonce;
-            } hello = {0x47544831u, 1, 0, 1, 128 * 1024, 0, 1000u + (unsigned)it, info.nonce};
+            } hello = {0x47544831u, GT_SOCK_PROTO_VERSION, 0, 1, 128 * 1024, 0, 1000u + (unsigned)it, info.nonce};
             int fds[2];
             for (int i = 0; i < 2; i++) {
                 fds[i] = raw_connect(&info);
@@ -967,7 +974,8 @@ static void test_fuzz_control(void **state)
             void *d[3] = {buf[0], buf[1], buf[2]}, *rreq = NULL;
             size_t sz[3] = {64, 8192, 0};
             int tags[3] = {0, 1, 2};
-            assert_int_equal(ops->irecv(rc, 3, d, sz, tags, NULL, NULL, &rreq), GT_OK);
+            int nsub = g_max_recvs < 3 ? g_max_recvs : 3;
+            assert_int_equal(ops->irecv(rc, nsub, d, sz, tags, NULL, NULL, &rreq), GT_OK);
             assert_int_equal(send(fds[0], junk, n, 0), (ssize_t)n);
             send(fds[1], junk, n, MSG_NOSIGNAL);
             usleep(1000);
@@ -975,7 +983,9 @@ static void test_fuzz_control(void **state)
                 int done = 0;
                 gt_result r = ops->test(rreq, &done, NULL);
                 if (r != GT_OK) {
-                    assert_int_equal(r, GT_REMOTE_ERROR);
+                    /* An eager DATA larger than the receive is a truncation. */
+                    if (r != GT_REMOTE_ERROR && !(g_max_recvs == 1 && r == GT_INVALID_USAGE))
+                        fail_msg("hostile control bytes: test() returned %d", r);
                     break;
                 }
                 if (done)
@@ -1043,11 +1053,203 @@ static void test_fuzz_control(void **state)
     }
 }
 
-static int group_setup(void **state)
+/* ---- eager sends (the default: single receives) ------------------------------------ */
+
+/* A first message both ways through a posted receive: the receiver's CTS
+ * carries its single-receive promise, after which the sender goes eager. */
+static void eager_warm_up(void *sc, void *rc)
+{
+    char b[8] = "warm-up", r[8];
+    void *d = r, *rreq = NULL;
+    size_t sz = sizeof(r);
+    int tag = 0;
+    assert_int_equal(ops->irecv(rc, 1, &d, &sz, &tag, NULL, NULL, &rreq), GT_OK);
+    void *sreq = isend_retry(sc, b, sizeof(b), 0, rreq);
+    assert_int_equal(wait_req(rreq, NULL, 10), GT_OK);
+    assert_int_equal(wait_req(sreq, NULL, 10), GT_OK);
+    assert_memory_equal(r, b, sizeof(b));
+}
+
+static void test_eager_irecv_refuses_groups(void **state)
 {
     (void)state;
+    void *sc, *rc;
+    connect_pair(&sc, &rc);
+    char b[2][8];
+    void *d[2] = {b[0], b[1]}, *rreq = NULL;
+    size_t sz[2] = {8, 8};
+    int tags[2] = {1, 2};
+    assert_int_equal(ops->irecv(rc, 2, d, sz, tags, NULL, NULL, &rreq), GT_INVALID_ARGUMENT);
+    assert_null(rreq);
+    assert_int_equal(ops->close_send(sc), GT_OK);
+    assert_int_equal(ops->close_recv(rc), GT_OK);
+}
+
+/* Sends go out with no receive posted, on two tags, inline and striped; the
+ * receives are then posted tag 2 first, so the stream stalls on tag 1's
+ * first message until its receive exists, and every byte lands where its
+ * tag's order says. */
+static void test_eager_runs_ahead(void **state)
+{
+    (void)state;
+    void *sc, *rc;
+    connect_pair(&sc, &rc);
+    eager_warm_up(sc, rc);
+    enum { K = 10 };
+    static const size_t size[K] = {0, 100, 4096, 4097, 60000, 1, 3000, 65536, 5000, 17};
+    unsigned char *src[K], *dst[K];
+    void *sreq[K];
+    for (int i = 0; i < K; i++) {
+        src[i] = malloc(size[i] + 1);
+        dst[i] = calloc(1, size[i] + 1);
+        assert_non_null(src[i]);
+        assert_non_null(dst[i]);
+        fill(src[i], size[i], (unsigned)i + 300);
+        sreq[i] = NULL;
+        /* No receive posted: an eager sender still gets a request at once. */
+        assert_int_equal(ops->isend(sc, src[i], size[i], 1 + i % 2, NULL, NULL, &sreq[i]),
+                         GT_OK);
+        if (!sreq[i])
+            fail_msg("eager isend %d (%zu bytes) got no request with no receive posted", i,
+                     size[i]);
+    }
+    /* Everything fits in the sockets' buffers: the sends complete although
+     * nothing has been received. */
+    for (int i = 0; i < K; i++)
+        assert_int_equal(wait_req(sreq[i], NULL, 10), GT_OK);
+    void *rreq[K];
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < K; i++) {
+            int tag = 1 + i % 2;
+            if ((pass == 0) != (tag == 2))
+                continue;
+            void *d = dst[i];
+            size_t sz = size[i] + 1;
+            rreq[i] = NULL;
+            assert_int_equal(ops->irecv(rc, 1, &d, &sz, &tag, NULL, NULL, &rreq[i]), GT_OK);
+            assert_non_null(rreq[i]);
+        }
+    for (int i = 0; i < K; i++) {
+        int got = -1;
+        assert_int_equal(wait_req(rreq[i], &got, 10), GT_OK);
+        assert_int_equal(got, (int)size[i]);
+        if (size[i])
+            assert_memory_equal(dst[i], src[i], size[i]);
+        free(src[i]);
+        free(dst[i]);
+    }
+    assert_int_equal(ops->close_send(sc), GT_OK);
+    assert_int_equal(ops->close_recv(rc), GT_OK);
+}
+
+/* An eager message larger than its receive: the sender cannot know, so its
+ * request completes; the receive fails; the payload is read and dropped, so
+ * the next message still lands intact. */
+static void test_eager_truncation(void **state)
+{
+    (void)state;
+    void *sc, *rc;
+    connect_pair(&sc, &rc);
+    eager_warm_up(sc, rc);
+    static unsigned char src[1 << 20], dst[8192];
+    fill(src, sizeof(src), 9);
+    for (int big = 0; big <= 1; big++) {
+        size_t sent = big ? sizeof(src) : 200, posted = big ? 4096 : 100;
+        void *sreq = NULL;
+        assert_int_equal(ops->isend(sc, src, sent, 5, NULL, NULL, &sreq), GT_OK);
+        assert_non_null(sreq);
+        void *d = dst, *rreq = NULL;
+        int tag = 5;
+        assert_int_equal(ops->irecv(rc, 1, &d, &posted, &tag, NULL, NULL, &rreq), GT_OK);
+        assert_int_equal(wait_req(rreq, NULL, 10), GT_INVALID_USAGE);
+        /* The megabyte drains through the next receive's progress. */
+        void *d2 = dst, *r2 = NULL;
+        size_t p2 = sizeof(dst);
+        int t2 = 6, got = -1;
+        assert_int_equal(ops->irecv(rc, 1, &d2, &p2, &t2, NULL, NULL, &r2), GT_OK);
+        void *s2 = NULL;
+        assert_int_equal(ops->isend(sc, src + 7, 5000, 6, NULL, NULL, &s2), GT_OK);
+        assert_non_null(s2);
+        double t0 = now_s();
+        int sdone = 0, s2done = 0, rdone = 0;
+        while (!sdone || !s2done || !rdone) {
+            if (!sdone)
+                assert_int_equal(ops->test(sreq, &sdone, NULL), GT_OK);
+            if (!s2done)
+                assert_int_equal(ops->test(s2, &s2done, NULL), GT_OK);
+            if (!rdone)
+                assert_int_equal(ops->test(r2, &rdone, &got), GT_OK);
+            if (now_s() - t0 > 10)
+                fail_msg("after a truncated eager message (%zu bytes) the stream stalled", sent);
+        }
+        assert_int_equal(got, 5000);
+        assert_memory_equal(dst, src + 7, 5000);
+    }
+    assert_int_equal(ops->close_send(sc), GT_OK);
+    assert_int_equal(ops->close_recv(rc), GT_OK);
+}
+
+/* What an eager sender sent before an orderly close is still delivered;
+ * only a receive beyond it fails. */
+static void test_eager_sender_closes_after_sending(void **state)
+{
+    (void)state;
+    void *sc, *rc;
+    connect_pair(&sc, &rc);
+    eager_warm_up(sc, rc);
+    static unsigned char src[3][40000], dst[3][40000];
+    static const size_t size[3] = {10, 40000, 3000};
+    for (int i = 0; i < 3; i++) {
+        fill(src[i], size[i], (unsigned)i + 77);
+        void *sreq = NULL;
+        assert_int_equal(ops->isend(sc, src[i], size[i], 4, NULL, NULL, &sreq), GT_OK);
+        assert_non_null(sreq);
+        assert_int_equal(wait_req(sreq, NULL, 10), GT_OK);
+    }
+    assert_int_equal(ops->close_send(sc), GT_OK);
+    for (int i = 0; i < 3; i++) {
+        void *d = dst[i], *rreq = NULL;
+        size_t sz = sizeof(dst[i]);
+        int tag = 4, got = -1;
+        assert_int_equal(ops->irecv(rc, 1, &d, &sz, &tag, NULL, NULL, &rreq), GT_OK);
+        assert_non_null(rreq);
+        assert_int_equal(wait_req(rreq, &got, 10), GT_OK);
+        assert_int_equal(got, (int)size[i]);
+        assert_memory_equal(dst[i], src[i], size[i]);
+    }
+    void *d = dst[0], *rreq = NULL;
+    size_t sz = 8;
+    int tag = 4;
+    gt_result r = ops->irecv(rc, 1, &d, &sz, &tag, NULL, NULL, &rreq);
+    if (r == GT_OK) {
+        assert_non_null(rreq);
+        r = wait_req(rreq, NULL, 10);
+    }
+    assert_int_equal(r, GT_REMOTE_ERROR);
+    assert_int_equal(ops->close_recv(rc), GT_OK);
+}
+
+static int group_setup_common(const char *max_recvs)
+{
     setenv("GDRTRACE_SOCKET_IFNAME", "lo", 1);
+    if (max_recvs)
+        setenv("GDRTRACE_SOCKET_MAXRECVS", max_recvs, 1);
+    else
+        unsetenv("GDRTRACE_SOCKET_MAXRECVS");
+    g_max_recvs = max_recvs ? atoi(max_recvs) : 1;
     return ops->init(&g_ctx, 1, 1, NULL, NULL, NULL) == GT_OK ? 0 : -1;
+}
+
+static int setup_grouped(void **state)
+{
+    (void)state;
+    return group_setup_common("8");
+}
+
+static int setup_single(void **state)
+{
+    (void)state;
+    return group_setup_common(NULL);
 }
 
 static int group_teardown(void **state)
@@ -1059,7 +1261,8 @@ static int group_teardown(void **state)
 int main(void)
 {
     signal(SIGPIPE, SIG_DFL); /* any SIGPIPE would kill the test: MSG_NOSIGNAL must hold */
-    const struct CMUnitTest tests[] = {
+    /* GDRTRACE_SOCKET_MAXRECVS=8: every send waits for its CTS (rendezvous). */
+    const struct CMUnitTest grouped[] = {
         cmocka_unit_test(test_handle_roundtrip),
         cmocka_unit_test(test_handle_corrupt),
         cmocka_unit_test(test_ifname_match),
@@ -1080,5 +1283,26 @@ int main(void)
         cmocka_unit_test(test_garbage_peer),
         cmocka_unit_test(test_fuzz_control),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    /* The default, single receives: sends go out eagerly. */
+    const struct CMUnitTest single[] = {
+        cmocka_unit_test(test_properties),
+        cmocka_unit_test(test_eager_irecv_refuses_groups),
+        cmocka_unit_test(test_pool_exhaustion),
+        cmocka_unit_test(test_random_exchange),
+        cmocka_unit_test(test_eager_runs_ahead),
+        cmocka_unit_test(test_eager_truncation),
+        cmocka_unit_test(test_eager_sender_closes_after_sending),
+        cmocka_unit_test(test_peer_killed_mid_message),
+        cmocka_unit_test(test_receiver_closes),
+        cmocka_unit_test(test_sender_closes),
+        cmocka_unit_test(test_ipv6_exchange),
+        cmocka_unit_test(test_receiver_dies_mid_message),
+        cmocka_unit_test(test_garbage_peer),
+        cmocka_unit_test(test_fuzz_control),
+    };
+    int failed = cmocka_run_group_tests_name("sock, grouped receives", grouped, setup_grouped,
+                                             group_teardown);
+    failed += cmocka_run_group_tests_name("sock, single receives (eager)", single, setup_single,
+                                          group_teardown);
+    return failed;
 }
