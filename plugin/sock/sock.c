@@ -176,6 +176,15 @@ struct cts_ent {
 
 enum { COMM_SEND = 1, COMM_RECV = 2 };
 
+/* What a comm did, logged at INFO (NET) when it closes: enough to tell a
+ * transport that moves data in few large syscalls from one that spins or
+ * waits (stalls: DATA that arrived before its receive was posted). */
+struct sock_stats {
+    uint64_t msgs, bytes, eager;
+    uint64_t io_calls, io_bytes, would_block; /* data sockets */
+    uint64_t ctrl_reads, progress, stalls;
+};
+
 struct sock_comm {
     int kind;
     int nsocks;
@@ -191,6 +200,7 @@ struct sock_comm {
     uint64_t post_seq;
     int eager_ok;   /* sender: the receiver promised single receives */
     int eager_sent; /* sender: an eager DATA went out; CTS are ignored from now on */
+    struct sock_stats st;
     char peer[80];
     struct sock_data data[GT_SOCK_MAX_SOCKS];
     uint8_t *out;
@@ -761,6 +771,7 @@ static gt_result handle_data(struct sock_comm *c, const struct wire_hdr *h, cons
         r = eager_match(c, h->tag);
         if (!r) {
             c->stalled = 1;
+            c->st.stalls++;
             return GT_OK;
         }
         if (!eager && (h->slot != (size_t)(r - c->reqs) || h->sub != 0))
@@ -787,6 +798,9 @@ static gt_result handle_data(struct sock_comm *c, const struct wire_hdr *h, cons
     }
     struct sock_sub *s = &r->sub[si];
     c->await_hdr--;
+    c->st.msgs++;
+    c->st.eager += eager;
+    c->st.bytes += h->size;
     if (h->tag != s->tag)
         return comm_fail(c, GT_REMOTE_ERROR, "peer DATA tag %d for a receive posted with tag %d",
                          h->tag, s->tag);
@@ -876,6 +890,7 @@ static gt_result read_ctrl(struct sock_comm *c)
         if (c->stalled)
             break; /* nothing behind the stalled DATA can be used yet */
         ssize_t n = recv(c->ctrl, c->in + c->in_len, IN_CAP - c->in_len, MSG_DONTWAIT);
+        c->st.ctrl_reads++;
         if (n > 0) {
             c->in_len += (size_t)n;
             r = parse_in(c);
@@ -917,7 +932,9 @@ static gt_result move_data(struct sock_comm *c)
             }
             ssize_t n = sending ? send(d->fd, p, want, MSG_DONTWAIT | MSG_NOSIGNAL)
                                 : recv(d->fd, p, want, MSG_DONTWAIT);
+            c->st.io_calls++;
             if (n > 0) {
+                c->st.io_bytes += (uint64_t)n;
                 w->done += (size_t)n;
                 if (s->discard && (size_t)n == want && w->done < w->len)
                     continue; /* the sink was filled, not the socket drained */
@@ -937,8 +954,10 @@ static gt_result move_data(struct sock_comm *c)
                                  i, s->got - s->left + w->done, s->got, s->got);
             if (n < 0 && errno == EINTR)
                 continue;
-            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+                c->st.would_block++;
                 break;
+            }
             int e = n < 0 ? errno : EIO;
             return comm_fail(c, errno_result(e), "%s on data socket %d: %s",
                              sending ? "send" : "recv", i, strerror(e));
@@ -951,6 +970,7 @@ static gt_result progress(struct sock_comm *c)
 {
     if (c->err)
         return c->err;
+    c->st.progress++;
     gt_result r = flush_out(c);
     /* Only read the control socket when something is expected there: the
      * sender reads CTS in isend(), where it needs them; the receiver while a
@@ -1346,6 +1366,17 @@ static gt_result sock_close_comm(void *comm)
     struct sock_comm *c = comm;
     if (!c)
         return GT_INVALID_ARGUMENT;
+    const struct sock_stats *t = &c->st;
+    GT_INFO(GT_LOGSUB_NET,
+            "sock: %s comm with %s closed: %llu messages (%llu eager), %llu bytes; data "
+            "sockets: %llu %s() calls moving %llu bytes, %llu would-block; %llu control "
+            "reads, %llu progress calls, %llu stalls",
+            c->kind == COMM_SEND ? "send" : "recv", c->peer, (unsigned long long)t->msgs,
+            (unsigned long long)t->eager, (unsigned long long)t->bytes,
+            (unsigned long long)t->io_calls, c->kind == COMM_SEND ? "send" : "recv",
+            (unsigned long long)t->io_bytes, (unsigned long long)t->would_block,
+            (unsigned long long)t->ctrl_reads, (unsigned long long)t->progress,
+            (unsigned long long)t->stalls);
     comm_free(c, c->err || comm_busy(c));
     return GT_OK;
 }
@@ -1505,6 +1536,9 @@ static gt_result sock_isend(void *send_comm, void *data, size_t size, int tag, v
         q->subs_left = 1;
         enqueue_parts(c, q, 0, size);
     }
+    c->st.msgs++;
+    c->st.bytes += size;
+    c->st.eager += eager;
     if (eager) {
         c->eager_sent = 1;
         c->ncts = 0; /* invariant 2a: no CTS is used again */

@@ -193,8 +193,16 @@ static int run_version(const char *harness, int abi)
     if (nrec == 2 && said[0].seen && said[1].seen && !g_fail) {
         summarise(paths[0], abi, &sum[0]);
         summarise(paths[1], abi, &sum[1]);
-        /* Which file is A: the one that sent what A says it sent. */
-        int a = sum[0].send_count == (uint64_t)said[0].out ? 0 : 1, b = 1 - a;
+        /* Which file is A: the one whose counts are what A says (sends,
+         * receives and flushes: with single receives both sides may well
+         * send the same number of messages). */
+        int fit0 = (sum[0].send_count == (uint64_t)said[0].out) +
+                   (sum[0].recv_count == (uint64_t)said[0].in) +
+                   (sum[0].flushes == (uint64_t)said[0].flushes);
+        int fit1 = (sum[1].send_count == (uint64_t)said[0].out) +
+                   (sum[1].recv_count == (uint64_t)said[0].in) +
+                   (sum[1].flushes == (uint64_t)said[0].flushes);
+        int a = fit0 >= fit1 ? 0 : 1, b = 1 - a;
         struct rec_sum *r[2] = {&sum[a], &sum[b]};
         for (int k = 0; k < 2; k++) {
             const char *who = k ? "B" : "A";
