@@ -10,3 +10,6 @@ test_sock_LIBS := -lcmocka -lpthread
 BENCHES += bench_sock
 bench_sock_SRCS := tests/bench/bench_sock.c $(SOCK_SRCS) plugin/log.c plugin/env.c
 bench_sock_LIBS := -lpthread
+BENCHES += bench_sock_pressure
+bench_sock_pressure_SRCS := tests/bench/bench_sock_pressure.c $(SOCK_SRCS) plugin/log.c plugin/env.c
+bench_sock_pressure_LIBS := -lpthread

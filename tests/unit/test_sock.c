@@ -13,8 +13,9 @@
  *    messages; truncation fails both sides from test() and the comm survives
  *    (also when only one sub of a multi-receive is truncated);
  *  - everything mode-independent runs twice: with grouped receives
- *    (GDRTRACE_SOCKET_MAXRECVS=8, rendezvous) and with the default single
- *    receives (eager sends); the eager group also checks that sends run
+ *    (GDRTRACE_SOCKET_MAXRECVS=8, rendezvous; GDRTRACE_SOCKET_POLL_WRITABLE=0)
+ *    and with the default single receives (eager sends; sends wait for a full
+ *    socket to poll writable); the eager group also checks that sends run
  *    ahead of receives and wait in the socket in per-tag order, that a
  *    truncated eager message fails only the receive and leaves the stream in
  *    sync, and that what an eager sender sent before closing still arrives;
@@ -1232,6 +1233,9 @@ static void test_eager_sender_closes_after_sending(void **state)
 static int group_setup_common(const char *max_recvs)
 {
     setenv("GDRTRACE_SOCKET_IFNAME", "lo", 1);
+    /* The grouped group also covers retrying send() at once on a full socket;
+     * the default group waits for poll() to call it writable. */
+    setenv("GDRTRACE_SOCKET_POLL_WRITABLE", max_recvs ? "0" : "1", 1);
     if (max_recvs)
         setenv("GDRTRACE_SOCKET_MAXRECVS", max_recvs, 1);
     else
