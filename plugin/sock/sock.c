@@ -5,7 +5,10 @@
  * pools and the wire protocol.
  *
  * A connection is 1 control socket + N data sockets (N = the connector's
- * GDRTRACE_SOCKET_NSOCKS; the acceptor learns it from the hello).
+ * GDRTRACE_SOCKET_NSOCKS; the acceptor learns it from the hello).  With N = 0
+ * a payload follows its DATA header on the control socket itself, as in
+ * NCCL's Socket transport without helper threads: the control socket then
+ * doubles as the one work queue (data[0], invariant 1a).
  *
  * Wire protocol (host byte order on the sockets: both ends run this build,
  * which the hello's version pins; the handle alone is byte-order neutral):
@@ -35,6 +38,11 @@
  *     both ends advance the counter for each non-inline DATA in control-stream
  *     order, so every data socket carries the same sequence of parts on both
  *     ends and needs no per-part header.
+ *  1a. N = 0: the sender writes no control byte that follows a queued
+ *     payload's header before that payload (each work records the stream
+ *     position it starts at, `mark`); the receiver, having parsed such a
+ *     header, takes what of the payload it already buffered and reads the
+ *     rest straight from the socket before it parses anything else.
  *  2. The sender matches an isend to the oldest CTS entry with an unmatched
  *     sub of that tag; per-tag order is FIFO on both ends, so this is the
  *     receive NCCL meant.  No CTS -> isend returns a NULL request (retry),
@@ -158,6 +166,7 @@ struct sock_work {
     struct sock_req *req;
     int sub;
     size_t off, len, done;
+    uint64_t mark; /* N = 0, sender: control-stream position the payload starts at */
 };
 
 struct sock_data {
@@ -189,6 +198,7 @@ struct sock_stats {
 struct sock_comm {
     int kind;
     int nsocks;
+    int nq; /* work queues: nsocks, or 1 (the control socket) when nsocks is 0 */
     size_t chunk;
     int ctrl;
     unsigned rot; /* invariant 1 */
@@ -206,6 +216,7 @@ struct sock_comm {
     struct sock_data data[GT_SOCK_MAX_SOCKS];
     uint8_t *out;
     size_t out_off, out_len;
+    uint64_t out_sent; /* control-stream bytes sent so far (invariant 1a) */
     uint8_t *in;
     size_t in_len;
     struct cts_ent cts[RECV_POOL];
@@ -380,7 +391,7 @@ static gt_result sock_init(void **ctx, uint64_t comm_id, int has_comm_id,
     pthread_mutex_lock(&g_lock);
     if (g_refs == 0) {
         /* 2 measured best on a 2-core loopback (plugin/sock/README.md). */
-        g_nsocks = (int)gt_env_long("GDRTRACE_SOCKET_NSOCKS", 2, 1, GT_SOCK_MAX_SOCKS);
+        g_nsocks = (int)gt_env_long("GDRTRACE_SOCKET_NSOCKS", 2, 0, GT_SOCK_MAX_SOCKS);
         /* 1, like NCCL's Socket: sends need not wait for the receiver.  More
          * allows grouped receives at the price of a CTS round trip per send. */
         g_max_recvs =
@@ -525,6 +536,7 @@ static struct sock_comm *comm_alloc(int kind, int nsocks)
         return NULL;
     c->kind = kind;
     c->nsocks = nsocks;
+    c->nq = nsocks ? nsocks : 1;
     c->chunk = DEFAULT_CHUNK;
     c->ctrl = -1;
     for (int i = 0; i <= GT_SOCK_MAX_SOCKS; i++)
@@ -537,12 +549,12 @@ static struct sock_comm *comm_alloc(int kind, int nsocks)
     c->reqs = calloc((size_t)c->nreqs, sizeof(*c->reqs));
     c->freelist = calloc((size_t)c->nreqs, sizeof(int));
     int ok = c->out && c->in && c->reqs && c->freelist;
-    for (int i = 0; ok && i < nsocks; i++) {
+    for (int i = 0; ok && i < c->nq; i++) {
         c->data[i].w = calloc(WQ_CAP, sizeof(struct sock_work));
         ok = c->data[i].w != NULL;
     }
     if (!ok) {
-        for (int i = 0; i < nsocks; i++)
+        for (int i = 0; i < c->nq; i++)
             free(c->data[i].w);
         free(c->out);
         free(c->in);
@@ -562,7 +574,7 @@ static int comm_busy(const struct sock_comm *c)
 {
     if (c->out_len > c->out_off)
         return 1;
-    for (int i = 0; i < c->nsocks; i++)
+    for (int i = 0; i < c->nq; i++)
         if (c->data[i].count)
             return 1;
     return c->nfree != c->nreqs;
@@ -588,7 +600,7 @@ static void comm_free(struct sock_comm *c, int abortive)
             close(fd);
         }
     }
-    for (int i = 0; i < c->nsocks; i++)
+    for (int i = 0; i < c->nq; i++)
         free(c->data[i].w);
     free(c->out);
     free(c->in);
@@ -654,6 +666,10 @@ static void sub_finished(struct sock_req *r, int s)
 
 static int stripe(const struct sock_comm *c, size_t size, size_t *part)
 {
+    if (c->nsocks == 0) {
+        *part = size; /* one work, on the control socket */
+        return 1;
+    }
     size_t np = size / c->chunk;
     if (np < 1)
         np = 1;
@@ -670,17 +686,42 @@ static void enqueue_parts(struct sock_comm *c, struct sock_req *r, int s, size_t
     size_t part;
     int np = stripe(c, size, &part);
     r->sub[s].left = size;
+    /* Invariant 1a: the payload starts after everything not yet sent: the
+     * out buffer and the payloads queued before it. */
+    uint64_t mark = c->out_sent + (c->out_len - c->out_off);
+    if (c->nsocks == 0)
+        for (unsigned k = 0; k < c->data[0].count; k++) {
+            const struct sock_work *q = &c->data[0].w[(c->data[0].head + k) % WQ_CAP];
+            mark += q->len - q->done;
+        }
     for (int i = 0; i < np; i++) {
-        struct sock_data *d = &c->data[(c->rot + (unsigned)i) % (unsigned)c->nsocks];
+        struct sock_data *d = &c->data[(c->rot + (unsigned)i) % (unsigned)c->nq];
         struct sock_work *w = &d->w[(d->head + d->count) % WQ_CAP];
         w->req = r;
         w->sub = s;
         w->off = (size_t)i * part;
         w->len = size - w->off < part ? size - w->off : part;
         w->done = 0;
+        w->mark = mark;
         d->count++;
     }
-    c->rot = (c->rot + (unsigned)np) % (unsigned)c->nsocks;
+    c->rot = (c->rot + (unsigned)np) % (unsigned)c->nq;
+}
+
+/* Accounts n bytes moved for the oldest work of d; 1 when it completed. */
+static int work_moved(struct sock_data *d, size_t n)
+{
+    struct sock_work *w = &d->w[d->head];
+    struct sock_sub *s = &w->req->sub[w->sub];
+    w->done += n;
+    if (w->done < w->len)
+        return 0;
+    s->left -= w->len;
+    if (s->left == 0)
+        sub_finished(w->req, w->sub);
+    d->head = (d->head + 1) % WQ_CAP;
+    d->count--;
+    return 1;
 }
 
 /* ---- control stream ----------------------------------------------------- */
@@ -688,10 +729,19 @@ static void enqueue_parts(struct sock_comm *c, struct sock_req *r, int s, size_t
 static gt_result flush_out(struct sock_comm *c)
 {
     while (c->out_off < c->out_len) {
-        ssize_t n = send(c->ctrl, c->out + c->out_off, c->out_len - c->out_off,
-                         MSG_DONTWAIT | MSG_NOSIGNAL);
+        size_t lim = c->out_len - c->out_off;
+        if (c->nsocks == 0 && c->kind == COMM_SEND && c->data[0].count) {
+            /* Invariant 1a: nothing past the oldest queued payload's start. */
+            uint64_t mark = c->data[0].w[c->data[0].head].mark;
+            if (mark <= c->out_sent)
+                break;
+            if (mark - c->out_sent < lim)
+                lim = (size_t)(mark - c->out_sent);
+        }
+        ssize_t n = send(c->ctrl, c->out + c->out_off, lim, MSG_DONTWAIT | MSG_NOSIGNAL);
         if (n > 0) {
             c->out_off += (size_t)n;
+            c->out_sent += (uint64_t)n;
             continue;
         }
         if (n < 0 && errno == EINTR)
@@ -870,6 +920,20 @@ static gt_result parse_in(struct sock_comm *c)
         if (rc != GT_OK || c->stalled)
             break;
         off += sizeof(h) + body;
+        if (c->nsocks == 0 && c->kind == COMM_RECV && c->data[0].count) {
+            /* Invariant 1a: this DATA's payload follows it in this stream;
+             * take what is buffered, the rest comes from the socket before
+             * anything else is parsed. */
+            struct sock_data *d = &c->data[0];
+            struct sock_work *w = &d->w[d->head];
+            struct sock_sub *ss = &w->req->sub[w->sub];
+            size_t n = c->in_len - off < w->len - w->done ? c->in_len - off : w->len - w->done;
+            if (n && !ss->discard)
+                memcpy((char *)ss->data + w->off + w->done, c->in + off, n);
+            off += n;
+            if (!work_moved(d, n))
+                break;
+        }
     }
     if (off) {
         memmove(c->in, c->in + off, c->in_len - off);
@@ -878,6 +942,8 @@ static gt_result parse_in(struct sock_comm *c)
     return rc;
 }
 
+static gt_result move_data(struct sock_comm *c);
+
 static gt_result read_ctrl(struct sock_comm *c)
 {
     /* What is already buffered first: a stalled DATA may match a receive
@@ -885,15 +951,19 @@ static gt_result read_ctrl(struct sock_comm *c)
     gt_result r = parse_in(c);
     if (r != GT_OK)
         return r;
-    while (!c->eof) {
-        if (c->in_len == IN_CAP) {
-            if (c->stalled)
-                break; /* the rest waits in the socket */
-            /* A message always fits, so a full buffer is parsed at once. */
-            return comm_fail(c, GT_INTERNAL_ERROR, "control buffer overflow");
+    for (;;) {
+        if (c->nsocks == 0 && c->kind == COMM_RECV && c->data[0].count) {
+            /* Invariant 1a: a payload is due before any further header. */
+            r = move_data(c);
+            if (r != GT_OK || c->data[0].count)
+                return r;
+            continue;
         }
-        if (c->stalled)
-            break; /* nothing behind the stalled DATA can be used yet */
+        if (c->eof || c->stalled)
+            break; /* nothing behind a stalled DATA can be used yet */
+        /* A message always fits, so a full buffer is parsed at once. */
+        if (c->in_len == IN_CAP)
+            return comm_fail(c, GT_INTERNAL_ERROR, "control buffer overflow");
         ssize_t n = recv(c->ctrl, c->in + c->in_len, IN_CAP - c->in_len, MSG_DONTWAIT);
         c->st.ctrl_reads++;
         if (n > 0) {
@@ -927,7 +997,7 @@ static gt_result wait_writable(struct sock_comm *c)
 {
     struct pollfd pf[GT_SOCK_MAX_SOCKS];
     int idx[GT_SOCK_MAX_SOCKS], np = 0;
-    for (int i = 0; i < c->nsocks; i++)
+    for (int i = 0; i < c->nq; i++)
         if (c->data[i].full && c->data[i].count) {
             pf[np] = (struct pollfd){.fd = c->data[i].fd, .events = POLLOUT};
             idx[np++] = i;
@@ -952,13 +1022,16 @@ static gt_result move_data(struct sock_comm *c)
         if (r != GT_OK)
             return r;
     }
-    for (int i = 0; i < c->nsocks; i++) {
+    for (int i = 0; i < c->nq; i++) {
         struct sock_data *d = &c->data[i];
         if (d->full && sending && __atomic_load_n(&g_poll_writable, __ATOMIC_RELAXED))
             continue;
         while (d->count) {
             struct sock_work *w = &d->w[d->head];
             struct sock_sub *s = &w->req->sub[w->sub];
+            /* Invariant 1a: its header (and all before it) must be out first. */
+            if (sending && c->nsocks == 0 && w->mark + w->done != c->out_sent)
+                break;
             char sink[SINK_BYTES];
             char *p = (char *)s->data + w->off + w->done;
             size_t want = w->len - w->done;
@@ -972,25 +1045,22 @@ static gt_result move_data(struct sock_comm *c)
             c->st.io_calls++;
             if (n > 0) {
                 c->st.io_bytes += (uint64_t)n;
-                w->done += (size_t)n;
-                if (s->discard && (size_t)n == want && w->done < w->len)
+                if (sending && c->nsocks == 0)
+                    c->out_sent += (uint64_t)n;
+                int whole = (size_t)n == want;
+                if (work_moved(d, (size_t)n))
+                    continue;
+                if (s->discard && whole)
                     continue; /* the sink was filled, not the socket drained */
-                if (w->done < w->len) {
-                    d->full = sending;
-                    break; /* socket buffer full/empty: next socket */
-                }
-                s->left -= w->len;
-                if (s->left == 0)
-                    sub_finished(w->req, w->sub);
-                d->head = (d->head + 1) % WQ_CAP;
-                d->count--;
-                continue;
+                d->full = sending;
+                break; /* socket buffer full/empty: next socket */
             }
             if (n == 0 && !sending)
                 return comm_fail(c, GT_REMOTE_ERROR,
-                                 "peer closed data socket %d mid-message (%zu of %zu bytes of "
-                                 "a %zu-byte message received)",
-                                 i, s->got - s->left + w->done, s->got, s->got);
+                                 "peer closed %s socket %d mid-message (%zu of %zu bytes of a "
+                                 "%zu-byte message received)",
+                                 c->nsocks ? "data" : "the control (payload)", i,
+                                 s->got - s->left + w->done, s->got, s->got);
             if (n < 0 && errno == EINTR)
                 continue;
             if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -1006,11 +1076,27 @@ static gt_result move_data(struct sock_comm *c)
     return GT_OK;
 }
 
+/* N = 0, sender: header and payload bytes take turns on one socket
+ * (invariant 1a), so send until neither moves. */
+static gt_result pump_ctrl(struct sock_comm *c)
+{
+    for (;;) {
+        uint64_t before = c->out_sent;
+        gt_result r = flush_out(c);
+        if (r == GT_OK)
+            r = move_data(c);
+        if (r != GT_OK || c->out_sent == before)
+            return r;
+    }
+}
+
 static gt_result progress(struct sock_comm *c)
 {
     if (c->err)
         return c->err;
     c->st.progress++;
+    if (c->nsocks == 0 && c->kind == COMM_SEND)
+        return pump_ctrl(c);
     gt_result r = flush_out(c);
     /* Only read the control socket when something is expected there: the
      * sender reads CTS in isend(), where it needs them; the receiver while a
@@ -1233,6 +1319,8 @@ static gt_result sock_connect(void *ctx, int dev, void *handle, void **send_comm
         c->ctrl = c->fds[0];
         for (int i = 0; i < nsocks; i++)
             c->data[i].fd = c->fds[i + 1];
+        if (nsocks == 0)
+            c->data[0].fd = c->ctrl; /* invariant 1a */
         if (!registry_add(c->conn_id, c)) {
             GT_WARN("sock: connect to %s: more than %d connects in progress", c->peer,
                     MAX_CONNECTING);
@@ -1296,6 +1384,8 @@ static struct sock_comm *try_group(struct sock_listen *l, int i0)
     c->ctrl = c->fds[0];
     for (int k = 0; k < c->nsocks; k++)
         c->data[k].fd = c->fds[k + 1];
+    if (c->nsocks == 0)
+        c->data[0].fd = c->ctrl; /* invariant 1a */
     snprintf(c->peer, sizeof(c->peer), "%s", l->pend[idx[0]].peer);
     /* Remove from the pending table, highest index first so swaps stay valid. */
     for (int n = 0; n <= h0->nsocks; n++) {
@@ -1366,8 +1456,7 @@ static gt_result sock_accept(void *listen_comm, void **recv_comm, void **recv_de
         const char *bad = h->magic != HELLO_MAGIC       ? "bad magic (not a gdrtrace peer)"
                           : h->version != GT_SOCK_PROTO_VERSION ? "protocol version mismatch"
                           : h->nonce != l->nonce        ? "handle nonce mismatch (stale handle?)"
-                          : h->nsocks < 1 || h->nsocks > GT_SOCK_MAX_SOCKS
-                              ? "socket count out of range"
+                          : h->nsocks > GT_SOCK_MAX_SOCKS ? "socket count out of range"
                           : h->index > h->nsocks                      ? "socket index out of range"
                           : h->chunk < 4096 || h->chunk > (64u << 20) ? "chunk size out of range"
                                                                       : NULL;
@@ -1590,6 +1679,8 @@ static gt_result sock_isend(void *send_comm, void *data, size_t size, int tag, v
         }
     }
     *request = q;
+    if (c->nsocks == 0)
+        return pump_ctrl(c);
     r = flush_out(c);
     if (r == GT_OK && q->subs_left)
         r = move_data(c);

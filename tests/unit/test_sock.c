@@ -19,6 +19,8 @@
  *    ahead of receives and wait in the socket in per-tag order, that a
  *    truncated eager message fails only the receive and leaves the stream in
  *    sync, and that what an eager sender sent before closing still arrives;
+ *    both groups run again with GDRTRACE_SOCKET_NSOCKS=0 (payloads on the
+ *    control socket);
  *  - a sender that closes under a posted receive, a connect to a closed
  *    port: errors, not endless NULLs;
  *  - GDRTRACE_SOCKET_FAMILY=AF_INET6: the whole path over ::1;
@@ -281,6 +283,23 @@ static gt_result wait_req(void *req, int *sizes, double limit)
     return GT_OK;
 }
 
+/* Both ends of one message driven from this thread, as NCCL's proxy drives
+ * them: a message larger than the socket buffers needs the sender's
+ * progress while the receiver reads. */
+static void wait_pair(void *rreq, int *got, void *sreq, double limit)
+{
+    int rdone = 0, sdone = 0;
+    double t0 = now_s();
+    while (!rdone || !sdone) {
+        if (!rdone)
+            assert_int_equal(ops->test(rreq, &rdone, got), GT_OK);
+        if (!sdone)
+            assert_int_equal(ops->test(sreq, &sdone, NULL), GT_OK);
+        if (now_s() - t0 > limit)
+            fail_msg("message not done after %.0f s (receive %d, send %d)", limit, rdone, sdone);
+    }
+}
+
 static void *isend_retry(void *sc, void *buf, size_t size, int tag, void *rc_progress)
 {
     void *req = NULL;
@@ -337,6 +356,7 @@ static void test_pool_exhaustion(void **state)
     void *sc, *rc;
     connect_pair(&sc, &rc);
     static char bufs[GT_NET_MAX_REQUESTS + 1][16];
+    memset(bufs, 0, sizeof(bufs)); /* each group starts clean */
     void *reqs[GT_NET_MAX_REQUESTS];
     /* No receive posted yet: isend has nothing to match and must say "later". */
     void *sreq = (void *)1;
@@ -553,6 +573,7 @@ static void test_truncation(void **state)
     void *sc, *rc;
     connect_pair(&sc, &rc);
     static unsigned char src[1 << 20], dst[1 << 20];
+    memset(dst, 0, sizeof(dst)); /* each group starts clean */
     fill(src, sizeof(src), 5);
     for (int big = 0; big <= 1; big++) {
         size_t sent = big ? sizeof(src) : 200, posted = big ? 4096 : 100;
@@ -708,6 +729,7 @@ static void test_truncation_multi(void **state)
     void *sc, *rc;
     connect_pair(&sc, &rc);
     static char src[8192], dst[2][4096];
+    memset(dst, 0, sizeof(dst)); /* the test runs in several groups */
     void *d[2] = {dst[0], dst[1]}, *rreq = NULL;
     size_t posted[2] = {100, 4096};
     int tags[2] = {1, 2};
@@ -825,8 +847,7 @@ static void test_ipv6_exchange(void **state)
         int tag = i, got[1];
         assert_int_equal(ops->irecv(rc, 1, &d, &sz, &tag, NULL, NULL, &rreq), GT_OK);
         void *sreq = isend_retry(sc, src, sizes[i], i, NULL);
-        assert_int_equal(wait_req(rreq, got, 10), GT_OK);
-        assert_int_equal(wait_req(sreq, NULL, 10), GT_OK);
+        wait_pair(rreq, got, sreq, 10);
         assert_int_equal(got[0], (int)sizes[i]);
         assert_memory_equal(dst, src, sizes[i] ? sizes[i] : 1 * 0);
     }
@@ -1153,6 +1174,7 @@ static void test_eager_truncation(void **state)
     connect_pair(&sc, &rc);
     eager_warm_up(sc, rc);
     static unsigned char src[1 << 20], dst[8192];
+    memset(dst, 0, sizeof(dst)); /* each group starts clean */
     fill(src, sizeof(src), 9);
     for (int big = 0; big <= 1; big++) {
         size_t sent = big ? sizeof(src) : 200, posted = big ? 4096 : 100;
@@ -1199,6 +1221,7 @@ static void test_eager_sender_closes_after_sending(void **state)
     connect_pair(&sc, &rc);
     eager_warm_up(sc, rc);
     static unsigned char src[3][40000], dst[3][40000];
+    memset(dst, 0, sizeof(dst)); /* each group starts clean */
     static const size_t size[3] = {10, 40000, 3000};
     for (int i = 0; i < 3; i++) {
         fill(src[i], size[i], (unsigned)i + 77);
@@ -1230,9 +1253,13 @@ static void test_eager_sender_closes_after_sending(void **state)
     assert_int_equal(ops->close_recv(rc), GT_OK);
 }
 
-static int group_setup_common(const char *max_recvs)
+static int group_setup_common(const char *max_recvs, const char *nsocks)
 {
     setenv("GDRTRACE_SOCKET_IFNAME", "lo", 1);
+    if (nsocks)
+        setenv("GDRTRACE_SOCKET_NSOCKS", nsocks, 1);
+    else
+        unsetenv("GDRTRACE_SOCKET_NSOCKS");
     /* The grouped group also covers retrying send() at once on a full socket;
      * the default group waits for poll() to call it writable. */
     setenv("GDRTRACE_SOCKET_POLL_WRITABLE", max_recvs ? "0" : "1", 1);
@@ -1247,13 +1274,25 @@ static int group_setup_common(const char *max_recvs)
 static int setup_grouped(void **state)
 {
     (void)state;
-    return group_setup_common("8");
+    return group_setup_common("8", NULL);
 }
 
 static int setup_single(void **state)
 {
     (void)state;
-    return group_setup_common(NULL);
+    return group_setup_common(NULL, NULL);
+}
+
+static int setup_grouped_ctrl_only(void **state)
+{
+    (void)state;
+    return group_setup_common("8", "0");
+}
+
+static int setup_single_ctrl_only(void **state)
+{
+    (void)state;
+    return group_setup_common(NULL, "0");
 }
 
 static int group_teardown(void **state)
@@ -1308,5 +1347,11 @@ int main(void)
                                              group_teardown);
     failed += cmocka_run_group_tests_name("sock, single receives (eager)", single, setup_single,
                                           group_teardown);
+    /* GDRTRACE_SOCKET_NSOCKS=0: payloads on the control socket, which then
+     * also carries the CTS the other way (rendezvous). */
+    failed += cmocka_run_group_tests_name("sock, single receives, no data sockets", single,
+                                          setup_single_ctrl_only, group_teardown);
+    failed += cmocka_run_group_tests_name("sock, grouped receives, no data sockets", grouped,
+                                          setup_grouped_ctrl_only, group_teardown);
     return failed;
 }
