@@ -6,4 +6,6 @@
 # rendezvous protocol, multi-receives exercised); even ones with the default
 # single receives (eager sends).
 export GDRTRACE_SOCKET_MAXRECVS=${GDRTRACE_SOCKET_MAXRECVS:-8}
+# v11 also stripes large messages over 3 data sockets.
+export GDRTRACE_SOCKET_NSOCKS=${GDRTRACE_SOCKET_NSOCKS:-3}
 exec "$(dirname "$0")/run_harness.sh" 11

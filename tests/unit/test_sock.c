@@ -13,7 +13,8 @@
  *    messages; truncation fails both sides from test() and the comm survives
  *    (also when only one sub of a multi-receive is truncated);
  *  - everything mode-independent runs twice: with grouped receives
- *    (GDRTRACE_SOCKET_MAXRECVS=8, rendezvous; GDRTRACE_SOCKET_POLL_WRITABLE=0)
+ *    (GDRTRACE_SOCKET_MAXRECVS=8, rendezvous; 2 data sockets, striped;
+ *    GDRTRACE_SOCKET_POLL_WRITABLE=0)
  *    and with the default single receives (eager sends; sends wait for a full
  *    socket to poll writable); the eager group also checks that sends run
  *    ahead of receives and wait in the socket in per-tag order, that a
@@ -606,9 +607,9 @@ static void test_truncation(void **state)
 static size_t unabsorbable_size(void)
 {
     const char *e = getenv("GDRTRACE_SOCKET_NSOCKS");
-    long n = e ? strtol(e, NULL, 0) : 2;
-    if (n < 1 || n > GT_SOCK_MAX_SOCKS)
-        n = 2;
+    long n = e ? strtol(e, NULL, 0) : 1;
+    if (n < 0 || n > GT_SOCK_MAX_SOCKS)
+        n = 1;
     return n <= 2 ? MAXSZ : (size_t)(n + 1) * (12u << 20);
 }
 
@@ -1274,7 +1275,7 @@ static int group_setup_common(const char *max_recvs, const char *nsocks)
 static int setup_grouped(void **state)
 {
     (void)state;
-    return group_setup_common("8", NULL);
+    return group_setup_common("8", "2"); /* striping over 2 data sockets */
 }
 
 static int setup_single(void **state)
