@@ -32,6 +32,7 @@
 #include "plugin/gt_net.h"
 #include "shim/shim.h"
 #include "shim/shim_internal.h"
+#include "tests/bench/bench_util.h"
 
 extern const struct gt_net_ops gt_sock_ops;
 
@@ -39,37 +40,6 @@ extern const struct gt_net_ops gt_sock_ops;
 #define SIZE (4u << 20)
 #define MAXREPS 64
 #define BLOCK 3 /* runs of each variant per block */
-
-#define DIE(...)                                                                                  \
-    do {                                                                                          \
-        fprintf(stderr, "bench_rec_bw: " __VA_ARGS__);                                            \
-        fprintf(stderr, "\n");                                                                    \
-        exit(1);                                                                                  \
-    } while (0)
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void xwrite(int fd, const void *b, size_t n)
-{
-    if (write(fd, b, n) != (ssize_t)n)
-        DIE("pipe write: %s", strerror(errno));
-}
-
-static void xread(int fd, void *b, size_t n)
-{
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = read(fd, (char *)b + got, n - got);
-        if (r <= 0)
-            DIE("pipe read: %s", r ? strerror(errno) : "EOF");
-        got += (size_t)r;
-    }
-}
 
 struct side {
     const struct gt_net_ops *ops;
@@ -178,14 +148,9 @@ int main(void)
     if (count < 2 * BENCH_WINDOW)
         count = 2 * BENCH_WINDOW;
 
-    int p2c[2], c2p[2];
-    if (pipe(p2c) || pipe(c2p))
-        DIE("pipe: %s", strerror(errno));
-    pid_t pid = fork();
-    if (pid < 0)
-        DIE("fork: %s", strerror(errno));
-    int child = pid == 0;
-    int rd = child ? p2c[0] : c2p[0], wr = child ? c2p[1] : p2c[1];
+    pid_t pid;
+    int rd, wr;
+    int child = fork_pair(&pid, &rd, &wr);
 
     /* Each process its own recorder, like each NCCL rank. */
     const struct gt_net_ops *traced = gt_shim_wrap(&gt_sock_ops, "bench: sock", NULL);

@@ -33,6 +33,7 @@
 
 #include "plugin/sock/sock.h"
 #include "plugin/sock/sock_internal.h"
+#include "tests/bench/bench_util.h"
 
 #define BENCH_WINDOW 8
 #define LAT_ITERS 2000
@@ -40,37 +41,6 @@
 static const size_t sizes[NSIZES] = {64 << 10, 1 << 20, 4 << 20, 16 << 20};
 
 static const struct gt_net_ops *ops = &gt_sock_ops;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-#define DIE(...)                                                                                   \
-    do {                                                                                           \
-        fprintf(stderr, "bench_sock: " __VA_ARGS__);                                               \
-        fprintf(stderr, "\n");                                                                     \
-        exit(1);                                                                                   \
-    } while (0)
-
-static void xwrite(int fd, const void *b, size_t n)
-{
-    if (write(fd, b, n) != (ssize_t)n)
-        DIE("pipe write: %s", strerror(errno));
-}
-
-static void xread(int fd, void *b, size_t n)
-{
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = read(fd, (char *)b + got, n - got);
-        if (r <= 0)
-            DIE("pipe read: %s", r ? strerror(errno) : "EOF");
-        got += (size_t)r;
-    }
-}
 
 static void wait_req(void *req)
 {
@@ -148,17 +118,6 @@ static double plain_stream(int fd, int sending, char **bufs, size_t size, int co
     return sending ? 0 : now_s() - t0;
 }
 
-static double median(double *v, int n)
-{
-    for (int i = 1; i < n; i++) /* insertion sort: n <= 64 */
-        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-            double t = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = t;
-        }
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static void nodelay(int fd)
 {
     int one = 1;
@@ -173,14 +132,9 @@ int main(void)
     int reps = getenv("BENCH_REPS") ? atoi(getenv("BENCH_REPS")) : 5;
     if (mb < 1 || reps < 1)
         DIE("BENCH_MB and BENCH_REPS must be positive");
-    int p2c[2], c2p[2];
-    if (pipe(p2c) || pipe(c2p))
-        DIE("pipe: %s", strerror(errno));
-    pid_t pid = fork();
-    if (pid < 0)
-        DIE("fork: %s", strerror(errno));
-    int child = pid == 0;
-    int rd = child ? p2c[0] : c2p[0], wr = child ? c2p[1] : p2c[1];
+    pid_t pid;
+    int rd, wr;
+    int child = fork_pair(&pid, &rd, &wr);
 
     void *ctx;
     if (ops->init(&ctx, 0, 0, NULL, NULL, NULL) != GT_OK)

@@ -43,6 +43,7 @@
 
 #include "plugin/sock/sock.h"
 #include "plugin/sock/sock_internal.h"
+#include "tests/bench/bench_util.h"
 
 #define SLOTS 8
 #define NSIZES 2
@@ -61,43 +62,12 @@ static const struct {
 
 static const struct gt_net_ops *ops = &gt_sock_ops;
 
-#define DIE(...)                                                                                   \
-    do {                                                                                           \
-        fprintf(stderr, "bench_sock_pressure: " __VA_ARGS__);                                      \
-        fprintf(stderr, "\n");                                                                     \
-        exit(1);                                                                                   \
-    } while (0)
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static double cpu_s(void)
 {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
            (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
-}
-
-static void xwrite(int fd, const void *b, size_t n)
-{
-    if (write(fd, b, n) != (ssize_t)n)
-        DIE("pipe write: %s", strerror(errno));
-}
-
-static void xread(int fd, void *b, size_t n)
-{
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = read(fd, (char *)b + got, n - got);
-        if (r <= 0)
-            DIE("pipe read: %s", r ? strerror(errno) : "EOF");
-        got += (size_t)r;
-    }
 }
 
 /* One connection from the child (sender) to the parent (receiver). */
@@ -302,17 +272,6 @@ static double run(struct ref_comm *ref, void *comm, int sending, char **bufs, si
     return now_s() - t0;
 }
 
-static double median(double *v, int n)
-{
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-            double t = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = t;
-        }
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* One table: every size and configuration, `reps` interleaved runs each. */
 static void measure(int child, int rd, int wr, char **bufs, long mb, int reps, double slice)
 {
@@ -413,14 +372,9 @@ int main(void)
     }
     if (mb < 1 || reps < 1 || reps > 32)
         DIE("BENCH_MB and BENCH_REPS (1..32) must be positive");
-    int p2c[2], c2p[2];
-    if (pipe(p2c) || pipe(c2p))
-        DIE("pipe: %s", strerror(errno));
-    pid_t pid = fork();
-    if (pid < 0)
-        DIE("fork: %s", strerror(errno));
-    int child = pid == 0;
-    int rd = child ? p2c[0] : c2p[0], wr = child ? c2p[1] : p2c[1];
+    pid_t pid;
+    int rd, wr;
+    int child = fork_pair(&pid, &rd, &wr);
     char *bufs[SLOTS];
     for (int k = 0; k < SLOTS; k++) {
         bufs[k] = malloc(sizes[NSIZES - 1]);
