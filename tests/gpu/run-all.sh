@@ -216,18 +216,19 @@ fi
 
 if part reader; then
 echo "== 5. the reader against NCCL's log"
-[ -d "$W/c-plugin" ] && {
-$CHECK reader "$W/c-plugin" --tool "$TOOL" > "$W/c-plugin/reader-check.txt"
-rc=$?
-grep -E 'FAIL|verdict|same comm|PASS' "$W/c-plugin/reader-check.txt" | head -20
-step "reader vs NCCL log [nccl_check, 2.28.3]: HOST-STAGED, same commIds" $rc
-}
-[ -d "$W/torch-plugin" ] && {
-$CHECK reader "$W/torch-plugin" --tool "$TOOL" > "$W/torch-plugin/reader-check.txt"
-rc=$?
-grep -E 'FAIL|verdict|same comm|PASS' "$W/torch-plugin/reader-check.txt" | head -20
-step "reader vs NCCL log [torch DDP, 2.28.9]: HOST-STAGED, same commIds" $rc
-}
+# (each only where this call's sections ran it)
+if [ -d "$W/c-plugin" ]; then
+    $CHECK reader "$W/c-plugin" --tool "$TOOL" > "$W/c-plugin/reader-check.txt"
+    rc=$?
+    grep -E 'FAIL|verdict|same comm|PASS' "$W/c-plugin/reader-check.txt" | head -20
+    step "reader vs NCCL log [nccl_check, 2.28.3]: HOST-STAGED, same commIds" $rc
+fi
+if [ -d "$W/torch-plugin" ]; then
+    $CHECK reader "$W/torch-plugin" --tool "$TOOL" > "$W/torch-plugin/reader-check.txt"
+    rc=$?
+    grep -E 'FAIL|verdict|same comm|PASS' "$W/torch-plugin/reader-check.txt" | head -20
+    step "reader vs NCCL log [torch DDP, 2.28.9]: HOST-STAGED, same commIds" $rc
+fi
 run_in "$W/c-regcount" regcount info 120 build/gpu/nccl_check -b 8 -e 64M -f 8
 rc=$?
 $CHECK reader "$W/c-regcount" --tool "$TOOL" --regcount > "$W/c-regcount/reader-check.txt"
