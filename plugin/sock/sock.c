@@ -191,7 +191,7 @@ enum { COMM_SEND = 1, COMM_RECV = 2 };
  * waits (stalls: DATA that arrived before its receive was posted). */
 struct sock_stats {
     uint64_t msgs, bytes, eager;
-    uint64_t io_calls, io_bytes, would_block; /* data sockets */
+    uint64_t io_calls, io_bytes, would_block; /* payload I/O (data sockets, or control if none) */
     uint64_t ctrl_reads, progress, stalls, polls;
 };
 
@@ -1019,14 +1019,15 @@ static gt_result wait_writable(struct sock_comm *c)
 static gt_result move_data(struct sock_comm *c)
 {
     int sending = c->kind == COMM_SEND;
-    if (sending && __atomic_load_n(&g_poll_writable, __ATOMIC_RELAXED)) {
+    int gated = sending && __atomic_load_n(&g_poll_writable, __ATOMIC_RELAXED);
+    if (gated) {
         gt_result r = wait_writable(c);
         if (r != GT_OK)
             return r;
     }
     for (int i = 0; i < c->nq; i++) {
         struct sock_data *d = &c->data[i];
-        if (d->full && sending && __atomic_load_n(&g_poll_writable, __ATOMIC_RELAXED))
+        if (gated && d->full)
             continue;
         while (d->count) {
             struct sock_work *w = &d->w[d->head];
