@@ -11,7 +11,8 @@
 # Each argument is NAME:VAR=VALUE[,VAR=VALUE...] for a plugin configuration;
 # "socket" (NCCL's own, no plugin) is always measured too.  Knobs:
 # ROUNDS (2), OPS (broadcast,sendrecv,all_reduce), MIN (128M), MAX (1G),
-# FACTOR (8).  Output: a median table per op on stdout and $OUT/knobs.md.
+# FACTOR (8), BUDGET_S (none: start no round after that many seconds),
+# KNOB_DEBUG (1: keep NCCL's INFO log of round 1).  Output: a median table per op on stdout and $OUT/knobs.md.
 set -u -o pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT" || exit 1
@@ -28,13 +29,24 @@ unset NCCL_NET NCCL_NET_PLUGIN GDRTRACE_DISABLE
 
 cfgs=("socket:NCCL_NET_PLUGIN=none,NCCL_NET=Socket" "$@")
 for r in $(seq 1 "$ROUNDS"); do
+    # BUDGET_S: start no further round after that many seconds (a device call
+    # is capped; the medians of the rounds done so far are still printed).
+    if [ -n "${BUDGET_S:-}" ] && [ "$SECONDS" -ge "$BUDGET_S" ]; then
+        echo "budget of ${BUDGET_S}s reached after $((r - 1)) round(s)"
+        break
+    fi
     for c in "${cfgs[@]}"; do
         name=${c%%:*}
         vars=${c#*:}
         [ "$name" = socket ] || vars="NCCL_NET_PLUGIN=$PLUGIN,GDRTRACE_DIR=$W/rec-$name-$r,$vars"
         mkdir -p "$W/rec-$name-$r"
         # shellcheck disable=SC2046
-        env $(tr ',' ' ' <<< "$vars") timeout 300 build/gpu/nccl_check -b "${MIN:-128M}" \
+        dbg=()
+        # KNOB_DEBUG=1: round 1 keeps NCCL's INFO log (graph, channels and
+        # per-launch algorithm/protocol), to compare what NCCL chose per config.
+        [ "${KNOB_DEBUG:-0}" = 1 ] && [ "$r" = 1 ] && dbg=(NCCL_DEBUG=INFO
+            NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING,NET NCCL_DEBUG_FILE="$W/nccl-$name.%h.%p.log")
+        env $(tr ',' ' ' <<< "$vars") "${dbg[@]}" timeout 300 build/gpu/nccl_check -b "${MIN:-128M}" \
             -e "${MAX:-1G}" -f "${FACTOR:-8}" -o "$OPS" > "$W/$name-$r.txt" 2>&1
         echo "round $r $name: exit $?"
     done
@@ -43,19 +55,31 @@ python3 - "$W" "${cfgs[@]}" <<'PY' | tee "$OUTDIR/knobs.md"
 import re, statistics, sys, glob, os
 w, cfgs = sys.argv[1], [c.split(":", 1)[0] for c in sys.argv[2:]]
 rx = re.compile(r"^RESULT op=(\S+) bytes=(\d+) .* busbw_GBps=(\S+) errors=(-?\d+) check=(\S+)")
-data = {}
+rx_avg = re.compile(r" busbw_avg_GBps=(\S+)")
+data = {"rank 0's clock": {}, "mean of the ranks' clocks (nccl-tests)": {}}
 for c in cfgs:
-    for path in glob.glob(os.path.join(w, f"{c}-*.txt")):
+    for path in sorted(glob.glob(os.path.join(w, f"{c}-*.txt"))):
         for line in open(path, errors="replace"):
             m = rx.match(line)
-            if m:
-                data.setdefault((m[1], int(m[2])), {}).setdefault(c, []).append(float(m[3]))
-print("| op | size | " + " | ".join(cfgs) + " | " + " | ".join(f"{c} / socket" for c in cfgs[1:]) + " |")
-print("|---|---:|" + "---:|" * (2 * len(cfgs) - 1))
-for (op, b) in sorted(data):
-    med = {c: statistics.median(v) for c, v in data[(op, b)].items()}
-    cells = [f"{med[c]:.3f}" if c in med else "-" for c in cfgs]
-    ratios = [f"{med[c] / med['socket']:.3f}" if c in med and "socket" in med else "-"
-              for c in cfgs[1:]]
-    print(f"| {op} | {b >> 20} MiB | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+            if not m:
+                continue
+            key = (m[1], int(m[2]))
+            data["rank 0's clock"].setdefault(key, {}).setdefault(c, []).append(float(m[3]))
+            a = rx_avg.search(line)
+            if a:
+                data["mean of the ranks' clocks (nccl-tests)"].setdefault(key, {}).setdefault(
+                    c, []).append(float(a[1]))
+for title, d in data.items():
+    if not d:
+        continue
+    print(f"\nbus bandwidth GB/s, median of the rounds, {title}\n")
+    print("| op | size | " + " | ".join(cfgs) + " | " + " | ".join(f"{c} / socket" for c in cfgs[1:]) + " | runs |")
+    print("|---|---:|" + "---:|" * (2 * len(cfgs) - 1) + "---|")
+    for (op, b) in sorted(d):
+        med = {c: statistics.median(v) for c, v in d[(op, b)].items()}
+        cells = [f"{med[c]:.3f}" if c in med else "-" for c in cfgs]
+        ratios = [f"{med[c] / med['socket']:.3f}" if c in med and "socket" in med else "-"
+                  for c in cfgs[1:]]
+        runs = "; ".join(f"{c} " + ",".join(f"{x:.2f}" for x in d[(op, b)].get(c, [])) for c in cfgs)
+        print(f"| {op} | {b >> 20} MiB | " + " | ".join(cells) + " | " + " | ".join(ratios) + f" | {runs} |")
 PY

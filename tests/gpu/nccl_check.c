@@ -9,7 +9,12 @@
  * the value it must have.  It prints one parseable line per (op, size):
  *
  *   RESULT op=<op> bytes=<n> iters=<n> time_us=<per iter> algbw_GBps=<x>
- *          busbw_GBps=<x> errors=<n> check=OK|FAIL
+ *          busbw_GBps=<x> errors=<n> check=OK|FAIL avg_time_us=<x>
+ *          busbw_avg_GBps=<x> busbw_slowest_GBps=<x>
+ *
+ * time_us/algbw/busbw are rank 0's own clock (GPU events around the timed
+ * loop); the avg_* figures use the mean of every rank's time, as nccl-tests
+ * reports by default, and busbw_slowest the slowest rank's.
  *
  * and exits 0 only if every check of every rank passed (1 otherwise, 77 when
  * there is no GPU).
@@ -256,6 +261,7 @@ static int run_rank(const struct opts *o, int rank)
     cudaEvent_t ev0 = NULL, ev1 = NULL;
     float *dsend = NULL, *drecv = NULL, *hbuf = NULL;
     int *derr = NULL;
+    float *dtime = NULL; /* [0] sum, [1] max of the ranks' timed-loop ms */
     uint64_t total_bad = 0;
     ncclUniqueId id;
 
@@ -288,6 +294,7 @@ static int run_rank(const struct opts *o, int rank)
     CUDA_OK(cudaMalloc((void **)&dsend, o->max_bytes));
     CUDA_OK(cudaMalloc((void **)&drecv, o->max_bytes));
     CUDA_OK(cudaMalloc((void **)&derr, sizeof(int)));
+    CUDA_OK(cudaMalloc((void **)&dtime, 2 * sizeof(float)));
     hbuf = malloc(o->max_bytes);
     if (!hbuf) {
         fprintf(stderr, "rank %d: cannot allocate %zu host bytes\n", rank, o->max_bytes);
@@ -327,8 +334,13 @@ static int run_rank(const struct opts *o, int rank)
             /* A poisoned receive buffer: a collective that writes nothing fails. */
             CUDA_OK(cudaMemset(drecv, 0xff, recv_count * sizeof(float)));
 
-            /* one untimed warm-up (connections, buffers); then the timed loop */
+            /* One untimed warm-up (connections, buffers), then a barrier (a
+             * 1-int all_reduce) so every rank starts the timed loop together,
+             * as nccl-tests does: without it the root of a broadcast can start
+             * its clock while the receiver is still filling its host image. */
             NCCL_OK(launch((enum op)op, comm, rank, n, dsend, drecv, count, st));
+            NCCL_OK(ncclAllReduce(derr, derr, 1, ncclInt, ncclSum, comm, st));
+            CUDA_OK(cudaStreamSynchronize(st));
             CUDA_OK(cudaEventRecord(ev0, st));
             for (int it = 0; it < iters; it++)
                 NCCL_OK(launch((enum op)op, comm, rank, n, dsend, drecv, count, st));
@@ -350,13 +362,33 @@ static int run_rank(const struct opts *o, int rank)
             if (all != 0 && bad == 0)
                 total_bad++; /* another rank's failure fails this one too */
 
+            /* Every rank's time, summed and maximised through NCCL: nccl-tests
+             * reports the mean over ranks (its default -a 1).  Rank 0's own time
+             * stays the headline figure so older runs remain comparable; for a
+             * broadcast it is the root's, which is released as soon as its data
+             * is buffered, while the receiver finishes later. */
+            float tsum = 0, tmax = 0;
+            CUDA_OK(cudaMemcpy(dtime, &ms, sizeof(float), cudaMemcpyHostToDevice));
+            CUDA_OK(cudaMemcpy(dtime + 1, &ms, sizeof(float), cudaMemcpyHostToDevice));
+            NCCL_OK(ncclAllReduce(dtime, dtime, 1, ncclFloat, ncclSum, comm, st));
+            NCCL_OK(ncclAllReduce(dtime + 1, dtime + 1, 1, ncclFloat, ncclMax, comm, st));
+            CUDA_OK(cudaStreamSynchronize(st));
+            CUDA_OK(cudaMemcpy(&tsum, dtime, sizeof(float), cudaMemcpyDeviceToHost));
+            CUDA_OK(cudaMemcpy(&tmax, dtime + 1, sizeof(float), cudaMemcpyDeviceToHost));
+
             if (rank == 0) {
                 double us = ms * 1e3 / iters;
                 double algbw = (double)(count * sizeof(float)) / (us * 1e3); /* GB/s */
+                double avg_us = (double)tsum * 1e3 / n / iters;
+                double max_us = (double)tmax * 1e3 / iters;
+                double bytes_d = (double)(count * sizeof(float));
+                double bf = bus_factor((enum op)op, n);
                 printf("RESULT op=%s bytes=%zu iters=%d time_us=%.2f algbw_GBps=%.4f "
-                       "busbw_GBps=%.4f errors=%d check=%s\n",
+                       "busbw_GBps=%.4f errors=%d check=%s avg_time_us=%.2f "
+                       "busbw_avg_GBps=%.4f busbw_slowest_GBps=%.4f\n",
                        op_names[op], count * sizeof(float), iters, us, algbw,
-                       algbw * bus_factor((enum op)op, n), all, all == 0 ? "OK" : "FAIL");
+                       algbw * bf, all, all == 0 ? "OK" : "FAIL", avg_us,
+                       bytes_d / (avg_us * 1e3) * bf, bytes_d / (max_us * 1e3) * bf);
                 fflush(stdout);
             }
         }
@@ -380,6 +412,7 @@ fail:
     }
     free(hbuf);
     if (derr) cudaFree(derr);
+    if (dtime) cudaFree(dtime);
     if (drecv) cudaFree(drecv);
     if (dsend) cudaFree(dsend);
     if (ev0) cudaEventDestroy(ev0);
