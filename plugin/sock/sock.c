@@ -273,7 +273,7 @@ struct sock_dev {
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static int g_refs;
 static int g_ndev;
-static int g_nsocks = 1;    /* GDRTRACE_SOCKET_NSOCKS, read once per first init */
+static int g_nsocks;        /* GDRTRACE_SOCKET_NSOCKS, read once per first init */
 static int g_max_recvs = 1; /* GDRTRACE_SOCKET_MAXRECVS, likewise */
 static int g_poll_writable; /* GDRTRACE_SOCKET_POLL_WRITABLE, likewise */
 static struct sock_dev g_dev[GT_SOCK_MAX_DEVS];
@@ -390,10 +390,11 @@ static gt_result sock_init(void **ctx, uint64_t comm_id, int has_comm_id,
     gt_result r = GT_OK;
     pthread_mutex_lock(&g_lock);
     if (g_refs == 0) {
-        /* 1: the one setting that kept up with NCCL's Socket under NCCL's
-         * back-pressure at every time-slice length (bench_sock_pressure), and
-         * beat 2 on the GPU machine (plugin/sock/README.md). */
-        g_nsocks = (int)gt_env_long("GDRTRACE_SOCKET_NSOCKS", 1, 0, GT_SOCK_MAX_SOCKS);
+        /* 0: payloads on the control socket, NCCL's Socket shape.  In real
+         * NCCL on the GPU machine it beat 1 and 2 data sockets in every
+         * broadcast/sendrecv cell measured side by side (plugin/sock/README.md,
+         * docs/results/gpu-nccl.md Run 4). */
+        g_nsocks = (int)gt_env_long("GDRTRACE_SOCKET_NSOCKS", 0, 0, GT_SOCK_MAX_SOCKS);
         /* 1, like NCCL's Socket: sends need not wait for the receiver.  More
          * allows grouped receives at the price of a CTS round trip per send. */
         g_max_recvs =

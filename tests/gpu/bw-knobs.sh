@@ -12,7 +12,8 @@
 # "socket" (NCCL's own, no plugin) is always measured too.  Knobs:
 # ROUNDS (2), OPS (broadcast,sendrecv,all_reduce), MIN (128M), MAX (1G),
 # FACTOR (8), BUDGET_S (none: start no round after that many seconds),
-# KNOB_DEBUG (1: keep NCCL's INFO log of round 1).  Output: a median table per op on stdout and $OUT/knobs.md.
+# KNOB_DEBUG (1: keep NCCL's INFO log of round 1), MPS (1: under a private
+# MPS daemon, tests/gpu/mps.sh).  Output: a median table per op on stdout and $OUT/knobs.md.
 set -u -o pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT" || exit 1
@@ -24,6 +25,12 @@ mkdir -p "$W"
 . tests/gpu/build.sh env
 bash tests/gpu/build.sh > "$W/build.log" 2>&1 || { tail -20 "$W/build.log"; exit 1; }
 PLUGIN=$ROOT/build/default/libnccl-net-gdrtrace.so
+# MPS=1: both ranks' kernels run at once under a private MPS daemon instead
+# of time-slicing the GPU (tests/gpu/mps.sh says why).
+if [ "${MPS:-0}" = 1 ]; then
+    . tests/gpu/mps.sh start "$W/mps" || exit 1
+    trap 'bash tests/gpu/mps.sh stop "$W/mps"' EXIT
+fi
 export NCCL_MNNVL_ENABLE=0 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=WARN
 unset NCCL_NET NCCL_NET_PLUGIN GDRTRACE_DISABLE
 

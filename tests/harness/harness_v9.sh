@@ -6,6 +6,7 @@
 # rendezvous protocol, multi-receives exercised); even ones with the default
 # single receives (eager sends).
 export GDRTRACE_SOCKET_MAXRECVS=${GDRTRACE_SOCKET_MAXRECVS:-8}
-# v9 and v10 also send payloads on the control socket (no data sockets).
+# v9 also sends payloads on the control socket (no data sockets, the
+# default) with the rendezvous.
 export GDRTRACE_SOCKET_NSOCKS=${GDRTRACE_SOCKET_NSOCKS:-0}
 exec "$(dirname "$0")/run_harness.sh" 9

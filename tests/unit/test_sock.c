@@ -15,13 +15,13 @@
  *  - everything mode-independent runs twice: with grouped receives
  *    (GDRTRACE_SOCKET_MAXRECVS=8, rendezvous; 2 data sockets, striped;
  *    GDRTRACE_SOCKET_POLL_WRITABLE=0)
- *    and with the default single receives (eager sends; sends wait for a full
- *    socket to poll writable); the eager group also checks that sends run
+ *    and with the default single receives (eager sends, 1 data socket; sends
+ *    wait for a full socket to poll writable); the eager group also checks that sends run
  *    ahead of receives and wait in the socket in per-tag order, that a
  *    truncated eager message fails only the receive and leaves the stream in
  *    sync, and that what an eager sender sent before closing still arrives;
  *    both groups run again with GDRTRACE_SOCKET_NSOCKS=0 (payloads on the
- *    control socket);
+ *    control socket, the default);
  *  - a sender that closes under a posted receive, a connect to a closed
  *    port: errors, not endless NULLs;
  *  - GDRTRACE_SOCKET_FAMILY=AF_INET6: the whole path over ::1;
@@ -607,7 +607,7 @@ static void test_truncation(void **state)
 static size_t unabsorbable_size(void)
 {
     const char *e = getenv("GDRTRACE_SOCKET_NSOCKS");
-    long n = e ? strtol(e, NULL, 0) : 1;
+    long n = e ? strtol(e, NULL, 0) : 0;
     if (n < 0 || n > GT_SOCK_MAX_SOCKS)
         n = 1;
     return n <= 2 ? MAXSZ : (size_t)(n + 1) * (12u << 20);
@@ -1281,7 +1281,7 @@ static int setup_grouped(void **state)
 static int setup_single(void **state)
 {
     (void)state;
-    return group_setup_common(NULL, NULL);
+    return group_setup_common(NULL, "1"); /* 1 data socket: the default is none */
 }
 
 static int setup_grouped_ctrl_only(void **state)
