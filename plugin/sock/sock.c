@@ -43,6 +43,13 @@
  *     position it starts at, `mark`); the receiver, having parsed such a
  *     header, takes what of the payload it already buffered and reads the
  *     rest straight from the socket before it parses anything else.
+ *  1b. N = 0: large payloads never pass through the control buffer.  The
+ *     sender hands a header and its payload to one sendmsg(); the receiver,
+ *     once a payload was larger than INLINE_MAX, reads the control stream
+ *     only up to the end of the next message (its header, or header and
+ *     inline body), so the next payload lands straight in its buffer; an
+ *     inline message switches back to filling the buffer (many small
+ *     messages per recv()).
  *  2. The sender matches an isend to the oldest CTS entry with an unmatched
  *     sub of that tag; per-tag order is FIFO on both ends, so this is the
  *     receive NCCL meant.  No CTS -> isend returns a NULL request (retry),
@@ -208,6 +215,8 @@ struct sock_comm {
     int max_recvs; /* receiver: sub-receives allowed per irecv (1 = eager, see the top) */
     int peer_eager; /* receiver: an eager DATA arrived, no more CTS are needed */
     int stalled;    /* receiver: the next DATA has no posted receive yet */
+    int exact_ctrl; /* receiver, N = 0: the last payload was large, so read the
+                     * control stream one message at a time (invariant 1b) */
     uint64_t post_seq;
     int eager_ok;   /* sender: the receiver promised single receives */
     int eager_sent; /* sender: an eager DATA went out; CTS are ignored from now on */
@@ -867,6 +876,8 @@ static gt_result handle_data(struct sock_comm *c, const struct wire_hdr *h, cons
                          (unsigned long long)h->size, MAX_MSG);
     s->got = h->size;
     int trunc = (h->flags & W_FLAG_TRUNC) != 0;
+    if (c->nsocks == 0)
+        c->exact_ctrl = !trunc && h->size > INLINE_MAX; /* invariant 1b */
     if (!trunc && h->size > s->size && !eager)
         return comm_fail(c, GT_REMOTE_ERROR,
                          "peer sent %llu bytes (tag %d) into a %zu-byte receive without "
@@ -894,6 +905,19 @@ static gt_result handle_data(struct sock_comm *c, const struct wire_hdr *h, cons
     return GT_OK;
 }
 
+/* Bytes that follow header h in the control stream (0 for a CTS whose n is
+ * out of range: parse_in rejects it). */
+static size_t msg_body(const struct wire_hdr *h)
+{
+    if (h->type == W_CTS)
+        return h->sub >= 1 && h->sub <= GT_SOCK_MAX_RECVS
+                   ? (size_t)h->sub * sizeof(struct wire_cts_ent)
+                   : 0;
+    if (h->type == W_DATA)
+        return (!(h->flags & W_FLAG_TRUNC) && h->size <= INLINE_MAX) ? h->size : 0;
+    return 0;
+}
+
 static gt_result parse_in(struct sock_comm *c)
 {
     size_t off = 0;
@@ -909,9 +933,9 @@ static gt_result parse_in(struct sock_comm *c)
                                GT_SOCK_MAX_RECVS);
                 break;
             }
-            body = (size_t)h.sub * sizeof(struct wire_cts_ent);
+            body = msg_body(&h);
         } else if (h.type == W_DATA) {
-            body = (!(h.flags & W_FLAG_TRUNC) && h.size <= INLINE_MAX) ? h.size : 0;
+            body = msg_body(&h);
         } else {
             rc = comm_fail(c, GT_REMOTE_ERROR, "peer sent unknown control message type %u", h.type);
             break;
@@ -967,7 +991,22 @@ static gt_result read_ctrl(struct sock_comm *c)
         /* A message always fits, so a full buffer is parsed at once. */
         if (c->in_len == IN_CAP)
             return comm_fail(c, GT_INTERNAL_ERROR, "control buffer overflow");
-        ssize_t n = recv(c->ctrl, c->in + c->in_len, IN_CAP - c->in_len, MSG_DONTWAIT);
+        size_t room = IN_CAP - c->in_len;
+        if (c->exact_ctrl) {
+            /* Invariant 1b: up to the end of the next message, no further. */
+            size_t need = sizeof(struct wire_hdr) - (c->in_len < sizeof(struct wire_hdr)
+                                                         ? c->in_len
+                                                         : sizeof(struct wire_hdr));
+            if (need == 0) {
+                struct wire_hdr h;
+                memcpy(&h, c->in, sizeof(h));
+                size_t total = sizeof(h) + msg_body(&h);
+                need = total > c->in_len ? total - c->in_len : 0;
+            }
+            if (need && need < room)
+                room = need;
+        }
+        ssize_t n = recv(c->ctrl, c->in + c->in_len, room, MSG_DONTWAIT);
         c->st.ctrl_reads++;
         if (n > 0) {
             c->in_len += (size_t)n;
@@ -1080,13 +1119,60 @@ static gt_result move_data(struct sock_comm *c)
     return GT_OK;
 }
 
+/* N = 0, sender: when the oldest queued payload has not started and what
+ * precedes it in the stream is all in the out buffer, send both with one
+ * sendmsg() (invariant 1b): one syscall, and the header rides in the
+ * payload's first segment instead of a 24-byte segment of its own. */
+static gt_result send_fused(struct sock_comm *c)
+{
+    struct sock_data *d = &c->data[0];
+    if (!d->count)
+        return GT_OK;
+    if (d->full && __atomic_load_n(&g_poll_writable, __ATOMIC_RELAXED))
+        return GT_OK; /* move_data offers it again once poll() calls it writable */
+    struct sock_work *w = &d->w[d->head];
+    if (w->done || w->mark <= c->out_sent || w->mark - c->out_sent > c->out_len - c->out_off)
+        return GT_OK; /* under way, or not next: flush_out/move_data go on */
+    size_t lead = (size_t)(w->mark - c->out_sent);
+    struct sock_sub *sub = &w->req->sub[w->sub];
+    struct iovec iov[2] = {{.iov_base = c->out + c->out_off, .iov_len = lead},
+                           {.iov_base = (char *)sub->data + w->off, .iov_len = w->len}};
+    struct msghdr m = {.msg_iov = iov, .msg_iovlen = 2};
+    ssize_t n;
+    do
+        n = sendmsg(c->ctrl, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    c->st.io_calls++;
+    if (n < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            c->st.would_block++;
+            return GT_OK;
+        }
+        int e = errno;
+        return comm_fail(c, errno_result(e), "send on control socket: %s", strerror(e));
+    }
+    d->full = (size_t)n < lead + w->len;
+    size_t hdr_part = (size_t)n < lead ? (size_t)n : lead;
+    c->out_off += hdr_part;
+    c->out_sent += (uint64_t)n;
+    if (c->out_off == c->out_len)
+        c->out_off = c->out_len = 0;
+    if ((size_t)n > lead) {
+        c->st.io_bytes += (uint64_t)n - lead;
+        work_moved(d, (size_t)n - lead);
+    }
+    return GT_OK;
+}
+
 /* N = 0, sender: header and payload bytes take turns on one socket
  * (invariant 1a), so send until neither moves. */
 static gt_result pump_ctrl(struct sock_comm *c)
 {
     for (;;) {
         uint64_t before = c->out_sent;
-        gt_result r = flush_out(c);
+        gt_result r = send_fused(c);
+        if (r == GT_OK)
+            r = flush_out(c);
         if (r == GT_OK)
             r = move_data(c);
         if (r != GT_OK || c->out_sent == before)

@@ -5,9 +5,10 @@
  * reference transport shaped like NCCL's own Socket on such a host (one TCP
  * socket per connection, no helper threads: each message is its size then
  * its payload, requests progressed strictly in order from test()), side by
- * side in one run.  sock runs in its default setting (1 data socket), with
- * 2 and with none (GDRTRACE_SOCKET_NSOCKS), and waiting for a full socket
- * to poll writable (GDRTRACE_SOCKET_POLL_WRITABLE=1).
+ * side in one run.  sock runs in its default setting (no data sockets:
+ * payloads on the control socket), with 1 and 2 data sockets
+ * (GDRTRACE_SOCKET_NSOCKS), and with 1 waiting for a full socket to poll
+ * writable (GDRTRACE_SOCKET_POLL_WRITABLE=1).
  *
  * The emulation: 8 slots per side (NCCL_STEPS).  A slot's data is produced
  * (sender) or consumed (receiver) only while that side's "GPU" has the time
@@ -54,9 +55,9 @@ static const struct {
     const char *name, *nsocks, *poll_writable;
 } cfgs[NCFG] = {
     {"reference (NCCL Socket's shape)", NULL, NULL},
-    {"sock, defaults (NSOCKS=1)", "1", "0"},
+    {"sock, defaults (NSOCKS=0)", "0", "0"},
+    {"sock, NSOCKS=1", "1", "0"},
     {"sock, NSOCKS=2", "2", "0"},
-    {"sock, NSOCKS=0", "0", "0"},
     {"sock, NSOCKS=1, POLL_WRITABLE=1", "1", "1"},
 };
 
