@@ -926,20 +926,16 @@ static gt_result parse_in(struct sock_comm *c)
     while (c->in_len - off >= sizeof(struct wire_hdr)) {
         struct wire_hdr h;
         memcpy(&h, c->in + off, sizeof(h));
-        size_t body;
-        if (h.type == W_CTS) {
-            if (h.sub < 1 || h.sub > GT_SOCK_MAX_RECVS) {
-                rc = comm_fail(c, GT_REMOTE_ERROR, "peer CTS with n=%u (max %d)", h.sub,
-                               GT_SOCK_MAX_RECVS);
-                break;
-            }
-            body = msg_body(&h);
-        } else if (h.type == W_DATA) {
-            body = msg_body(&h);
-        } else {
+        if (h.type == W_CTS && (h.sub < 1 || h.sub > GT_SOCK_MAX_RECVS)) {
+            rc = comm_fail(c, GT_REMOTE_ERROR, "peer CTS with n=%u (max %d)", h.sub,
+                           GT_SOCK_MAX_RECVS);
+            break;
+        }
+        if (h.type != W_CTS && h.type != W_DATA) {
             rc = comm_fail(c, GT_REMOTE_ERROR, "peer sent unknown control message type %u", h.type);
             break;
         }
+        size_t body = msg_body(&h);
         if (c->in_len - off < sizeof(h) + body)
             break;
         const uint8_t *b = c->in + off + sizeof(h);
@@ -971,6 +967,18 @@ static gt_result parse_in(struct sock_comm *c)
 
 static gt_result move_data(struct sock_comm *c);
 
+/* Bytes still missing from the partial message at the start of c->in (what
+ * parse_in left): the rest of its header, else the rest of its body. */
+static size_t ctrl_need(const struct sock_comm *c)
+{
+    if (c->in_len < sizeof(struct wire_hdr))
+        return sizeof(struct wire_hdr) - c->in_len;
+    struct wire_hdr h;
+    memcpy(&h, c->in, sizeof(h));
+    size_t total = sizeof(h) + msg_body(&h);
+    return total > c->in_len ? total - c->in_len : 0;
+}
+
 static gt_result read_ctrl(struct sock_comm *c)
 {
     /* What is already buffered first: a stalled DATA may match a receive
@@ -994,15 +1002,7 @@ static gt_result read_ctrl(struct sock_comm *c)
         size_t room = IN_CAP - c->in_len;
         if (c->exact_ctrl) {
             /* Invariant 1b: up to the end of the next message, no further. */
-            size_t need = sizeof(struct wire_hdr) - (c->in_len < sizeof(struct wire_hdr)
-                                                         ? c->in_len
-                                                         : sizeof(struct wire_hdr));
-            if (need == 0) {
-                struct wire_hdr h;
-                memcpy(&h, c->in, sizeof(h));
-                size_t total = sizeof(h) + msg_body(&h);
-                need = total > c->in_len ? total - c->in_len : 0;
-            }
+            size_t need = ctrl_need(c);
             if (need && need < room)
                 room = need;
         }
