@@ -367,14 +367,13 @@ static int run_rank(const struct opts *o, int rank)
              * stays the headline figure so older runs remain comparable; for a
              * broadcast it is the root's, which is released as soon as its data
              * is buffered, while the receiver finishes later. */
-            float tsum = 0, tmax = 0;
-            CUDA_OK(cudaMemcpy(dtime, &ms, sizeof(float), cudaMemcpyHostToDevice));
-            CUDA_OK(cudaMemcpy(dtime + 1, &ms, sizeof(float), cudaMemcpyHostToDevice));
+            float times[2] = {ms, ms}; /* [0] summed, [1] maximised over the ranks */
+            CUDA_OK(cudaMemcpy(dtime, times, sizeof(times), cudaMemcpyHostToDevice));
             NCCL_OK(ncclAllReduce(dtime, dtime, 1, ncclFloat, ncclSum, comm, st));
             NCCL_OK(ncclAllReduce(dtime + 1, dtime + 1, 1, ncclFloat, ncclMax, comm, st));
             CUDA_OK(cudaStreamSynchronize(st));
-            CUDA_OK(cudaMemcpy(&tsum, dtime, sizeof(float), cudaMemcpyDeviceToHost));
-            CUDA_OK(cudaMemcpy(&tmax, dtime + 1, sizeof(float), cudaMemcpyDeviceToHost));
+            CUDA_OK(cudaMemcpy(times, dtime, sizeof(times), cudaMemcpyDeviceToHost));
+            float tsum = times[0], tmax = times[1];
 
             if (rank == 0) {
                 double us = ms * 1e3 / iters;
