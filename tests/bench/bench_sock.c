@@ -283,9 +283,5 @@ int main(void)
     ops->finalize(ctx);
     for (int w = 0; w < BENCH_WINDOW; w++)
         free(bufs[w]);
-    if (child)
-        _exit(0);
-    int st;
-    waitpid(pid, &st, 0);
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+    return join_pair(child, pid);
 }

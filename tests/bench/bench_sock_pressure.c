@@ -387,9 +387,5 @@ int main(void)
         measure(child, rd, wr, bufs, mb, reps, slices[i]);
     for (int k = 0; k < SLOTS; k++)
         free(bufs[k]);
-    if (child)
-        _exit(0);
-    int st;
-    waitpid(pid, &st, 0);
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+    return join_pair(child, pid);
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -63,6 +64,17 @@ static inline int fork_pair(pid_t *pid, int *rd, int *wr)
     *rd = child ? p2c[0] : c2p[0];
     *wr = child ? c2p[1] : p2c[1];
     return child;
+}
+
+/* Ends fork_pair's two processes: the child exits 0; the parent waits for it
+ * and returns 0 if it exited 0, 1 otherwise. */
+static inline int join_pair(int child, pid_t pid)
+{
+    if (child)
+        _exit(0);
+    int st;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
 }
 
 /* Sorts v[0..n) in place (n is small: insertion sort) and returns its median. */
