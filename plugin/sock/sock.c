@@ -285,6 +285,8 @@ static int g_ndev;
 static int g_nsocks;        /* GDRTRACE_SOCKET_NSOCKS, read once per first init */
 static int g_max_recvs = 1; /* GDRTRACE_SOCKET_MAXRECVS, likewise */
 static int g_poll_writable; /* GDRTRACE_SOCKET_POLL_WRITABLE, likewise */
+static int g_sndbuf;        /* GDRTRACE_SOCKET_SNDBUF bytes, 0 = kernel autotuning; likewise */
+static int g_rcvbuf;        /* GDRTRACE_SOCKET_RCVBUF, likewise */
 static struct sock_dev g_dev[GT_SOCK_MAX_DEVS];
 
 /* connect-in-progress registry: the id in the handle maps to a comm here */
@@ -411,6 +413,10 @@ static gt_result sock_init(void **ctx, uint64_t comm_id, int has_comm_id,
         /* Off by default: the GPU runs measured retrying at once (docs/results/
          * gpu-nccl.md); waiting measured neutral on the CI machine's bench. */
         g_poll_writable = gt_env_bool("GDRTRACE_SOCKET_POLL_WRITABLE", 0);
+        /* 0: the kernel sizes the buffers (autotuning); like NCCL_SOCKET_SNDBUF
+         * and _RCVBUF, a size pins them (capped by net.core.wmem_max/rmem_max). */
+        g_sndbuf = (int)gt_env_long("GDRTRACE_SOCKET_SNDBUF", 0, 0, 1L << 30);
+        g_rcvbuf = (int)gt_env_long("GDRTRACE_SOCKET_RCVBUF", 0, 0, 1L << 30);
         r = devices_discover();
     }
     if (r == GT_OK)
@@ -499,8 +505,31 @@ static gt_result sock_get_probe(int dev, struct gt_dev_probe *probe)
 
 /* ---- sockets ------------------------------------------------------------ */
 
+/* Before connect()/listen(): the window scale is fixed at the handshake, and
+ * accepted sockets inherit the listener's sizes. */
+static void size_buffers(int fd)
+{
+    int snd = __atomic_load_n(&g_sndbuf, __ATOMIC_RELAXED);
+    int rcv = __atomic_load_n(&g_rcvbuf, __ATOMIC_RELAXED);
+    if (snd > 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &snd, sizeof(snd));
+    if (rcv > 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
+}
+
+/* The kernel's current sizes, for the connect/accept INFO line. */
+static void buffer_sizes(int fd, int *snd, int *rcv)
+{
+    socklen_t l = sizeof(*snd);
+    *snd = *rcv = -1;
+    getsockopt(fd, SOL_SOCKET, SO_SNDBUF, snd, &l);
+    l = sizeof(*rcv);
+    getsockopt(fd, SOL_SOCKET, SO_RCVBUF, rcv, &l);
+}
+
 static void tune(int fd)
 {
+    size_buffers(fd);
     int one = 1;
     /* Headers and small inline messages must not wait for Nagle. */
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -1241,6 +1270,7 @@ static gt_result sock_listen(void *ctx, int dev, void *handle, void **listen_com
     }
     int one = 1;
     setsockopt(l->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    size_buffers(l->fd);
     socklen_t len = addr_len(&l->addr);
     if (bind(l->fd, &l->addr.sa, len) != 0 || listen(l->fd, 1024) != 0 ||
         getsockname(l->fd, &l->addr.sa, &len) != 0) {
@@ -1429,7 +1459,10 @@ static gt_result sock_connect(void *ctx, int dev, void *handle, void **send_comm
             comm_free(c, 1);
             return r;
         }
-        GT_INFO(GT_LOGSUB_NET, "sock: connected to %s with %d data sockets", c->peer, c->nsocks);
+        int snd, rcv;
+        buffer_sizes(c->fds[0], &snd, &rcv);
+        GT_INFO(GT_LOGSUB_NET, "sock: connected to %s with %d data sockets (sndbuf %d, rcvbuf %d)",
+                c->peer, c->nsocks, snd, rcv);
         *send_comm = c;
     }
     return GT_OK;
@@ -1560,7 +1593,10 @@ static gt_result sock_accept(void *listen_comm, void **recv_comm, void **recv_de
             continue;
         struct sock_comm *c = try_group(l, i);
         if (c) {
-            GT_INFO(GT_LOGSUB_NET, "sock: accepted %s with %d data sockets", c->peer, c->nsocks);
+            int snd, rcv;
+            buffer_sizes(c->fds[0], &snd, &rcv);
+            GT_INFO(GT_LOGSUB_NET, "sock: accepted %s with %d data sockets (sndbuf %d, rcvbuf %d)",
+                    c->peer, c->nsocks, snd, rcv);
             *recv_comm = c;
             return GT_OK;
         }
