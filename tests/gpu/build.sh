@@ -48,6 +48,16 @@ if ! gcc -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -I. -fPIC -s
     exit 1
 fi
 
+# The reference data path (bw-knobs.sh 'ref:...'): NCCL Socket's shape as a
+# plugin, with the inner plugin's properties, to tell a data-path gap from
+# an external-plugin one.
+echo "== refsock reference plugin"
+if ! gcc -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -I. -fPIC -shared \
+        tests/gpu/refsock_plugin.c -o build/gpu/libnccl-net-refsock.so -ldl; then
+    echo "build.sh: tests/gpu/refsock_plugin.c failed to build" >&2
+    exit 1
+fi
+
 # The DMA-BUF driver: the plugin's registration path and recorder, linked from
 # the objects `make all` just built (the .so exports only the NCCL tables).
 echo "== dmabuf_reg driver"

@@ -13,7 +13,8 @@
 # ROUNDS (2), OPS (broadcast,sendrecv,all_reduce), MIN (128M), MAX (1G),
 # FACTOR (8), BUDGET_S (none: start no round after that many seconds),
 # KNOB_DEBUG (1: keep NCCL's INFO log of round 1), MPS (1: under a private
-# MPS daemon, tests/gpu/mps.sh).  Output: a median table per op on stdout and $OUT/knobs.md.
+# MPS daemon, tests/gpu/mps.sh), ROTATE (1, the default: round r starts with
+# configuration r, so each takes every place in the order; 0: fixed order).  Output: a median table per op on stdout and $OUT/knobs.md.
 set -u -o pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT" || exit 1
@@ -42,7 +43,16 @@ for r in $(seq 1 "$ROUNDS"); do
         echo "budget of ${BUDGET_S}s reached after $((r - 1)) round(s)"
         break
     fi
-    for c in "${cfgs[@]}"; do
+    # Each round starts one configuration later (ROTATE=0: always in the
+    # order given), so no configuration owns a place in the order: "socket"
+    # used to run first in every round.  (Run 6 of docs/results/gpu-nccl.md
+    # ran Socket twice, first and third, and found no place effect.)
+    order=("${cfgs[@]}")
+    if [ "${ROTATE:-1}" = 1 ]; then
+        k=$(((r - 1) % ${#cfgs[@]}))
+        order=("${cfgs[@]:k}" "${cfgs[@]:0:k}")
+    fi
+    for c in "${order[@]}"; do
         name=${c%%:*}
         vars=${c#*:}
         [ "$name" = socket ] || vars="NCCL_NET_PLUGIN=$PLUGIN,GDRTRACE_DIR=$W/rec-$name-$r,$vars"
