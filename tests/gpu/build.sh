@@ -49,8 +49,8 @@ if ! gcc -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -I. -fPIC -s
 fi
 
 # The reference data path (bw-knobs.sh 'ref:...'): NCCL Socket's shape as a
-# plugin, with the inner plugin's properties, to tell a data-path gap from
-# an external-plugin one.
+# plugin, over the inner plugin's properties or standalone with Socket's, to
+# tell a data-path gap from an external-plugin one (docs/results, Run 6).
 echo "== refsock reference plugin"
 if ! gcc -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -I. -fPIC -shared \
         tests/gpu/refsock_plugin.c -o build/gpu/libnccl-net-refsock.so -ldl; then

@@ -18,6 +18,14 @@
  *   refsock ~ plugin, both below    -> the gap is in being an external plugin
  *                                      (or in the properties NCCL plans with).
  *
+ * Without GT_REFSOCK_INNER it stands alone: its own init, one device (the
+ * first interface that is up, not loopback, with an IPv4 address, or
+ * GT_REFSOCK_IFNAME) and the properties NCCL's Socket reports for it
+ * (HOST pointers, speed from sysfs else 10 Gb/s, maxP2pBytes = maxCollBytes
+ * = 1 TiB) and no regMrDmaBuf, so nothing of ours is loaded at all:
+ *   standalone refsock ~ Socket -> our init or properties hold the gap;
+ *   standalone refsock ~ plugin -> any external plugin pays it.
+ *
  * GT_REFSOCK_FUSE=1 sends a size and its payload in one sendmsg() (as our
  * sock transport does) instead of two send() calls, to tell that one
  * difference apart.  GT_REFSOCK_MAXBYTES=N reports maxP2pBytes and
@@ -58,6 +66,9 @@ __attribute__((visibility("default"))) ncclNet_v11_t ncclNetPlugin_v11;
 static const ncclNet_v11_t *inner;
 static int fuse;
 static size_t max_bytes; /* 0: the inner plugin's */
+static char alone_if[64]; /* standalone: the one device's interface */
+static char *alone_pci;   /* its realpath(/sys/class/net/<if>/device), or NULL */
+static int alone_speed;
 
 union rs_addr {
     struct sockaddr sa;
@@ -107,7 +118,7 @@ static int dev_addr(int dev, union rs_addr *out, socklen_t *len)
 {
     ncclNetProperties_v11_t p;
     memset(&p, 0, sizeof(p));
-    if (inner->getProperties(dev, &p) != ncclSuccess || !p.name)
+    if (table.getProperties(dev, &p) != ncclSuccess || !p.name)
         return -1;
     struct ifaddrs *ifs;
     if (getifaddrs(&ifs) != 0)
@@ -454,6 +465,89 @@ static ncclResult_t rs_getProperties(int dev, ncclNetProperties_v11_t *props)
     return r;
 }
 
+/* ---- standalone: init, devices and properties as NCCL's Socket's -------- */
+
+static ncclResult_t alone_init(void **ctx, uint64_t commId, ncclNetCommConfig_v11_t *config,
+                               ncclDebugLogger_t log, ncclProfilerCallback_t prof)
+{
+    (void)commId, (void)config, (void)log, (void)prof;
+    if (!alone_if[0]) {
+        const char *want = getenv("GT_REFSOCK_IFNAME");
+        struct ifaddrs *ifs;
+        if (getifaddrs(&ifs) != 0)
+            return ncclSystemError;
+        for (struct ifaddrs *i = ifs; i && !alone_if[0]; i = i->ifa_next) {
+            if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || strcmp(i->ifa_name, "lo") == 0)
+                continue;
+            if (want ? strcmp(i->ifa_name, want) != 0 : strncmp(i->ifa_name, "docker", 6) == 0)
+                continue;
+            snprintf(alone_if, sizeof(alone_if), "%s", i->ifa_name);
+        }
+        freeifaddrs(ifs);
+        if (!alone_if[0]) {
+            fprintf(stderr, "refsock: no usable IPv4 interface%s%s\n", want ? " named " : "",
+                    want ? want : "");
+            return ncclSystemError;
+        }
+        char path[256];
+        snprintf(path, sizeof(path), "/sys/class/net/%s/device", alone_if);
+        alone_pci = realpath(path, NULL);
+        snprintf(path, sizeof(path), "/sys/class/net/%s/speed", alone_if);
+        FILE *f = fopen(path, "r");
+        alone_speed = 0;
+        if (f) {
+            if (fscanf(f, "%d", &alone_speed) != 1)
+                alone_speed = 0;
+            fclose(f);
+        }
+        if (alone_speed <= 0)
+            alone_speed = 10000;
+    }
+    *ctx = malloc(1); /* one per communicator, as NCCL's v11 expects; nothing in it */
+    return *ctx ? ncclSuccess : ncclSystemError;
+}
+
+static ncclResult_t alone_devices(int *ndev)
+{
+    *ndev = alone_if[0] ? 1 : 0;
+    return ncclSuccess;
+}
+
+static ncclResult_t alone_getProperties(int dev, ncclNetProperties_v11_t *props)
+{
+    if (dev != 0 || !alone_if[0])
+        return ncclInvalidArgument;
+    memset(props, 0, sizeof(*props));
+    props->name = alone_if;
+    props->pciPath = alone_pci;
+    props->guid = (uint64_t)dev;
+    props->ptrSupport = NCCL_PTR_HOST;
+    props->speed = alone_speed;
+    props->port = 0;
+    props->latency = 0;
+    props->maxComms = 65536;
+    props->maxRecvs = 1;
+    props->netDeviceType = NCCL_NET_DEVICE_HOST;
+    props->vProps.ndevs = 1;
+    props->vProps.devs[0] = dev;
+    props->maxP2pBytes = max_bytes ? max_bytes : (size_t)1 << 40;
+    props->maxCollBytes = props->maxP2pBytes;
+    props->maxMultiRequestSize = 1;
+    return ncclSuccess;
+}
+
+static ncclResult_t alone_finalize(void *ctx)
+{
+    free(ctx);
+    return ncclSuccess;
+}
+
+static ncclResult_t alone_setNetAttr(void *ctx, ncclNetAttr_v11_t *attr)
+{
+    (void)ctx, (void)attr;
+    return ncclSuccess;
+}
+
 static ncclResult_t broken_init(void **ctx, uint64_t commId, ncclNetCommConfig_v11_t *config,
                                 ncclDebugLogger_t log, ncclProfilerCallback_t prof)
 {
@@ -465,12 +559,17 @@ __attribute__((constructor)) static void at_load(void)
 {
     const char *path = getenv("GT_REFSOCK_INNER");
     const char *f = getenv("GT_REFSOCK_FUSE");
+    const char *mb = getenv("GT_REFSOCK_MAXBYTES");
+    const char *pt = getenv("GT_REFSOCK_PASSTHRU");
     fuse = f && strcmp(f, "1") == 0;
+    max_bytes = mb ? strtoull(mb, NULL, 0) : 0;
     table.name = "refsock-broken";
     table.init = broken_init;
     if (!path || !*path) {
-        fprintf(stderr, "refsock: GT_REFSOCK_INNER is not set; exporting nothing usable\n");
-        return;
+        table = (ncclNet_v11_t){.name = "refsock", .init = alone_init, .devices = alone_devices,
+                                .getProperties = alone_getProperties,
+                                .finalize = alone_finalize, .setNetAttr = alone_setNetAttr};
+        goto data_path;
     }
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
@@ -482,19 +581,17 @@ __attribute__((constructor)) static void at_load(void)
         fprintf(stderr, "refsock: %s has no ncclNetPlugin_v11\n", path);
         return;
     }
-    const char *mb = getenv("GT_REFSOCK_MAXBYTES");
-    const char *pt = getenv("GT_REFSOCK_PASSTHRU");
-    max_bytes = mb ? strtoull(mb, NULL, 0) : 0;
     table = *inner;
     table.name = "refsock";
     table.getProperties = rs_getProperties;
     if (pt && strcmp(pt, "1") == 0)
         return;
+data_path:
     table.listen = rs_listen;
     table.connect = rs_connect;
     table.accept = rs_accept;
     table.regMr = rs_regMr;
-    table.regMrDmaBuf = rs_regMrDmaBuf;
+    table.regMrDmaBuf = inner ? rs_regMrDmaBuf : NULL; /* standalone: as Socket, none */
     table.deregMr = rs_deregMr;
     table.isend = rs_isend;
     table.irecv = rs_irecv;

@@ -4,7 +4,8 @@
 # where CI runs: tests/gpu/refsock_plugin.c (NCCL Socket's data path shape,
 # measured against ours in tests/gpu/bw-knobs.sh) is built and driven by the
 # v11 harness in each of its modes (two send()s per message, one fused
-# sendmsg(), and pass-through with rewritten properties), every byte checked;
+# sendmsg(), pass-through with rewritten properties, and standalone with
+# NCCL Socket's own properties), every byte checked;
 # tests/gpu/regcount_plugin.c (the registration witness) is built and must
 # pass the same data run with our plugin inside it.
 set -u
@@ -40,6 +41,8 @@ run "refsock, size and payload in two send()s" "$work/libnccl-net-refsock.so" GT
 run "refsock, fused sendmsg()" "$work/libnccl-net-refsock.so" GT_REFSOCK_INNER="$PWD/$so" GT_REFSOCK_FUSE=1
 run "refsock pass-through, maxP2pBytes/maxCollBytes 1 TiB" "$work/libnccl-net-refsock.so" \
     GT_REFSOCK_INNER="$PWD/$so" GT_REFSOCK_PASSTHRU=1 GT_REFSOCK_MAXBYTES=1099511627776
+run "refsock standalone (own init and properties, no inner plugin)" "$work/libnccl-net-refsock.so" \
+    GT_REFSOCK_INNER=
 mkdir -p "$work/rc"
 run "regcount witness around the plugin" "$work/libnccl-net-regcount.so" \
     GT_REGCOUNT_INNER="$PWD/$so" GT_REGCOUNT_DIR="$work/rc"
