@@ -43,7 +43,6 @@
 #define _GNU_SOURCE
 #endif
 #include <arpa/inet.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
@@ -56,7 +55,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "nccl/net_v11.h"
+#include "tests/gpu/inner_v11.h"
 
 #define RS_REQS 32 /* NCCL keeps at most NCCL_NET_MAX_REQUESTS (32) in flight */
 #define RS_MAGIC 0x52534f31u /* "RSO1" */
@@ -548,13 +547,6 @@ static ncclResult_t alone_setNetAttr(void *ctx, ncclNetAttr_v11_t *attr)
     return ncclSuccess;
 }
 
-static ncclResult_t broken_init(void **ctx, uint64_t commId, ncclNetCommConfig_v11_t *config,
-                                ncclDebugLogger_t log, ncclProfilerCallback_t prof)
-{
-    (void)ctx, (void)commId, (void)config, (void)log, (void)prof;
-    return ncclInternalError;
-}
-
 __attribute__((constructor)) static void at_load(void)
 {
     const char *path = getenv("GT_REFSOCK_INNER");
@@ -571,16 +563,9 @@ __attribute__((constructor)) static void at_load(void)
                                 .finalize = alone_finalize, .setNetAttr = alone_setNetAttr};
         goto data_path;
     }
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        fprintf(stderr, "refsock: dlopen %s: %s\n", path, dlerror());
+    inner = load_inner_v11("refsock", path);
+    if (!inner)
         return;
-    }
-    inner = dlsym(lib, "ncclNetPlugin_v11");
-    if (!inner) {
-        fprintf(stderr, "refsock: %s has no ncclNetPlugin_v11\n", path);
-        return;
-    }
     table = *inner;
     table.name = "refsock";
     table.getProperties = rs_getProperties;

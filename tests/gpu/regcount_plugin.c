@@ -25,14 +25,13 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "nccl/net_v11.h"
+#include "tests/gpu/inner_v11.h"
 
 #define MAX_COMMS 256
 #define MAX_PTRS 8192
@@ -55,7 +54,6 @@ static int nptrs;
 __attribute__((visibility("default"))) ncclNet_v11_t ncclNetPlugin_v11;
 #define table ncclNetPlugin_v11
 static const ncclNet_v11_t *inner;
-static void *inner_lib;
 
 /* Locked by the caller. */
 static struct counts *counts_for(uint64_t id)
@@ -250,15 +248,6 @@ static ncclResult_t rc_finalize(void *ctx)
     return r;
 }
 
-/* Used when the inner plugin could not be loaded: NCCL then reports that
- * this plugin failed to initialise and falls back, which the checker sees. */
-static ncclResult_t broken_init(void **ctx, uint64_t commId, ncclNetCommConfig_v11_t *config,
-                                ncclDebugLogger_t log, ncclProfilerCallback_t prof)
-{
-    (void)ctx, (void)commId, (void)config, (void)log, (void)prof;
-    return ncclInternalError;
-}
-
 __attribute__((constructor)) static void at_load(void)
 {
     const char *path = getenv("GT_REGCOUNT_INNER");
@@ -268,16 +257,9 @@ __attribute__((constructor)) static void at_load(void)
         fprintf(stderr, "regcount: GT_REGCOUNT_INNER is not set; exporting nothing usable\n");
         return;
     }
-    inner_lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!inner_lib) {
-        fprintf(stderr, "regcount: dlopen %s: %s\n", path, dlerror());
+    inner = load_inner_v11("regcount", path);
+    if (!inner)
         return;
-    }
-    inner = dlsym(inner_lib, "ncclNetPlugin_v11");
-    if (!inner) {
-        fprintf(stderr, "regcount: %s has no ncclNetPlugin_v11\n", path);
-        return;
-    }
     table = *inner;
     table.init = rc_init;
     table.listen = rc_listen;
