@@ -48,6 +48,7 @@
 #include <ifaddrs.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,14 +58,14 @@
 
 #include "tests/gpu/inner_v11.h"
 
-#define RS_REQS 32 /* NCCL keeps at most NCCL_NET_MAX_REQUESTS (32) in flight */
+#define RS_REQS 32           /* NCCL keeps at most NCCL_NET_MAX_REQUESTS (32) in flight */
 #define RS_MAGIC 0x52534f31u /* "RSO1" */
 
 __attribute__((visibility("default"))) ncclNet_v11_t ncclNetPlugin_v11;
 #define table ncclNetPlugin_v11
 static const ncclNet_v11_t *inner;
 static int fuse;
-static size_t max_bytes; /* 0: the inner plugin's */
+static size_t max_bytes;  /* 0: the inner plugin's */
 static char alone_if[64]; /* standalone: the one device's interface */
 static char *alone_pci;   /* its realpath(/sys/class/net/<if>/device), or NULL */
 static int alone_speed;
@@ -254,8 +255,8 @@ static ncclResult_t rs_regMr(void *comm, void *data, size_t size, int type, void
     return type == NCCL_PTR_HOST ? ncclSuccess : ncclInternalError;
 }
 
-static ncclResult_t rs_regMrDmaBuf(void *comm, void *data, size_t size, int type,
-                                   uint64_t offset, int fd, void **mhandle)
+static ncclResult_t rs_regMrDmaBuf(void *comm, void *data, size_t size, int type, uint64_t offset,
+                                   int fd, void **mhandle)
 {
     (void)comm, (void)data, (void)size, (void)type, (void)offset, (void)fd, (void)mhandle;
     return ncclInternalError;
@@ -274,9 +275,13 @@ static ncclResult_t post(struct rs_comm *c, int sending, void *data, size_t size
         return ncclInvalidUsage;
     for (int i = 0; i < RS_REQS; i++)
         if (c->r[i].state == RS_FREE) {
-            c->r[i] = (struct rs_req){.state = RS_SIZE, .sending = sending, .data = data,
-                                      .size = size, .wire = (int32_t)size,
-                                      .seq = c->next_seq++, .c = c};
+            c->r[i] = (struct rs_req){.state = RS_SIZE,
+                                      .sending = sending,
+                                      .data = data,
+                                      .size = size,
+                                      .wire = (int32_t)size,
+                                      .seq = c->next_seq++,
+                                      .c = c};
             *request = &c->r[i];
             return ncclSuccess;
         }
@@ -313,9 +318,8 @@ static int io(struct rs_comm *c, int sending, void *p, size_t len, size_t *off)
 {
     int moved = 0;
     while (*off < len) {
-        ssize_t n = sending
-                        ? send(c->fd, (char *)p + *off, len - *off, MSG_DONTWAIT | MSG_NOSIGNAL)
-                        : recv(c->fd, (char *)p + *off, len - *off, MSG_DONTWAIT);
+        ssize_t n = sending ? send(c->fd, (char *)p + *off, len - *off, MSG_DONTWAIT | MSG_NOSIGNAL)
+                            : recv(c->fd, (char *)p + *off, len - *off, MSG_DONTWAIT);
         if (n > 0) {
             *off += (size_t)n;
             moved = 1;
@@ -466,42 +470,52 @@ static ncclResult_t rs_getProperties(int dev, ncclNetProperties_v11_t *props)
 
 /* ---- standalone: init, devices and properties as NCCL's Socket's -------- */
 
+/* Once per process (NCCL may init communicators from several threads): the
+ * one device, its PCI path and speed.  alone_if stays empty if none fits. */
+static void alone_discover(void)
+{
+    const char *want = getenv("GT_REFSOCK_IFNAME");
+    struct ifaddrs *ifs;
+    if (getifaddrs(&ifs) != 0) {
+        fprintf(stderr, "refsock: getifaddrs: %s\n", strerror(errno));
+        return;
+    }
+    for (struct ifaddrs *i = ifs; i && !alone_if[0]; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || strcmp(i->ifa_name, "lo") == 0)
+            continue;
+        if (want ? strcmp(i->ifa_name, want) != 0 : strncmp(i->ifa_name, "docker", 6) == 0)
+            continue;
+        snprintf(alone_if, sizeof(alone_if), "%s", i->ifa_name);
+    }
+    freeifaddrs(ifs);
+    if (!alone_if[0]) {
+        fprintf(stderr, "refsock: no usable IPv4 interface%s%s\n", want ? " named " : "",
+                want ? want : "");
+        return;
+    }
+    char path[256];
+    snprintf(path, sizeof(path), "/sys/class/net/%s/device", alone_if);
+    alone_pci = realpath(path, NULL);
+    snprintf(path, sizeof(path), "/sys/class/net/%s/speed", alone_if);
+    FILE *f = fopen(path, "r");
+    alone_speed = 0;
+    if (f) {
+        if (fscanf(f, "%d", &alone_speed) != 1)
+            alone_speed = 0;
+        fclose(f);
+    }
+    if (alone_speed <= 0)
+        alone_speed = 10000;
+}
+
 static ncclResult_t alone_init(void **ctx, uint64_t commId, ncclNetCommConfig_v11_t *config,
                                ncclDebugLogger_t log, ncclProfilerCallback_t prof)
 {
     (void)commId, (void)config, (void)log, (void)prof;
-    if (!alone_if[0]) {
-        const char *want = getenv("GT_REFSOCK_IFNAME");
-        struct ifaddrs *ifs;
-        if (getifaddrs(&ifs) != 0)
-            return ncclSystemError;
-        for (struct ifaddrs *i = ifs; i && !alone_if[0]; i = i->ifa_next) {
-            if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || strcmp(i->ifa_name, "lo") == 0)
-                continue;
-            if (want ? strcmp(i->ifa_name, want) != 0 : strncmp(i->ifa_name, "docker", 6) == 0)
-                continue;
-            snprintf(alone_if, sizeof(alone_if), "%s", i->ifa_name);
-        }
-        freeifaddrs(ifs);
-        if (!alone_if[0]) {
-            fprintf(stderr, "refsock: no usable IPv4 interface%s%s\n", want ? " named " : "",
-                    want ? want : "");
-            return ncclSystemError;
-        }
-        char path[256];
-        snprintf(path, sizeof(path), "/sys/class/net/%s/device", alone_if);
-        alone_pci = realpath(path, NULL);
-        snprintf(path, sizeof(path), "/sys/class/net/%s/speed", alone_if);
-        FILE *f = fopen(path, "r");
-        alone_speed = 0;
-        if (f) {
-            if (fscanf(f, "%d", &alone_speed) != 1)
-                alone_speed = 0;
-            fclose(f);
-        }
-        if (alone_speed <= 0)
-            alone_speed = 10000;
-    }
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, alone_discover);
+    if (!alone_if[0])
+        return ncclSystemError;
     *ctx = malloc(1); /* one per communicator, as NCCL's v11 expects; nothing in it */
     return *ctx ? ncclSuccess : ncclSystemError;
 }
@@ -547,31 +561,9 @@ static ncclResult_t alone_setNetAttr(void *ctx, ncclNetAttr_v11_t *attr)
     return ncclSuccess;
 }
 
-__attribute__((constructor)) static void at_load(void)
+/* Our connections and data path in the table (not in pass-through). */
+static void own_data_path(void)
 {
-    const char *path = getenv("GT_REFSOCK_INNER");
-    const char *f = getenv("GT_REFSOCK_FUSE");
-    const char *mb = getenv("GT_REFSOCK_MAXBYTES");
-    const char *pt = getenv("GT_REFSOCK_PASSTHRU");
-    fuse = f && strcmp(f, "1") == 0;
-    max_bytes = mb ? strtoull(mb, NULL, 0) : 0;
-    table.name = "refsock-broken";
-    table.init = broken_init;
-    if (!path || !*path) {
-        table = (ncclNet_v11_t){.name = "refsock", .init = alone_init, .devices = alone_devices,
-                                .getProperties = alone_getProperties,
-                                .finalize = alone_finalize, .setNetAttr = alone_setNetAttr};
-        goto data_path;
-    }
-    inner = load_inner_v11("refsock", path);
-    if (!inner)
-        return;
-    table = *inner;
-    table.name = "refsock";
-    table.getProperties = rs_getProperties;
-    if (pt && strcmp(pt, "1") == 0)
-        return;
-data_path:
     table.listen = rs_listen;
     table.connect = rs_connect;
     table.accept = rs_accept;
@@ -587,4 +579,34 @@ data_path:
     table.closeListen = rs_closeListen;
     table.getDeviceMr = rs_getDeviceMr;
     table.irecvConsumed = rs_irecvConsumed;
+}
+
+__attribute__((constructor)) static void at_load(void)
+{
+    const char *path = getenv("GT_REFSOCK_INNER");
+    const char *f = getenv("GT_REFSOCK_FUSE");
+    const char *mb = getenv("GT_REFSOCK_MAXBYTES");
+    const char *pt = getenv("GT_REFSOCK_PASSTHRU");
+    fuse = f && strcmp(f, "1") == 0;
+    max_bytes = mb ? strtoull(mb, NULL, 0) : 0;
+    table.name = "refsock-broken";
+    table.init = broken_init;
+    if (!path || !*path) {
+        table = (ncclNet_v11_t){.name = "refsock",
+                                .init = alone_init,
+                                .devices = alone_devices,
+                                .getProperties = alone_getProperties,
+                                .finalize = alone_finalize,
+                                .setNetAttr = alone_setNetAttr};
+        own_data_path();
+        return;
+    }
+    inner = load_inner_v11("refsock", path);
+    if (!inner)
+        return;
+    table = *inner;
+    table.name = "refsock";
+    table.getProperties = rs_getProperties;
+    if (!(pt && strcmp(pt, "1") == 0))
+        own_data_path();
 }

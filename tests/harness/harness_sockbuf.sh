@@ -6,14 +6,8 @@
 # kernel grants them doubled, its documented bookkeeping) and every
 # connected/accepted INFO line must report exactly those sizes.
 set -u
-BUILD=${BUILD:-build/default}
-bin="$BUILD/harness/harness"
-[ -x "$bin" ] || { echo "FAIL: $bin is not built (make tests builds it)"; exit 1; }
-GDRTRACE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/gdrtrace-sockbuf.XXXXXX") || exit 1
-export GDRTRACE_DIR
-trap 'rm -rf "$GDRTRACE_DIR"' EXIT
 export GDRTRACE_TRANSPORT=sock GDRTRACE_SOCKET_SNDBUF=65536 GDRTRACE_SOCKET_RCVBUF=98304
-out=$("$bin" --abi 11 --data-only -v 2>&1)
+out=$(HARNESS_ARGS="--data-only -v" "$(dirname "$0")/run_harness.sh" 11 2>&1)
 rc=$?
 lines=$(grep -E "sock: (connected to|accepted) " <<< "$out")
 want="sndbuf 131072, rcvbuf 196608"
