@@ -69,6 +69,16 @@
  *  4. No allocation, lock or blocking call on the data path: request pools
  *     and queues are allocated at connect/accept; sockets are non-blocking
  *     and all progress happens inside isend/irecv/test.
+ *  4a. Progress scope (GDRTRACE_SOCKET_PROGRESS): by default ("tested") a
+ *     test() moves bytes, in stream order, only until the request tested
+ *     has completed, and an isend moves none, as NCCL's Socket does; so
+ *     NCCL hears of each completion before later messages are moved, which
+ *     is what lets its GPU kernel reuse the slot.  "all" moves everything
+ *     the sockets take on every call.
+ *  4b. A send completes only when its payload *and* its header (with any
+ *     inline body) have left our buffers for the kernel's: after the last
+ *     send's test() says done NCCL may never call us on that comm again, so
+ *     nothing of it may be left behind.
  *  5. Truncation (message larger than the posted buffer): in rendezvous the
  *     sender sees it in the CTS and sends a DATA header with FLAG_TRUNC and
  *     no payload: both requests fail from test().  An eager sender cannot
@@ -165,6 +175,7 @@ struct sock_req {
     int optional;  /* NCCL pre-set *request to GT_NET_OPTIONAL_RECV_COMPLETION */
     int abandoned; /* test() already reported its error; free when subs finish */
     uint64_t seq;  /* recv: posting order, for eager matching (invariant 2a) */
+    uint64_t out_end; /* send: out_added once its header (and inline body) was queued */
     gt_result err;
     struct sock_sub sub[GT_SOCK_MAX_RECVS];
 };
@@ -221,11 +232,16 @@ struct sock_comm {
     int eager_ok;   /* sender: the receiver promised single receives */
     int eager_sent; /* sender: an eager DATA went out; CTS are ignored from now on */
     struct sock_stats st;
+    /* GDRTRACE_SOCKET_PROGRESS=tested: the request test() was called on.
+     * Progress stops as soon as it has completed, so test() reports it
+     * without first moving every later message the socket would take. */
+    const struct sock_req *until;
     char peer[80];
     struct sock_data data[GT_SOCK_MAX_SOCKS];
     uint8_t *out;
     size_t out_off, out_len;
     uint64_t out_sent; /* control-stream bytes sent so far (invariant 1a) */
+    uint64_t out_added, out_flushed; /* bytes ever put in / sent from `out` */
     uint8_t *in;
     size_t in_len;
     struct cts_ent cts[RECV_POOL];
@@ -285,6 +301,7 @@ static int g_ndev;
 static int g_nsocks;        /* GDRTRACE_SOCKET_NSOCKS, read once per first init */
 static int g_max_recvs = 1; /* GDRTRACE_SOCKET_MAXRECVS, likewise */
 static int g_poll_writable; /* GDRTRACE_SOCKET_POLL_WRITABLE, likewise */
+static int g_tested_only;   /* GDRTRACE_SOCKET_PROGRESS=tested, likewise */
 static int g_sndbuf;        /* GDRTRACE_SOCKET_SNDBUF bytes, 0 = kernel autotuning; likewise */
 static int g_rcvbuf;        /* GDRTRACE_SOCKET_RCVBUF, likewise */
 static struct sock_dev g_dev[GT_SOCK_MAX_DEVS];
@@ -413,6 +430,11 @@ static gt_result sock_init(void **ctx, uint64_t comm_id, int has_comm_id,
         /* Off by default: the GPU runs measured retrying at once (docs/results/
          * gpu-nccl.md); waiting measured neutral on the CI machine's bench. */
         g_poll_writable = gt_env_bool("GDRTRACE_SOCKET_POLL_WRITABLE", 0);
+        /* all: each test() moves every posted message the sockets take;
+         * tested: only up to the request tested (NCCL's Socket's way), so
+         * NCCL learns of each completion before later messages move. */
+        static const char *const scopes[] = {"all", "tested", NULL};
+        g_tested_only = gt_env_choice("GDRTRACE_SOCKET_PROGRESS", scopes, 1) == 1;
         /* 0: the kernel sizes the buffers (autotuning); like NCCL_SOCKET_SNDBUF
          * and _RCVBUF, a size pins them (capped by net.core.wmem_max/rmem_max). */
         g_sndbuf = (int)gt_env_long("GDRTRACE_SOCKET_SNDBUF", 0, 0, 1L << 30);
@@ -749,6 +771,21 @@ static void enqueue_parts(struct sock_comm *c, struct sock_req *r, int s, size_t
     c->rot = (c->rot + (unsigned)np) % (unsigned)c->nq;
 }
 
+/* Done from the wire's side: every payload byte handed to the kernel and,
+ * for a send, its header (and inline body) too.  A send whose header still
+ * waits in the out buffer is not done: NCCL may never call us on this comm
+ * again, and the receiver would wait for that header forever. */
+static int req_complete(const struct sock_comm *c, const struct sock_req *q)
+{
+    return q->subs_left == 0 && (q->kind != REQ_SEND || c->out_flushed >= q->out_end);
+}
+
+/* The tested request has completed: nothing more to move this call. */
+static int reached(const struct sock_comm *c)
+{
+    return c->until && req_complete(c, c->until);
+}
+
 /* Accounts n bytes moved for the oldest work of d; 1 when it completed. */
 static int work_moved(struct sock_data *d, size_t n)
 {
@@ -783,6 +820,7 @@ static gt_result flush_out(struct sock_comm *c)
         if (n > 0) {
             c->out_off += (size_t)n;
             c->out_sent += (uint64_t)n;
+            c->out_flushed += (uint64_t)n;
             continue;
         }
         if (n < 0 && errno == EINTR)
@@ -1016,6 +1054,8 @@ static gt_result read_ctrl(struct sock_comm *c)
     if (r != GT_OK)
         return r;
     for (;;) {
+        if (reached(c))
+            break;
         if (c->nsocks == 0 && c->kind == COMM_RECV && c->data[0].count) {
             /* Invariant 1a: a payload is due before any further header. */
             r = move_data(c);
@@ -1120,8 +1160,11 @@ static gt_result move_data(struct sock_comm *c)
                 if (sending && c->nsocks == 0)
                     c->out_sent += (uint64_t)n;
                 int whole = (size_t)n == want;
-                if (work_moved(d, (size_t)n))
+                if (work_moved(d, (size_t)n)) {
+                    if (reached(c))
+                        return GT_OK;
                     continue;
+                }
                 if (s->discard && whole)
                     continue; /* the sink was filled, not the socket drained */
                 d->full = sending;
@@ -1183,6 +1226,7 @@ static gt_result send_fused(struct sock_comm *c)
     d->full = (size_t)n < lead + w->len;
     size_t hdr_part = (size_t)n < lead ? (size_t)n : lead;
     c->out_off += hdr_part;
+    c->out_flushed += hdr_part;
     c->out_sent += (uint64_t)n;
     if (c->out_off == c->out_len)
         c->out_off = c->out_len = 0;
@@ -1204,7 +1248,7 @@ static gt_result pump_ctrl(struct sock_comm *c)
             r = flush_out(c);
         if (r == GT_OK)
             r = move_data(c);
-        if (r != GT_OK || c->out_sent == before)
+        if (r != GT_OK || c->out_sent == before || reached(c))
             return r;
     }
 }
@@ -1778,6 +1822,8 @@ static gt_result sock_isend(void *send_comm, void *data, size_t size, int tag, v
                          .tag = tag};
     memcpy(c->out + c->out_len, &h, sizeof(h));
     c->out_len += sizeof(h);
+    c->out_added += sizeof(h) + inl;
+    q->out_end = c->out_added;
     if (trunc) {
         GT_WARN("sock: isend of %zu bytes (tag %d) to %s exceeds the receiver's posted buffer "
                 "of %llu bytes: truncation refused",
@@ -1805,6 +1851,8 @@ static gt_result sock_isend(void *send_comm, void *data, size_t size, int tag, v
         }
     }
     *request = q;
+    if (g_tested_only)
+        return GT_OK; /* as NCCL's Socket: the bytes move in test() */
     if (c->nsocks == 0)
         return pump_ctrl(c);
     r = flush_out(c);
@@ -1916,7 +1964,10 @@ static gt_result sock_test(void *request, int *done, int *sizes)
         GT_WARN("sock: test(%p) on a request that is no longer in flight", request);
         return GT_INVALID_USAGE;
     }
+    if (g_tested_only)
+        c->until = q;
     gt_result r = progress(c);
+    c->until = NULL;
     if (q->err) {
         gt_result e = q->err;
         /* Free now if nothing will touch it again; else when its subs end. */
@@ -1928,7 +1979,7 @@ static gt_result sock_test(void *request, int *done, int *sizes)
     }
     if (r != GT_OK)
         return r;
-    if (q->subs_left)
+    if (!req_complete(c, q))
         return GT_OK;
     *done = 1;
     if (sizes)

@@ -7,8 +7,11 @@
  * its payload, requests progressed strictly in order from test()), side by
  * side in one run.  sock runs in its default setting (no data sockets:
  * payloads on the control socket), with 1 and 2 data sockets
- * (GDRTRACE_SOCKET_NSOCKS), and with 1 waiting for a full socket to poll
- * writable (GDRTRACE_SOCKET_POLL_WRITABLE=1).
+ * (GDRTRACE_SOCKET_NSOCKS), with 1 waiting for a full socket to poll
+ * writable (GDRTRACE_SOCKET_POLL_WRITABLE=1), and with each call moving all
+ * the sockets take instead of stopping at the tested request
+ * (GDRTRACE_SOCKET_PROGRESS=all, the default before Run 7 of
+ * docs/results/gpu-nccl.md).
  *
  * The emulation: 8 slots per side (NCCL_STEPS).  A slot's data is produced
  * (sender) or consumed (receiver) only while that side's "GPU" has the time
@@ -48,17 +51,18 @@
 
 #define SLOTS 8
 #define NSIZES 2
-#define NCFG 5
+#define NCFG 6
 static const size_t sizes[NSIZES] = {128 << 10, 512 << 10};
 /* cfg 0 is the reference; the others are sock with these settings. */
 static const struct {
-    const char *name, *nsocks, *poll_writable;
+    const char *name, *nsocks, *poll_writable, *progress;
 } cfgs[NCFG] = {
-    {"reference (NCCL Socket's shape)", NULL, NULL},
-    {"sock, defaults (NSOCKS=0)", "0", "0"},
-    {"sock, NSOCKS=1", "1", "0"},
-    {"sock, NSOCKS=2", "2", "0"},
-    {"sock, NSOCKS=1, POLL_WRITABLE=1", "1", "1"},
+    {"reference (NCCL Socket's shape)", NULL, NULL, NULL},
+    {"sock, defaults (NSOCKS=0)", "0", "0", "tested"},
+    {"sock, PROGRESS=all", "0", "0", "all"},
+    {"sock, NSOCKS=1", "1", "0", "tested"},
+    {"sock, NSOCKS=2", "2", "0", "tested"},
+    {"sock, NSOCKS=1, POLL_WRITABLE=1", "1", "1", "tested"},
 };
 
 static const struct gt_net_ops *ops = &gt_sock_ops;
@@ -286,6 +290,7 @@ static void measure(int child, int rd, int wr, char **bufs, long mb, int reps, d
                     /* Settings are read at the first init: a fresh context per run. */
                     setenv("GDRTRACE_SOCKET_NSOCKS", cfgs[g].nsocks, 1);
                     setenv("GDRTRACE_SOCKET_POLL_WRITABLE", cfgs[g].poll_writable, 1);
+                    setenv("GDRTRACE_SOCKET_PROGRESS", cfgs[g].progress, 1);
                     if (ops->init(&ctx, 0, 0, NULL, NULL, NULL) != GT_OK)
                         DIE("sock init failed");
                     comm = pair(ctx, child, rd, wr);

@@ -26,6 +26,10 @@
  *   standalone refsock ~ Socket -> our init or properties hold the gap;
  *   standalone refsock ~ plugin -> any external plugin pays it.
  *
+ * GT_REFSOCK_ONE=1 makes test(r) move no request posted after r, as NCCL's
+ * Socket does (it progresses only the request tested); by default test()
+ * moves every posted request until the socket blocks, as our sock does.
+ *
  * GT_REFSOCK_FUSE=1 sends a size and its payload in one sendmsg() (as our
  * sock transport does) instead of two send() calls, to tell that one
  * difference apart.  GT_REFSOCK_MAXBYTES=N reports maxP2pBytes and
@@ -65,6 +69,7 @@ __attribute__((visibility("default"))) ncclNet_v11_t ncclNetPlugin_v11;
 #define table ncclNetPlugin_v11
 static const ncclNet_v11_t *inner;
 static int fuse;
+static int only_tested; /* GT_REFSOCK_ONE=1: test(r) moves nothing posted after r */
 static size_t max_bytes;  /* 0: the inner plugin's */
 static char alone_if[64]; /* standalone: the one device's interface */
 static char *alone_pci;   /* its realpath(/sys/class/net/<if>/device), or NULL */
@@ -353,8 +358,10 @@ static int io_fused(struct rs_comm *c, struct rs_req *q)
     return 1;
 }
 
-/* Every active request of the comm, oldest first, until one blocks. */
-static void progress(struct rs_comm *c)
+/* Every active request of the comm, oldest first, until one blocks; with
+ * GT_REFSOCK_ONE=1 none posted after `upto` (NCCL's Socket moves only the
+ * request test() is called on). */
+static void progress(struct rs_comm *c, const struct rs_req *upto)
 {
     uint64_t last = 0;
     int have_last = 0;
@@ -365,6 +372,8 @@ static void progress(struct rs_comm *c)
             if (k->state != RS_SIZE && k->state != RS_PAYLOAD)
                 continue;
             if (have_last && k->seq <= last)
+                continue;
+            if (only_tested && k->seq > upto->seq)
                 continue;
             if (!q || k->seq < q->seq)
                 q = k;
@@ -411,7 +420,7 @@ static ncclResult_t rs_test(void *request, int *done, int *sizes)
     *done = 0;
     if (!q)
         return ncclInternalError;
-    progress(q->c);
+    progress(q->c, q);
     if (q->state == RS_FAILED) {
         q->state = RS_FREE;
         return ncclRemoteError;
@@ -587,7 +596,9 @@ __attribute__((constructor)) static void at_load(void)
     const char *f = getenv("GT_REFSOCK_FUSE");
     const char *mb = getenv("GT_REFSOCK_MAXBYTES");
     const char *pt = getenv("GT_REFSOCK_PASSTHRU");
+    const char *one = getenv("GT_REFSOCK_ONE");
     fuse = f && strcmp(f, "1") == 0;
+    only_tested = one && strcmp(one, "1") == 0;
     max_bytes = mb ? strtoull(mb, NULL, 0) : 0;
     table.name = "refsock-broken";
     table.init = broken_init;

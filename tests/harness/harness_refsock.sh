@@ -43,6 +43,8 @@ run "refsock pass-through, maxP2pBytes/maxCollBytes 1 TiB" "$work/libnccl-net-re
     GT_REFSOCK_INNER="$PWD/$so" GT_REFSOCK_PASSTHRU=1 GT_REFSOCK_MAXBYTES=1099511627776
 run "refsock standalone (own init and properties, no inner plugin)" "$work/libnccl-net-refsock.so" \
     GT_REFSOCK_INNER=
+run "refsock standalone, test() moves nothing posted after the request tested" \
+    "$work/libnccl-net-refsock.so" GT_REFSOCK_INNER= GT_REFSOCK_ONE=1
 mkdir -p "$work/rc"
 run "regcount witness around the plugin" "$work/libnccl-net-regcount.so" \
     GT_REGCOUNT_INNER="$PWD/$so" GT_REGCOUNT_DIR="$work/rc"
