@@ -28,7 +28,7 @@
  *   eager    (maxRecvs 1, the default, as NCCL's own Socket transport): the
  *           receiver's CTS carry FLAG_EAGER_OK, a promise that it will only
  *           ever post single receives.  From the first such CTS on, a send
- *           with no CTS to match goes out at once (DATA with FLAG_EAGER) and
+ *           with no CTS to match goes out without one (DATA with FLAG_EAGER) and
  *           waits in the kernel's socket buffers; the sender's progress no
  *           longer depends on the receiver having posted.  Once the receiver
  *           has seen an eager DATA it stops sending CTS altogether.
@@ -71,7 +71,8 @@
  *     and all progress happens inside isend/irecv/test.
  *  4a. Progress scope (GDRTRACE_SOCKET_PROGRESS): by default ("tested") a
  *     test() moves bytes, in stream order, only until the request tested
- *     has completed, and an isend moves none, as NCCL's Socket does; so
+ *     has completed, and an isend sends no payload (it may pass on headers
+ *     already queued), as NCCL's Socket does; so
  *     NCCL hears of each completion before later messages are moved, which
  *     is what lets its GPU kernel reuse the slot.  "all" moves everything
  *     the sockets take on every call.

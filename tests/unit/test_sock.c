@@ -22,6 +22,11 @@
  *    sync, and that what an eager sender sent before closing still arrives;
  *    both groups run again with GDRTRACE_SOCKET_NSOCKS=0 (payloads on the
  *    control socket, the default);
+ *  - the grouped groups run with GDRTRACE_SOCKET_PROGRESS=all, the single
+ *    ones with the default (tested);
+ *  - with 4 KiB socket buffers and a slow receiver, a send whose test() said
+ *    done has really left (its header too): the receiver gets it although
+ *    the sender never calls us again;
  *  - a sender that closes under a posted receive, a connect to a closed
  *    port: errors, not endless NULLs;
  *  - GDRTRACE_SOCKET_FAMILY=AF_INET6: the whole path over ::1;
@@ -1344,7 +1349,7 @@ static int group_setup_common(const char *max_recvs, const char *nsocks)
     setenv("GDRTRACE_SOCKET_IFNAME", "lo", 1);
     /* The grouped groups also cover the older progress scope (each test()
      * moves all it can); the single ones the default (up to the request
-     * tested, no I/O in isend). */
+     * tested, no payload sent from isend). */
     setenv("GDRTRACE_SOCKET_PROGRESS", max_recvs ? "all" : "tested", 1);
     if (nsocks)
         setenv("GDRTRACE_SOCKET_NSOCKS", nsocks, 1);
