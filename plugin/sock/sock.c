@@ -377,7 +377,10 @@ static gt_result devices_discover(void)
                  gt_sock_addr_str(&sel[i].addr, a, sizeof(a)));
     }
     g_ndev = n;
-    GT_INFO(GT_LOGSUB_INIT | GT_LOGSUB_NET, "sock: using%s", line);
+    /* The settings in force, so a run's NCCL log says how it moved data. */
+    GT_INFO(GT_LOGSUB_INIT | GT_LOGSUB_NET,
+            "sock: using%s; data sockets %d, maxRecvs %d, progress %s, poll writable %d", line,
+            g_nsocks, g_max_recvs, g_tested_only ? "tested" : "all", g_poll_writable);
     return GT_OK;
 }
 
