@@ -30,6 +30,9 @@
  * Socket does (it progresses only the request tested); by default test()
  * moves every posted request until the socket blocks, as our sock does.
  *
+ * GT_REFSOCK_HDR=N (4..64) pads each message's 4-byte size to N bytes on
+ * the wire (ours sends a 24-byte header), to tell header size apart.
+ *
  * GT_REFSOCK_FUSE=1 sends a size and its payload in one sendmsg() (as our
  * sock transport does) instead of two send() calls, to tell that one
  * difference apart.  GT_REFSOCK_MAXBYTES=N reports maxP2pBytes and
@@ -64,11 +67,13 @@
 
 #define RS_REQS 32           /* NCCL keeps at most NCCL_NET_MAX_REQUESTS (32) in flight */
 #define RS_MAGIC 0x52534f31u /* "RSO1" */
+#define RS_HDR_MAX 64        /* GT_REFSOCK_HDR's upper bound */
 
 __attribute__((visibility("default"))) ncclNet_v11_t ncclNetPlugin_v11;
 #define table ncclNetPlugin_v11
 static const ncclNet_v11_t *inner;
 static int fuse;
+static size_t hdr_len = 4; /* GT_REFSOCK_HDR: bytes before each payload (NCCL's Socket: 4) */
 static int only_tested; /* GT_REFSOCK_ONE=1: test(r) moves nothing posted after r */
 static size_t max_bytes;  /* 0: the inner plugin's */
 static char alone_if[64]; /* standalone: the one device's interface */
@@ -96,8 +101,11 @@ struct rs_req {
     int sending;
     char *data;
     size_t size;  /* posted size; then the message's size */
-    int32_t wire; /* the size on the wire */
-    size_t hoff;  /* bytes of `wire` moved */
+    union {
+        int32_t size;          /* the size on the wire, first */
+        unsigned char b[RS_HDR_MAX]; /* then GT_REFSOCK_HDR - 4 zero bytes */
+    } wire;
+    size_t hoff; /* bytes of `wire` moved */
     size_t off;   /* bytes of the payload moved */
     uint64_t seq;
     struct rs_comm *c;
@@ -284,9 +292,11 @@ static ncclResult_t post(struct rs_comm *c, int sending, void *data, size_t size
                                       .sending = sending,
                                       .data = data,
                                       .size = size,
-                                      .wire = (int32_t)size,
+                                      .wire.size = (int32_t)size,
                                       .seq = c->next_seq++,
                                       .c = c};
+            /* The padding goes on the wire: zero, whatever the union left. */
+            memset(c->r[i].wire.b + sizeof(int32_t), 0, RS_HDR_MAX - sizeof(int32_t));
             *request = &c->r[i];
             return ncclSuccess;
         }
@@ -340,18 +350,18 @@ static int io(struct rs_comm *c, int sending, void *p, size_t len, size_t *off)
 /* A size and its whole payload in one sendmsg() (GT_REFSOCK_FUSE=1). */
 static int io_fused(struct rs_comm *c, struct rs_req *q)
 {
-    while (q->hoff < sizeof(q->wire)) {
-        struct iovec v[2] = {{(char *)&q->wire + q->hoff, sizeof(q->wire) - q->hoff},
+    while (q->hoff < hdr_len) {
+        struct iovec v[2] = {{(char *)q->wire.b + q->hoff, hdr_len - q->hoff},
                              {q->data, q->size}};
         struct msghdr m = {.msg_iov = v, .msg_iovlen = q->size ? 2 : 1};
         ssize_t n = sendmsg(c->fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
         if (n < 0)
             return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
-        size_t head = sizeof(q->wire) - q->hoff;
+        size_t head = hdr_len - q->hoff;
         if ((size_t)n <= head) {
             q->hoff += (size_t)n;
         } else {
-            q->hoff = sizeof(q->wire);
+            q->hoff = hdr_len;
             q->off = (size_t)n - head;
         }
     }
@@ -384,18 +394,18 @@ static void progress(struct rs_comm *c, const struct rs_req *upto)
         have_last = 1;
         if (q->state == RS_SIZE) {
             int r = fuse && q->sending ? io_fused(c, q)
-                                       : io(c, q->sending, &q->wire, sizeof(q->wire), &q->hoff);
+                                       : io(c, q->sending, q->wire.b, hdr_len, &q->hoff);
             if (r < 0)
                 goto fail;
-            if (q->hoff < sizeof(q->wire))
+            if (q->hoff < hdr_len)
                 return;
             if (!q->sending) {
-                if (q->wire < 0 || (size_t)q->wire > q->size) {
+                if (q->wire.size < 0 || (size_t)q->wire.size > q->size) {
                     fprintf(stderr, "refsock: message of %d bytes into a receive of %zu\n",
-                            (int)q->wire, q->size);
+                            (int)q->wire.size, q->size);
                     goto fail;
                 }
-                q->size = (size_t)q->wire;
+                q->size = (size_t)q->wire.size;
             }
             q->state = RS_PAYLOAD;
         }
@@ -597,6 +607,14 @@ __attribute__((constructor)) static void at_load(void)
     const char *mb = getenv("GT_REFSOCK_MAXBYTES");
     const char *pt = getenv("GT_REFSOCK_PASSTHRU");
     const char *one = getenv("GT_REFSOCK_ONE");
+    const char *hl = getenv("GT_REFSOCK_HDR");
+    if (hl) {
+        long v = strtol(hl, NULL, 0);
+        if (v < 4 || v > RS_HDR_MAX)
+            fprintf(stderr, "refsock: GT_REFSOCK_HDR=%s is not 4..%d; using 4\n", hl, RS_HDR_MAX);
+        else
+            hdr_len = (size_t)v;
+    }
     fuse = f && strcmp(f, "1") == 0;
     only_tested = one && strcmp(one, "1") == 0;
     max_bytes = mb ? strtoull(mb, NULL, 0) : 0;

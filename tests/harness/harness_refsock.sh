@@ -45,6 +45,8 @@ run "refsock standalone (own init and properties, no inner plugin)" "$work/libnc
     GT_REFSOCK_INNER=
 run "refsock standalone, test() moves nothing posted after the request tested" \
     "$work/libnccl-net-refsock.so" GT_REFSOCK_INNER= GT_REFSOCK_ONE=1
+run "refsock standalone, tested only, fused, 24-byte header (our sock's wire)" \
+    "$work/libnccl-net-refsock.so" GT_REFSOCK_INNER= GT_REFSOCK_ONE=1 GT_REFSOCK_FUSE=1 GT_REFSOCK_HDR=24
 mkdir -p "$work/rc"
 run "regcount witness around the plugin" "$work/libnccl-net-regcount.so" \
     GT_REGCOUNT_INNER="$PWD/$so" GT_REGCOUNT_DIR="$work/rc"
