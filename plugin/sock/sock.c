@@ -1269,9 +1269,15 @@ static gt_result progress(struct sock_comm *c)
      * sender reads CTS in isend(), where it needs them; the receiver while a
      * posted receive waits for its header.  Each skipped recv() is one
      * syscall less per test() spin, which matters when cores are scarce. */
-    if (r == GT_OK && c->kind == COMM_RECV && c->await_hdr > 0)
+    int ctrl_read = 0;
+    if (r == GT_OK && c->kind == COMM_RECV && c->await_hdr > 0) {
         r = read_ctrl(c);
-    if (r == GT_OK)
+        ctrl_read = 1;
+    }
+    /* N = 0: read_ctrl has just moved the payloads on the control socket
+     * (invariant 1a) until it would block; trying again now would only be a
+     * second failing recv() per test() spin, twice NCCL's Socket's. */
+    if (r == GT_OK && !(ctrl_read && c->nsocks == 0))
         r = move_data(c);
     if (r == GT_OK)
         r = flush_out(c);

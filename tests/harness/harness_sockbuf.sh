@@ -7,7 +7,10 @@
 #    the kernel grants them doubled, its documented bookkeeping) must be what
 #    every connected/accepted INFO line reports;
 #  - GDRTRACE_SOCKET_PROGRESS: the default is "tested", "all" is honoured,
-#    and the "sock: using" line says which one ran.
+#    and the "sock: using" line says which one ran;
+#  - a receiver with no data sockets tries a payload recv() that would block
+#    at most once per progress call (NCCL's Socket's rate; it used to be
+#    twice), from the counts each comm logs when it closes.
 set -u
 export GDRTRACE_TRANSPORT=sock GDRTRACE_SOCKET_SNDBUF=65536 GDRTRACE_SOCKET_RCVBUF=98304
 unset GDRTRACE_SOCKET_PROGRESS
@@ -26,15 +29,23 @@ for scope in default all; do
     n=$(grep -c . <<< "$lines")
     good=$(grep -c "($want)" <<< "$lines")
     using=$(grep -c "sock: using .*progress $expect," <<< "$out")
-    if [ "$rc" -ne 0 ] || [ "$n" -lt 2 ] || [ "$good" -ne "$n" ] || [ "$using" -lt 1 ]; then
+    # "... N would-block, ...; ... M progress calls" of each receiving comm.
+    spins=$(grep "recv comm .* closed:" <<< "$out" |
+        sed -nE 's/.* ([0-9]+) would-block, .* ([0-9]+) progress calls.*/\1 \2/p')
+    nspin=$(grep -c . <<< "$spins")
+    over=$(awk '$1 > $2' <<< "$spins" | grep -c .)
+    if [ "$rc" -ne 0 ] || [ "$n" -lt 2 ] || [ "$good" -ne "$n" ] || [ "$using" -lt 1 ] ||
+        [ "$nspin" -lt 2 ] || [ "$over" -ne 0 ]; then
         echo "FAIL ($scope progress): harness exit $rc; $good of $n connection lines report" \
-            "($want); $using 'sock: using' lines say 'progress $expect':"
+            "($want); $using 'sock: using' lines say 'progress $expect'; $over of $nspin" \
+            "receivers had more would-block recv()s than progress calls:"
         echo "$lines" | head -8
-        grep "sock: using" <<< "$out" | head -2
+        grep "sock: using\|recv comm .* closed:" <<< "$out" | head -4
         tail -5 <<< "$out"
         fail=1
         continue
     fi
-    echo "PASS ($scope progress): $n connections with ($want), progress $expect; data checked both ways"
+    echo "PASS ($scope progress): $n connections with ($want), progress $expect;" \
+        "$nspin receivers at most one would-block recv() per progress call; data checked both ways"
 done
 exit "$fail"
