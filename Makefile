@@ -110,10 +110,12 @@ deps:
 
 # `make check` (and CI) runs, in one pass with one summary line: every test of
 # the default build; every test again under ASan+UBSan, except the Soft-RoCE
-# VM (its guest is not instrumented) and the fuzzers (sanitized already); and
+# VM (its guest is not instrumented), the fuzzers (sanitized already) and the
+# docs check (no code of ours runs); and
 # the concurrent pieces (recorder ring, shim, sock, ABI refcount) under TSan.
 # `make check-run` runs one build's suite (SAN=... picks it).
-ASAN_SKIP_SCRIPTS := tests/vm/run-vm.sh tests/fuzz/run-fuzz.sh tests/doctor/run-fuzz-doctor.sh
+ASAN_SKIP_SCRIPTS := tests/vm/run-vm.sh tests/fuzz/run-fuzz.sh tests/doctor/run-fuzz-doctor.sh \
+                     tests/docs/check-config-doc.sh
 TSAN_TESTS := test_ring test_hist test_shim test_shim_untraced test_rec_format test_rec_sigkill \
               test_rec_harness test_sock test_abi
 check: deps
