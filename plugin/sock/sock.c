@@ -72,10 +72,10 @@
  *  4a. Progress scope (GDRTRACE_SOCKET_PROGRESS): by default ("tested") a
  *     test() moves bytes, in stream order, only until the request tested
  *     has completed, and an isend sends no payload (it may pass on headers
- *     already queued), as NCCL's Socket does; so
- *     NCCL hears of each completion before later messages are moved, which
- *     is what lets its GPU kernel reuse the slot.  "all" moves everything
- *     the sockets take on every call.
+ *     already queued), as NCCL's Socket does.  So NCCL hears of each
+ *     completion before later messages are moved, which is what lets its
+ *     GPU kernel reuse the slot.  "all" moves everything the sockets take
+ *     on every call.
  *  4b. A send completes only when its payload *and* its header (with any
  *     inline body) have left our buffers for the kernel's: after the last
  *     send's test() says done NCCL may never call us on that comm again, so
