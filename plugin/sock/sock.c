@@ -242,7 +242,7 @@ struct sock_comm {
     uint8_t *out;
     size_t out_off, out_len;
     uint64_t out_sent; /* control-stream bytes sent so far (invariant 1a) */
-    uint64_t out_added, out_flushed; /* bytes ever put in / sent from `out` */
+    uint64_t out_added; /* sender: bytes ever queued in `out` (headers, inline bodies) */
     uint8_t *in;
     size_t in_len;
     struct cts_ent cts[RECV_POOL];
@@ -781,7 +781,9 @@ static void enqueue_parts(struct sock_comm *c, struct sock_req *r, int s, size_t
  * again, and the receiver would wait for that header forever. */
 static int req_complete(const struct sock_comm *c, const struct sock_req *q)
 {
-    return q->subs_left == 0 && (q->kind != REQ_SEND || c->out_flushed >= q->out_end);
+    /* What has left `out` is what was ever queued there less what waits. */
+    uint64_t flushed = c->out_added - (c->out_len - c->out_off);
+    return q->subs_left == 0 && (q->kind != REQ_SEND || flushed >= q->out_end);
 }
 
 /* The tested request has completed: nothing more to move this call. */
@@ -824,7 +826,6 @@ static gt_result flush_out(struct sock_comm *c)
         if (n > 0) {
             c->out_off += (size_t)n;
             c->out_sent += (uint64_t)n;
-            c->out_flushed += (uint64_t)n;
             continue;
         }
         if (n < 0 && errno == EINTR)
@@ -1230,7 +1231,6 @@ static gt_result send_fused(struct sock_comm *c)
     d->full = (size_t)n < lead + w->len;
     size_t hdr_part = (size_t)n < lead ? (size_t)n : lead;
     c->out_off += hdr_part;
-    c->out_flushed += hdr_part;
     c->out_sent += (uint64_t)n;
     if (c->out_off == c->out_len)
         c->out_off = c->out_len = 0;
