@@ -80,6 +80,11 @@
  *     inline body) have left our buffers for the kernel's: after the last
  *     send's test() says done NCCL may never call us on that comm again, so
  *     nothing of it may be left behind.
+ *  4c. A payload send() or recv() that moved fewer bytes than asked is
+ *     repeated on that socket until it would block or the part is done, as
+ *     NCCL's Socket does: what arrived (or drained) while the kernel copied
+ *     is taken in this call, not one proxy loop later.  Only a sender with
+ *     GDRTRACE_SOCKET_POLL_WRITABLE=1 stops at once and waits for poll().
  *  5. Truncation (message larger than the posted buffer): in rendezvous the
  *     sender sees it in the CTS and sends a DATA header with FLAG_TRUNC and
  *     no payload: both requests fail from test().  An eager sender cannot
@@ -205,15 +210,6 @@ struct cts_ent {
 
 enum { COMM_SEND = 1, COMM_RECV = 2 };
 
-/* What a comm did, logged at INFO (NET) when it closes: enough to tell a
- * transport that moves data in few large syscalls from one that spins or
- * waits (stalls: DATA that arrived before its receive was posted). */
-struct sock_stats {
-    uint64_t msgs, bytes, eager;
-    uint64_t io_calls, io_bytes, would_block; /* payload I/O (data sockets, or control if none) */
-    uint64_t ctrl_reads, progress, stalls, polls;
-};
-
 struct sock_comm {
     int kind;
     int nsocks;
@@ -232,7 +228,7 @@ struct sock_comm {
     uint64_t post_seq;
     int eager_ok;   /* sender: the receiver promised single receives */
     int eager_sent; /* sender: an eager DATA went out; CTS are ignored from now on */
-    struct sock_stats st;
+    struct gt_sock_stats st;
     /* GDRTRACE_SOCKET_PROGRESS=tested: the request test() was called on.
      * Progress stops as soon as it has completed, so test() reports it
      * without first moving every later message the socket would take. */
@@ -1170,10 +1166,10 @@ static gt_result move_data(struct sock_comm *c)
                         return GT_OK;
                     continue;
                 }
-                if (s->discard && whole)
-                    continue; /* the sink was filled, not the socket drained */
-                d->full = sending;
-                break; /* socket buffer full/empty: next socket */
+                if ((s->discard && whole) || !gated)
+                    continue; /* invariant 4c: ask again until it would block */
+                d->full = 1;
+                break; /* gated sender: poll() says when there is room again */
             }
             if (n == 0 && !sending)
                 return comm_fail(c, GT_REMOTE_ERROR,
@@ -1670,12 +1666,17 @@ static gt_result sock_close_listen(void *listen_comm)
     return GT_OK;
 }
 
+void gt_sock_comm_stats(const void *comm, struct gt_sock_stats *out)
+{
+    *out = ((const struct sock_comm *)comm)->st;
+}
+
 static gt_result sock_close_comm(void *comm)
 {
     struct sock_comm *c = comm;
     if (!c)
         return GT_INVALID_ARGUMENT;
-    const struct sock_stats *t = &c->st;
+    const struct gt_sock_stats *t = &c->st;
     GT_INFO(GT_LOGSUB_NET,
             "sock: %s comm with %s closed: %llu messages (%llu eager), %llu bytes; data "
             "sockets: %llu %s() calls moving %llu bytes, %llu would-block, %llu polls; %llu "

@@ -75,6 +75,18 @@ int gt_sock_if_match(const char *spec, const char *name);
  * docker*; else docker*; else loopback.  Returns the count. */
 int gt_sock_if_select(const struct gt_sock_if *cands, int ncand, const char *spec, int family,
                       struct gt_sock_if *out, int maxout);
+/* What a comm did, logged at INFO (NET) when it closes: enough to tell a
+ * transport that moves data in few large syscalls from one that spins or
+ * waits (stalls: DATA that arrived before its receive was posted). */
+struct gt_sock_stats {
+    uint64_t msgs, bytes, eager;
+    uint64_t io_calls, io_bytes, would_block; /* payload I/O (data sockets, or control if none) */
+    uint64_t ctrl_reads, progress, stalls, polls;
+};
+
+/* A copy of a send or receive comm's counters so far. */
+void gt_sock_comm_stats(const void *comm, struct gt_sock_stats *out);
+
 /* The system's up interfaces with an IPv4/IPv6 address (getifaddrs). */
 int gt_sock_if_system(struct gt_sock_if *out, int maxout);
 

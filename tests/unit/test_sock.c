@@ -26,7 +26,8 @@
  *    ones with the default (tested);
  *  - with 4 KiB socket buffers and a slow receiver, a send whose test() said
  *    done has really left (its header too): the receiver gets it although
- *    the sender never calls us again;
+ *    the sender never calls us again; and a receiver's test() that leaves
+ *    a payload unfinished has asked the socket until it would block;
  *  - a sender that closes under a posted receive, a connect to a closed
  *    port: errors, not endless NULLs;
  *  - GDRTRACE_SOCKET_FAMILY=AF_INET6: the whole path over ::1;
@@ -1303,6 +1304,65 @@ static void test_send_done_means_sent(void **state)
     assert_int_equal(ops->close_recv(rc), GT_OK);
 }
 
+/* A receiver's test() that leaves a payload unfinished has asked the socket
+ * until it would block, as NCCL's Socket does: bytes that arrive while the
+ * first recv() copies (here: the sender's queue, released by the window
+ * update our read sends over loopback) are taken in the same call, not one
+ * proxy loop later.  Both ends are driven from this thread, so each receiver
+ * call starts with what the sender's last call queued. */
+static void test_recv_drains_until_would_block(void **state)
+{
+    (void)state;
+    void *sc, *rc;
+    connect_pair(&sc, &rc);
+    eager_warm_up(sc, rc);
+    size_t size = 1 << 20;
+    unsigned char *src = malloc(size), *dst = malloc(size);
+    assert_non_null(src);
+    assert_non_null(dst);
+    fill(src, size, 91);
+    void *d = dst, *rreq = NULL;
+    size_t sz = size;
+    int tag = 5, got = -1, rdone = 0, sdone = 0, checked = 0;
+    assert_int_equal(ops->irecv(rc, 1, &d, &sz, &tag, NULL, NULL, &rreq), GT_OK);
+    void *sreq = isend_retry(sc, src, size, tag, rreq);
+    struct gt_sock_stats base, before, after;
+    gt_sock_comm_stats(rc, &base);
+    double t0 = now_s();
+    while (!rdone || !sdone) {
+        if (!sdone)
+            assert_int_equal(ops->test(sreq, &sdone, NULL), GT_OK);
+        if (rdone)
+            continue;
+        gt_sock_comm_stats(rc, &before);
+        assert_int_equal(ops->test(rreq, &rdone, &got), GT_OK);
+        gt_sock_comm_stats(rc, &after);
+        /* Once the payload flows (its header is read), every unfinished call
+         * ends in exactly one would-block: none means it stopped while the
+         * socket still had bytes; more means it asked again after one. */
+        if (!rdone && before.io_bytes > base.io_bytes) {
+            checked++;
+            if (after.would_block - before.would_block != 1)
+                fail_msg("receiver test() %d moved %llu bytes in %llu recv()s and ended with "
+                         "%llu would-block (want 1)",
+                         checked, (unsigned long long)(after.io_bytes - before.io_bytes),
+                         (unsigned long long)(after.io_calls - before.io_calls),
+                         (unsigned long long)(after.would_block - before.would_block));
+        }
+        if (now_s() - t0 > 10)
+            fail_msg("1 MiB not done after 10 s (receive %d, send %d)", rdone, sdone);
+    }
+    assert_int_equal(got, (int)size);
+    assert_memory_equal(dst, src, size);
+    /* 1 MiB through 4 KiB buffers: many calls must have been checked. */
+    if (checked < 16)
+        fail_msg("only %d unfinished receiver calls checked", checked);
+    free(src);
+    free(dst);
+    assert_int_equal(ops->close_send(sc), GT_OK);
+    assert_int_equal(ops->close_recv(rc), GT_OK);
+}
+
 /* What an eager sender sent before an orderly close is still delivered;
  * only a receive beyond it fails. */
 static void test_eager_sender_closes_after_sending(void **state)
@@ -1461,6 +1521,7 @@ int main(void)
     /* 4 KiB socket buffers: a full socket is the normal state. */
     const struct CMUnitTest tiny[] = {
         cmocka_unit_test(test_send_done_means_sent),
+        cmocka_unit_test(test_recv_drains_until_would_block),
         cmocka_unit_test(test_eager_truncation),
     };
     failed += cmocka_run_group_tests_name("sock, single receives, 4 KiB socket buffers", tiny,
