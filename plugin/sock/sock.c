@@ -549,9 +549,10 @@ static void buffer_sizes(int fd, int *snd, int *rcv)
     getsockopt(fd, SOL_SOCKET, SO_RCVBUF, rcv, &l);
 }
 
+/* Every connected socket, both ends (buffer sizes are not set here: an
+ * accepted socket has its listener's). */
 static void tune(int fd)
 {
-    size_buffers(fd);
     int one = 1;
     /* Headers and small inline messages must not wait for Nagle. */
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -1477,6 +1478,7 @@ static gt_result sock_connect(void *ctx, int dev, void *handle, void **send_comm
                 return GT_SYSTEM_ERROR;
             }
             c->fds[i] = fd;
+            size_buffers(fd);
             tune(fd);
             if (connect(fd, &info.addr.sa, addr_len(&info.addr)) != 0 && errno != EINPROGRESS &&
                 errno != EINTR) {
