@@ -20,6 +20,8 @@
  *    ahead of receives and wait in the socket in per-tag order, that a
  *    truncated eager message fails only the receive and leaves the stream in
  *    sync, and that what an eager sender sent before closing still arrives;
+ *    with no data sockets, a header leaves fused with its payload even when
+ *    the next isends were posted before the first test();
  *    both groups run again with GDRTRACE_SOCKET_NSOCKS=0 (payloads on the
  *    control socket, the default);
  *  - the grouped groups run with GDRTRACE_SOCKET_PROGRESS=all, the single
@@ -60,6 +62,7 @@
 static const struct gt_net_ops *ops = &gt_sock_ops;
 static void *g_ctx;
 static int g_max_recvs; /* the group's GDRTRACE_SOCKET_MAXRECVS */
+static int g_nsocks;    /* the group's GDRTRACE_SOCKET_NSOCKS */
 
 static double now_s(void)
 {
@@ -388,11 +391,10 @@ static void test_pool_exhaustion(void **state)
     for (int i = 0; i < GT_NET_MAX_REQUESTS; i++)
         sreqs[i] = isend_retry(sc, src, (size_t)(i % 16), i, reqs[0]);
     for (int i = 0; i < GT_NET_MAX_REQUESTS; i++) {
-        int sizes[1] = {-1};
-        assert_int_equal(wait_req(reqs[i], sizes, 10), GT_OK);
-        assert_int_equal(sizes[0], i % 16);
+        int got = -1;
+        wait_pair(reqs[i], &got, sreqs[i], 10); /* sends move in test(), as NCCL's */
+        assert_int_equal(got, i % 16);
         assert_memory_equal(bufs[i], src, (size_t)(i % 16));
-        assert_int_equal(wait_req(sreqs[i], NULL, 10), GT_OK);
     }
     extra = NULL;
     assert_int_equal(ops->irecv(rc, 1, &d, &sz, &tag, NULL, NULL, &extra), GT_OK);
@@ -1363,6 +1365,58 @@ static void test_recv_drains_until_would_block(void **state)
     assert_int_equal(ops->close_recv(rc), GT_OK);
 }
 
+/* No data sockets, tested scope: a header leaves in one sendmsg() with its
+ * payload (invariant 1b), also when NCCL posts the next isend before it
+ * tests the previous one.  An isend that flushed queued headers would send
+ * the previous message's header alone: one syscall and one small segment
+ * more per message. */
+static void test_headers_ride_with_payloads(void **state)
+{
+    (void)state;
+    void *sc, *rc;
+    connect_pair(&sc, &rc);
+    eager_warm_up(sc, rc);
+    enum { N = 6, SIZE = 64 << 10 };
+    unsigned char *src = malloc((size_t)N * SIZE), *dst = malloc((size_t)N * SIZE);
+    assert_non_null(src);
+    assert_non_null(dst);
+    fill(src, (size_t)N * SIZE, 33);
+    void *rreq[N], *sreq[N];
+    struct gt_sock_stats before, after;
+    gt_sock_comm_stats(sc, &before);
+    for (int i = 0; i < N; i++) {
+        void *d = dst + (size_t)i * SIZE;
+        size_t sz = SIZE;
+        int tag = 9;
+        assert_int_equal(ops->irecv(rc, 1, &d, &sz, &tag, NULL, NULL, &rreq[i]), GT_OK);
+        assert_non_null(rreq[i]);
+    }
+    /* All posted before the first test(), as NCCL's proxy does with a backlog. */
+    for (int i = 0; i < N; i++)
+        sreq[i] = isend_retry(sc, src + (size_t)i * SIZE, SIZE, 9, NULL);
+    for (int i = 0; i < N; i++) {
+        int got = -1;
+        wait_pair(rreq[i], &got, sreq[i], 10);
+        assert_int_equal(got, SIZE);
+        /* Tested scope (4a): the send's test() moved its own payload, not
+         * the next one's. */
+        gt_sock_comm_stats(sc, &after);
+        if (after.io_bytes - before.io_bytes != (uint64_t)(i + 1) * SIZE)
+            fail_msg("after message %d the sender had moved %llu payload bytes, want %llu", i,
+                     (unsigned long long)(after.io_bytes - before.io_bytes),
+                     (unsigned long long)(i + 1) * SIZE);
+    }
+    assert_memory_equal(dst, src, (size_t)N * SIZE);
+    /* With data sockets every header goes alone on the control socket. */
+    if (g_nsocks == 0 && after.ctrl_writes != before.ctrl_writes)
+        fail_msg("%llu header(s) left alone, not in one sendmsg() with their payload",
+                 (unsigned long long)(after.ctrl_writes - before.ctrl_writes));
+    free(src);
+    free(dst);
+    assert_int_equal(ops->close_send(sc), GT_OK);
+    assert_int_equal(ops->close_recv(rc), GT_OK);
+}
+
 /* What an eager sender sent before an orderly close is still delivered;
  * only a receive beyond it fails. */
 static void test_eager_sender_closes_after_sending(void **state)
@@ -1411,6 +1465,7 @@ static int group_setup_common(const char *max_recvs, const char *nsocks)
      * moves all it can); the single ones the default (up to the request
      * tested, no payload sent from isend). */
     setenv("GDRTRACE_SOCKET_PROGRESS", max_recvs ? "all" : "tested", 1);
+    g_nsocks = nsocks ? atoi(nsocks) : 0;
     if (nsocks)
         setenv("GDRTRACE_SOCKET_NSOCKS", nsocks, 1);
     else
@@ -1498,6 +1553,7 @@ int main(void)
         cmocka_unit_test(test_pool_exhaustion),
         cmocka_unit_test(test_random_exchange),
         cmocka_unit_test(test_eager_runs_ahead),
+        cmocka_unit_test(test_headers_ride_with_payloads),
         cmocka_unit_test(test_eager_truncation),
         cmocka_unit_test(test_eager_sender_closes_after_sending),
         cmocka_unit_test(test_peer_killed_mid_message),
