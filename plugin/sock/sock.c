@@ -1082,6 +1082,7 @@ static gt_result read_ctrl(struct sock_comm *c)
         ssize_t n = recv(c->ctrl, c->in + c->in_len, room, MSG_DONTWAIT);
         c->st.ctrl_reads++;
         if (n > 0) {
+            c->st.ctrl_bytes += (uint64_t)n;
             c->in_len += (size_t)n;
             r = parse_in(c);
             if (r != GT_OK)
@@ -1687,13 +1688,13 @@ static gt_result sock_close_comm(void *comm)
     GT_INFO(GT_LOGSUB_NET,
             "sock: %s comm with %s closed: %llu messages (%llu eager), %llu bytes; data "
             "sockets: %llu %s() calls moving %llu bytes, %llu would-block, %llu polls; %llu "
-            "control reads, %llu control writes, %llu progress calls, %llu stalls",
+            "control reads moving %llu bytes, %llu control writes, %llu progress calls, %llu stalls",
             c->kind == COMM_SEND ? "send" : "recv", c->peer, (unsigned long long)t->msgs,
             (unsigned long long)t->eager, (unsigned long long)t->bytes,
             (unsigned long long)t->io_calls, c->kind == COMM_SEND ? "send" : "recv",
             (unsigned long long)t->io_bytes, (unsigned long long)t->would_block,
             (unsigned long long)t->polls, (unsigned long long)t->ctrl_reads,
-            (unsigned long long)t->ctrl_writes, (unsigned long long)t->progress,
+            (unsigned long long)t->ctrl_bytes, (unsigned long long)t->ctrl_writes, (unsigned long long)t->progress,
             (unsigned long long)t->stalls);
     comm_free(c, c->err || comm_busy(c));
     return GT_OK;

@@ -81,8 +81,9 @@ int gt_sock_if_select(const struct gt_sock_if *cands, int ncand, const char *spe
 struct gt_sock_stats {
     uint64_t msgs, bytes, eager;
     uint64_t io_calls, io_bytes, would_block; /* payload I/O (data sockets, or control if none) */
-    uint64_t ctrl_reads, ctrl_writes, progress, stalls, polls; /* ctrl_writes: send()s of headers
-                                                               * alone, not fused with a payload */
+    uint64_t ctrl_reads, ctrl_bytes; /* recv()s on the control socket, and what they read */
+    uint64_t ctrl_writes;            /* send()s of headers alone, not fused with a payload */
+    uint64_t progress, stalls, polls;
 };
 
 /* A copy of a send or receive comm's counters so far. */
