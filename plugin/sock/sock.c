@@ -76,7 +76,8 @@
  *     it sends nothing at all, so each header leaves with its payload (1b).
  *     So NCCL hears of each completion before later messages are moved,
  *     which is what lets its GPU kernel reuse the slot.  "all" moves
- *     everything the sockets take on every call.
+ *     everything the sockets take on every call.  With 2+ data sockets a
+ *     socket stops once the tested request has no part left on it.
  *  4b. A send completes only when its payload *and* its header (with any
  *     inline body) have left our buffers for the kernel's: after the last
  *     send's test() says done NCCL may never call us on that comm again, so
@@ -790,6 +791,21 @@ static int reached(const struct sock_comm *c)
     return c->until && req_complete(c, c->until);
 }
 
+/* Tested scope with 2 or more data sockets: a socket moves bytes only while
+ * the tested request still has its part on it, so no socket runs ahead into
+ * later messages' stripes while another still carries the tested one (4a).
+ * Each socket is its own stream, so holding one back never blocks another;
+ * with 0 or 1 the stream order alone bounds it (reached()). */
+static int holds_until(const struct sock_comm *c, const struct sock_data *d)
+{
+    if (!c->until || c->nsocks < 2)
+        return 1;
+    for (unsigned k = 0; k < d->count; k++)
+        if (d->w[(d->head + k) % WQ_CAP].req == c->until)
+            return 1;
+    return 0;
+}
+
 /* Accounts n bytes moved for the oldest work of d; 1 when it completed. */
 static int work_moved(struct sock_data *d, size_t n)
 {
@@ -1143,7 +1159,7 @@ static gt_result move_data(struct sock_comm *c)
         struct sock_data *d = &c->data[i];
         if (gated && d->full)
             continue;
-        while (d->count) {
+        while (d->count && holds_until(c, d)) {
             struct sock_work *w = &d->w[d->head];
             struct sock_sub *s = &w->req->sub[w->sub];
             /* Invariant 1a: its header (and all before it) must be out first. */

@@ -25,7 +25,8 @@
  *    both groups run again with GDRTRACE_SOCKET_NSOCKS=0 (payloads on the
  *    control socket, the default);
  *  - the grouped groups run with GDRTRACE_SOCKET_PROGRESS=all, the single
- *    ones with the default (tested);
+ *    ones with the default (tested), once more over 2 data sockets: each
+ *    end's test() moves exactly its own message, striped or not;
  *  - with 4 KiB socket buffers and a slow receiver, a send whose test() said
  *    done has really left (its header too): the receiver gets it although
  *    the sender never calls us again; and a receiver's test() that leaves
@@ -1376,7 +1377,7 @@ static void test_headers_ride_with_payloads(void **state)
     void *sc, *rc;
     connect_pair(&sc, &rc);
     eager_warm_up(sc, rc);
-    enum { N = 6, SIZE = 64 << 10 };
+    enum { N = 6, SIZE = 512 << 10 }; /* 4 chunks: striped over 2 data sockets */
     unsigned char *src = malloc((size_t)N * SIZE), *dst = malloc((size_t)N * SIZE);
     assert_non_null(src);
     assert_non_null(dst);
@@ -1515,6 +1516,12 @@ static int setup_single_ctrl_only(void **state)
     return group_setup_common(NULL, "0");
 }
 
+static int setup_single_striped(void **state)
+{
+    (void)state;
+    return group_setup_common(NULL, "2");
+}
+
 static int setup_tiny_buffers(void **state)
 {
     (void)state;
@@ -1584,6 +1591,14 @@ int main(void)
                                           setup_single_ctrl_only, group_teardown);
     failed += cmocka_run_group_tests_name("sock, grouped receives, no data sockets", grouped,
                                           setup_grouped_ctrl_only, group_teardown);
+    /* Single receives over 2 data sockets: the tested scope with striping. */
+    const struct CMUnitTest striped[] = {
+        cmocka_unit_test(test_headers_ride_with_payloads),
+        cmocka_unit_test(test_eager_runs_ahead),
+        cmocka_unit_test(test_random_exchange),
+    };
+    failed += cmocka_run_group_tests_name("sock, single receives, 2 data sockets", striped,
+                                          setup_single_striped, group_teardown);
     /* 4 KiB socket buffers: a full socket is the normal state. */
     const struct CMUnitTest tiny[] = {
         cmocka_unit_test(test_send_done_means_sent),
