@@ -40,21 +40,11 @@ if ! gcc -std=c11 -O2 -Wall -Wextra -Werror -I"$CUDA_HOME/include" \
     exit 1
 fi
 
-# The witness plugin: counts NCCL's registrations on its own (gpucheck reader).
-echo "== regcount witness plugin"
-if ! gcc -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -I. -fPIC -shared \
-        tests/gpu/regcount_plugin.c -o build/gpu/libnccl-net-regcount.so -ldl -lpthread; then
-    echo "build.sh: tests/gpu/regcount_plugin.c failed to build" >&2
-    exit 1
-fi
-
-# The reference data path (bw-knobs.sh 'ref:...'): NCCL Socket's shape as a
-# plugin, over the inner plugin's properties or standalone with Socket's, to
-# tell a data-path gap from an external-plugin one (docs/results, Run 6).
-echo "== refsock reference plugin"
-if ! gcc -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -I. -fPIC -shared \
-        tests/gpu/refsock_plugin.c -o build/gpu/libnccl-net-refsock.so -ldl; then
-    echo "build.sh: tests/gpu/refsock_plugin.c failed to build" >&2
+# The regcount witness and the refsock reference plugin (build-plugins.sh
+# says what each is for).
+echo "== regcount and refsock plugins"
+if ! bash tests/gpu/build-plugins.sh build/gpu; then
+    echo "build.sh: the helper plugins failed to build" >&2
     exit 1
 fi
 

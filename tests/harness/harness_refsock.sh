@@ -17,14 +17,10 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/gdrtrace-refsock.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 export GDRTRACE_DIR=$work/rec GDRTRACE_TRANSPORT=sock
 mkdir -p "$GDRTRACE_DIR"
-for t in refsock regcount; do
-    if ! ${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -I. -fPIC -shared \
-        "tests/gpu/${t}_plugin.c" -o "$work/libnccl-net-$t.so" -ldl -lpthread 2> "$work/cc.log"; then
-        echo "FAIL: tests/gpu/${t}_plugin.c does not build:"
-        head -20 "$work/cc.log"
-        exit 1
-    fi
-done
+if ! bash tests/gpu/build-plugins.sh "$work" 2>&1; then
+    echo "FAIL: the GPU runbook's helper plugins do not build"
+    exit 1
+fi
 fail=0
 run() {
     local what=$1 plugin=$2
