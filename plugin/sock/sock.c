@@ -1704,14 +1704,15 @@ static gt_result sock_close_comm(void *comm)
     GT_INFO(GT_LOGSUB_NET,
             "sock: %s comm with %s closed: %llu messages (%llu eager), %llu bytes; data "
             "sockets: %llu %s() calls moving %llu bytes, %llu would-block, %llu polls; %llu "
-            "control reads moving %llu bytes, %llu control writes, %llu progress calls, %llu stalls",
+            "control reads moving %llu bytes, %llu control writes, %llu progress calls, %llu "
+            "stalls",
             c->kind == COMM_SEND ? "send" : "recv", c->peer, (unsigned long long)t->msgs,
             (unsigned long long)t->eager, (unsigned long long)t->bytes,
             (unsigned long long)t->io_calls, c->kind == COMM_SEND ? "send" : "recv",
             (unsigned long long)t->io_bytes, (unsigned long long)t->would_block,
             (unsigned long long)t->polls, (unsigned long long)t->ctrl_reads,
-            (unsigned long long)t->ctrl_bytes, (unsigned long long)t->ctrl_writes, (unsigned long long)t->progress,
-            (unsigned long long)t->stalls);
+            (unsigned long long)t->ctrl_bytes, (unsigned long long)t->ctrl_writes,
+            (unsigned long long)t->progress, (unsigned long long)t->stalls);
     comm_free(c, c->err || comm_busy(c));
     return GT_OK;
 }

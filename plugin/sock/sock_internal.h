@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sock_internal.h — the sock transport's private pieces, visible to its unit
- * tests: the connection handle codec and interface selection.  Nothing here
- * is part of gt_net; only plugin/sock/ and tests/unit/test_sock*.c include it.
+ * tests: the connection handle codec, interface selection and a comm's
+ * counters.  Nothing here is part of gt_net; only plugin/sock/ and
+ * tests/unit/test_sock*.c include it.
  *
  * Handle layout (GT_NET_HANDLE_MAXSIZE = 128 bytes, multi-byte fields in
  * network byte order so a handle means the same on every host):
@@ -75,6 +76,9 @@ int gt_sock_if_match(const char *spec, const char *name);
  * docker*; else docker*; else loopback.  Returns the count. */
 int gt_sock_if_select(const struct gt_sock_if *cands, int ncand, const char *spec, int family,
                       struct gt_sock_if *out, int maxout);
+/* The system's up interfaces with an IPv4/IPv6 address (getifaddrs). */
+int gt_sock_if_system(struct gt_sock_if *out, int maxout);
+
 /* What a comm did, logged at INFO (NET) when it closes: enough to tell a
  * transport that moves data in few large syscalls from one that spins or
  * waits (stalls: DATA that arrived before its receive was posted). */
@@ -88,8 +92,5 @@ struct gt_sock_stats {
 
 /* A copy of a send or receive comm's counters so far. */
 void gt_sock_comm_stats(const void *comm, struct gt_sock_stats *out);
-
-/* The system's up interfaces with an IPv4/IPv6 address (getifaddrs). */
-int gt_sock_if_system(struct gt_sock_if *out, int maxout);
 
 #endif
