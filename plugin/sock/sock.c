@@ -1180,14 +1180,16 @@ static gt_result move_data(struct sock_comm *c)
                 c->st.io_bytes += (uint64_t)n;
                 if (sending && c->nsocks == 0)
                     c->out_sent += (uint64_t)n;
-                int whole = (size_t)n == want;
                 if (work_moved(d, (size_t)n)) {
                     if (reached(c))
                         return GT_OK;
                     continue;
                 }
-                if ((s->discard && whole) || !gated)
-                    continue; /* invariant 4c: ask again until it would block */
+                /* Invariant 4c: ask again until it would block (a receiver
+                 * reading a truncated payload into the sink too).  Only a
+                 * sender can be gated, and it never discards. */
+                if (!gated)
+                    continue;
                 d->full = 1;
                 break; /* gated sender: poll() says when there is room again */
             }
