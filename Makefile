@@ -115,7 +115,7 @@ deps:
 # the concurrent pieces (recorder ring, shim, sock, ABI refcount) under TSan.
 # `make check-run` runs one build's suite (SAN=... picks it).
 ASAN_SKIP_SCRIPTS := tests/vm/run-vm.sh tests/fuzz/run-fuzz.sh tests/doctor/run-fuzz-doctor.sh \
-                     tests/docs/check-config-doc.sh
+                     tests/docs/check-config-doc.sh tests/layers/check-layers.sh
 TSAN_TESTS := test_ring test_hist test_shim test_shim_untraced test_rec_format test_rec_sigkill \
               test_rec_harness test_sock test_abi
 check: deps

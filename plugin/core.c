@@ -18,8 +18,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "plugin/env.h"
-#include "plugin/log.h"
+#include "common/env.h"
+#include "common/log.h"
 #include "shim/shim.h"
 
 /* The transports, each from its own folder.  ib and inner are weak so that

@@ -23,7 +23,7 @@
 #ifndef GDRTRACE_CORE_H
 #define GDRTRACE_CORE_H
 
-#include "plugin/gt_net.h"
+#include "common/gt_net.h"
 
 enum gt_transport_id {
     GT_TRANSPORT_AUTO = 0,

@@ -1,6 +1,4 @@
-# Shared by the plugin, the command and the tests.
-COMMON_SRCS += plugin/log.c plugin/env.c
-
+# SPDX-License-Identifier: Apache-2.0
 # The exported ncclNetPlugin_v6 … _v12 tables and the process-wide core.
 ABI_SRCS := plugin/core.c plugin/abi/abi_common.c \
             $(foreach v,6 7 8 9 10 11 12,plugin/abi/abi_v$(v).c)

@@ -1,13 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-# shim/ — the recorder writer, the instrumenting wrapper, the node fingerprint.
-COMMON_SRCS += shim/fingerprint.c
+# shim/ — the recorder writer and the instrumenting wrapper.
 SHIM_SRCS := shim/shim.c shim/recorder.c shim/ring.c shim/clock.c
 PLUGIN_SRCS += $(SHIM_SRCS)
-# Everything a shim test links: the shim and what it uses from plugin/.
-SHIM_TEST_SRCS := $(SHIM_SRCS) shim/fingerprint.c shim/rec_check.c plugin/log.c plugin/env.c
+# Everything a shim test links: the shim and what it uses from common/.
+SHIM_TEST_SRCS := $(SHIM_SRCS) $(FINGERPRINT_SRCS) shim/rec_check.c $(BASE_SRCS)
 
 TESTS += test_rec_fingerprint
-test_rec_fingerprint_SRCS := tests/unit/test_rec_fingerprint.c shim/fingerprint.c
+test_rec_fingerprint_SRCS := tests/unit/test_rec_fingerprint.c $(FINGERPRINT_SRCS)
 test_rec_fingerprint_LIBS := -ldl -lcmocka
 
 # The ring on its own (no recorder), so it also builds and runs under TSan.
@@ -32,7 +31,7 @@ test_rec_sigkill_SRCS := tests/unit/test_rec_sigkill.c $(SHIM_TEST_SRCS)
 test_rec_sigkill_LIBS := -lpthread -ldl
 
 # Benchmarks: hot-path costs next to an LTTng-UST tracepoint (when installed).
-REC_CORE_SRCS := shim/recorder.c shim/ring.c shim/clock.c shim/fingerprint.c plugin/log.c plugin/env.c
+REC_CORE_SRCS := shim/recorder.c shim/ring.c shim/clock.c $(FINGERPRINT_SRCS) $(BASE_SRCS)
 BENCHES += bench_rec
 bench_rec_SRCS := tests/bench/bench_rec.c $(REC_CORE_SRCS) shim/shim.c
 bench_rec_LIBS := -lpthread -ldl
@@ -43,7 +42,7 @@ BENCH_SCRIPTS += tests/bench/bench_rec_lttng.sh
 
 # sock bandwidth, recorder on vs off, same run (recursive: SOCK_SRCS is plugin/sock's).
 BENCHES += bench_rec_bw
-bench_rec_bw_SRCS = tests/bench/bench_rec_bw.c $(SOCK_SRCS) $(SHIM_SRCS) shim/fingerprint.c plugin/log.c plugin/env.c
+bench_rec_bw_SRCS = tests/bench/bench_rec_bw.c $(SOCK_SRCS) $(SHIM_SRCS) $(FINGERPRINT_SRCS) $(BASE_SRCS)
 bench_rec_bw_LIBS := -lpthread -ldl
 
 # Integration: the harness drives the built plugin; its recorders are checked.

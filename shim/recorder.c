@@ -33,10 +33,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "plugin/env.h"
-#include "plugin/log.h"
-#include "shim/fingerprint.h"
-#include "shim/hist.h"
+#include "common/env.h"
+#include "common/log.h"
+#include "common/fingerprint.h"
+#include "common/hist.h"
 
 extern char **environ;
 

@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "gdrtrace/recorder_format.h"
-#include "plugin/gt_net.h"
+#include "common/gt_net.h"
 #include "shim/clock.h"
 #include "shim/ring.h"
 

@@ -46,9 +46,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "plugin/env.h"
-#include "plugin/log.h"
-#include "shim/hist.h"
+#include "common/env.h"
+#include "common/log.h"
+#include "common/hist.h"
 #include "shim/recorder.h"
 #include "shim/shim_internal.h"
 

@@ -11,7 +11,7 @@
 #ifndef GDRTRACE_SHIM_H
 #define GDRTRACE_SHIM_H
 
-#include "plugin/gt_net.h"
+#include "common/gt_net.h"
 
 /* Tells the shim which ncclNetPlugin_vN NCCL is driving (for the recorder). */
 void gt_shim_set_abi_version(int abi_version);

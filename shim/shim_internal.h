@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#include "plugin/gt_net.h"
+#include "common/gt_net.h"
 #include "shim/recorder.h"
 
 #define SHIM_MAX_RECVS 64 /* sub-receives per irecv the shim can unwrap (NCCL uses <= 8) */

@@ -5,7 +5,7 @@
  * and latency percentiles per operation (delta and ratio B/A), and warns
  * loudly, naming each field, when A and B differ in anything but the
  * registration path (GDRTRACE_REG / GDRTRACE_ALLOW_PEERMEM): the node
- * fingerprint (shim/fingerprint.c's gt_fingerprint_diff: kernel, NVIDIA
+ * fingerprint (common/fingerprint.c's gt_fingerprint_diff: kernel, NVIDIA
  * flavour/version, peermem, CUDA driver, RDMA devices, GPUs, CPU), NCCL and
  * plugin versions, net ABI, transport, devices, process and host counts, other
  * GDRTRACE_* settings; and when the recorders of one side disagree among
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shim/fingerprint.h"
+#include "common/fingerprint.h"
 #include "tools/commands.h"
 #include "tools/hist.h"
 #include "tools/report.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hist.c — quantiles and merging of struct gtr_hist for the reader (see
- * hist.h); the bucket formula itself lives in shim/hist.h only.
+ * hist.h); the bucket formula itself lives in common/hist.h only.
  */
 #include "tools/hist.h"
 

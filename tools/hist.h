@@ -2,7 +2,7 @@
 /*
  * hist.h — reader-side arithmetic on the recorder's log-linear histograms.
  * Bucket index, bounds and percentiles come from the writer's own pure
- * header (shim/hist.h), so reader and writer can never disagree on the
+ * header (common/hist.h), so reader and writer can never disagree on the
  * bucket formula; this file adds what only the reader needs (quantiles of a
  * struct gtr_hist, merging histograms across processes).  Pure functions,
  * safe on any bucket contents: percentiles use the buckets' own total, so a
@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "gdrtrace/recorder_format.h"
-#include "shim/hist.h"
+#include "common/hist.h"
 
 /* q in [0,1]: gt_hist_percentile() of h (nearest rank, bucket midpoint,
  * min_ns / max_ns exactly for the first / last rank, relative error <= 1/32);

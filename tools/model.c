@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugin/gt_net.h"
+#include "common/gt_net.h"
 #include "tools/hist.h"
 
 static const char *vnames[GT_V_COUNT] = {

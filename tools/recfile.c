@@ -13,7 +13,7 @@
  *  - Nothing returned points into buf: the caller may free it right away.
  */
 #include "tools/recfile.h"
-#include "plugin/reason.h"
+#include "common/reason.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,7 +27,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "plugin/gt_net.h"
+#include "common/gt_net.h"
 
 _Static_assert((int)GTR_ASKED_COUNT == (int)GT_ASKED_COUNT, "asked dimension");
 _Static_assert((int)GTR_METHOD_COUNT == (int)GT_METHOD_COUNT, "method dimension");

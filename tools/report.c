@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugin/gt_net.h"
+#include "common/gt_net.h"
 #include "tools/hist.h"
 #include "tools/kcorr.h"
 

@@ -3,7 +3,7 @@
  * abi.h — helpers shared by the ncclNetPlugin_vN adapters (abi_vN.c).
  *
  * The adapters are thin: they convert each version's argument types to the
- * v12-shaped gt_net_ops (plugin/gt_net.h) and back, and reject what an old
+ * v12-shaped gt_net_ops (common/gt_net.h) and back, and reject what an old
  * ABI cannot express.  gt_result equals ncclResult_t numerically, so results
  * pass through unchanged.
  *
@@ -18,8 +18,8 @@
 
 #include "nccl/net.h"
 #include "plugin/core.h"
-#include "plugin/gt_net.h"
-#include "plugin/log.h"
+#include "common/gt_net.h"
+#include "common/log.h"
 
 #define GT_EXPORT __attribute__((visibility("default")))
 

@@ -18,8 +18,8 @@
 #include <netinet/in.h>
 #include <stdint.h>
 
-#include "plugin/dl/gt_ibv.h"
-#include "plugin/gt_net.h"
+#include "common/dl/gt_ibv.h"
+#include "common/gt_net.h"
 #include "plugin/reg/gt_reg.h"
 
 #define GT_IB_MAGIC 0x47544942u /* "GTIB" */

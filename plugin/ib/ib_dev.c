@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugin/env.h"
+#include "common/env.h"
 #include "plugin/ib/ib.h"
-#include "plugin/log.h"
+#include "common/log.h"
 
 struct gt_ib_dev gt_ib_devs[GT_IB_MAX_DEVS];
 int gt_ib_ndevs;

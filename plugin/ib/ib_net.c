@@ -47,9 +47,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "plugin/env.h"
+#include "common/env.h"
 #include "plugin/ib/ib.h"
-#include "plugin/log.h"
+#include "common/log.h"
 
 #define GT_IB_SLOTS GT_NET_MAX_REQUESTS
 #define GT_IB_CHUNK_ALIGN 128

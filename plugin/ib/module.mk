@@ -1,27 +1,25 @@
 # SPDX-License-Identifier: Apache-2.0
-# ib: dlopen'd verbs/CUDA tables (plugin/dl), registration policy + MR cache
-# (plugin/reg), the RDMA verbs transport (plugin/ib) and their unit tests.
-DL_SRCS := plugin/dl/gt_ibv.c plugin/dl/gt_cuda.c
-PLUGIN_SRCS += $(DL_SRCS)
+# ib: the registration policy + MR cache (plugin/reg), the RDMA verbs transport
+# (plugin/ib) and their unit tests, with the dl tables from common/.
 
 TESTS += test_dl
-test_dl_SRCS := tests/unit/test_dl.c $(DL_SRCS) plugin/log.c plugin/env.c
+test_dl_SRCS := tests/unit/test_dl.c $(DL_SRCS) $(BASE_SRCS)
 test_dl_LIBS := -ldl -lpthread -lcmocka
 
-REG_SRCS := plugin/reg/gt_reg.c plugin/reason.c
+REG_SRCS := plugin/reg/gt_reg.c common/reason.c
 PLUGIN_SRCS += $(REG_SRCS)
 
 TESTS += test_reg
-test_reg_SRCS := tests/unit/test_reg.c $(REG_SRCS) $(DL_SRCS) plugin/log.c plugin/env.c
+test_reg_SRCS := tests/unit/test_reg.c $(REG_SRCS) $(DL_SRCS) $(BASE_SRCS)
 test_reg_LIBS := -ldl -lpthread -lcmocka
 
 IB_SRCS := plugin/ib/ib_dev.c plugin/ib/ib_net.c
 PLUGIN_SRCS += $(IB_SRCS)
 
 TESTS += test_ib_dev
-test_ib_dev_SRCS := tests/unit/test_ib_dev.c $(IB_SRCS) $(REG_SRCS) $(DL_SRCS) plugin/log.c plugin/env.c
+test_ib_dev_SRCS := tests/unit/test_ib_dev.c $(IB_SRCS) $(REG_SRCS) $(DL_SRCS) $(BASE_SRCS)
 test_ib_dev_LIBS := -ldl -lpthread -lcmocka
 
 TESTS += test_dl_cuda
-test_dl_cuda_SRCS := tests/unit/test_dl_cuda.c $(REG_SRCS) $(DL_SRCS) plugin/log.c plugin/env.c
+test_dl_cuda_SRCS := tests/unit/test_dl_cuda.c $(REG_SRCS) $(DL_SRCS) $(BASE_SRCS)
 test_dl_cuda_LIBS := -ldl -lpthread

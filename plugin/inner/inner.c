@@ -32,9 +32,9 @@
 #include <string.h>
 
 #include "nccl/net.h"
-#include "plugin/env.h"
-#include "plugin/gt_net.h"
-#include "plugin/log.h"
+#include "common/env.h"
+#include "common/gt_net.h"
+#include "common/log.h"
 
 #define INNER_MAX_RECVS 8
 

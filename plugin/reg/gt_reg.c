@@ -19,10 +19,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "plugin/dl/gt_cuda.h"
-#include "plugin/env.h"
-#include "plugin/log.h"
-#include "plugin/reason.h"
+#include "common/dl/gt_cuda.h"
+#include "common/env.h"
+#include "common/log.h"
+#include "common/reason.h"
 
 const char *gt_reg_sysroot = "";
 

@@ -47,8 +47,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "plugin/dl/gt_ibv.h"
-#include "plugin/gt_net.h"
+#include "common/dl/gt_ibv.h"
+#include "common/gt_net.h"
 
 enum gt_reg_mode { GT_REG_DMABUF = 0, GT_REG_PEERMEM = 1, GT_REG_HOST = 2, GT_REG_AUTO = 3 };
 

@@ -110,8 +110,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "plugin/env.h"
-#include "plugin/log.h"
+#include "common/env.h"
+#include "common/log.h"
 #include "plugin/sock/sock_internal.h"
 
 #define INLINE_MAX 4096

@@ -2,7 +2,7 @@
 /*
  * sock.h — the TCP transport (host memory only), one gt_net_ops table.
  *
- * gt_sock_ops implements every slot of plugin/gt_net.h over real TCP sockets:
+ * gt_sock_ops implements every slot of common/gt_net.h over real TCP sockets:
  * devices are the usable network interfaces (GDRTRACE_SOCKET_IFNAME selects
  * them), each connection is one control socket plus GDRTRACE_SOCKET_NSOCKS
  * data sockets, and all progress is made from test() (no helper threads).
@@ -11,7 +11,7 @@
 #ifndef GDRTRACE_SOCK_H
 #define GDRTRACE_SOCK_H
 
-#include "plugin/gt_net.h"
+#include "common/gt_net.h"
 
 extern const struct gt_net_ops gt_sock_ops;
 

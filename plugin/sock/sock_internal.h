@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "plugin/gt_net.h"
+#include "common/gt_net.h"
 
 #define GT_SOCK_HANDLE_MAGIC 0x4754534bu /* "GTSK" */
 #define GT_SOCK_HANDLE_VERSION 1

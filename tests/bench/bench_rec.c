@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "shim/clock.h"
-#include "shim/hist.h"
+#include "common/hist.h"
 #include "shim/recorder.h"
 #include "shim/shim.h"
 #include "shim/shim_internal.h"

@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "plugin/gt_net.h"
+#include "common/gt_net.h"
 #include "shim/shim.h"
 #include "shim/shim_internal.h"
 #include "tests/bench/bench_util.h"

@@ -15,7 +15,7 @@ mkdir -p "$out/corpus" "$out/artifacts"
 CLANG=${CLANG:-clang}
 command -v "$CLANG" >/dev/null || { echo "skip: clang not installed"; exit 77; }
 srcs="tests/doctor/fuzz_doctor_json.c tools/doctor/json.c tools/doctor/compare.c
-      tools/doctor/inventory.c shim/fingerprint.c"
+      tools/doctor/inventory.c common/fingerprint.c"
 if ! "$CLANG" -std=c11 -g -O1 -D_GNU_SOURCE -Iinclude -I. -fsanitize=fuzzer,address,undefined \
     -fno-sanitize-recover=undefined -fno-omit-frame-pointer $srcs -o "$out/fuzz_doctor_json" -ldl \
     >"$out/build.log" 2>&1; then

@@ -52,7 +52,7 @@ fi
 # the objects `make all` just built (the .so exports only the NCCL tables).
 echo "== dmabuf_reg driver"
 objs=$(ls build/default/obj/shim/*.o build/default/obj/plugin/reg/*.o \
-          build/default/obj/plugin/dl/*.o build/default/obj/plugin/log.o \
+          build/default/obj/common/dl/*.o build/default/obj/plugin/log.o \
           build/default/obj/plugin/env.o build/default/obj/plugin/reason.o 2>/dev/null)
 if ! gcc -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -I. -I"$CUDA_HOME/include" \
         tests/gpu/dmabuf_reg.c $objs -o build/gpu/dmabuf_reg \

@@ -39,10 +39,10 @@
 
 #include <cuda_runtime.h>
 
-#include "plugin/dl/gt_cuda.h"
-#include "plugin/dl/gt_ibv.h"
-#include "plugin/gt_net.h"
-#include "plugin/log.h"
+#include "common/dl/gt_cuda.h"
+#include "common/dl/gt_ibv.h"
+#include "common/gt_net.h"
+#include "common/log.h"
 #include "plugin/reg/gt_reg.h"
 #include "shim/shim.h"
 

@@ -3,7 +3,7 @@
 # stand-in third-party plugin (fake_inner.c, exporting v11 and v8 over sock).
 FAKE_INNER := $(BUILD)/tests/libnccl-net-fakeinner.so
 FAKE_INNER_SRCS := tests/inner/fake_inner.c plugin/sock/sock.c plugin/sock/sock_util.c \
-                   plugin/log.c plugin/env.c
+                   $(BASE_SRCS)
 $(FAKE_INNER): $(call obj,$(FAKE_INNER_SRCS))
 	@mkdir -p $(dir $@)
 	$(CC) -shared -o $@ $^ -Wl,-z,defs $(LDFLAGS) -ldl -lpthread

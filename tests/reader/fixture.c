@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "gdrtrace/recorder_format.h"
-#include "plugin/gt_net.h"
+#include "common/gt_net.h"
 
 #define ALIGN64(x) (((x) + 63) & ~(size_t)63)
 #define NDEV 2

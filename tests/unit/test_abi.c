@@ -27,8 +27,8 @@
 
 #include "nccl/net.h"
 #include "plugin/core.h"
-#include "plugin/gt_net.h"
-#include "plugin/log.h"
+#include "common/gt_net.h"
+#include "common/log.h"
 
 extern const ncclNet_v6_t ncclNetPlugin_v6;
 extern const ncclNet_v7_t ncclNetPlugin_v7;

@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "plugin/dl/gt_cuda.h"
-#include "plugin/dl/gt_ibv.h"
+#include "common/dl/gt_cuda.h"
+#include "common/dl/gt_ibv.h"
 
 static void assert_all_ibv_slots(void)
 {

@@ -17,8 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "plugin/dl/gt_cuda.h"
-#include "plugin/dl/gt_ibv.h"
+#include "common/dl/gt_cuda.h"
+#include "common/dl/gt_ibv.h"
 #include "plugin/reg/gt_reg.h"
 
 static int failures;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_hist.c — log-linear histograms (shim/hist.h).  Checks: values below
+ * test_hist.c — log-linear histograms (common/hist.h).  Checks: values below
  * 32 ns get their own exact bucket; the index formula of recorder_format.h
  * holds at every power-of-two edge and sub-bucket edge up to 2^42; bucket
  * bounds round-trip (lo(i) lands in i, hi(i)-1 lands in i, hi(i) in i+1);
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shim/hist.h"
+#include "common/hist.h"
 
 static unsigned ref_index(uint64_t v)
 {

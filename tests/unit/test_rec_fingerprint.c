@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "shim/fingerprint.h"
+#include "common/fingerprint.h"
 
 static char g_root[PATH_MAX];
 

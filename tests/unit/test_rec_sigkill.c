@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "shim/hist.h"
+#include "common/hist.h"
 #include "shim/rec_check.h"
 #include "shim/recorder.h"
 

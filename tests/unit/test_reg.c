@@ -27,8 +27,8 @@
 
 #include <cmocka.h>
 
-#include "plugin/dl/gt_cuda.h"
-#include "plugin/dl/gt_ibv.h"
+#include "common/dl/gt_cuda.h"
+#include "common/dl/gt_ibv.h"
 #include "plugin/reg/gt_reg.h"
 
 /* ---- fakes ------------------------------------------------------------- */

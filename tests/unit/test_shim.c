@@ -31,7 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "shim/hist.h"
+#include "common/hist.h"
 #include "shim/rec_check.h"
 #include "shim/shim.h"
 #include "shim/shim_internal.h"

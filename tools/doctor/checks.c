@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugin/dl/gt_cuda.h"
-#include "shim/fingerprint.h"
+#include "common/dl/gt_cuda.h"
+#include "common/fingerprint.h"
 #include "tools/doctor/doctor.h"
 
 const char *dr_status_name(int s)

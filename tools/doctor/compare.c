@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shim/fingerprint.h"
+#include "common/fingerprint.h"
 #include "tools/doctor/doctor.h"
 #include "tools/doctor/json.h"
 

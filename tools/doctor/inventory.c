@@ -18,7 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "shim/fingerprint.h"
+#include "common/fingerprint.h"
 #include "tools/doctor/doctor.h"
 
 void dr_strlcpy(char *dst, const char *src, size_t len)

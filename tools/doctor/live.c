@@ -25,8 +25,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "plugin/dl/gt_cuda.h"
-#include "plugin/dl/gt_ibv.h"
+#include "common/dl/gt_cuda.h"
+#include "common/dl/gt_ibv.h"
 #include "tools/doctor/doctor.h"
 
 #define DR_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "shim/fingerprint.h"
+#include "common/fingerprint.h"
 #include "tools/doctor/doctor.h"
 
 static void jstr(FILE *f, const char *s)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* reason.c — see reason.h.  Adding a reason: add it to enum gt_reason and here. */
-#include "plugin/reason.h"
+#include "common/reason.h"
 
-#include "plugin/gt_net.h"
+#include "common/gt_net.h"
 
 const char *gt_reason_token(int r)
 {

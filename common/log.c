@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* log.c — see log.h.  Owns the one process-wide logger pointer. */
-#include "plugin/log.h"
+#include "common/log.h"
 
 #include <stdarg.h>
 #include <stdio.h>

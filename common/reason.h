@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * reason.h — the one table of short names for enum gt_reason (plugin/gt_net.h),
+ * reason.h — the one table of short names for enum gt_reason (common/gt_net.h),
  * shared by the plugin's error messages and the reader's reports, so a reason
  * reads the same in NCCL's log, in `gdrtrace summary` and in Prometheus labels.
  */

@@ -7,7 +7,7 @@
  * like a provider that lacks it: pointer-returning calls set errno =
  * EOPNOTSUPP and return NULL; int-returning calls return EOPNOTSUPP.
  */
-#include "plugin/dl/gt_ibv.h"
+#include "common/dl/gt_ibv.h"
 
 #include <dlfcn.h>
 #include <stddef.h>
@@ -16,8 +16,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "plugin/env.h"
-#include "plugin/log.h"
+#include "common/env.h"
+#include "common/log.h"
 
 struct gt_ibv_fns gt_ibv;
 

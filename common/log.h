@@ -10,7 +10,7 @@
 #ifndef GDRTRACE_LOG_H
 #define GDRTRACE_LOG_H
 
-#include "plugin/gt_net.h"
+#include "common/gt_net.h"
 
 void gt_log_set_logger(gt_logger_fn logger);
 gt_logger_fn gt_log_get_logger(void);

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* env.c — see env.h. */
-#include "plugin/env.h"
+#include "common/env.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "plugin/log.h"
+#include "common/log.h"
 
 const char *gt_env_str(const char *name)
 {

@@ -6,7 +6,7 @@
  * when the header happens to be installed (static checks, never a build
  * requirement).
  */
-#include "plugin/dl/gt_cuda.h"
+#include "common/dl/gt_cuda.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "plugin/env.h"
-#include "plugin/log.h"
+#include "common/env.h"
+#include "common/log.h"
 
 #if defined(__has_include)
 #if __has_include(<cuda.h>)

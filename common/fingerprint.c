@@ -15,7 +15,7 @@
  *  - Lists (RDMA devices, GPUs) are sorted so that two nodes with the same
  *    hardware give byte-identical strings.
  */
-#include "shim/fingerprint.h"
+#include "common/fingerprint.h"
 
 #include <ctype.h>
 #include <dirent.h>

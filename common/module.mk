@@ -1,0 +1,10 @@
+# SPDX-License-Identifier: Apache-2.0
+# common/: what more than one layer uses (logging, strict env parsing, the
+# dlopen'd verbs/CUDA tables, the node fingerprint, histograms, reason names,
+# the internal network interface).  Included first (module.mk files are read
+# in sorted order), so every later fragment may use these lists with :=.
+BASE_SRCS := common/log.c common/env.c
+DL_SRCS := common/dl/gt_ibv.c common/dl/gt_cuda.c
+FINGERPRINT_SRCS := common/fingerprint.c
+COMMON_SRCS += $(BASE_SRCS) $(FINGERPRINT_SRCS)
+PLUGIN_SRCS += $(DL_SRCS)
