@@ -10,6 +10,7 @@
 #   make demo            set up Debian deps, build, run the end-to-end demo
 #   make bench           benchmarks, figures and ratios side by side
 #   make SAN=asan check  sanitizer variants: asan (ASan+UBSan), tsan, ubsan
+#   make format          reformat C sources (clang-format 14; make check verifies)
 #   make install PREFIX=/usr/local DESTDIR=
 #
 # Variables a module.mk may append to:
@@ -75,7 +76,8 @@ include $(sort $(wildcard */module.mk */*/module.mk))
 # Fragments may define rules of their own; `make` alone still means `all`.
 .DEFAULT_GOAL := all
 
-.PHONY: all check check-all check-run demo demo-run bench bench-run install clean deps tests benches fuzz
+.PHONY: all check check-all check-run demo demo-run bench bench-run install clean deps tests benches fuzz \
+        format
 all: $(PLUGIN) $(TOOL)
 
 $(BUILD)/obj/%.o: %.c
@@ -115,7 +117,8 @@ deps:
 # the concurrent pieces (recorder ring, shim, sock, ABI refcount) under TSan.
 # `make check-run` runs one build's suite (SAN=... picks it).
 ASAN_SKIP_SCRIPTS := tests/vm/run-vm.sh tests/fuzz/run-fuzz.sh tests/doctor/run-fuzz-doctor.sh \
-                     tests/docs/check-config-doc.sh tests/layers/check-layers.sh
+                     tests/docs/check-config-doc.sh tests/layers/check-layers.sh \
+                     tests/format/check-format.sh
 TSAN_TESTS := test_ring test_hist test_shim test_shim_untraced test_rec_format test_rec_sigkill \
               test_rec_harness test_sock test_abi
 check: deps
@@ -151,6 +154,10 @@ install: all
 	install -m 0755 $(PLUGIN) $(DESTDIR)$(PREFIX)/lib/
 	install -m 0755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 README.md $(wildcard docs/*.md) $(DESTDIR)$(PREFIX)/share/doc/gdrtrace/
+
+# Reformat every tracked C file with the pinned clang-format (see tests/format).
+format:
+	@git ls-files '*.c' '*.h' | xargs clang-format-14 --style=file -i
 
 clean:
 	rm -rf build

@@ -10,6 +10,7 @@ pkgs=(
     liblttng-ust-dev # make bench: the LTTng-UST tracepoint the recorder is measured against
     lttng-tools # make bench: a session daemon, to measure that tracepoint enabled
     clang llvm libclang-rt-14-dev
+    clang-format-14 # make check: the format check is pinned to this major version
     iproute2
     # the Soft-RoCE VM test (tests/vm): a real kernel verbs stack under QEMU
     qemu-system-x86 busybox-static rdma-core ibverbs-providers ibverbs-utils perftest cpio kmod
