@@ -22,12 +22,11 @@
 #include "common/log.h"
 #include "shim/shim.h"
 
-/* The transports, each from its own folder.  ib and inner are weak so that
- * the plugin links, and runs over sock, while they are not built in (ib lands
- * later; inner is optional); an absent one has address NULL. */
-extern const struct gt_net_ops gt_sock_ops; /* plugin/sock: always built */
-extern const struct gt_net_ops gt_ib_ops __attribute__((weak));
-extern const struct gt_net_ops gt_inner_ops __attribute__((weak));
+/* The transports, each from its own folder; every one is always linked in
+ * (a test that links core.c defines stand-ins for all three). */
+extern const struct gt_net_ops gt_sock_ops;
+extern const struct gt_net_ops gt_ib_ops;
+extern const struct gt_net_ops gt_inner_ops;
 
 static struct {
     pthread_mutex_t lock;
@@ -111,10 +110,6 @@ static gt_result try_transport(int id, gt_logger_fn logger, gt_profiler_fn profi
     const char *name = gt_core_transport_name(id);
     *ctx = NULL;
     *ndev = 0;
-    if (!ops) {
-        snprintf(why, whylen, "%s is not built into this plugin", name);
-        return GT_INTERNAL_ERROR;
-    }
     captured[0] = 0;
     gt_result rc;
     if (logger) {
@@ -164,14 +159,6 @@ static gt_result select_transport(gt_logger_fn logger, gt_profiler_fn profiler)
     void *ctx = NULL;
     gt_result rc;
 
-    if (want != GT_TRANSPORT_AUTO && !transport_ops(want)) {
-        /* A transport that was not built in is a configuration mistake the
-         * job should survive: say so and let auto decide. */
-        GT_WARN("GDRTRACE_TRANSPORT=%s: that transport is not built into this plugin; "
-                "choosing automatically instead",
-                gt_core_transport_name(want));
-        want = GT_TRANSPORT_AUTO;
-    }
     if (want != GT_TRANSPORT_AUTO) {
         rc = try_transport(want, logger, profiler, &ctx, &ndev, why, sizeof(why));
         if (rc != GT_OK) {

@@ -2,22 +2,19 @@
 /*
  * commands.h — the gdrtrace subcommands.  Each is int cmd(argc, argv) with
  * argv[0] the subcommand name, returning the process exit code (see
- * docs/reader.md for the codes).  Declared weak so that a subcommand whose
- * file is not built yet reports "not built" instead of breaking the link.
+ * docs/reader.md for the codes).  Every subcommand is always linked in.
  */
 #ifndef GDRTRACE_TOOLS_COMMANDS_H
 #define GDRTRACE_TOOLS_COMMANDS_H
 
-#define GT_WEAK __attribute__((weak))
-
-GT_WEAK int gt_cmd_ls(int argc, char **argv);
-GT_WEAK int gt_cmd_summary(int argc, char **argv);
-GT_WEAK int gt_cmd_verdict(int argc, char **argv);
-GT_WEAK int gt_cmd_dump(int argc, char **argv);
-GT_WEAK int gt_cmd_diff(int argc, char **argv);
-GT_WEAK int gt_cmd_watch(int argc, char **argv);
-GT_WEAK int gt_cmd_export(int argc, char **argv);
-GT_WEAK int gt_cmd_doctor(int argc, char **argv);
+int gt_cmd_ls(int argc, char **argv);
+int gt_cmd_summary(int argc, char **argv);
+int gt_cmd_verdict(int argc, char **argv);
+int gt_cmd_dump(int argc, char **argv);
+int gt_cmd_diff(int argc, char **argv);
+int gt_cmd_watch(int argc, char **argv);
+int gt_cmd_export(int argc, char **argv);
+int gt_cmd_doctor(int argc, char **argv);
 
 /* Exit code for usage errors, shared by every subcommand. */
 #define GT_EXIT_USAGE 64

@@ -50,10 +50,6 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++) {
         if (strcmp(argv[1], subcommands[i].name) != 0)
             continue;
-        if (!subcommands[i].fn) {
-            fprintf(stderr, "gdrtrace: '%s' is not built into this binary\n", argv[1]);
-            return GT_EXIT_USAGE;
-        }
         return subcommands[i].fn(argc - 1, argv + 1);
     }
     fprintf(stderr, "gdrtrace: unknown command '%s'\n\n", argv[1]);

@@ -53,6 +53,7 @@ static struct {
     int sock_inits, ib_inits, sock_finalizes, ib_finalizes;
     int sock_ndev, ib_ndev;
     int ib_init_fails; /* ib init logs why at INFO and fails, as plugin/ib does */
+    int inner_inits;
     struct gt_props props;
     void *last_ctx;             /* ctx given to listen/connect */
     struct fake_ctx *last_init; /* ctx made by the last init */
@@ -245,10 +246,20 @@ static gt_result fake_get_probe(int dev, struct gt_dev_probe *p)
         .finalize = fake_finalize, .set_net_attr = fake_ok2, .get_probe = fake_get_probe,          \
     }
 
-/* Strong definitions: they take the place of plugin/sock and plugin/ib,
- * which core.c references weakly. */
+/* Stand-ins for plugin/ib, plugin/sock and plugin/inner: core.c links all
+ * three.  inner's init always fails, as the real one does without
+ * GDRTRACE_INNER. */
+static gt_result inner_init(void **ctx, uint64_t comm_id, int has_comm_id,
+                            const struct gt_comm_config *config, gt_logger_fn l, gt_profiler_fn p)
+{
+    (void)ctx, (void)comm_id, (void)has_comm_id, (void)config, (void)l, (void)p;
+    F.inner_inits++;
+    return GT_INVALID_USAGE;
+}
+
 const struct gt_net_ops gt_sock_ops = FAKE_OPS("sock", sock_init, sock_devices);
 const struct gt_net_ops gt_ib_ops = FAKE_OPS("ib", ib_init, ib_devices);
+const struct gt_net_ops gt_inner_ops = FAKE_OPS("inner", inner_init, sock_devices);
 
 /* ---------------- fake shim ---------------- */
 
@@ -434,15 +445,18 @@ static void test_forced_ib_without_device_fails_init(void **state)
     assert_int_equal(F.ib_inits, F.ib_finalizes);
 }
 
-static void test_inner_not_built_falls_back_to_auto(void **state)
+static void test_forced_inner_that_fails_disables_the_plugin(void **state)
 {
     (void)state;
     setenv("GDRTRACE_TRANSPORT", "inner", 1);
-    void *ctx = NULL;
-    assert_int_equal(ncclNetPlugin_v11.init(&ctx, 1, NULL, logger, NULL), ncclSuccess);
-    assert_int_equal(gt_core_transport(), GT_TRANSPORT_SOCK);
-    assert_non_null(strstr(L.last_warn, "not built"));
-    assert_int_equal(ncclNetPlugin_v11.finalize(ctx), ncclSuccess);
+    void *ctx = (void *)0x1;
+    assert_int_not_equal(ncclNetPlugin_v11.init(&ctx, 1, NULL, logger, NULL), ncclSuccess);
+    assert_null(ctx);
+    assert_int_equal(F.inner_inits, 1);
+    assert_int_equal(gt_core_refs(), 0);
+    assert_int_equal(F.sock_inits, 0); /* no silent switch to sock */
+    assert_int_equal(F.ib_inits, 0);
+    assert_non_null(strstr(L.last_warn, "GDRTRACE_TRANSPORT=inner"));
 }
 
 static void test_disable_bypasses_shim(void **state)
@@ -831,7 +845,7 @@ int main(void)
         cmocka_unit_test_setup(test_forced_sock_ignores_ib, reset),
         cmocka_unit_test_setup(test_bad_transport_value_warns_and_uses_auto, reset),
         cmocka_unit_test_setup(test_forced_ib_without_device_fails_init, reset),
-        cmocka_unit_test_setup(test_inner_not_built_falls_back_to_auto, reset),
+        cmocka_unit_test_setup(test_forced_inner_that_fails_disables_the_plugin, reset),
         cmocka_unit_test_setup(test_disable_bypasses_shim, reset),
         cmocka_unit_test_setup(test_shim_sees_the_data_path, reset),
         cmocka_unit_test_setup(test_v11_contexts_are_per_communicator, reset),
