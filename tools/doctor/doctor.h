@@ -146,6 +146,8 @@ struct dr_topology {
     int order[DR_MAX_GPUS][DR_MAX_NICS]; /* NIC indexes, nearest first */
 };
 void dr_topo_compute(const struct dr_inventory *inv, struct dr_topology *topo);
+/* The number of d's first ACTIVE port, or -1 when none is ACTIVE. */
+int dr_active_port(const struct dr_nic *d);
 
 /* ---- live probes (CUDA + verbs) ----------------------------------------- */
 
@@ -232,11 +234,18 @@ struct dr_report {
     int exit_code;
 };
 
+/* Runs every check of the table in checks.c that opt selects, in report
+ * order, then proposes the gate-2 command lines. */
 void dr_checks_judge(const struct dr_inventory *inv, const struct dr_topology *topo,
                      const struct dr_live *live, const struct dr_options *opt,
                      struct dr_report *rep);
+/* The table's i-th check (i from 0): its id, and its gate in *gate when gate
+ * is not NULL; NULL past the end.  Lists the optional checks too. */
+const char *dr_check_id(int i, int *gate);
 void dr_report_free(struct dr_report *rep);
 const struct dr_check *dr_report_find(const struct dr_report *rep, const char *id);
+/* enum gtr_probe as the report and the JSON spell it ("supported", ...). */
+const char *dr_probe_name(int state);
 
 void dr_report_text(FILE *f, const struct dr_inventory *inv, const struct dr_topology *topo,
                     const struct dr_live *live, const struct dr_report *rep);

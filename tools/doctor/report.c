@@ -45,7 +45,7 @@ static void jki(FILE *f, const char *ind, const char *k, long v, int comma)
     fprintf(f, "%s\"%s\": %ld%s\n", ind, k, v, comma ? "," : "");
 }
 
-static const char *probe_name(int s)
+const char *dr_probe_name(int s)
 {
     switch (s) {
     case GTR_PROBE_SUPPORTED: return "supported";
@@ -173,7 +173,7 @@ void dr_report_json(FILE *f, const struct dr_inventory *inv, const struct dr_top
             fputs("]\n        }", f);
         }
         fputs(d->nports ? "\n      ],\n" : "],\n", f);
-        jkv(f, "      ", "dmabuf_probe", probe_name(d->probe_state), 1);
+        jkv(f, "      ", "dmabuf_probe", dr_probe_name(d->probe_state), 1);
         jki(f, "      ", "dmabuf_probe_errno", d->probe_errno, 1);
         jki(f, "      ", "host_reg_errno", d->host_reg_errno, 0);
         fputs("    }", f);

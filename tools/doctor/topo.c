@@ -51,12 +51,12 @@ int dr_topo_path(const struct dr_pci *a, const struct dr_pci *b)
     return below_a <= 1 && below_b <= 1 ? DR_PATH_PIX : DR_PATH_PXB;
 }
 
-static int has_active(const struct dr_nic *d)
+int dr_active_port(const struct dr_nic *d)
 {
     for (int p = 0; p < d->nports; p++)
         if (strcmp(d->ports[p].state, "ACTIVE") == 0)
-            return 1;
-    return 0;
+            return d->ports[p].num;
+    return -1;
 }
 
 void dr_topo_compute(const struct dr_inventory *inv, struct dr_topology *topo)
@@ -74,9 +74,10 @@ void dr_topo_compute(const struct dr_inventory *inv, struct dr_topology *topo)
             int v = topo->order[g][i], j = i;
             while (j > 0) {
                 int u = topo->order[g][j - 1];
+                int u_active = dr_active_port(&inv->nics[u]) >= 0;
+                int v_active = dr_active_port(&inv->nics[v]) >= 0;
                 if (topo->path[g][u] < topo->path[g][v] ||
-                    (topo->path[g][u] == topo->path[g][v] &&
-                     has_active(&inv->nics[u]) >= has_active(&inv->nics[v])))
+                    (topo->path[g][u] == topo->path[g][v] && u_active >= v_active))
                     break;
                 topo->order[g][j] = u;
                 j--;
