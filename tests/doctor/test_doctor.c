@@ -421,6 +421,57 @@ static void test_json(void)
     dj_free(v);
 }
 
+/* ---- the checks table against docs/doctor.md -------------------------------- */
+
+/* The table in checks.c is the list of checks: ids unique, in gate order (the
+ * text report starts a heading where the gate changes), and each one a row of
+ * docs/doctor.md under its own gate's heading, and no row there that the table
+ * lacks. */
+static void test_check_table(void)
+{
+    printf("checks table: ids unique, in gate order, each documented under its gate\n");
+    FILE *f = fopen("docs/doctor.md", "r");
+    CHECK(f != NULL, "cannot open docs/doctor.md");
+    if (!f)
+        return;
+    char ids[DR_MAX_CHECKS][64];
+    int gates[DR_MAX_CHECKS], documented[DR_MAX_CHECKS] = {0}, n = 0, gate;
+    for (const char *id; (id = dr_check_id(n, &gate)) != NULL; n++) {
+        CHECK(n < DR_MAX_CHECKS, "more checks than DR_MAX_CHECKS");
+        if (n >= DR_MAX_CHECKS)
+            break;
+        snprintf(ids[n], sizeof(ids[n]), "%s", id);
+        gates[n] = gate;
+        CHECK(n == 0 || gates[n - 1] <= gate, "%s (gate %d) after gate %d", id, gate, gates[n - 1]);
+        for (int j = 0; j < n; j++)
+            CHECK(strcmp(ids[j], id) != 0, "id %s twice", id);
+    }
+    CHECK(n >= 19, "only %d checks in the table", n);
+    char line[4096];
+    int section = -1;
+    while (fgets(line, sizeof(line), f)) {
+        if (sscanf(line, "### Gate %d", &section) == 1)
+            continue;
+        if (strncmp(line, "| `", 3) != 0)
+            continue;
+        char tok[64];
+        if (sscanf(line + 3, "%63[^`]", tok) != 1 || !strchr(tok, '.'))
+            continue; /* another table's row (variables, exit codes) */
+        int k = 0;
+        while (k < n && strcmp(ids[k], tok) != 0)
+            k++;
+        CHECK(k < n, "docs/doctor.md documents %s, which the table lacks", tok);
+        if (k == n)
+            continue;
+        CHECK(gates[k] == section, "%s is gate %d, documented under gate %d", tok, gates[k],
+              section);
+        documented[k]++;
+    }
+    fclose(f);
+    for (int k = 0; k < n; k++)
+        CHECK(documented[k] == 1, "%s has %d rows in docs/doctor.md, not 1", ids[k], documented[k]);
+}
+
 int main(void)
 {
     if (access("tests/doctor/fixtures/open-mlx5/sys", F_OK) != 0) {
@@ -429,6 +480,7 @@ int main(void)
     }
     test_topology();
     test_json();
+    test_check_table();
     for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
         run_scenario(&scenarios[i]);
     if (failures) {
