@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # shim/ — the recorder writer and the instrumenting wrapper.
-SHIM_SRCS := shim/shim.c shim/recorder.c shim/ring.c shim/clock.c
+SHIM_SRCS := shim/shim.c shim/recorder.c shim/sigbus.c shim/ring.c shim/clock.c
 PLUGIN_SRCS += $(SHIM_SRCS)
 # Everything a shim test links: the shim and what it uses from common/.
 SHIM_TEST_SRCS := $(SHIM_SRCS) $(FINGERPRINT_SRCS) shim/rec_check.c $(BASE_SRCS)
@@ -31,7 +31,7 @@ test_rec_sigkill_SRCS := tests/unit/test_rec_sigkill.c $(SHIM_TEST_SRCS)
 test_rec_sigkill_LIBS := -lpthread -ldl
 
 # Benchmarks: hot-path costs next to an LTTng-UST tracepoint (when installed).
-REC_CORE_SRCS := shim/recorder.c shim/ring.c shim/clock.c $(FINGERPRINT_SRCS) $(BASE_SRCS)
+REC_CORE_SRCS := shim/recorder.c shim/sigbus.c shim/ring.c shim/clock.c $(FINGERPRINT_SRCS) $(BASE_SRCS)
 BENCHES += bench_rec
 bench_rec_SRCS := tests/bench/bench_rec.c $(REC_CORE_SRCS) shim/shim.c
 bench_rec_LIBS := -lpthread -ldl
@@ -53,3 +53,9 @@ test_rec_harness_LIBS :=
 TESTS += test_shim_untraced
 test_shim_untraced_SRCS := tests/unit/test_shim_untraced.c $(SHIM_TEST_SRCS)
 test_shim_untraced_LIBS := -lcmocka -lpthread -ldl
+
+# A truncated/unlinked/replaced recorder does not kill the job; foreign
+# SIGBUS faults reach the application's handler unchanged (shim/sigbus.c).
+TESTS += test_rec_sigbus
+test_rec_sigbus_SRCS := tests/unit/test_rec_sigbus.c $(SHIM_TEST_SRCS)
+test_rec_sigbus_LIBS := -lpthread -ldl

@@ -14,6 +14,10 @@
  *  - Comm slots are handed out by one atomic counter and never reused; a
  *    slot's identity is written before its state is stored ACTIVE with
  *    release order.  The last slot is the overflow slot.
+ *  - The mapping is guarded (shim/sigbus.c) from mmap to munmap: if the file
+ *    is truncated, its pages become anonymous memory, the recorder is lost
+ *    (gt_rec_lost) and the process lives on.
+ *  - The mode never grants write to group or others (GDRTRACE_MODE).
  *  - Nothing here runs on the hot path except gt_rec_event (recorder.h).
  */
 #include "shim/recorder.h"
@@ -37,6 +41,7 @@
 #include "common/log.h"
 #include "common/fingerprint.h"
 #include "common/hist.h"
+#include "shim/sigbus.h"
 
 extern char **environ;
 
@@ -208,6 +213,21 @@ static int parse_events_all(void)
     return gt_env_choice("GDRTRACE_EVENTS", choices, 0) == 1;
 }
 
+/* The recorder's mode: the owner keeps read and write, and nobody else may
+ * write (anyone who can write the file can forge the counters, and so the
+ * verdict, of the job).  Anything else: one WARN, 0600. */
+static int checked_mode(long m, const char *text)
+{
+    if (m < 0 || m > 0777 || (m & 0600) != 0600 || (m & 0022)) {
+        GT_WARN("GDRTRACE_MODE='%s' is not an octal file mode that keeps the owner's read and "
+                "write and grants no write to group or others (0600..0755 without 022); "
+                "using 0600",
+                text);
+        return 0600;
+    }
+    return (int)m;
+}
+
 static int parse_mode(void)
 {
     const char *v = gt_env_str("GDRTRACE_MODE");
@@ -216,13 +236,9 @@ static int parse_mode(void)
     char *end;
     errno = 0;
     long m = strtol(v, &end, 8);
-    if (errno || *end || m < 0 || m > 0777 || (m & 0600) != 0600) {
-        GT_WARN("GDRTRACE_MODE='%s' is not an octal file mode in 0600..0777 that keeps the owner's "
-                "read and write; using 0600",
-                v);
-        return 0600;
-    }
-    return (int)m;
+    if (errno || *end)
+        m = -1;
+    return checked_mode(m, v);
 }
 
 static void set_section(struct gtr_header *h, int i, uint32_t id, uint32_t entry_size,
@@ -277,7 +293,9 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
     const char *dir = c.dir ? c.dir : gt_env_str("GDRTRACE_DIR");
     if (!dir)
         dir = "/dev/shm";
-    int mode = c.mode >= 0 ? c.mode : parse_mode();
+    char mode_text[16];
+    snprintf(mode_text, sizeof(mode_text), "%o", (unsigned)c.mode);
+    int mode = c.mode >= 0 ? checked_mode(c.mode, mode_text) : parse_mode();
     r->ndevs = c.ndevs ? c.ndevs : GTR_DEFAULT_DEVICES;
     r->ncomms = c.ncomms >= 2 ? c.ncomms : GTR_DEFAULT_COMMS;
     uint64_t cap = c.ring_events ? c.ring_events : GTR_DEFAULT_RING_EVENTS;
@@ -323,6 +341,13 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
         goto err_file;
     }
     r->base = base;
+    /* From here a truncation of the file no longer kills the process. */
+    e = gt_sigbus_guard(base, r->size);
+    if (e)
+        GT_WARN("recorder %s is not guarded against truncation (%s): truncating the file "
+                "while the job runs would kill it with SIGBUS",
+                r->path, strerror(e));
+    e = 0;
 
     r->hdr = (struct gtr_header *)r->base;
     r->id = (struct gtr_identity *)(r->base + off_id);
@@ -389,13 +414,20 @@ void gt_rec_reopen(struct gt_recorder *r)
 
 void gt_rec_unmap(struct gt_recorder *r)
 {
-    if (r->base)
+    if (r->base) {
+        gt_sigbus_unguard(r->base);
         munmap(r->base, r->size);
+    }
     if (r->fd >= 0)
         close(r->fd);
     r->base = NULL;
     r->hdr = NULL;
     r->fd = -1;
+}
+
+int gt_rec_lost(const struct gt_recorder *r)
+{
+    return r->base && gt_sigbus_lost(r->base);
 }
 
 void gt_rec_set_transport(struct gt_recorder *r, const char *name, const char *why)

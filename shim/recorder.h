@@ -66,6 +66,10 @@ void gt_rec_reopen(struct gt_recorder *r);
 /* Unmaps and closes the descriptor; for tests and for the fork child. */
 void gt_rec_unmap(struct gt_recorder *r);
 
+/* 1 once the file was truncated under the mapping (shim/sigbus.c): the
+ * pages are anonymous memory now, events go nowhere a reader can see. */
+int gt_rec_lost(const struct gt_recorder *r);
+
 void gt_rec_set_transport(struct gt_recorder *r, const char *name, const char *why);
 void gt_rec_set_abi_version(struct gt_recorder *r, int abi_version);
 void gt_rec_set_device(struct gt_recorder *r, int dev, const struct gt_props *props,

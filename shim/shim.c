@@ -34,6 +34,10 @@
  *  S5. The recorder is created once per process and never unmapped while
  *      the process runs; its state is LIVE while any init is not finalized
  *      and CLOSED after the last finalize or at exit.
+ *  S6. A truncated recorder file does not kill the job (shim/sigbus.c); its
+ *      loss, and an application that replaced our SIGBUS handler, are each
+ *      reported by one WARN from a cold path (init, finalize, exit), never
+ *      from the signal handler.
  */
 #include "shim/shim.h"
 
@@ -51,6 +55,7 @@
 #include "common/hist.h"
 #include "shim/recorder.h"
 #include "shim/shim_internal.h"
+#include "shim/sigbus.h"
 
 /* ---- process-wide state ------------------------------------------------ */
 
@@ -64,6 +69,8 @@ static int g_active_inits;                        /* under g_lock */
 static int g_abi_version;
 static int g_devs_filled;
 static int g_atexit_done;
+static int g_lost_warned;                         /* under g_lock: the one "recorder lost" WARN */
+static int g_guard_warned;                        /* under g_lock: the one "guard replaced" WARN */
 static struct gt_net_ops g_ops;
 
 /* The key of the calling thread for slot ownership (S3): the address of a
@@ -336,6 +343,27 @@ static struct shim_slot *slot_for_init(uint64_t comm_id, int has_comm_id, int64_
     return s;
 }
 
+/* Cold path, under g_lock: says once that the recorder was lost to a
+ * truncation (the guard kept the job alive, shim/sigbus.c), and once that
+ * the application replaced our SIGBUS handler (a truncation would kill). */
+static void check_guard_locked(void)
+{
+    if (!g_recp)
+        return;
+    if (!g_lost_warned && gt_rec_lost(&g_rec)) {
+        g_lost_warned = 1;
+        GT_WARN("flight recorder %s lost: the file was truncated while the job ran; recording "
+                "continues into private memory no reader sees (the job is unaffected)",
+                g_rec.path);
+    }
+    if (!g_guard_warned && !g_lost_warned && !gt_sigbus_installed()) {
+        g_guard_warned = 1;
+        GT_WARN("the application replaced gdrtrace's SIGBUS handler: truncating the flight "
+                "recorder %s while the job runs would now kill the job",
+                g_rec.path);
+    }
+}
+
 static gt_result shim_init(void **ctx, uint64_t comm_id, int has_comm_id,
                            const struct gt_comm_config *config, gt_logger_fn logger,
                            gt_profiler_fn profiler)
@@ -353,6 +381,7 @@ static gt_result shim_init(void **ctx, uint64_t comm_id, int has_comm_id,
         free(x);
         return res;
     }
+    check_guard_locked();
     int64_t now = gt_rec_now_ns(&g_rec);
     if (g_active_inits++ == 0)
         gt_rec_reopen(&g_rec);
@@ -387,6 +416,7 @@ static gt_result shim_finalize(void *ctx)
     }
     if (g_active_inits > 0 && --g_active_inits == 0)
         gt_rec_close(&g_rec);
+    check_guard_locked();
     pthread_mutex_unlock(&g_lock);
     free(x->spare);
     free(x);
@@ -889,8 +919,10 @@ static struct gt_net_ops g_ops = {
 static void at_exit(void)
 {
     pthread_mutex_lock(&g_lock);
-    if (g_recp)
+    if (g_recp) {
         gt_rec_close(&g_rec);
+        check_guard_locked();
+    }
     pthread_mutex_unlock(&g_lock);
 }
 
