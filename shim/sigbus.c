@@ -63,7 +63,7 @@ struct guard {
 
 static struct guard g_guards[GUARDS];
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* guard/unguard/install */
-static int g_installed;                                     /* under g_lock */
+static int g_installed;                                    /* under g_lock */
 static struct sigaction g_prev; /* written before our handler is installed (G4) */
 static int g_prev_spent;        /* SA_RESETHAND previous handler already called once */
 
@@ -121,8 +121,7 @@ static void chain(int sig, siginfo_t *si, void *uc)
             act_default(sig, si);
         return;
     }
-    if (p->sa_handler == SIG_DFL ||
-        ((p->sa_flags & SA_SIGINFO) && p->sa_sigaction == on_sigbus) ||
+    if (p->sa_handler == SIG_DFL || ((p->sa_flags & SA_SIGINFO) && p->sa_sigaction == on_sigbus) ||
         ((p->sa_flags & SA_RESETHAND) && __atomic_exchange_n(&g_prev_spent, 1, __ATOMIC_ACQ_REL))) {
         act_default(sig, si);
         return;
@@ -242,8 +241,8 @@ int gt_sigbus_installed(void)
 {
     struct sigaction cur;
     pthread_mutex_lock(&g_lock);
-    int ours = g_installed && sigaction(SIGBUS, NULL, &cur) == 0 &&
-               (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_sigbus;
+    int ours = g_installed && sigaction(SIGBUS, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+               cur.sa_sigaction == on_sigbus;
     pthread_mutex_unlock(&g_lock);
     return ours;
 }

@@ -50,14 +50,14 @@
 
 static char g_dir[PATH_MAX];
 
-#define CHECK(cond, ...)                                                                     \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                  \
-            fprintf(stderr, __VA_ARGS__);                                                    \
-            fprintf(stderr, "\n");                                                           \
-            return 1;                                                                        \
-        }                                                                                    \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+            return 1;                                                                              \
+        }                                                                                          \
     } while (0)
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -79,8 +79,8 @@ static void logger(int level, unsigned long flags, const char *file, int line, c
 
 static int open_rec(struct gt_recorder *r)
 {
-    struct gt_rec_config cfg = {.dir = g_dir, .mode = -1, .ndevs = 1, .ncomms = 4,
-                                .ring_events = 1024, .events_all = 1};
+    struct gt_rec_config cfg = {
+        .dir = g_dir, .mode = -1, .ndevs = 1, .ncomms = 4, .ring_events = 1024, .events_all = 1};
     char err[512];
     if (gt_rec_open(r, &cfg, err, sizeof(err)) != 0) {
         fprintf(stderr, "gt_rec_open: %s\n", err);
@@ -156,8 +156,7 @@ static void set_handler(int flags, void (*h)(int), void (*sa)(int, siginfo_t *, 
 /* ---- what an application handler saw ----------------------------------- */
 
 static sigjmp_buf g_jmp;
-static volatile sig_atomic_t g_calls, g_signo, g_code, g_bus_blocked, g_usr1_blocked,
-    g_on_altstack;
+static volatile sig_atomic_t g_calls, g_signo, g_code, g_bus_blocked, g_usr1_blocked, g_on_altstack;
 static void *volatile g_addr;
 static char *g_alt;
 static size_t g_alt_size;
@@ -362,7 +361,10 @@ static int foreign_to_app(int guard, int flags)
     return 0;
 }
 
-static int case_foreign_before(void) { return foreign_to_app(0, SA_SIGINFO); }
+static int case_foreign_before(void)
+{
+    return foreign_to_app(0, SA_SIGINFO);
+}
 
 /* A handler installed after ours replaces the guard (docs/security.md):
  * the recorder's own fault then goes to the application, not to us. */
@@ -381,7 +383,8 @@ static int case_after_replaces_guard(void)
         *p = 1;
         CHECK(0, "the truncated recorder did not fault");
     }
-    CHECK(g_calls == 1 && g_addr == (void *)p, "the application's handler got the recorder's fault");
+    CHECK(g_calls == 1 && g_addr == (void *)p,
+          "the application's handler got the recorder's fault");
     CHECK(!gt_rec_lost(&r), "the guard did not run");
     return 0;
 }
@@ -521,7 +524,10 @@ static int case_mode(void)
     static const struct {
         const char *env;
         int want, warns;
-    } cases[] = {{"0666", 0600, 1}, {"0620", 0600, 1}, {"0602", 0600, 1}, {"0640", 0640, 0},
+    } cases[] = {{"0666", 0600, 1},
+                 {"0620", 0600, 1},
+                 {"0602", 0600, 1},
+                 {"0640", 0640, 0},
                  {"0644", 0644, 0}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         setenv("GDRTRACE_MODE", cases[i].env, 1);
@@ -576,7 +582,8 @@ static void describe(char *buf, size_t n, int end)
 
 int main(void)
 {
-    snprintf(g_dir, sizeof(g_dir), "%s/gt-sigbus-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    snprintf(g_dir, sizeof(g_dir), "%s/gt-sigbus-XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(g_dir)) {
         perror("mkdtemp");
         return 1;
@@ -589,14 +596,18 @@ int main(void)
     } cases[] = {
         {"truncate (`: > file`) a live recorder: survives, marked lost", case_truncate, 0},
         {"truncate to half while two threads write: survives, lost", case_truncate_half_threads, 0},
-        {"unlink, rename over, chmod 000 of a live recorder: survives", case_unlink_replace_chmod, 0},
+        {"unlink, rename over, chmod 000 of a live recorder: survives", case_unlink_replace_chmod,
+         0},
         {"shim: one WARN naming the lost recorder", case_shim_warns_lost, 0},
         {"shim: one WARN when the application replaced our handler", case_shim_warns_replaced, 0},
-        {"foreign SIGBUS reaches a handler installed before ours, same siginfo", case_foreign_before, 0},
+        {"foreign SIGBUS reaches a handler installed before ours, same siginfo",
+         case_foreign_before, 0},
         {"plain handler installed before ours gets it and may return", case_foreign_plain, 0},
         {"alternate signal stack: app handler on it, truncation survived", case_altstack, 0},
-        {"handler installed after ours replaces the guard: it gets the recorder's fault", case_after_replaces_guard, 0},
-        {"SIG_DFL set after ours: the guard is gone, truncation kills as before", case_after_default_kills, SIGBUS},
+        {"handler installed after ours replaces the guard: it gets the recorder's fault",
+         case_after_replaces_guard, 0},
+        {"SIG_DFL set after ours: the guard is gone, truncation kills as before",
+         case_after_default_kills, SIGBUS},
         {"SA_RESETHAND handler honoured once, then the default action", case_resethand, SIGBUS},
         {"GDRTRACE_MODE writable by group/others: 0600 and one WARN", case_mode, 0},
     };
@@ -604,8 +615,8 @@ int main(void)
     char got[128];
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         int end = run_child(cases[i].fn, 1);
-        int ok = cases[i].want_sig ? end >= 1000 && (end - 1000) % 100 == cases[i].want_sig
-                                   : end == 0;
+        int ok =
+            cases[i].want_sig ? end >= 1000 && (end - 1000) % 100 == cases[i].want_sig : end == 0;
         describe(got, sizeof(got), end);
         printf("%s %s (%s)\n", ok ? "ok  " : "FAIL", cases[i].name, got);
         failed += !ok;
@@ -615,10 +626,13 @@ int main(void)
         int (*fn)(void);
         int want_sig;
     } same[] = {
-        {"SIG_DFL, foreign fault: killed by SIGBUS as without the guard", scen_default_fault, SIGBUS},
-        {"SIG_DFL, raise(SIGBUS): killed by SIGBUS as without the guard", scen_default_raise, SIGBUS},
+        {"SIG_DFL, foreign fault: killed by SIGBUS as without the guard", scen_default_fault,
+         SIGBUS},
+        {"SIG_DFL, raise(SIGBUS): killed by SIGBUS as without the guard", scen_default_raise,
+         SIGBUS},
         {"SIG_IGN, kill(SIGBUS): ignored as without the guard", scen_ignored_kill, 0},
-        {"SIG_IGN, foreign fault: killed by SIGBUS as without the guard", scen_ignored_fault, SIGBUS},
+        {"SIG_IGN, foreign fault: killed by SIGBUS as without the guard", scen_ignored_fault,
+         SIGBUS},
     };
     for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
         int plain = run_child(same[i].fn, 0), guarded = run_child(same[i].fn, 1);
