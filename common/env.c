@@ -17,7 +17,8 @@ const char *gt_env_str(const char *name)
 
 int gt_env_bool(const char *name, int dflt)
 {
-    static const char *const choices[] = {"0", "1", "false", "true", "no", "yes", "off", "on", NULL};
+    static const char *const choices[] = {"0",   "1",   "false", "true", "no",
+                                          "yes", "off", "on",    NULL};
     int i = gt_env_choice(name, choices, -1);
     return i < 0 ? dflt : (i & 1);
 }
@@ -54,4 +55,14 @@ int gt_env_choice(const char *name, const char *const *choices, int dflt)
     }
     GT_WARN("%s='%s' is not one of %s; using the default", name, v, list);
     return dflt;
+}
+
+int gt_env_retired(const char *name, const char *instead)
+{
+    const char *v = gt_env_str(name);
+    if (!v)
+        return 0;
+    GT_WARN("%s is retired and ignored (set to '%s'): %s (see docs/configuration.md)", name, v,
+            instead);
+    return 1;
 }

@@ -20,5 +20,11 @@ int gt_env_bool(const char *name, int dflt);
 long gt_env_long(const char *name, long dflt, long min, long max);
 /* Index of the value in `choices` (NULL-terminated, case-insensitive). */
 int gt_env_choice(const char *name, const char *const *choices, int dflt);
+/* A variable that no longer does anything: when set, one WARN naming it, its
+ * value and `instead` (what the code does now), and 1; else 0.  The caller
+ * calls it once per process.  Every name passed here is listed under
+ * "Retired variables" in docs/configuration.md (tests/docs/check-config-doc.sh
+ * finds the calls by the literal name as the first argument, on one line). */
+int gt_env_retired(const char *name, const char *instead);
 
 #endif

@@ -4,93 +4,85 @@
  * memory only.  Owns the device table, listen/connect/accept, the request
  * pools and the wire protocol.
  *
- * A connection is 1 control socket + N data sockets (N = the connector's
- * GDRTRACE_SOCKET_NSOCKS; the acceptor learns it from the hello).  With N = 0
- * a payload follows its DATA header on the control socket itself, as in
- * NCCL's Socket transport without helper threads: the control socket then
- * doubles as the one work queue (data[0], invariant 1a).
+ * sock has one mode, the shape of NCCL's Socket transport without helper
+ * threads: one TCP stream per connection carries everything (hello, CTS,
+ * DATA headers and the payloads after them), receives are single (maxRecvs
+ * 1) so sends go out eagerly, and test() moves bytes only up to the request
+ * it was given.  The GPU measurements chose each of these over the
+ * alternatives the transport once had (data sockets, grouped receives,
+ * progress of everything, waiting for a writable socket); their variables
+ * are retired (docs/configuration.md) and docs/results/ keeps the runs.
  *
- * Wire protocol (host byte order on the sockets: both ends run this build,
+ * Wire protocol (host byte order on the socket: both ends run this build,
  * which the hello's version pins; the handle alone is byte-order neutral):
- *   hello   (each socket, connector -> acceptor, once): struct wire_hello.
- *   CTS     (control, receiver -> sender, one per irecv): wire_hdr{type CTS,
- *           sub = n, slot, flags} + n x wire_cts_ent{tag, size}.  "Clear to
- *           send": the sender sends into that posted receive.
- *   DATA    (control, sender -> receiver, one per isend): wire_hdr{type DATA,
- *           sub, slot, flags, size, tag}, followed on the control socket by
- *           the payload itself when size <= INLINE_MAX (small-message
- *           latency), else the payload is striped over the data sockets.
+ *   hello   (connector -> acceptor, once): struct wire_hello, index 0 and
+ *           nsocks 0 (the fields once numbered data sockets; a peer that
+ *           asks for any is refused).
+ *   CTS     (receiver -> sender, one per irecv until the sender went eager):
+ *           wire_hdr{type CTS, sub = 1, slot, flags EAGER_OK} + one
+ *           wire_cts_ent{tag, size}.  "Clear to send" into that posted
+ *           receive, and the receiver's promise to post only single receives.
+ *   DATA    (sender -> receiver, one per isend): wire_hdr{type DATA, sub 0,
+ *           slot, flags, size, tag}, followed by the payload itself
+ *           (unless flagged truncated).
  *
- * Two ways to send, chosen per receiving comm:
- *   rendezvous (GDRTRACE_SOCKET_MAXRECVS > 1, grouped receives allowed):
- *           every isend waits for its CTS, so a multi-receive can never be
- *           starved behind a message for a later receive.
- *   eager    (maxRecvs 1, the default, as NCCL's own Socket transport): the
- *           receiver's CTS carry FLAG_EAGER_OK, a promise that it will only
- *           ever post single receives.  From the first such CTS on, a send
- *           with no CTS to match goes out without one (DATA with FLAG_EAGER) and
- *           waits in the kernel's socket buffers; the sender's progress no
- *           longer depends on the receiver having posted.  Once the receiver
- *           has seen an eager DATA it stops sending CTS altogether.
+ * Eager sends (as NCCL's own Socket transport): until the first CTS arrives
+ * an isend has nothing to go by and returns a NULL request (NCCL retries);
+ * from then on a send with no CTS to match goes out without one (DATA with
+ * FLAG_EAGER) and waits in the kernel's socket buffers, so the sender's
+ * progress no longer depends on the receiver having posted.  Once the
+ * receiver has seen an eager DATA it stops sending CTS altogether.
  *
  * Invariants:
- *  1. Striping is a pure function of (size, nsocks, chunk, rotation counter);
- *     both ends advance the counter for each non-inline DATA in control-stream
- *     order, so every data socket carries the same sequence of parts on both
- *     ends and needs no per-part header.
- *  1a. N = 0: the sender writes no control byte that follows a queued
- *     payload's header before that payload (each work records the stream
- *     position it starts at, `mark`); the receiver, having parsed such a
- *     header, takes what of the payload it already buffered and reads the
- *     rest straight from the socket before it parses anything else.
- *  1b. N = 0: large payloads never pass through the control buffer.  The
- *     sender hands a header and its payload to one sendmsg(); the receiver,
- *     once a payload was larger than INLINE_MAX, reads the control stream
- *     only up to the end of the next message (its header, or header and
- *     inline body), so the next payload lands straight in its buffer; an
- *     inline message switches back to filling the buffer (many small
- *     messages per recv()).
- *  2. The sender matches an isend to the oldest CTS entry with an unmatched
- *     sub of that tag; per-tag order is FIFO on both ends, so this is the
- *     receive NCCL meant.  No CTS -> isend returns a NULL request (retry),
- *     unless the receiver promised single receives (eager, below).
+ *  1. One socket per connection: control messages and payloads share one
+ *     TCP stream, so its order is the protocol's order (1a, 1b).
+ *  1a. The sender writes no control byte that follows a queued payload's
+ *     header before that payload (each work records the stream position it
+ *     starts at, `mark`); the receiver, having parsed such a header, takes
+ *     what of the payload it already buffered and reads the rest straight
+ *     from the socket before it parses anything else.
+ *  1b. Large payloads never pass through the control buffer.  The sender
+ *     hands a header and its payload to one sendmsg(); the receiver, once a
+ *     payload was larger than INLINE_MAX, reads the stream only up to the
+ *     end of the next message (its header, or header and inline body), so
+ *     the next payload lands straight in its buffer; an inline message
+ *     switches back to filling the buffer (many small messages per recv()).
+ *  2. The sender matches an isend to the oldest CTS with that tag; per-tag
+ *     order is FIFO on both ends, so this is the receive NCCL meant.  No CTS
+ *     and no single-receive promise yet -> isend returns a NULL request.
  *  2a. Eager: once the sender has sent one eager DATA it never uses a CTS
  *     again (it drops them), so the k-th message of a tag always belongs to
- *     the k-th receive of that tag.  An eager receiver matches every DATA
- *     that way (oldest posted receive with that tag; a rendezvous DATA must
- *     name that same slot); a DATA with no such receive yet stops the
- *     control stream where it is (it and its payload wait in the socket)
- *     until one is posted.  That cannot deadlock because the receiver's
- *     receives are single: the one it waits for is the one NCCL posts next
- *     for that tag, which depends on nothing behind it in the stream.
+ *     the k-th receive of that tag.  The receiver matches every DATA that
+ *     way (oldest posted receive with that tag; a DATA sent against a CTS
+ *     must name that same slot); a DATA with no such receive yet stops the
+ *     stream where it is (it and its payload wait in the socket) until one
+ *     is posted.  That cannot deadlock because receives are single: the one
+ *     it waits for is the one NCCL posts next for that tag, which depends on
+ *     nothing behind it in the stream.
  *  3. Everything read from the network is validated before use (hello
  *     fields, slot, sub, tag, size, n); a violation fails the comm with
  *     GT_REMOTE_ERROR and a WARN naming the peer.  A comm error is sticky.
  *  4. No allocation, lock or blocking call on the data path: request pools
  *     and queues are allocated at connect/accept; sockets are non-blocking
  *     and all progress happens inside isend/irecv/test.
- *  4a. Progress scope (GDRTRACE_SOCKET_PROGRESS): by default ("tested") a
- *     test() moves bytes, in stream order, only until the request tested
- *     has completed (a sendmsg() that completes it ends the call), and an
- *     isend sends no payload, as NCCL's Socket does; with no data sockets
- *     it sends nothing at all, so each header leaves with its payload (1b).
- *     So NCCL hears of each completion before later messages are moved,
- *     which is what lets its GPU kernel reuse the slot.  "all" moves
- *     everything the sockets take on every call.  With 2+ data sockets a
- *     socket stops once the tested request has no part left on it.
+ *  4a. Progress scope: a test() moves bytes, in stream order, only until the
+ *     request tested has completed (a sendmsg() that completes it ends the
+ *     call), and an isend sends nothing, so each header leaves with its
+ *     payload (1b), as NCCL's Socket does.  So NCCL hears of each completion
+ *     before later messages are moved, which is what lets its GPU kernel
+ *     reuse the slot.
  *  4b. A send completes only when its payload *and* its header (with any
  *     inline body) have left our buffers for the kernel's: after the last
  *     send's test() says done NCCL may never call us on that comm again, so
  *     nothing of it may be left behind.
  *  4c. A payload send() or recv() that moved fewer bytes than asked is
- *     repeated on that socket until it would block or the part is done, as
- *     NCCL's Socket does: what arrived (or drained) while the kernel copied
- *     is taken in this call, not one proxy loop later.  Only a sender with
- *     GDRTRACE_SOCKET_POLL_WRITABLE=1 stops at once and waits for poll().
- *  5. Truncation (message larger than the posted buffer): in rendezvous the
- *     sender sees it in the CTS and sends a DATA header with FLAG_TRUNC and
- *     no payload: both requests fail from test().  An eager sender cannot
- *     know; the receiver reads the payload into a sink and fails the
+ *     repeated until it would block or the payload is done, as NCCL's
+ *     Socket does: what arrived (or drained) while the kernel copied is
+ *     taken in this call, not one proxy loop later.
+ *  5. Truncation (message larger than the posted buffer): a sender that
+ *     matched a CTS sees it there and sends a DATA header with FLAG_TRUNC
+ *     and no payload: both requests fail from test().  An eager sender
+ *     cannot know; the receiver reads the payload into a sink and fails the
  *     receive (the send completes, as with NCCL's Socket).  Either way the
  *     stream stays in sync and the comm stays usable.
  */
@@ -107,6 +99,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -117,11 +110,15 @@
 #define INLINE_MAX 4096
 #define IN_CAP (64 * 1024)
 #define OUT_CAP (256 * 1024)
-#define DEFAULT_CHUNK (128 * 1024)
+/* The hello's chunk field: the striping granule of protocol version 2, which
+ * the wire keeps; nothing is striped now. */
+#define HELLO_CHUNK (128 * 1024)
 #define MAX_MSG ((size_t)1 << 30) /* test() reports int sizes: stay well below INT_MAX */
 #define RECV_POOL GT_NET_MAX_REQUESTS
-#define SEND_POOL (GT_NET_MAX_REQUESTS * GT_SOCK_MAX_RECVS)
-#define WQ_CAP SEND_POOL        /* >= both pools' worst case of one part per message per socket */
+/* An eager sender may run ahead of its receiver: as many sends in flight as
+ * the transport always allowed (8 per receive slot). */
+#define SEND_POOL (GT_NET_MAX_REQUESTS * 8)
+#define WQ_CAP SEND_POOL        /* >= both pools: at most one queued payload per message */
 #define HELLO_MAGIC 0x47544831u /* "GTH1" */
 #define MAX_PENDING 64
 #define MAX_CONNECTING 256
@@ -134,7 +131,7 @@ enum { W_CTS = 1, W_DATA = 2 };
 
 struct wire_hdr {
     uint8_t type;
-    uint8_t sub; /* CTS: n; DATA: sub index */
+    uint8_t sub; /* CTS: n (always 1); DATA: sub index (always 0) */
     uint16_t slot;
     uint32_t flags;
     uint64_t size;
@@ -153,93 +150,74 @@ _Static_assert(sizeof(struct wire_cts_ent) == 16, "wire_cts_ent is 16 bytes on t
 struct wire_hello {
     uint32_t magic;
     uint16_t version;
-    uint8_t index;  /* 0 = control, 1..nsocks = data */
-    uint8_t nsocks; /* data sockets */
-    uint32_t chunk; /* striping granule (bytes) */
+    uint8_t index;  /* 0: the connection's one socket */
+    uint8_t nsocks; /* 0: no data sockets */
+    uint32_t chunk; /* HELLO_CHUNK */
     uint32_t reserved;
-    uint64_t conn_id; /* groups one connection's sockets */
+    uint64_t conn_id; /* the connector's connect-in-progress id */
     uint64_t nonce;   /* the listen handle's nonce */
 };
 _Static_assert(sizeof(struct wire_hello) == 32, "wire_hello is 32 bytes on the wire");
 
 enum { REQ_FREE = 0, REQ_SEND, REQ_RECV, REQ_FLUSH };
 
-struct sock_sub {
+struct sock_comm;
+struct sock_req {
+    struct sock_comm *comm;
+    int kind;
+    int busy;         /* payload bytes (or, recv, the header) still to come */
+    int optional;     /* NCCL pre-set *request to GT_NET_OPTIONAL_RECV_COMPLETION */
+    int abandoned;    /* test() already reported its error; free when busy ends */
+    uint64_t seq;     /* recv: posting order, for eager matching (invariant 2a) */
+    uint64_t out_end; /* send: out_added once its header (and inline body) was queued */
+    gt_result err;
     void *data;
     size_t size; /* recv: posted capacity; send: message size */
     size_t got;  /* recv: size the sender announced */
-    size_t left; /* payload bytes still to move */
     int tag;
     int state;   /* recv: 0 waiting for header, 1 header seen, 2 done */
     int discard; /* recv: truncated eager payload, read into the sink */
 };
 
-struct sock_comm;
-struct sock_req {
-    struct sock_comm *comm;
-    int kind;
-    int n;
-    int subs_left;
-    int optional;  /* NCCL pre-set *request to GT_NET_OPTIONAL_RECV_COMPLETION */
-    int abandoned; /* test() already reported its error; free when subs finish */
-    uint64_t seq;  /* recv: posting order, for eager matching (invariant 2a) */
-    uint64_t out_end; /* send: out_added once its header (and inline body) was queued */
-    gt_result err;
-    struct sock_sub sub[GT_SOCK_MAX_RECVS];
-};
-
+/* One payload queued on the stream (invariant 1a). */
 struct sock_work {
     struct sock_req *req;
-    int sub;
-    size_t off, len, done;
-    uint64_t mark; /* N = 0, sender: control-stream position the payload starts at */
-};
-
-struct sock_data {
-    int fd;
-    unsigned head, count;
-    int full;            /* sender: the last send() did not take all it was offered */
-    struct sock_work *w; /* ring of WQ_CAP */
+    size_t len, done;
+    uint64_t mark; /* sender: stream position the payload starts at */
 };
 
 struct cts_ent {
     uint16_t slot;
-    uint8_t n;
-    uint8_t matched; /* bit per sub */
-    int32_t tag[GT_SOCK_MAX_RECVS];
-    uint64_t size[GT_SOCK_MAX_RECVS];
+    int32_t tag;
+    uint64_t size;
 };
 
 enum { COMM_SEND = 1, COMM_RECV = 2 };
 
 struct sock_comm {
     int kind;
-    int nsocks;
-    int nq; /* work queues: nsocks, or 1 (the control socket) when nsocks is 0 */
-    size_t chunk;
-    int ctrl;
-    unsigned rot; /* invariant 1 */
+    int fd;
     gt_result err;
-    int eof;       /* control socket saw EOF */
-    int await_hdr; /* receiver: posted sub-receives still waiting for their DATA header */
-    int max_recvs; /* receiver: sub-receives allowed per irecv (1 = eager, see the top) */
+    int eof;        /* the socket saw EOF */
+    int await_hdr;  /* receiver: posted receives still waiting for their DATA header */
     int peer_eager; /* receiver: an eager DATA arrived, no more CTS are needed */
     int stalled;    /* receiver: the next DATA has no posted receive yet */
-    int exact_ctrl; /* receiver, N = 0: the last payload was large, so read the
-                     * control stream one message at a time (invariant 1b) */
+    int exact_ctrl; /* receiver: the last payload was large, so read the
+                     * stream one message at a time (invariant 1b) */
     uint64_t post_seq;
     int eager_ok;   /* sender: the receiver promised single receives */
     int eager_sent; /* sender: an eager DATA went out; CTS are ignored from now on */
     struct gt_sock_stats st;
-    /* GDRTRACE_SOCKET_PROGRESS=tested: the request test() was called on.
-     * Progress stops as soon as it has completed, so test() reports it
-     * without first moving every later message the socket would take. */
+    /* The request test() was called on (invariant 4a): progress stops as
+     * soon as it has completed, so test() reports it without first moving
+     * every later message the socket would take. */
     const struct sock_req *until;
     char peer[80];
-    struct sock_data data[GT_SOCK_MAX_SOCKS];
+    struct sock_work *wq; /* ring of WQ_CAP payloads, in stream order */
+    unsigned wq_head, wq_count;
     uint8_t *out;
     size_t out_off, out_len;
-    uint64_t out_sent; /* control-stream bytes sent so far (invariant 1a) */
+    uint64_t out_sent;  /* stream bytes sent so far (invariant 1a) */
     uint64_t out_added; /* sender: bytes ever queued in `out` (headers, inline bodies) */
     uint8_t *in;
     size_t in_len;
@@ -251,9 +229,8 @@ struct sock_comm {
     int nfree;
     /* connect() state until established */
     uint64_t conn_id;
-    int hello_sent[GT_SOCK_MAX_SOCKS + 1];
-    int connected[GT_SOCK_MAX_SOCKS + 1];
-    int fds[GT_SOCK_MAX_SOCKS + 1]; /* fds[0] = ctrl, fds[i] = data[i-1].fd */
+    int hello_sent;
+    int connected;
     struct wire_hello hello;
     int dev;
 };
@@ -297,12 +274,10 @@ struct sock_dev {
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static int g_refs;
 static int g_ndev;
-static int g_nsocks;        /* GDRTRACE_SOCKET_NSOCKS, read once per first init */
-static int g_max_recvs = 1; /* GDRTRACE_SOCKET_MAXRECVS, likewise */
-static int g_poll_writable; /* GDRTRACE_SOCKET_POLL_WRITABLE, likewise */
-static int g_tested_only;   /* GDRTRACE_SOCKET_PROGRESS=tested, likewise */
-static int g_sndbuf;        /* GDRTRACE_SOCKET_SNDBUF bytes, 0 = kernel autotuning; likewise */
-static int g_rcvbuf;        /* GDRTRACE_SOCKET_RCVBUF, likewise */
+static int g_retired_checked; /* the retired variables were looked at (once per process) */
+/* GDRTRACE_SOCKET_SNDBUF/RCVBUF bytes (0: kernel autotuning), read at each first init. */
+static int g_sndbuf;
+static int g_rcvbuf;
 static struct sock_dev g_dev[GT_SOCK_MAX_DEVS];
 
 /* connect-in-progress registry: the id in the handle maps to a comm here */
@@ -377,8 +352,8 @@ static gt_result devices_discover(void)
     g_ndev = n;
     /* The settings in force, so a run's NCCL log says how it moved data. */
     GT_INFO(GT_LOGSUB_INIT | GT_LOGSUB_NET,
-            "sock: using%s; data sockets %d, maxRecvs %d, progress %s, poll writable %d", line,
-            g_nsocks, g_max_recvs, g_tested_only ? "tested" : "all", g_poll_writable);
+            "sock: using%s; socket buffers sndbuf %d, rcvbuf %d (0: TCP autotuning)", line,
+            g_sndbuf, g_rcvbuf);
     return GT_OK;
 }
 
@@ -401,6 +376,24 @@ static void devices_release(void)
     g_ndev = 0;
 }
 
+/* Variables of modes the GPU measurements rejected (docs/results/): set, each
+ * gets one WARN per process naming what sock does instead, and is ignored. */
+static void retired_check(void)
+{
+    if (g_retired_checked)
+        return;
+    g_retired_checked = 1;
+    gt_env_retired("GDRTRACE_SOCKET_NSOCKS",
+                   "sock has no data sockets; each payload follows its header on the "
+                   "connection's one socket");
+    gt_env_retired("GDRTRACE_SOCKET_MAXRECVS",
+                   "sock offers maxRecvs 1 (single receives, eager sends), as NCCL's Socket does");
+    gt_env_retired("GDRTRACE_SOCKET_PROGRESS",
+                   "test() moves bytes only up to the request tested, as NCCL's Socket does");
+    gt_env_retired("GDRTRACE_SOCKET_POLL_WRITABLE",
+                   "a full socket is offered data again on the next progress call");
+}
+
 static gt_result sock_init(void **ctx, uint64_t comm_id, int has_comm_id,
                            const struct gt_comm_config *config, gt_logger_fn logger,
                            gt_profiler_fn profiler)
@@ -420,23 +413,7 @@ static gt_result sock_init(void **ctx, uint64_t comm_id, int has_comm_id,
     gt_result r = GT_OK;
     pthread_mutex_lock(&g_lock);
     if (g_refs == 0) {
-        /* 0: payloads on the control socket, NCCL's Socket shape.  In real
-         * NCCL on the GPU machine it beat 1 and 2 data sockets in every
-         * broadcast/sendrecv cell measured side by side (plugin/sock/README.md,
-         * docs/results/gpu-nccl.md Run 4). */
-        g_nsocks = (int)gt_env_long("GDRTRACE_SOCKET_NSOCKS", 0, 0, GT_SOCK_MAX_SOCKS);
-        /* 1, like NCCL's Socket: sends need not wait for the receiver.  More
-         * allows grouped receives at the price of a CTS round trip per send. */
-        g_max_recvs =
-            (int)gt_env_long("GDRTRACE_SOCKET_MAXRECVS", 1, 1, GT_SOCK_MAX_RECVS);
-        /* Off by default: the GPU runs measured retrying at once (docs/results/
-         * gpu-nccl.md); waiting measured neutral on the CI machine's bench. */
-        g_poll_writable = gt_env_bool("GDRTRACE_SOCKET_POLL_WRITABLE", 0);
-        /* all: each test() moves every posted message the sockets take;
-         * tested: only up to the request tested (NCCL's Socket's way), so
-         * NCCL learns of each completion before later messages move. */
-        static const char *const scopes[] = {"all", "tested", NULL};
-        g_tested_only = gt_env_choice("GDRTRACE_SOCKET_PROGRESS", scopes, 1) == 1;
+        retired_check();
         /* 0: the kernel sizes the buffers (autotuning); like NCCL_SOCKET_SNDBUF
          * and _RCVBUF, a size pins them (capped by net.core.wmem_max/rmem_max). */
         g_sndbuf = (int)gt_env_long("GDRTRACE_SOCKET_SNDBUF", 0, 0, 1L << 30);
@@ -501,7 +478,7 @@ static gt_result sock_get_properties(int dev, struct gt_props *p)
     p->port = 0;
     p->latency_us = 0;
     p->max_comms = 65536;
-    p->max_recvs = __atomic_load_n(&g_max_recvs, __ATOMIC_RELAXED);
+    p->max_recvs = 1; /* single receives: what makes eager sends safe (2a) */
     p->net_device_type = 0;
     p->net_device_version = 0;
     p->vdev_count = 1;
@@ -595,33 +572,21 @@ static void close_abort(int fd)
 
 /* ---- comm lifetime ------------------------------------------------------ */
 
-static struct sock_comm *comm_alloc(int kind, int nsocks)
+static struct sock_comm *comm_alloc(int kind)
 {
     struct sock_comm *c = calloc(1, sizeof(*c));
     if (!c)
         return NULL;
     c->kind = kind;
-    c->nsocks = nsocks;
-    c->nq = nsocks ? nsocks : 1;
-    c->chunk = DEFAULT_CHUNK;
-    c->ctrl = -1;
-    for (int i = 0; i <= GT_SOCK_MAX_SOCKS; i++)
-        c->fds[i] = -1;
-    for (int i = 0; i < GT_SOCK_MAX_SOCKS; i++)
-        c->data[i].fd = -1;
+    c->fd = -1;
     c->nreqs = kind == COMM_SEND ? SEND_POOL : RECV_POOL;
     c->out = malloc(OUT_CAP);
     c->in = malloc(IN_CAP);
     c->reqs = calloc((size_t)c->nreqs, sizeof(*c->reqs));
     c->freelist = calloc((size_t)c->nreqs, sizeof(int));
-    int ok = c->out && c->in && c->reqs && c->freelist;
-    for (int i = 0; ok && i < c->nq; i++) {
-        c->data[i].w = calloc(WQ_CAP, sizeof(struct sock_work));
-        ok = c->data[i].w != NULL;
-    }
-    if (!ok) {
-        for (int i = 0; i < c->nq; i++)
-            free(c->data[i].w);
+    c->wq = calloc(WQ_CAP, sizeof(struct sock_work));
+    if (!c->out || !c->in || !c->reqs || !c->freelist || !c->wq) {
+        free(c->wq);
         free(c->out);
         free(c->in);
         free(c->reqs);
@@ -638,36 +603,27 @@ static struct sock_comm *comm_alloc(int kind, int nsocks)
 
 static int comm_busy(const struct sock_comm *c)
 {
-    if (c->out_len > c->out_off)
-        return 1;
-    for (int i = 0; i < c->nq; i++)
-        if (c->data[i].count)
-            return 1;
-    return c->nfree != c->nreqs;
+    return c->out_len > c->out_off || c->wq_count || c->nfree != c->nreqs;
 }
 
 static void comm_free(struct sock_comm *c, int abortive)
 {
     if (!c)
         return;
-    for (int i = 0; i <= c->nsocks; i++) {
-        int fd = c->fds[i];
-        if (fd < 0)
-            continue;
+    if (c->fd >= 0) {
         if (abortive) {
-            close_abort(fd);
+            close_abort(c->fd);
         } else {
             /* Unread bytes at close() turn our FIN into a RST, which could
              * make the peer drop data it has not read yet: drain first. */
             char sink[4096];
-            while (recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0)
+            while (recv(c->fd, sink, sizeof(sink), MSG_DONTWAIT) > 0)
                 ;
-            shutdown(fd, SHUT_WR);
-            close(fd);
+            shutdown(c->fd, SHUT_WR);
+            close(c->fd);
         }
     }
-    for (int i = 0; i < c->nq; i++)
-        free(c->data[i].w);
+    free(c->wq);
     free(c->out);
     free(c->in);
     free(c->reqs);
@@ -721,104 +677,58 @@ static void req_put(struct sock_req *r)
     c->freelist[c->nfree++] = (int)(r - c->reqs);
 }
 
-static void sub_finished(struct sock_req *r, int s)
+static void req_finished(struct sock_req *r)
 {
-    r->sub[s].state = 2;
-    if (--r->subs_left == 0 && r->abandoned)
+    r->state = 2;
+    r->busy = 0;
+    if (r->abandoned)
         req_put(r);
 }
 
-/* ---- striping (invariant 1) --------------------------------------------- */
+/* ---- the payload queue (invariant 1a) ----------------------------------- */
 
-static int stripe(const struct sock_comm *c, size_t size, size_t *part)
+static void enqueue_payload(struct sock_comm *c, struct sock_req *r, size_t size)
 {
-    if (c->nsocks == 0) {
-        *part = size; /* one work, on the control socket */
-        return 1;
-    }
-    size_t np = size / c->chunk;
-    if (np < 1)
-        np = 1;
-    if (np > (size_t)c->nsocks)
-        np = (size_t)c->nsocks;
-    size_t p = (size + np - 1) / np;
-    p = (p + 4095) & ~(size_t)4095;
-    *part = p;
-    return (int)((size + p - 1) / p);
-}
-
-static void enqueue_parts(struct sock_comm *c, struct sock_req *r, int s, size_t size)
-{
-    size_t part;
-    int np = stripe(c, size, &part);
-    r->sub[s].left = size;
-    /* Invariant 1a: the payload starts after everything not yet sent: the
-     * out buffer and the payloads queued before it. */
+    /* The payload starts after everything not yet sent: the out buffer and
+     * the payloads queued before it. */
     uint64_t mark = c->out_sent + (c->out_len - c->out_off);
-    if (c->nsocks == 0)
-        for (unsigned k = 0; k < c->data[0].count; k++) {
-            const struct sock_work *q = &c->data[0].w[(c->data[0].head + k) % WQ_CAP];
-            mark += q->len - q->done;
-        }
-    for (int i = 0; i < np; i++) {
-        struct sock_data *d = &c->data[(c->rot + (unsigned)i) % (unsigned)c->nq];
-        struct sock_work *w = &d->w[(d->head + d->count) % WQ_CAP];
-        w->req = r;
-        w->sub = s;
-        w->off = (size_t)i * part;
-        w->len = size - w->off < part ? size - w->off : part;
-        w->done = 0;
-        w->mark = mark;
-        d->count++;
+    for (unsigned k = 0; k < c->wq_count; k++) {
+        const struct sock_work *q = &c->wq[(c->wq_head + k) % WQ_CAP];
+        mark += q->len - q->done;
     }
-    c->rot = (c->rot + (unsigned)np) % (unsigned)c->nq;
+    struct sock_work *w = &c->wq[(c->wq_head + c->wq_count) % WQ_CAP];
+    *w = (struct sock_work){.req = r, .len = size, .done = 0, .mark = mark};
+    r->busy = 1;
+    c->wq_count++;
 }
 
 /* Done from the wire's side: every payload byte handed to the kernel and,
  * for a send, its header (and inline body) too.  A send whose header still
  * waits in the out buffer is not done: NCCL may never call us on this comm
- * again, and the receiver would wait for that header forever. */
+ * again, and the receiver would wait for that header forever (4b). */
 static int req_complete(const struct sock_comm *c, const struct sock_req *q)
 {
     /* What has left `out` is what was ever queued there less what waits. */
     uint64_t flushed = c->out_added - (c->out_len - c->out_off);
-    return q->subs_left == 0 && (q->kind != REQ_SEND || flushed >= q->out_end);
+    return !q->busy && (q->kind != REQ_SEND || flushed >= q->out_end);
 }
 
-/* The tested request has completed: nothing more to move this call. */
+/* The tested request has completed: nothing more to move this call (4a). */
 static int reached(const struct sock_comm *c)
 {
     return c->until && req_complete(c, c->until);
 }
 
-/* Tested scope with 2 or more data sockets: a socket moves bytes only while
- * the tested request still has its part on it, so no socket runs ahead into
- * later messages' stripes while another still carries the tested one (4a).
- * Each socket is its own stream, so holding one back never blocks another;
- * with 0 or 1 the stream order alone bounds it (reached()). */
-static int holds_until(const struct sock_comm *c, const struct sock_data *d)
+/* Accounts n bytes moved for the oldest payload; 1 when it completed. */
+static int work_moved(struct sock_comm *c, size_t n)
 {
-    if (!c->until || c->nsocks < 2)
-        return 1;
-    for (unsigned k = 0; k < d->count; k++)
-        if (d->w[(d->head + k) % WQ_CAP].req == c->until)
-            return 1;
-    return 0;
-}
-
-/* Accounts n bytes moved for the oldest work of d; 1 when it completed. */
-static int work_moved(struct sock_data *d, size_t n)
-{
-    struct sock_work *w = &d->w[d->head];
-    struct sock_sub *s = &w->req->sub[w->sub];
+    struct sock_work *w = &c->wq[c->wq_head];
     w->done += n;
     if (w->done < w->len)
         return 0;
-    s->left -= w->len;
-    if (s->left == 0)
-        sub_finished(w->req, w->sub);
-    d->head = (d->head + 1) % WQ_CAP;
-    d->count--;
+    req_finished(w->req);
+    c->wq_head = (c->wq_head + 1) % WQ_CAP;
+    c->wq_count--;
     return 1;
 }
 
@@ -828,15 +738,15 @@ static gt_result flush_out(struct sock_comm *c)
 {
     while (c->out_off < c->out_len) {
         size_t lim = c->out_len - c->out_off;
-        if (c->nsocks == 0 && c->kind == COMM_SEND && c->data[0].count) {
+        if (c->kind == COMM_SEND && c->wq_count) {
             /* Invariant 1a: nothing past the oldest queued payload's start. */
-            uint64_t mark = c->data[0].w[c->data[0].head].mark;
+            uint64_t mark = c->wq[c->wq_head].mark;
             if (mark <= c->out_sent)
                 break;
             if (mark - c->out_sent < lim)
                 lim = (size_t)(mark - c->out_sent);
         }
-        ssize_t n = send(c->ctrl, c->out + c->out_off, lim, MSG_DONTWAIT | MSG_NOSIGNAL);
+        ssize_t n = send(c->fd, c->out + c->out_off, lim, MSG_DONTWAIT | MSG_NOSIGNAL);
         c->st.ctrl_writes++;
         if (n > 0) {
             c->out_off += (size_t)n;
@@ -871,11 +781,11 @@ static gt_result handle_cts(struct sock_comm *c, const struct wire_hdr *h, const
 {
     if (c->kind != COMM_SEND)
         return comm_fail(c, GT_REMOTE_ERROR, "peer sent a CTS to a receiver (protocol error)");
-    int ok = (h->flags & W_FLAG_EAGER_OK) != 0;
-    if (c->eager_ok && !ok)
+    if (!(h->flags & W_FLAG_EAGER_OK))
         return comm_fail(c, GT_REMOTE_ERROR,
-                         "peer's CTS withdrew its single-receive promise (protocol error)");
-    c->eager_ok = ok;
+                         "peer's CTS does not promise single receives (a peer that allows "
+                         "grouped receives; protocol error)");
+    c->eager_ok = 1;
     if (c->eager_sent)
         return GT_OK; /* invariant 2a: matched by order on the receiver, not by CTS */
     if (c->ncts >= RECV_POOL)
@@ -883,31 +793,22 @@ static gt_result handle_cts(struct sock_comm *c, const struct wire_hdr *h, const
                          RECV_POOL);
     if (h->slot >= RECV_POOL)
         return comm_fail(c, GT_REMOTE_ERROR, "peer CTS slot %u out of range", h->slot);
-    struct cts_ent *e = &c->cts[c->ncts];
-    e->slot = h->slot;
-    e->n = h->sub;
-    e->matched = 0;
-    for (int i = 0; i < h->sub; i++) {
-        struct wire_cts_ent ce;
-        memcpy(&ce, body + i * sizeof(ce), sizeof(ce));
-        if (ce.size > MAX_MSG)
-            return comm_fail(c, GT_REMOTE_ERROR, "peer CTS size %llu exceeds %zu",
-                             (unsigned long long)ce.size, MAX_MSG);
-        e->tag[i] = ce.tag;
-        e->size[i] = ce.size;
-    }
-    c->ncts++;
+    struct wire_cts_ent ce;
+    memcpy(&ce, body, sizeof(ce));
+    if (ce.size > MAX_MSG)
+        return comm_fail(c, GT_REMOTE_ERROR, "peer CTS size %llu exceeds %zu",
+                         (unsigned long long)ce.size, MAX_MSG);
+    c->cts[c->ncts++] = (struct cts_ent){.slot = h->slot, .tag = ce.tag, .size = ce.size};
     return GT_OK;
 }
 
-/* Invariant 2a: the eager receiver's match for a DATA of this tag. */
+/* Invariant 2a: the receiver's match for a DATA of this tag. */
 static struct sock_req *eager_match(struct sock_comm *c, int tag)
 {
     struct sock_req *best = NULL;
     for (int i = 0; i < c->nreqs; i++) {
         struct sock_req *q = &c->reqs[i];
-        if (q->kind == REQ_RECV && q->sub[0].state == 0 && q->sub[0].tag == tag &&
-            (!best || q->seq < best->seq))
+        if (q->kind == REQ_RECV && q->state == 0 && q->tag == tag && (!best || q->seq < best->seq))
             best = q;
     }
     return best;
@@ -919,87 +820,62 @@ static gt_result handle_data(struct sock_comm *c, const struct wire_hdr *h, cons
     if (c->kind != COMM_RECV)
         return comm_fail(c, GT_REMOTE_ERROR, "peer sent DATA to a sender (protocol error)");
     int eager = (h->flags & W_FLAG_EAGER) != 0;
-    struct sock_req *r;
-    int si;
-    if (c->max_recvs == 1) {
-        r = eager_match(c, h->tag);
-        if (!r) {
-            c->stalled = 1;
-            c->st.stalls++;
-            return GT_OK;
-        }
-        if (!eager && (h->slot != (size_t)(r - c->reqs) || h->sub != 0))
-            return comm_fail(c, GT_REMOTE_ERROR,
-                             "peer DATA (tag %d) names slot %u sub %u, but the receive it "
-                             "belongs to is slot %td",
-                             h->tag, h->slot, h->sub, r - c->reqs);
-        if (eager)
-            c->peer_eager = 1;
-        si = 0;
-    } else {
-        if (eager)
-            return comm_fail(c, GT_REMOTE_ERROR,
-                             "peer sent without a CTS to a comm that allows grouped receives "
-                             "(protocol error)");
-        if (h->slot >= c->nreqs)
-            return comm_fail(c, GT_REMOTE_ERROR, "peer DATA slot %u out of range", h->slot);
-        r = &c->reqs[h->slot];
-        if (r->kind != REQ_RECV || h->sub >= r->n || r->sub[h->sub].state != 0)
-            return comm_fail(c, GT_REMOTE_ERROR,
-                             "peer DATA for slot %u sub %u matches no posted receive", h->slot,
-                             h->sub);
-        si = h->sub;
+    struct sock_req *r = eager_match(c, h->tag);
+    if (!r) {
+        c->stalled = 1;
+        c->st.stalls++;
+        return GT_OK;
     }
-    struct sock_sub *s = &r->sub[si];
+    if (!eager && (h->slot != (size_t)(r - c->reqs) || h->sub != 0))
+        return comm_fail(c, GT_REMOTE_ERROR,
+                         "peer DATA (tag %d) names slot %u sub %u, but the receive it "
+                         "belongs to is slot %td",
+                         h->tag, h->slot, h->sub, r - c->reqs);
+    if (eager)
+        c->peer_eager = 1;
     c->await_hdr--;
     c->st.msgs++;
     c->st.eager += eager;
     c->st.bytes += h->size;
-    if (h->tag != s->tag)
-        return comm_fail(c, GT_REMOTE_ERROR, "peer DATA tag %d for a receive posted with tag %d",
-                         h->tag, s->tag);
     if (h->size > MAX_MSG)
         return comm_fail(c, GT_REMOTE_ERROR, "peer DATA size %llu exceeds %zu",
                          (unsigned long long)h->size, MAX_MSG);
-    s->got = h->size;
+    r->got = h->size;
     int trunc = (h->flags & W_FLAG_TRUNC) != 0;
-    if (c->nsocks == 0)
-        c->exact_ctrl = !trunc && h->size > INLINE_MAX; /* invariant 1b */
-    if (!trunc && h->size > s->size && !eager)
+    c->exact_ctrl = !trunc && h->size > INLINE_MAX; /* invariant 1b */
+    if (!trunc && h->size > r->size && !eager)
         return comm_fail(c, GT_REMOTE_ERROR,
                          "peer sent %llu bytes (tag %d) into a %zu-byte receive without "
                          "flagging truncation",
-                         (unsigned long long)h->size, h->tag, s->size);
-    if (trunc || h->size > s->size) {
+                         (unsigned long long)h->size, h->tag, r->size);
+    if (trunc || h->size > r->size) {
         GT_WARN("sock: message of %llu bytes (tag %d) from %s exceeds the posted receive "
                 "buffer of %zu bytes: truncation refused",
-                (unsigned long long)h->size, h->tag, c->peer, s->size);
+                (unsigned long long)h->size, h->tag, c->peer, r->size);
         if (!r->err)
             r->err = GT_INVALID_USAGE;
         if (trunc || h->size <= INLINE_MAX) {
-            sub_finished(r, si); /* no payload, or inline and skipped with the header */
+            req_finished(r); /* no payload, or inline and skipped with the header */
             return GT_OK;
         }
-        s->discard = 1; /* eager: the payload is on its way and must be read */
+        r->discard = 1; /* eager: the payload is on its way and must be read */
     } else if (h->size <= INLINE_MAX) {
         if (h->size)
-            memcpy(s->data, body, h->size);
-        sub_finished(r, si);
+            memcpy(r->data, body, h->size);
+        req_finished(r);
         return GT_OK;
     }
-    s->state = 1;
-    enqueue_parts(c, r, si, h->size);
+    r->state = 1;
+    enqueue_payload(c, r, h->size);
     return GT_OK;
 }
 
 /* Bytes that follow header h in the control stream (0 for a CTS whose n is
- * out of range: parse_in rejects it). */
+ * not 1: parse_in rejects it). */
 static size_t msg_body(const struct wire_hdr *h)
 {
     if (h->type == W_CTS)
-        return h->sub >= 1 && h->sub <= GT_SOCK_MAX_RECVS
-                   ? (size_t)h->sub * sizeof(struct wire_cts_ent)
-                   : 0;
+        return h->sub == 1 ? sizeof(struct wire_cts_ent) : 0;
     if (h->type == W_DATA)
         return (!(h->flags & W_FLAG_TRUNC) && h->size <= INLINE_MAX) ? h->size : 0;
     return 0;
@@ -1013,9 +889,8 @@ static gt_result parse_in(struct sock_comm *c)
     while (c->in_len - off >= sizeof(struct wire_hdr)) {
         struct wire_hdr h;
         memcpy(&h, c->in + off, sizeof(h));
-        if (h.type == W_CTS && (h.sub < 1 || h.sub > GT_SOCK_MAX_RECVS)) {
-            rc = comm_fail(c, GT_REMOTE_ERROR, "peer CTS with n=%u (max %d)", h.sub,
-                           GT_SOCK_MAX_RECVS);
+        if (h.type == W_CTS && h.sub != 1) {
+            rc = comm_fail(c, GT_REMOTE_ERROR, "peer CTS with n=%u (single receives only)", h.sub);
             break;
         }
         if (h.type != W_CTS && h.type != W_DATA) {
@@ -1030,18 +905,16 @@ static gt_result parse_in(struct sock_comm *c)
         if (rc != GT_OK || c->stalled)
             break;
         off += sizeof(h) + body;
-        if (c->nsocks == 0 && c->kind == COMM_RECV && c->data[0].count) {
+        if (c->kind == COMM_RECV && c->wq_count) {
             /* Invariant 1a: this DATA's payload follows it in this stream;
              * take what is buffered, the rest comes from the socket before
              * anything else is parsed. */
-            struct sock_data *d = &c->data[0];
-            struct sock_work *w = &d->w[d->head];
-            struct sock_sub *ss = &w->req->sub[w->sub];
+            struct sock_work *w = &c->wq[c->wq_head];
             size_t n = c->in_len - off < w->len - w->done ? c->in_len - off : w->len - w->done;
-            if (n && !ss->discard)
-                memcpy((char *)ss->data + w->off + w->done, c->in + off, n);
+            if (n && !w->req->discard)
+                memcpy((char *)w->req->data + w->done, c->in + off, n);
             off += n;
-            if (!work_moved(d, n))
+            if (!work_moved(c, n))
                 break;
         }
     }
@@ -1076,10 +949,10 @@ static gt_result read_ctrl(struct sock_comm *c)
     for (;;) {
         if (reached(c))
             break;
-        if (c->nsocks == 0 && c->kind == COMM_RECV && c->data[0].count) {
+        if (c->kind == COMM_RECV && c->wq_count) {
             /* Invariant 1a: a payload is due before any further header. */
             r = move_data(c);
-            if (r != GT_OK || c->data[0].count)
+            if (r != GT_OK || c->wq_count)
                 return r;
             continue;
         }
@@ -1095,7 +968,7 @@ static gt_result read_ctrl(struct sock_comm *c)
             if (need && need < room)
                 room = need;
         }
-        ssize_t n = recv(c->ctrl, c->in + c->in_len, room, MSG_DONTWAIT);
+        ssize_t n = recv(c->fd, c->in + c->in_len, room, MSG_DONTWAIT);
         c->st.ctrl_reads++;
         if (n > 0) {
             c->st.ctrl_bytes += (uint64_t)n;
@@ -1119,123 +992,74 @@ static gt_result read_ctrl(struct sock_comm *c)
     return GT_OK;
 }
 
-/* ---- data sockets ------------------------------------------------------- */
-
-/* A socket whose send buffer filled is offered data again only once poll()
- * calls it writable, which TCP does when a good part of the buffer is free.
- * Retrying send() at once would, under back-pressure, write the few KiB
- * freed since, each its own segment for both ends' TCP to process. */
-static gt_result wait_writable(struct sock_comm *c)
-{
-    struct pollfd pf[GT_SOCK_MAX_SOCKS];
-    int idx[GT_SOCK_MAX_SOCKS], np = 0;
-    for (int i = 0; i < c->nq; i++)
-        if (c->data[i].full && c->data[i].count) {
-            pf[np] = (struct pollfd){.fd = c->data[i].fd, .events = POLLOUT};
-            idx[np++] = i;
-        }
-    if (np == 0)
-        return GT_OK;
-    c->st.polls++;
-    int pr = poll(pf, (nfds_t)np, 0);
-    if (pr < 0 && errno != EINTR && errno != EAGAIN)
-        return comm_fail(c, GT_SYSTEM_ERROR, "poll on data sockets: %s", strerror(errno));
-    for (int k = 0; pr > 0 && k < np; k++)
-        if (pf[k].revents) /* POLLOUT, or an error send() will name */
-            c->data[idx[k]].full = 0;
-    return GT_OK;
-}
+/* ---- payloads ----------------------------------------------------------- */
 
 static gt_result move_data(struct sock_comm *c)
 {
     int sending = c->kind == COMM_SEND;
-    int gated = sending && __atomic_load_n(&g_poll_writable, __ATOMIC_RELAXED);
-    if (gated) {
-        gt_result r = wait_writable(c);
-        if (r != GT_OK)
-            return r;
-    }
-    for (int i = 0; i < c->nq; i++) {
-        struct sock_data *d = &c->data[i];
-        if (gated && d->full)
-            continue;
-        while (d->count && holds_until(c, d)) {
-            struct sock_work *w = &d->w[d->head];
-            struct sock_sub *s = &w->req->sub[w->sub];
-            /* Invariant 1a: its header (and all before it) must be out first. */
-            if (sending && c->nsocks == 0 && w->mark + w->done != c->out_sent)
-                break;
-            char sink[SINK_BYTES];
-            char *p = (char *)s->data + w->off + w->done;
-            size_t want = w->len - w->done;
-            if (s->discard) {
-                p = sink;
-                if (want > sizeof(sink))
-                    want = sizeof(sink);
-            }
-            ssize_t n = sending ? send(d->fd, p, want, MSG_DONTWAIT | MSG_NOSIGNAL)
-                                : recv(d->fd, p, want, MSG_DONTWAIT);
-            c->st.io_calls++;
-            if (n > 0) {
-                c->st.io_bytes += (uint64_t)n;
-                if (sending && c->nsocks == 0)
-                    c->out_sent += (uint64_t)n;
-                if (work_moved(d, (size_t)n)) {
-                    if (reached(c))
-                        return GT_OK;
-                    continue;
-                }
-                /* Invariant 4c: ask again until it would block (a receiver
-                 * reading a truncated payload into the sink too).  Only a
-                 * sender can be gated, and it never discards. */
-                if (!gated)
-                    continue;
-                d->full = 1;
-                break; /* gated sender: poll() says when there is room again */
-            }
-            if (n == 0 && !sending)
-                return comm_fail(c, GT_REMOTE_ERROR,
-                                 "peer closed %s socket %d mid-message (%zu of %zu bytes of a "
-                                 "%zu-byte message received)",
-                                 c->nsocks ? "data" : "the control (payload)", i,
-                                 s->got - s->left + w->done, s->got, s->got);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-                c->st.would_block++;
-                d->full = sending;
-                break;
-            }
-            int e = n < 0 ? errno : EIO;
-            return comm_fail(c, errno_result(e), "%s on data socket %d: %s",
-                             sending ? "send" : "recv", i, strerror(e));
+    while (c->wq_count) {
+        struct sock_work *w = &c->wq[c->wq_head];
+        struct sock_req *q = w->req;
+        /* Invariant 1a: its header (and all before it) must be out first. */
+        if (sending && w->mark + w->done != c->out_sent)
+            break;
+        char sink[SINK_BYTES];
+        char *p = (char *)q->data + w->done;
+        size_t want = w->len - w->done;
+        if (q->discard) {
+            p = sink;
+            if (want > sizeof(sink))
+                want = sizeof(sink);
         }
+        ssize_t n = sending ? send(c->fd, p, want, MSG_DONTWAIT | MSG_NOSIGNAL)
+                            : recv(c->fd, p, want, MSG_DONTWAIT);
+        c->st.io_calls++;
+        if (n > 0) {
+            c->st.io_bytes += (uint64_t)n;
+            if (sending)
+                c->out_sent += (uint64_t)n;
+            if (work_moved(c, (size_t)n) && reached(c))
+                return GT_OK;
+            /* Invariant 4c: ask again until it would block (a receiver
+             * reading a truncated payload into the sink too). */
+            continue;
+        }
+        if (n == 0 && !sending)
+            return comm_fail(c, GT_REMOTE_ERROR,
+                             "peer closed the connection mid-message (%zu of %zu bytes of a "
+                             "%zu-byte message received)",
+                             w->done, q->got, q->got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            c->st.would_block++;
+            break;
+        }
+        int e = n < 0 ? errno : EIO;
+        return comm_fail(c, errno_result(e), "%s of a payload: %s", sending ? "send" : "recv",
+                         strerror(e));
     }
     return GT_OK;
 }
 
-/* N = 0, sender: when the oldest queued payload has not started and what
- * precedes it in the stream is all in the out buffer, send both with one
- * sendmsg() (invariant 1b): one syscall, and the header rides in the
- * payload's first segment instead of a 24-byte segment of its own. */
+/* Sender: when the oldest queued payload has not started and what precedes
+ * it in the stream is all in the out buffer, send both with one sendmsg()
+ * (invariant 1b): one syscall, and the header rides in the payload's first
+ * segment instead of a 24-byte segment of its own. */
 static gt_result send_fused(struct sock_comm *c)
 {
-    struct sock_data *d = &c->data[0];
-    if (!d->count)
+    if (!c->wq_count)
         return GT_OK;
-    if (d->full && __atomic_load_n(&g_poll_writable, __ATOMIC_RELAXED))
-        return GT_OK; /* move_data offers it again once poll() calls it writable */
-    struct sock_work *w = &d->w[d->head];
+    struct sock_work *w = &c->wq[c->wq_head];
     if (w->done || w->mark <= c->out_sent || w->mark - c->out_sent > c->out_len - c->out_off)
         return GT_OK; /* under way, or not next: flush_out/move_data go on */
     size_t lead = (size_t)(w->mark - c->out_sent);
-    struct sock_sub *sub = &w->req->sub[w->sub];
     struct iovec iov[2] = {{.iov_base = c->out + c->out_off, .iov_len = lead},
-                           {.iov_base = (char *)sub->data + w->off, .iov_len = w->len}};
+                           {.iov_base = w->req->data, .iov_len = w->len}};
     struct msghdr m = {.msg_iov = iov, .msg_iovlen = 2};
     ssize_t n;
     do
-        n = sendmsg(c->ctrl, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+        n = sendmsg(c->fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
     while (n < 0 && errno == EINTR);
     c->st.io_calls++;
     if (n < 0) {
@@ -1246,7 +1070,6 @@ static gt_result send_fused(struct sock_comm *c)
         int e = errno;
         return comm_fail(c, errno_result(e), "send on control socket: %s", strerror(e));
     }
-    d->full = (size_t)n < lead + w->len;
     size_t hdr_part = (size_t)n < lead ? (size_t)n : lead;
     c->out_off += hdr_part;
     c->out_sent += (uint64_t)n;
@@ -1254,13 +1077,13 @@ static gt_result send_fused(struct sock_comm *c)
         c->out_off = c->out_len = 0;
     if ((size_t)n > lead) {
         c->st.io_bytes += (uint64_t)n - lead;
-        work_moved(d, (size_t)n - lead);
+        work_moved(c, (size_t)n - lead);
     }
     return GT_OK;
 }
 
-/* N = 0, sender: header and payload bytes take turns on one socket
- * (invariant 1a), so send until neither moves. */
+/* Sender: header and payload bytes take turns on one socket (invariant 1a),
+ * so send until neither moves. */
 static gt_result pump_ctrl(struct sock_comm *c)
 {
     for (;;) {
@@ -1283,22 +1106,20 @@ static gt_result progress(struct sock_comm *c)
     if (c->err)
         return c->err;
     c->st.progress++;
-    if (c->nsocks == 0 && c->kind == COMM_SEND)
+    if (c->kind == COMM_SEND)
         return pump_ctrl(c);
     gt_result r = flush_out(c);
-    /* Only read the control socket when something is expected there: the
-     * sender reads CTS in isend(), where it needs them; the receiver while a
-     * posted receive waits for its header.  Each skipped recv() is one
-     * syscall less per test() spin, which matters when cores are scarce. */
-    int ctrl_read = 0;
-    if (r == GT_OK && c->kind == COMM_RECV && c->await_hdr > 0) {
+    /* Only read the socket when something is expected there: the sender
+     * reads CTS in isend(), where it needs them; the receiver while a posted
+     * receive waits for its header.  Each skipped recv() is one syscall less
+     * per test() spin, which matters when cores are scarce. */
+    if (r == GT_OK && c->await_hdr > 0)
         r = read_ctrl(c);
-        ctrl_read = 1;
-    }
-    /* N = 0: read_ctrl has just moved the payloads on the control socket
-     * (invariant 1a) until it would block; trying again now would only be a
-     * second failing recv() per test() spin, twice NCCL's Socket's. */
-    if (r == GT_OK && !(ctrl_read && c->nsocks == 0))
+    /* read_ctrl has just moved the payloads (invariant 1a) until it would
+     * block; trying again now would only be a second failing recv() per
+     * test() spin, twice NCCL's Socket's.  With no header awaited, a payload
+     * may still be under way. */
+    else if (r == GT_OK)
         r = move_data(c);
     if (r == GT_OK)
         r = flush_out(c);
@@ -1306,14 +1127,11 @@ static gt_result progress(struct sock_comm *c)
         /* A receive still waiting for its header can never complete now. */
         for (int i = 0; i < c->nreqs; i++) {
             struct sock_req *q = &c->reqs[i];
-            if (q->kind != REQ_RECV)
-                continue;
-            for (int s = 0; s < q->n; s++)
-                if (q->sub[s].state == 0)
-                    return comm_fail(c, GT_REMOTE_ERROR,
-                                     "peer closed the connection with a receive (tag %d) "
-                                     "still pending",
-                                     q->sub[s].tag);
+            if (q->kind == REQ_RECV && q->state == 0)
+                return comm_fail(c, GT_REMOTE_ERROR,
+                                 "peer closed the connection with a receive (tag %d) "
+                                 "still pending",
+                                 q->tag);
         }
     }
     return r;
@@ -1408,46 +1226,35 @@ static struct sock_comm *registry_take(uint64_t id, int remove)
     return c;
 }
 
-/* One non-blocking step of every socket of a connecting comm.
- * Returns GT_OK with *ready = 1 once every hello went out. */
+/* One non-blocking step of a connecting comm.
+ * Returns GT_OK with *ready = 1 once the hello went out. */
 static gt_result connect_step(struct sock_comm *c, int *ready)
 {
-    int all = 1;
-    for (int i = 0; i <= c->nsocks; i++) {
-        int fd = c->fds[i];
-        if (!c->connected[i]) {
-            struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-            int pr = poll(&pfd, 1, 0);
-            if (pr < 0 && errno != EINTR)
-                return comm_fail(c, GT_SYSTEM_ERROR, "poll: %s", strerror(errno));
-            if (pr <= 0) {
-                all = 0;
-                continue;
-            }
-            int soerr = 0;
-            socklen_t sl = sizeof(soerr);
-            if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) != 0)
-                soerr = errno;
-            if (soerr)
-                return comm_fail(c, errno_result(soerr), "connect (socket %d): %s", i,
-                                 strerror(soerr));
-            c->connected[i] = 1;
-        }
-        if (c->hello_sent[i] < (int)sizeof(struct wire_hello)) {
-            struct wire_hello h = c->hello;
-            h.index = (uint8_t)i;
-            ssize_t n = send(fd, (char *)&h + c->hello_sent[i],
-                             sizeof(h) - (size_t)c->hello_sent[i], MSG_DONTWAIT | MSG_NOSIGNAL);
-            if (n > 0)
-                c->hello_sent[i] += (int)n;
-            else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-                return comm_fail(c, errno_result(errno), "sending hello (socket %d): %s", i,
-                                 strerror(errno));
-            if (c->hello_sent[i] < (int)sizeof(struct wire_hello))
-                all = 0;
-        }
+    *ready = 0;
+    if (!c->connected) {
+        struct pollfd pfd = {.fd = c->fd, .events = POLLOUT};
+        int pr = poll(&pfd, 1, 0);
+        if (pr < 0 && errno != EINTR)
+            return comm_fail(c, GT_SYSTEM_ERROR, "poll: %s", strerror(errno));
+        if (pr <= 0)
+            return GT_OK;
+        int soerr = 0;
+        socklen_t sl = sizeof(soerr);
+        if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) != 0)
+            soerr = errno;
+        if (soerr)
+            return comm_fail(c, errno_result(soerr), "connect: %s", strerror(soerr));
+        c->connected = 1;
     }
-    *ready = all;
+    if (c->hello_sent < (int)sizeof(struct wire_hello)) {
+        ssize_t n = send(c->fd, (char *)&c->hello + c->hello_sent,
+                         sizeof(c->hello) - (size_t)c->hello_sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n > 0)
+            c->hello_sent += (int)n;
+        else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            return comm_fail(c, errno_result(errno), "sending hello: %s", strerror(errno));
+    }
+    *ready = c->hello_sent == (int)sizeof(struct wire_hello);
     return GT_OK;
 }
 
@@ -1479,8 +1286,7 @@ static gt_result sock_connect(void *ctx, int dev, void *handle, void **send_comm
             return GT_INVALID_ARGUMENT;
         }
     } else {
-        int nsocks = __atomic_load_n(&g_nsocks, __ATOMIC_RELAXED);
-        c = comm_alloc(COMM_SEND, nsocks);
+        c = comm_alloc(COMM_SEND);
         if (!c) {
             GT_WARN("sock: connect: out of memory");
             return GT_SYSTEM_ERROR;
@@ -1490,33 +1296,24 @@ static gt_result sock_connect(void *ctx, int dev, void *handle, void **send_comm
         c->conn_id = rand64();
         c->hello = (struct wire_hello){.magic = HELLO_MAGIC,
                                        .version = GT_SOCK_PROTO_VERSION,
-                                       .nsocks = (uint8_t)nsocks,
-                                       .chunk = (uint32_t)c->chunk,
+                                       .chunk = HELLO_CHUNK,
                                        .conn_id = c->conn_id,
                                        .nonce = info.nonce};
-        for (int i = 0; i <= nsocks; i++) {
-            int fd = socket(info.addr.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-            if (fd < 0) {
-                GT_WARN("sock: connect to %s: socket: %s", c->peer, strerror(errno));
-                comm_free(c, 1);
-                return GT_SYSTEM_ERROR;
-            }
-            c->fds[i] = fd;
-            size_buffers(fd);
-            tune(fd);
-            if (connect(fd, &info.addr.sa, addr_len(&info.addr)) != 0 && errno != EINPROGRESS &&
-                errno != EINTR) {
-                gt_result r = errno_result(errno);
-                GT_WARN("sock: connect to %s: %s", c->peer, strerror(errno));
-                comm_free(c, 1);
-                return r;
-            }
+        c->fd = socket(info.addr.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (c->fd < 0) {
+            GT_WARN("sock: connect to %s: socket: %s", c->peer, strerror(errno));
+            comm_free(c, 1);
+            return GT_SYSTEM_ERROR;
         }
-        c->ctrl = c->fds[0];
-        for (int i = 0; i < nsocks; i++)
-            c->data[i].fd = c->fds[i + 1];
-        if (nsocks == 0)
-            c->data[0].fd = c->ctrl; /* invariant 1a */
+        size_buffers(c->fd);
+        tune(c->fd);
+        if (connect(c->fd, &info.addr.sa, addr_len(&info.addr)) != 0 && errno != EINPROGRESS &&
+            errno != EINTR) {
+            gt_result r = errno_result(errno);
+            GT_WARN("sock: connect to %s: %s", c->peer, strerror(errno));
+            comm_free(c, 1);
+            return r;
+        }
         if (!registry_add(c->conn_id, c)) {
             GT_WARN("sock: connect to %s: more than %d connects in progress", c->peer,
                     MAX_CONNECTING);
@@ -1536,9 +1333,8 @@ static gt_result sock_connect(void *ctx, int dev, void *handle, void **send_comm
             return r;
         }
         int snd, rcv;
-        buffer_sizes(c->fds[0], &snd, &rcv);
-        GT_INFO(GT_LOGSUB_NET, "sock: connected to %s with %d data sockets (sndbuf %d, rcvbuf %d)",
-                c->peer, c->nsocks, snd, rcv);
+        buffer_sizes(c->fd, &snd, &rcv);
+        GT_INFO(GT_LOGSUB_NET, "sock: connected to %s (sndbuf %d, rcvbuf %d)", c->peer, snd, rcv);
         *send_comm = c;
     }
     return GT_OK;
@@ -1553,52 +1349,17 @@ static void pend_drop(struct sock_listen *l, int i, int abortive)
     l->pend[i] = l->pend[--l->npend];
 }
 
-/* Builds a recv comm when every socket of one connection has said hello. */
-static struct sock_comm *try_group(struct sock_listen *l, int i0)
+/* The recv comm of pending connection i, whose hello checked out; it leaves
+ * the pending table.  NULL (out of memory): it stays, tried again by the
+ * next accept. */
+static struct sock_comm *pend_take(struct sock_listen *l, int i)
 {
-    const struct wire_hello *h0 = &l->pend[i0].hello;
-    int idx[GT_SOCK_MAX_SOCKS + 1];
-    int found = 0;
-    for (int k = 0; k <= h0->nsocks; k++)
-        idx[k] = -1;
-    for (int i = 0; i < l->npend; i++) {
-        const struct sock_pending *p = &l->pend[i];
-        if (p->got != sizeof(p->hello) || p->hello.conn_id != h0->conn_id)
-            continue;
-        if (p->hello.nsocks != h0->nsocks || p->hello.chunk != h0->chunk ||
-            idx[p->hello.index] >= 0)
-            return NULL; /* inconsistent group: left for the stale check */
-        idx[p->hello.index] = i;
-        found++;
-    }
-    if (found != h0->nsocks + 1)
-        return NULL;
-    struct sock_comm *c = comm_alloc(COMM_RECV, h0->nsocks);
+    struct sock_comm *c = comm_alloc(COMM_RECV);
     if (!c)
         return NULL;
-    c->chunk = h0->chunk;
-    c->max_recvs = __atomic_load_n(&g_max_recvs, __ATOMIC_RELAXED);
-    for (int k = 0; k <= h0->nsocks; k++)
-        c->fds[k] = l->pend[idx[k]].fd;
-    c->ctrl = c->fds[0];
-    for (int k = 0; k < c->nsocks; k++)
-        c->data[k].fd = c->fds[k + 1];
-    if (c->nsocks == 0)
-        c->data[0].fd = c->ctrl; /* invariant 1a */
-    snprintf(c->peer, sizeof(c->peer), "%s", l->pend[idx[0]].peer);
-    /* Remove from the pending table, highest index first so swaps stay valid. */
-    for (int n = 0; n <= h0->nsocks; n++) {
-        int hi = -1;
-        for (int k = 0; k <= h0->nsocks; k++)
-            if (idx[k] > hi)
-                hi = idx[k];
-        int kk = 0;
-        for (int k = 0; k <= h0->nsocks; k++)
-            if (idx[k] == hi)
-                kk = k;
-        idx[kk] = -1;
-        l->pend[hi] = l->pend[--l->npend];
-    }
+    c->fd = l->pend[i].fd;
+    snprintf(c->peer, sizeof(c->peer), "%s", l->pend[i].peer);
+    l->pend[i] = l->pend[--l->npend];
     return c;
 }
 
@@ -1637,45 +1398,42 @@ static gt_result sock_accept(void *listen_comm, void **recv_comm, void **recv_de
     }
     for (int i = 0; i < l->npend; i++) {
         struct sock_pending *p = &l->pend[i];
-        if (p->got == sizeof(p->hello))
-            continue;
-        ssize_t n =
-            recv(p->fd, (char *)&p->hello + p->got, sizeof(p->hello) - p->got, MSG_DONTWAIT);
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-            GT_WARN("sock: accept: connection from %s closed before its hello (%s)", p->peer,
-                    n == 0 ? "EOF" : strerror(errno));
-            pend_drop(l, i--, 0);
-            continue;
+        if (p->got < sizeof(p->hello)) {
+            ssize_t n =
+                recv(p->fd, (char *)&p->hello + p->got, sizeof(p->hello) - p->got, MSG_DONTWAIT);
+            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+                GT_WARN("sock: accept: connection from %s closed before its hello (%s)", p->peer,
+                        n == 0 ? "EOF" : strerror(errno));
+                pend_drop(l, i--, 0);
+                continue;
+            }
+            if (n > 0)
+                p->got += (size_t)n;
+            if (p->got < sizeof(p->hello))
+                continue;
+            const struct wire_hello *h = &p->hello;
+            const char *bad =
+                h->magic != HELLO_MAGIC               ? "bad magic (not a gdrtrace peer)"
+                : h->version != GT_SOCK_PROTO_VERSION ? "protocol version mismatch"
+                : h->nonce != l->nonce                ? "handle nonce mismatch (stale handle?)"
+                : h->nsocks || h->index ? "the peer asks for data sockets (GDRTRACE_SOCKET_NSOCKS "
+                                          "is retired: one socket per connection)"
+                : h->chunk < 4096 || h->chunk > (64u << 20) ? "chunk size out of range"
+                                                            : NULL;
+            if (bad) {
+                GT_WARN("sock: accept: refusing connection from %s: %s", p->peer, bad);
+                pend_drop(l, i--, 1);
+                continue;
+            }
         }
-        if (n > 0)
-            p->got += (size_t)n;
-        if (p->got < sizeof(p->hello))
+        struct sock_comm *c = pend_take(l, i);
+        if (!c)
             continue;
-        const struct wire_hello *h = &p->hello;
-        const char *bad = h->magic != HELLO_MAGIC       ? "bad magic (not a gdrtrace peer)"
-                          : h->version != GT_SOCK_PROTO_VERSION ? "protocol version mismatch"
-                          : h->nonce != l->nonce        ? "handle nonce mismatch (stale handle?)"
-                          : h->nsocks > GT_SOCK_MAX_SOCKS ? "socket count out of range"
-                          : h->index > h->nsocks                      ? "socket index out of range"
-                          : h->chunk < 4096 || h->chunk > (64u << 20) ? "chunk size out of range"
-                                                                      : NULL;
-        if (bad) {
-            GT_WARN("sock: accept: refusing connection from %s: %s", p->peer, bad);
-            pend_drop(l, i--, 1);
-        }
-    }
-    for (int i = 0; i < l->npend; i++) {
-        if (l->pend[i].got != sizeof(l->pend[i].hello))
-            continue;
-        struct sock_comm *c = try_group(l, i);
-        if (c) {
-            int snd, rcv;
-            buffer_sizes(c->fds[0], &snd, &rcv);
-            GT_INFO(GT_LOGSUB_NET, "sock: accepted %s with %d data sockets (sndbuf %d, rcvbuf %d)",
-                    c->peer, c->nsocks, snd, rcv);
-            *recv_comm = c;
-            return GT_OK;
-        }
+        int snd, rcv;
+        buffer_sizes(c->fd, &snd, &rcv);
+        GT_INFO(GT_LOGSUB_NET, "sock: accepted %s (sndbuf %d, rcvbuf %d)", c->peer, snd, rcv);
+        *recv_comm = c;
+        return GT_OK;
     }
     return GT_OK;
 }
@@ -1704,17 +1462,16 @@ static gt_result sock_close_comm(void *comm)
         return GT_INVALID_ARGUMENT;
     const struct gt_sock_stats *t = &c->st;
     GT_INFO(GT_LOGSUB_NET,
-            "sock: %s comm with %s closed: %llu messages (%llu eager), %llu bytes; data "
-            "sockets: %llu %s() calls moving %llu bytes, %llu would-block, %llu polls; %llu "
-            "control reads moving %llu bytes, %llu control writes, %llu progress calls, %llu "
-            "stalls",
+            "sock: %s comm with %s closed: %llu messages (%llu eager), %llu bytes; payloads: "
+            "%llu %s() calls moving %llu bytes, %llu would-block, %llu control reads moving "
+            "%llu bytes, %llu control writes, %llu progress calls, %llu stalls",
             c->kind == COMM_SEND ? "send" : "recv", c->peer, (unsigned long long)t->msgs,
             (unsigned long long)t->eager, (unsigned long long)t->bytes,
             (unsigned long long)t->io_calls, c->kind == COMM_SEND ? "send" : "recv",
             (unsigned long long)t->io_bytes, (unsigned long long)t->would_block,
-            (unsigned long long)t->polls, (unsigned long long)t->ctrl_reads,
-            (unsigned long long)t->ctrl_bytes, (unsigned long long)t->ctrl_writes,
-            (unsigned long long)t->progress, (unsigned long long)t->stalls);
+            (unsigned long long)t->ctrl_reads, (unsigned long long)t->ctrl_bytes,
+            (unsigned long long)t->ctrl_writes, (unsigned long long)t->progress,
+            (unsigned long long)t->stalls);
     comm_free(c, c->err || comm_busy(c));
     return GT_OK;
 }
@@ -1801,16 +1558,13 @@ static gt_result sock_get_device_mr(void *comm, void *mhandle, void **dptr_mhand
 
 /* ---- data path ------------------------------------------------------------ */
 
-static int cts_match(struct sock_comm *c, int tag, int *ent, int *sub)
+/* Invariant 2: the oldest CTS with this tag, or -1. */
+static int cts_match(const struct sock_comm *c, int tag)
 {
     for (int i = 0; i < c->ncts; i++)
-        for (int s = 0; s < c->cts[i].n; s++)
-            if (!(c->cts[i].matched & (1u << s)) && c->cts[i].tag[s] == tag) {
-                *ent = i;
-                *sub = s;
-                return 1;
-            }
-    return 0;
+        if (c->cts[i].tag == tag)
+            return i;
+    return -1;
 }
 
 static gt_result sock_isend(void *send_comm, void *data, size_t size, int tag, void *mhandle,
@@ -1826,20 +1580,18 @@ static gt_result sock_isend(void *send_comm, void *data, size_t size, int tag, v
         GT_WARN("sock: isend of %zu bytes exceeds maxP2pBytes %zu", size, MAX_MSG);
         return GT_INVALID_ARGUMENT;
     }
-    /* Tested scope without data sockets: queued headers leave with their
-     * payloads from test() (invariant 1b).  Flushing here would send the
-     * previous message's header alone whenever NCCL posts ahead of its
-     * tests: a syscall and a small segment more per message. */
-    gt_result r = g_tested_only && c->nsocks == 0 ? GT_OK : flush_out(c);
-    if (r != GT_OK)
-        return r;
-    int e = -1, s = 0;
-    if (!c->eager_sent && !cts_match(c, tag, &e, &s)) {
-        r = read_ctrl(c);
+    /* No flush here: queued headers leave with their payloads from test()
+     * (invariants 1b, 4a).  Flushing would send the previous message's
+     * header alone whenever NCCL posts ahead of its tests: a syscall and a
+     * small segment more per message. */
+    int e = -1;
+    if (!c->eager_sent && (e = cts_match(c, tag)) < 0) {
+        gt_result r = read_ctrl(c);
         if (r != GT_OK)
             return r;
+        e = cts_match(c, tag);
     }
-    int eager = c->eager_sent || (!cts_match(c, tag, &e, &s) && c->eager_ok);
+    int eager = c->eager_sent || (e < 0 && c->eager_ok);
     if (!eager && e < 0) {
         if (c->eof)
             return comm_fail(c, GT_REMOTE_ERROR,
@@ -1848,19 +1600,21 @@ static gt_result sock_isend(void *send_comm, void *data, size_t size, int tag, v
                              tag, size);
         return GT_OK; /* receiver has not posted it yet: NULL request, NCCL retries */
     }
-    int trunc = !eager && size > c->cts[e].size[s];
+    int trunc = !eager && size > c->cts[e].size;
     size_t inl = (!trunc && size <= INLINE_MAX) ? size : 0;
     if (!out_room(c, sizeof(struct wire_hdr) + inl))
         return GT_OK;
     struct sock_req *q = req_get(c, REQ_SEND);
     if (!q)
         return GT_OK; /* pool full: NULL request */
-    q->n = 1;
-    q->sub[0] = (struct sock_sub){.data = data, .size = size, .tag = tag};
+    q->data = data;
+    q->size = size;
+    q->tag = tag;
     struct wire_hdr h = {.type = W_DATA,
-                         .sub = (uint8_t)s,
                          .slot = eager ? 0 : c->cts[e].slot,
-                         .flags = eager ? W_FLAG_EAGER : trunc ? W_FLAG_TRUNC : 0,
+                         .flags = eager   ? W_FLAG_EAGER
+                                  : trunc ? W_FLAG_TRUNC
+                                          : 0,
                          .size = size,
                          .tag = tag};
     memcpy(c->out + c->out_len, &h, sizeof(h));
@@ -1870,15 +1624,14 @@ static gt_result sock_isend(void *send_comm, void *data, size_t size, int tag, v
     if (trunc) {
         GT_WARN("sock: isend of %zu bytes (tag %d) to %s exceeds the receiver's posted buffer "
                 "of %llu bytes: truncation refused",
-                size, tag, c->peer, (unsigned long long)c->cts[e].size[s]);
+                size, tag, c->peer, (unsigned long long)c->cts[e].size);
         q->err = GT_INVALID_USAGE;
     } else if (size <= INLINE_MAX) {
         if (inl)
             memcpy(c->out + c->out_len, data, inl);
         c->out_len += inl;
     } else {
-        q->subs_left = 1;
-        enqueue_parts(c, q, 0, size);
+        enqueue_payload(c, q, size);
     }
     c->st.msgs++;
     c->st.bytes += size;
@@ -1887,21 +1640,11 @@ static gt_result sock_isend(void *send_comm, void *data, size_t size, int tag, v
         c->eager_sent = 1;
         c->ncts = 0; /* invariant 2a: no CTS is used again */
     } else {
-        c->cts[e].matched |= (uint8_t)(1u << s);
-        if (c->cts[e].matched == (1u << c->cts[e].n) - 1) {
-            memmove(&c->cts[e], &c->cts[e + 1], (size_t)(c->ncts - e - 1) * sizeof(c->cts[0]));
-            c->ncts--;
-        }
+        memmove(&c->cts[e], &c->cts[e + 1], (size_t)(c->ncts - e - 1) * sizeof(c->cts[0]));
+        c->ncts--;
     }
     *request = q;
-    if (g_tested_only)
-        return GT_OK; /* as NCCL's Socket: the bytes move in test() */
-    if (c->nsocks == 0)
-        return pump_ctrl(c);
-    r = flush_out(c);
-    if (r == GT_OK && q->subs_left)
-        r = move_data(c);
-    return r;
+    return GT_OK; /* as NCCL's Socket: the bytes move in test() (4a) */
 }
 
 static gt_result sock_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
@@ -1923,18 +1666,17 @@ static gt_result sock_irecv(void *recv_comm, int n, void **data, size_t *sizes, 
      * *request must not keep the 0x1 marker. */
     int optional = *request == (void *)(uintptr_t)GT_NET_OPTIONAL_RECV_COMPLETION;
     *request = NULL;
-    if (n < 1 || n > c->max_recvs) {
-        GT_WARN("sock: irecv with n=%d sub-receives (this comm allows 1..%d: maxRecvs, "
-                "GDRTRACE_SOCKET_MAXRECVS)",
-                n, c->max_recvs);
+    if (n != 1) {
+        GT_WARN("sock: irecv with n=%d sub-receives (sock offers maxRecvs 1: single receives, "
+                "what lets sends go out eagerly)",
+                n);
         return GT_INVALID_ARGUMENT;
     }
-    for (int i = 0; i < n; i++)
-        if (sizes[i] > MAX_MSG || (sizes[i] && !data[i])) {
-            GT_WARN("sock: irecv sub %d: %zu bytes at %p invalid (maxP2pBytes %zu)", i, sizes[i],
-                    data[i], MAX_MSG);
-            return GT_INVALID_ARGUMENT;
-        }
+    if (sizes[0] > MAX_MSG || (sizes[0] && !data[0])) {
+        GT_WARN("sock: irecv: %zu bytes at %p invalid (maxP2pBytes %zu)", sizes[0], data[0],
+                MAX_MSG);
+        return GT_INVALID_ARGUMENT;
+    }
     if (c->err)
         return c->err;
     /* An eager sender's messages may still be buffered here after its close. */
@@ -1942,33 +1684,28 @@ static gt_result sock_irecv(void *recv_comm, int n, void **data, size_t *sizes, 
         return comm_fail(c, GT_REMOTE_ERROR,
                          "peer closed the connection; irecv (tag %d) can never complete", tags[0]);
     int cts = !c->peer_eager; /* an eager sender needs no CTS (invariant 2a) */
-    size_t need = sizeof(struct wire_hdr) + (size_t)n * sizeof(struct wire_cts_ent);
+    size_t need = sizeof(struct wire_hdr) + sizeof(struct wire_cts_ent);
     if (cts && !out_room(c, need))
         return GT_OK;
     struct sock_req *q = req_get(c, REQ_RECV);
     if (!q)
         return GT_OK; /* pool full: NULL request */
-    q->n = n;
-    q->subs_left = n;
+    q->busy = 1;
     q->optional = optional;
     q->seq = c->post_seq++;
-    c->await_hdr += n;
-    for (int i = 0; i < n; i++)
-        q->sub[i] = (struct sock_sub){.data = data[i], .size = sizes[i], .tag = tags[i]};
+    q->data = data[0];
+    q->size = sizes[0];
+    q->tag = tags[0];
+    c->await_hdr++;
     *request = q;
     if (!cts)
         return GT_OK;
-    struct wire_hdr h = {.type = W_CTS,
-                         .sub = (uint8_t)n,
-                         .slot = (uint16_t)(q - c->reqs),
-                         .flags = c->max_recvs == 1 ? W_FLAG_EAGER_OK : 0};
+    struct wire_hdr h = {
+        .type = W_CTS, .sub = 1, .slot = (uint16_t)(q - c->reqs), .flags = W_FLAG_EAGER_OK};
+    struct wire_cts_ent ce = {.tag = tags[0], .size = sizes[0]};
     memcpy(c->out + c->out_len, &h, sizeof(h));
-    c->out_len += sizeof(h);
-    for (int i = 0; i < n; i++) {
-        struct wire_cts_ent ce = {.tag = tags[i], .size = sizes[i]};
-        memcpy(c->out + c->out_len, &ce, sizeof(ce));
-        c->out_len += sizeof(ce);
-    }
+    memcpy(c->out + c->out_len + sizeof(h), &ce, sizeof(ce));
+    c->out_len += sizeof(h) + sizeof(ce);
     return flush_out(c);
 }
 
@@ -2007,14 +1744,13 @@ static gt_result sock_test(void *request, int *done, int *sizes)
         GT_WARN("sock: test(%p) on a request that is no longer in flight", request);
         return GT_INVALID_USAGE;
     }
-    if (g_tested_only)
-        c->until = q;
+    c->until = q; /* invariant 4a */
     gt_result r = progress(c);
     c->until = NULL;
     if (q->err) {
         gt_result e = q->err;
-        /* Free now if nothing will touch it again; else when its subs end. */
-        if (q->subs_left == 0)
+        /* Free now if nothing will touch it again; else when its bytes end. */
+        if (!q->busy)
             req_put(q);
         else
             q->abandoned = 1;
@@ -2026,8 +1762,7 @@ static gt_result sock_test(void *request, int *done, int *sizes)
         return GT_OK;
     *done = 1;
     if (sizes)
-        for (int i = 0; i < q->n; i++)
-            sizes[i] = (int)(q->kind == REQ_RECV ? q->sub[i].got : q->sub[i].size);
+        sizes[0] = (int)(q->kind == REQ_RECV ? q->got : q->size);
     req_put(q);
     return GT_OK;
 }

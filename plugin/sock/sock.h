@@ -4,8 +4,8 @@
  *
  * gt_sock_ops implements every slot of common/gt_net.h over real TCP sockets:
  * devices are the usable network interfaces (GDRTRACE_SOCKET_IFNAME selects
- * them), each connection is one control socket plus GDRTRACE_SOCKET_NSOCKS
- * data sockets, and all progress is made from test() (no helper threads).
+ * them), each connection is one TCP socket, receives are single (maxRecvs 1,
+ * eager sends), and all progress is made from test() (no helper threads).
  * See plugin/sock/sock.c for the wire protocol and its invariants.
  */
 #ifndef GDRTRACE_SOCK_H

@@ -32,11 +32,9 @@
 #define GT_SOCK_HANDLE_VERSION 1
 #define GT_SOCK_HANDLE_MINLEN 40 /* bytes that must be present to decode */
 #define GT_SOCK_HANDLE_STAGE_OFF 64
-#define GT_SOCK_PROTO_VERSION 2 /* the hello's version; 2: eager sends */
+#define GT_SOCK_PROTO_VERSION 2 /* the hello's version; 2: eager sends (unchanged since) */
 
 #define GT_SOCK_MAX_DEVS 32
-#define GT_SOCK_MAX_SOCKS 16 /* data sockets per connection */
-#define GT_SOCK_MAX_RECVS 8  /* most sub-receives per irecv (GDRTRACE_SOCKET_MAXRECVS) */
 #define GT_SOCK_DEFAULT_SPEED 10000
 
 union gt_sock_addr {
@@ -84,10 +82,10 @@ int gt_sock_if_system(struct gt_sock_if *out, int maxout);
  * waits (stalls: DATA that arrived before its receive was posted). */
 struct gt_sock_stats {
     uint64_t msgs, bytes, eager;
-    uint64_t io_calls, io_bytes, would_block; /* payload I/O (data sockets, or control if none) */
+    uint64_t io_calls, io_bytes, would_block; /* payload send()/recv()/sendmsg() calls */
     uint64_t ctrl_reads, ctrl_bytes; /* recv()s on the control socket, and what they read */
     uint64_t ctrl_writes;            /* send()s of headers alone, not fused with a payload */
-    uint64_t progress, stalls, polls;
+    uint64_t progress, stalls;
 };
 
 /* A copy of a send or receive comm's counters so far. */

@@ -14,7 +14,7 @@
  * waiting side calls sched_yield() between test()s, as NCCL's proxy thread
  * does when idle.  Latency: 8-byte ping-pong round trips.
  *
- * Env: GDRTRACE_SOCKET_IFNAME (default here: lo), GDRTRACE_SOCKET_NSOCKS,
+ * Env: GDRTRACE_SOCKET_IFNAME (default here: lo), GDRTRACE_SOCKET_SNDBUF/RCVBUF,
  * BENCH_MB (MiB per run, default 256), BENCH_REPS (default 5).
  * Exit 0 always when the runs complete (figures are for reading); 1 on error.
  */
@@ -260,10 +260,8 @@ int main(void)
     if (!child) {
         struct gt_props p;
         ops->get_properties(0, &p);
-        const char *ns = getenv("GDRTRACE_SOCKET_NSOCKS");
-        printf("sock transport vs plain TCP, device %s, %s data sockets, best of %d runs of "
-               "%ld MiB\n",
-               p.name, ns ? ns : "default", reps, mb);
+        printf("sock transport vs plain TCP, device %s, best of %d runs of %ld MiB\n", p.name, reps,
+               mb);
         printf("%10s %14s %14s %8s %13s\n", "size", "plain MB/s", "sock MB/s", "ratio",
                "median ratio");
         for (int s = 0; s < NSIZES; s++)

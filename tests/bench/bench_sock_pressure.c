@@ -5,13 +5,9 @@
  * reference transport shaped like NCCL's own Socket on such a host (one TCP
  * socket per connection, no helper threads: each message is its size then
  * its payload, requests progressed strictly in order from test()), side by
- * side in one run.  sock runs in its default setting (no data sockets:
- * payloads on the control socket), with 1 and 2 data sockets
- * (GDRTRACE_SOCKET_NSOCKS), with 1 waiting for a full socket to poll
- * writable (GDRTRACE_SOCKET_POLL_WRITABLE=1), and with each call moving all
- * the sockets take instead of stopping at the tested request
- * (GDRTRACE_SOCKET_PROGRESS=all, the default before Run 7 of
- * docs/results/gpu-nccl.md).
+ * side in one run.  sock has one mode (its retired alternatives, data
+ * sockets, waiting for a writable socket and progress of everything, were
+ * measured here beside it: docs/results/sock-history.md).
  *
  * The emulation: 8 slots per side (NCCL_STEPS).  A slot's data is produced
  * (sender) or consumed (receiver) only while that side's "GPU" has the time
@@ -51,19 +47,10 @@
 
 #define SLOTS 8
 #define NSIZES 2
-#define NCFG 6
+#define NCFG 2
 static const size_t sizes[NSIZES] = {128 << 10, 512 << 10};
-/* cfg 0 is the reference; the others are sock with these settings. */
-static const struct {
-    const char *name, *nsocks, *poll_writable, *progress;
-} cfgs[NCFG] = {
-    {"reference (NCCL Socket's shape)", NULL, NULL, NULL},
-    {"sock, defaults (NSOCKS=0)", "0", "0", "tested"},
-    {"sock, PROGRESS=all", "0", "0", "all"},
-    {"sock, NSOCKS=1", "1", "0", "tested"},
-    {"sock, NSOCKS=2", "2", "0", "tested"},
-    {"sock, NSOCKS=1, POLL_WRITABLE=1", "1", "1", "tested"},
-};
+/* cfg 0 is the reference, cfg 1 sock. */
+static const char *const cfg_names[NCFG] = {"reference (NCCL Socket's shape)", "sock"};
 
 static const struct gt_net_ops *ops = &gt_sock_ops;
 
@@ -161,8 +148,12 @@ static void *ref_post(struct ref_comm *c, int sending, void *buf, size_t size)
 {
     for (int k = 0; k < SLOTS; k++)
         if (!c->r[k].used) {
-            c->r[k] = (struct ref_req){.used = 1, .sending = sending, .seq = c->next_seq++,
-                                       .hdr = size, .size = size, .buf = buf};
+            c->r[k] = (struct ref_req){.used = 1,
+                                       .sending = sending,
+                                       .seq = c->next_seq++,
+                                       .hdr = size,
+                                       .size = size,
+                                       .buf = buf};
             return &c->r[k];
         }
     return NULL;
@@ -286,11 +277,8 @@ static void measure(int child, int rd, int wr, char **bufs, long mb, int reps, d
             for (int g = 0; g < NCFG; g++) {
                 void *ctx = NULL, *comm = NULL;
                 struct ref_comm ref = {.fd = -1};
-                if (cfgs[g].nsocks) {
-                    /* Settings are read at the first init: a fresh context per run. */
-                    setenv("GDRTRACE_SOCKET_NSOCKS", cfgs[g].nsocks, 1);
-                    setenv("GDRTRACE_SOCKET_POLL_WRITABLE", cfgs[g].poll_writable, 1);
-                    setenv("GDRTRACE_SOCKET_PROGRESS", cfgs[g].progress, 1);
+                if (g > 0) {
+                    /* A fresh context per run, as a new NCCL communicator has. */
                     if (ops->init(&ctx, 0, 0, NULL, NULL, NULL) != GT_OK)
                         DIE("sock init failed");
                     comm = pair(ctx, child, rd, wr);
@@ -306,7 +294,8 @@ static void measure(int child, int rd, int wr, char **bufs, long mb, int reps, d
                     xread(rd, &epoch, sizeof(epoch));
                 }
                 double c0 = cpu_s();
-                double t = run(comm ? NULL : &ref, comm, child, bufs, sizes[s], count, epoch, slice);
+                double t =
+                    run(comm ? NULL : &ref, comm, child, bufs, sizes[s], count, epoch, slice);
                 double c = cpu_s() - c0;
                 double gb = (double)sizes[s] * count / 1e9;
                 if (child) {
@@ -338,10 +327,10 @@ static void measure(int child, int rd, int wr, char **bufs, long mb, int reps, d
         printf("under back-pressure (GPU slices of %.0f us alternating between the two "
                "processes), %d runs of %ld MiB\n",
                slice * 1e6, reps, mb);
-        printf("%9s %-32s %7s %7s %9s %11s %11s\n", "size", "transport", "best", "median",
-               "median", "sender CPU", "recv CPU");
-        printf("%9s %-32s %7s %7s %9s %11s %11s\n", "", "", "MB/s", "MB/s", "/ ref",
-               "s per GB", "s per GB");
+        printf("%9s %-32s %7s %7s %9s %11s %11s\n", "size", "transport", "best", "median", "median",
+               "sender CPU", "recv CPU");
+        printf("%9s %-32s %7s %7s %9s %11s %11s\n", "", "", "MB/s", "MB/s", "/ ref", "s per GB",
+               "s per GB");
         for (int s = 0; s < NSIZES; s++)
             for (int g = 0; g < NCFG; g++) {
                 double best = 0, ratio[32];
@@ -350,7 +339,7 @@ static void measure(int child, int rd, int wr, char **bufs, long mb, int reps, d
                     ratio[r] = mbs[s][g][r] / mbs[s][0][r];
                 }
                 printf("%5zu KiB %-32s %7.0f %7.0f %9.2f %11.3f %11.3f\n", sizes[s] >> 10,
-                       cfgs[g].name, best, median(mbs[s][g], reps), median(ratio, reps),
+                       cfg_names[g], best, median(mbs[s][g], reps), median(ratio, reps),
                        median(cpu_tx[s][g], reps), median(cpu_rx[s][g], reps));
             }
         fflush(stdout);

@@ -5,12 +5,16 @@
 # (a string literal "GDRTRACE_..." in their C sources) must appear there as
 # `NAME`, and each variable that table documents must still be read
 # somewhere (code, tests or scripts), so the table neither misses nor
-# invents one.
+# invents one.  Retired variables (the code WARNs when one is set, through
+# gt_env_retired("NAME", ...)) are checked both ways against the "Retired
+# variables" section: each one the code retires is listed there, each one
+# listed there is retired by the code, and none is still documented as live.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 doc=docs/configuration.md
 fail=0
-used=$(grep -rhoE '"GDRTRACE_[A-Z0-9_]+"' common plugin shim tools include | tr -d '"' | sort -u)
+srcs="common plugin shim tools include"
+used=$(grep -rhoE '"GDRTRACE_[A-Z0-9_]+"' $srcs | tr -d '"' | sort -u)
 [ -n "$used" ] || { echo "FAIL: found no GDRTRACE_* names in the sources"; exit 1; }
 for v in $used; do
     if ! grep -q "\`$v\`" "$doc"; then
@@ -27,5 +31,28 @@ for v in $documented; do
         fail=1
     fi
 done
-[ "$fail" = 0 ] && echo "PASS: $(wc -w <<< "$used") variables read by the code, $(wc -w <<< "$documented") documented, none missing either way"
+# Retired: the code's calls, and the rows of the section (first column only).
+retired_code=$(grep -rhoE 'gt_env_retired\("GDRTRACE_[A-Z0-9_]+"' $srcs --include='*.c' |
+    grep -oE 'GDRTRACE_[A-Z0-9_]+' | sort -u)
+section=$(sed -n '/^## Retired variables/,/^## /p' "$doc")
+retired_doc=$(grep -oE '^\| `GDRTRACE_[A-Z0-9_]+`' <<< "$section" | grep -oE 'GDRTRACE_[A-Z0-9_]+' |
+    sort -u)
+live=$(sed '/^## Retired variables/,/^## /d' "$doc")
+for v in $retired_code; do
+    if ! grep -qx "$v" <<< "$retired_doc"; then
+        echo "FAIL: the code retires $v (gt_env_retired) but $doc's 'Retired variables' does not list it"
+        fail=1
+    fi
+    if grep -qE "^\| [^|]*\`$v\`" <<< "$live"; then
+        echo "FAIL: $v is retired by the code but still documented as a live variable in $doc"
+        fail=1
+    fi
+done
+for v in $retired_doc; do
+    if ! grep -qx "$v" <<< "$retired_code"; then
+        echo "FAIL: $doc lists $v as retired, but no gt_env_retired(\"$v\", ...) call warns about it"
+        fail=1
+    fi
+done
+[ "$fail" = 0 ] && echo "PASS: $(wc -w <<< "$used") variables read by the code, $(wc -w <<< "$documented") documented, $(wc -w <<< "$retired_code") retired and listed as such, none missing either way"
 exit "$fail"

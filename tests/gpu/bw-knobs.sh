@@ -6,7 +6,9 @@
 # Used to choose the sock transport's defaults; results in
 # docs/results/gpu-nccl.md.
 #
-#   bash tests/gpu/bw-knobs.sh 'ns1:GDRTRACE_SOCKET_NSOCKS=1' 'ns2:GDRTRACE_SOCKET_NSOCKS=2'
+#   bash tests/gpu/bw-knobs.sh 'buf4m:GDRTRACE_SOCKET_SNDBUF=4194304,GDRTRACE_SOCKET_RCVBUF=4194304'
+#
+# (The retired GDRTRACE_SOCKET_* modes are ignored now: docs/configuration.md.)
 #
 # Each argument is NAME:VAR=VALUE[,VAR=VALUE...] for a plugin configuration;
 # "socket" (NCCL's own, no plugin) is always measured too.  Knobs:

@@ -31,7 +31,7 @@ for k in net.ipv4.tcp_rmem net.ipv4.tcp_wmem net.core.rmem_max net.core.wmem_max
     net.ipv4.tcp_moderate_rcvbuf net.ipv4.tcp_adv_win_scale; do
     echo "$k = $(sysctl -n "$k" 2> /dev/null | tr '\t' ' ')"
 done
-cfgs=("socket:NCCL_NET_PLUGIN=none,NCCL_NET=Socket" "plugin:GDRTRACE_SOCKET_MAXRECVS=1" "$@")
+cfgs=("socket:NCCL_NET_PLUGIN=none,NCCL_NET=Socket" "plugin:GDRTRACE_SOCKET_SNDBUF=0" "$@")
 for c in "${cfgs[@]}"; do
     name=${c%%:*}
     vars=${c#*:}

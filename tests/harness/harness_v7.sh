@@ -2,8 +2,4 @@
 # SPDX-License-Identifier: Apache-2.0
 # harness_v7.sh — drives the plugin through ncclNetPlugin_v7 as NCCL does:
 # data both ways between two processes (every byte checked) and bad input.
-# Odd versions run the sock transport with grouped receives allowed (the
-# rendezvous protocol, multi-receives exercised); even ones with the default
-# single receives (eager sends).
-export GDRTRACE_SOCKET_MAXRECVS=${GDRTRACE_SOCKET_MAXRECVS:-8}
 exec "$(dirname "$0")/run_harness.sh" 7
