@@ -2,6 +2,7 @@
 /* env.c — see env.h. */
 #include "common/env.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,15 +24,26 @@ int gt_env_bool(const char *name, int dflt)
     return i < 0 ? dflt : (i & 1);
 }
 
+int gt_parse_long(const char *s, long min, long max, long *out)
+{
+    if (!s || !(isdigit((unsigned char)*s) || *s == '-' || *s == '+'))
+        return -1; /* strtol would skip leading blanks */
+    char *end;
+    errno = 0;
+    long x = strtol(s, &end, 10);
+    if (errno || *end || end == s || x < min || x > max)
+        return -1;
+    *out = x;
+    return 0;
+}
+
 long gt_env_long(const char *name, long dflt, long min, long max)
 {
     const char *v = gt_env_str(name);
     if (!v)
         return dflt;
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 0);
-    if (errno || *end || x < min || x > max) {
+    long x;
+    if (gt_parse_long(v, min, max, &x)) {
         GT_WARN("%s='%s' is not an integer in [%ld, %ld]; using %ld", name, v, min, max, dflt);
         return dflt;
     }

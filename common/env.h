@@ -16,8 +16,12 @@
 const char *gt_env_str(const char *name);
 /* 0/1 (also accepts false/true, no/yes, off/on). */
 int gt_env_bool(const char *name, int dflt);
-/* An integer in [min, max]. */
+/* An integer in [min, max], in base 10 ("010" is ten, "0x10" is invalid). */
 long gt_env_long(const char *name, long dflt, long min, long max);
+/* The one strict integer parser (variables and command-line numbers): the
+ * whole of s is a base-10 integer in [min, max].  Returns 0 and *out, or -1
+ * (empty, trailing characters, out of range) leaving *out alone. */
+int gt_parse_long(const char *s, long min, long max, long *out);
 /* Index of the value in `choices` (NULL-terminated, case-insensitive). */
 int gt_env_choice(const char *name, const char *const *choices, int dflt);
 /* A variable that no longer does anything: when set, one WARN naming it, its

@@ -8,3 +8,8 @@ DL_SRCS := common/dl/gt_ibv.c common/dl/gt_cuda.c
 FINGERPRINT_SRCS := common/fingerprint.c
 COMMON_SRCS += $(BASE_SRCS) $(FINGERPRINT_SRCS)
 PLUGIN_SRCS += $(DL_SRCS)
+
+# Strict GDRTRACE_* parsing: base 10, one WARN naming the variable, the default.
+TESTS += test_env
+test_env_SRCS := tests/unit/test_env.c $(BASE_SRCS)
+test_env_LIBS := -lcmocka

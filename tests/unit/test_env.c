@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_env.c — strict parsing of GDRTRACE_* variables and command-line
+ * numbers (common/env.c).  Checks: integers are base 10 ("010" is ten, not
+ * eight; "0x10", " 5", "5 ", "", "+" and out-of-range values are refused);
+ * an invalid variable gives exactly one WARN naming the variable and the
+ * value and the default is used; a valid one gives no WARN; choices and
+ * booleans refuse unknown words the same way.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h> /* after the four it needs */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/env.h"
+#include "common/log.h"
+
+static int g_warns;
+static char g_last[512];
+
+static void logger(int level, unsigned long flags, const char *file, int line, const char *fmt, ...)
+{
+    (void)flags, (void)file, (void)line;
+    if (level != GT_LOG_WARN)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_last, sizeof(g_last), fmt, ap);
+    va_end(ap);
+    g_warns++;
+}
+
+static void test_parse_long(void **state)
+{
+    (void)state;
+    long x = -7;
+    assert_int_equal(gt_parse_long("010", 0, 100, &x), 0);
+    assert_int_equal(x, 10); /* base 10: not octal 8 */
+    assert_int_equal(gt_parse_long("-3", -5, 5, &x), 0);
+    assert_int_equal(x, -3);
+    assert_int_equal(gt_parse_long("+4", 0, 5, &x), 0);
+    assert_int_equal(x, 4);
+    static const char *const bad[] = {
+        "0x10", " 5", "5 ", "", "+", "-", "1e3", "12abc", "6", "-6", "99999999999999999999999"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        x = -7;
+        assert_int_equal(gt_parse_long(bad[i], -5, 5, &x), -1);
+        assert_int_equal(x, -7); /* untouched */
+    }
+    assert_int_equal(gt_parse_long(NULL, 0, 1, &x), -1);
+}
+
+static void test_env_long(void **state)
+{
+    (void)state;
+    setenv("GDRTRACE_TEST_N", "010", 1);
+    g_warns = 0;
+    assert_int_equal(gt_env_long("GDRTRACE_TEST_N", 3, 0, 100), 10);
+    assert_int_equal(g_warns, 0);
+    static const char *const bad[] = {"0x10", "ten", " 5", "101", "-1"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        setenv("GDRTRACE_TEST_N", bad[i], 1);
+        g_warns = 0;
+        assert_int_equal(gt_env_long("GDRTRACE_TEST_N", 3, 0, 100), 3);
+        assert_int_equal(g_warns, 1);
+        assert_non_null(strstr(g_last, "GDRTRACE_TEST_N"));
+        assert_non_null(strstr(g_last, bad[i]));
+    }
+    unsetenv("GDRTRACE_TEST_N");
+    g_warns = 0;
+    assert_int_equal(gt_env_long("GDRTRACE_TEST_N", 3, 0, 100), 3);
+    assert_int_equal(g_warns, 0);
+}
+
+static void test_choice_and_bool(void **state)
+{
+    (void)state;
+    static const char *const choices[] = {"tsc", "monotonic", NULL};
+    setenv("GDRTRACE_TEST_C", "MONOTONIC", 1);
+    g_warns = 0;
+    assert_int_equal(gt_env_choice("GDRTRACE_TEST_C", choices, 0), 1);
+    setenv("GDRTRACE_TEST_C", "hpet", 1);
+    assert_int_equal(gt_env_choice("GDRTRACE_TEST_C", choices, 0), 0);
+    assert_int_equal(g_warns, 1);
+    assert_non_null(strstr(g_last, "GDRTRACE_TEST_C='hpet'"));
+    assert_non_null(strstr(g_last, "tsc|monotonic"));
+    setenv("GDRTRACE_TEST_C", "maybe", 1);
+    g_warns = 0;
+    assert_int_equal(gt_env_bool("GDRTRACE_TEST_C", 1), 1);
+    assert_int_equal(g_warns, 1);
+    unsetenv("GDRTRACE_TEST_C");
+}
+
+int main(void)
+{
+    gt_log_set_logger(logger);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_long),
+        cmocka_unit_test(test_env_long),
+        cmocka_unit_test(test_choice_and_bool),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
