@@ -78,7 +78,7 @@ first=$(ls "$A"/gdrtrace.*.rec | head -n 1)
 "$tool" summary "$first" | sed -n '/== process/,/histogram/p' | sed 's/^/     /' | head -n 40
 echo
 echo "4. A post-mortem archive: every subcommand reads it like the live files."
-"$tool" dump -o "$DEMO_DIR/run-a.gtz" "$A" | sed 's/^/     /'
+"$tool" dump --force -o "$DEMO_DIR/run-a.gtz" "$A" | sed 's/^/     /'
 "$tool" verdict "$DEMO_DIR/run-a.gtz" | tail -n 1 | sed 's/^/     archive verdict: /'
 echo
 echo "5. An A/B run, as the runbook asks: the same exchange with GDRTRACE_REG=host"

@@ -5,6 +5,7 @@
  * reader never trusts a length before checking it against what remains.
  */
 #include "tools/archive.h"
+#include "tools/outfile.h"
 #include "tools/recfile.h"
 
 #include <errno.h>
@@ -155,6 +156,7 @@ struct gt_archive_writer {
     FILE *f;
     char path[4096], tmp[4200];
     uint32_t members;
+    int replace; /* an existing regular file at path may be replaced */
     uint64_t in_bytes;
     unsigned char *obuf;
     size_t ocap;
@@ -177,16 +179,21 @@ static int w_feed(struct gt_archive_writer *w, const void *p, size_t n, ZSTD_End
     }
 }
 
-struct gt_archive_writer *gt_archive_create(const char *path, int level, char *err, size_t errlen)
+struct gt_archive_writer *gt_archive_create(const char *path, int level, int replace, char *err,
+                                            size_t errlen)
 {
+    if (gt_out_check(path, replace, err, errlen))
+        return NULL;
     struct gt_archive_writer *w = calloc(1, sizeof(*w));
     if (!w) {
         gt_source_error(err, errlen, path, "out of memory");
         return NULL;
     }
     snprintf(w->path, sizeof(w->path), "%s", path);
+    w->replace = replace;
     snprintf(w->tmp, sizeof(w->tmp), "%s.tmp.%d", path, (int)getpid());
-    int fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+    /* 0600 like the recorders it holds: an archive carries the same identities. */
+    int fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) {
         gt_source_error(err, errlen, w->tmp, "cannot create: %s", strerror(errno));
         goto err_w;
@@ -260,10 +267,8 @@ int gt_archive_finish(struct gt_archive_writer *w, uint64_t *in_bytes, uint64_t 
         goto err;
     }
     w->f = NULL;
-    if (rename(w->tmp, w->path) != 0) {
-        gt_source_error(err, errlen, w->path, "rename from %s failed: %s", w->tmp, strerror(errno));
+    if (gt_out_commit(w->tmp, w->path, w->replace, err, errlen))
         goto err;
-    }
     if (in_bytes)
         *in_bytes = w->in_bytes;
     if (out_bytes)

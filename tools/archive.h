@@ -44,12 +44,16 @@ typedef int (*gt_archive_cb)(const char *name, int liveness, const unsigned char
 int gt_archive_walk(const unsigned char *raw, size_t n, const char *source, gt_archive_cb cb,
                     void *arg, char *err, size_t errlen);
 
-/* Writer: members are streamed through the compressor as they are added. */
+/* Writer: members are streamed through the compressor as they are added,
+ * into a temporary file (mode 0600) next to path.  Refused (NULL, err) when
+ * path is not a regular file, or exists and `replace` is 0 (tools/outfile.h). */
 struct gt_archive_writer;
-struct gt_archive_writer *gt_archive_create(const char *path, int level, char *err, size_t errlen);
+struct gt_archive_writer *gt_archive_create(const char *path, int level, int replace, char *err,
+                                            size_t errlen);
 int gt_archive_add(struct gt_archive_writer *w, const char *name, int liveness,
                    const unsigned char *data, size_t len, char *err, size_t errlen);
-/* Writes the end marker, flushes, renames the temporary file onto path. */
+/* Writes the end marker, flushes, renames the temporary file onto path
+ * (without `replace`: only if nothing appeared there meanwhile). */
 int gt_archive_finish(struct gt_archive_writer *w, uint64_t *in_bytes, uint64_t *out_bytes,
                       char *err, size_t errlen);
 /* Abandons a writer (removes the temporary file). */

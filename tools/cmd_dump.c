@@ -1,29 +1,37 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * cmd_dump.c — `gdrtrace dump -o FILE [--level N] [PATH...]`: a zstd archive
+ * cmd_dump.c — `gdrtrace dump -o FILE [--force] [--level N] [PATH...]`: a zstd archive
  * (container in tools/archive.h) of the recorders given (files, folders,
  * other archives) or of every recorder in $GDRTRACE_DIR.  Only recorders that
  * parse are archived (each member is re-serialized from the snapshot that
  * was validated, so the archive never carries a torn read); the liveness
- * seen now is stored with each.  Exit 0, 2 if an input was unreadable (the
- * rest are archived), 1 if the archive could not be written, 64 usage.
+ * seen now is stored with each.  The archive is written 0600 next to FILE
+ * and renamed onto it; an existing FILE is replaced only with --force, and
+ * never when it is not a regular file (tools/outfile.h).  Exit 0, 2 if an
+ * input was unreadable (the rest are archived), 1 if the archive could not
+ * be written, 64 usage.
  */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
+#include "common/env.h"
 #include "tools/archive.h"
 #include "tools/commands.h"
 #include "tools/report.h"
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gdrtrace dump -o FILE [--level N] [PATH...]\n"
+    fprintf(f, "usage: gdrtrace dump -o FILE [--force] [--level N] [PATH...]\n"
                "  Writes a zstd-compressed archive of recorders (default: all of $GDRTRACE_DIR;\n"
                "  PATH: recorder files, folders, other archives).  Every gdrtrace command reads\n"
-               "  the archive as it reads the live files.  --level: zstd level (default 9).\n"
-               "exit: 0 ok, 1 archive not written, 2 an input could not be read, 64 usage\n");
+               "  the archive as it reads the live files.  The archive is created 0600; an\n"
+               "  existing FILE is replaced only with --force, and only if it is a regular file.\n"
+               "  --level: zstd level, 1..%d (default 9).\n"
+               "exit: 0 ok, 1 archive not written, 2 an input could not be read, 64 usage\n",
+            ZSTD_maxCLevel());
 }
 
 struct dump_ctx {
@@ -158,14 +166,24 @@ int gt_cmd_dump(int argc, char **argv)
 {
     static const struct option opts[] = {{"output", required_argument, 0, 'o'},
                                          {"level", required_argument, 0, 'l'},
+                                         {"force", no_argument, 0, 'f'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *out = NULL;
-    int level = 9, c;
-    while ((c = getopt_long(argc, argv, "ho:l:", opts, NULL)) != -1) {
+    int level = 9, force = 0, c;
+    long lv;
+    while ((c = getopt_long(argc, argv, "hfo:l:", opts, NULL)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
-        case 'l': level = atoi(optarg); break;
+        case 'f': force = 1; break;
+        case 'l':
+            if (gt_parse_long(optarg, 1, ZSTD_maxCLevel(), &lv)) {
+                fprintf(stderr, "gdrtrace dump: --level '%s' is not an integer in 1..%d\n", optarg,
+                        ZSTD_maxCLevel());
+                return GT_EXIT_USAGE;
+            }
+            level = (int)lv;
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return GT_EXIT_USAGE;
         }
@@ -178,7 +196,7 @@ int gt_cmd_dump(int argc, char **argv)
     char err[GT_ERRLEN];
     struct dump_ctx d = {0};
     d.out = out;
-    d.w = gt_archive_create(out, level, err, sizeof(err));
+    d.w = gt_archive_create(out, level, force, err, sizeof(err));
     if (!d.w) {
         fprintf(stderr, "gdrtrace: %s\n", err);
         return 1;

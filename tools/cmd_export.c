@@ -4,8 +4,9 @@
  * metrics for node_exporter's textfile collector (Prometheus text exposition
  * format 0.0.4) or as JSON.  Every family is printed whole (HELP, TYPE, then
  * its samples), label values are escaped (\\ \" \n), and -o writes through a
- * temporary file and rename() so the collector never reads a half file.
- * Exit: 0, 1 output not written, 2 unreadable input, 64 usage.
+ * temporary file in FILE's folder and rename() so the collector never reads a
+ * half file; FILE must be absent or a regular file (a FIFO or device node is
+ * refused, tools/outfile.h).  Exit: 0, 1 output not written, 2 unreadable input, 64 usage.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -15,14 +16,16 @@
 
 #include "tools/commands.h"
 #include "tools/hist.h"
+#include "tools/outfile.h"
 #include "tools/report.h"
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: gdrtrace export [--prometheus|--json] [-o FILE] [--job J] [PATH...]\n"
                "  Metrics of every recorder (default: $GDRTRACE_DIR) in Prometheus text format\n"
-               "  (for node_exporter's textfile collector; -o FILE replaces FILE atomically)\n"
-               "  or JSON.  Families: gdrtrace_registrations_total, gdrtrace_registered_bytes_total,\n"
+               "  (for node_exporter's textfile collector; -o FILE replaces FILE atomically,\n"
+               "  and only if it is a regular file) or JSON.  Families:\n"
+               "  gdrtrace_registrations_total, gdrtrace_registered_bytes_total,\n"
                "  gdrtrace_fallbacks_total, gdrtrace_errors_total, gdrtrace_latency_seconds\n"
                "  (summary, quantiles 0.5/0.95/0.99), gdrtrace_messages_total,\n"
                "  gdrtrace_message_bytes_total, gdrtrace_verdict, gdrtrace_job_verdict,\n"
@@ -273,6 +276,11 @@ int gt_cmd_export(int argc, char **argv)
         default: usage(stderr); return GT_EXIT_USAGE;
         }
     }
+    char err[GT_ERRLEN];
+    if (out && gt_out_check(out, 1, err, sizeof(err))) {
+        fprintf(stderr, "gdrtrace export: %s\n", err);
+        return 1;
+    }
     struct gt_inputs in = {.job = job};
     struct gt_job j;
     int rc = gt_load_job(argv + optind, argc - optind, &in, &j);
@@ -312,8 +320,12 @@ int gt_cmd_export(int argc, char **argv)
     }
     if (out) {
         int bad = ferror(f) | (fclose(f) != 0);
-        if (bad || rename(tmp, out) != 0) {
-            fprintf(stderr, "gdrtrace export: writing %s failed: %m\n", out);
+        if (bad) {
+            fprintf(stderr, "gdrtrace export: writing %s failed: %m\n", tmp);
+            unlink(tmp);
+            rc = 1;
+        } else if (gt_out_commit(tmp, out, 1, err, sizeof(err))) {
+            fprintf(stderr, "gdrtrace export: %s\n", err);
             unlink(tmp);
             rc = 1;
         }

@@ -36,7 +36,7 @@ static int ratio(const char *what, unsigned char **imgs, size_t *lens, int n)
     close(fd);
     unlink(path);
     char err[GT_ERRLEN];
-    struct gt_archive_writer *w = gt_archive_create(path, 9, err, sizeof(err));
+    struct gt_archive_writer *w = gt_archive_create(path, 9, 0, err, sizeof(err));
     if (!w) {
         printf("%s\n", err);
         return -1;
