@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # plugin/sock: the TCP transport, its unit tests and its benchmark.
-SOCK_SRCS := plugin/sock/sock.c plugin/sock/sock_util.c
+SOCK_SRCS := plugin/sock/sock.c plugin/sock/sock_conn.c plugin/sock/sock_ctrl.c plugin/sock/sock_data.c \
+             plugin/sock/sock_util.c
 PLUGIN_SRCS += $(SOCK_SRCS)
 
 TESTS += test_sock

@@ -6,7 +6,8 @@
  * devices are the usable network interfaces (GDRTRACE_SOCKET_IFNAME selects
  * them), each connection is one TCP socket, receives are single (maxRecvs 1,
  * eager sends), and all progress is made from test() (no helper threads).
- * See plugin/sock/sock.c for the wire protocol and its invariants.
+ * plugin/sock/sock.c gives the wire protocol and says which file owns what;
+ * each file states the invariants it keeps.
  */
 #ifndef GDRTRACE_SOCK_H
 #define GDRTRACE_SOCK_H

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * sock_internal.h — the sock transport's private pieces, visible to its unit
- * tests: the connection handle codec, interface selection and a comm's
- * counters.  Nothing here is part of gt_net; only plugin/sock/ and
- * tests/unit/test_sock*.c include it.
+ * sock_internal.h — the sock transport's private header: the connection
+ * handle codec, interface selection and a comm's counters (which the unit
+ * tests use too), then the wire format, the comm and request structures and
+ * the functions sock_conn.c, sock_ctrl.c and sock_data.c call in each other
+ * (plugin/sock/sock.c says which file owns what).  Nothing here is part of
+ * gt_net; only plugin/sock/ and the sock tests and benches include it.
  *
  * Handle layout (GT_NET_HANDLE_MAXSIZE = 128 bytes, multi-byte fields in
  * network byte order so a handle means the same on every host):
@@ -90,5 +92,185 @@ struct gt_sock_stats {
 
 /* A copy of a send or receive comm's counters so far. */
 void gt_sock_comm_stats(const void *comm, struct gt_sock_stats *out);
+
+/* ---- the wire format and a comm (sock_conn.c, sock_ctrl.c, sock_data.c) ---- */
+
+#define INLINE_MAX 4096 /* payloads up to this ride in the control buffer with their header */
+#define IN_CAP (64 * 1024)
+#define OUT_CAP (256 * 1024)
+#define MAX_MSG ((size_t)1 << 30) /* test() reports int sizes: stay well below INT_MAX */
+#define RECV_POOL GT_NET_MAX_REQUESTS
+/* An eager sender may run ahead of its receiver: as many sends in flight as
+ * the transport always allowed (8 per receive slot). */
+#define SEND_POOL (GT_NET_MAX_REQUESTS * 8)
+#define WQ_CAP SEND_POOL /* >= both pools: at most one queued payload per message */
+
+enum { W_CTS = 1, W_DATA = 2 };
+#define W_FLAG_TRUNC 1u
+#define W_FLAG_EAGER 2u    /* DATA: sent without a CTS */
+#define W_FLAG_EAGER_OK 4u /* CTS: this receiver only ever posts single receives */
+
+struct wire_hdr {
+    uint8_t type;
+    uint8_t sub; /* CTS: n (always 1); DATA: sub index (always 0) */
+    uint16_t slot;
+    uint32_t flags;
+    uint64_t size;
+    int32_t tag;
+    uint32_t reserved;
+};
+_Static_assert(sizeof(struct wire_hdr) == 24, "wire_hdr is 24 bytes on the wire");
+
+struct wire_cts_ent {
+    int32_t tag;
+    uint32_t reserved;
+    uint64_t size;
+};
+_Static_assert(sizeof(struct wire_cts_ent) == 16, "wire_cts_ent is 16 bytes on the wire");
+
+struct wire_hello {
+    uint32_t magic;
+    uint16_t version;
+    uint8_t index;  /* 0: the connection's one socket */
+    uint8_t nsocks; /* 0: no data sockets */
+    uint32_t chunk; /* HELLO_CHUNK */
+    uint32_t reserved;
+    uint64_t conn_id; /* the connector's connect-in-progress id */
+    uint64_t nonce;   /* the listen handle's nonce */
+};
+_Static_assert(sizeof(struct wire_hello) == 32, "wire_hello is 32 bytes on the wire");
+
+enum { REQ_FREE = 0, REQ_SEND, REQ_RECV, REQ_FLUSH };
+
+struct sock_comm;
+struct sock_req {
+    struct sock_comm *comm;
+    int kind;
+    int busy;         /* payload bytes (or, recv, the header) still to come */
+    int optional;     /* NCCL pre-set *request to GT_NET_OPTIONAL_RECV_COMPLETION */
+    int abandoned;    /* test() already reported its error; free when busy ends */
+    uint64_t seq;     /* recv: posting order, for eager matching (invariant 2a) */
+    uint64_t out_end; /* send: out_added once its header (and inline body) was queued */
+    gt_result err;
+    void *data;
+    size_t size; /* recv: posted capacity; send: message size */
+    size_t got;  /* recv: size the sender announced */
+    int tag;
+    int state;   /* recv: 0 waiting for header, 1 header seen, 2 done */
+    int discard; /* recv: truncated eager payload, read into the sink */
+};
+
+/* One payload queued on the stream (invariant 1a). */
+struct sock_work {
+    struct sock_req *req;
+    size_t len, done;
+    uint64_t mark; /* sender: stream position the payload starts at */
+};
+
+struct cts_ent {
+    uint16_t slot;
+    int32_t tag;
+    uint64_t size;
+};
+
+enum { COMM_SEND = 1, COMM_RECV = 2 };
+
+struct sock_comm {
+    int kind;
+    int fd;
+    gt_result err;
+    int eof;        /* the socket saw EOF */
+    int await_hdr;  /* receiver: posted receives still waiting for their DATA header */
+    int peer_eager; /* receiver: an eager DATA arrived, no more CTS are needed */
+    int stalled;    /* receiver: the next DATA has no posted receive yet */
+    int exact_ctrl; /* receiver: the last payload was large, so read the
+                     * stream one message at a time (invariant 1b) */
+    uint64_t post_seq;
+    int eager_ok;   /* sender: the receiver promised single receives */
+    int eager_sent; /* sender: an eager DATA went out; CTS are ignored from now on */
+    struct gt_sock_stats st;
+    /* The request test() was called on (invariant 4a): progress stops as
+     * soon as it has completed, so test() reports it without first moving
+     * every later message the socket would take. */
+    const struct sock_req *until;
+    char peer[80];
+    struct sock_work *wq; /* ring of WQ_CAP payloads, in stream order */
+    unsigned wq_head, wq_count;
+    uint8_t *out;
+    size_t out_off, out_len;
+    uint64_t out_sent;  /* stream bytes sent so far (invariant 1a) */
+    uint64_t out_added; /* sender: bytes ever queued in `out` (headers, inline bodies) */
+    uint8_t *in;
+    size_t in_len;
+    struct cts_ent cts[RECV_POOL];
+    int ncts;
+    struct sock_req *reqs;
+    int nreqs;
+    int *freelist;
+    int nfree;
+    /* connect() state until established */
+    uint64_t conn_id;
+    int hello_sent;
+    int connected;
+    struct wire_hello hello;
+    int dev;
+};
+
+/* ---- calls between the files; every one runs on the caller's thread, with
+ * no lock: NCCL calls a comm from one thread at a time. ---- */
+
+/* sock_conn.c.  Fails the comm with r and one WARN naming the peer and the
+ * formatted reason; sticky: once failed, returns the first error, no WARN. */
+__attribute__((format(printf, 3, 4))) gt_result gt_sock_fail(struct sock_comm *c, gt_result r,
+                                                             const char *fmt, ...);
+/* GT_REMOTE_ERROR for errnos that mean the peer or the path went away, else
+ * GT_SYSTEM_ERROR. */
+gt_result gt_sock_errno_result(int e);
+
+/* sock_ctrl.c.  Sends what waits in the out buffer, up to the oldest queued
+ * payload's start (1a); GT_OK also when the socket would block. */
+gt_result gt_sock_flush_out(struct sock_comm *c);
+/* 1 when `need` bytes fit in the out buffer (compacting it first), else 0. */
+int gt_sock_out_room(struct sock_comm *c, size_t need);
+/* Reads and handles control messages until the socket would block, a DATA
+ * stalls (2a), the tested request completed (4a) or EOF; a receiver moves
+ * each payload before the next header (1a). */
+gt_result gt_sock_read_ctrl(struct sock_comm *c);
+/* Invariant 2: index of the oldest CTS with this tag, or -1. */
+int gt_sock_cts_match(const struct sock_comm *c, int tag);
+
+/* sock_data.c.  A request's bytes are all in: frees it if test() already
+ * gave it up. */
+void gt_sock_req_finished(struct sock_req *r);
+/* Queues r's payload of `size` bytes at the end of the stream (1a). */
+void gt_sock_enqueue_payload(struct sock_comm *c, struct sock_req *r, size_t size);
+/* Accounts n bytes moved for the oldest queued payload; 1 when it completed. */
+int gt_sock_work_moved(struct sock_comm *c, size_t n);
+/* 1 when the request test() was called on has completed (4a). */
+int gt_sock_reached(const struct sock_comm *c);
+/* Moves queued payload bytes until the socket would block (4c), the queue is
+ * empty, or the tested request completed (4a). */
+gt_result gt_sock_move_data(struct sock_comm *c);
+
+/* The gt_net slots, for the ops table in sock.c. */
+gt_result gt_sock_init(void **ctx, uint64_t comm_id, int has_comm_id,
+                       const struct gt_comm_config *config, gt_logger_fn logger,
+                       gt_profiler_fn profiler);
+gt_result gt_sock_finalize(void *ctx);
+gt_result gt_sock_devices(int *ndev);
+gt_result gt_sock_get_properties(int dev, struct gt_props *p);
+gt_result gt_sock_get_probe(int dev, struct gt_dev_probe *probe);
+gt_result gt_sock_listen(void *ctx, int dev, void *handle, void **listen_comm);
+gt_result gt_sock_connect(void *ctx, int dev, void *handle, void **send_comm, void **send_dev_comm);
+gt_result gt_sock_accept(void *listen_comm, void **recv_comm, void **recv_dev_comm);
+gt_result gt_sock_close_listen(void *listen_comm);
+gt_result gt_sock_close_comm(void *comm);
+gt_result gt_sock_isend(void *send_comm, void *data, size_t size, int tag, void *mhandle,
+                        void *phandle, void **request);
+gt_result gt_sock_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
+                        void **mhandles, void **phandles, void **request);
+gt_result gt_sock_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles,
+                         void **request);
+gt_result gt_sock_test(void *request, int *done, int *sizes);
 
 #endif

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # tests/inner: the `inner` transport driven by the NCCL-like harness, over a
-# stand-in third-party plugin (fake_inner.c, exporting v11 and v8 over sock).
+# stand-in third-party plugin (fake_inner.c, exporting v11 and v8 over sock;
+# recursive: SOCK_SRCS is plugin/sock's).
 FAKE_INNER := $(BUILD)/tests/libnccl-net-fakeinner.so
-FAKE_INNER_SRCS := tests/inner/fake_inner.c plugin/sock/sock.c plugin/sock/sock_util.c \
+FAKE_INNER_SRCS = tests/inner/fake_inner.c $(SOCK_SRCS) \
                    $(BASE_SRCS)
 $(FAKE_INNER): $(call obj,$(FAKE_INNER_SRCS))
 	@mkdir -p $(dir $@)
