@@ -29,6 +29,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Codes that reach the recorder (reasons, methods, asked kinds, probe states,
+ * GT_PTR_* bits) are defined once, with explicit values, in the format
+ * headers. */
+#include "gdrtrace/codes.h"
+
 /* Values equal to ncclResult_t (see include/nccl/types.h). */
 typedef enum {
     GT_OK = 0,
@@ -40,11 +45,6 @@ typedef enum {
     GT_REMOTE_ERROR = 6,
     GT_IN_PROGRESS = 7,
 } gt_result;
-
-/* Pointer types, equal to NCCL_PTR_*. */
-#define GT_PTR_HOST 0x1
-#define GT_PTR_CUDA 0x2
-#define GT_PTR_DMABUF 0x4
 
 #define GT_NET_HANDLE_MAXSIZE 128
 #define GT_NET_MAX_REQUESTS 32
@@ -94,44 +94,6 @@ struct gt_comm_config {
     int traffic_class; /* -1 = undefined */
 };
 
-/* What NCCL asked for in a registration call. */
-enum gt_reg_asked {
-    GT_ASKED_DMABUF = 0, /* regMrDmaBuf with fd >= 0 */
-    GT_ASKED_CUDA = 1,   /* regMr(NCCL_PTR_CUDA) or regMrDmaBuf(fd = -1, CUDA): peermem style */
-    GT_ASKED_HOST = 2,   /* regMr(NCCL_PTR_HOST) */
-    GT_ASKED_COUNT
-};
-
-/* What the plugin really did. */
-enum gt_reg_method {
-    GT_METHOD_DMABUF = 0,  /* ibv_reg_dmabuf_mr on a dma-buf fd */
-    GT_METHOD_PEERMEM = 1, /* ibv_reg_mr on a GPU virtual address (nvidia-peermem) */
-    GT_METHOD_HOST = 2,    /* host memory registered (or accepted, for sock) */
-    GT_METHOD_FAILED = 3,  /* nothing registered; the call returned an error */
-    GT_METHOD_COUNT
-};
-
-/* Why something fell back or failed; stored in the recorder as a code. */
-enum gt_reason {
-    GT_REASON_NONE = 0,
-    GT_REASON_DMABUF_UNSUPPORTED,    /* device probe: EOPNOTSUPP / EPROTONOSUPPORT */
-    GT_REASON_DMABUF_REG_FAILED,     /* ibv_reg_dmabuf_mr on a real fd failed */
-    GT_REASON_NO_REG_DMABUF_SYMBOL,  /* libibverbs lacks ibv_reg_dmabuf_mr */
-    GT_REASON_CUDA_UNAVAILABLE,      /* libcuda.so.1 could not be loaded */
-    GT_REASON_CUDA_EXPORT_FAILED,    /* cuMemGetHandleForAddressRange failed */
-    GT_REASON_PEERMEM_ABSENT,        /* nvidia_peermem not loaded */
-    GT_REASON_PEERMEM_NOT_ALLOWED,   /* GDRTRACE_ALLOW_PEERMEM=0 */
-    GT_REASON_PEERMEM_REG_FAILED,    /* ibv_reg_mr on the GPU address failed */
-    GT_REASON_POLICY_PEERMEM,        /* GDRTRACE_REG=peermem chose it */
-    GT_REASON_POLICY_HOST,           /* GDRTRACE_REG=host refused GPU memory */
-    GT_REASON_HOST_MEMORY_ONLY,      /* transport supports host memory only (sock) */
-    GT_REASON_HOST_REG_FAILED,       /* registering host memory failed */
-    GT_REASON_BAD_ARGUMENT,          /* NCCL passed something we reject (size, type) */
-    GT_REASON_TRANSPORT_ERROR,       /* a send/recv/test failed */
-    GT_REASON_PEER_GONE,             /* the peer closed or died */
-    GT_REASON_COUNT
-};
-
 /* Filled by reg_mr / reg_mr_dmabuf.  Transports set every field they know;
  * the caller zeroes it first. */
 struct gt_reg_report {
@@ -145,13 +107,6 @@ struct gt_reg_report {
 };
 
 /* Per-device probe results, filled by get_probe.  Recorded at init. */
-enum gt_probe_state {
-    GT_PROBE_UNKNOWN = 0,
-    GT_PROBE_SUPPORTED = 1,
-    GT_PROBE_UNSUPPORTED = 2,
-    GT_PROBE_ABSENT = 3, /* the library/module/device needed for it is not there */
-};
-
 struct gt_dev_probe {
     int dmabuf;          /* enum gt_probe_state: ibv_reg_dmabuf_mr(fd=-1) probe */
     int dmabuf_errno;    /* errno the probe returned */

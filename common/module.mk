@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # common/: what more than one layer uses (logging, strict env parsing, the
-# dlopen'd verbs/CUDA tables, the node fingerprint, histograms, reason names,
+# dlopen'd verbs/CUDA tables, the node fingerprint, histograms, on-disk code names,
 # the internal network interface).  Included first (module.mk files are read
 # in sorted order), so every later fragment may use these lists with :=.
-BASE_SRCS := common/log.c common/env.c
+BASE_SRCS := common/log.c common/env.c common/codes.c
 DL_SRCS := common/dl/gt_ibv.c common/dl/gt_cuda.c
 FINGERPRINT_SRCS := common/fingerprint.c
 COMMON_SRCS += $(BASE_SRCS) $(FINGERPRINT_SRCS)
@@ -13,3 +13,7 @@ PLUGIN_SRCS += $(DL_SRCS)
 TESTS += test_env
 test_env_SRCS := tests/unit/test_env.c $(BASE_SRCS)
 test_env_LIBS := -lcmocka
+
+TESTS += test_codes
+test_codes_SRCS := tests/unit/test_codes.c common/codes.c
+test_codes_LIBS := -lcmocka

@@ -50,6 +50,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "common/codes.h"
 #include "common/env.h"
 #include "common/log.h"
 #include "common/hist.h"
@@ -171,11 +172,6 @@ static void set_text(char *dst, size_t n, const char *src)
     __atomic_store_n(&dst[i], '\0', __ATOMIC_RELAXED);
 }
 
-static int clamp_reason(int reason)
-{
-    return (reason >= 0 && reason < GTR_REASON_SLOTS) ? reason : 0;
-}
-
 static void record_error(struct shim_slot *p, int op, int dev, gt_result res, int err, int reason,
                          const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 
@@ -184,12 +180,13 @@ static void record_error(struct shim_slot *p, int op, int dev, gt_result res, in
 {
     struct gt_recorder *r = &g_rec;
     uint16_t slot = GTR_NO_COMM;
-    reason = clamp_reason(reason);
     if (p) {
         struct gtr_comm *c = rec_comm(p);
         slot = p->idx;
         ctr_add_shared(&c->error_count, 1);
-        ctr_add_shared(&c->error_by_reason[reason], 1);
+        /* the code itself goes to last_reason and the event; a code this
+         * format has no slot for is counted in the "other" slot */
+        ctr_add_shared(gtr_reason_counter(c, GTR_ERRORS, gtr_reason_slot(reason)), 1);
         __atomic_store_n(&c->error_last_errno, err, __ATOMIC_RELAXED);
         __atomic_store_n(&c->error_last_reason, reason, __ATOMIC_RELAXED);
         char text[128];
@@ -579,10 +576,10 @@ static gt_result reg_common(struct shim_comm *w, void *data, size_t size, int ty
     gt_hist_add_shared(&c->hist[GTR_OP_REG], ns);
     gt_rec_event(&g_rec, GTR_EV_REG, p->idx, (int16_t)w->dev, res, rep.err, (uint64_t)data, size,
                  ns, (uint32_t)(asked << 8 | method));
-    int reason = clamp_reason(rep.reason);
+    int reason = rep.reason;
     if (rep.fell_back) {
         ctr_add_shared(&c->fallback_count, 1);
-        ctr_add_shared(&c->fallback_by_reason[reason], 1);
+        ctr_add_shared(gtr_reason_counter(c, GTR_FALLBACKS, gtr_reason_slot(reason)), 1);
         __atomic_store_n(&c->fallback_last_errno, rep.err, __ATOMIC_RELAXED);
         __atomic_store_n(&c->fallback_last_reason, reason, __ATOMIC_RELAXED);
         gt_rec_event(&g_rec, GTR_EV_FALLBACK, p->idx, (int16_t)w->dev, res, rep.err,
@@ -593,7 +590,7 @@ static gt_result reg_common(struct shim_comm *w, void *data, size_t size, int ty
         record_error(p, GTR_OP_REG, w->dev, res, e, reason,
                      "%s(%s, %zu bytes%s): result %d, errno %d, reason %d",
                      is_dmabuf ? "regMrDmaBuf" : "regMr",
-                     asked == GT_ASKED_DMABUF ? "dmabuf" : asked == GT_ASKED_CUDA ? "cuda" : "host",
+                     gt_asked_name(asked),
                      size, is_dmabuf && fd >= 0 ? ", fd" : "", res, e, reason);
         free(m);
         *mhandle = NULL; /* a failed call's handle is never used; ours must not be */

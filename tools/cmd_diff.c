@@ -284,11 +284,13 @@ int gt_cmd_diff(int argc, char **argv)
         printf("\n   %-9s %10s %10s\n", "", "A", "B");
         printf("   %-9s %10llu %10llu\n", "fallbacks", (unsigned long long)S[0].tot->fallback_count,
                (unsigned long long)S[1].tot->fallback_count);
-        for (int r = 0; r < GTR_REASON_SLOTS; r++)
-            if (S[0].tot->fallback_by_reason[r] || S[1].tot->fallback_by_reason[r])
-                printf("     %-22s %10llu %10llu\n", gt_reason_name(r),
-                       (unsigned long long)S[0].tot->fallback_by_reason[r],
-                       (unsigned long long)S[1].tot->fallback_by_reason[r]);
+        for (unsigned r = 0; r < GTR_REASON_SLOTS; r++) {
+            uint64_t a = gtr_reason_count(S[0].tot, GTR_FALLBACKS, r);
+            uint64_t b = gtr_reason_count(S[1].tot, GTR_FALLBACKS, r);
+            if (a || b)
+                printf("     %-22s %10llu %10llu\n", gt_reason_slot_name((int)r),
+                       (unsigned long long)a, (unsigned long long)b);
+        }
         printf("   %-9s %10llu %10llu\n", "errors", (unsigned long long)S[0].tot->error_count,
                (unsigned long long)S[1].tot->error_count);
         printf("\nlatency (all communicators)\n   %-6s %-4s %10s %10s %11s %8s\n", "op", "", "A", "B",

@@ -171,22 +171,22 @@ static void emit_all(struct sink *k, const struct gt_job *j, struct gtr_comm *gr
         sample(k, NULL, l, n, (double)c->reg_bytes[a][m]);
     }
     family(k, "gdrtrace_fallbacks_total", "counter", "Registrations that fell back from DMA-BUF, by reason.");
-    EACH_COMM(j, r, c) for (int i = 0; i < GTR_REASON_SLOTS; i++)
+    EACH_COMM(j, r, c) for (unsigned i = 0; i < GTR_REASON_SLOTS; i++)
     {
-        if (!c->fallback_by_reason[i])
+        if (!gtr_reason_count(c, GTR_FALLBACKS, i))
             continue;
         n = base_labels(l, r, c);
-        l[n].k = "reason"; snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_reason_name(i));
-        sample(k, NULL, l, n, (double)c->fallback_by_reason[i]);
+        l[n].k = "reason"; snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_reason_slot_name((int)i));
+        sample(k, NULL, l, n, (double)gtr_reason_count(c, GTR_FALLBACKS, i));
     }
     family(k, "gdrtrace_errors_total", "counter", "Errors recorded, by reason.");
-    EACH_COMM(j, r, c) for (int i = 0; i < GTR_REASON_SLOTS; i++)
+    EACH_COMM(j, r, c) for (unsigned i = 0; i < GTR_REASON_SLOTS; i++)
     {
-        if (!c->error_by_reason[i])
+        if (!gtr_reason_count(c, GTR_ERRORS, i))
             continue;
         n = base_labels(l, r, c);
-        l[n].k = "reason"; snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_reason_name(i));
-        sample(k, NULL, l, n, (double)c->error_by_reason[i]);
+        l[n].k = "reason"; snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_reason_slot_name((int)i));
+        sample(k, NULL, l, n, (double)gtr_reason_count(c, GTR_ERRORS, i));
     }
     family(k, "gdrtrace_latency_seconds", "summary",
            "Latency per operation (reg, dereg, send, recv, flush) from the recorder's histograms.");

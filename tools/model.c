@@ -62,9 +62,9 @@ void gt_comm_accumulate(struct gtr_comm *d, const struct gtr_comm *s)
     d->dereg_count += s->dereg_count;
     d->fallback_count += s->fallback_count;
     d->error_count += s->error_count;
-    for (int i = 0; i < GTR_REASON_SLOTS; i++) {
-        d->fallback_by_reason[i] += s->fallback_by_reason[i];
-        d->error_by_reason[i] += s->error_by_reason[i];
+    for (unsigned i = 0; i < GTR_REASON_SLOTS; i++) {
+        *gtr_reason_counter(d, GTR_FALLBACKS, i) += gtr_reason_count(s, GTR_FALLBACKS, i);
+        *gtr_reason_counter(d, GTR_ERRORS, i) += gtr_reason_count(s, GTR_ERRORS, i);
     }
     if (s->fallback_count) {
         d->fallback_last_errno = s->fallback_last_errno;
@@ -149,14 +149,15 @@ uint64_t gt_comm_regs(const struct gtr_comm *c)
     return t;
 }
 
-static void reasons(char *why, size_t n, const uint64_t *by, const char *skip_note)
+static void reasons(char *why, size_t n, const struct gtr_comm *c, int kind, const char *skip_note)
 {
     int first = 1;
-    for (int i = 0; i < GTR_REASON_SLOTS; i++) {
-        if (!by[i])
+    for (unsigned i = 0; i < GTR_REASON_SLOTS; i++) {
+        uint64_t k = gtr_reason_count(c, kind, i);
+        if (!k)
             continue;
-        appendf(why, n, "%s%s x%llu", first ? "" : ", ", gt_reason_name(i),
-                (unsigned long long)by[i]);
+        appendf(why, n, "%s%s x%llu", first ? "" : ", ", gt_reason_slot_name((int)i),
+                (unsigned long long)k);
         first = 0;
     }
     if (first && skip_note)
@@ -243,8 +244,8 @@ void gt_verdict_of(const struct gtr_comm *c, const struct gt_rec *const *ctx, si
     uint64_t gpu_dmabuf = R[GT_ASKED_DMABUF][GT_METHOD_DMABUF] + R[GT_ASKED_CUDA][GT_METHOD_DMABUF];
     uint64_t gpu_peermem = R[GT_ASKED_DMABUF][GT_METHOD_PEERMEM] + R[GT_ASKED_CUDA][GT_METHOD_PEERMEM];
     uint64_t gpu_host = R[GT_ASKED_DMABUF][GT_METHOD_HOST] + R[GT_ASKED_CUDA][GT_METHOD_HOST];
-    uint64_t policy_fb = c->fallback_by_reason[GT_REASON_POLICY_PEERMEM] +
-                         c->fallback_by_reason[GT_REASON_POLICY_HOST];
+    uint64_t policy_fb = gtr_reason_count(c, GTR_FALLBACKS, GT_REASON_POLICY_PEERMEM) +
+                         gtr_reason_count(c, GTR_FALLBACKS, GT_REASON_POLICY_HOST);
     uint64_t real_fb = c->fallback_count > policy_fb ? c->fallback_count - policy_fb : 0;
     uint64_t total = gpu_asked + host_asked;
 
@@ -259,7 +260,7 @@ void gt_verdict_of(const struct gtr_comm *c, const struct gt_rec *const *ctx, si
                 (unsigned long long)did[GT_METHOD_FAILED], (unsigned long long)c->error_count);
         if (c->error_count) {
             appendf(why, n, " (");
-            reasons(why, n, c->error_by_reason, "no reason");
+            reasons(why, n, c, GTR_ERRORS, "no reason");
             appendf(why, n, ")");
         }
         if (c->error_last_errno)
@@ -274,7 +275,7 @@ void gt_verdict_of(const struct gtr_comm *c, const struct gt_rec *const *ctx, si
         v->code = GT_V_FALLBACK;
         appendf(why, n, "%llu of %llu GPU registration(s) fell back from DMA-BUF (",
                 (unsigned long long)real_fb, (unsigned long long)gpu_asked);
-        reasons(why, n, c->fallback_by_reason, "no reason");
+        reasons(why, n, c, GTR_FALLBACKS, "no reason");
         appendf(why, n, ")");
         if (c->fallback_last_errno)
             appendf(why, n, "; last errno %d (%s)", c->fallback_last_errno,

@@ -13,7 +13,6 @@
  *  - Nothing returned points into buf: the caller may free it right away.
  */
 #include "tools/recfile.h"
-#include "common/reason.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,11 +26,6 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "common/gt_net.h"
-
-_Static_assert((int)GTR_ASKED_COUNT == (int)GT_ASKED_COUNT, "asked dimension");
-_Static_assert((int)GTR_METHOD_COUNT == (int)GT_METHOD_COUNT, "method dimension");
-_Static_assert((int)GT_REASON_COUNT <= GTR_REASON_SLOTS, "reason slots");
 
 /* A recorder bigger than this is refused rather than read into memory. */
 #define GT_REC_MAX_BYTES (1ull << 34)
@@ -359,9 +353,11 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
     }
     s = by_id[GTR_SEC_COMMS];
     if (s && s->count) {
-        if (s->entry_size < sizeof(struct gtr_comm)) {
+        /* A 1.0 file's records end before the 1.1 reason slots 16..31:
+         * copy_entries() zero-fills them, which is what 1.0 counted there. */
+        if (s->entry_size < GTR_COMM_SIZE_1_0) {
             gt_source_error(err, errlen, source, "comms entry_size %u is smaller than version 1.0's %zu",
-                 s->entry_size, sizeof(struct gtr_comm));
+                 s->entry_size, (size_t)GTR_COMM_SIZE_1_0);
             goto err_free;
         }
         if (s->count >= GTR_NO_COMM) {
@@ -554,29 +550,24 @@ const char *gt_liveness_name(int l)
     }
 }
 
-const char *gt_asked_name(int a)
-{
-    static const char *n[] = {"dmabuf", "cuda", "host"};
-    return a >= 0 && a < GTR_ASKED_COUNT ? n[a] : "?";
-}
-
-const char *gt_method_name(int m)
-{
-    static const char *n[] = {"dmabuf", "peermem", "host", "failed"};
-    return m >= 0 && m < GTR_METHOD_COUNT ? n[m] : "?";
-}
-
 const char *gt_reason_name(int r)
 {
     const char *t = gt_reason_token(r);
-    static char other[GTR_REASON_SLOTS + 1][16];
     if (t)
         return t;
-    if (r >= 0 && r <= GTR_REASON_SLOTS) {
-        snprintf(other[r], sizeof(other[r]), "reason#%d", r);
-        return other[r];
-    }
-    return "reason#?";
+    /* a newer writer's code: a few rotating buffers (single-threaded
+     * reader; a line prints at most two reasons) */
+    static char other[4][24];
+    static unsigned next;
+    char *b = other[next++ % 4];
+    snprintf(b, sizeof(other[0]), "reason#%d", r);
+    return b;
+}
+
+const char *gt_reason_slot_name(int slot)
+{
+    const char *t = gt_reason_slot_token(slot);
+    return t ? t : gt_reason_name(slot);
 }
 
 const char *gt_op_name(int op)
@@ -594,10 +585,4 @@ const char *gt_event_name(int t)
         "flush",
     };
     return t >= 0 && t < GTR_EV_COUNT ? n[t] : "?";
-}
-
-const char *gt_probe_name(int p)
-{
-    static const char *n[] = {"unknown", "supported", "unsupported", "absent"};
-    return p >= 0 && p <= GTR_PROBE_ABSENT ? n[p] : "unknown";
 }

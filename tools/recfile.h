@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/codes.h"
 #include "gdrtrace/recorder_format.h"
 
 #define GT_ERRLEN 512
@@ -107,11 +108,10 @@ double gt_rec_ts_rel_s(const struct gt_rec *r, uint64_t ticks);
  * -1: the one error convention of the parser and the archive code. */
 int gt_source_error(char *err, size_t errlen, const char *source, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-const char *gt_asked_name(int a);  /* dmabuf, cuda, host */
-const char *gt_method_name(int m); /* dmabuf, peermem, host, failed */
-const char *gt_reason_name(int r); /* short token, "reason#N" for unknown values */
+/* gt_asked_name, gt_method_name, gt_probe_name: common/codes.h */
+const char *gt_reason_name(int r);         /* short token, "reason#N" for unknown codes */
+const char *gt_reason_slot_name(int slot); /* a counter slot's name: token, "other" */
 const char *gt_op_name(int op);    /* reg, dereg, send, recv, flush */
 const char *gt_event_name(int t);
-const char *gt_probe_name(int p);  /* unknown, supported, unsupported, absent */
 
 #endif

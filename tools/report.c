@@ -209,14 +209,17 @@ static void text_matrix(FILE *f, const struct gtr_comm *c, const char *ind)
                 (unsigned long long)c->reg_exported_fd, (unsigned long long)c->reg_cache_hits);
 }
 
-static void text_reasons(FILE *f, const uint64_t *by)
+static void text_reasons(FILE *f, const struct gtr_comm *c, int kind)
 {
     int first = 1;
-    for (int i = 0; i < GTR_REASON_SLOTS; i++)
-        if (by[i]) {
-            fprintf(f, "%s%s x%llu", first ? " (" : ", ", gt_reason_name(i), (unsigned long long)by[i]);
+    for (unsigned i = 0; i < GTR_REASON_SLOTS; i++) {
+        uint64_t k = gtr_reason_count(c, kind, i);
+        if (k) {
+            fprintf(f, "%s%s x%llu", first ? " (" : ", ", gt_reason_slot_name((int)i),
+                    (unsigned long long)k);
             first = 0;
         }
+    }
     if (!first)
         fputc(')', f);
 }
@@ -226,11 +229,11 @@ static void text_comm_body(FILE *f, const struct gtr_comm *c, const char *ind, i
     char b1[32], b2[32];
     text_matrix(f, c, ind);
     fprintf(f, "%sfallbacks       %llu", ind, (unsigned long long)c->fallback_count);
-    text_reasons(f, c->fallback_by_reason);
+    text_reasons(f, c, GTR_FALLBACKS);
     if (c->fallback_count && c->fallback_last_errno)
         fprintf(f, "; last errno %d (%s)", c->fallback_last_errno, strerror(c->fallback_last_errno));
     fprintf(f, "\n%serrors          %llu", ind, (unsigned long long)c->error_count);
-    text_reasons(f, c->error_by_reason);
+    text_reasons(f, c, GTR_ERRORS);
     if (c->error_count && c->error_last_errno)
         fprintf(f, "; last errno %d (%s)", c->error_last_errno, strerror(c->error_last_errno));
     if (c->error_last_text[0])
@@ -357,8 +360,7 @@ static void text_process(FILE *f, const struct gt_job *j, size_t ri, int flags)
                         gt_rec_ts_rel_s(r, last[i].ts), gt_event_name(last[i].type), last[i].dev,
                         last[i].comm_slot, last[i].err,
                         strerror(last[i].err),
-                        gt_reason_name(last[i].aux < GTR_REASON_SLOTS ? (int)last[i].aux
-                                                                     : GTR_REASON_SLOTS));
+                        gt_reason_name((int)last[i].aux));
         }
     }
     struct gtr_comm *c = malloc(sizeof(*c));
@@ -469,12 +471,14 @@ void gt_json_identity(struct gt_json *js, const struct gt_rec *r)
     gj_end(js, '}');
 }
 
-static void json_reasons(struct gt_json *js, const char *key, const uint64_t *by)
+static void json_reasons(struct gt_json *js, const char *key, const struct gtr_comm *c, int kind)
 {
     gj_obj(js, key);
-    for (int i = 0; i < GTR_REASON_SLOTS; i++)
-        if (by[i])
-            gj_u64(js, gt_reason_name(i), by[i]);
+    for (unsigned i = 0; i < GTR_REASON_SLOTS; i++) {
+        uint64_t k = gtr_reason_count(c, kind, i);
+        if (k)
+            gj_u64(js, gt_reason_slot_name((int)i), k);
+    }
     gj_end(js, '}');
 }
 
@@ -497,15 +501,15 @@ void gt_json_comm_counts(struct gt_json *js, const struct gtr_comm *c)
     gj_u64(js, "deregistrations", c->dereg_count);
     gj_obj(js, "fallbacks");
     gj_u64(js, "count", c->fallback_count);
-    json_reasons(js, "by_reason", c->fallback_by_reason);
+    json_reasons(js, "by_reason", c, GTR_FALLBACKS);
     gj_i64(js, "last_errno", c->fallback_last_errno);
-    gj_str(js, "last_reason", gt_reason_name(c->fallback_last_reason >= 0 && c->fallback_last_reason < GTR_REASON_SLOTS ? c->fallback_last_reason : GTR_REASON_SLOTS));
+    gj_str(js, "last_reason", gt_reason_name(c->fallback_last_reason));
     gj_end(js, '}');
     gj_obj(js, "errors");
     gj_u64(js, "count", c->error_count);
-    json_reasons(js, "by_reason", c->error_by_reason);
+    json_reasons(js, "by_reason", c, GTR_ERRORS);
     gj_i64(js, "last_errno", c->error_last_errno);
-    gj_str(js, "last_reason", gt_reason_name(c->error_last_reason >= 0 && c->error_last_reason < GTR_REASON_SLOTS ? c->error_last_reason : GTR_REASON_SLOTS));
+    gj_str(js, "last_reason", gt_reason_name(c->error_last_reason));
     gj_str(js, "last_text", c->error_last_text);
     gj_end(js, '}');
     gj_obj(js, "connections");

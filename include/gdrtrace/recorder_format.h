@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * recorder_format.h — the gdrtrace flight-recorder file format, version 1.
+ * recorder_format.h — the gdrtrace flight-recorder file format, version 1.1.
  *
  * This header is the one contract between the writer (shim/, inside the NCCL
  * job) and the readers (tools/gdrtrace).  The human spec is
@@ -43,10 +43,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gdrtrace/codes.h"
+
 #define GTR_MAGIC "GDRTRACE" /* 8 bytes, no NUL stored */
 #define GTR_MAGIC_LEN 8
 #define GTR_VERSION_MAJOR 1
-#define GTR_VERSION_MINOR 0
+/* Minor versions (each only appends; docs/recorder-format.md, "Versions"):
+ *  0  the first format
+ *  1  reason counter slots 16..31 appended to struct gtr_comm (slot 31 =
+ *     GTR_REASON_OTHER); comms entry_size grew from GTR_COMM_SIZE_1_0 */
+#define GTR_VERSION_MINOR 1
 #define GTR_ENDIAN_MARK 0x01020304u
 #define GTR_HEADER_SIZE 4096u
 #define GTR_MAX_SECTIONS 16
@@ -151,12 +157,12 @@ struct gtr_identity {
 
 /* ---- devices ----------------------------------------------------------- */
 
-enum gtr_probe { /* equal to enum gt_probe_state */
-    GTR_PROBE_UNKNOWN = 0,
-    GTR_PROBE_SUPPORTED = 1,
-    GTR_PROBE_UNSUPPORTED = 2,
-    GTR_PROBE_ABSENT = 3,
-};
+/* Probe states are enum gt_probe_state (gdrtrace/codes.h); these older
+ * names stay for the code that uses them. */
+#define GTR_PROBE_UNKNOWN GT_PROBE_UNKNOWN
+#define GTR_PROBE_SUPPORTED GT_PROBE_SUPPORTED
+#define GTR_PROBE_UNSUPPORTED GT_PROBE_UNSUPPORTED
+#define GTR_PROBE_ABSENT GT_PROBE_ABSENT
 
 struct gtr_device {
     uint32_t in_use;       /* 1 once filled */
@@ -166,7 +172,7 @@ struct gtr_device {
     char transport[16];
     int32_t ptr_support;   /* advertised to NCCL (NCCL_PTR_* bits) */
     int32_t speed_mbps;
-    uint8_t probe_dmabuf;  /* enum gtr_probe */
+    uint8_t probe_dmabuf;  /* enum gt_probe_state */
     uint8_t probe_peermem;
     uint8_t probe_cuda_dmabuf;
     uint8_t reserved0;
@@ -207,10 +213,21 @@ enum gtr_op {
     GTR_OP_COUNT
 };
 
-/* Registration matrix dimensions: what NCCL asked x what we did. */
+/* Registration matrix dimensions: what NCCL asked x what we did.  Literal
+ * numbers, because they fix the layout; the asserts at the end tie them to
+ * the codes. */
 #define GTR_ASKED_COUNT 3  /* dmabuf, cuda, host (enum gt_reg_asked) */
 #define GTR_METHOD_COUNT 4 /* dmabuf, peermem, host, failed (enum gt_reg_method) */
-#define GTR_REASON_SLOTS 16 /* per-reason fallback/error counts (enum gt_reason) */
+
+/* Per-reason counters: one slot per enum gt_reason value below
+ * GTR_REASON_OTHER; the last slot counts every other value (a code >= 31,
+ * or a negative one from a broken transport).  Slots 0..15 are where 1.0
+ * put them (fallback_by_reason_lo), 16..31 were appended in 1.1
+ * (fallback_by_reason_hi); read and write them through gtr_reason_count()
+ * and gtr_reason_counter(), never by index. */
+#define GTR_REASON_SLOTS 32
+#define GTR_REASON_SLOTS_1_0 16
+#define GTR_REASON_OTHER (GTR_REASON_SLOTS - 1)
 
 enum gtr_comm_state {
     GTR_COMM_FREE = 0,
@@ -237,11 +254,11 @@ struct gtr_comm {
     uint64_t reg_cache_hits;
     uint64_t dereg_count;
     uint64_t fallback_count;
-    uint64_t fallback_by_reason[GTR_REASON_SLOTS];
+    uint64_t fallback_by_reason_lo[GTR_REASON_SLOTS_1_0]; /* slots 0..15 */
     int32_t fallback_last_errno;
     int32_t fallback_last_reason;
     uint64_t error_count;
-    uint64_t error_by_reason[GTR_REASON_SLOTS];
+    uint64_t error_by_reason_lo[GTR_REASON_SLOTS_1_0];    /* slots 0..15 */
     int32_t error_last_errno;
     int32_t error_last_reason;
     uint64_t listen_count, connect_count, accept_count;
@@ -253,7 +270,35 @@ struct gtr_comm {
     char error_last_text[128];         /* last error message, for the reader */
     uint8_t reserved[64];
     struct gtr_hist hist[GTR_OP_COUNT];
+    /* ---- 1.1 ---- */
+    uint64_t fallback_by_reason_hi[GTR_REASON_SLOTS - GTR_REASON_SLOTS_1_0]; /* slots 16..31 */
+    uint64_t error_by_reason_hi[GTR_REASON_SLOTS - GTR_REASON_SLOTS_1_0];    /* slots 16..31 */
 };
+
+/* The size of a 1.0 comm record: the smallest comms entry_size a reader
+ * accepts (a 1.0 file's slots 16..31 then read as zero). */
+#define GTR_COMM_SIZE_1_0 offsetof(struct gtr_comm, fallback_by_reason_hi)
+
+/* The counter slot of reason code `code` (enum gt_reason). */
+static inline unsigned gtr_reason_slot(int64_t code)
+{
+    return (code >= 0 && code < GTR_REASON_OTHER) ? (unsigned)code : GTR_REASON_OTHER;
+}
+
+enum gtr_reason_kind { GTR_FALLBACKS = 0, GTR_ERRORS = 1 };
+
+/* The counter of slot `slot` (< GTR_REASON_SLOTS) of fallbacks or errors. */
+static inline uint64_t *gtr_reason_counter(struct gtr_comm *c, int kind, unsigned slot)
+{
+    uint64_t *lo = kind == GTR_ERRORS ? c->error_by_reason_lo : c->fallback_by_reason_lo;
+    uint64_t *hi = kind == GTR_ERRORS ? c->error_by_reason_hi : c->fallback_by_reason_hi;
+    return slot < GTR_REASON_SLOTS_1_0 ? &lo[slot] : &hi[(slot - GTR_REASON_SLOTS_1_0) % 16];
+}
+
+static inline uint64_t gtr_reason_count(const struct gtr_comm *c, int kind, unsigned slot)
+{
+    return *gtr_reason_counter((struct gtr_comm *)c, kind, slot);
+}
 
 /* ---- event ring -------------------------------------------------------- */
 
@@ -326,5 +371,12 @@ _Static_assert(offsetof(struct gtr_comm, reg_count) % 64 == 0, "hot counters sta
 _Static_assert(sizeof(struct gtr_comm) % 8 == 0, "comm record 8-byte multiple");
 _Static_assert(sizeof(struct gtr_ring_header) == 64, "ring header one cache line");
 _Static_assert(GTR_HIST_BUCKETS == 640, "histogram bucket count");
+/* The matrix and counter dimensions against the codes they are indexed by. */
+_Static_assert((int)GTR_ASKED_COUNT == (int)GT_ASKED_COUNT, "asked dimension");
+_Static_assert((int)GTR_METHOD_COUNT == (int)GT_METHOD_COUNT, "method dimension");
+_Static_assert((int)GT_REASON_COUNT <= GTR_REASON_OTHER, "every known reason has its own slot");
+_Static_assert(GTR_REASON_SLOTS - GTR_REASON_SLOTS_1_0 == 16, "the hi slots are 16");
+_Static_assert(GTR_COMM_SIZE_1_0 == 26608, "1.0 comm record size");
+_Static_assert(sizeof(struct gtr_comm) == GTR_COMM_SIZE_1_0 + 2 * 16 * 8, "1.1 appends 256 bytes");
 
 #endif /* GDRTRACE_RECORDER_FORMAT_H */

@@ -22,7 +22,7 @@
 #include "common/dl/gt_cuda.h"
 #include "common/env.h"
 #include "common/log.h"
-#include "common/reason.h"
+#include "common/codes.h"
 
 const char *gt_reg_sysroot = "";
 
@@ -31,12 +31,6 @@ static const char *const mode_names[] = {"dmabuf", "peermem", "host", "auto", NU
 const char *gt_reg_mode_name(int mode)
 {
     return (mode >= 0 && mode < 4) ? mode_names[mode] : "?";
-}
-
-const char *gt_reg_method_name(int m)
-{
-    static const char *const n[] = {"DMABUF", "PEERMEM", "HOST", "FAILED"};
-    return (m >= 0 && m < GT_METHOD_COUNT) ? n[m] : "?";
 }
 
 const char *gt_reg_reason_name(int r)

@@ -48,6 +48,7 @@
 #include <stdint.h>
 
 #include "common/dl/gt_ibv.h"
+#include "common/codes.h"
 #include "common/gt_net.h"
 
 enum gt_reg_mode { GT_REG_DMABUF = 0, GT_REG_PEERMEM = 1, GT_REG_HOST = 2, GT_REG_AUTO = 3 };
@@ -63,7 +64,6 @@ struct gt_reg_policy {
 void gt_reg_policy_from_env(struct gt_reg_policy *p);
 const char *gt_reg_mode_name(int mode);
 const char *gt_reg_reason_name(int reason);
-const char *gt_reg_method_name(int method);
 
 /* One registered range.  The ib transport uses it as NCCL's mhandle. */
 struct gt_mr {

@@ -120,7 +120,7 @@ static void fill_comm(struct gtr_comm *c, const struct fx_opts *o)
         c->reg_count[GT_ASKED_DMABUF][GT_METHOD_PEERMEM] = 6 * s;
         c->reg_bytes[GT_ASKED_DMABUF][GT_METHOD_PEERMEM] = 6 * s * MB4;
         c->fallback_count = 6 * s;
-        c->fallback_by_reason[GT_REASON_DMABUF_REG_FAILED] = 6 * s;
+        *gtr_reason_counter(c, GTR_FALLBACKS, GT_REASON_DMABUF_REG_FAILED) = 6 * s;
         c->fallback_last_errno = EINVAL;
         c->fallback_last_reason = GT_REASON_DMABUF_REG_FAILED;
         break;
@@ -130,7 +130,7 @@ static void fill_comm(struct gtr_comm *c, const struct fx_opts *o)
         c->reg_count[GT_ASKED_DMABUF][GT_METHOD_FAILED] = 1 * s;
         c->reg_bytes[GT_ASKED_DMABUF][GT_METHOD_FAILED] = 1 * s * MB4;
         c->error_count = 1 * s;
-        c->error_by_reason[GT_REASON_PEERMEM_NOT_ALLOWED] = 1 * s;
+        *gtr_reason_counter(c, GTR_ERRORS, GT_REASON_PEERMEM_NOT_ALLOWED) = 1 * s;
         c->error_last_errno = EOPNOTSUPP;
         c->error_last_reason = GT_REASON_PEERMEM_NOT_ALLOWED;
         snprintf(c->error_last_text, sizeof(c->error_last_text),

@@ -10,3 +10,4 @@ BENCHES += reader_bench
 reader_bench_SRCS = tests/reader/bench_reader.c tests/reader/fixture.c $(READER_SRCS)
 reader_bench_LIBS := -lzstd -lm
 TEST_SCRIPTS += tests/reader/test-harness.sh
+TEST_SCRIPTS += tests/reader/test-format-compat.sh

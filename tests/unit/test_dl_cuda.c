@@ -129,7 +129,7 @@ int main(void)
                                         GT_PTR_CUDA, 0, -1, &m, &rep, err, sizeof(err));
         printf("regMr(CUDA) under dmabuf: result %d asked=%d method=%s exported_fd=%d; "
                "ibv_reg_dmabuf_mr saw fd %d (size %lld) iova %#llx off %llu len %zu %s\n",
-               res, rep.asked, gt_reg_method_name(rep.method), rep.exported_fd, seen_fd,
+               res, rep.asked, gt_method_name(rep.method), rep.exported_fd, seen_fd,
                (long long)seen_fd_size, (unsigned long long)seen_iova,
                (unsigned long long)seen_off, seen_len, err);
         CHECK(res == GT_OK && rep.asked == GT_ASKED_CUDA && rep.method == GT_METHOD_DMABUF &&

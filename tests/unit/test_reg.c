@@ -356,9 +356,9 @@ static void every_policy_combination(void **state)
             rep.cache_hit != 0)
             fail_msg("%s:\n got res=%d method=%s reason=%s err=%d fell_back=%d exported=%d\n"
                      " want res=%d method=%s reason=%s err=%d fell_back=%d exported=%d\n err: %s",
-                     label, r, gt_reg_method_name(rep.method), gt_reg_reason_name(rep.reason),
+                     label, r, gt_method_name(rep.method), gt_reg_reason_name(rep.reason),
                      rep.err, rep.fell_back, rep.exported_fd, x.res,
-                     gt_reg_method_name(x.rep.method), gt_reg_reason_name(x.rep.reason),
+                     gt_method_name(x.rep.method), gt_reg_reason_name(x.rep.reason),
                      x.rep.err, x.rep.fell_back, x.rep.exported_fd, err);
         if (F.n_dmabuf != x.calls_dmabuf || F.n_va != x.calls_va || F.n_export != x.calls_export)
             fail_msg("%s: calls dmabuf=%d va=%d export=%d, want %d %d %d", label, F.n_dmabuf,

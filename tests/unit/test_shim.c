@@ -440,11 +440,11 @@ static void test_every_call_recorded(void **state)
     assert_int_equal(c->reg_exported_fd, 1);
     assert_int_equal(c->reg_cache_hits, 1);
     assert_int_equal(c->fallback_count, 1);
-    assert_int_equal(c->fallback_by_reason[GT_REASON_DMABUF_REG_FAILED], 1);
+    assert_int_equal(gtr_reason_count(c, GTR_FALLBACKS, GT_REASON_DMABUF_REG_FAILED), 1);
     assert_int_equal(c->fallback_last_errno, EINVAL);
     assert_int_equal(c->fallback_last_reason, GT_REASON_DMABUF_REG_FAILED);
     assert_int_equal(c->error_count, 2);
-    assert_int_equal(c->error_by_reason[GT_REASON_PEERMEM_NOT_ALLOWED], 1);
+    assert_int_equal(gtr_reason_count(c, GTR_ERRORS, GT_REASON_PEERMEM_NOT_ALLOWED), 1);
     assert_non_null(strstr(c->error_last_text, "regMrDmaBuf(cuda, 70 bytes)"));
     assert_int_equal(c->hist[GTR_OP_REG].count, 7);
 
@@ -496,7 +496,7 @@ static void test_every_call_recorded(void **state)
     assert_int_equal(c->hist[GTR_OP_RECV].count, 1);
     assert_int_equal(c->hist[GTR_OP_FLUSH].count, 1);
     assert_int_equal(c->error_count, 3); /* + the failed isend */
-    assert_int_equal(c->error_by_reason[GT_REASON_TRANSPORT_ERROR], 1);
+    assert_int_equal(gtr_reason_count(c, GTR_ERRORS, GT_REASON_TRANSPORT_ERROR), 1);
 
     /* more requests in flight than the pool holds: still correct */
     enum { N = SHIM_POOL + 40 };
@@ -611,7 +611,57 @@ static void test_every_call_recorded(void **state)
     assert_int_equal(r->id->end_wall_ns, 0);
     assert_int_equal(ops->finalize(ctx), GT_OK);
     assert_int_equal(r->hdr->state, GTR_STATE_CLOSED);
-    unlink(r->path);
+}
+
+/* Reason codes beyond format 1.0's 16 slots: a known code >= 16 gets its
+ * own slot (in the 1.1 tail of the record), a code this format has no slot
+ * for is counted in the "other" slot, and last_reason and the event keep
+ * the exact code (1.0 clamped both to slot 0, "none"). */
+static void test_reason_slots(void **state)
+{
+    (void)state;
+    assert_non_null(ops); /* wrapped by test_every_call_recorded */
+    struct gt_recorder *r = gt_shim_recorder();
+    void *ctx = NULL, *lc = NULL, *sc = NULL, *sdc = NULL;
+    char handle[GT_NET_HANDLE_MAXSIZE];
+    assert_int_equal(ops->init(&ctx, 0x5107ull, 1, NULL, NULL, NULL), GT_OK);
+    const struct gtr_comm *c = comm_rec(((struct shim_ctx *)ctx)->slot->idx);
+    assert_int_equal(ops->listen(ctx, 0, handle, &lc), GT_OK);
+    connect_polls = 0;
+    assert_int_equal(ops->connect(ctx, 0, handle, &sc, &sdc), GT_OK);
+    assert_non_null(sc);
+
+    void *mh16, *mh77, *bad = NULL;
+    next_reg_result = GT_OK;
+    next_report = rep(GT_ASKED_DMABUF, GT_METHOD_PEERMEM, 1, GT_REASON_NO_RDMA_DEVICE, ENODEV);
+    assert_int_equal(reg(sc, 1, GT_PTR_CUDA, 5, 100, &mh16, NULL), GT_OK);
+    next_report = rep(GT_ASKED_DMABUF, GT_METHOD_PEERMEM, 1, 77, EIO);
+    assert_int_equal(reg(sc, 1, GT_PTR_CUDA, 6, 100, &mh77, NULL), GT_OK);
+    assert_int_equal(c->fallback_count, 2);
+    assert_int_equal(gtr_reason_count(c, GTR_FALLBACKS, GT_REASON_NO_RDMA_DEVICE), 1);
+    assert_int_equal(c->fallback_by_reason_hi[GT_REASON_NO_RDMA_DEVICE - GTR_REASON_SLOTS_1_0], 1);
+    assert_int_equal(gtr_reason_count(c, GTR_FALLBACKS, GTR_REASON_OTHER), 1);
+    assert_int_equal(gtr_reason_count(c, GTR_FALLBACKS, GT_REASON_NONE), 0);
+    assert_int_equal(c->fallback_last_reason, 77);
+    next_reg_result = GT_SYSTEM_ERROR;
+    next_report = rep(GT_ASKED_CUDA, GT_METHOD_FAILED, 0, -3, EPERM);
+    assert_int_equal(reg(sc, 0, GT_PTR_CUDA, -1, 10, &bad, NULL), GT_SYSTEM_ERROR);
+    next_reg_result = GT_OK;
+    assert_int_equal(c->error_count, 1);
+    assert_int_equal(gtr_reason_count(c, GTR_ERRORS, GTR_REASON_OTHER), 1);
+    assert_int_equal(gtr_reason_count(c, GTR_ERRORS, GT_REASON_NONE), 0);
+    assert_int_equal(c->error_last_reason, -3);
+    struct ev_count ev;
+    events_now(&ev);
+    assert_int_equal(ev.last[GTR_EV_FALLBACK].aux, 77);
+    assert_int_equal(ev.last[GTR_EV_ERROR].aux, (uint32_t)-3);
+
+    assert_int_equal(ops->dereg_mr(sc, mh16), GT_OK);
+    assert_int_equal(ops->dereg_mr(sc, mh77), GT_OK);
+    assert_int_equal(ops->close_send(sc), GT_OK);
+    assert_int_equal(ops->close_listen(lc), GT_OK);
+    assert_int_equal(ops->finalize(ctx), GT_OK);
+    assert_int_equal(r->hdr->state, GTR_STATE_CLOSED);
 }
 
 int main(void)
@@ -621,6 +671,7 @@ int main(void)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_call_recorded),
+        cmocka_unit_test(test_reason_slots),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     if (gt_shim_recorder()) /* also after a failed assertion skipped the test's own unlink */

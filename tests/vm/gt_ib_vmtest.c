@@ -588,7 +588,7 @@ static int test_dmabuf(const char *expect)
     struct gt_reg_report rep = {0};
     gt_result r = N->reg_mr_dmabuf(p.rc, addr, size, GT_PTR_CUDA, 0, fd, &mh, &rep);
     printf("dmabuf: regMrDmaBuf(fd %d) -> %d asked=%d method=%s reason=%s err=%d fell_back=%d\n",
-           fd, r, rep.asked, gt_reg_method_name(rep.method), gt_reg_reason_name(rep.reason),
+           fd, r, rep.asked, gt_method_name(rep.method), gt_reg_reason_name(rep.reason),
            rep.err, rep.fell_back);
     CHECK(rep.asked == GT_ASKED_DMABUF, "asked");
     /* The first cause is recorded, unless the fallback itself failed. */

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * codes.h — every code gdrtrace writes into a recorder file.
+ *
+ * These numbers leave the process: they sit in recorder files that readers
+ * of other builds open, in archives, in Prometheus labels.  So, as in zstd's
+ * zstd_errors.h, each one has an explicit value here, and:
+ *  1. A value is never renumbered and never reused for another meaning; a
+ *     retired code keeps its line, marked retired.
+ *  2. A new code takes the lowest free value of its enum and gets its name
+ *     in common/codes.c (the one names table) and a line in
+ *     docs/recorder-format.md ("Codes").  Nothing else changes: the layout
+ *     has room for it (see each enum's "room" note).
+ *  3. A reader meets codes newer than itself: it prints them as
+ *     "reason#N" (etc.) and never indexes an array with one unchecked.
+ *
+ * The plugin's internal interface (common/gt_net.h) uses these enums
+ * directly; there is no second definition.
+ */
+#ifndef GDRTRACE_CODES_H
+#define GDRTRACE_CODES_H
+
+/* ---- pointer kinds ----------------------------------------------------- */
+/* Bits equal to NCCL_PTR_* (NCCL's ABI fixes them).  On disk: gtr_device.
+ * ptr_support, PROBE events' a0.  Room: NCCL owns this space. */
+#define GT_PTR_HOST 0x1
+#define GT_PTR_CUDA 0x2
+#define GT_PTR_DMABUF 0x4
+
+/* ---- registrations: what NCCL asked x what the plugin did -------------- */
+/* On disk: the first index of gtr_comm.reg_count/reg_bytes, REG events' aux
+ * (asked << 8 | method).  Room: none in the 1.x matrix (3 x 4); a new kind
+ * needs a new section (a minor version), the events already carry 8 bits. */
+enum gt_reg_asked {
+    GT_ASKED_DMABUF = 0, /* regMrDmaBuf with fd >= 0 */
+    GT_ASKED_CUDA = 1,   /* regMr(NCCL_PTR_CUDA) or regMrDmaBuf(fd = -1, CUDA): peermem style */
+    GT_ASKED_HOST = 2,   /* regMr(NCCL_PTR_HOST) */
+    GT_ASKED_COUNT = 3
+};
+
+/* On disk: the second index of reg_count/reg_bytes, REG/DEREG events' aux. */
+enum gt_reg_method {
+    GT_METHOD_DMABUF = 0,  /* ibv_reg_dmabuf_mr on a dma-buf fd */
+    GT_METHOD_PEERMEM = 1, /* ibv_reg_mr on a GPU virtual address (nvidia-peermem) */
+    GT_METHOD_HOST = 2,    /* host memory registered (or accepted, for sock) */
+    GT_METHOD_FAILED = 3,  /* nothing registered; the call returned an error */
+    GT_METHOD_COUNT = 4
+};
+
+/* ---- device probes ----------------------------------------------------- */
+/* On disk: gtr_device.probe_* (uint8_t), PROBE events' aux (8 bits each).
+ * Room: 4..255. */
+enum gt_probe_state {
+    GT_PROBE_UNKNOWN = 0,
+    GT_PROBE_SUPPORTED = 1,
+    GT_PROBE_UNSUPPORTED = 2,
+    GT_PROBE_ABSENT = 3, /* the library/module/device needed for it is not there */
+    GT_PROBE_COUNT = 4
+};
+
+/* ---- reasons ----------------------------------------------------------- */
+/* Why something fell back or failed.  On disk: gtr_comm.fallback_by_reason /
+ * error_by_reason (one counter slot per value; see GTR_REASON_SLOTS in
+ * recorder_format.h), *_last_reason and FALLBACK/ERROR events' aux (both
+ * keep the exact value).
+ * Room: values 0..30 each have their own counter slot; 17..30 are free.
+ * Values >= 31 (GTR_REASON_OTHER) are legal too: they share the "other"
+ * counter slot while events and *_last_reason keep them exactly. */
+enum gt_reason {
+    GT_REASON_NONE = 0,
+    /* registration: why DMA-BUF was not used or failed */
+    GT_REASON_DMABUF_UNSUPPORTED = 1,   /* device probe: EOPNOTSUPP / EPROTONOSUPPORT */
+    GT_REASON_DMABUF_REG_FAILED = 2,    /* ibv_reg_dmabuf_mr on a real fd failed */
+    GT_REASON_NO_REG_DMABUF_SYMBOL = 3, /* libibverbs lacks ibv_reg_dmabuf_mr */
+    GT_REASON_CUDA_UNAVAILABLE = 4,     /* libcuda.so.1 could not be loaded */
+    GT_REASON_CUDA_EXPORT_FAILED = 5,   /* cuMemGetHandleForAddressRange failed */
+    /* registration: why peermem was not used or failed */
+    GT_REASON_PEERMEM_ABSENT = 6,       /* nvidia_peermem not loaded */
+    GT_REASON_PEERMEM_NOT_ALLOWED = 7,  /* GDRTRACE_ALLOW_PEERMEM=0 */
+    GT_REASON_PEERMEM_REG_FAILED = 8,   /* ibv_reg_mr on the GPU address failed */
+    /* registration: the policy chose */
+    GT_REASON_POLICY_PEERMEM = 9,       /* GDRTRACE_REG=peermem chose it */
+    GT_REASON_POLICY_HOST = 10,         /* GDRTRACE_REG=host refused GPU memory */
+    /* registration: host memory, arguments */
+    GT_REASON_HOST_MEMORY_ONLY = 11,    /* transport supports host memory only (sock) */
+    GT_REASON_HOST_REG_FAILED = 12,     /* registering host memory failed */
+    GT_REASON_BAD_ARGUMENT = 13,        /* NCCL passed something we reject (size, type) */
+    /* data path */
+    GT_REASON_TRANSPORT_ERROR = 14,     /* a send/recv/test failed */
+    GT_REASON_PEER_GONE = 15,           /* the peer closed or died */
+    /* transport selection (format 1.1) */
+    GT_REASON_NO_RDMA_DEVICE = 16,      /* ib refused at init: no RDMA device with an active port */
+    /* 17..30: free, each with its own counter slot */
+    GT_REASON_COUNT = 17 /* 1 + the highest value this build knows */
+};
+
+#endif /* GDRTRACE_CODES_H */
