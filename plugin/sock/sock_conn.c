@@ -391,12 +391,7 @@ static struct sock_comm *comm_alloc(int kind)
     c->freelist = calloc((size_t)c->nreqs, sizeof(int));
     c->wq = calloc(WQ_CAP, sizeof(struct sock_work));
     if (!c->out || !c->in || !c->reqs || !c->freelist || !c->wq) {
-        free(c->wq);
-        free(c->out);
-        free(c->in);
-        free(c->reqs);
-        free(c->freelist);
-        free(c);
+        comm_free(c, 1); /* no socket yet: frees what was allocated */
         return NULL;
     }
     /* Lowest slots are handed out first (stack): slot numbers stay small. */

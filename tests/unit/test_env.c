@@ -5,7 +5,8 @@
  * eight; "0x10", " 5", "5 ", "", "+" and out-of-range values are refused);
  * an invalid variable gives exactly one WARN naming the variable and the
  * value and the default is used; a valid one gives no WARN; choices and
- * booleans refuse unknown words the same way.
+ * booleans refuse unknown words the same way; a retired variable, set, gives
+ * one WARN naming it, its value and what replaced it, unset or empty none.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -97,6 +98,25 @@ static void test_choice_and_bool(void **state)
     unsetenv("GDRTRACE_TEST_C");
 }
 
+static void test_retired(void **state)
+{
+    (void)state;
+    unsetenv("GDRTRACE_TEST_R");
+    g_warns = 0;
+    assert_int_equal(gt_env_retired("GDRTRACE_TEST_R", "the new way"), 0);
+    setenv("GDRTRACE_TEST_R", "", 1); /* empty counts as unset, as everywhere */
+    assert_int_equal(gt_env_retired("GDRTRACE_TEST_R", "the new way"), 0);
+    assert_int_equal(g_warns, 0);
+    setenv("GDRTRACE_TEST_R", "3", 1);
+    assert_int_equal(gt_env_retired("GDRTRACE_TEST_R", "the new way"), 1);
+    assert_int_equal(g_warns, 1);
+    assert_non_null(strstr(g_last, "GDRTRACE_TEST_R is retired"));
+    assert_non_null(strstr(g_last, "'3'"));
+    assert_non_null(strstr(g_last, "the new way"));
+    assert_non_null(strstr(g_last, "docs/configuration.md"));
+    unsetenv("GDRTRACE_TEST_R");
+}
+
 int main(void)
 {
     gt_log_set_logger(logger);
@@ -104,6 +124,7 @@ int main(void)
         cmocka_unit_test(test_parse_long),
         cmocka_unit_test(test_env_long),
         cmocka_unit_test(test_choice_and_bool),
+        cmocka_unit_test(test_retired),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
