@@ -2,7 +2,7 @@
 /*
  * cmd_ls.c — `gdrtrace ls [--json] [PATH...]`: the recorders found in
  * $GDRTRACE_DIR (or the paths/archives given) with host, pid, job, rank,
- * state (live / exited / crashed / creating) and size.  Unreadable files are
+ * state (live / exited / crashed / unknown / creating) and size.  Unreadable files are
  * listed on stderr with the problem.  Exit 0, 2 if any could not be read.
  */
 #include <getopt.h>
@@ -14,9 +14,11 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: gdrtrace ls [--json] [--job J] [PATH...]\n"
-               "  Lists recorders: host, pid, job, rank, state (live: the process runs;\n"
-               "  exited: closed cleanly; crashed: never closed and the pid is gone or the\n"
-               "  machine rebooted), size.  Default: $GDRTRACE_DIR (/dev/shm).\n"
+               "  Lists recorders: host, pid, job, rank, state (live: the process with the\n"
+               "  pid holds the file open; exited: closed cleanly; crashed: never closed and\n"
+               "  the pid is gone or reused, or the machine rebooted; unknown: the pid here\n"
+               "  is another process (the writer's is from another pid namespace) or cannot\n"
+               "  be inspected), size.  Default: $GDRTRACE_DIR (/dev/shm).\n"
                "  Archive members show the state seen when the archive was made.\n"
                "exit: 0 ok, 2 an input could not be read, 64 usage\n");
 }

@@ -17,7 +17,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -481,36 +480,6 @@ int gt_read_file(const char *path, size_t max, unsigned char **out, size_t *outl
 err_fd:
     close(fd);
     return -1;
-}
-
-static int read_boot_id(char *out, size_t n)
-{
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
-    if (!f)
-        return -1;
-    int ok = fgets(out, (int)n, f) != NULL;
-    fclose(f);
-    if (!ok)
-        return -1;
-    out[strcspn(out, "\n")] = 0;
-    return 0;
-}
-
-int gt_rec_judge_liveness(const struct gt_rec *r)
-{
-    if (r->hdr.state == GTR_STATE_CLOSED)
-        return GT_LIVE_EXITED;
-    if (r->hdr.state == GTR_STATE_CREATING)
-        return GT_LIVE_CREATING;
-    char boot[64];
-    if (r->id.node.boot_id[0] && read_boot_id(boot, sizeof(boot)) == 0 &&
-        strcmp(boot, r->id.node.boot_id) != 0)
-        return GT_LIVE_CRASHED;
-    if (r->id.pid <= 0)
-        return GT_LIVE_CRASHED;
-    if (kill(r->id.pid, 0) == 0 || errno == EPERM)
-        return GT_LIVE_LIVE;
-    return GT_LIVE_CRASHED;
 }
 
 int gt_rec_load_file(const char *path, struct gt_rec *r, char *err, size_t errlen)

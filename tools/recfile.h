@@ -26,13 +26,14 @@
 
 #define GT_ERRLEN 512
 
-/* What the reader judged about the producer (ls: live / exited / crashed). */
+/* What the reader judged about the producer (ls: live / exited / crashed /
+ * unknown); the rules are in liveness.c. */
 enum gt_liveness {
-    GT_LIVE_UNKNOWN = 0,
-    GT_LIVE_CREATING, /* header state CREATING */
-    GT_LIVE_LIVE,     /* state LIVE and the pid runs on this boot */
-    GT_LIVE_EXITED,   /* state CLOSED */
-    GT_LIVE_CRASHED,  /* state LIVE but the pid is gone or the boot id differs */
+    GT_LIVE_UNKNOWN = 0, /* state LIVE, and whether the writer runs cannot be told from here */
+    GT_LIVE_CREATING,    /* header state CREATING */
+    GT_LIVE_LIVE,        /* state LIVE and the process with the pid holds this file open */
+    GT_LIVE_EXITED,      /* state CLOSED */
+    GT_LIVE_CRASHED,     /* state LIVE but another boot, or the pid is gone or was reused */
 };
 const char *gt_liveness_name(int l);
 
@@ -87,10 +88,12 @@ int gt_rec_parse_owned(unsigned char *buf, size_t len, const char *source, struc
                        char *err, size_t errlen);
 
 /*! gt_rec_load_file() : snapshot of a live or closed recorder file, then
- *  gt_rec_parse(); judges liveness (pid, boot id) against this machine. */
+ *  gt_rec_parse(); judges liveness against this machine. */
 int gt_rec_load_file(const char *path, struct gt_rec *r, char *err, size_t errlen);
 
-/* Liveness of a parsed recorder as seen from this machine (kill(pid, 0), boot id). */
+/* Liveness of a parsed recorder as seen from this machine (liveness.c): boot
+ * id, the pid, its process's start time against the recorder's creation, and
+ * whether that process holds the file r->source open. */
 int gt_rec_judge_liveness(const struct gt_rec *r);
 
 void gt_rec_free(struct gt_rec *r);

@@ -13,8 +13,8 @@ out=$BUILD/fuzz
 mkdir -p "$out/corpus" "$out/artifacts"
 CLANG=${CLANG:-clang}
 if ! command -v "$CLANG" >/dev/null; then echo "skip: clang not installed"; exit 77; fi
-srcs="tests/fuzz/fuzz_recfile.c tools/recfile.c tools/hist.c tools/archive.c tools/inputs.c
-      tools/model.c tools/json.c tools/report.c tools/kcorr.c common/codes.c"
+srcs="tests/fuzz/fuzz_recfile.c tools/recfile.c tools/liveness.c tools/hist.c tools/archive.c
+      tools/inputs.c tools/model.c tools/json.c tools/report.c tools/kcorr.c common/codes.c"
 if ! "$CLANG" -std=c11 -g -O1 -D_GNU_SOURCE -Iinclude -I. -fsanitize=fuzzer,address,undefined \
     -fno-sanitize-recover=undefined -fno-omit-frame-pointer $srcs -o "$out/fuzz_recfile" -lzstd -lm \
     >"$out/build.log" 2>&1; then

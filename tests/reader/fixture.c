@@ -239,7 +239,7 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
     id.world_size = o.world;
     id.pid = o.pid;
     id.start_wall_ns = 1764669600000000000ll;
-    id.start_mono_ns = 1000;
+    id.start_mono_ns = o.start_mono_ns ? o.start_mono_ns : 1000;
     id.end_wall_ns = o.state == GTR_STATE_CLOSED ? 1764669602000000000ll : 0;
     id.clock = GTR_CLOCK_MONOTONIC;
     id.clock_mult = 1;

@@ -33,6 +33,7 @@ struct fx_opts {
     int scale;             /* multiply every count (default 1) */
     int ncomm;             /* comm slots (default 4; slot 0 carries the data) */
     int lat_pct;           /* latency values in percent of the defaults (default 100) */
+    int64_t start_mono_ns; /* CLOCK_MONOTONIC at creation (default 1000: just after boot) */
 };
 
 /* Names accepted by fx_kind_parse: dmabuf peermem host mixed fallback error nodata. */

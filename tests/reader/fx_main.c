@@ -8,10 +8,14 @@
  * classified (complete / torn / overwritten) as invariant 6 says.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "tests/reader/fixture.h"
 #include "tools/hist.h"
@@ -137,12 +141,52 @@ static int selftest(void)
     return 0;
 }
 
+static int64_t mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* --hold: what the reader sees of a running writer (shim/recorder.c): a LIVE
+ * recorder naming this process, created after it started, kept open and
+ * mapped until stdin closes (so a test that dies takes the writer along). */
+static int hold_as_writer(struct fx_opts *o, const char *path)
+{
+    o->pid = (int)getpid();
+    o->state = GTR_STATE_LIVE;
+    if (!o->start_mono_ns)
+        o->start_mono_ns = mono_now();
+    size_t len;
+    unsigned char *img = fx_build(o, &len);
+    int fd = img ? open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
+    void *map = MAP_FAILED;
+    if (fd >= 0 && write(fd, img, len) == (ssize_t)len)
+        map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    free(img);
+    if (map == MAP_FAILED) {
+        fprintf(stderr, "reader_fixture: --hold %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    printf("ready\n");
+    fflush(stdout);
+    char buf[64];
+    while (read(STDIN_FILENO, buf, sizeof(buf)) > 0)
+        ;
+    munmap(map, len);
+    close(fd);
+    return 0;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: reader_fixture KIND PATH [--host H] [--job J] [--pid P] [--rank R] [--world W]\n"
                "         [--comm ID] [--kernel K] [--reg R] [--state live|closed] [--events N]\n"
                "         [--cap N] [--torn N] [--nccl V] [--scale N] [--ncomm N] [--latency PCT]\n"
+               "         [--start-mono NS|now] [--hold]\n"
                "  KIND: dmabuf peermem host mixed fallback error nodata\n"
+               "  --hold: be the writer: a LIVE recorder with this process's pid, created now,\n"
+               "          held open and mapped; prints \"ready\" and holds until stdin closes.\n"
                "  Without arguments: self-test.\n");
 }
 
@@ -154,9 +198,10 @@ int main(int argc, char **argv)
         {"host", 1, 0, 'H'}, {"job", 1, 0, 'j'},    {"pid", 1, 0, 'p'},    {"rank", 1, 0, 'r'},
         {"world", 1, 0, 'w'}, {"comm", 1, 0, 'c'},  {"kernel", 1, 0, 'k'}, {"reg", 1, 0, 'g'},
         {"state", 1, 0, 's'}, {"events", 1, 0, 'e'}, {"cap", 1, 0, 'C'},  {"torn", 1, 0, 't'},
-        {"nccl", 1, 0, 'n'}, {"scale", 1, 0, 'S'}, {"ncomm", 1, 0, 'N'}, {"latency", 1, 0, 'L'},  {"help", 0, 0, 'h'},  {0, 0, 0, 0}};
+        {"nccl", 1, 0, 'n'}, {"scale", 1, 0, 'S'}, {"ncomm", 1, 0, 'N'}, {"latency", 1, 0, 'L'},  {"help", 0, 0, 'h'},
+        {"start-mono", 1, 0, 'M'}, {"hold", 0, 0, 'O'}, {0, 0, 0, 0}};
     struct fx_opts o = {0};
-    int c;
+    int c, hold = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'H': o.host = optarg; break;
@@ -175,6 +220,10 @@ int main(int argc, char **argv)
         case 'S': o.scale = atoi(optarg); break;
         case 'N': o.ncomm = atoi(optarg); break;
         case 'L': o.lat_pct = atoi(optarg); break;
+        case 'M':
+            o.start_mono_ns = !strcmp(optarg, "now") ? mono_now() : strtoll(optarg, NULL, 0);
+            break;
+        case 'O': hold = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 64;
         }
@@ -188,6 +237,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "reader_fixture: unknown kind '%s'\n", argv[optind]);
         return 64;
     }
+    if (hold)
+        return hold_as_writer(&o, argv[optind + 1]);
     if (fx_write(&o, argv[optind + 1])) {
         fprintf(stderr, "reader_fixture: %s: %s\n", argv[optind + 1], strerror(errno));
         return 1;

@@ -6,7 +6,8 @@
 #  * `summary` shows the registration counts the fixture wrote;
 #  * two nodes' recorders of one communicator merge into one line (commId);
 #  * `dump` + `summary` of the archive equals `summary` of the live files;
-#  * `ls` tells exited from crashed;
+#  * `ls` tells exited from crashed, and says live only for a process that
+#    holds the recorder open (not a reused pid, not another pid namespace's);
 #  * a truncated recorder gives a message naming the file and exit 2, no crash;
 #  * every subcommand answers --help with exit 0.
 set -u
@@ -110,6 +111,41 @@ GDRTRACE_DIR=$T/empty $G ls | grep -q 'crashed' && pass "ls: LIVE recorder with 
     fail "ls crashed: $(GDRTRACE_DIR=$T/empty $G ls)"
 rm -f "$T/empty/"*
 
+# ls: "live" needs proof that the process with the pid is the writer (tools/liveness.c).
+# The writer: a process that created the recorder after it started and holds it open.
+mkdir -p "$T/held"
+coproc HOLD { exec "$FX" dmabuf "$T/held/gdrtrace.j.h.held.rec" --host "$(hostname)" --hold; }
+holder=$HOLD_PID   # bash unsets HOLD_PID once the coproc ends
+read -r ready <&"${HOLD[0]}"
+$G ls "$T/held" | grep -Eq " $holder .* live " && pass "ls: the writer holding its recorder is live" ||
+    fail "ls held: $($G ls "$T/held")"
+exec {HOLD[1]}>&-
+wait "$holder"
+$G ls "$T/held" | grep -q ' crashed ' && pass "ls: that recorder, never closed, is crashed once its writer is gone" ||
+    fail "ls held, writer gone: $($G ls "$T/held")"
+# A pid that exists here but is not the writer: the writer's pid in another pid namespace.
+mkdir -p "$T/pidns"
+$FX dmabuf "$T/pidns/gdrtrace.j.h.$$.rec" --pid $$ --state live --start-mono now
+$G ls "$T/pidns" | grep -q ' unknown ' && pass "ls: a pid that exists here but does not hold the file is unknown, not live" ||
+    fail "ls pid of another namespace: $($G ls "$T/pidns")"
+# The same pid, but the recorder was created before that process started: the pid was reused.
+$FX dmabuf "$T/pidns/gdrtrace.j.h.$$.rec" --pid $$ --state live --start-mono 1000
+$G ls "$T/pidns" | grep -q ' crashed ' && pass "ls: a pid whose process started after the recorder was created is crashed" ||
+    fail "ls reused pid: $($G ls "$T/pidns")"
+# A real writer in its own pid namespace (where it is pid 1), read from ours.
+rm -f "$T/pidns/"*
+if unshare --user --map-root-user --pid --fork true 2>/dev/null; then
+    coproc NSW { exec unshare --user --map-root-user --pid --fork "$FX" dmabuf "$T/pidns/gdrtrace.j.h.1.rec" --hold; }
+    holder=$NSW_PID
+    read -r ready <&"${NSW[0]}"
+    $G ls "$T/pidns" | grep -Eq ' 1 .* unknown ' && pass "ls: a writer in another pid namespace is not shown as live" ||
+        fail "ls writer in a pid namespace: $($G ls "$T/pidns")"
+    exec {NSW[1]}>&-
+    wait "$holder"
+else
+    echo "note: unshare --user --pid not permitted here, the real pid-namespace case not run"
+fi
+
 # diff: only GDRTRACE_REG differs -> no warning; another kernel and NCCL -> warning naming both
 mkdir -p "$T/A" "$T/B" "$T/C"
 $FX dmabuf "$T/A/gdrtrace.job42.node-a.1.rec" --pid 1
@@ -162,9 +198,11 @@ else
     echo "note: python3 absent, JSON validity not checked"
 fi
 
-# kernel corroboration: a live recorder of this host against a bufinfo listing
+# kernel corroboration: a live recorder of this host (its writer holds it) against a bufinfo listing
 mkdir -p "$T/live"
-$FX dmabuf "$T/live/gdrtrace.j.h.$$.rec" --host "$(hostname)" --pid $$ --state live
+coproc HOLD { exec "$FX" dmabuf "$T/live/gdrtrace.j.h.held.rec" --host "$(hostname)" --hold; }
+holder=$HOLD_PID   # bash unsets HOLD_PID once the coproc ends
+read -r ready <&"${HOLD[0]}"
 printf 'Dma-buf Objects:\nsize\tflags\tmode\tcount\texp_name\tino\tname\n%s\n' \
     "00004194304	00000002	00080007	00000003	nv_dmabuf	00000123	" >"$T/bufinfo"
 printf '\tAttached Devices:\n\t0000:17:00.0\nTotal 1 devices attached\n\n' >>"$T/bufinfo"
@@ -172,6 +210,8 @@ out=$(GDRTRACE_BUFINFO=$T/bufinfo $G summary --no-bars "$T/live")
 if grep -q '== kernel corroboration' <<<"$out" && grep -Eq 'NIC mlx5_0 +0000:17:00.0 +nv_dmabuf objects attached: 1' <<<"$out" &&
    grep -q '1 exported by nv_dmabuf' <<<"$out"; then pass "summary: kernel corroboration from bufinfo for a live recorder"
 else fail "kernel corroboration: $(sed -n '/== kernel/,$p' <<<"$out")"; fi
+exec {HOLD[1]}>&-
+wait "$holder"
 GDRTRACE_BUFINFO=$T/bufinfo $G summary --no-bars "$T/job" | grep -q 'kernel corroboration' &&
     fail "kernel corroboration shown for exited recorders" || pass "no kernel corroboration for exited recorders"
 
