@@ -13,8 +13,11 @@ out=$BUILD/fuzz
 mkdir -p "$out/corpus" "$out/artifacts"
 CLANG=${CLANG:-clang}
 if ! command -v "$CLANG" >/dev/null; then echo "skip: clang not installed"; exit 77; fi
-srcs="tests/fuzz/fuzz_recfile.c tools/recfile.c tools/liveness.c tools/hist.c tools/archive.c
-      tools/inputs.c tools/model.c tools/json.c tools/report.c tools/kcorr.c common/codes.c"
+# The reader's sources as the build lists them (tools/module.mk), so this
+# script cannot fall behind when a file joins the reader.
+reader=$(make -s --no-print-directory --eval='gt-print-reader-srcs: ; @echo $(READER_SRCS)' \
+    gt-print-reader-srcs) || { echo "cannot get READER_SRCS from make"; exit 1; }
+srcs="tests/fuzz/fuzz_recfile.c $reader"
 if ! "$CLANG" -std=c11 -g -O1 -D_GNU_SOURCE -Iinclude -I. -fsanitize=fuzzer,address,undefined \
     -fno-sanitize-recover=undefined -fno-omit-frame-pointer $srcs -o "$out/fuzz_recfile" -lzstd -lm \
     >"$out/build.log" 2>&1; then
