@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/codes.h"
 #include "common/fingerprint.h"
 #include "tools/doctor/doctor.h"
 
@@ -468,7 +469,7 @@ static void gate1_dmabuf_probe(struct dr_check *c, const struct facts *f)
             continue;
         }
         ev(c, "%s: %s (errno %d %s: %s)", nic_label(d, lbl, sizeof(lbl)),
-           dr_probe_name(d->probe_state), d->probe_errno, errname(d->probe_errno),
+           gt_probe_name(d->probe_state), d->probe_errno, errname(d->probe_errno),
            strerror(d->probe_errno));
         if (d->probe_state == GTR_PROBE_SUPPORTED)
             sup++;

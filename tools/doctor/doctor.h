@@ -244,8 +244,6 @@ void dr_checks_judge(const struct dr_inventory *inv, const struct dr_topology *t
 const char *dr_check_id(int i, int *gate);
 void dr_report_free(struct dr_report *rep);
 const struct dr_check *dr_report_find(const struct dr_report *rep, const char *id);
-/* enum gtr_probe as the report and the JSON spell it ("supported", ...). */
-const char *dr_probe_name(int state);
 
 void dr_report_text(FILE *f, const struct dr_inventory *inv, const struct dr_topology *topo,
                     const struct dr_live *live, const struct dr_report *rep);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/codes.h"
 #include "common/fingerprint.h"
 #include "tools/doctor/doctor.h"
 
@@ -43,16 +44,6 @@ static void jkv(FILE *f, const char *ind, const char *k, const char *v, int comm
 static void jki(FILE *f, const char *ind, const char *k, long v, int comma)
 {
     fprintf(f, "%s\"%s\": %ld%s\n", ind, k, v, comma ? "," : "");
-}
-
-const char *dr_probe_name(int s)
-{
-    switch (s) {
-    case GTR_PROBE_SUPPORTED: return "supported";
-    case GTR_PROBE_UNSUPPORTED: return "unsupported";
-    case GTR_PROBE_ABSENT: return "absent";
-    default: return "unknown";
-    }
 }
 
 static void json_pci(FILE *f, const char *ind, const struct dr_pci *p)
@@ -173,7 +164,7 @@ void dr_report_json(FILE *f, const struct dr_inventory *inv, const struct dr_top
             fputs("]\n        }", f);
         }
         fputs(d->nports ? "\n      ],\n" : "],\n", f);
-        jkv(f, "      ", "dmabuf_probe", dr_probe_name(d->probe_state), 1);
+        jkv(f, "      ", "dmabuf_probe", gt_probe_name(d->probe_state), 1);
         jki(f, "      ", "dmabuf_probe_errno", d->probe_errno, 1);
         jki(f, "      ", "host_reg_errno", d->host_reg_errno, 0);
         fputs("    }", f);
