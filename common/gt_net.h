@@ -11,10 +11,11 @@
  * Conventions (fixed for every implementation):
  *  - Every member returns a gt_result (numerically identical to ncclResult_t,
  *    so adapters pass it through unchanged).
- *  - Every slot is filled.  A transport without a feature fills the slot with
- *    a function returning GT_INTERNAL_ERROR and says so in a comment; the only
- *    NULLs are in the exported ABI tables where NCCL reads NULL as
- *    "unsupported" (e.g. makeVDevice).
+ *  - Every slot is filled (tests/unit/test_net_ops.c checks sock, ib, inner
+ *    and the shim).  A transport without a feature fills the slot with a
+ *    function that fails under the failure rule below and says so in a
+ *    comment; the only NULLs are in the exported ABI tables where NCCL reads
+ *    NULL as "unsupported" (e.g. makeVDevice).
  *  - Registration calls report what they really did through a
  *    struct gt_reg_report (may be NULL when the caller does not care); this is
  *    how the shim learns the method without the transport knowing that a
@@ -22,6 +23,68 @@
  *  - Threads: NCCL calls one comm's data-path functions (isend/irecv/iflush/
  *    test) from one proxy thread at a time; init/devices/getProperties may be
  *    called from any thread.  Implementations must not assume more.
+ *
+ * Failures: the one rule for how a failed call's reason and errno travel.
+ *  F1. A call that returns anything but GT_OK has, on the calling thread and
+ *      just before returning, described why with gt_net_fail(result, reason,
+ *      errno, text): reason an enum gt_reason, errno that of the system or
+ *      verbs call that failed (0 when none did: a protocol error, a bad
+ *      argument, a wrapped plugin that does not say), text one line in the
+ *      transport's words ("ib: no active RDMA port: ...").  A call that
+ *      returns GT_OK describes nothing.
+ *  F2. errno after a gt_net call means nothing: no implementation promises
+ *      it, and no caller reads it.
+ *  F3. The caller reads the description with gt_net_failure_since(mark),
+ *      mark = gt_net_fail_mark() taken before the call: it yields the
+ *      callee's record, or, when the callee broke F1, reason
+ *      GT_REASON_TRANSPORT_ERROR with errno 0, never a record of an earlier
+ *      call.  The shim records it for every failed call; plugin/core
+ *      explains a transport that fails init() or devices() with its text.
+ *  F4. A comm that failed for good (peer gone, work-completion error) keeps
+ *      failing: each later call on it returns the error and describes it
+ *      again (F1), so every recorded failure carries the original reason.
+ *  F5. Registration failures follow F1 too; gt_reg_report's reason/err say
+ *      why a successful registration fell back (fell_back = 1).
+ *
+ * Lifetimes: who may use which object until when.  "Dies" means the handle
+ * may not be passed to any call afterwards; the transport may keep (and
+ * reuse) the storage.  Derived from what NCCL does (src/transport/net.cc's
+ * proxy connect/free paths, net_ib and net_socket) and held by sock, ib,
+ * inner and the shim.
+ *
+ *  object         born                          dies
+ *  -------------  ----------------------------  ---------------------------------------------
+ *  ctx            init() returns GT_OK          finalize(ctx).  Every comm made from it is
+ *                                               closed first (NCCL frees its connections
+ *                                               before finalizing the communicator); comms
+ *                                               never reach back into their ctx.  Before v11
+ *                                               (has_comm_id = 0) NCCL inits once, never
+ *                                               finalizes: plugin/core holds that ctx.
+ *  listen comm    listen() returns GT_OK        close_listen().  Comms accept() returned
+ *                                               outlive it: NCCL closes the listen comm right
+ *                                               after its accept() completes.  A setup still
+ *                                               under way dies with it.
+ *  send comm      connect() sets *send_comm     close_send()
+ *  recv comm      accept() sets *recv_comm      close_recv()
+ *  half-made      connect()/accept() returned   the next connect()/accept() call that
+ *  comm           GT_OK with NULL ("not yet")   completes or fails it, or close_listen()
+ *                                               (accept) / finalize of the last ctx (connect)
+ *  mhandle        reg_mr*() returns GT_OK       dereg_mr(comm, mh), which NCCL calls before
+ *                                               it closes that comm and never while a request
+ *                                               using mh is in flight.  dereg_mr after the
+ *                                               comm's close is a caller error.
+ *  request        isend/irecv/iflush set a      test() sets *done = 1; for a recv comm with a
+ *                 non-NULL *request             device handle, irecv_consumed() instead.  Also
+ *                                               dies when test() returns an error (NCCL does
+ *                                               not test it again; the comm is failed, F4)
+ *                                               and at its comm's close.  A call that returns
+ *                                               an error or a NULL *request made none.
+ *
+ *  Close with requests in flight: close_send/close_recv may be called with
+ *  requests outstanding (NCCL's abort path).  Close then returns GT_OK
+ *  without waiting for the peer (bounded time, no blocking I/O), drops the
+ *  data in flight, and every outstanding request dies with the comm.  The
+ *  peer sees the connection end and fails its own requests (F4).
  */
 #ifndef GDRTRACE_GT_NET_H
 #define GDRTRACE_GT_NET_H
@@ -115,6 +178,31 @@ struct gt_dev_probe {
     int advertised;      /* ptrSupport given to NCCL */
     char why[128];       /* one line: why that ptrSupport */
 };
+
+/* The calling thread's description of a failed call (see "Failures"). */
+struct gt_net_failure {
+    int reason;     /* enum gt_reason */
+    int err;        /* errno of the failed step; 0 when no system call failed */
+    char text[128]; /* one line, in the transport's words */
+};
+
+/* F1: describe the failure this call is about to return; returns `res`, so
+ * `return gt_net_fail(GT_SYSTEM_ERROR, GT_REASON_..., e, "...")` is one
+ * statement.  Never fails, allocates nothing, logs nothing. */
+gt_result gt_net_fail(gt_result res, int reason, int err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* F3: a mark taken before a call (one thread-local load: fit for the data
+ * path), and the description of that call's failure, read once after it
+ * returned an error.  Returns 1 when the callee described it, 0 when not
+ * (then *out is reason GT_REASON_TRANSPORT_ERROR, err 0).  Both concern the
+ * calling thread only. */
+extern __thread uint32_t gt_net_fail_seq __attribute__((tls_model("initial-exec")));
+static inline uint32_t gt_net_fail_mark(void)
+{
+    return gt_net_fail_seq;
+}
+int gt_net_failure_since(uint32_t mark, struct gt_net_failure *out);
 
 struct gt_net_ops {
     const char *name;

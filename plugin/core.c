@@ -14,7 +14,6 @@
 #include "plugin/core.h"
 
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -62,45 +61,6 @@ static const struct gt_net_ops *transport_ops(int id)
     }
 }
 
-/* While a transport is probed, its log lines also land in `captured` (this
- * thread only), so a failed init can be explained in the selection reason
- * ("ib: no active RDMA port") rather than by an error number.  probe_logger
- * stays a valid logger for the process (it forwards to NCCL's), so a
- * transport that keeps the logger it was given at init (inner) keeps
- * working after the probe. */
-static gt_logger_fn probe_real_logger;
-static _Thread_local int capturing;
-static _Thread_local char captured[128];
-
-static void probe_logger(int level, unsigned long flags, const char *file, int line,
-                         const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    if (capturing && level <= GT_LOG_INFO) {
-        const char *m = msg;
-        /* gt_log adds "NET/gdrtrace : "; transports often add their own. */
-        for (int again = 1; again;) {
-            again = 0;
-            if (strncmp(m, "NET/gdrtrace : ", 15) == 0)
-                m += 15, again = 1;
-            else if (strncmp(m, "NET/gdrtrace ", 13) == 0)
-                m += 13, again = 1;
-        }
-        size_t n = strlen(m);
-        if (n >= sizeof(captured))
-            n = sizeof(captured) - 1;
-        memcpy(captured, m, n);
-        captured[n] = 0;
-    }
-    gt_logger_fn real = probe_real_logger;
-    if (real)
-        real(level, flags, file, line, "%s", msg);
-}
-
 /* Initialises transport `id` as the anchor and counts its devices.  On
  * success *ctx holds the anchor; otherwise `why` says what failed. */
 static gt_result try_transport(int id, gt_logger_fn logger, gt_profiler_fn profiler, void **ctx,
@@ -110,29 +70,24 @@ static gt_result try_transport(int id, gt_logger_fn logger, gt_profiler_fn profi
     const char *name = gt_core_transport_name(id);
     *ctx = NULL;
     *ndev = 0;
-    captured[0] = 0;
-    gt_result rc;
-    if (logger) {
-        probe_real_logger = logger;
-        gt_log_set_logger(probe_logger);
-        capturing = 1;
-        rc = ops->init(ctx, 0, 0, NULL, probe_logger, profiler);
-        capturing = 0;
-        /* Back to NCCL's own logger for everything after the probe. */
-        gt_log_set_logger(logger);
-    } else {
-        rc = ops->init(ctx, 0, 0, NULL, logger, profiler);
-    }
+    /* The transport says why it cannot serve (gt_net.h, failure rule F3):
+     * "ib unavailable (ib: no active RDMA port)" beats an error number. */
+    struct gt_net_failure f;
+    uint32_t mark = gt_net_fail_mark();
+    gt_result rc = ops->init(ctx, 0, 0, NULL, logger, profiler);
     if (rc != GT_OK) {
-        if (captured[0])
-            snprintf(why, whylen, "%s unavailable (%s)", name, captured);
+        if (gt_net_failure_since(mark, &f))
+            snprintf(why, whylen, "%s unavailable (%s)", name, f.text);
         else
             snprintf(why, whylen, "%s init failed (error %d)", name, (int)rc);
         return rc;
     }
+    mark = gt_net_fail_mark();
     rc = ops->devices(ndev);
     if (rc != GT_OK || *ndev < 1) {
-        if (rc != GT_OK)
+        if (rc != GT_OK && gt_net_failure_since(mark, &f))
+            snprintf(why, whylen, "%s could not list devices (%s)", name, f.text);
+        else if (rc != GT_OK)
             snprintf(why, whylen, "%s could not list devices (error %d)", name, (int)rc);
         else
             snprintf(why, whylen, "%s found no usable device", name);

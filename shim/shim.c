@@ -200,6 +200,27 @@ static void record_error(struct shim_slot *p, int op, int dev, gt_result res, in
                  (uint32_t)reason);
 }
 
+/* Records the inner transport's failure of the call that began at `mark`:
+ * its reason and errno as it described them (gt_net.h, failure rule F3;
+ * errno after the call is never read, F2), its text after ours.  The
+ * description stays this call's for our own caller (F1). */
+static void record_failure(struct shim_slot *p, int op, int dev, gt_result res, uint32_t mark,
+                           const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static void record_failure(struct shim_slot *p, int op, int dev, gt_result res, uint32_t mark,
+                           const char *fmt, ...)
+{
+    struct gt_net_failure f;
+    gt_net_failure_since(mark, &f);
+    char what[96];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    record_error(p, op, dev, res, f.err, f.reason, "%s: %s", what, f.text);
+    gt_net_fail(res, f.reason, f.err, "%s", f.text);
+}
+
 static void set_comm_dev(struct shim_slot *p, int dev)
 {
     int32_t unknown = -1;
@@ -367,13 +388,15 @@ static gt_result shim_init(void **ctx, uint64_t comm_id, int has_comm_id,
 {
     const struct gt_net_ops *inner = inner_ops();
     struct shim_ctx *x = malloc(sizeof(*x));
-    if (!x)
-        return GT_SYSTEM_ERROR; /* S1 */
+    if (!x) /* S1 */
+        return gt_net_fail(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, ENOMEM,
+                           "gdrtrace shim: init: out of memory");
     void *ictx = NULL;
+    uint32_t mark = gt_net_fail_mark();
     gt_result res = inner->init(&ictx, comm_id, has_comm_id, config, logger, profiler);
     pthread_mutex_lock(&g_lock);
     if (res != GT_OK) {
-        record_error(NULL, 0xff, -1, res, errno, GT_REASON_TRANSPORT_ERROR, "init");
+        record_failure(NULL, 0xff, -1, res, mark, "init: result %d", res);
         pthread_mutex_unlock(&g_lock);
         free(x);
         return res;
@@ -397,12 +420,13 @@ static gt_result shim_init(void **ctx, uint64_t comm_id, int has_comm_id,
 static gt_result shim_finalize(void *ctx)
 {
     struct shim_ctx *x = ctx;
+    uint32_t mark = gt_net_fail_mark();
     gt_result res = x->ops->finalize(x->inner);
     pthread_mutex_lock(&g_lock);
     struct shim_slot *p = x->slot;
     gt_rec_event(&g_rec, GTR_EV_FINALIZE, p->idx, -1, res, 0, p->c->comm_id, 0, 0, 0);
     if (res != GT_OK)
-        record_error(p, 0xff, -1, res, errno, GT_REASON_TRANSPORT_ERROR, "finalize: result %d", res);
+        record_failure(p, 0xff, -1, res, mark, "finalize: result %d", res);
     if (p->refs > 0 && --p->refs == 0 && !p->shared) {
         int64_t now = gt_rec_now_ns(&g_rec);
         for (struct shim_slot *s = p; s;
@@ -445,17 +469,17 @@ static gt_result shim_listen(void *ctx, int dev, void *handle, void **listen_com
 {
     struct shim_ctx *x = ctx;
     struct shim_comm *w = comm_new(SHIM_LISTEN, x->slot, x->ops, dev);
-    if (!w)
-        return GT_SYSTEM_ERROR; /* S1 */
+    if (!w) /* S1 */
+        return gt_net_fail(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, ENOMEM,
+                           "gdrtrace shim: listen: out of memory");
     void *ilc = NULL;
+    uint32_t mark = gt_net_fail_mark();
     gt_result res = x->ops->listen(x->inner, dev, handle, &ilc);
-    int err = errno;
     if (res != GT_OK || !ilc) {
         free(w);
         *listen_comm = ilc;
         if (res != GT_OK)
-            record_error(x->slot, 0xff, dev, res, err, GT_REASON_TRANSPORT_ERROR,
-                         "listen(dev %d): result %d", dev, res);
+            record_failure(x->slot, 0xff, dev, res, mark, "listen(dev %d): result %d", dev, res);
         return res;
     }
     w->inner = ilc;
@@ -476,14 +500,13 @@ static gt_result shim_connect(void *ctx, int dev, void *handle, void **send_comm
         return GT_OK;
     }
     void *isc = NULL;
+    uint32_t mark = gt_net_fail_mark();
     gt_result res = x->ops->connect(x->inner, dev, handle, &isc, send_dev_comm);
-    int err = errno;
     if (res != GT_OK || !isc) {
         spare_return(&x->spare, w);
         *send_comm = NULL;
         if (res != GT_OK)
-            record_error(x->slot, 0xff, dev, res, err, GT_REASON_TRANSPORT_ERROR,
-                         "connect(dev %d): result %d", dev, res);
+            record_failure(x->slot, 0xff, dev, res, mark, "connect(dev %d): result %d", dev, res);
         return res;
     }
     w->inner = isc;
@@ -503,14 +526,14 @@ static gt_result shim_accept(void *listen_comm, void **recv_comm, void **recv_de
         return GT_OK;
     }
     void *irc = NULL;
+    uint32_t mark = gt_net_fail_mark();
     gt_result res = l->ops->accept(l->inner, &irc, recv_dev_comm);
-    int err = errno;
     if (res != GT_OK || !irc) {
         spare_return(&l->spare, w);
         *recv_comm = NULL;
         if (res != GT_OK)
-            record_error(l->slot, 0xff, l->dev, res, err, GT_REASON_TRANSPORT_ERROR,
-                         "accept(dev %d): result %d", l->dev, res);
+            record_failure(l->slot, 0xff, l->dev, res, mark, "accept(dev %d): result %d", l->dev,
+                           res);
         return res;
     }
     w->inner = irc;
@@ -534,8 +557,9 @@ static gt_result reg_common(struct shim_comm *w, void *data, size_t size, int ty
                             int fd, int is_dmabuf, void **mhandle, struct gt_reg_report *report)
 {
     struct shim_mr *m = malloc(sizeof(*m));
-    if (!m)
-        return GT_SYSTEM_ERROR; /* S1 */
+    if (!m) /* S1 */
+        return gt_net_fail(GT_SYSTEM_ERROR, GT_REASON_HOST_REG_FAILED, ENOMEM,
+                           "gdrtrace shim: registration: out of memory");
     struct gt_reg_report rep;
     memset(&rep, 0, sizeof(rep));
     /* Sentinels: an inner plugin that does not report leaves them, and we
@@ -543,12 +567,19 @@ static gt_result reg_common(struct shim_comm *w, void *data, size_t size, int ty
     rep.asked = -1;
     rep.method = -1;
     void *imh = NULL;
+    uint32_t mark = gt_net_fail_mark();
     uint64_t t0 = gt_clock_now();
     gt_result res = is_dmabuf
                         ? w->ops->reg_mr_dmabuf(w->inner, data, size, type, offset, fd, &imh, &rep)
                         : w->ops->reg_mr(w->inner, data, size, type, &imh, &rep);
     uint64_t t1 = gt_clock_now();
-    int err = errno;
+    /* A failure's reason and errno are the transport's description (F5);
+     * the report's say why a success fell back. */
+    struct gt_net_failure f = {.reason = GT_REASON_NONE};
+    if (res != GT_OK) {
+        gt_net_failure_since(mark, &f);
+        gt_net_fail(res, f.reason, f.err, "%s", f.text); /* still this call's (F1) */
+    }
     int asked = rep.asked;
     if (asked < 0 || asked >= GTR_ASKED_COUNT)
         asked = asked_from_call(type, fd, is_dmabuf);
@@ -574,8 +605,8 @@ static gt_result reg_common(struct shim_comm *w, void *data, size_t size, int ty
     if (rep.cache_hit)
         ctr_add_shared(&c->reg_cache_hits, 1);
     gt_hist_add_shared(&c->hist[GTR_OP_REG], ns);
-    gt_rec_event(&g_rec, GTR_EV_REG, p->idx, (int16_t)w->dev, res, rep.err, (uint64_t)data, size,
-                 ns, (uint32_t)(asked << 8 | method));
+    gt_rec_event(&g_rec, GTR_EV_REG, p->idx, (int16_t)w->dev, res, res != GT_OK ? f.err : rep.err,
+                 (uint64_t)data, size, ns, (uint32_t)(asked << 8 | method));
     int reason = rep.reason;
     if (rep.fell_back) {
         ctr_add_shared(&c->fallback_count, 1);
@@ -586,12 +617,9 @@ static gt_result reg_common(struct shim_comm *w, void *data, size_t size, int ty
                      (uint64_t)data, size, 0, (uint32_t)reason);
     }
     if (res != GT_OK) {
-        int e = rep.err ? rep.err : err;
-        record_error(p, GTR_OP_REG, w->dev, res, e, reason,
-                     "%s(%s, %zu bytes%s): result %d, errno %d, reason %d",
-                     is_dmabuf ? "regMrDmaBuf" : "regMr",
-                     gt_asked_name(asked),
-                     size, is_dmabuf && fd >= 0 ? ", fd" : "", res, e, reason);
+        record_error(p, GTR_OP_REG, w->dev, res, f.err, f.reason,
+                     "%s(%s, %zu bytes%s): result %d: %s", is_dmabuf ? "regMrDmaBuf" : "regMr",
+                     gt_asked_name(asked), size, is_dmabuf && fd >= 0 ? ", fd" : "", res, f.text);
         free(m);
         *mhandle = NULL; /* a failed call's handle is never used; ours must not be */
         return res;
@@ -621,10 +649,10 @@ static gt_result shim_dereg_mr(void *comm, void *mhandle)
 {
     struct shim_comm *w = comm;
     struct shim_mr *m = mhandle;
+    uint32_t mark = gt_net_fail_mark();
     uint64_t t0 = gt_clock_now();
     gt_result res = w->ops->dereg_mr(w->inner, m ? m->inner : NULL);
     uint64_t ns = gt_clock_delta_ns(gt_clock_now() - t0);
-    int err = errno;
     struct shim_slot *p = w->slot;
     struct gtr_comm *c = rec_comm(p);
     ctr_add_shared(&c->dereg_count, 1);
@@ -634,8 +662,8 @@ static gt_result shim_dereg_mr(void *comm, void *mhandle)
     if (res != GT_OK) {
         /* NCCL will not use the handle again; keep our wrapper alive anyway
          * in case it retries the deregistration. */
-        record_error(p, GTR_OP_DEREG, w->dev, res, err, GT_REASON_TRANSPORT_ERROR,
-                     "deregMr(%zu bytes): result %d", m ? (size_t)m->size : 0, res);
+        record_failure(p, GTR_OP_DEREG, w->dev, res, mark, "deregMr(%zu bytes): result %d",
+                       m ? (size_t)m->size : 0, res);
         return res;
     }
     free(m);
@@ -657,14 +685,14 @@ static gt_result shim_isend(void *send_comm, void *data, size_t size, int tag, v
         return GT_OK;
     }
     void *ireq = NULL;
+    uint32_t mark = gt_net_fail_mark();
     uint64_t t0 = gt_clock_now();
     gt_result res = w->ops->isend(w->inner, data, size, tag, mh_inner(mhandle), phandle, &ireq);
     if (__builtin_expect(res != GT_OK, 0)) {
-        int err = errno;
         req_put(w, q);
         *request = NULL;
-        record_error(w->slot, GTR_OP_SEND, w->dev, res, err, GT_REASON_TRANSPORT_ERROR,
-                     "isend(%zu bytes): result %d", size, res);
+        record_failure(w->slot, GTR_OP_SEND, w->dev, res, mark, "isend(%zu bytes): result %d", size,
+                       res);
         return res;
     }
     if (!ireq) {
@@ -695,7 +723,9 @@ static gt_result shim_irecv(void *recv_comm, int n, void **data, size_t *sizes, 
         record_error(w->slot, GTR_OP_RECV, w->dev, GT_INTERNAL_ERROR, EINVAL,
                      GT_REASON_BAD_ARGUMENT, "irecv(n=%d): more than %d sub-receives", n,
                      SHIM_MAX_RECVS);
-        return GT_INTERNAL_ERROR;
+        return gt_net_fail(GT_INTERNAL_ERROR, GT_REASON_BAD_ARGUMENT, EINVAL,
+                           "gdrtrace shim: irecv(n=%d): more than %d sub-receives", n,
+                           SHIM_MAX_RECVS);
     }
     struct shim_req *q = req_get(w);
     if (__builtin_expect(!q, 0)) {
@@ -711,15 +741,14 @@ static gt_result shim_irecv(void *recv_comm, int n, void **data, size_t *sizes, 
     /* NCCL may preset *request (GT_NET_OPTIONAL_RECV_COMPLETION): the inner
      * transport must see it. */
     void *ireq = *request;
+    uint32_t mark = gt_net_fail_mark();
     uint64_t t0 = gt_clock_now();
     gt_result res = w->ops->irecv(w->inner, n, data, sizes, tags, mhandles ? imh : NULL, phandles,
                                   &ireq);
     if (__builtin_expect(res != GT_OK, 0)) {
-        int err = errno;
         req_put(w, q);
         *request = NULL;
-        record_error(w->slot, GTR_OP_RECV, w->dev, res, err, GT_REASON_TRANSPORT_ERROR,
-                     "irecv(n=%d): result %d", n, res);
+        record_failure(w->slot, GTR_OP_RECV, w->dev, res, mark, "irecv(n=%d): result %d", n, res);
         return res;
     }
     if (!ireq) {
@@ -748,23 +777,25 @@ static gt_result shim_iflush(void *recv_comm, int n, void **data, int *sizes, vo
         record_error(w->slot, GTR_OP_FLUSH, w->dev, GT_INTERNAL_ERROR, EINVAL,
                      GT_REASON_BAD_ARGUMENT, "iflush(n=%d): more than %d sub-receives", n,
                      SHIM_MAX_RECVS);
-        return GT_INTERNAL_ERROR;
+        return gt_net_fail(GT_INTERNAL_ERROR, GT_REASON_BAD_ARGUMENT, EINVAL,
+                           "gdrtrace shim: iflush(n=%d): more than %d sub-receives", n,
+                           SHIM_MAX_RECVS);
     }
     struct shim_req *q = req_get(w);
-    if (__builtin_expect(!q, 0))
-        return GT_SYSTEM_ERROR; /* S1: a NULL flush request would mean "done" */
+    if (__builtin_expect(!q, 0)) /* S1: a NULL flush request would mean "done" */
+        return gt_net_fail(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, ENOMEM,
+                           "gdrtrace shim: iflush: no request wrapper left");
     void *imh[SHIM_MAX_RECVS];
     for (int i = 0; i < n; i++)
         imh[i] = mhandles ? mh_inner(mhandles[i]) : NULL;
     void *ireq = NULL;
+    uint32_t mark = gt_net_fail_mark();
     uint64_t t0 = gt_clock_now();
     gt_result res = w->ops->iflush(w->inner, n, data, sizes, mhandles ? imh : NULL, &ireq);
     if (__builtin_expect(res != GT_OK, 0)) {
-        int err = errno;
         req_put(w, q);
         *request = NULL;
-        record_error(w->slot, GTR_OP_FLUSH, w->dev, res, err, GT_REASON_TRANSPORT_ERROR,
-                     "iflush(n=%d): result %d", n, res);
+        record_failure(w->slot, GTR_OP_FLUSH, w->dev, res, mark, "iflush(n=%d): result %d", n, res);
         return res;
     }
     if (!ireq) { /* nothing to flush */
@@ -787,11 +818,14 @@ static gt_result shim_test(void *request, int *done, int *sizes)
 {
     struct shim_req *q = request;
     struct shim_comm *w = q->comm;
+    uint32_t mark = gt_net_fail_mark();
     gt_result res = w->ops->test(q->inner, done, sizes);
     if (__builtin_expect(res != GT_OK, 0)) {
-        int err = errno;
-        record_error(w->slot, q->op, w->dev, res, err, GT_REASON_TRANSPORT_ERROR,
-                     "test(%s): result %d", q->op == GTR_OP_SEND ? "send" : q->op == GTR_OP_RECV ? "recv" : "flush", res);
+        record_failure(w->slot, q->op, w->dev, res, mark, "test(%s): result %d",
+                       q->op == GTR_OP_SEND   ? "send"
+                       : q->op == GTR_OP_RECV ? "recv"
+                                              : "flush",
+                       res);
         return res;
     }
     if (!*done)
@@ -849,14 +883,13 @@ static gt_result shim_irecv_consumed(void *recv_comm, int n, void *request)
 static gt_result close_common(struct shim_comm *w, gt_result (*fn)(void *), uint16_t ev,
                               const char *what)
 {
+    uint32_t mark = gt_net_fail_mark();
     gt_result res = fn(w->inner);
-    int err = errno;
     struct shim_slot *p = w->slot;
     ctr_add_shared(&p->c->close_count, 1);
     gt_rec_event(&g_rec, ev, p->idx, (int16_t)w->dev, res, 0, 0, 0, 0, 0);
     if (res != GT_OK)
-        record_error(p, 0xff, w->dev, res, err, GT_REASON_TRANSPORT_ERROR, "%s: result %d", what,
-                     res);
+        record_failure(p, 0xff, w->dev, res, mark, "%s: result %d", what, res);
     free(w->spare);
     free(w);
     return res;

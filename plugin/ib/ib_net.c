@@ -177,6 +177,8 @@ struct ib_comm {
     uint32_t seq;
     char peer[160];
     gt_result err;
+    int fail_reason; /* with err and errmsg: what again() describes (gt_net.h F4) */
+    int fail_errno;
     char errmsg[384];
     int tc;
     /* sender */
@@ -223,19 +225,57 @@ static uint64_t wr_id(int kind, int slot, int qp)
 #define WR_SLOT(w) ((int)(((w) >> 16) & 0xffff))
 #define WR_QP(w) ((int)((w)&0xffff))
 
+/* A comm's first failure latches (WARNed once); every call that returns it
+ * describes it again (gt_net.h F1, F4). */
+static gt_result again(struct ib_comm *c)
+{
+    return gt_net_fail(c->err, c->fail_reason, c->fail_errno, "%s", c->errmsg);
+}
+
+static gt_result failv(struct ib_comm *c, gt_result r, int reason, int err, const char *fmt,
+                       va_list ap)
+{
+    if (c->err == GT_OK) {
+        vsnprintf(c->errmsg, sizeof(c->errmsg), fmt, ap);
+        c->err = r;
+        c->fail_reason = reason;
+        c->fail_errno = err;
+        GT_WARN("%s", c->errmsg);
+    }
+    return again(c);
+}
+
+/* A protocol, verbs-status or internal failure: no errno. */
 static gt_result fail(struct ib_comm *c, gt_result r, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static gt_result fail(struct ib_comm *c, gt_result r, const char *fmt, ...)
 {
-    if (c->err == GT_OK) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(c->errmsg, sizeof(c->errmsg), fmt, ap);
-        va_end(ap);
-        c->err = r;
-        GT_WARN("%s", c->errmsg);
-    }
-    return c->err;
+    va_list ap;
+    va_start(ap, fmt);
+    r = failv(c, r, GT_REASON_TRANSPORT_ERROR, 0, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+/* A system or verbs call failed with errno `e`; a remote error means the
+ * peer is gone. */
+static gt_result fail_errno(struct ib_comm *c, gt_result r, int e, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static gt_result fail_errno(struct ib_comm *c, gt_result r, int e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    r = failv(c, r, r == GT_REMOTE_ERROR ? GT_REASON_PEER_GONE : GT_REASON_TRANSPORT_ERROR, e, fmt,
+              ap);
+    va_end(ap);
+    return r;
+}
+
+/* F1 for an argument NCCL never passes. */
+static gt_result bad_arg(const char *fn)
+{
+    return gt_net_fail(GT_INVALID_ARGUMENT, GT_REASON_BAD_ARGUMENT, EINVAL,
+                       "ib: %s: invalid argument", fn);
 }
 
 static int env_qps(void) { return (int)gt_env_long("GDRTRACE_IB_QPS", 1, 1, GT_IB_MAX_QPS); }
@@ -270,10 +310,10 @@ static gt_result check_peer(struct ib_comm *c)
     char b;
     ssize_t r = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
     if (r == 0)
-        return fail(c, GT_REMOTE_ERROR,
-                    "ib: %s: peer %s closed its connection with requests "
-                    "outstanding (process exited or communicator closed)",
-                    c->dev->name, c->peer);
+        return fail_errno(c, GT_REMOTE_ERROR, 0,
+                          "ib: %s: peer %s closed its connection with requests "
+                          "outstanding (process exited or communicator closed)",
+                          c->dev->name, c->peer);
     if (r > 0)
         return fail(c, GT_REMOTE_ERROR,
                     "ib: %s: unexpected bytes from peer %s on the setup socket "
@@ -281,8 +321,9 @@ static gt_result check_peer(struct ib_comm *c)
                     c->dev->name, c->peer);
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
         return GT_OK;
-    return fail(c, GT_REMOTE_ERROR, "ib: %s: connection to peer %s failed: %s",
-                c->dev->name, c->peer, strerror(errno));
+    int e = errno;
+    return fail_errno(c, GT_REMOTE_ERROR, e, "ib: %s: connection to peer %s failed: %s",
+                      c->dev->name, c->peer, strerror(e));
 }
 
 static uint32_t rand24(void)
@@ -464,21 +505,23 @@ static gt_result comm_resources(struct ib_comm *c, int nqps)
         c->sq_depth = d->max_qp_wr;
     c->cq = gt_ibv.create_cq(d->ctx, (GT_IB_SLOTS + 8) * (nqps + 2) + 64, NULL, NULL, 0);
     if (!c->cq)
-        return fail(c, GT_SYSTEM_ERROR, "%s: ibv_create_cq failed: %s", d->name, strerror(errno));
+        return fail_errno(c, GT_SYSTEM_ERROR, errno, "%s: ibv_create_cq failed: %s", d->name,
+                          strerror(errno));
     if (posix_memalign((void **)&c->ctrl, 4096, sizeof(struct ctrl)) != 0)
-        return fail(c, GT_SYSTEM_ERROR, "%s: out of memory", d->name);
+        return fail_errno(c, GT_SYSTEM_ERROR, ENOMEM, "%s: out of memory", d->name);
     memset(c->ctrl, 0, sizeof(struct ctrl));
     c->ctrl_mr = gt_ibv.reg_mr(d->pd, c->ctrl, sizeof(struct ctrl),
                                IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
                                    IBV_ACCESS_REMOTE_READ);
     if (!c->ctrl_mr)
-        return fail(c, GT_SYSTEM_ERROR, "%s: ibv_reg_mr of the control block failed: %s",
-                    d->name, strerror(errno));
+        return fail_errno(c, GT_SYSTEM_ERROR, errno,
+                          "%s: ibv_reg_mr of the control block failed: %s", d->name,
+                          strerror(errno));
     for (int q = 0; q < nqps; q++) {
         c->qps[q] = create_qp(c, c->sq_depth, GT_IB_RQ_DEPTH);
         if (!c->qps[q])
-            return fail(c, GT_SYSTEM_ERROR, "%s: creating QP %d of %d failed: %s", d->name, q,
-                        nqps, strerror(errno));
+            return fail_errno(c, GT_SYSTEM_ERROR, errno, "%s: creating QP %d of %d failed: %s",
+                              d->name, q, nqps, strerror(errno));
         c->psn[q] = rand24();
     }
     return GT_OK;
@@ -542,8 +585,9 @@ static gt_result connect_qps(struct ib_comm *c, const struct ib_wire *w)
         int rc = qp_connect(c, c->qps[q], c->psn[q], le32toh(w->qpn[q]), le32toh(w->psn[q]), w,
                             &step);
         if (rc)
-            return fail(c, GT_SYSTEM_ERROR, "%s: %s of QP %u toward %s failed: %s (errno %d)",
-                        c->dev->name, step, c->qps[q]->qp_num, c->peer, strerror(rc), rc);
+            return fail_errno(c, GT_SYSTEM_ERROR, rc,
+                              "%s: %s of QP %u toward %s failed: %s (errno %d)", c->dev->name, step,
+                              c->qps[q]->qp_num, c->peer, strerror(rc), rc);
     }
     return GT_OK;
 }
@@ -566,12 +610,15 @@ static gt_result ib_init(void **ctx, uint64_t comm_id, int has_comm_id,
          * without RDMA, and the core says which transport it chose. */
         GT_INFO(GT_LOGSUB_INIT | GT_LOGSUB_NET, "ib: no active RDMA port%s%s",
                 gt_ibv.loaded ? "" : ": ", gt_ibv.loaded ? "" : gt_ibv.why);
-        return GT_SYSTEM_ERROR;
+        return gt_net_fail(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, 0,
+                           "ib: no active RDMA port%s%s", gt_ibv.loaded ? "" : ": ",
+                           gt_ibv.loaded ? "" : gt_ibv.why);
     }
     struct ib_ctx *x = calloc(1, sizeof(*x));
     if (!x) {
         gt_ib_devices_close();
-        return GT_SYSTEM_ERROR;
+        return gt_net_fail(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, ENOMEM,
+                           "ib: init: out of memory");
     }
     x->comm_id = comm_id;
     x->tc = (int)gt_env_long("GDRTRACE_IB_TC", config && config->traffic_class >= 0
@@ -598,7 +645,7 @@ static gt_result ib_devices(int *ndev)
 static gt_result ib_get_properties(int dev, struct gt_props *p)
 {
     if (dev < 0 || dev >= gt_ib_ndevs)
-        return GT_INVALID_ARGUMENT;
+        return bad_arg(__func__);
     struct gt_ib_dev *d = &gt_ib_devs[dev];
     memset(p, 0, sizeof(*p));
     p->name = d->name;
@@ -627,7 +674,7 @@ static gt_result ib_get_properties(int dev, struct gt_props *p)
 static gt_result ib_get_probe(int dev, struct gt_dev_probe *probe)
 {
     if (dev < 0 || dev >= gt_ib_ndevs)
-        return GT_INVALID_ARGUMENT;
+        return bad_arg(__func__);
     *probe = gt_ib_devs[dev].reg.probe;
     return GT_OK;
 }
@@ -636,10 +683,11 @@ static gt_result ib_listen(void *ctx, int dev, void *handle, void **listen_comm)
 {
     struct ib_ctx *x = ctx;
     if (dev < 0 || dev >= gt_ib_ndevs)
-        return GT_INVALID_ARGUMENT;
+        return bad_arg(__func__);
     struct ib_listen *l = calloc(1, sizeof(*l));
     if (!l)
-        return GT_SYSTEM_ERROR;
+        return gt_net_fail(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, ENOMEM,
+                           "ib: listen: out of memory");
     l->kind = COMM_LISTEN;
     l->dev = &gt_ib_devs[dev];
     l->tc = x ? x->tc : 0;
@@ -662,8 +710,11 @@ static gt_result ib_listen(void *ctx, int dev, void *handle, void **listen_comm)
     h->csum = handle_csum(h);
     *listen_comm = l;
     return GT_OK;
-err_sock:
-    GT_WARN("ib: listen socket for %s: %s", l->dev->name, strerror(errno));
+err_sock:;
+    int e = errno;
+    GT_WARN("ib: listen socket for %s: %s", l->dev->name, strerror(e));
+    gt_net_fail(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, e, "ib: listen socket for %s: %s",
+                l->dev->name, strerror(e));
     if (l->fd >= 0)
         close(l->fd);
     free(l);
@@ -692,7 +743,7 @@ static gt_result ib_connect(void *ctx, int dev, void *handle, void **send_comm,
     if (send_dev_comm)
         *send_dev_comm = NULL;
     if (dev < 0 || dev >= gt_ib_ndevs)
-        return GT_INVALID_ARGUMENT;
+        return bad_arg(__func__);
     struct ib_comm *c = h->stage_magic == STAGE_MAGIC ? h->stage : NULL;
     gt_result r = GT_INTERNAL_ERROR;
     if (!c) {
@@ -702,11 +753,13 @@ static gt_result ib_connect(void *ctx, int dev, void *handle, void **send_comm,
                     "(magic %#x version %u checksum %s)",
                     GT_IB_WIRE_VERSION, le32toh(h->magic), le16toh(h->version),
                     h->csum == handle_csum(h) ? "ok" : "bad");
-            return GT_INVALID_ARGUMENT;
+            return gt_net_fail(GT_INVALID_ARGUMENT, GT_REASON_BAD_ARGUMENT, 0,
+                               "ib: connect: handle is not an intact gdrtrace ib handle");
         }
         c = calloc(1, sizeof(*c));
         if (!c)
-            return GT_SYSTEM_ERROR;
+            return gt_net_fail(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, ENOMEM,
+                               "ib: connect: out of memory");
         c->kind = COMM_SEND;
         c->dev = &gt_ib_devs[dev];
         c->fd = -1;
@@ -721,7 +774,7 @@ static gt_result ib_connect(void *ctx, int dev, void *handle, void **send_comm,
         fill_wire(c, &c->out, (uint64_t)(uintptr_t)c->ctrl->fifo);
         c->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (c->fd < 0) {
-            r = fail(c, GT_SYSTEM_ERROR, "socket: %s", strerror(errno));
+            r = fail_errno(c, GT_SYSTEM_ERROR, errno, "ib: socket: %s", strerror(errno));
             goto err;
         }
         int one = 1;
@@ -729,8 +782,8 @@ static gt_result ib_connect(void *ctx, int dev, void *handle, void **send_comm,
         struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = h->port,
                                  .sin_addr.s_addr = h->addr};
         if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 && errno != EINPROGRESS) {
-            r = fail(c, GT_REMOTE_ERROR, "ib: connect to %s: %s", c->peer,
-                     strerror(errno));
+            r = fail_errno(c, GT_REMOTE_ERROR, errno, "ib: connect to %s: %s", c->peer,
+                           strerror(errno));
             goto err;
         }
         c->stage = ST_TCP;
@@ -750,8 +803,7 @@ static gt_result ib_connect(void *ctx, int dev, void *handle, void **send_comm,
                 if (!e)
                     return GT_OK; /* still connecting */
             }
-            r = fail(c, GT_REMOTE_ERROR, "ib: connect to %s: %s", c->peer,
-                     strerror(e));
+            r = fail_errno(c, GT_REMOTE_ERROR, e, "ib: connect to %s: %s", c->peer, strerror(e));
             goto err;
         }
         c->stage = ST_SEND_INFO;
@@ -761,8 +813,8 @@ static gt_result ib_connect(void *ctx, int dev, void *handle, void **send_comm,
         if (k == 0)
             return GT_OK;
         if (k < 0) {
-            r = fail(c, GT_REMOTE_ERROR, "ib: sending setup to %s: %s", c->peer,
-                     strerror(errno));
+            r = fail_errno(c, GT_REMOTE_ERROR, errno, "ib: sending setup to %s: %s", c->peer,
+                           strerror(errno));
             goto err;
         }
         c->stage = ST_RECV_INFO;
@@ -797,8 +849,8 @@ static gt_result ib_connect(void *ctx, int dev, void *handle, void **send_comm,
         if (k == 0)
             return GT_OK;
         if (k < 0) {
-            r = fail(c, GT_REMOTE_ERROR, "ib: peer %s vanished: %s", c->peer,
-                     strerror(errno));
+            r = fail_errno(c, GT_REMOTE_ERROR, errno, "ib: peer %s vanished: %s", c->peer,
+                           strerror(errno));
             goto err;
         }
     }
@@ -812,6 +864,8 @@ static gt_result ib_connect(void *ctx, int dev, void *handle, void **send_comm,
 err:
     h->stage_magic = 0;
     h->stage = NULL;
+    /* Only an allocation failed without a description (F1). */
+    r = c->err ? again(c) : fail_errno(c, r, ENOMEM, "ib: connect to %s: out of memory", c->peer);
     comm_free(c);
     return r;
 }
@@ -830,13 +884,16 @@ static gt_result ib_accept(void *lc, void **recv_comm, void **recv_dev_comm)
             if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ||
                 errno == ECONNABORTED)
                 return GT_OK;
-            GT_WARN("ib: accept on %s: %s", l->dev->name, strerror(errno));
-            return GT_SYSTEM_ERROR;
+            int e = errno;
+            GT_WARN("ib: accept on %s: %s", l->dev->name, strerror(e));
+            return gt_net_fail(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, e,
+                               "ib: accept on %s: %s", l->dev->name, strerror(e));
         }
         c = calloc(1, sizeof(*c));
         if (!c) {
             close(fd);
-            return GT_SYSTEM_ERROR;
+            return gt_net_fail(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, ENOMEM,
+                               "ib: accept: out of memory");
         }
         c->kind = COMM_RECV;
         c->dev = l->dev;
@@ -852,9 +909,9 @@ static gt_result ib_accept(void *lc, void **recv_comm, void **recv_dev_comm)
         if (k == 0)
             return GT_OK;
         if (k < 0) {
-            r = fail(c, GT_REMOTE_ERROR,
-                     "ib: %s: peer vanished during connection setup: %s",
-                     l->dev->name, strerror(errno));
+            r = fail_errno(c, GT_REMOTE_ERROR, errno,
+                           "ib: %s: peer vanished during connection setup: %s", l->dev->name,
+                           strerror(errno));
             goto err;
         }
         const char *bad = check_wire(&c->in, c->nonce, 0);
@@ -883,8 +940,8 @@ static gt_result ib_accept(void *lc, void **recv_comm, void **recv_dev_comm)
         if (k == 0)
             return GT_OK;
         if (k < 0) {
-            r = fail(c, GT_REMOTE_ERROR, "ib: peer %s vanished: %s", c->peer,
-                     strerror(errno));
+            r = fail_errno(c, GT_REMOTE_ERROR, errno, "ib: peer %s vanished: %s", c->peer,
+                           strerror(errno));
             goto err;
         }
         c->stage = ST_RECV_READY;
@@ -895,8 +952,9 @@ static gt_result ib_accept(void *lc, void **recv_comm, void **recv_dev_comm)
         if (k == 0)
             return GT_OK;
         if (k < 0 || c->ready != 1) {
-            r = fail(c, GT_REMOTE_ERROR, "ib: peer %s vanished before ready: %s",
-                     c->peer, k < 0 ? strerror(errno) : "bad ready byte");
+            r = fail_errno(c, GT_REMOTE_ERROR, k < 0 ? errno : 0,
+                           "ib: peer %s vanished before ready: %s", c->peer,
+                           k < 0 ? strerror(errno) : "bad ready byte");
             goto err;
         }
     }
@@ -908,6 +966,7 @@ static gt_result ib_accept(void *lc, void **recv_comm, void **recv_dev_comm)
     return GT_OK;
 err:
     l->pending = NULL;
+    r = c->err ? again(c) : fail_errno(c, r, ENOMEM, "ib: accept from %s: out of memory", c->peer);
     comm_free(c);
     return r;
 }
@@ -938,12 +997,17 @@ static gt_result ib_reg_mr_dmabuf(void *comm, void *data, size_t size, int type,
 {
     struct gt_ib_dev *d = comm_dev(comm);
     if (!d)
-        return GT_INVALID_ARGUMENT;
+        return bad_arg(__func__);
     struct gt_mr *m = NULL;
     char err[512];
+    struct gt_reg_report mine = {0};
+    if (!report)
+        report = &mine;
     gt_result r = gt_reg_register(&d->reg, &gt_ib_policy, data, size, type, offset, fd, &m, report,
                                   err, sizeof(err));
     *mhandle = m;
+    if (r != GT_OK) /* F5: the policy's reason and errno, in its words */
+        gt_net_fail(r, report->reason, report->err, "%s", err);
     return r;
 }
 
@@ -957,10 +1021,13 @@ static gt_result ib_dereg_mr(void *comm, void *mhandle)
 {
     struct gt_ib_dev *d = comm_dev(comm);
     if (!d)
-        return GT_INVALID_ARGUMENT;
+        return bad_arg(__func__);
     if (!mhandle)
         return GT_OK;
-    return gt_reg_deregister(&d->reg, mhandle);
+    gt_result r = gt_reg_deregister(&d->reg, mhandle);
+    if (r != GT_OK)
+        gt_net_fail(r, GT_REASON_TRANSPORT_ERROR, 0, "ib: deregMr failed (result %d)", (int)r);
+    return r;
 }
 
 /* ---- data path --------------------------------------------------------- */
@@ -982,7 +1049,7 @@ static gt_result post_slot(struct ib_comm *c, struct send_slot *s);
 static gt_result progress(struct ib_comm *c)
 {
     if (c->err)
-        return c->err;
+        return again(c);
     struct ibv_wc wc[16];
     for (int round = 0; round < 4; round++) {
         int n = gt_ibv.poll_cq(c->cq, 16, wc);
@@ -1142,9 +1209,9 @@ static gt_result post_slot(struct ib_comm *c, struct send_slot *s)
         struct ibv_send_wr *bad = NULL;
         int rc = gt_ibv.post_send(c->qps[q], &wrs[0], &bad);
         if (rc)
-            return fail(c, GT_SYSTEM_ERROR,
-                        "ib: %s: ibv_post_send on QP %u to %s failed: %s (errno %d)",
-                        c->dev->name, c->qps[q]->qp_num, c->peer, strerror(rc), rc);
+            return fail_errno(c, GT_SYSTEM_ERROR, rc,
+                              "ib: %s: ibv_post_send on QP %u to %s failed: %s (errno %d)",
+                              c->dev->name, c->qps[q]->qp_num, c->peer, strerror(rc), rc);
         s->wrs[q] = w;
         c->sq_used[q] += w;
     }
@@ -1161,7 +1228,7 @@ static gt_result ib_isend(void *sc, void *data, size_t size, int tag, void *mhan
     struct ib_comm *c = sc;
     *request = NULL;
     if (c->err)
-        return c->err;
+        return again(c);
     int si = (int)(c->seq % GT_IB_SLOTS);
     struct send_slot *s = &c->ss[si];
     volatile struct cts_entry *fe = c->ctrl->fifo[si].e;
@@ -1246,7 +1313,7 @@ static gt_result ib_irecv(void *rc, int n, void **data, size_t *sizes, int *tags
     struct ib_comm *c = rc;
     *request = NULL;
     if (c->err)
-        return c->err;
+        return again(c);
     if (n < 1 || n > GT_IB_MAX_RECVS)
         return fail(c, GT_INVALID_ARGUMENT, "ib: irecv with n=%d (1..%d)", n,
                     GT_IB_MAX_RECVS);
@@ -1274,9 +1341,9 @@ static gt_result ib_irecv(void *rc, int n, void **data, size_t *sizes, int *tags
         wr.wr_id = wr_id(WR_RECV, si, q);
         int e = gt_ibv.post_recv(c->qps[q], &wr, &bad);
         if (e)
-            return fail(c, GT_SYSTEM_ERROR,
-                        "ib: %s: ibv_post_recv on QP %u failed: %s (errno %d)",
-                        c->dev->name, c->qps[q]->qp_num, strerror(e), e);
+            return fail_errno(c, GT_SYSTEM_ERROR, e,
+                              "ib: %s: ibv_post_recv on QP %u failed: %s (errno %d)", c->dev->name,
+                              c->qps[q]->qp_num, strerror(e), e);
         c->rq_used[q]++;
     }
     struct cts_slot *cts = &c->ctrl->cts[si];
@@ -1327,8 +1394,8 @@ static gt_result make_flush_qp(struct ib_comm *c)
 {
     c->flush_qp = create_qp(c, GT_IB_SLOTS + 4, 1);
     if (!c->flush_qp)
-        return fail(c, GT_SYSTEM_ERROR, "ib: %s: creating the flush QP: %s",
-                    c->dev->name, strerror(errno));
+        return fail_errno(c, GT_SYSTEM_ERROR, errno, "ib: %s: creating the flush QP: %s",
+                          c->dev->name, strerror(errno));
     struct ib_wire self;
     memset(&self, 0, sizeof(self));
     memcpy(self.gid, c->dev->gid.raw, 16);
@@ -1350,7 +1417,7 @@ static gt_result ib_iflush(void *rc, int n, void **data, int *sizes, void **mhan
     struct ib_comm *c = rc;
     *request = NULL;
     if (c->err)
-        return c->err;
+        return again(c);
     int last = -1;
     for (int i = 0; i < n; i++) {
         struct gt_mr *mh = mhandles ? mhandles[i] : NULL;
@@ -1404,7 +1471,7 @@ static gt_result ib_test(void *request, int *done, int *sizes)
     struct ib_req *r = request;
     *done = 0;
     if (!r)
-        return GT_INVALID_ARGUMENT;
+        return bad_arg(__func__);
     struct ib_comm *c = r->c;
     if (r->type == REQ_DONE) {
         *done = 1;
@@ -1469,13 +1536,15 @@ static gt_result ib_get_device_mr(void *comm, void *mhandle, void **dptr_mhandle
 {
     (void)comm, (void)mhandle;
     *dptr_mhandle = NULL;
-    return GT_INTERNAL_ERROR;
+    return gt_net_fail(GT_INTERNAL_ERROR, GT_REASON_BAD_ARGUMENT, 0,
+                       "ib: getDeviceMr: no device offload (netDeviceType HOST)");
 }
 
 static gt_result ib_irecv_consumed(void *recv_comm, int n, void *request)
 {
     (void)recv_comm, (void)n, (void)request;
-    return GT_INTERNAL_ERROR;
+    return gt_net_fail(GT_INTERNAL_ERROR, GT_REASON_BAD_ARGUMENT, 0,
+                       "ib: irecvConsumed: no device offload (netDeviceType HOST)");
 }
 
 /* NCCL's per-communicator network attributes are hints; we take none. */

@@ -25,6 +25,7 @@
  *     never truncated.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -76,6 +77,21 @@ struct legacy_ctx {
      : V(7)  ? g.net.v7->member(__VA_ARGS__)                                                       \
              : g.net.v6->member(__VA_ARGS__))
 
+/* Failure rule F1 of gt_net.h for calls the wrapped plugin answered: it
+ * cannot describe its failures to us, so the description names the call and
+ * its result, with errno 0 (its errno is not ours to read, F2). */
+static gt_result said(const char *call, gt_result rc)
+{
+    if (rc != GT_OK)
+        gt_net_fail(rc, GT_REASON_TRANSPORT_ERROR, 0, "inner plugin %s: %s returned %d", g.path,
+                    call, (int)rc);
+    return rc;
+}
+
+/* WARNs `fmt` and describes it as this call's failure (F1). */
+#define LOAD_FAIL(rc, ...)                                                                         \
+    (GT_WARN(__VA_ARGS__), gt_net_fail((rc), GT_REASON_BAD_ARGUMENT, 0, __VA_ARGS__))
+
 static gt_result load_locked(void)
 {
     static const char *const versions[] = {"ncclNetPlugin_v12", "ncclNetPlugin_v11",
@@ -86,8 +102,8 @@ static gt_result load_locked(void)
         return GT_OK;
     const char *path = gt_env_str("GDRTRACE_INNER");
     if (!path) {
-        GT_WARN("GDRTRACE_TRANSPORT=inner needs GDRTRACE_INNER=/path/to/libnccl-net-X.so");
-        return GT_INVALID_USAGE;
+        return LOAD_FAIL(GT_INVALID_USAGE,
+                         "GDRTRACE_TRANSPORT=inner needs GDRTRACE_INNER=/path/to/libnccl-net-X.so");
     }
     long pin = gt_env_long("GDRTRACE_INNER_VERSION", 0, 0, 12);
     if (pin && pin < 6) {
@@ -98,8 +114,8 @@ static gt_result load_locked(void)
      * ours, nor ours its. */
     void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!dl) {
-        GT_WARN("GDRTRACE_INNER=%s could not be loaded: %s", path, dlerror());
-        return GT_SYSTEM_ERROR;
+        return LOAD_FAIL(GT_SYSTEM_ERROR, "GDRTRACE_INNER=%s could not be loaded: %s", path,
+                         dlerror());
     }
     for (int i = 0; i < 7; i++) {
         int ver = 12 - i;
@@ -113,18 +129,18 @@ static gt_result load_locked(void)
         break;
     }
     if (!g.ver) {
-        GT_WARN("GDRTRACE_INNER=%s exports no %s (looked for v12 down to v6)", path,
-                pin ? "ncclNetPlugin of the pinned GDRTRACE_INNER_VERSION" : "ncclNetPlugin_vN");
         dlclose(dl);
-        return GT_INVALID_USAGE;
+        return LOAD_FAIL(
+            GT_INVALID_USAGE, "GDRTRACE_INNER=%s exports no %s (looked for v12 down to v6)", path,
+            pin ? "ncclNetPlugin of the pinned GDRTRACE_INNER_VERSION" : "ncclNetPlugin_vN");
     }
     if (g.net.v6->name && strcmp(g.net.v6->name, "gdrtrace") == 0) {
         /* Loading ourselves would recurse through GDRTRACE_TRANSPORT=inner. */
-        GT_WARN("GDRTRACE_INNER=%s is gdrtrace itself; refusing to wrap it", path);
         g.ver = 0;
         g.net.any = NULL;
         dlclose(dl);
-        return GT_INVALID_USAGE;
+        return LOAD_FAIL(GT_INVALID_USAGE,
+                         "GDRTRACE_INNER=%s is gdrtrace itself; refusing to wrap it", path);
     }
     g.dl = dl;
     snprintf(g.path, sizeof(g.path), "%s", path);
@@ -151,11 +167,13 @@ static gt_result inner_init(void **ctx, uint64_t comm_id, int has_comm_id,
                                                  (ncclProfilerCallback_t)profiler)
                                : g.net.v11->init(ctx, id, &cfg, (ncclDebugLogger_t)logger,
                                                  (ncclProfilerCallback_t)profiler));
+        said("init", rc);
         goto out;
     }
     struct legacy_ctx *lc = calloc(1, sizeof(*lc));
     if (!lc) {
-        rc = GT_SYSTEM_ERROR;
+        rc = gt_net_fail(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, ENOMEM,
+                         "inner: init: out of memory");
         goto out;
     }
     lc->config = cfg;
@@ -170,6 +188,7 @@ static gt_result inner_init(void **ctx, uint64_t comm_id, int has_comm_id,
                                     : g.net.v6->init((ncclDebugLogger_t)logger));
         if (rc != GT_OK) {
             GT_WARN("inner plugin %s: init failed (error %d)", g.path, (int)rc);
+            said("init", rc);
             free(lc);
             goto out;
         }
@@ -184,7 +203,8 @@ out:
 static gt_result inner_finalize(void *ctx)
 {
     if (AT_LEAST(11))
-        return (gt_result)(V(12) ? g.net.v12->finalize(ctx) : g.net.v11->finalize(ctx));
+        return said("finalize",
+                    (gt_result)(V(12) ? g.net.v12->finalize(ctx) : g.net.v11->finalize(ctx)));
     /* Older ABIs have no finalize: the inner plugin lives until exit. */
     pthread_mutex_lock(&g.lock);
     if (g.legacy_inited > 0)
@@ -196,7 +216,7 @@ static gt_result inner_finalize(void *ctx)
 
 static gt_result inner_devices(int *ndev)
 {
-    return (gt_result)CALL_ANY(devices, ndev);
+    return said("devices", (gt_result)CALL_ANY(devices, ndev));
 }
 
 /* Old properties share a prefix up to ptrSupport; the rest moves between
@@ -279,19 +299,20 @@ static gt_result inner_get_properties(int dev, struct gt_props *p)
 #undef COPY_VPROPS
     if (p->max_recvs < 1)
         p->max_recvs = 1;
-    return rc;
+    return said("getProperties", rc);
 }
 
 static gt_result inner_listen(void *ctx, int dev, void *handle, void **listen_comm)
 {
     if (AT_LEAST(11))
-        return (gt_result)(V(12) ? g.net.v12->listen(ctx, dev, handle, listen_comm)
-                                 : g.net.v11->listen(ctx, dev, handle, listen_comm));
-    return (gt_result)(V(10)  ? g.net.v10->listen(dev, handle, listen_comm)
-                       : V(9) ? g.net.v9->listen(dev, handle, listen_comm)
-                       : V(8) ? g.net.v8->listen(dev, handle, listen_comm)
-                       : V(7) ? g.net.v7->listen(dev, handle, listen_comm)
-                              : g.net.v6->listen(dev, handle, listen_comm));
+        return said("listen",
+                    (gt_result)(V(12) ? g.net.v12->listen(ctx, dev, handle, listen_comm)
+                                      : g.net.v11->listen(ctx, dev, handle, listen_comm)));
+    return said("listen", (gt_result)(V(10)  ? g.net.v10->listen(dev, handle, listen_comm)
+                                      : V(9) ? g.net.v9->listen(dev, handle, listen_comm)
+                                      : V(8) ? g.net.v8->listen(dev, handle, listen_comm)
+                                      : V(7) ? g.net.v7->listen(dev, handle, listen_comm)
+                                             : g.net.v6->listen(dev, handle, listen_comm)));
 }
 
 static gt_result inner_connect(void *ctx, int dev, void *handle, void **send_comm,
@@ -299,34 +320,34 @@ static gt_result inner_connect(void *ctx, int dev, void *handle, void **send_com
 {
     ncclNetDeviceHandle_v7_t **dh = (ncclNetDeviceHandle_v7_t **)send_dev_comm;
     if (V(12))
-        return (gt_result)g.net.v12->connect(ctx, dev, handle, send_comm, dh);
+        return said("connect", (gt_result)g.net.v12->connect(ctx, dev, handle, send_comm, dh));
     if (V(11))
-        return (gt_result)g.net.v11->connect(ctx, dev, handle, send_comm, dh);
+        return said("connect", (gt_result)g.net.v11->connect(ctx, dev, handle, send_comm, dh));
     if (V(10)) {
         struct legacy_ctx *lc = ctx;
         ncclNetCommConfig_v10_t cfg = lc ? lc->config : (ncclNetCommConfig_v10_t){-1};
-        return (gt_result)g.net.v10->connect(dev, &cfg, handle, send_comm, dh);
+        return said("connect", (gt_result)g.net.v10->connect(dev, &cfg, handle, send_comm, dh));
     }
     if (V(9))
-        return (gt_result)g.net.v9->connect(dev, handle, send_comm, dh);
+        return said("connect", (gt_result)g.net.v9->connect(dev, handle, send_comm, dh));
     if (V(8))
-        return (gt_result)g.net.v8->connect(dev, handle, send_comm, dh);
+        return said("connect", (gt_result)g.net.v8->connect(dev, handle, send_comm, dh));
     if (V(7))
-        return (gt_result)g.net.v7->connect(dev, handle, send_comm, dh);
-    return (gt_result)g.net.v6->connect(dev, handle, send_comm);
+        return said("connect", (gt_result)g.net.v7->connect(dev, handle, send_comm, dh));
+    return said("connect", (gt_result)g.net.v6->connect(dev, handle, send_comm));
 }
 
 static gt_result inner_accept(void *listen_comm, void **recv_comm, void **recv_dev_comm)
 {
     ncclNetDeviceHandle_v7_t **dh = (ncclNetDeviceHandle_v7_t **)recv_dev_comm;
     if (V(6))
-        return (gt_result)g.net.v6->accept(listen_comm, recv_comm);
-    return (gt_result)(V(12)   ? g.net.v12->accept(listen_comm, recv_comm, dh)
-                       : V(11) ? g.net.v11->accept(listen_comm, recv_comm, dh)
-                       : V(10) ? g.net.v10->accept(listen_comm, recv_comm, dh)
-                       : V(9)  ? g.net.v9->accept(listen_comm, recv_comm, dh)
-                       : V(8)  ? g.net.v8->accept(listen_comm, recv_comm, dh)
-                               : g.net.v7->accept(listen_comm, recv_comm, dh));
+        return said("accept", (gt_result)g.net.v6->accept(listen_comm, recv_comm));
+    return said("accept", (gt_result)(V(12)   ? g.net.v12->accept(listen_comm, recv_comm, dh)
+                                      : V(11) ? g.net.v11->accept(listen_comm, recv_comm, dh)
+                                      : V(10) ? g.net.v10->accept(listen_comm, recv_comm, dh)
+                                      : V(9)  ? g.net.v9->accept(listen_comm, recv_comm, dh)
+                                      : V(8)  ? g.net.v8->accept(listen_comm, recv_comm, dh)
+                                              : g.net.v7->accept(listen_comm, recv_comm, dh)));
 }
 
 /* Refuses a size an int-size ABI cannot carry (invariant 3). */
@@ -336,6 +357,9 @@ static int int_size_ok(const char *call, size_t size)
         return 1;
     GT_WARN("inner plugin %s speaks ABI v%d, whose %s takes an int size; %zu bytes do not fit",
             g.path, g.ver, call, size);
+    gt_net_fail(GT_INTERNAL_ERROR, GT_REASON_BAD_ARGUMENT, 0,
+                "inner plugin speaks ABI v%d, whose %s takes an int size; %zu bytes do not fit",
+                g.ver, call, size);
     return 0;
 }
 
@@ -367,13 +391,14 @@ static gt_result inner_reg_mr(void *comm, void *data, size_t size, int type, voi
                          : V(9)  ? g.net.v9->regMr(comm, data, size, type, mhandle)
                                  : g.net.v8->regMr(comm, data, size, type, mhandle));
     } else if (!int_size_ok("regMr", size)) {
-        rc = GT_INTERNAL_ERROR;
+        report_call(report, asked, GT_INTERNAL_ERROR);
+        return GT_INTERNAL_ERROR; /* described by int_size_ok */
     } else {
         rc = (gt_result)(V(7) ? g.net.v7->regMr(comm, data, (int)size, type, mhandle)
                               : g.net.v6->regMr(comm, data, (int)size, type, mhandle));
     }
     report_call(report, asked, rc);
-    return rc;
+    return said("regMr", rc);
 }
 
 static gt_result inner_reg_mr_dmabuf(void *comm, void *data, size_t size, int type,
@@ -392,54 +417,60 @@ static gt_result inner_reg_mr_dmabuf(void *comm, void *data, size_t size, int ty
                              : (const void *)g.net.v6->regMrDmaBuf;
     if (!fn) {
         GT_WARN("inner plugin %s has no regMrDmaBuf; NCCL should not have called it", g.path);
-        rc = GT_INTERNAL_ERROR;
-    } else {
-        rc = (gt_result)CALL_ANY(regMrDmaBuf, comm, data, size, type, offset, fd, mhandle);
+        report_call(report, asked, GT_INTERNAL_ERROR);
+        return gt_net_fail(GT_INTERNAL_ERROR, GT_REASON_DMABUF_UNSUPPORTED, 0,
+                           "inner plugin has no regMrDmaBuf");
     }
+    rc = (gt_result)CALL_ANY(regMrDmaBuf, comm, data, size, type, offset, fd, mhandle);
     report_call(report, asked, rc);
-    return rc;
+    return said("regMrDmaBuf", rc);
 }
 
 static gt_result inner_dereg_mr(void *comm, void *mhandle)
 {
-    return (gt_result)CALL_ANY(deregMr, comm, mhandle);
+    return said("deregMr", (gt_result)CALL_ANY(deregMr, comm, mhandle));
 }
 
 static gt_result inner_isend(void *send_comm, void *data, size_t size, int tag, void *mhandle,
                              void *phandle, void **request)
 {
     if (AT_LEAST(11))
-        return (gt_result)(V(12) ? g.net.v12->isend(send_comm, data, size, tag, mhandle, phandle,
-                                                    request)
-                                 : g.net.v11->isend(send_comm, data, size, tag, mhandle, phandle,
-                                                    request));
+        return said("isend", (gt_result)(V(12) ? g.net.v12->isend(send_comm, data, size, tag,
+                                                                  mhandle, phandle, request)
+                                               : g.net.v11->isend(send_comm, data, size, tag,
+                                                                  mhandle, phandle, request)));
     if (V(10))
-        return (gt_result)g.net.v10->isend(send_comm, data, size, tag, mhandle, phandle, request);
+        return said("isend", (gt_result)g.net.v10->isend(send_comm, data, size, tag, mhandle,
+                                                         phandle, request));
     if (V(9))
-        return (gt_result)g.net.v9->isend(send_comm, data, size, tag, mhandle, request);
+        return said("isend",
+                    (gt_result)g.net.v9->isend(send_comm, data, size, tag, mhandle, request));
     if (!int_size_ok("isend", size))
         return GT_INTERNAL_ERROR;
-    return (gt_result)(V(8)   ? g.net.v8->isend(send_comm, data, (int)size, tag, mhandle, request)
-                       : V(7) ? g.net.v7->isend(send_comm, data, (int)size, tag, mhandle, request)
-                              : g.net.v6->isend(send_comm, data, (int)size, tag, mhandle,
-                                                request));
+    return said(
+        "isend",
+        (gt_result)(V(8)   ? g.net.v8->isend(send_comm, data, (int)size, tag, mhandle, request)
+                    : V(7) ? g.net.v7->isend(send_comm, data, (int)size, tag, mhandle, request)
+                           : g.net.v6->isend(send_comm, data, (int)size, tag, mhandle, request)));
 }
 
 static gt_result inner_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
                              void **mhandles, void **phandles, void **request)
 {
     if (AT_LEAST(10))
-        return (gt_result)(V(12)   ? g.net.v12->irecv(recv_comm, n, data, sizes, tags, mhandles,
-                                                      phandles, request)
-                           : V(11) ? g.net.v11->irecv(recv_comm, n, data, sizes, tags, mhandles,
-                                                      phandles, request)
-                                   : g.net.v10->irecv(recv_comm, n, data, sizes, tags, mhandles,
-                                                      phandles, request));
+        return said("irecv", (gt_result)(V(12)   ? g.net.v12->irecv(recv_comm, n, data, sizes, tags,
+                                                                    mhandles, phandles, request)
+                                         : V(11) ? g.net.v11->irecv(recv_comm, n, data, sizes, tags,
+                                                                    mhandles, phandles, request)
+                                                 : g.net.v10->irecv(recv_comm, n, data, sizes, tags,
+                                                                    mhandles, phandles, request)));
     if (V(9))
-        return (gt_result)g.net.v9->irecv(recv_comm, n, data, sizes, tags, mhandles, request);
+        return said("irecv",
+                    (gt_result)g.net.v9->irecv(recv_comm, n, data, sizes, tags, mhandles, request));
     if (n < 1 || n > INNER_MAX_RECVS) {
         GT_WARN("inner irecv: n=%d outside 1..%d", n, INNER_MAX_RECVS);
-        return GT_INTERNAL_ERROR;
+        return gt_net_fail(GT_INTERNAL_ERROR, GT_REASON_BAD_ARGUMENT, 0,
+                           "inner irecv: n=%d outside 1..%d", n, INNER_MAX_RECVS);
     }
     int isz[INNER_MAX_RECVS];
     for (int i = 0; i < n; i++) {
@@ -447,36 +478,38 @@ static gt_result inner_irecv(void *recv_comm, int n, void **data, size_t *sizes,
             return GT_INTERNAL_ERROR;
         isz[i] = (int)sizes[i];
     }
-    return (gt_result)(V(8)   ? g.net.v8->irecv(recv_comm, n, data, isz, tags, mhandles, request)
-                       : V(7) ? g.net.v7->irecv(recv_comm, n, data, isz, tags, mhandles, request)
-                              : g.net.v6->irecv(recv_comm, n, data, isz, tags, mhandles,
-                                                request));
+    return said(
+        "irecv",
+        (gt_result)(V(8)   ? g.net.v8->irecv(recv_comm, n, data, isz, tags, mhandles, request)
+                    : V(7) ? g.net.v7->irecv(recv_comm, n, data, isz, tags, mhandles, request)
+                           : g.net.v6->irecv(recv_comm, n, data, isz, tags, mhandles, request)));
 }
 
 static gt_result inner_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles,
                               void **request)
 {
-    return (gt_result)CALL_ANY(iflush, recv_comm, n, data, sizes, mhandles, request);
+    return said("iflush",
+                (gt_result)CALL_ANY(iflush, recv_comm, n, data, sizes, mhandles, request));
 }
 
 static gt_result inner_test(void *request, int *done, int *sizes)
 {
-    return (gt_result)CALL_ANY(test, request, done, sizes);
+    return said("test", (gt_result)CALL_ANY(test, request, done, sizes));
 }
 
 static gt_result inner_close_send(void *c)
 {
-    return (gt_result)CALL_ANY(closeSend, c);
+    return said("closeSend", (gt_result)CALL_ANY(closeSend, c));
 }
 
 static gt_result inner_close_recv(void *c)
 {
-    return (gt_result)CALL_ANY(closeRecv, c);
+    return said("closeRecv", (gt_result)CALL_ANY(closeRecv, c));
 }
 
 static gt_result inner_close_listen(void *c)
 {
-    return (gt_result)CALL_ANY(closeListen, c);
+    return said("closeListen", (gt_result)CALL_ANY(closeListen, c));
 }
 
 static gt_result inner_get_device_mr(void *comm, void *mhandle, void **dptr_mhandle)
@@ -491,12 +524,13 @@ static gt_result inner_get_device_mr(void *comm, void *mhandle, void **dptr_mhan
         *dptr_mhandle = NULL;
         return GT_OK;
     }
-    return (gt_result)(V(12)   ? g.net.v12->getDeviceMr(comm, mhandle, dptr_mhandle)
-                       : V(11) ? g.net.v11->getDeviceMr(comm, mhandle, dptr_mhandle)
-                       : V(10) ? g.net.v10->getDeviceMr(comm, mhandle, dptr_mhandle)
-                       : V(9)  ? g.net.v9->getDeviceMr(comm, mhandle, dptr_mhandle)
-                       : V(8)  ? g.net.v8->getDeviceMr(comm, mhandle, dptr_mhandle)
-                               : g.net.v7->getDeviceMr(comm, mhandle, dptr_mhandle));
+    return said("getDeviceMr",
+                (gt_result)(V(12)   ? g.net.v12->getDeviceMr(comm, mhandle, dptr_mhandle)
+                            : V(11) ? g.net.v11->getDeviceMr(comm, mhandle, dptr_mhandle)
+                            : V(10) ? g.net.v10->getDeviceMr(comm, mhandle, dptr_mhandle)
+                            : V(9)  ? g.net.v9->getDeviceMr(comm, mhandle, dptr_mhandle)
+                            : V(8)  ? g.net.v8->getDeviceMr(comm, mhandle, dptr_mhandle)
+                                    : g.net.v7->getDeviceMr(comm, mhandle, dptr_mhandle)));
 }
 
 static gt_result inner_irecv_consumed(void *recv_comm, int n, void *request)
@@ -511,20 +545,21 @@ static gt_result inner_irecv_consumed(void *recv_comm, int n, void *request)
                              : (const void *)g.net.v7->irecvConsumed;
     if (!fn)
         return GT_OK;
-    return (gt_result)(V(12)   ? g.net.v12->irecvConsumed(recv_comm, n, request)
-                       : V(11) ? g.net.v11->irecvConsumed(recv_comm, n, request)
-                       : V(10) ? g.net.v10->irecvConsumed(recv_comm, n, request)
-                       : V(9)  ? g.net.v9->irecvConsumed(recv_comm, n, request)
-                       : V(8)  ? g.net.v8->irecvConsumed(recv_comm, n, request)
-                               : g.net.v7->irecvConsumed(recv_comm, n, request));
+    return said("irecvConsumed",
+                (gt_result)(V(12)   ? g.net.v12->irecvConsumed(recv_comm, n, request)
+                            : V(11) ? g.net.v11->irecvConsumed(recv_comm, n, request)
+                            : V(10) ? g.net.v10->irecvConsumed(recv_comm, n, request)
+                            : V(9)  ? g.net.v9->irecvConsumed(recv_comm, n, request)
+                            : V(8)  ? g.net.v8->irecvConsumed(recv_comm, n, request)
+                                    : g.net.v7->irecvConsumed(recv_comm, n, request)));
 }
 
 static gt_result inner_set_net_attr(void *ctx, void *attr)
 {
     if (V(12) && g.net.v12->setNetAttr)
-        return (gt_result)g.net.v12->setNetAttr(ctx, attr);
+        return said("setNetAttr", (gt_result)g.net.v12->setNetAttr(ctx, attr));
     if (V(11) && g.net.v11->setNetAttr)
-        return (gt_result)g.net.v11->setNetAttr(ctx, attr);
+        return said("setNetAttr", (gt_result)g.net.v11->setNetAttr(ctx, attr));
     return GT_OK; /* older plugins take no attributes */
 }
 

@@ -69,16 +69,16 @@ static gt_result sock_reg_mr(void *comm, void *data, size_t size, int type, void
         report->method = GT_METHOD_FAILED;
     }
     if (!comm || !mhandle)
-        return GT_INVALID_ARGUMENT;
+        return gt_sock_bad_arg(__func__);
     *mhandle = NULL;
     if (type != GT_PTR_HOST) {
-        GT_WARN("sock: regMr of %zu bytes at %p with type %d refused: the sock transport "
-                "moves host memory only (ptrSupport = HOST)",
-                size, data, type);
+        int reason = type == GT_PTR_CUDA ? GT_REASON_HOST_MEMORY_ONLY : GT_REASON_BAD_ARGUMENT;
         if (report)
-            report->reason =
-                type == GT_PTR_CUDA ? GT_REASON_HOST_MEMORY_ONLY : GT_REASON_BAD_ARGUMENT;
-        return GT_INTERNAL_ERROR;
+            report->reason = reason;
+        return SOCK_FAIL(GT_INTERNAL_ERROR, reason, 0,
+                         "sock: regMr of %zu bytes at %p with type %d refused: the sock "
+                         "transport moves host memory only (ptrSupport = HOST)",
+                         size, data, type);
     }
     struct sock_mr *mr = malloc(sizeof(*mr));
     if (!mr) {
@@ -86,8 +86,8 @@ static gt_result sock_reg_mr(void *comm, void *data, size_t size, int type, void
             report->reason = GT_REASON_HOST_REG_FAILED;
             report->err = ENOMEM;
         }
-        GT_WARN("sock: regMr: out of memory");
-        return GT_SYSTEM_ERROR;
+        return SOCK_FAIL(GT_SYSTEM_ERROR, GT_REASON_HOST_REG_FAILED, ENOMEM,
+                         "sock: regMr: out of memory");
     }
     *mr = (struct sock_mr){.magic = MR_MAGIC, .data = data, .size = size};
     *mhandle = mr;
@@ -108,10 +108,10 @@ static gt_result sock_reg_mr_dmabuf(void *comm, void *data, size_t size, int typ
         report->method = GT_METHOD_FAILED;
         report->reason = GT_REASON_HOST_MEMORY_ONLY;
     }
-    GT_WARN("sock: regMrDmaBuf of %zu bytes at %p (type %d, fd %d, offset %llu) refused: the "
-            "sock transport moves host memory only",
-            size, data, type, fd, (unsigned long long)offset);
-    return GT_INTERNAL_ERROR;
+    return SOCK_FAIL(GT_INTERNAL_ERROR, GT_REASON_HOST_MEMORY_ONLY, 0,
+                     "sock: regMrDmaBuf of %zu bytes at %p (type %d, fd %d, offset %llu) "
+                     "refused: the sock transport moves host memory only",
+                     size, data, type, fd, (unsigned long long)offset);
 }
 
 static gt_result sock_dereg_mr(void *comm, void *mhandle)
@@ -122,7 +122,7 @@ static gt_result sock_dereg_mr(void *comm, void *mhandle)
         return GT_OK;
     if (mr->magic != MR_MAGIC) {
         GT_WARN("sock: deregMr: %p is not a sock memory handle", mhandle);
-        return GT_INVALID_ARGUMENT;
+        return gt_sock_bad_arg(__func__);
     }
     mr->magic = 0;
     free(mr);

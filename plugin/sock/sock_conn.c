@@ -126,8 +126,9 @@ static gt_result devices_discover(void)
     struct gt_sock_if cands[128], sel[GT_SOCK_MAX_DEVS];
     int nc = gt_sock_if_system(cands, 128);
     if (nc < 0) {
-        GT_WARN("sock: getifaddrs failed: %s", strerror(errno));
-        return GT_SYSTEM_ERROR;
+        int e = errno;
+        return SOCK_FAIL(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, e,
+                         "sock: getifaddrs failed: %s", strerror(e));
     }
     const char *spec = gt_env_str("GDRTRACE_SOCKET_IFNAME");
     static const char *const fams[] = {"any", "AF_INET", "AF_INET6", "4", "6", NULL};
@@ -135,13 +136,13 @@ static gt_result devices_discover(void)
     int family = fam_of[gt_env_choice("GDRTRACE_SOCKET_FAMILY", fams, 0)];
     int n = gt_sock_if_select(cands, nc, spec, family, sel, GT_SOCK_MAX_DEVS);
     if (n <= 0) {
-        GT_WARN("sock: no usable network interface (up, with an %s address)%s%s%s",
-                family == AF_INET    ? "IPv4 (GDRTRACE_SOCKET_FAMILY)"
-                : family == AF_INET6 ? "IPv6 (GDRTRACE_SOCKET_FAMILY)"
-                                     : "IPv4/IPv6",
-                spec ? " matching GDRTRACE_SOCKET_IFNAME='" : "", spec ? spec : "",
-                spec ? "'" : "");
-        return GT_INTERNAL_ERROR;
+        return SOCK_FAIL(GT_INTERNAL_ERROR, GT_REASON_TRANSPORT_ERROR, 0,
+                         "sock: no usable network interface (up, with an %s address)%s%s%s",
+                         family == AF_INET    ? "IPv4 (GDRTRACE_SOCKET_FAMILY)"
+                         : family == AF_INET6 ? "IPv6 (GDRTRACE_SOCKET_FAMILY)"
+                                              : "IPv4/IPv6",
+                         spec ? " matching GDRTRACE_SOCKET_IFNAME='" : "", spec ? spec : "",
+                         spec ? "'" : "");
     }
     char line[512] = "";
     for (int i = 0; i < n; i++) {
@@ -206,13 +207,12 @@ gt_result gt_sock_init(void **ctx, uint64_t comm_id, int has_comm_id,
     (void)has_comm_id;
     (void)profiler;
     if (!ctx)
-        return GT_INVALID_ARGUMENT;
+        return gt_sock_bad_arg(__func__);
     gt_log_set_logger(logger);
     struct sock_ctx *x = calloc(1, sizeof(*x));
-    if (!x) {
-        GT_WARN("sock: init: out of memory");
-        return GT_SYSTEM_ERROR;
-    }
+    if (!x)
+        return SOCK_FAIL(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, ENOMEM,
+                         "sock: init: out of memory");
     x->comm_id = comm_id;
     x->traffic_class = config ? config->traffic_class : -1;
     gt_result r = GT_OK;
@@ -239,7 +239,7 @@ gt_result gt_sock_init(void **ctx, uint64_t comm_id, int has_comm_id,
 gt_result gt_sock_finalize(void *ctx)
 {
     if (!ctx)
-        return GT_INVALID_ARGUMENT;
+        return gt_sock_bad_arg(__func__);
     pthread_mutex_lock(&g_lock);
     if (g_refs > 0 && --g_refs == 0)
         devices_release();
@@ -251,7 +251,7 @@ gt_result gt_sock_finalize(void *ctx)
 gt_result gt_sock_devices(int *ndev)
 {
     if (!ndev)
-        return GT_INVALID_ARGUMENT;
+        return gt_sock_bad_arg(__func__);
     pthread_mutex_lock(&g_lock);
     *ndev = g_ndev;
     pthread_mutex_unlock(&g_lock);
@@ -271,7 +271,7 @@ static int dev_ok(int dev)
 gt_result gt_sock_get_properties(int dev, struct gt_props *p)
 {
     if (!p || !dev_ok(dev))
-        return GT_INVALID_ARGUMENT;
+        return gt_sock_bad_arg(__func__);
     memset(p, 0, sizeof(*p));
     p->name = g_dev[dev].ifc.name;
     p->pci_path = g_dev[dev].pci;
@@ -299,7 +299,7 @@ gt_result gt_sock_get_properties(int dev, struct gt_props *p)
 gt_result gt_sock_get_probe(int dev, struct gt_dev_probe *probe)
 {
     if (!probe || !dev_ok(dev))
-        return GT_INVALID_ARGUMENT;
+        return gt_sock_bad_arg(__func__);
     memset(probe, 0, sizeof(*probe));
     probe->dmabuf = GT_PROBE_ABSENT;
     probe->peermem = GT_PROBE_ABSENT;
@@ -433,20 +433,63 @@ static void comm_free(struct sock_comm *c, int abortive)
 
 /* ---- errors ------------------------------------------------------------- */
 
-__attribute__((format(printf, 3, 4))) gt_result gt_sock_fail(struct sock_comm *c, gt_result r,
-                                                             const char *fmt, ...)
+gt_result gt_sock_again(struct sock_comm *c)
+{
+    return gt_net_fail(c->err, c->fail_reason, c->fail_errno, "%s", c->fail_text);
+}
+
+static gt_result comm_failv(struct sock_comm *c, gt_result r, int reason, int err, const char *fmt,
+                            va_list ap)
 {
     if (c->err)
-        return c->err; /* sticky; WARN once */
+        return gt_sock_again(c); /* sticky; WARN once */
     char msg[384];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
     GT_WARN("sock: %s comm with peer %s failed: %s", c->kind == COMM_SEND ? "send" : "recv",
             c->peer, msg);
     c->err = r;
+    c->fail_reason = reason;
+    c->fail_errno = err;
+    snprintf(c->fail_text, sizeof(c->fail_text), "sock: %.121s", msg);
+    return gt_sock_again(c);
+}
+
+__attribute__((format(printf, 3, 4))) gt_result gt_sock_fail(struct sock_comm *c, gt_result r,
+                                                             const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    r = comm_failv(c, r, GT_REASON_TRANSPORT_ERROR, 0, fmt, ap);
+    va_end(ap);
     return r;
+}
+
+__attribute__((format(printf, 3, 4))) gt_result gt_sock_fail_errno(struct sock_comm *c, int e,
+                                                                   const char *fmt, ...)
+{
+    gt_result r = gt_sock_errno_result(e);
+    va_list ap;
+    va_start(ap, fmt);
+    r = comm_failv(c, r, r == GT_REMOTE_ERROR ? GT_REASON_PEER_GONE : GT_REASON_TRANSPORT_ERROR, e,
+                   fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+__attribute__((format(printf, 2, 3))) gt_result gt_sock_fail_gone(struct sock_comm *c,
+                                                                  const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    gt_result r = comm_failv(c, GT_REMOTE_ERROR, GT_REASON_PEER_GONE, 0, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+gt_result gt_sock_bad_arg(const char *fn)
+{
+    return gt_net_fail(GT_INVALID_ARGUMENT, GT_REASON_BAD_ARGUMENT, EINVAL,
+                       "sock: %s: invalid argument", fn);
 }
 
 gt_result gt_sock_errno_result(int e)
@@ -463,12 +506,11 @@ gt_result gt_sock_listen(void *ctx, int dev, void *handle, void **listen_comm)
 {
     (void)ctx;
     if (!handle || !listen_comm || !dev_ok(dev))
-        return GT_INVALID_ARGUMENT;
+        return gt_sock_bad_arg(__func__);
     struct sock_listen *l = calloc(1, sizeof(*l));
-    if (!l) {
-        GT_WARN("sock: listen: out of memory");
-        return GT_SYSTEM_ERROR;
-    }
+    if (!l)
+        return SOCK_FAIL(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, ENOMEM,
+                         "sock: listen: out of memory");
     char a[80];
     l->dev = dev;
     l->addr = g_dev[dev].ifc.addr;
@@ -477,8 +519,11 @@ gt_result gt_sock_listen(void *ctx, int dev, void *handle, void **listen_comm)
     else
         l->addr.in4.sin_port = 0;
     l->fd = socket(l->addr.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int e;
     if (l->fd < 0) {
-        GT_WARN("sock: listen on %s: socket: %s", g_dev[dev].ifc.name, strerror(errno));
+        e = errno;
+        SOCK_FAIL(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, e, "sock: listen on %s: socket: %s",
+                  g_dev[dev].ifc.name, strerror(e));
         goto err_free;
     }
     int one = 1;
@@ -487,8 +532,9 @@ gt_result gt_sock_listen(void *ctx, int dev, void *handle, void **listen_comm)
     socklen_t len = addr_len(&l->addr);
     if (bind(l->fd, &l->addr.sa, len) != 0 || listen(l->fd, 1024) != 0 ||
         getsockname(l->fd, &l->addr.sa, &len) != 0) {
-        GT_WARN("sock: listen on %s (%s): %s", g_dev[dev].ifc.name,
-                gt_sock_addr_str(&l->addr, a, sizeof(a)), strerror(errno));
+        e = errno;
+        SOCK_FAIL(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, e, "sock: listen on %s (%s): %s",
+                  g_dev[dev].ifc.name, gt_sock_addr_str(&l->addr, a, sizeof(a)), strerror(e));
         goto err_close;
     }
     l->nonce = rand64();
@@ -502,7 +548,7 @@ err_close:
     close(l->fd);
 err_free:
     free(l);
-    return GT_SYSTEM_ERROR;
+    return GT_SYSTEM_ERROR; /* described above */
 }
 
 static uint64_t stage_get(const void *handle)
@@ -555,7 +601,7 @@ static gt_result connect_step(struct sock_comm *c, int *ready)
         struct pollfd pfd = {.fd = c->fd, .events = POLLOUT};
         int pr = poll(&pfd, 1, 0);
         if (pr < 0 && errno != EINTR)
-            return gt_sock_fail(c, GT_SYSTEM_ERROR, "poll: %s", strerror(errno));
+            return gt_sock_fail_errno(c, errno, "poll: %s", strerror(errno));
         if (pr <= 0)
             return GT_OK;
         int soerr = 0;
@@ -563,7 +609,7 @@ static gt_result connect_step(struct sock_comm *c, int *ready)
         if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) != 0)
             soerr = errno;
         if (soerr)
-            return gt_sock_fail(c, gt_sock_errno_result(soerr), "connect: %s", strerror(soerr));
+            return gt_sock_fail_errno(c, soerr, "connect: %s", strerror(soerr));
         c->connected = 1;
     }
     if (c->hello_sent < (int)sizeof(struct wire_hello)) {
@@ -572,8 +618,7 @@ static gt_result connect_step(struct sock_comm *c, int *ready)
         if (n > 0)
             c->hello_sent += (int)n;
         else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-            return gt_sock_fail(c, gt_sock_errno_result(errno), "sending hello: %s",
-                                strerror(errno));
+            return gt_sock_fail_errno(c, errno, "sending hello: %s", strerror(errno));
     }
     *ready = c->hello_sent == (int)sizeof(struct wire_hello);
     return GT_OK;
@@ -585,15 +630,15 @@ gt_result gt_sock_connect(void *ctx, int dev, void *handle, void **send_comm, vo
     if (send_dev_comm)
         *send_dev_comm = NULL; /* netDeviceType HOST: no device-side handle */
     if (!handle || !send_comm)
-        return GT_INVALID_ARGUMENT;
+        return gt_sock_bad_arg(__func__);
     *send_comm = NULL;
     if (!dev_ok(dev))
-        return GT_INVALID_ARGUMENT;
+        return gt_sock_bad_arg(__func__);
     struct gt_sock_handle_info info;
     char why[160], a[80];
     if (gt_sock_handle_decode(handle, GT_NET_HANDLE_MAXSIZE, &info, why, sizeof(why)) != GT_OK) {
         GT_WARN("sock: connect: rejected connection handle: %s", why);
-        return GT_INVALID_ARGUMENT;
+        return gt_sock_bad_arg(__func__);
     }
     struct sock_comm *c;
     uint64_t id = stage_get(handle);
@@ -603,14 +648,13 @@ gt_result gt_sock_connect(void *ctx, int dev, void *handle, void **send_comm, vo
             GT_WARN("sock: connect to %s: handle carries unknown connect-in-progress id "
                     "0x%llx (handle corrupted or reused)",
                     gt_sock_addr_str(&info.addr, a, sizeof(a)), (unsigned long long)id);
-            return GT_INVALID_ARGUMENT;
+            return gt_sock_bad_arg(__func__);
         }
     } else {
         c = comm_alloc(COMM_SEND);
-        if (!c) {
-            GT_WARN("sock: connect: out of memory");
-            return GT_SYSTEM_ERROR;
-        }
+        if (!c)
+            return SOCK_FAIL(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, ENOMEM,
+                             "sock: connect: out of memory");
         c->dev = dev;
         gt_sock_addr_str(&info.addr, c->peer, sizeof(c->peer));
         c->conn_id = rand64();
@@ -621,7 +665,9 @@ gt_result gt_sock_connect(void *ctx, int dev, void *handle, void **send_comm, vo
                                        .nonce = info.nonce};
         c->fd = socket(info.addr.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (c->fd < 0) {
-            GT_WARN("sock: connect to %s: socket: %s", c->peer, strerror(errno));
+            int e = errno;
+            SOCK_FAIL(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, e,
+                      "sock: connect to %s: socket: %s", c->peer, strerror(e));
             comm_free(c, 1);
             return GT_SYSTEM_ERROR;
         }
@@ -629,14 +675,17 @@ gt_result gt_sock_connect(void *ctx, int dev, void *handle, void **send_comm, vo
         tune(c->fd);
         if (connect(c->fd, &info.addr.sa, addr_len(&info.addr)) != 0 && errno != EINPROGRESS &&
             errno != EINTR) {
-            gt_result r = gt_sock_errno_result(errno);
-            GT_WARN("sock: connect to %s: %s", c->peer, strerror(errno));
+            int e = errno;
+            gt_result r = gt_sock_errno_result(e);
+            SOCK_FAIL(r, r == GT_REMOTE_ERROR ? GT_REASON_PEER_GONE : GT_REASON_TRANSPORT_ERROR, e,
+                      "sock: connect to %s: %s", c->peer, strerror(e));
             comm_free(c, 1);
             return r;
         }
         if (!registry_add(c->conn_id, c)) {
-            GT_WARN("sock: connect to %s: more than %d connects in progress", c->peer,
-                    MAX_CONNECTING);
+            SOCK_FAIL(GT_INTERNAL_ERROR, GT_REASON_TRANSPORT_ERROR, 0,
+                      "sock: connect to %s: more than %d connects in progress", c->peer,
+                      MAX_CONNECTING);
             comm_free(c, 1);
             return GT_INTERNAL_ERROR;
         }
@@ -688,7 +737,7 @@ gt_result gt_sock_accept(void *listen_comm, void **recv_comm, void **recv_dev_co
     if (recv_dev_comm)
         *recv_dev_comm = NULL;
     if (!listen_comm || !recv_comm)
-        return GT_INVALID_ARGUMENT;
+        return gt_sock_bad_arg(__func__);
     *recv_comm = NULL;
     struct sock_listen *l = listen_comm;
     for (;;) {
@@ -698,8 +747,9 @@ gt_result gt_sock_accept(void *listen_comm, void **recv_comm, void **recv_dev_co
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 break;
-            GT_WARN("sock: accept: %s", strerror(errno));
-            return GT_SYSTEM_ERROR;
+            int e = errno;
+            return SOCK_FAIL(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, e, "sock: accept: %s",
+                             strerror(e));
         }
         char peer[80];
         peer_name(fd, peer, sizeof(peer));
@@ -762,7 +812,7 @@ gt_result gt_sock_close_listen(void *listen_comm)
 {
     struct sock_listen *l = listen_comm;
     if (!l)
-        return GT_INVALID_ARGUMENT;
+        return gt_sock_bad_arg(__func__);
     while (l->npend)
         pend_drop(l, 0, 1);
     close(l->fd);
@@ -779,7 +829,7 @@ gt_result gt_sock_close_comm(void *comm)
 {
     struct sock_comm *c = comm;
     if (!c)
-        return GT_INVALID_ARGUMENT;
+        return gt_sock_bad_arg(__func__);
     const struct gt_sock_stats *t = &c->st;
     GT_INFO(GT_LOGSUB_NET,
             "sock: %s comm with %s closed: %llu messages (%llu eager), %llu bytes; payloads: "

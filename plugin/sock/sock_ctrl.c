@@ -68,7 +68,7 @@ gt_result gt_sock_flush_out(struct sock_comm *c)
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             break;
         int e = errno;
-        return gt_sock_fail(c, gt_sock_errno_result(e), "send on control socket: %s", strerror(e));
+        return gt_sock_fail_errno(c, e, "send on control socket: %s", strerror(e));
     }
     if (c->out_off == c->out_len)
         c->out_off = c->out_len = 0;
@@ -306,7 +306,7 @@ gt_result gt_sock_read_ctrl(struct sock_comm *c)
         if (errno == EAGAIN || errno == EWOULDBLOCK)
             break;
         int e = errno;
-        return gt_sock_fail(c, gt_sock_errno_result(e), "recv on control socket: %s", strerror(e));
+        return gt_sock_fail_errno(c, e, "recv on control socket: %s", strerror(e));
     }
     return GT_OK;
 }

@@ -149,10 +149,11 @@ gt_result gt_sock_move_data(struct sock_comm *c)
             continue;
         }
         if (n == 0 && !sending)
-            return gt_sock_fail(c, GT_REMOTE_ERROR,
-                                "peer closed the connection mid-message (%zu of %zu bytes of a "
-                                "%zu-byte message received)",
-                                w->done, q->got, q->got);
+            return gt_sock_fail_gone(
+                c,
+                "peer closed the connection mid-message (%zu of %zu bytes of a "
+                "%zu-byte message received)",
+                w->done, q->got, q->got);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -160,8 +161,8 @@ gt_result gt_sock_move_data(struct sock_comm *c)
             break;
         }
         int e = n < 0 ? errno : EIO;
-        return gt_sock_fail(c, gt_sock_errno_result(e), "%s of a payload: %s",
-                            sending ? "send" : "recv", strerror(e));
+        return gt_sock_fail_errno(c, e, "%s of a payload: %s", sending ? "send" : "recv",
+                                  strerror(e));
     }
     return GT_OK;
 }
@@ -192,7 +193,7 @@ static gt_result send_fused(struct sock_comm *c)
             return GT_OK;
         }
         int e = errno;
-        return gt_sock_fail(c, gt_sock_errno_result(e), "send on control socket: %s", strerror(e));
+        return gt_sock_fail_errno(c, e, "send on control socket: %s", strerror(e));
     }
     size_t hdr_part = (size_t)n < lead ? (size_t)n : lead;
     c->out_off += hdr_part;
@@ -228,7 +229,7 @@ static gt_result pump_ctrl(struct sock_comm *c)
 static gt_result progress(struct sock_comm *c)
 {
     if (c->err)
-        return c->err;
+        return gt_sock_again(c);
     c->st.progress++;
     if (c->kind == COMM_SEND)
         return pump_ctrl(c);
@@ -252,10 +253,10 @@ static gt_result progress(struct sock_comm *c)
         for (int i = 0; i < c->nreqs; i++) {
             struct sock_req *q = &c->reqs[i];
             if (q->kind == REQ_RECV && q->state == 0)
-                return gt_sock_fail(c, GT_REMOTE_ERROR,
-                                    "peer closed the connection with a receive (tag %d) "
-                                    "still pending",
-                                    q->tag);
+                return gt_sock_fail_gone(c,
+                                         "peer closed the connection with a receive (tag %d) "
+                                         "still pending",
+                                         q->tag);
         }
     }
     return r;
@@ -270,11 +271,11 @@ gt_result gt_sock_isend(void *send_comm, void *data, size_t size, int tag, void 
     (void)phandle;
     struct sock_comm *c = send_comm;
     if (!c || !request || c->kind != COMM_SEND || (size && !data))
-        return GT_INVALID_ARGUMENT;
+        return gt_sock_bad_arg(__func__);
     *request = NULL;
     if (size > MAX_MSG) {
         GT_WARN("sock: isend of %zu bytes exceeds maxP2pBytes %zu", size, MAX_MSG);
-        return GT_INVALID_ARGUMENT;
+        return gt_sock_bad_arg(__func__);
     }
     /* No flush here: queued headers leave with their payloads from test()
      * (invariants 1b, 4a).  Flushing would send the previous message's
@@ -290,10 +291,11 @@ gt_result gt_sock_isend(void *send_comm, void *data, size_t size, int tag, void 
     int eager = c->eager_sent || (e < 0 && c->eager_ok);
     if (!eager && e < 0) {
         if (c->eof)
-            return gt_sock_fail(c, GT_REMOTE_ERROR,
-                                "peer closed the connection; isend (tag %d, %zu bytes) can never "
-                                "be received",
-                                tag, size);
+            return gt_sock_fail_gone(
+                c,
+                "peer closed the connection; isend (tag %d, %zu bytes) can never "
+                "be received",
+                tag, size);
         return GT_OK; /* receiver has not posted it yet: NULL request, NCCL retries */
     }
     int trunc = !eager && size > c->cts[e].size;
@@ -350,7 +352,7 @@ gt_result gt_sock_irecv(void *recv_comm, int n, void **data, size_t *sizes, int 
     (void)phandles;
     struct sock_comm *c = recv_comm;
     if (!c || !request || c->kind != COMM_RECV || !data || !sizes || !tags)
-        return GT_INVALID_ARGUMENT;
+        return gt_sock_bad_arg(__func__);
     /* GT_NET_OPTIONAL_RECV_COMPLETION: NCCL (LL/LL128, n == 1) pre-sets
      * *request to 0x1 to say it does not need to learn when the data landed
      * (the data carries its own flags), so a transport whose NIC writes the
@@ -366,20 +368,19 @@ gt_result gt_sock_irecv(void *recv_comm, int n, void **data, size_t *sizes, int 
         GT_WARN("sock: irecv with n=%d sub-receives (sock offers maxRecvs 1: single receives, "
                 "what lets sends go out eagerly)",
                 n);
-        return GT_INVALID_ARGUMENT;
+        return gt_sock_bad_arg(__func__);
     }
     if (sizes[0] > MAX_MSG || (sizes[0] && !data[0])) {
         GT_WARN("sock: irecv: %zu bytes at %p invalid (maxP2pBytes %zu)", sizes[0], data[0],
                 MAX_MSG);
-        return GT_INVALID_ARGUMENT;
+        return gt_sock_bad_arg(__func__);
     }
     if (c->err)
-        return c->err;
+        return gt_sock_again(c);
     /* An eager sender's messages may still be buffered here after its close. */
     if (c->eof && c->in_len < sizeof(struct wire_hdr))
-        return gt_sock_fail(c, GT_REMOTE_ERROR,
-                            "peer closed the connection; irecv (tag %d) can never complete",
-                            tags[0]);
+        return gt_sock_fail_gone(c, "peer closed the connection; irecv (tag %d) can never complete",
+                                 tags[0]);
     int cts = !c->peer_eager; /* an eager sender needs no CTS (invariant 2a) */
     size_t need = sizeof(struct wire_hdr) + sizeof(struct wire_cts_ent);
     if (cts && !gt_sock_out_room(c, need))
@@ -415,7 +416,7 @@ gt_result gt_sock_iflush(void *recv_comm, int n, void **data, int *sizes, void *
     (void)mhandles;
     struct sock_comm *c = recv_comm;
     if (!c || !request || c->kind != COMM_RECV)
-        return GT_INVALID_ARGUMENT;
+        return gt_sock_bad_arg(__func__);
     /* Host memory written by recv() is already visible to the CPU: nothing
      * to flush, the request completes on its first test(). */
     *request = req_get(c, REQ_FLUSH);
@@ -429,7 +430,7 @@ gt_result gt_sock_test(void *request, int *done, int *sizes)
         *done = 0;
     if (!q || (uintptr_t)q == GT_NET_OPTIONAL_RECV_COMPLETION || !done) {
         GT_WARN("sock: test(%p) is not a request", request);
-        return GT_INVALID_ARGUMENT;
+        return gt_sock_bad_arg(__func__);
     }
     struct sock_comm *c = q->comm;
     if (q->kind == REQ_FLUSH) {
@@ -438,14 +439,21 @@ gt_result gt_sock_test(void *request, int *done, int *sizes)
         return GT_OK;
     }
     if (q->kind == REQ_FREE || q->abandoned) {
-        GT_WARN("sock: test(%p) on a request that is no longer in flight", request);
-        return GT_INVALID_USAGE;
+        return SOCK_FAIL(GT_INVALID_USAGE, GT_REASON_BAD_ARGUMENT, 0,
+                         "sock: test(%p) on a request that is no longer in flight", request);
     }
     c->until = q; /* invariant 4a */
     gt_result r = progress(c);
     c->until = NULL;
     if (q->err) {
         gt_result e = q->err;
+        /* The comm's failure (F4), or this message's: a truncation refused. */
+        if (c->err)
+            gt_sock_again(c);
+        else
+            gt_net_fail(e, GT_REASON_BAD_ARGUMENT, EMSGSIZE,
+                        "sock: message larger than the receive posted for it: truncation "
+                        "refused");
         /* Free now if nothing will touch it again; else when its bytes end. */
         if (!q->busy)
             req_put(q);

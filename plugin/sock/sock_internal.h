@@ -179,6 +179,9 @@ struct sock_comm {
     int kind;
     int fd;
     gt_result err;
+    int fail_reason; /* with err: what gt_sock_again describes (gt_net.h F4) */
+    int fail_errno;
+    char fail_text[128];
     int eof;        /* the socket saw EOF */
     int await_hdr;  /* receiver: posted receives still waiting for their DATA header */
     int peer_eager; /* receiver: an eager DATA arrived, no more CTS are needed */
@@ -220,9 +223,25 @@ struct sock_comm {
  * no lock: NCCL calls a comm from one thread at a time. ---- */
 
 /* sock_conn.c.  Fails the comm with r and one WARN naming the peer and the
- * formatted reason; sticky: once failed, returns the first error, no WARN. */
+ * formatted reason; sticky: once failed, returns the first error, no WARN.
+ * Every failing return describes itself (common/gt_net.h F1, F4): _fail is
+ * a protocol or internal error (no errno), _fail_errno a system call that
+ * failed with e, _fail_gone the peer that closed; gt_sock_again describes a
+ * failed comm's error again. */
 __attribute__((format(printf, 3, 4))) gt_result gt_sock_fail(struct sock_comm *c, gt_result r,
                                                              const char *fmt, ...);
+__attribute__((format(printf, 3, 4))) gt_result gt_sock_fail_errno(struct sock_comm *c, int e,
+                                                                   const char *fmt, ...);
+__attribute__((format(printf, 2, 3))) gt_result gt_sock_fail_gone(struct sock_comm *c,
+                                                                  const char *fmt, ...);
+gt_result gt_sock_again(struct sock_comm *c);
+/* A NULL or out-of-range argument NCCL never passes (the detail, if any, is
+ * in a WARN just before). */
+gt_result gt_sock_bad_arg(const char *fn);
+/* WARN and describe this call's failure in the same words; `err` must be
+ * saved before (the WARN may change errno). */
+#define SOCK_FAIL(res, reason, err, ...)                                                           \
+    (GT_WARN(__VA_ARGS__), gt_net_fail((res), (reason), (err), __VA_ARGS__))
 /* GT_REMOTE_ERROR for errnos that mean the peer or the path went away, else
  * GT_SYSTEM_ERROR. */
 gt_result gt_sock_errno_result(int e);

@@ -52,7 +52,7 @@ struct fake_ctx {
 static struct {
     int sock_inits, ib_inits, sock_finalizes, ib_finalizes;
     int sock_ndev, ib_ndev;
-    int ib_init_fails; /* ib init logs why at INFO and fails, as plugin/ib does */
+    int ib_init_fails; /* 1: ib init fails and says why, as plugin/ib does; 2: silently */
     int inner_inits;
     struct gt_props props;
     void *last_ctx;             /* ctx given to listen/connect */
@@ -97,8 +97,12 @@ static gt_result ib_init(void **ctx, uint64_t comm_id, int has_comm_id,
     (void)l;
     (void)p;
     if (F.ib_init_fails) {
-        GT_INFO(GT_LOGSUB_INIT | GT_LOGSUB_NET, "NET/gdrtrace ib: no active RDMA port");
-        return GT_SYSTEM_ERROR;
+        /* A log line that is not the reason: the core must not scrape it. */
+        GT_INFO(GT_LOGSUB_INIT | GT_LOGSUB_NET, "ib: looked at 3 devices");
+        if (F.ib_init_fails == 2)
+            return GT_SYSTEM_ERROR; /* breaks gt_net.h's F1: says nothing */
+        return gt_net_fail(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, 0,
+                           "ib: no active RDMA port");
     }
     return fake_init("ib", &F.ib_inits, ctx, comm_id, has_comm_id, config);
 }
@@ -254,7 +258,8 @@ static gt_result inner_init(void **ctx, uint64_t comm_id, int has_comm_id,
 {
     (void)ctx, (void)comm_id, (void)has_comm_id, (void)config, (void)l, (void)p;
     F.inner_inits++;
-    return GT_INVALID_USAGE;
+    return gt_net_fail(GT_INVALID_USAGE, GT_REASON_BAD_ARGUMENT, 0,
+                       "GDRTRACE_TRANSPORT=inner needs GDRTRACE_INNER=/path/to/libnccl-net-X.so");
 }
 
 const struct gt_net_ops gt_sock_ops = FAKE_OPS("sock", sock_init, sock_devices);
@@ -395,13 +400,27 @@ static void test_auto_reason_names_why_ib_failed(void **state)
     void *ctx = NULL;
     assert_int_equal(ncclNetPlugin_v11.init(&ctx, 5, NULL, logger, NULL), ncclSuccess);
     assert_int_equal(gt_core_transport(), GT_TRANSPORT_SOCK);
-    /* the transport's own words, not an error number */
+    /* the transport's own words, handed back by init, not an error number
+     * nor the last line it logged */
     assert_non_null(strstr(S.why, "ib unavailable (ib: no active RDMA port)"));
+    assert_null(strstr(S.why, "looked at"));
     /* and NCCL's logger is back in place after the probe */
     assert_int_equal(ncclNetPlugin_v11.finalize(ctx), ncclSuccess);
     int infos = L.infos;
     GT_INFO(GT_LOGSUB_NET, "after the probe");
     assert_int_equal(L.infos, infos + 1);
+}
+
+static void test_silent_init_failure_is_not_explained_by_its_log(void **state)
+{
+    (void)state;
+    F.ib_init_fails = 2;
+    void *ctx = NULL;
+    assert_int_equal(ncclNetPlugin_v11.init(&ctx, 5, NULL, logger, NULL), ncclSuccess);
+    assert_int_equal(gt_core_transport(), GT_TRANSPORT_SOCK);
+    assert_non_null(strstr(S.why, "ib init failed (error 2)"));
+    assert_null(strstr(S.why, "looked at"));
+    assert_int_equal(ncclNetPlugin_v11.finalize(ctx), ncclSuccess);
 }
 
 static void test_forced_sock_ignores_ib(void **state)
@@ -456,7 +475,8 @@ static void test_forced_inner_that_fails_disables_the_plugin(void **state)
     assert_int_equal(gt_core_refs(), 0);
     assert_int_equal(F.sock_inits, 0); /* no silent switch to sock */
     assert_int_equal(F.ib_inits, 0);
-    assert_non_null(strstr(L.last_warn, "GDRTRACE_TRANSPORT=inner"));
+    assert_non_null(strstr(L.last_warn, "GDRTRACE_TRANSPORT=inner: inner unavailable "
+                                        "(GDRTRACE_TRANSPORT=inner needs GDRTRACE_INNER="));
 }
 
 static void test_disable_bypasses_shim(void **state)
@@ -842,6 +862,7 @@ int main(void)
         cmocka_unit_test_setup(test_auto_picks_sock_without_ib_devices, reset),
         cmocka_unit_test_setup(test_auto_picks_ib_with_a_device, reset),
         cmocka_unit_test_setup(test_auto_reason_names_why_ib_failed, reset),
+        cmocka_unit_test_setup(test_silent_init_failure_is_not_explained_by_its_log, reset),
         cmocka_unit_test_setup(test_forced_sock_ignores_ib, reset),
         cmocka_unit_test_setup(test_bad_transport_value_warns_and_uses_auto, reset),
         cmocka_unit_test_setup(test_forced_ib_without_device_fails_init, reset),

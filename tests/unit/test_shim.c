@@ -129,6 +129,12 @@ static gt_result f_reg_common(void *comm, void **mh, struct gt_reg_report *rep)
     }
     static int k;
     *mh = next_reg_result == GT_OK ? &fake_mh[k++ % 16] : NULL;
+    /* A reporting transport describes its failure (gt_net.h F1, F5); one
+     * without reports (fill_report = 0) stands for a plugin that does not. */
+    if (next_reg_result != GT_OK && fill_report)
+        gt_net_fail(next_reg_result, next_report.reason, next_report.err,
+                    "fake: registration refused");
+    errno = EBADF; /* junk: the shim must not read it (F2) */
     return next_reg_result;
 }
 static gt_result f_reg_mr(void *comm, void *data, size_t size, int type, void **mh,
@@ -167,8 +173,21 @@ static gt_result f_isend(void *sc, void *data, size_t size, int tag, void *mh, v
         *req = NULL;
         return GT_OK;
     }
-    if (size == 999)
+    if (size == 999) { /* fails and says why, then leaves a junk errno behind */
+        gt_net_fail(GT_REMOTE_ERROR, GT_REASON_PEER_GONE, ECONNRESET,
+                    "fake: connection reset by peer");
+        errno = EBADF;
         return GT_REMOTE_ERROR;
+    }
+    if (size == 997) { /* breaks F1: describes a failure, then succeeds */
+        gt_net_fail(GT_SYSTEM_ERROR, GT_REASON_HOST_REG_FAILED, ENOMEM, "fake: stale");
+        *req = NULL;
+        return GT_OK;
+    }
+    if (size == 998) { /* breaks F1: fails without a description */
+        errno = EPIPE;
+        return GT_SYSTEM_ERROR;
+    }
     *req = new_req((int)size, 1, 0);
     return GT_OK;
 }
@@ -462,6 +481,29 @@ static void test_every_call_recorded(void **state)
     assert_null(req); /* "no slot, retry" passed through */
     req = NULL;
     assert_int_equal(ops->isend(sc, NULL, 999, 5, mh2, NULL, &req), GT_REMOTE_ERROR);
+    /* the transport's description, not the errno it left behind */
+    assert_int_equal(c->error_last_errno, ECONNRESET);
+    assert_int_equal(c->error_last_reason, GT_REASON_PEER_GONE);
+    assert_non_null(
+        strstr(c->error_last_text, "isend(999 bytes): result 6: fake: connection reset"));
+    struct ev_count fev;
+    events_now(&fev);
+    assert_int_equal(fev.last[GTR_EV_ERROR].err, ECONNRESET);
+    assert_int_equal(fev.last[GTR_EV_ERROR].aux, GT_REASON_PEER_GONE);
+    /* the shim's caller sees the same description (F1 holds for the shim) */
+    struct gt_net_failure f;
+    uint32_t mark = gt_net_fail_mark();
+    assert_int_equal(ops->isend(sc, NULL, 999, 5, mh2, NULL, &req), GT_REMOTE_ERROR);
+    assert_int_equal(gt_net_failure_since(mark, &f), 1);
+    assert_int_equal(f.err, ECONNRESET);
+    assert_int_equal(f.reason, GT_REASON_PEER_GONE);
+    /* a silent failure after a stale description: neither errno nor the
+     * earlier call's record is attributed to it */
+    assert_int_equal(ops->isend(sc, NULL, 997, 5, mh2, NULL, &req), GT_OK);
+    assert_int_equal(ops->isend(sc, NULL, 998, 5, mh2, NULL, &req), GT_SYSTEM_ERROR);
+    assert_int_equal(c->error_last_errno, 0);
+    assert_int_equal(c->error_last_reason, GT_REASON_TRANSPORT_ERROR);
+    assert_non_null(strstr(c->error_last_text, "the transport gave no reason"));
 
     void *data[2] = {0};
     size_t rsz[2] = {4000, 4000};
@@ -495,8 +537,10 @@ static void test_every_call_recorded(void **state)
     assert_int_equal(c->hist[GTR_OP_SEND].count, 1);
     assert_int_equal(c->hist[GTR_OP_RECV].count, 1);
     assert_int_equal(c->hist[GTR_OP_FLUSH].count, 1);
-    assert_int_equal(c->error_count, 3); /* + the failed isend */
-    assert_int_equal(gtr_reason_count(c, GTR_ERRORS, GT_REASON_TRANSPORT_ERROR), 1);
+    assert_int_equal(c->error_count, 5); /* + the failed isends */
+    assert_int_equal(gtr_reason_count(c, GTR_ERRORS, GT_REASON_PEER_GONE), 2);
+    /* the silent isend and the registration of a plugin without reports */
+    assert_int_equal(gtr_reason_count(c, GTR_ERRORS, GT_REASON_TRANSPORT_ERROR), 2);
 
     /* more requests in flight than the pool holds: still correct */
     enum { N = SHIM_POOL + 40 };
@@ -541,7 +585,7 @@ static void test_every_call_recorded(void **state)
     assert_int_equal(ev.last[GTR_EV_REG].a1, 70);
     assert_int_equal(ev.n[GTR_EV_FALLBACK], 1);
     assert_int_equal(ev.last[GTR_EV_FALLBACK].err, EINVAL);
-    assert_int_equal(ev.n[GTR_EV_ERROR], 3);
+    assert_int_equal(ev.n[GTR_EV_ERROR], 5);
     assert_int_equal(ev.n[GTR_EV_SEND], 1 + N + 3);
     assert_int_equal(ev.n[GTR_EV_RECV], 1);
     assert_int_equal(ev.last[GTR_EV_RECV].a0, 2000);

@@ -312,6 +312,19 @@ static void connect_pair(void **sc, void **rc)
 }
 
 /* Test until done, with a deadline; returns the first non-OK result. */
+/* The failure the calls since `mark` returned, as sock described it
+ * (common/gt_net.h F1): reason, errno (-1: any), words in its text. */
+static void assert_failure(uint32_t mark, int reason, int err, const char *words)
+{
+    struct gt_net_failure f;
+    assert_int_equal(gt_net_failure_since(mark, &f), 1);
+    assert_int_equal(f.reason, reason);
+    if (err >= 0)
+        assert_int_equal(f.err, err);
+    if (!strstr(f.text, words))
+        fail_msg("failure text '%s' lacks '%s'", f.text, words);
+}
+
 static gt_result wait_req(void *req, int *sizes, double limit)
 {
     int done = 0;
@@ -570,8 +583,12 @@ static void test_truncation(void **state)
         int tag = 1;
         assert_int_equal(ops->irecv(rc, 1, &d, &posted, &tag, NULL, NULL, &rreq), GT_OK);
         void *sreq = isend_retry(sc, src, sent, 1, rreq);
+        uint32_t mark = gt_net_fail_mark();
         assert_int_equal(wait_req(sreq, NULL, 10), GT_INVALID_USAGE);
+        assert_failure(mark, GT_REASON_BAD_ARGUMENT, EMSGSIZE, "truncation refused");
+        mark = gt_net_fail_mark();
         assert_int_equal(wait_req(rreq, NULL, 10), GT_INVALID_USAGE);
+        assert_failure(mark, GT_REASON_BAD_ARGUMENT, EMSGSIZE, "truncation refused");
     }
     /* The stream stayed in sync: an ordinary message still goes through. */
     void *d = dst, *rreq = NULL;
@@ -667,6 +684,7 @@ static void test_receiver_closes(void **state)
     char b[8] = {0};
     double t0 = now_s();
     gt_result r = GT_OK;
+    uint32_t mark = gt_net_fail_mark();
     while (r == GT_OK) {
         void *req = NULL;
         r = ops->isend(sc, b, sizeof(b), 1, NULL, NULL, &req);
@@ -675,6 +693,7 @@ static void test_receiver_closes(void **state)
             fail_msg("isend kept returning NULL after the receiver closed");
     }
     assert_int_equal(r, GT_REMOTE_ERROR);
+    assert_failure(mark, GT_REASON_PEER_GONE, -1, "sock: ");
     assert_int_equal(ops->close_send(sc), GT_OK);
 }
 
@@ -718,7 +737,13 @@ static void test_sender_closes(void **state)
     int tag = 3;
     assert_int_equal(ops->irecv(rc, 1, &d, &sz, &tag, NULL, NULL, &rreq), GT_OK);
     assert_int_equal(ops->close_send(sc), GT_OK);
+    uint32_t mark = gt_net_fail_mark();
     assert_int_equal(wait_req(rreq, NULL, 10), GT_REMOTE_ERROR);
+    assert_failure(mark, GT_REASON_PEER_GONE, 0, "peer closed the connection");
+    /* F4: the comm stays failed, and each later call says why again */
+    mark = gt_net_fail_mark();
+    assert_int_equal(ops->irecv(rc, 1, &d, &sz, &tag, NULL, NULL, &rreq), GT_REMOTE_ERROR);
+    assert_failure(mark, GT_REASON_PEER_GONE, 0, "peer closed the connection");
     assert_int_equal(ops->close_recv(rc), GT_OK);
 }
 
@@ -742,6 +767,7 @@ static void test_connect_refused(void **state)
     void *sc = NULL;
     gt_result r = GT_OK;
     double t0 = now_s();
+    uint32_t mark = gt_net_fail_mark();
     while (r == GT_OK && !sc) {
         r = ops->connect(g_ctx, 0, handle, &sc, NULL);
         if (now_s() - t0 > 10)
@@ -749,6 +775,7 @@ static void test_connect_refused(void **state)
     }
     assert_null(sc);
     assert_int_equal(r, GT_REMOTE_ERROR);
+    assert_failure(mark, GT_REASON_PEER_GONE, ECONNREFUSED, "Connection refused");
 }
 
 /* GDRTRACE_SOCKET_FAMILY=AF_INET6 end to end over ::1: listen, handle,
