@@ -3,7 +3,8 @@
 SHIM_SRCS := shim/shim.c shim/recorder.c shim/sigbus.c shim/ring.c shim/clock.c
 PLUGIN_SRCS += $(SHIM_SRCS)
 # Everything a shim test links: the shim and what it uses from common/.
-SHIM_TEST_SRCS := $(SHIM_SRCS) $(FINGERPRINT_SRCS) shim/rec_check.c $(BASE_SRCS)
+# Recorders are checked with the reader's validator (common/recfile.c).
+SHIM_TEST_SRCS := $(SHIM_SRCS) $(FINGERPRINT_SRCS) $(RECFILE_SRCS) $(BASE_SRCS)
 
 TESTS += test_rec_fingerprint
 test_rec_fingerprint_SRCS := tests/unit/test_rec_fingerprint.c $(FINGERPRINT_SRCS)
@@ -47,7 +48,7 @@ bench_rec_bw_LIBS := -lpthread -ldl
 
 # Integration: the harness drives the built plugin; its recorders are checked.
 TESTS += test_rec_harness
-test_rec_harness_SRCS := tests/unit/test_rec_harness.c shim/rec_check.c
+test_rec_harness_SRCS := tests/unit/test_rec_harness.c $(RECFILE_SRCS)
 test_rec_harness_LIBS :=
 
 TESTS += test_shim_untraced

@@ -6,7 +6,7 @@
  */
 #include "tools/archive.h"
 #include "tools/outfile.h"
-#include "tools/recfile.h"
+#include "common/recfile.h"
 
 #include <errno.h>
 #include <fcntl.h>

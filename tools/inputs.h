@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "tools/recfile.h"
+#include "common/recfile.h"
 
 struct gt_inputs {
     struct gt_rec *recs;

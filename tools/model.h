@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tools/recfile.h"
+#include "common/recfile.h"
 
 enum gt_verdict_code {
     GT_V_DIRECT_DMABUF = 0,

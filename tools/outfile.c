@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tools/recfile.h"
+#include "common/recfile.h"
 
 static const char *kind(mode_t m)
 {

@@ -18,7 +18,7 @@
 #include "tools/inputs.h"
 #include "tools/kcorr.h"
 #include "tools/model.h"
-#include "tools/recfile.h"
+#include "common/recfile.h"
 #include "tools/report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -18,7 +18,7 @@
 #include "tests/reader/fixture.h"
 #include "tools/archive.h"
 #include "tools/model.h"
-#include "tools/recfile.h"
+#include "common/recfile.h"
 
 static double now(void)
 {

@@ -20,7 +20,7 @@
 #include "tests/reader/fixture.h"
 #include "tools/hist.h"
 #include "tools/model.h"
-#include "tools/recfile.h"
+#include "common/recfile.h"
 
 static int failures;
 #define EXPECT(cond, ...)                                                                         \

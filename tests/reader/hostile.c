@@ -17,7 +17,7 @@
 
 #include "tests/reader/fixture.h"
 #include "tools/archive.h"
-#include "tools/recfile.h"
+#include "common/recfile.h"
 
 static int failures;
 

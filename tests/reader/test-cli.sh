@@ -111,7 +111,7 @@ GDRTRACE_DIR=$T/empty $G ls | grep -q 'crashed' && pass "ls: LIVE recorder with 
     fail "ls crashed: $(GDRTRACE_DIR=$T/empty $G ls)"
 rm -f "$T/empty/"*
 
-# ls: "live" needs proof that the process with the pid is the writer (tools/liveness.c).
+# ls: "live" needs proof that the process with the pid is the writer (common/liveness.c).
 # The writer: a process that created the recorder after it started and holds it open.
 mkdir -p "$T/held"
 coproc HOLD { exec "$FX" dmabuf "$T/held/gdrtrace.j.h.held.rec" --host "$(hostname)" --hold; }

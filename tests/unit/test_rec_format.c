@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_rec_format.c — the recorder file as written by shim/recorder.c and
- * read back by a validating reader.  Checks: a round trip (header,
+ * read back by the reader's validator (common/recfile.c).  Checks: a round trip (header,
  * sections, identity with launcher hints and policy, the clock calibration
  * converting ticks to CLOCK_MONOTONIC, devices, comm slots, ring events)
  * through the file on disk; the name gdrtrace.<job>.<host>.<pid>.rec with
@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "shim/clock.h"
-#include "shim/rec_check.h"
+#include "common/recfile.h"
 #include "shim/recorder.h"
 
 static char g_dir[PATH_MAX];
@@ -117,69 +117,73 @@ static void test_round_trip(void **state)
                  GT_ASKED_DMABUF << 8 | GT_METHOD_PEERMEM);
     gt_rec_close(&r);
 
-    uint8_t *buf;
-    size_t len;
-    assert_int_equal(gt_rec_slurp(r.path, &buf, &len), 0);
-    struct gt_rec_view v;
-    char err[256];
-    int rc = gt_rec_check(buf, len, &v, err, sizeof(err));
+    struct gt_rec rr;
+    char err[GT_ERRLEN];
+    int rc = gt_rec_load_file(r.path, &rr, err, sizeof(err));
     if (rc)
         print_error("reader refused the writer's file: %s\n", err);
     assert_int_equal(rc, 0);
-    assert_int_equal(v.hdr->state, GTR_STATE_CLOSED);
-    assert_int_equal(v.hdr->version_major, GTR_VERSION_MAJOR);
-    assert_int_equal(v.hdr->file_size, len);
-    assert_string_equal(v.id->job, "job 42/x");
-    assert_string_equal(v.id->launcher, "slurm");
-    assert_int_equal(v.id->rank, 3);
-    assert_int_equal(v.id->local_rank, 1);
-    assert_int_equal(v.id->world_size, 16);
-    assert_int_equal(v.id->pid, getpid());
-    assert_string_equal(v.id->host, host);
-    assert_string_equal(v.id->policy_reg, "peermem");
-    assert_int_equal(v.id->policy_allow_peermem, 1);
-    assert_non_null(strstr(v.id->policy_text, "GDRTRACE_REG=PeerMem"));
-    assert_string_equal(v.id->transport, "ib");
-    assert_string_equal(v.id->transport_why, "auto: mlx5_0 port 1 ACTIVE");
-    assert_int_equal(v.id->abi_version, 10);
-    assert_int_equal(v.id->nccl_version, -1); /* no NCCL in this process */
-    assert_true(v.id->end_wall_ns >= v.id->start_wall_ns && v.id->start_wall_ns > 0);
-    assert_true(strlen(v.id->node.kernel_release) > 0);
-    assert_true(v.id->clock == GTR_CLOCK_TSC || v.id->clock == GTR_CLOCK_MONOTONIC);
+    struct gt_rec *v = &rr;
+    assert_int_equal(v->hdr.state, GTR_STATE_CLOSED);
+    assert_int_equal(v->hdr.version_major, GTR_VERSION_MAJOR);
+    assert_int_equal(v->hdr.version_minor, GTR_VERSION_MINOR);
+    assert_int_equal(v->hdr.file_size, v->size);
+    assert_int_equal(v->size, r.size);
+    assert_int_equal(v->liveness, GT_LIVE_EXITED);
+    assert_string_equal(v->id.job, "job 42/x");
+    assert_string_equal(v->id.launcher, "slurm");
+    assert_int_equal(v->id.rank, 3);
+    assert_int_equal(v->id.local_rank, 1);
+    assert_int_equal(v->id.world_size, 16);
+    assert_int_equal(v->id.pid, getpid());
+    assert_string_equal(v->id.host, host);
+    assert_string_equal(v->id.policy_reg, "peermem");
+    assert_int_equal(v->id.policy_allow_peermem, 1);
+    assert_non_null(strstr(v->id.policy_text, "GDRTRACE_REG=PeerMem"));
+    assert_string_equal(v->id.transport, "ib");
+    assert_string_equal(v->id.transport_why, "auto: mlx5_0 port 1 ACTIVE");
+    assert_int_equal(v->id.abi_version, 10);
+    assert_int_equal(v->id.nccl_version, -1); /* no NCCL in this process */
+    assert_true(v->id.end_wall_ns >= v->id.start_wall_ns && v->id.start_wall_ns > 0);
+    assert_true(strlen(v->id.node.kernel_release) > 0);
+    assert_true(v->id.clock == GTR_CLOCK_TSC || v->id.clock == GTR_CLOCK_MONOTONIC);
 
-    const struct gtr_device *d = gt_rec_view_dev(&v, 1);
+    assert_int_equal(v->ndev, 4);
+    const struct gtr_device *d = &v->devs[1];
     assert_int_equal(d->in_use, 1);
     assert_string_equal(d->name, "mlx5_0");
     assert_int_equal(d->ptr_support, 3); /* what was advertised */
     assert_int_equal(d->probe_dmabuf_errno, EOPNOTSUPP);
     assert_string_equal(d->why, "dmabuf probe EOPNOTSUPP, peermem allowed");
-    assert_int_equal(gt_rec_view_dev(&v, 0)->in_use, 0);
+    assert_int_equal(v->devs[0].in_use, 0);
 
-    const struct gtr_comm *vc = gt_rec_view_comm(&v, slot);
+    assert_true(slot < v->ncomm);
+    const struct gtr_comm *vc = &v->comms[slot];
     assert_int_equal(vc->state, GTR_COMM_ACTIVE);
     assert_int_equal(vc->comm_id, 0xdeadbeefcafeull);
     assert_int_equal(vc->reg_count[GT_ASKED_DMABUF][GT_METHOD_PEERMEM], 5);
     assert_int_equal(vc->hist[GTR_OP_SEND].min_ns, UINT64_MAX);
-    assert_int_equal(v.capacity, 128); /* 100 rounded up to a power of two */
+    assert_int_equal(v->ring.capacity, 128); /* 100 rounded up to a power of two */
 
     struct gtr_event got[4];
-    uint64_t n = 0;
-    for (uint64_t pos = 0; pos < v.ring->head; pos++)
-        if (gt_ring_read(v.events, v.capacity, pos, &got[n]))
-            n++;
+    uint64_t n = 0, pos = 0;
+    while (n < 4 && gt_rec_event_next(v, &pos, &got[n]))
+        n++;
     assert_int_equal(n, 2);
+    assert_int_equal(v->rs.complete, 2);
+    assert_int_equal(v->rs.torn + v->rs.overwritten + v->rs.bad, 0);
     assert_int_equal(got[0].type, GTR_EV_RECORDER_OPEN);
     assert_int_equal(got[0].a0, 128);
     assert_int_equal(got[1].type, GTR_EV_REG);
     assert_int_equal(got[1].a1, 4096);
     assert_int_equal(got[1].comm_slot, slot);
     /* ticks convert to CLOCK_MONOTONIC through the recorded calibration */
-    int64_t ns = gt_clock_ticks_to_ns(v.id, got[1].ts);
-    int64_t ns_before = gt_clock_ticks_to_ns(v.id, t_before);
+    int64_t ns = gt_clock_ticks_to_ns(&v->id, got[1].ts);
+    int64_t ns_before = gt_clock_ticks_to_ns(&v->id, t_before);
     assert_true(got[1].ts >= t_before);
     assert_true(ns - mono_before < 50 * 1000 * 1000 && mono_before - ns < 50 * 1000 * 1000);
     assert_true(ns_before - mono_before < 1000 * 1000 && mono_before - ns_before < 1000 * 1000);
-    free(buf);
+    gt_rec_free(v);
     gt_rec_unmap(&r);
 }
 
@@ -272,15 +276,16 @@ static void make_good(void)
     struct gt_recorder r;
     open_rec(&r, -1);
     gt_rec_close(&r);
-    assert_int_equal(gt_rec_slurp(r.path, &g_good, &g_good_len), 0);
+    char err[GT_ERRLEN];
+    assert_int_equal(gt_read_file(r.path, 1ull << 30, &g_good, &g_good_len, err, sizeof(err)), 0);
     gt_rec_unmap(&r);
 }
 
 static void expect_refusal(const uint8_t *buf, size_t len, const char *why)
 {
-    struct gt_rec_view v;
-    char err[256] = "";
-    assert_int_equal(gt_rec_check(buf, len, &v, err, sizeof(err)), -1);
+    struct gt_rec v;
+    char err[GT_ERRLEN] = "";
+    assert_int_equal(gt_rec_parse(buf, len, "test", &v, err, sizeof(err)), -1);
     if (!strstr(err, why)) {
         print_error("refused for '%s', expected a reason containing '%s'\n", err, why);
         fail();
@@ -291,9 +296,10 @@ static void test_reader_refusals(void **state)
 {
     (void)state;
     make_good();
-    struct gt_rec_view v;
-    char err[256];
-    assert_int_equal(gt_rec_check(g_good, g_good_len, &v, err, sizeof(err)), 0);
+    struct gt_rec v;
+    char err[GT_ERRLEN];
+    assert_int_equal(gt_rec_parse(g_good, g_good_len, "test", &v, err, sizeof(err)), 0);
+    gt_rec_free(&v);
     uint8_t *b = malloc(g_good_len);
     assert_non_null(b);
     struct gtr_header *h = (struct gtr_header *)b;
@@ -301,7 +307,7 @@ static void test_reader_refusals(void **state)
 #define FRESH() memcpy(b, g_good, g_good_len)
     FRESH();
     h->magic[0] = 'X';
-    expect_refusal(b, g_good_len, "bad magic");
+    expect_refusal(b, g_good_len, "no \"GDRTRACE\" magic");
     FRESH();
     h->version_major = GTR_VERSION_MAJOR + 1;
     expect_refusal(b, g_good_len, "format version 2.");
@@ -316,7 +322,7 @@ static void test_reader_refusals(void **state)
     expect_refusal(b, 100, "truncated");
     FRESH();
     h->sections[2].offset = g_good_len - 8;
-    expect_refusal(b, g_good_len, "outside the file");
+    expect_refusal(b, g_good_len, "lies outside");
     FRESH();
     h->sections[1].offset = h->sections[0].offset;
     h->sections[1].size = h->sections[0].size;
@@ -339,7 +345,9 @@ static void test_reader_refusals(void **state)
     h->sections[h->section_count].size = g_good_len - h->sections[h->section_count].offset;
     h->sections[h->section_count].count = h->sections[h->section_count].size;
     h->section_count++;
-    assert_int_equal(gt_rec_check(b, g_good_len, &v, err, sizeof(err)), 0);
+    assert_int_equal(gt_rec_parse(b, g_good_len, "test", &v, err, sizeof(err)), 0);
+    assert_int_equal(v.hdr.version_minor, GTR_VERSION_MINOR + 3);
+    gt_rec_free(&v);
 #undef FRESH
     free(b);
     free(g_good);

@@ -25,7 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shim/rec_check.h"
+#include "common/recfile.h"
 #include "shim/recorder.h"
 
 static int g_fail;
@@ -54,48 +54,33 @@ struct rec_sum {
     int nids;
 };
 
-static void count_events(const struct gtr_event *e, uint64_t pos, void *arg)
-{
-    (void)pos;
-    struct rec_sum *s = arg;
-    s->send_events += e->type == GTR_EV_SEND;
-    s->reg_events += e->type == GTR_EV_REG;
-}
-
 static int summarise(const char *path, int abi, struct rec_sum *s)
 {
     memset(s, 0, sizeof(*s));
-    uint8_t *buf;
-    size_t len;
-    if (gt_rec_slurp(path, &buf, &len) != 0) {
-        CHECK(0, "cannot read %s", path);
-        return -1;
-    }
-    struct gt_rec_view v;
-    char err[256];
-    if (gt_rec_check(buf, len, &v, err, sizeof(err)) != 0) {
+    struct gt_rec rr, *v = &rr;
+    char err[GT_ERRLEN];
+    if (gt_rec_load_file(path, v, err, sizeof(err)) != 0) {
         CHECK(0, "%s refused: %s", path, err);
-        free(buf);
         return -1;
     }
     /* ABI >= 11 finalizes: CLOSED.  Older ABIs have no finalize, so only the
      * exit handler closes the file, and the harness's processes leave with
      * _exit: LIVE is right for them (the reader then checks the pid). */
     if (abi >= 11)
-        CHECK(v.hdr->state == GTR_STATE_CLOSED, "%s: state %u, expected CLOSED", path,
-              v.hdr->state);
+        CHECK(v->hdr.state == GTR_STATE_CLOSED, "%s: state %u, expected CLOSED", path,
+              v->hdr.state);
     else
-        CHECK(v.hdr->state == GTR_STATE_LIVE || v.hdr->state == GTR_STATE_CLOSED,
-              "%s: state %u", path, v.hdr->state);
-    CHECK(v.id->abi_version == abi, "%s: abi %d, expected %d", path, v.id->abi_version, abi);
-    CHECK(strcmp(v.id->transport, "sock") == 0, "%s: transport '%.16s'", path, v.id->transport);
-    CHECK(v.id->transport_why[0] != '\0', "%s: no transport reason", path);
-    CHECK(v.id->policy_events_all == 1, "%s: GDRTRACE_EVENTS=all not recorded", path);
+        CHECK(v->hdr.state == GTR_STATE_LIVE || v->hdr.state == GTR_STATE_CLOSED,
+              "%s: state %u", path, v->hdr.state);
+    CHECK(v->id.abi_version == abi, "%s: abi %d, expected %d", path, v->id.abi_version, abi);
+    CHECK(strcmp(v->id.transport, "sock") == 0, "%s: transport '%.16s'", path, v->id.transport);
+    CHECK(v->id.transport_why[0] != '\0', "%s: no transport reason", path);
+    CHECK(v->id.policy_events_all == 1, "%s: GDRTRACE_EVENTS=all not recorded", path);
     char pidpart[32];
-    snprintf(pidpart, sizeof(pidpart), ".%d.rec", v.id->pid);
-    CHECK(strstr(path, pidpart) != NULL, "%s: pid %d not in the name", path, v.id->pid);
-    for (uint32_t i = 0; i < v.ncomms; i++) {
-        const struct gtr_comm *c = gt_rec_view_comm(&v, i);
+    snprintf(pidpart, sizeof(pidpart), ".%d.rec", v->id.pid);
+    CHECK(strstr(path, pidpart) != NULL, "%s: pid %d not in the name", path, v->id.pid);
+    for (uint32_t i = 0; i < v->ncomm; i++) {
+        const struct gtr_comm *c = &v->comms[i];
         if (c->state == GTR_COMM_FREE)
             continue;
         if (c->has_comm_id == GT_REC_COMM_OVERFLOW && c->send_posted + c->recv_posted == 0 &&
@@ -129,10 +114,14 @@ static int summarise(const char *path, int abi, struct rec_sum *s)
         s->closes += c->close_count;
         CHECK(c->hist[GTR_OP_SEND].count <= c->send_count, "histogram beyond counter");
     }
-    s->head = v.ring->head;
-    s->capacity = v.capacity;
-    gt_rec_view_events(&v, count_events, s, NULL);
-    free(buf);
+    s->head = v->ring.head;
+    s->capacity = v->ring.capacity;
+    struct gtr_event e;
+    for (uint64_t pos = 0; gt_rec_event_next(v, &pos, &e);) {
+        s->send_events += e.type == GTR_EV_SEND;
+        s->reg_events += e.type == GTR_EV_REG;
+    }
+    gt_rec_free(v);
     return 0;
 }
 

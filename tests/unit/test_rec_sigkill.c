@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "common/hist.h"
-#include "shim/rec_check.h"
+#include "common/recfile.h"
 #include "shim/recorder.h"
 
 #define THREADS 2
@@ -122,22 +122,24 @@ int main(void)
     waitpid(pid, &status, 0);
     CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "child status %d", status);
 
-    uint8_t *buf;
-    size_t len;
-    CHECK(gt_rec_slurp(path, &buf, &len) == 0, "cannot read %s", path);
-    struct gt_rec_view v;
-    char err[256];
-    CHECK(gt_rec_check(buf, len, &v, err, sizeof(err)) == 0, "reader refused: %s", err);
-    CHECK(v.hdr->state == GTR_STATE_LIVE, "state %u, expected LIVE", v.hdr->state);
-    CHECK(v.id->pid == pid, "pid %d, expected %d", v.id->pid, pid);
-    CHECK(v.id->end_wall_ns == 0, "end time set without a close");
+    struct gt_rec rr, *v = &rr;
+    char err[GT_ERRLEN];
+    CHECK(gt_rec_load_file(path, v, err, sizeof(err)) == 0, "reader refused: %s", err);
+    CHECK(v->liveness == GT_LIVE_CRASHED, "liveness %s, expected crashed",
+          gt_liveness_name(v->liveness));
+    CHECK(v->ring.capacity == CAP, "ring capacity %llu, expected %d",
+          (unsigned long long)v->ring.capacity, CAP);
+    CHECK(v->hdr.state == GTR_STATE_LIVE, "state %u, expected LIVE", v->hdr.state);
+    CHECK(v->id.pid == pid, "pid %d, expected %d", v->id.pid, pid);
+    CHECK(v->id.end_wall_ns == 0, "end time set without a close");
 
-    uint64_t head = v.ring->head, start = head - CAP, intact = 0;
+    uint64_t head = v->ring.head, intact = 0;
+    CHECK(head >= CAP && v->ring_first == head - CAP, "head %llu, first %llu",
+          (unsigned long long)head, (unsigned long long)v->ring_first);
     uint64_t last_i[THREADS] = {0}, last_pos[THREADS] = {0};
-    for (uint64_t pos = start; pos < head; pos++) {
-        struct gtr_event e;
-        if (!gt_ring_read(v.events, v.capacity, pos, &e))
-            continue;
+    struct gtr_event e;
+    for (uint64_t next = 0; gt_rec_event_next(v, &next, &e);) {
+        uint64_t pos = next - 1;
         intact++;
         int t = (int)e.a2;
         CHECK(e.type == GTR_EV_SEND && t >= 0 && t < THREADS, "foreign record at %llu",
@@ -147,7 +149,7 @@ int main(void)
               "torn record accepted at %llu", (unsigned long long)pos);
         /* consecutive unless a lapped producer discarded one (counted) */
         CHECK(last_i[t] == 0 || (pos > last_pos[t] && (e.a0 == last_i[t] + 1 ||
-                                                       (e.a0 > last_i[t] && v.ring->dropped))),
+                                                       (e.a0 > last_i[t] && v->ring.dropped))),
               "thread %d: record %llu after %llu", t, (unsigned long long)e.a0,
               (unsigned long long)last_i[t]);
         last_i[t] = e.a0;
@@ -156,8 +158,10 @@ int main(void)
     uint64_t missing = CAP - intact;
     printf("killed at head %llu: %llu intact of the last %d, %llu missing, %llu dropped\n",
            (unsigned long long)head, (unsigned long long)intact, CAP,
-           (unsigned long long)missing, (unsigned long long)v.ring->dropped);
-    CHECK(missing <= THREADS + v.ring->dropped, "%llu records missing from the last lap",
+           (unsigned long long)missing, (unsigned long long)v->ring.dropped);
+    CHECK(v->rs.bad == 0, "%llu committed records with an invalid type or comm slot",
+          (unsigned long long)v->rs.bad);
+    CHECK(missing <= THREADS + v->ring.dropped, "%llu records missing from the last lap",
           (unsigned long long)missing);
     CHECK(last_i[0] || last_i[1], "no intact record at all");
     for (int t = 0; t < THREADS; t++) {
@@ -166,7 +170,8 @@ int main(void)
             printf("thread %d has no record in the last lap\n", t);
             continue;
         }
-        const struct gtr_comm *c = gt_rec_view_comm(&v, (uint32_t)t);
+        CHECK((uint32_t)t < v->ncomm, "no comm slot %d", t);
+        const struct gtr_comm *c = &v->comms[t];
         CHECK(c->comm_id == 0x100 + (uint64_t)t, "slot %d holds comm 0x%llx", t,
               (unsigned long long)c->comm_id);
         CHECK(c->send_count >= last_i[t] && c->send_count <= last_i[t] + 1,
@@ -177,7 +182,7 @@ int main(void)
               "thread %d histogram count %llu vs counter %llu", t,
               (unsigned long long)c->hist[GTR_OP_SEND].count, (unsigned long long)c->send_count);
     }
-    free(buf);
+    gt_rec_free(v);
     printf("PASS\n");
     return 0;
 }

@@ -12,7 +12,7 @@
  *    the offending value.
  *  - Nothing returned points into buf: the caller may free it right away.
  */
-#include "tools/recfile.h"
+#include "common/recfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -321,9 +321,18 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
                         (unsigned long long)secs[i - 1].size, secs[i].id,
                         (unsigned long long)secs[i].offset);
 
+    /* Every writer since 1.0 writes these four; a file without one of them
+     * was not written by gdrtrace. */
+    static const char *const sec_name[GTR_SEC_RING + 1] = {
+        [GTR_SEC_IDENTITY] = "identity",
+        [GTR_SEC_DEVICES] = "devices",
+        [GTR_SEC_COMMS] = "comms",
+        [GTR_SEC_RING] = "ring",
+    };
+    for (int id = GTR_SEC_IDENTITY; id <= GTR_SEC_RING; id++)
+        if (!by_id[id])
+            return gt_source_error(err, errlen, source, "no %s section", sec_name[id]);
     const struct gtr_section *s = by_id[GTR_SEC_IDENTITY];
-    if (!s)
-        return gt_source_error(err, errlen, source, "no identity section");
     if (s->count != 1)
         return gt_source_error(err, errlen, source, "identity section has %llu entries (expected 1)",
                     (unsigned long long)s->count);

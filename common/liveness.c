@@ -37,7 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tools/recfile.h"
+#include "common/recfile.h"
 
 static int read_boot_id(char *out, size_t n)
 {

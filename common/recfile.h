@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * recfile.h — the strict, safe reader of gdrtrace recorder files and archives.
+ * recfile.h — the strict, safe reader of gdrtrace recorder files: the one
+ * validator of the format, used by the `gdrtrace` command (tools/) and by the
+ * writer's own tests (tests/unit/test_rec_*.c, test_shim*.c).
  *
  * Contract: every byte handed to gt_rec_parse() is hostile.  The parser works
  * on a private snapshot (a file is read() into our own buffer, never mapped),
@@ -15,8 +17,8 @@
  * problem, with one line in err (naming the source and the problem).
  * Single-threaded; no global state.
  */
-#ifndef GDRTRACE_TOOLS_RECFILE_H
-#define GDRTRACE_TOOLS_RECFILE_H
+#ifndef GDRTRACE_COMMON_RECFILE_H
+#define GDRTRACE_COMMON_RECFILE_H
 
 #include <stddef.h>
 #include <stdint.h>
