@@ -6,7 +6,7 @@
  * Layout: one static function per check, and one table (`checks[]`, at the
  * end) that lists them in report order with their id, runbook gate, title,
  * the option that selects them and what they need.  dr_checks_judge() walks
- * the table; docs/hacking-doctor.md is the recipe for adding a row.
+ * the table; docs/hacking.md ("Add a doctor check") is the recipe for adding a row.
  *
  * Rules (docs/doctor.md has the table):
  *  - The list of checks and their ids is fixed (gate2.gpu_reg_peermem only
