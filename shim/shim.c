@@ -256,6 +256,37 @@ static void fill_devices_locked(const struct gt_net_ops *inner)
 
 /* ---- requests ----------------------------------------------------------- */
 
+/* Heap requests of a comm: a spin lock, since only the never-expected
+ * overflow path takes it, and only for a few instructions. */
+static uint64_t g_heap_reqs; /* live heap requests, all comms (tests) */
+
+uint64_t gt_shim_heap_reqs(void)
+{
+    return __atomic_load_n(&g_heap_reqs, __ATOMIC_RELAXED);
+}
+
+static void heap_lock(struct shim_comm *w)
+{
+    while (__atomic_exchange_n(&w->heap_lock, 1, __ATOMIC_ACQUIRE))
+        ;
+}
+
+static void heap_unlock(struct shim_comm *w)
+{
+    __atomic_store_n(&w->heap_lock, 0, __ATOMIC_RELEASE);
+}
+
+/* At close: requests still in flight die with their comm. */
+static void heap_free_all(struct shim_comm *w)
+{
+    for (struct shim_req *q = w->heap, *next; q; q = next) {
+        next = q->hnext;
+        __atomic_fetch_sub(&g_heap_reqs, 1, __ATOMIC_RELAXED);
+        free(q);
+    }
+    w->heap = NULL;
+}
+
 static struct shim_req *req_get(struct shim_comm *w)
 {
     for (unsigned i = 0; i < SHIM_POOL_WORDS; i++) {
@@ -270,16 +301,36 @@ static struct shim_req *req_get(struct shim_comm *w)
         }
     }
     /* Pool exhausted (NCCL exceeded its own request limit): heap, off the
-     * fast path; never expected. */
+     * fast path; never expected.  Listed on the comm, so that its close
+     * frees the ones still in flight (gt_net.h: requests die with their
+     * comm). */
     struct shim_req *q = malloc(sizeof(*q));
-    if (q)
-        q->index = SHIM_REQ_HEAP;
+    if (!q)
+        return NULL;
+    q->index = SHIM_REQ_HEAP;
+    heap_lock(w);
+    q->hprev = NULL;
+    q->hnext = w->heap;
+    if (w->heap)
+        w->heap->hprev = q;
+    w->heap = q;
+    heap_unlock(w);
+    __atomic_fetch_add(&g_heap_reqs, 1, __ATOMIC_RELAXED);
     return q;
 }
 
 static void req_put(struct shim_comm *w, struct shim_req *q)
 {
     if (q->index == SHIM_REQ_HEAP) {
+        heap_lock(w);
+        if (q->hprev)
+            q->hprev->hnext = q->hnext;
+        else
+            w->heap = q->hnext;
+        if (q->hnext)
+            q->hnext->hprev = q->hprev;
+        heap_unlock(w);
+        __atomic_fetch_sub(&g_heap_reqs, 1, __ATOMIC_RELAXED);
         free(q);
         return;
     }
@@ -300,6 +351,8 @@ static struct shim_comm *comm_new(int kind, struct shim_slot *slot, const struct
     w->dev = dev;
     w->defer_free = 0;
     w->spare = NULL;
+    w->heap = NULL;
+    w->heap_lock = 0;
     for (unsigned i = 0; i < SHIM_POOL; i++)
         w->pool[i].index = (uint16_t)i;
     for (unsigned i = 0; i < SHIM_POOL_WORDS; i++)
@@ -890,6 +943,7 @@ static gt_result close_common(struct shim_comm *w, gt_result (*fn)(void *), uint
     gt_rec_event(&g_rec, ev, p->idx, (int16_t)w->dev, res, 0, 0, 0, 0, 0);
     if (res != GT_OK)
         record_failure(p, 0xff, w->dev, res, mark, "%s: result %d", what, res);
+    heap_free_all(w);
     free(w->spare);
     free(w);
     return res;

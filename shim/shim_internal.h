@@ -53,6 +53,7 @@ struct shim_req {
     uint16_t index; /* in the pool, or SHIM_REQ_HEAP */
     uint8_t op;     /* enum gtr_op */
     uint8_t n;      /* sub-requests */
+    struct shim_req *hprev, *hnext; /* SHIM_REQ_HEAP only: the comm's heap list */
 };
 
 enum { SHIM_LISTEN = 1, SHIM_SEND = 2, SHIM_RECV = 3 };
@@ -65,6 +66,8 @@ struct shim_comm {
     const struct gt_net_ops *ops;
     struct shim_slot *slot;
     struct shim_comm *spare; /* listen comms: for accept polls */
+    struct shim_req *heap;   /* requests beyond the pool, in flight (heap_lock) */
+    int heap_lock;
     uint64_t free_bits[SHIM_POOL_WORDS];
     struct shim_req pool[SHIM_POOL];
 };
@@ -82,6 +85,9 @@ struct shim_mr {
  * creates the recorder. */
 const struct gt_net_ops *gt_shim_wrap_cfg(const struct gt_net_ops *inner, const char *transport_why,
                                           gt_logger_fn logger, const struct gt_rec_config *cfg);
+
+/* Requests beyond a comm's pool that are alive now, all comms together. */
+uint64_t gt_shim_heap_reqs(void);
 
 /* The process's recorder, NULL until created. */
 struct gt_recorder *gt_shim_recorder(void);
