@@ -12,10 +12,11 @@
  */
 #include "shim/clock.h"
 
+#include "common/env.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #if GT_HAVE_TSC
 #include <cpuid.h>
@@ -58,9 +59,11 @@ static void choose(void)
     struct gt_clock c = {.kind = GTR_CLOCK_MONOTONIC, .shift = 0, .mult = 1, .hz = 1000000000ull};
     c.mono0_ns = gt_clock_mono_ns();
     c.tick0 = (uint64_t)c.mono0_ns;
+    /* Read on every architecture, so a bad value is reported everywhere. */
+    static const char *const kinds[] = {"tsc", "monotonic", NULL};
+    int want_tsc = gt_env_choice("GDRTRACE_CLOCK", kinds, 0) == 0;
 #if GT_HAVE_TSC
-    const char *want = getenv("GDRTRACE_CLOCK");
-    if ((!want || strcasecmp(want, "monotonic") != 0) && tsc_invariant()) {
+    if (want_tsc && tsc_invariant()) {
         int64_t m0, m1;
         uint64_t t0, t1;
         sample(&m0, &t0);
@@ -79,6 +82,8 @@ static void choose(void)
             }
         }
     }
+#else
+    (void)want_tsc;
 #endif
     gt_clock_g = c;
 }

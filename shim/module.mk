@@ -60,3 +60,7 @@ test_shim_untraced_LIBS := -lcmocka -lpthread -ldl
 TESTS += test_rec_sigbus
 test_rec_sigbus_SRCS := tests/unit/test_rec_sigbus.c $(SHIM_TEST_SRCS)
 test_rec_sigbus_LIBS := -lpthread -ldl
+
+TESTS += test_clock_env
+test_clock_env_SRCS := tests/unit/test_clock_env.c shim/clock.c $(BASE_SRCS)
+test_clock_env_LIBS := -lpthread

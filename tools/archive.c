@@ -53,7 +53,7 @@ int gt_archive_decompress(const unsigned char *in, size_t inlen, size_t max, uns
         return gt_source_error(err, errlen, source, "out of memory (zstd context)");
     /* Refuse absurd window sizes a hostile frame may ask for. */
     ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, 27);
-    size_t cap = 1 << 20, len = 0;
+    size_t cap = max < ((size_t)1 << 20) ? max : (size_t)1 << 20, len = 0; /* max: even < 1 MiB */
     unsigned char *buf = malloc(cap);
     if (!buf) {
         gt_source_error(err, errlen, source, "out of memory");

@@ -20,6 +20,7 @@
 
 #include "common/fingerprint.h"
 #include "tools/commands.h"
+#include "tools/esc.h"
 #include "tools/hist.h"
 #include "tools/report.h"
 
@@ -193,7 +194,7 @@ int gt_cmd_diff(int argc, char **argv)
     if (rc || rc2 || !S[0].in.n || !S[1].in.n) {
         for (int i = 0; i < 2; i++)
             if (!S[i].in.n)
-                fprintf(stderr, "gdrtrace diff: %s: no readable recorder\n", S[i].path);
+                fprintf(stderr, "gdrtrace diff: %s: no readable recorder\n", gt_esc(S[i].path));
         rc = GT_EXIT_INPUT;
         goto out;
     }
@@ -252,11 +253,11 @@ int gt_cmd_diff(int argc, char **argv)
         gj_end(&js, '}');
         gj_done(&js);
     } else {
-        printf("A: %s  (%zu process(es), %d host(s), GDRTRACE_REG=%s, verdict %s)\n", S[0].path,
-               S[0].in.n, S[0].job.nhosts, S[0].in.recs[0].id.policy_reg,
+        printf("A: %s  (%zu process(es), %d host(s), GDRTRACE_REG=%s, verdict %s)\n",
+               gt_esc(S[0].path), S[0].in.n, S[0].job.nhosts, gt_esc(S[0].in.recs[0].id.policy_reg),
                gt_verdict_name(S[0].job.overall.code));
-        printf("B: %s  (%zu process(es), %d host(s), GDRTRACE_REG=%s, verdict %s)\n", S[1].path,
-               S[1].in.n, S[1].job.nhosts, S[1].in.recs[0].id.policy_reg,
+        printf("B: %s  (%zu process(es), %d host(s), GDRTRACE_REG=%s, verdict %s)\n",
+               gt_esc(S[1].path), S[1].in.n, S[1].job.nhosts, gt_esc(S[1].in.recs[0].id.policy_reg),
                gt_verdict_name(S[1].job.overall.code));
         if (ws.n) {
             printf("\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n"
@@ -265,7 +266,7 @@ int gt_cmd_diff(int argc, char **argv)
                    "!! DMA-BUF vs peermem vs host staging.\n",
                    ws.n);
             for (int i = 0; i < ws.n; i++)
-                printf("!!   %s\n", ws.w[i]);
+                printf("!!   %s\n", gt_esc(ws.w[i]));
             printf("!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n");
             fprintf(stderr, "gdrtrace diff: WARNING: A and B differ in more than the registration path "
                             "(%d difference(s), listed above)\n", ws.n);

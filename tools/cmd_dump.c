@@ -19,6 +19,7 @@
 
 #include "common/env.h"
 #include "tools/archive.h"
+#include "tools/esc.h"
 #include "tools/commands.h"
 #include "tools/report.h"
 
@@ -52,7 +53,7 @@ static int add_one(struct dump_ctx *d, const char *name, int liveness, const uns
     struct gt_rec r;
     char err[GT_ERRLEN];
     if (gt_rec_parse(b, n, src, &r, err, sizeof(err))) {
-        fprintf(stderr, "gdrtrace: %s (not archived)\n", err);
+        fprintf(stderr, "gdrtrace: %s (not archived)\n", gt_esc(err));
         d->nbad++;
         return 0;
     }
@@ -63,7 +64,7 @@ static int add_one(struct dump_ctx *d, const char *name, int liveness, const uns
     uint64_t fsz;
     memcpy(&fsz, b + offsetof(struct gtr_header, file_size), sizeof(fsz));
     if (gt_archive_add(d->w, name, liveness, b, (size_t)fsz, err, sizeof(err))) {
-        fprintf(stderr, "gdrtrace: %s\n", err);
+        fprintf(stderr, "gdrtrace: %s\n", gt_esc(err));
         return -1;
     }
     d->nadded++;
@@ -96,7 +97,7 @@ static int add_file(struct dump_ctx *d, const char *path)
     size_t n;
     char err[GT_ERRLEN];
     if (gt_read_file(path, (size_t)1 << 34, &b, &n, err, sizeof(err))) {
-        fprintf(stderr, "gdrtrace: %s\n", err);
+        fprintf(stderr, "gdrtrace: %s\n", gt_esc(err));
         d->nbad++;
         return 0;
     }
@@ -105,12 +106,12 @@ static int add_file(struct dump_ctx *d, const char *path)
         unsigned char *raw;
         size_t rawn;
         if (gt_archive_decompress(b, n, gt_archive_max(), &raw, &rawn, path, err, sizeof(err))) {
-            fprintf(stderr, "gdrtrace: %s\n", err);
+            fprintf(stderr, "gdrtrace: %s\n", gt_esc(err));
             d->nbad++;
         } else {
             struct member_ctx m = {d, path, 0};
             if (gt_archive_walk(raw, rawn, path, member_cb, &m, err, sizeof(err)) && !m.failed) {
-                fprintf(stderr, "gdrtrace: %s\n", err);
+                fprintf(stderr, "gdrtrace: %s\n", gt_esc(err));
                 d->nbad++;
             }
             rc = m.failed ? -1 : 0;
@@ -130,7 +131,7 @@ static int add_path(struct dump_ctx *d, const char *path)
 {
     struct stat st;
     if (stat(path, &st) != 0) {
-        fprintf(stderr, "gdrtrace: %s: cannot stat: %m\n", path);
+        fprintf(stderr, "gdrtrace: %s: cannot stat: %m\n", gt_esc(path));
         d->nbad++;
         return 0;
     }
@@ -141,7 +142,7 @@ static int add_path(struct dump_ctx *d, const char *path)
     struct dirent **ents;
     int n = scandir(path, &ents, NULL, alphasort);
     if (n < 0) {
-        fprintf(stderr, "gdrtrace: %s: cannot open folder: %m\n", path);
+        fprintf(stderr, "gdrtrace: %s: cannot open folder: %m\n", gt_esc(path));
         d->nbad++;
         return 0;
     }
@@ -198,7 +199,7 @@ int gt_cmd_dump(int argc, char **argv)
     d.out = out;
     d.w = gt_archive_create(out, level, force, err, sizeof(err));
     if (!d.w) {
-        fprintf(stderr, "gdrtrace: %s\n", err);
+        fprintf(stderr, "gdrtrace: %s\n", gt_esc(err));
         return 1;
     }
     int rc = 0;
@@ -212,7 +213,7 @@ int gt_cmd_dump(int argc, char **argv)
     }
     uint64_t in_b = 0, out_b = 0;
     if (gt_archive_finish(d.w, &in_b, &out_b, err, sizeof(err))) {
-        fprintf(stderr, "gdrtrace: %s\n", err);
+        fprintf(stderr, "gdrtrace: %s\n", gt_esc(err));
         return 1;
     }
     printf("%s: %d recorder(s), %llu bytes -> %llu bytes (ratio %.1f)\n", out, d.nadded,

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "tools/commands.h"
+#include "tools/esc.h"
 #include "tools/hist.h"
 #include "tools/outfile.h"
 #include "tools/report.h"
@@ -278,7 +279,7 @@ int gt_cmd_export(int argc, char **argv)
     }
     char err[GT_ERRLEN];
     if (out && gt_out_check(out, 1, err, sizeof(err))) {
-        fprintf(stderr, "gdrtrace export: %s\n", err);
+        fprintf(stderr, "gdrtrace export: %s\n", gt_esc(err));
         return 1;
     }
     struct gt_inputs in = {.job = job};
@@ -325,7 +326,7 @@ int gt_cmd_export(int argc, char **argv)
             unlink(tmp);
             rc = 1;
         } else if (gt_out_commit(tmp, out, 1, err, sizeof(err))) {
-            fprintf(stderr, "gdrtrace export: %s\n", err);
+            fprintf(stderr, "gdrtrace export: %s\n", gt_esc(err));
             unlink(tmp);
             rc = 1;
         }

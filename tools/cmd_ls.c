@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "tools/commands.h"
+#include "tools/esc.h"
 #include "tools/report.h"
 
 static void usage(FILE *f)
@@ -65,9 +66,9 @@ int gt_cmd_ls(int argc, char **argv)
                "source");
         for (size_t i = 0; i < in.n; i++) {
             const struct gt_rec *r = &in.recs[i];
-            printf("%-20s %8d %-16s %5d %-8s %10llu  %s\n", r->id.host, r->id.pid,
-                   r->id.job[0] ? r->id.job : "-", r->id.rank, gt_liveness_name(r->liveness),
-                   (unsigned long long)r->size, r->source);
+            printf("%-20s %8d %-16s %5d %-8s %10llu  %s\n", gt_esc(r->id.host), r->id.pid,
+                   r->id.job[0] ? gt_esc(r->id.job) : "-", r->id.rank,
+                   gt_liveness_name(r->liveness), (unsigned long long)r->size, gt_esc(r->source));
         }
         if (!in.n)
             printf("(no recorders)\n");

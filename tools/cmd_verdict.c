@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "tools/commands.h"
+#include "tools/esc.h"
 #include "tools/report.h"
 
 static void usage(FILE *f)
@@ -103,13 +104,14 @@ int gt_cmd_verdict(int argc, char **argv)
         gj_done(&js);
     } else {
         for (size_t i = 0; i < j.ncomm; i++)
-            printf("comm %-20s %-15s %s\n", j.comms[i].label, gt_verdict_name(j.comms[i].v.code),
-                   j.comms[i].v.why);
+            printf("comm %-20s %-15s %s\n", gt_esc(j.comms[i].label),
+                   gt_verdict_name(j.comms[i].v.code), gt_esc(j.comms[i].v.why));
         if (j.nnodes > 1)
             for (size_t i = 0; i < j.nnodes; i++)
-                printf("node %-20s %-15s %d process(es), %d communicator(s)\n", j.nodes[i].host,
-                       gt_verdict_name(j.nodes[i].code), j.nodes[i].nproc, j.nodes[i].ncomm);
-        printf("%-25s %-15s %s\n", "all", gt_verdict_name(code), j.overall.why);
+                printf("node %-20s %-15s %d process(es), %d communicator(s)\n",
+                       gt_esc(j.nodes[i].host), gt_verdict_name(j.nodes[i].code),
+                       j.nodes[i].nproc, j.nodes[i].ncomm);
+        printf("%-25s %-15s %s\n", "all", gt_verdict_name(code), gt_esc(j.overall.why));
         if (expect >= 0 && code != expect)
             printf("expected %s, got %s\n", gt_verdict_name(expect), gt_verdict_name(code));
         if (in.nbad)

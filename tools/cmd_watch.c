@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/env.h"
 #include "tools/commands.h"
 #include "tools/report.h"
 
@@ -52,8 +53,20 @@ int gt_cmd_watch(int argc, char **argv)
     const char *job = NULL;
     while ((c = getopt_long(argc, argv, "hi:n:a", opts, NULL)) != -1) {
         switch (c) {
-        case 'i': interval = atof(optarg); break;
-        case 'n': count = atol(optarg); break;
+        case 'i': {
+            char *end;
+            interval = strtod(optarg, &end);
+            if (end == optarg || *end)
+                interval = -1; /* refused below, naming the option */
+            break;
+        }
+        case 'n':
+            if (gt_parse_long(optarg, 1, 1000000000L, &count)) {
+                fprintf(stderr, "gdrtrace watch: --count '%s' is not an integer in 1..1000000000\n",
+                        optarg);
+                return GT_EXIT_USAGE;
+            }
+            break;
         case 'a': all = 1; break;
         case 'J': job = optarg; break;
         case 'h': usage(stdout); return 0;
@@ -61,7 +74,7 @@ int gt_cmd_watch(int argc, char **argv)
         }
     }
     if (!(interval > 0) || interval > 86400) {
-        fprintf(stderr, "gdrtrace watch: --interval must be in (0, 86400] seconds\n");
+        fprintf(stderr, "gdrtrace watch: --interval must be a number of seconds in (0, 86400]\n");
         return GT_EXIT_USAGE;
     }
     struct sigaction sa = {0};

@@ -14,7 +14,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/env.h"
 #include "tools/archive.h"
+#include "tools/esc.h"
 
 #define GT_REC_FILE_MAX (1ull << 34)
 
@@ -26,21 +28,18 @@ const char *gt_default_dir(void)
 
 size_t gt_archive_max(void)
 {
-    const char *s = getenv("GDRTRACE_ARCHIVE_MAX");
-    if (s && *s) {
-        char *end;
-        unsigned long long v = strtoull(s, &end, 10);
-        if (*end == 0 && v > 0)
-            return (size_t)v;
-    }
-    return (size_t)4 << 30;
+    /* Read once: one WARN per run for a bad value, not one per archive. */
+    static long max;
+    if (!max)
+        max = gt_env_long("GDRTRACE_ARCHIVE_MAX", GT_ARCHIVE_MAX_DEFAULT, 1, GT_ARCHIVE_MAX_LIMIT);
+    return (size_t)max;
 }
 
 static void problem(struct gt_inputs *in, const char *msg)
 {
     in->nbad++;
     if (!in->quiet)
-        fprintf(stderr, "gdrtrace: %s\n", msg);
+        fprintf(stderr, "gdrtrace: %s\n", gt_esc(msg));
 }
 
 static struct gt_rec *slot(struct gt_inputs *in)

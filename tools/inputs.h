@@ -33,7 +33,11 @@ int gt_inputs_load(struct gt_inputs *in, char **paths, int n);
 void gt_inputs_sort(struct gt_inputs *in);
 void gt_inputs_free(struct gt_inputs *in);
 
-/* Maximum decompressed archive size: GDRTRACE_ARCHIVE_MAX or 4 GiB. */
+/* Maximum decompressed archive size: GDRTRACE_ARCHIVE_MAX bytes, 1 .. 16 GiB
+ * (the largest recorder file the reader reads), default 4 GiB; any other
+ * value (0, -1, "4G", garbage) is one WARN and the default. */
+#define GT_ARCHIVE_MAX_DEFAULT (4L << 30)
+#define GT_ARCHIVE_MAX_LIMIT (16L << 30)
 size_t gt_archive_max(void);
 
 #endif

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "common/gt_net.h"
+#include "tools/esc.h"
 #include "tools/hist.h"
 #include "tools/kcorr.h"
 
@@ -70,7 +71,7 @@ static void kc_text(FILE *f, const struct gt_job *j)
         return;
     }
     char b[32];
-    fprintf(f, "\n== kernel corroboration (%s, read now)\n", v->k.path);
+    fprintf(f, "\n== kernel corroboration (%s, read now)\n", gt_esc(v->k.path));
     fprintf(f, "   %d live recorder(s) on this host: %llu DMA-BUF registration(s) recorded, %llu "
                "deregistration(s) of any kind\n",
             v->nlive, (unsigned long long)v->dmabuf_regs, (unsigned long long)v->deregs);
@@ -102,7 +103,7 @@ static void kc_text(FILE *f, const struct gt_job *j)
                 dup |= r->devs[e].in_use && !strcmp(r->devs[e].pci_path, dv->pci_path);
             if (dup)
                 continue;
-            fprintf(f, "   NIC %-12s %-14s nv_dmabuf objects attached: %llu\n", dv->name, bdf,
+            fprintf(f, "   NIC %-12s %-14s nv_dmabuf objects attached: %llu\n", gt_esc(dv->name), gt_esc(bdf),
                     (unsigned long long)gt_kcorr_attached(&v->k, dv->pci_path));
             shown++;
         }
@@ -237,7 +238,7 @@ static void text_comm_body(FILE *f, const struct gtr_comm *c, const char *ind, i
     if (c->error_count && c->error_last_errno)
         fprintf(f, "; last errno %d (%s)", c->error_last_errno, strerror(c->error_last_errno));
     if (c->error_last_text[0])
-        fprintf(f, "; last: \"%s\"", c->error_last_text);
+        fprintf(f, "; last: \"%s\"", gt_esc(c->error_last_text));
     fputc('\n', f);
     fprintf(f, "%sconnections     listen %llu, connect %llu, accept %llu, close %llu, dereg %llu\n",
             ind, (unsigned long long)c->listen_count, (unsigned long long)c->connect_count,
@@ -280,30 +281,31 @@ static void text_process(FILE *f, const struct gt_job *j, size_t ri, int flags)
     const struct gt_rec *r = &j->recs[ri];
     const struct gtr_identity *id = &r->id;
     char b[64];
-    fprintf(f, "\n== process %s pid %d  job %s  rank %d/%d (local %d)  %s\n", id->host, id->pid,
-            id->job[0] ? id->job : "-", id->rank, id->world_size, id->local_rank,
+    fprintf(f, "\n== process %s pid %d  job %s  rank %d/%d (local %d)  %s\n", gt_esc(id->host),
+            id->pid, id->job[0] ? gt_esc(id->job) : "-", id->rank, id->world_size, id->local_rank,
             gt_liveness_name(r->liveness));
-    fprintf(f, "   source   %s\n", r->source);
+    fprintf(f, "   source   %s\n", gt_esc(r->source));
     fprintf(f, "   format   %u.%u, %llu bytes\n", r->hdr.version_major, r->hdr.version_minor,
             (unsigned long long)r->hdr.file_size);
     fprintf(f, "   plugin   %s  NCCL %d  net ABI v%d  launcher %s\n",
-            id->plugin_version[0] ? id->plugin_version : "?", id->nccl_version, id->abi_version,
-            id->launcher[0] ? id->launcher : "-");
-    fprintf(f, "   transport %s (%s)\n", id->transport[0] ? id->transport : "?",
-            id->transport_why[0] ? id->transport_why : "no reason recorded");
+            id->plugin_version[0] ? gt_esc(id->plugin_version) : "?", id->nccl_version,
+            id->abi_version, id->launcher[0] ? gt_esc(id->launcher) : "-");
+    fprintf(f, "   transport %s (%s)\n", id->transport[0] ? gt_esc(id->transport) : "?",
+            id->transport_why[0] ? gt_esc(id->transport_why) : "no reason recorded");
     fprintf(f, "   policy   GDRTRACE_REG=%s GDRTRACE_ALLOW_PEERMEM=%u%s%s\n",
-            id->policy_reg[0] ? id->policy_reg : "?", id->policy_allow_peermem,
-            id->policy_text[0] ? "  set: " : "", id->policy_text);
+            id->policy_reg[0] ? gt_esc(id->policy_reg) : "?", id->policy_allow_peermem,
+            id->policy_text[0] ? "  set: " : "", gt_esc(id->policy_text));
     const struct gtr_fingerprint *fp = &id->node;
     static const char *flav[] = {"unknown", "open", "proprietary", "absent"};
     fprintf(f, "   node     kernel %s, nvidia %s %s, peermem %s, CUDA driver %d\n",
-            fp->kernel_release[0] ? fp->kernel_release : "?",
+            fp->kernel_release[0] ? gt_esc(fp->kernel_release) : "?",
             fp->nvidia_flavour <= GTR_NV_ABSENT ? flav[fp->nvidia_flavour] : "unknown",
-            fp->nvidia_version[0] ? fp->nvidia_version : "-",
+            fp->nvidia_version[0] ? gt_esc(fp->nvidia_version) : "-",
             fp->peermem_loaded ? "loaded" : fp->memory_peers ? "memory_peers" : "absent",
             fp->cuda_driver_version);
-    fprintf(f, "            rdma %s; gpus %s\n", fp->rdma_devices[0] ? fp->rdma_devices : "none",
-            fp->gpus[0] ? fp->gpus : "none");
+    fprintf(f, "            rdma %s; gpus %s\n",
+            fp->rdma_devices[0] ? gt_esc(fp->rdma_devices) : "none",
+            fp->gpus[0] ? gt_esc(fp->gpus) : "none");
     int hdr = 0;
     for (uint32_t k = 0; k < r->ndev; k++) {
         const struct gtr_device *d = &r->devs[k];
@@ -317,9 +319,10 @@ static void text_process(FILE *f, const struct gt_job *j, size_t ri, int flags)
             snprintf(e, sizeof(e), "(%d)", d->probe_dmabuf_errno);
         char pd[64];
         snprintf(pd, sizeof(pd), "%s%s", gt_probe_name(d->probe_dmabuf), e);
-        fprintf(f, "            %-3d %-12s %-9s %-18s %-12s %-12s %-12s %s\n", d->dev, d->name,
-                d->transport, gt_fmt_ptr(d->ptr_support, b, sizeof(b)), pd,
-                gt_probe_name(d->probe_peermem), gt_probe_name(d->probe_cuda_dmabuf), d->why);
+        fprintf(f, "            %-3d %-12s %-9s %-18s %-12s %-12s %-12s %s\n", d->dev,
+                gt_esc(d->name), gt_esc(d->transport), gt_fmt_ptr(d->ptr_support, b, sizeof(b)),
+                pd, gt_probe_name(d->probe_peermem), gt_probe_name(d->probe_cuda_dmabuf),
+                gt_esc(d->why));
     }
     if (!hdr)
         fprintf(f, "   devices  none recorded\n");
@@ -377,10 +380,10 @@ static void text_process(FILE *f, const struct gt_job *j, size_t ri, int flags)
         if (nsib > 1)
             snprintf(sib, sizeof(sib), " + %d sibling slot(s)", nsib - 1);
         fprintf(f, "\n   comm %s  (slot %u%s, net ABI v%d, dev %d, %s)\n",
-                gt_fmt_comm(c, r, b, sizeof(b)), s, sib, c->abi_version, c->dev,
+                gt_esc(gt_fmt_comm(c, r, b, sizeof(b))), s, sib, c->abi_version, c->dev,
                 c->state == GTR_COMM_FINALIZED ? "finalized" : "active");
         text_comm_body(f, c, "     ", flags);
-        fprintf(f, "     verdict         %s: %s\n", gt_verdict_name(v.code), v.why);
+        fprintf(f, "     verdict         %s: %s\n", gt_verdict_name(v.code), gt_esc(v.why));
     }
     free(c);
 }
@@ -396,7 +399,7 @@ void gt_report_text(FILE *f, const struct gt_job *j, int flags)
             "dmabuf", "peermem", "host", "failed", "verdict");
     for (size_t i = 0; i < j->nnodes; i++) {
         const struct gt_node *nd = &j->nodes[i];
-        fprintf(f, "   %-24s %9d %6d %10llu %10llu %10llu %10llu  %s\n", nd->host, nd->nproc,
+        fprintf(f, "   %-24s %9d %6d %10llu %10llu %10llu %10llu  %s\n", gt_esc(nd->host), nd->nproc,
                 nd->ncomm, (unsigned long long)nd->did[0], (unsigned long long)nd->did[1],
                 (unsigned long long)nd->did[2], (unsigned long long)nd->did[3],
                 gt_verdict_name(nd->code));
@@ -413,7 +416,7 @@ void gt_report_text(FILE *f, const struct gt_job *j, int flags)
         for (int a = 0; a < GTR_ASKED_COUNT; a++)
             for (int m = 0; m < GTR_METHOD_COUNT; m++)
                 did[m] += x->sum.reg_count[a][m];
-        fprintf(f, "   %-20s %5zu %5d %10llu %10llu %10llu %10llu %9llu %7llu  %s\n", x->label,
+        fprintf(f, "   %-20s %5zu %5d %10llu %10llu %10llu %10llu %9llu %7llu  %s\n", gt_esc(x->label),
                 x->nprocs, x->nhosts, (unsigned long long)did[0], (unsigned long long)did[1],
                 (unsigned long long)did[2], (unsigned long long)did[3],
                 (unsigned long long)x->sum.fallback_count, (unsigned long long)x->sum.error_count,
@@ -423,15 +426,16 @@ void gt_report_text(FILE *f, const struct gt_job *j, int flags)
         const struct gt_ccomm *x = &j->comms[i];
         if (x->nprocs < 2)
             continue;
-        fprintf(f, "\n   comm %s across %zu process(es) on %d host(s)\n", x->label, x->nprocs,
+        fprintf(f, "\n   comm %s across %zu process(es) on %d host(s)\n", gt_esc(x->label), x->nprocs,
                 x->nhosts);
         text_comm_body(f, &x->sum, "     ", 0);
     }
     fprintf(f, "\n== verdict\n");
     for (size_t i = 0; i < j->ncomm; i++)
-        fprintf(f, "   comm %-20s %-15s %s\n", j->comms[i].label, gt_verdict_name(j->comms[i].v.code),
-                j->comms[i].v.why);
-    fprintf(f, "   %-25s %-15s %s\n", "all", gt_verdict_name(j->overall.code), j->overall.why);
+        fprintf(f, "   comm %-20s %-15s %s\n", gt_esc(j->comms[i].label),
+                gt_verdict_name(j->comms[i].v.code), gt_esc(j->comms[i].v.why));
+    fprintf(f, "   %-25s %-15s %s\n", "all", gt_verdict_name(j->overall.code),
+            gt_esc(j->overall.why));
     kc_text(f, j);
 }
 

@@ -15,7 +15,9 @@ CLANG=${CLANG:-clang}
 if ! command -v "$CLANG" >/dev/null; then echo "skip: clang not installed"; exit 77; fi
 # The reader's sources as the build lists them (tools/module.mk), so this
 # script cannot fall behind when a file joins the reader.
-reader=$(make -s --no-print-directory --eval='gt-print-reader-srcs: ; @echo $(READER_SRCS)' \
+# (with common's base: inputs.c reads its variable through common/env.c)
+reader=$(make -s --no-print-directory \
+    --eval='gt-print-reader-srcs: ; @echo $(sort $(READER_SRCS) $(BASE_SRCS))' \
     gt-print-reader-srcs) || { echo "cannot get READER_SRCS from make"; exit 1; }
 srcs="tests/fuzz/fuzz_recfile.c $reader"
 if ! "$CLANG" -std=c11 -g -O1 -D_GNU_SOURCE -Iinclude -I. -fsanitize=fuzzer,address,undefined \

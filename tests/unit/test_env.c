@@ -6,7 +6,8 @@
  * an invalid variable gives exactly one WARN naming the variable and the
  * value and the default is used; a valid one gives no WARN; choices and
  * booleans refuse unknown words the same way; a retired variable, set, gives
- * one WARN naming it, its value and what replaced it, unset or empty none.
+ * one WARN naming it, its value and what replaced it, unset or empty none;
+ * an invalid GDRTRACE_DEBUG is said once.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -117,6 +118,18 @@ static void test_retired(void **state)
     unsetenv("GDRTRACE_TEST_R");
 }
 
+static void test_debug_variable(void **state)
+{
+    (void)state;
+    setenv("GDRTRACE_DEBUG", "yes", 1);
+    g_warns = 0;
+    GT_INFO(GT_LOGSUB_ALL, "one");
+    GT_INFO(GT_LOGSUB_ALL, "two");
+    assert_int_equal(g_warns, 1); /* said once, not at every message */
+    assert_non_null(strstr(g_last, "GDRTRACE_DEBUG='yes'"));
+    unsetenv("GDRTRACE_DEBUG");
+}
+
 int main(void)
 {
     gt_log_set_logger(logger);
@@ -125,6 +138,7 @@ int main(void)
         cmocka_unit_test(test_env_long),
         cmocka_unit_test(test_choice_and_bool),
         cmocka_unit_test(test_retired),
+        cmocka_unit_test(test_debug_variable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
