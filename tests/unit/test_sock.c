@@ -311,7 +311,6 @@ static void connect_pair(void **sc, void **rc)
     assert_int_equal(ops->close_listen(lc), GT_OK);
 }
 
-/* Test until done, with a deadline; returns the first non-OK result. */
 /* The failure the calls since `mark` returned, as sock described it
  * (common/gt_net.h F1): reason, errno (-1: any), words in its text. */
 static void assert_failure(uint32_t mark, int reason, int err, const char *words)
@@ -325,6 +324,7 @@ static void assert_failure(uint32_t mark, int reason, int err, const char *words
         fail_msg("failure text '%s' lacks '%s'", f.text, words);
 }
 
+/* Test until done, with a deadline; returns the first non-OK result. */
 static gt_result wait_req(void *req, int *sizes, double limit)
 {
     int done = 0;
