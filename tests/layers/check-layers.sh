@@ -15,8 +15,9 @@ allowed_for() {
         include/*)      echo "nccl/ gdrtrace/" ;;
         common/*)       echo "nccl/ gdrtrace/ common/" ;;
         plugin/reg/*)   echo "nccl/ gdrtrace/ common/ plugin/reg/" ;;
-        plugin/sock/*)  echo "nccl/ gdrtrace/ common/ plugin/sock/" ;;
-        plugin/ib/*)    echo "nccl/ gdrtrace/ common/ plugin/reg/ plugin/ib/" ;;
+        plugin/oob/*)   echo "nccl/ gdrtrace/ common/ plugin/oob/" ;;
+        plugin/sock/*)  echo "nccl/ gdrtrace/ common/ plugin/oob/ plugin/sock/" ;;
+        plugin/ib/*)    echo "nccl/ gdrtrace/ common/ plugin/reg/ plugin/oob/ plugin/ib/" ;;
         plugin/inner/*) echo "nccl/ gdrtrace/ common/ plugin/inner/" ;;
         shim/*)         echo "nccl/ gdrtrace/ common/ shim/" ;;
         plugin/*)       echo "nccl/ gdrtrace/ common/ shim/ plugin/" ;;

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * oob_if.c — which interface address the out-of-band listener binds and
+ * advertises: the system's candidates, sock's policy (GDRTRACE_SOCKET_IFNAME,
+ * several devices) and ib's (GDRTRACE_IB_OOB_IF, one IPv4 address).
+ *
+ * Invariants: selection never returns an IPv6 link-local address (it would
+ * need a scope id the handle does not carry) and returns each interface name
+ * at most once.
+ */
+#include "plugin/oob/oob.h"
+
+#include <ifaddrs.h>
+#include <stdio.h>
+#include <string.h>
+
+int gt_oob_if_match(const char *spec, const char *name)
+{
+    int exclude = 0, exact = 0;
+    if (*spec == '^') {
+        exclude = 1;
+        spec++;
+    }
+    if (*spec == '=') {
+        exact = 1;
+        spec++;
+    }
+    int hit = 0;
+    while (*spec && !hit) {
+        const char *end = strchr(spec, ',');
+        size_t n = end ? (size_t)(end - spec) : strlen(spec);
+        /* NCCL allows "name:port"; the port part selects nothing here. */
+        const char *colon = memchr(spec, ':', n);
+        size_t m = colon ? (size_t)(colon - spec) : n;
+        if (m > 0) {
+            if (exact)
+                hit = strlen(name) == m && strncmp(name, spec, m) == 0;
+            else
+                hit = strncmp(name, spec, m) == 0;
+        }
+        spec += n;
+        if (*spec == ',')
+            spec++;
+    }
+    return exclude ? !hit : hit;
+}
+
+static int usable(const struct gt_oob_if *c)
+{
+    if (c->addr.sa.sa_family == AF_INET6) {
+        const struct in6_addr *a = &c->addr.in6.sin6_addr;
+        if (IN6_IS_ADDR_LINKLOCAL(a) || IN6_IS_ADDR_UNSPECIFIED(a))
+            return 0;
+        return 1;
+    }
+    return c->addr.sa.sa_family == AF_INET;
+}
+
+/* class: 0 = ordinary, 1 = docker*, 2 = loopback */
+static int if_class(const struct gt_oob_if *c)
+{
+    if (c->loopback)
+        return 2;
+    return strncmp(c->name, "docker", 6) == 0 ? 1 : 0;
+}
+
+static int pick(const struct gt_oob_if *cands, int ncand, const char *spec, int family, int cls,
+                struct gt_oob_if *out, int maxout)
+{
+    int n = 0;
+    for (int i = 0; i < ncand && n < maxout; i++) {
+        const struct gt_oob_if *c = &cands[i];
+        if (!usable(c) || (family && c->addr.sa.sa_family != family))
+            continue;
+        if (spec ? !gt_oob_if_match(spec, c->name) : if_class(c) != cls)
+            continue;
+        int dup = -1;
+        for (int j = 0; j < n; j++)
+            if (strcmp(out[j].name, c->name) == 0)
+                dup = j;
+        if (dup >= 0) {
+            /* Prefer IPv4: a v4 address replaces an earlier v6 one. */
+            if (out[dup].addr.sa.sa_family == AF_INET6 && c->addr.sa.sa_family == AF_INET)
+                out[dup] = *c;
+            continue;
+        }
+        out[n++] = *c;
+    }
+    return n;
+}
+
+int gt_oob_if_select(const struct gt_oob_if *cands, int ncand, const char *spec, int family,
+                     struct gt_oob_if *out, int maxout)
+{
+    if (spec && *spec)
+        return pick(cands, ncand, spec, family, 0, out, maxout);
+    for (int cls = 0; cls <= 2; cls++) {
+        int n = pick(cands, ncand, NULL, family, cls, out, maxout);
+        if (n > 0)
+            return n;
+    }
+    return 0;
+}
+
+int gt_oob_if_first_ipv4(const struct gt_oob_if *cands, int ncand, const char *prefix,
+                         struct gt_oob_if *out)
+{
+    for (int i = 0; i < ncand; i++) {
+        const struct gt_oob_if *c = &cands[i];
+        if (c->addr.sa.sa_family != AF_INET)
+            continue;
+        if (prefix ? strncmp(c->name, prefix, strlen(prefix)) != 0 : c->loopback)
+            continue;
+        *out = *c;
+        return 1;
+    }
+    return 0;
+}
+
+int gt_oob_if_system(struct gt_oob_if *out, int maxout)
+{
+    struct ifaddrs *ifa = NULL;
+    if (getifaddrs(&ifa) != 0)
+        return -1;
+    int n = 0;
+    for (struct ifaddrs *p = ifa; p && n < maxout; p = p->ifa_next) {
+        if (!p->ifa_addr || !(p->ifa_flags & IFF_UP))
+            continue;
+        int fam = p->ifa_addr->sa_family;
+        if (fam != AF_INET && fam != AF_INET6)
+            continue;
+        struct gt_oob_if *c = &out[n];
+        memset(c, 0, sizeof(*c));
+        snprintf(c->name, sizeof(c->name), "%s", p->ifa_name);
+        memcpy(&c->addr, p->ifa_addr,
+               fam == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6));
+        c->loopback = !!(p->ifa_flags & IFF_LOOPBACK);
+        n++;
+    }
+    freeifaddrs(ifa);
+    return n;
+}
