@@ -10,8 +10,8 @@ test_abi_LIBS := -lpthread -lcmocka
 
 # Every gt_net implementation fills every slot: links sock, ib (with its
 # registration policy and dl tables), inner and the shim, as the plugin does
-# (recursive =: SOCK_SRCS, IB_SRCS, REG_SRCS are set by later fragments).
+# (recursive =: SOCK_SRCS, IB_SRCS, OOB_SRCS, REG_SRCS are set by later fragments).
 TESTS += test_net_ops
-test_net_ops_SRCS = tests/unit/test_net_ops.c $(SOCK_SRCS) $(IB_SRCS) $(REG_SRCS) \
+test_net_ops_SRCS = tests/unit/test_net_ops.c $(SOCK_SRCS) $(IB_SRCS) $(OOB_SRCS) $(REG_SRCS) \
                     plugin/inner/inner.c $(SHIM_TEST_SRCS) $(DL_SRCS)
 test_net_ops_LIBS := -lcmocka -lpthread -ldl

@@ -23,7 +23,7 @@
 #include "plugin/reg/gt_reg.h"
 
 #define GT_IB_MAGIC 0x47544942u /* "GTIB" */
-#define GT_IB_WIRE_VERSION 1
+#define GT_IB_WIRE_VERSION 2 /* 2: the shared out-of-band handle and hello */
 #define GT_IB_MAX_QPS 16
 #define GT_IB_MAX_RECVS 8
 #define GT_IB_MAX_DEVS 32

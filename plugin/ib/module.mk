@@ -13,12 +13,19 @@ TESTS += test_reg
 test_reg_SRCS := tests/unit/test_reg.c $(REG_SRCS) $(DL_SRCS) $(BASE_SRCS)
 test_reg_LIBS := -ldl -lpthread -lcmocka
 
-IB_SRCS := plugin/ib/ib_dev.c plugin/ib/ib_net.c
+# OOB_SRCS (plugin/oob/module.mk) is read after this file: lists naming it use =.
+IB_SRCS := plugin/ib/ib_dev.c plugin/ib/ib_conn.c plugin/ib/ib_data.c
 PLUGIN_SRCS += $(IB_SRCS)
 
 TESTS += test_ib_dev
-test_ib_dev_SRCS := tests/unit/test_ib_dev.c $(IB_SRCS) $(REG_SRCS) $(DL_SRCS) $(BASE_SRCS)
+test_ib_dev_SRCS = tests/unit/test_ib_dev.c $(IB_SRCS) $(OOB_SRCS) $(REG_SRCS) $(DL_SRCS) $(BASE_SRCS)
 test_ib_dev_LIBS := -ldl -lpthread -lcmocka
+
+# Connection setup over loopback TCP with fake verbs: stray connections.
+TESTS += test_ib_conn
+test_ib_conn_SRCS = tests/unit/test_ib_conn.c $(IB_SRCS) $(OOB_SRCS) $(REG_SRCS) $(DL_SRCS) \
+                    $(BASE_SRCS)
+test_ib_conn_LIBS := -ldl -lpthread -lcmocka
 
 TESTS += test_dl_cuda
 test_dl_cuda_SRCS := tests/unit/test_dl_cuda.c $(REG_SRCS) $(DL_SRCS) $(BASE_SRCS)

@@ -334,8 +334,10 @@ gt_result gt_oob_listen(struct gt_oob_listener *l, const union gt_oob_addr *addr
         l->addr.in4.sin_port = 0;
     l->fd = socket(l->addr.sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (l->fd < 0) {
+        int e = errno;
         GT_WARN("%s: listen on %s: socket: %s", proto->name,
-                gt_oob_addr_str(&l->addr, a, sizeof(a)), strerror(errno));
+                gt_oob_addr_str(&l->addr, a, sizeof(a)), strerror(e));
+        errno = e;
         return GT_SYSTEM_ERROR;
     }
     int one = 1;
@@ -345,10 +347,12 @@ gt_result gt_oob_listen(struct gt_oob_listener *l, const union gt_oob_addr *addr
     socklen_t len = gt_oob_addr_len(&l->addr);
     if (bind(l->fd, &l->addr.sa, len) != 0 || listen(l->fd, 1024) != 0 ||
         getsockname(l->fd, &l->addr.sa, &len) != 0) {
+        int e = errno;
         GT_WARN("%s: listen on %s: %s", proto->name, gt_oob_addr_str(&l->addr, a, sizeof(a)),
-                strerror(errno));
+                strerror(e));
         close(l->fd);
         l->fd = -1;
+        errno = e;
         return GT_SYSTEM_ERROR;
     }
     l->nonce = gt_oob_rand64();

@@ -188,7 +188,8 @@ struct gt_oob_conn {
 
 /*! gt_oob_listen() : binds a listening socket to addr (its port is
  *  ignored: an ephemeral one is chosen), draws the nonce and copies proto.
- *  GT_OK, or GT_SYSTEM_ERROR with a WARN naming the address. */
+ *  GT_OK, or GT_SYSTEM_ERROR with a WARN naming the address and errno set
+ *  (the transport describes the failure, gt_net.h F1). */
 gt_result gt_oob_listen(struct gt_oob_listener *l, const union gt_oob_addr *addr,
                         const struct gt_oob_proto *proto);
 /*! gt_oob_accept() : see the contract above. */

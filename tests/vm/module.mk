@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # tests/vm: the Soft-RoCE VM test and bench of the ib transport (run-vm.sh),
 # and the guest program it runs (built with the plugin's sources, no NCCL).
-VM_IBTEST_SRCS := tests/vm/gt_ib_vmtest.c $(IB_SRCS) $(REG_SRCS) $(DL_SRCS) $(BASE_SRCS)
+VM_IBTEST_SRCS := tests/vm/gt_ib_vmtest.c $(IB_SRCS) $(OOB_SRCS) $(REG_SRCS) $(DL_SRCS) $(BASE_SRCS)
 
 .PHONY: vm-progs
 vm-progs: $(BUILD)/vm/gt_ib_vmtest
 
-$(BUILD)/vm/gt_ib_vmtest: $(VM_IBTEST_SRCS) $(wildcard plugin/ib/*.h plugin/reg/*.h common/dl/*.h)
+$(BUILD)/vm/gt_ib_vmtest: $(VM_IBTEST_SRCS) $(wildcard plugin/ib/*.h plugin/oob/*.h plugin/reg/*.h common/dl/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(VM_IBTEST_SRCS) $(LDFLAGS) -ldl -lpthread
 
