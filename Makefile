@@ -116,7 +116,7 @@ deps:
 # docs check (no code of ours runs); and
 # the concurrent pieces (recorder ring, shim, sock, ABI refcount) under TSan.
 # `make check-run` runs one build's suite (SAN=... picks it).
-ASAN_SKIP_SCRIPTS := tests/vm/run-vm.sh tests/fuzz/run-fuzz.sh tests/doctor/run-fuzz-doctor.sh \
+ASAN_SKIP_SCRIPTS := tests/vm/run-vm.sh tests/fuzz/run-fuzz.sh tests/fuzz/run-fuzz-oob.sh tests/doctor/run-fuzz-doctor.sh \
                      tests/docs/check-config-doc.sh tests/layers/check-layers.sh \
                      tests/format/check-format.sh
 TSAN_TESTS := test_ring test_hist test_shim test_shim_untraced test_rec_format test_rec_sigkill \

@@ -22,6 +22,7 @@
 #include "tools/report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+const char gt_fuzz_corpus[] = "tests/fuzz/corpus", gt_fuzz_what[] = "the reader";
 
 static FILE *sink(void)
 {

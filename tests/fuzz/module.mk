@@ -5,3 +5,12 @@ TESTS += fuzz_replay
 fuzz_replay_SRCS = tests/fuzz/replay.c tests/fuzz/fuzz_recfile.c $(READER_SRCS) $(BASE_SRCS)
 fuzz_replay_LIBS := -lzstd -lm
 TEST_SCRIPTS += tests/fuzz/run-fuzz.sh
+
+# Out-of-band setup fuzzing (owner: oob): the hello parser with ib's setup
+# message check.  fuzz_oob_replay replays tests/fuzz/oob-corpus in every
+# build; run-fuzz-oob.sh fuzzes it with clang's libFuzzer.
+TESTS += fuzz_oob_replay
+fuzz_oob_replay_SRCS := tests/fuzz/replay.c tests/fuzz/fuzz_oob.c $(IB_SRCS) $(OOB_SRCS) \
+                        $(REG_SRCS) $(DL_SRCS) $(BASE_SRCS)
+fuzz_oob_replay_LIBS := -ldl -lpthread
+TEST_SCRIPTS += tests/fuzz/run-fuzz-oob.sh
