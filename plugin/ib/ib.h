@@ -60,6 +60,9 @@ extern const char *gt_ib_sysfs;
  *  ones instead, a leading '=' (after '^' if both) matches names exactly
  *  instead of by prefix.  NULL/empty filter selects everything. */
 int gt_ib_hca_selected(const char *filter, const char *dev, int port);
+/*! gt_ib_hca_valid() : 1 when every entry of the filter is a name with an
+ *  optional ":port" in base 10, 1..255 (NULL is valid); 0 otherwise. */
+int gt_ib_hca_valid(const char *filter);
 
 /*! gt_ib_speed_mbps() : ibv_port_attr active_speed × active_width in Mb/s
  *  (0 when the encoding is unknown). */

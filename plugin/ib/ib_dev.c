@@ -50,19 +50,45 @@ int gt_ib_hca_selected(const char *filter, const char *dev, int port)
             len = sizeof(ent) - 1;
         memcpy(ent, p, len);
         ent[len] = 0;
-        int eport = -1;
+        long eport = -1;
         char *colon = strchr(ent, ':');
         if (colon) {
             *colon = 0;
-            eport = atoi(colon + 1);
+            if (gt_parse_long(colon + 1, 1, 255, &eport))
+                eport = -2; /* matches no port; gt_ib_hca_valid refuses such a filter */
         }
         size_t nlen = strlen(ent);
         int name_ok = nlen > 0 && (exact ? strcmp(ent, dev) == 0 : strncmp(ent, dev, nlen) == 0);
-        if (name_ok && (eport < 0 || eport == port))
+        if (name_ok && (eport == -1 || eport == port))
             listed = 1;
         p = end ? end + 1 : p + len;
     }
     return exclude ? !listed : listed;
+}
+
+int gt_ib_hca_valid(const char *filter)
+{
+    if (!filter)
+        return 1;
+    filter += *filter == '^';
+    filter += *filter == '=';
+    for (const char *p = filter; *p;) {
+        size_t len = strcspn(p, ",");
+        const char *colon = memchr(p, ':', len);
+        if (colon) {
+            char port[16];
+            size_t pl = len - (size_t)(colon + 1 - p);
+            long v;
+            if (colon == p || pl == 0 || pl >= sizeof(port))
+                return 0;
+            memcpy(port, colon + 1, pl);
+            port[pl] = '\0';
+            if (gt_parse_long(port, 1, 255, &v))
+                return 0;
+        }
+        p += len + (p[len] == ',');
+    }
+    return 1;
 }
 
 int gt_ib_speed_mbps(int active_speed, int active_width)
@@ -165,6 +191,12 @@ static int open_all(void)
         return 0;
     gt_reg_policy_from_env(&gt_ib_policy);
     const char *filter = gt_env_str("GDRTRACE_IB_HCA");
+    if (!gt_ib_hca_valid(filter)) {
+        GT_WARN("GDRTRACE_IB_HCA='%s' is not [^][=]name[:port],... with ports 1..255; using "
+                "the default (every active port)",
+                filter);
+        filter = NULL;
+    }
     int n = 0;
     struct ibv_device **list = gt_ibv.get_device_list(&n);
     if (!list) {

@@ -40,6 +40,16 @@ static void hca_filter(void **state)
     assert_true(gt_ib_hca_selected("^=rxe", "rxe0", 1));
     assert_false(gt_ib_hca_selected("^=rxe0:1", "rxe0", 1));
     assert_true(gt_ib_hca_selected("^=rxe0:1", "rxe0", 2));
+    /* ports are base-10 integers 1..255: anything else is refused as a whole */
+    assert_true(gt_ib_hca_valid(NULL));
+    assert_true(gt_ib_hca_valid("^=mlx5_0:1,rxe0,mlx5_1:255,"));
+    assert_false(gt_ib_hca_valid("mlx5_0:x"));
+    assert_false(gt_ib_hca_valid("mlx5_0:0"));
+    assert_false(gt_ib_hca_valid("mlx5_0:256"));
+    assert_false(gt_ib_hca_valid("mlx5_0:"));
+    assert_false(gt_ib_hca_valid(":1"));
+    assert_false(gt_ib_hca_valid("rxe0,mlx5_0:0x1"));
+    assert_false(gt_ib_hca_selected("mlx5_0:x", "mlx5_0", 0)); /* was atoi: port 0 */
     /* a list */
     assert_true(gt_ib_hca_selected("rxe1,mlx5_2:1", "mlx5_2", 1));
     assert_false(gt_ib_hca_selected("rxe1,mlx5_2:1", "mlx5_2", 2));
