@@ -64,3 +64,8 @@ test_rec_sigbus_LIBS := -lpthread -ldl
 TESTS += test_clock_env
 test_clock_env_SRCS := tests/unit/test_clock_env.c shim/clock.c $(BASE_SRCS)
 test_clock_env_LIBS := -lpthread
+
+# The plugin's SIGBUS guard leaves with the library (NCCL dlcloses it).
+TESTS += test_plugin_unload
+test_plugin_unload_SRCS := tests/unit/test_plugin_unload.c
+test_plugin_unload_LIBS := -ldl

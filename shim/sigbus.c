@@ -34,6 +34,11 @@
  *      rt_tgsigqueueinfo) and touches only the slot table (atomics) and the
  *      saved previous action (written before the handler is installed).
  *
+ *  G5. When the library is unloaded (NCCL dlcloses the plugin after its last
+ *      communicator) or gt_sigbus_uninstall() is called, the previous
+ *      disposition is put back if ours is still installed; from then on a
+ *      truncation of a recorder that is still mapped kills as without us.
+ *
  * Not defended (docs/security.md): an application that installs its own
  * SIGBUS handler after ours replaces it, and a thread that blocks SIGBUS
  * makes the kernel force the default action; in both cases a truncation
@@ -235,6 +240,32 @@ int gt_sigbus_lost(const void *base)
         if (base && __atomic_load_n(&g_guards[i].base, __ATOMIC_ACQUIRE) == (uintptr_t)base)
             return __atomic_load_n(&g_guards[i].state, __ATOMIC_ACQUIRE) == G_LOST;
     return 0;
+}
+
+void gt_sigbus_uninstall(void)
+{
+    pthread_mutex_lock(&g_lock);
+    struct sigaction cur;
+    if (g_installed && sigaction(SIGBUS, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+        cur.sa_sigaction == on_sigbus) {
+        struct sigaction prev = g_prev;
+        if ((prev.sa_flags & SA_RESETHAND) && __atomic_load_n(&g_prev_spent, __ATOMIC_ACQUIRE)) {
+            memset(&prev, 0, sizeof(prev)); /* the one delivery it allowed is spent */
+            prev.sa_handler = SIG_DFL;
+            sigemptyset(&prev.sa_mask);
+        }
+        sigaction(SIGBUS, &prev, NULL);
+    }
+    g_installed = 0; /* a later guard installs afresh */
+    pthread_mutex_unlock(&g_lock);
+}
+
+/* G5: NCCL dlcloses the plugin after its last communicator: our handler's
+ * code must not stay installed once it is unmapped (the next SIGBUS, ours
+ * or not, would jump into nothing). */
+__attribute__((destructor)) static void sigbus_unload(void)
+{
+    gt_sigbus_uninstall();
 }
 
 int gt_sigbus_installed(void)

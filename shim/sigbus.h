@@ -25,6 +25,12 @@ void gt_sigbus_unguard(void *base);
 /* 1 once the mapping at base was replaced by anonymous memory (its file was
  * truncated): what is written there no longer reaches any reader. */
 int gt_sigbus_lost(const void *base);
+/* Puts back the disposition found at install if ours is still installed
+ * (an application's later handler is left alone).  Runs by itself when the
+ * library is unloaded: NCCL dlcloses its net plugin after the last
+ * communicator, and a handler left pointing into unmapped code would turn
+ * the next SIGBUS into a crash. */
+void gt_sigbus_uninstall(void);
 /* 1 while our handler is SIGBUS's disposition; 0 before the first guard and
  * after the application replaced it (truncation then kills again). */
 int gt_sigbus_installed(void);

@@ -22,6 +22,8 @@
  *  - a handler installed after ours replaces the guard: the foreign fault
  *    reaches it and a truncation kills again (documented in
  *    docs/security.md);
+ *  - gt_sigbus_uninstall (run at dlclose) puts the application's handler
+ *    back, and the next recorder installs the guard again;
  *  - GDRTRACE_MODE granting write to group or others (0666, 0620) gives a
  *    0600 file and one WARN; 0640 is kept.
  */
@@ -333,6 +335,31 @@ static int case_shim_warns_replaced(void)
     return 0;
 }
 
+/* gt_sigbus_uninstall (what the library's destructor runs at dlclose) puts
+ * the application's handler back; the next recorder installs the guard again. */
+static int case_uninstall_reinstall(void)
+{
+    set_handler(SA_SIGINFO, NULL, app_siginfo, 0);
+    struct gt_recorder r;
+    if (open_rec(&r))
+        return 1;
+    CHECK(gt_sigbus_installed(), "installed");
+    gt_sigbus_uninstall();
+    struct sigaction cur;
+    sigaction(SIGBUS, NULL, &cur);
+    CHECK((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == app_siginfo,
+          "uninstall puts the application's handler back");
+    CHECK(!gt_sigbus_installed(), "not installed after uninstall");
+    struct gt_recorder r2;
+    if (open_rec(&r2))
+        return 1;
+    CHECK(gt_sigbus_installed(), "the next recorder installs the guard again");
+    truncate_path(r2.path, 0);
+    write_all(&r2, 100);
+    CHECK(gt_rec_lost(&r2) && g_calls == 0, "guarded again: lost, the application saw nothing");
+    return 0;
+}
+
 /* ---- cases: foreign faults ---------------------------------------------- */
 
 static int foreign_to_app(int guard, int flags)
@@ -609,6 +636,8 @@ int main(void)
         {"SIG_DFL set after ours: the guard is gone, truncation kills as before",
          case_after_default_kills, SIGBUS},
         {"SA_RESETHAND handler honoured once, then the default action", case_resethand, SIGBUS},
+        {"uninstall (dlclose) restores the app's handler; next open re-guards",
+         case_uninstall_reinstall, 0},
         {"GDRTRACE_MODE writable by group/others: 0600 and one WARN", case_mode, 0},
     };
     int failed = 0;
