@@ -50,9 +50,7 @@
  * may not be passed to any call afterwards; the transport may keep (and
  * reuse) the storage.  Derived from what NCCL does (src/transport/net.cc's
  * proxy connect/free paths, net_ib and net_socket) and held by sock, ib,
- * inner and the shim, with one known gap: plugin/ib keeps a half-made
- * connect in NCCL's handle and does not reclaim one NCCL abandons at the
- * last finalize (it leaks until exit, as in NCCL's own IB transport).
+ * inner and the shim.
  *
  *  object         born                          dies
  *  -------------  ----------------------------  ---------------------------------------------

@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,7 +268,52 @@ static gt_result connect_qps(struct ib_comm *c, const struct ib_wire *w)
 
 /* ---- gt_net_ops: setup ------------------------------------------------- */
 
-static int init_refs;
+static int init_refs; /* under staged_lock */
+
+/* Connects under way.  NCCL's handle carries the comm between connect()
+ * calls, but a connect NCCL abandons must still die by the last finalize
+ * (gt_net.h lifetimes: half-made comm), and a handle's pointer is used only
+ * while the comm is on this list. */
+static pthread_mutex_t staged_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ib_comm *staged;
+
+static void staged_add(struct ib_comm *c)
+{
+    pthread_mutex_lock(&staged_lock);
+    c->st_prev = NULL;
+    c->st_next = staged;
+    if (staged)
+        staged->st_prev = c;
+    staged = c;
+    c->on_staged = 1;
+    pthread_mutex_unlock(&staged_lock);
+}
+
+static void staged_remove(struct ib_comm *c)
+{
+    pthread_mutex_lock(&staged_lock);
+    if (c->on_staged) {
+        if (c->st_prev)
+            c->st_prev->st_next = c->st_next;
+        else
+            staged = c->st_next;
+        if (c->st_next)
+            c->st_next->st_prev = c->st_prev;
+        c->on_staged = 0;
+    }
+    pthread_mutex_unlock(&staged_lock);
+}
+
+/* The staged comm a handle names, or NULL when it is not (or no longer) one. */
+static struct ib_comm *staged_find(const struct ib_comm *p)
+{
+    pthread_mutex_lock(&staged_lock);
+    struct ib_comm *c = staged;
+    while (c && c != p)
+        c = c->st_next;
+    pthread_mutex_unlock(&staged_lock);
+    return c;
+}
 
 static gt_result ib_init(void **ctx, uint64_t comm_id, int has_comm_id,
                          const struct gt_comm_config *config, gt_logger_fn logger,
@@ -296,7 +342,9 @@ static gt_result ib_init(void **ctx, uint64_t comm_id, int has_comm_id,
     x->comm_id = comm_id;
     x->tc = (int)gt_env_long("GDRTRACE_IB_TC", config && config->traffic_class >= 0
                                                     ? config->traffic_class : 0, 0, 255);
-    __atomic_add_fetch(&init_refs, 1, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&staged_lock);
+    init_refs++;
+    pthread_mutex_unlock(&staged_lock);
     *ctx = x;
     return GT_OK;
 }
@@ -304,7 +352,17 @@ static gt_result ib_init(void **ctx, uint64_t comm_id, int has_comm_id,
 static gt_result ib_finalize(void *ctx)
 {
     free(ctx);
-    __atomic_sub_fetch(&init_refs, 1, __ATOMIC_RELAXED);
+    /* The last context: connects NCCL abandoned die now, while the devices
+     * their QPs live on are still open. */
+    pthread_mutex_lock(&staged_lock);
+    struct ib_comm *left = --init_refs == 0 ? staged : NULL;
+    if (left)
+        staged = NULL;
+    pthread_mutex_unlock(&staged_lock);
+    for (struct ib_comm *c = left, *next; c; c = next) {
+        next = c->st_next;
+        comm_free(c);
+    }
     gt_ib_devices_close();
     return GT_OK;
 }
@@ -472,7 +530,7 @@ static struct ib_comm *stage_get(const void *handle)
 {
     struct ib_stage s;
     memcpy(&s, (const char *)handle + GT_OOB_HANDLE_PRIVATE, sizeof(s));
-    return s.magic == STAGE_MAGIC ? s.c : NULL;
+    return s.magic == STAGE_MAGIC ? staged_find(s.c) : NULL;
 }
 
 static void stage_set(void *handle, struct ib_comm *c)
@@ -530,6 +588,7 @@ static gt_result ib_connect(void *ctx, int dev, void *handle, void **send_comm,
         }
         c->stage = ST_TCP;
         stage_set(handle, c);
+        staged_add(c);
     }
     if (c->stage == ST_TCP) {
         int k = gt_oob_connect_poll(c->fd);
@@ -597,12 +656,14 @@ static gt_result ib_connect(void *ctx, int dev, void *handle, void **send_comm,
     }
     c->stage = 0;
     stage_set(handle, NULL);
+    staged_remove(c);
     GT_INFO(GT_LOGSUB_NET, "ib: %s connected to %s, %d QP(s)", c->dev->name, c->peer,
             c->nqps);
     *send_comm = c;
     return GT_OK;
 err:
     stage_set(handle, NULL);
+    staged_remove(c);
     /* Only an allocation failed without a description (F1). */
     r = c->err ? gt_ib_again(c)
                : gt_ib_fail_errno(c, r, ENOMEM, "ib: connect to %s: out of memory", c->peer);

@@ -143,6 +143,8 @@ struct ib_comm {
     int fd; /* setup socket, then the liveness channel */
     uint64_t last_check_ms;
     int stage;
+    struct ib_comm *st_prev, *st_next; /* ib_conn.c's staged list, while a connect is half made */
+    int on_staged;
     struct ib_wire out, in;
     size_t out_off, in_off;
     uint8_t ready;

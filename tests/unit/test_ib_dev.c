@@ -3,7 +3,9 @@
  * test_ib_dev.c — device selection of the ib transport without hardware:
  * the GDRTRACE_IB_HCA filter (prefix, '=' exact, '^' exclude, ':port'), the
  * speed arithmetic, the RoCE GID choice from a fixture sysfs tree and a fake
- * GID table, and a clean refusal to initialise without libibverbs, saying why.
+ * GID table, a clean refusal to initialise without libibverbs, saying why,
+ * and, over a fake verbs device, a connect abandoned half way freed by the
+ * last finalize.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -154,6 +156,181 @@ static void no_library(void **state)
     gt_ibv_reset();
 }
 
+/* ---- a whole fake verbs device, for the connection lifetimes ---------- */
+
+static int live_qps, live_cqs, live_mrs, live_pds, live_ctxs;
+static char fk_dev;
+
+static struct ibv_device **fk_get_device_list(int *n)
+{
+    static struct ibv_device *list[2];
+    list[0] = (struct ibv_device *)&fk_dev;
+    *n = 1;
+    return list;
+}
+static void fk_free_device_list(struct ibv_device **l)
+{
+    (void)l;
+}
+static const char *fk_get_device_name(struct ibv_device *d)
+{
+    (void)d;
+    return "fake_ib0";
+}
+static __be64 fk_get_device_guid(struct ibv_device *d)
+{
+    (void)d;
+    return 0;
+}
+static struct ibv_context *fk_open_device(struct ibv_device *d)
+{
+    (void)d;
+    live_ctxs++;
+    return calloc(1, sizeof(struct ibv_context));
+}
+static int fk_close_device(struct ibv_context *c)
+{
+    live_ctxs--;
+    free(c);
+    return 0;
+}
+static int fk_query_device(struct ibv_context *c, struct ibv_device_attr *a)
+{
+    (void)c;
+    a->phys_port_cnt = 1;
+    a->max_qp = 1024;
+    a->max_qp_wr = 4096;
+    return 0;
+}
+static int fk_query_port(struct ibv_context *c, uint8_t port, struct ibv_port_attr *a)
+{
+    (void)c, (void)port;
+    a->state = IBV_PORT_ACTIVE;
+    a->link_layer = IBV_LINK_LAYER_INFINIBAND;
+    a->lid = 1;
+    a->active_mtu = IBV_MTU_1024;
+    return 0;
+}
+static int fk_query_gid(struct ibv_context *c, uint8_t p, int i, union ibv_gid *g)
+{
+    (void)c, (void)p, (void)i;
+    memset(g, 0, sizeof(*g));
+    return 0;
+}
+static struct ibv_pd *fk_alloc_pd(struct ibv_context *c)
+{
+    (void)c;
+    live_pds++;
+    return calloc(1, sizeof(struct ibv_pd));
+}
+static int fk_dealloc_pd(struct ibv_pd *pd)
+{
+    if (live_qps || live_cqs || live_mrs)
+        return EBUSY; /* as a real PD with resources on it */
+    live_pds--;
+    free(pd);
+    return 0;
+}
+static struct ibv_mr *fk_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access)
+{
+    (void)pd, (void)addr, (void)len, (void)access;
+    live_mrs++;
+    return calloc(1, sizeof(struct ibv_mr));
+}
+static int fk_dereg_mr(struct ibv_mr *mr)
+{
+    live_mrs--;
+    free(mr);
+    return 0;
+}
+static struct ibv_cq *fk_create_cq(struct ibv_context *c, int cqe, void *cc,
+                                   struct ibv_comp_channel *ch, int vec)
+{
+    (void)c, (void)cqe, (void)cc, (void)ch, (void)vec;
+    live_cqs++;
+    return calloc(1, sizeof(struct ibv_cq));
+}
+static int fk_destroy_cq(struct ibv_cq *cq)
+{
+    live_cqs--;
+    free(cq);
+    return 0;
+}
+static struct ibv_qp *fk_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
+{
+    (void)pd, (void)a;
+    struct ibv_qp *qp = calloc(1, sizeof(*qp));
+    qp->qp_num = (uint32_t)++live_qps;
+    return qp;
+}
+static int fk_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
+{
+    (void)qp, (void)a, (void)mask;
+    return 0;
+}
+static int fk_destroy_qp(struct ibv_qp *qp)
+{
+    live_qps--;
+    free(qp);
+    return 0;
+}
+
+/* A connect NCCL abandons half way (its peer never accepts) dies by the
+ * last finalize, before the device under its QPs closes (gt_net.h
+ * lifetimes: half-made comm); and the handle that named it is not trusted
+ * afterwards. */
+static void abandoned_connect_dies_at_last_finalize(void **state)
+{
+    (void)state;
+    struct gt_ibv_fns t = {
+        .get_device_list = fk_get_device_list,
+        .free_device_list = fk_free_device_list,
+        .get_device_name = fk_get_device_name,
+        .get_device_guid = fk_get_device_guid,
+        .open_device = fk_open_device,
+        .close_device = fk_close_device,
+        .query_device = fk_query_device,
+        .query_port = fk_query_port,
+        .query_gid = fk_query_gid,
+        .alloc_pd = fk_alloc_pd,
+        .dealloc_pd = fk_dealloc_pd,
+        .reg_mr = fk_reg_mr,
+        .dereg_mr = fk_dereg_mr,
+        .create_cq = fk_create_cq,
+        .destroy_cq = fk_destroy_cq,
+        .create_qp = fk_create_qp,
+        .modify_qp = fk_modify_qp,
+        .destroy_qp = fk_destroy_qp,
+    };
+    gt_ibv_install(&t);
+    setenv("GDRTRACE_IB_OOB_IF", "lo", 1);
+    void *ctx = NULL, *lc = NULL, *sc = NULL;
+    char handle[GT_NET_HANDLE_MAXSIZE];
+    assert_int_equal(gt_ib_ops.init(&ctx, 0, 0, NULL, NULL, NULL), GT_OK);
+    assert_int_equal(gt_ib_ndevs, 1);
+    assert_int_equal(gt_ib_ops.listen(ctx, 0, handle, &lc), GT_OK);
+    assert_int_equal(gt_ib_ops.connect(ctx, 0, handle, &sc, NULL), GT_OK);
+    assert_null(sc); /* under way: nobody accepts */
+    assert_true(live_qps > 0 && live_cqs == 1 && live_mrs == 1);
+    assert_int_equal(gt_ib_ops.close_listen(lc), GT_OK);
+    assert_int_equal(gt_ib_ops.finalize(ctx), GT_OK);
+    assert_int_equal(live_qps, 0);
+    assert_int_equal(live_cqs, 0);
+    assert_int_equal(live_mrs, 0);
+    assert_int_equal(live_pds, 0); /* the PD could be freed: nothing left on it */
+    assert_int_equal(live_ctxs, 0);
+    /* A new context: the old handle names nothing now, so connect starts a
+     * fresh attempt (the listener is gone) instead of using freed memory. */
+    assert_int_equal(gt_ib_ops.init(&ctx, 0, 0, NULL, NULL, NULL), GT_OK);
+    gt_result r = gt_ib_ops.connect(ctx, 0, handle, &sc, NULL);
+    assert_true(r == GT_OK || r == GT_REMOTE_ERROR);
+    assert_null(sc);
+    assert_int_equal(gt_ib_ops.finalize(ctx), GT_OK);
+    assert_int_equal(live_qps + live_cqs + live_mrs + live_pds + live_ctxs, 0);
+    unsetenv("GDRTRACE_IB_OOB_IF");
+    gt_ibv_reset();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -161,6 +338,7 @@ int main(void)
         cmocka_unit_test(speed),
         cmocka_unit_test(roce_gid_choice),
         cmocka_unit_test(no_library),
+        cmocka_unit_test(abandoned_connect_dies_at_last_finalize),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
