@@ -11,7 +11,8 @@
 #    written into: a hard link to it keeps the old text); a FIFO and a
 #    symbolic link are refused and left alone; no temporary file is left;
 #  * dump --level: a strict integer in 1..22 (`3x`, `0`, `99`, `` refused
-#    with a usage error naming the value).
+#    with a usage error naming the value); watch --count and --interval
+#    refuse `2x`, `0`, `1s`, `abc` the same way.
 set -u
 BUILD=${BUILD:-build/default}
 G=$BUILD/gdrtrace
@@ -86,6 +87,13 @@ for bad in 3x 0 99 "" -1 " 5" 0x3; do
 done
 $G dump --level 010 -o "$T/out/l.zst" "$T/job" >/dev/null && pass "dump --level 010 is ten, accepted" ||
     fail "dump --level 010"
+
+# watch --count / --interval: strict numbers too (atol/atof took "2x" as 2)
+for args in "--count 2x" "--count 0" "--count ''" "--interval 1s" "--interval abc" "--interval 0"; do
+    out=$(eval timeout 10 $G watch --all $args "$T/job" </dev/null 2>&1); rc=$?
+    [ $rc = 64 ] && grep -q "gdrtrace watch: --" <<<"$out" && pass "watch $args refused (exit 64)" ||
+        fail "watch $args: exit $rc: $(head -2 <<<"$out")"
+done
 
 [ $fails = 0 ] && echo "all output-path checks passed" || echo "$fails check(s) failed"
 [ $fails = 0 ]
