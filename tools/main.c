@@ -22,6 +22,7 @@ static const struct subcommand subcommands[] = {
     {"diff", gt_cmd_diff, "A/B of two runs; warns when they differ beyond the registration path"},
     {"watch", gt_cmd_watch, "live view of running jobs"},
     {"export", gt_cmd_export, "metrics as Prometheus text or JSON"},
+    {"prune", gt_cmd_prune, "remove the recorders of exited and crashed processes"},
     {"doctor", gt_cmd_doctor, "this node's identity, prerequisites and a real DMA-BUF registration"},
 };
 

@@ -6,4 +6,4 @@ READER_SRCS := $(RECFILE_SRCS) tools/hist.c tools/archive.c tools/inputs.c \
                common/codes.c
 TOOL_SRCS += $(READER_SRCS) tools/cmd_ls.c tools/cmd_summary.c tools/cmd_verdict.c \
              tools/cmd_dump.c tools/cmd_diff.c \
-             tools/cmd_export.c tools/cmd_watch.c
+             tools/cmd_export.c tools/cmd_watch.c tools/cmd_prune.c

@@ -238,9 +238,10 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
     id.local_rank = o.rank;
     id.world_size = o.world;
     id.pid = o.pid;
-    id.start_wall_ns = 1764669600000000000ll;
+    /* the newest event is at most a few ms after the start */
+    id.start_wall_ns = o.end_wall_ns ? o.end_wall_ns - 2000000000ll : 1764669600000000000ll;
     id.start_mono_ns = o.start_mono_ns ? o.start_mono_ns : 1000;
-    id.end_wall_ns = o.state == GTR_STATE_CLOSED ? 1764669602000000000ll : 0;
+    id.end_wall_ns = o.state == GTR_STATE_CLOSED ? id.start_wall_ns + 2000000000ll : 0;
     id.clock = GTR_CLOCK_MONOTONIC;
     id.clock_mult = 1;
     id.clock_hz = 1000000000;

@@ -34,6 +34,8 @@ struct fx_opts {
     int ncomm;             /* comm slots (default 4; slot 0 carries the data) */
     int lat_pct;           /* latency values in percent of the defaults (default 100) */
     int64_t start_mono_ns; /* CLOCK_MONOTONIC at creation (default 1000: just after boot) */
+    int64_t end_wall_ns;   /* last activity (close, or newest event) at this wall time;
+                              0: the fixed dates of 2025-12-02 */
 };
 
 /* Names accepted by fx_kind_parse: dmabuf peermem host mixed fallback error nodata. */

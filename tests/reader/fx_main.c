@@ -198,7 +198,7 @@ int main(int argc, char **argv)
         {"host", 1, 0, 'H'}, {"job", 1, 0, 'j'},    {"pid", 1, 0, 'p'},    {"rank", 1, 0, 'r'},
         {"world", 1, 0, 'w'}, {"comm", 1, 0, 'c'},  {"kernel", 1, 0, 'k'}, {"reg", 1, 0, 'g'},
         {"state", 1, 0, 's'}, {"events", 1, 0, 'e'}, {"cap", 1, 0, 'C'},  {"torn", 1, 0, 't'},
-        {"nccl", 1, 0, 'n'}, {"scale", 1, 0, 'S'}, {"ncomm", 1, 0, 'N'}, {"latency", 1, 0, 'L'},  {"help", 0, 0, 'h'},
+        {"nccl", 1, 0, 'n'}, {"scale", 1, 0, 'S'}, {"ncomm", 1, 0, 'N'}, {"latency", 1, 0, 'L'}, {"age", 1, 0, 'a'},  {"help", 0, 0, 'h'},
         {"start-mono", 1, 0, 'M'}, {"hold", 0, 0, 'O'}, {0, 0, 0, 0}};
     struct fx_opts o = {0};
     int c, hold = 0;
@@ -224,6 +224,12 @@ int main(int argc, char **argv)
             o.start_mono_ns = !strcmp(optarg, "now") ? mono_now() : strtoll(optarg, NULL, 0);
             break;
         case 'O': hold = 1; break;
+        case 'a': {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            o.end_wall_ns = ((int64_t)ts.tv_sec - strtoll(optarg, NULL, 10)) * 1000000000ll;
+            break;
+        }
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 64;
         }
