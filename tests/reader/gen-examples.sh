@@ -43,6 +43,21 @@ run diff-warning diff "$T/dmabuf-run" "$T/other-kernel"
 run export export "$T/job"
 run export-json export --json "$T/dmabuf"
 run watch watch --all --count 1 "$T/job"
+# prune: a node's folder after two jobs (a live rank, exited and crashed
+# ones, a stray file); the live rank is the fixture holding its recorder
+mkdir -p "$T/shm"; mkfifo "$T/hold"
+$FX dmabuf "$T/shm/gdrtrace.job42.node-a.live.rec" --hold <"$T/hold" >"$T/hold.out" &
+hold_pid=$!
+exec 9>"$T/hold"
+for _ in $(seq 200); do grep -q ready "$T/hold.out" 2>/dev/null && break; sleep 0.05; done
+$FX dmabuf "$T/shm/gdrtrace.job41.node-a.40001.rec" --job job41 --pid 40001 --age 90000
+$FX host "$T/shm/gdrtrace.job41.node-a.40002.rec" --job job41 --pid 40002 --state live --age 90000
+$FX dmabuf "$T/shm/gdrtrace.job40.node-a.30001.rec" --job job40 --pid 30001 --age 1800
+printf 'scratch' >"$T/shm/gdrtrace.scratch.rec"
+run prune-dry-run prune --dry-run --older-than 12h "$T/shm"
+run prune prune --job job41 "$T/shm"
+exec 9>&- # the holder exits
+sed -i "s/\b$hold_pid\b/31337/g" "$D/prune-dry-run.txt" "$D/prune.txt"
 if [ -x "$BUILD/harness/harness" ]; then
     mkdir -p "$T/harness"
     "$BUILD/harness/harness" --abi 12 --data-only --iters 10 --max-size 1M --dir "$T/harness" \

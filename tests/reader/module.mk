@@ -16,3 +16,4 @@ TESTS += reader_prune
 reader_prune_SRCS = tests/reader/prune_race.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
 reader_prune_LIBS := -lzstd -lm
 TEST_SCRIPTS += tests/reader/test-prune.sh
+TEST_SCRIPTS += tests/reader/test-epilog.sh
