@@ -5,7 +5,9 @@
  * inner and the recorder shim, linked together as in the plugin.  The table
  * is walked as what it is (a name, then function pointers only), so a slot
  * added to gt_net.h is checked here without editing this file; the size
- * assertion fails first if a member of another kind is ever added.
+ * assertion fails first if a member of another kind is ever added.  It also
+ * checks the failure rule (gt_net.h F1) on calls every transport must refuse
+ * without a device or a peer: each failing call describes itself.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -81,6 +83,42 @@ static void shim_fills_every_slot(void **state)
     rmdir(dir);
 }
 
+/* A failing call described itself since `mark` (gt_net.h F1). */
+static void assert_described(uint32_t mark, gt_result r, const char *who, const char *words)
+{
+    struct gt_net_failure f;
+    if (r == GT_OK)
+        fail_msg("%s: expected a failure", who);
+    if (!gt_net_failure_since(mark, &f))
+        fail_msg("%s failed (%d) without describing why", who, (int)r);
+    if (!strstr(f.text, words))
+        fail_msg("%s: description '%s' lacks '%s'", who, f.text, words);
+}
+
+static void failing_calls_describe_themselves(void **state)
+{
+    (void)state;
+    const struct gt_net_ops *t[] = {&gt_sock_ops, &gt_ib_ops};
+    const char *words[] = {"sock", "ib"};
+    for (int i = 0; i < 2; i++) {
+        struct gt_props p;
+        struct gt_dev_probe pr;
+        int done = 0;
+        uint32_t m = gt_net_fail_mark();
+        assert_described(m, t[i]->get_properties(-1, &p), "get_properties(-1)", words[i]);
+        m = gt_net_fail_mark();
+        assert_described(m, t[i]->get_probe(-1, &pr), "get_probe(-1)", words[i]);
+        m = gt_net_fail_mark();
+        assert_described(m, t[i]->test(NULL, &done, NULL), "test(NULL)", words[i]);
+    }
+    /* inner without GDRTRACE_INNER: init says what is missing */
+    unsetenv("GDRTRACE_INNER");
+    void *ctx = NULL;
+    uint32_t m = gt_net_fail_mark();
+    assert_described(m, gt_inner_ops.init(&ctx, 0, 0, NULL, NULL, NULL), "inner init",
+                     "needs GDRTRACE_INNER");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -88,6 +126,7 @@ int main(void)
         cmocka_unit_test(ib_fills_every_slot),
         cmocka_unit_test(inner_fills_every_slot),
         cmocka_unit_test(shim_fills_every_slot),
+        cmocka_unit_test(failing_calls_describe_themselves),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
