@@ -186,6 +186,7 @@ static int install_locked(void)
     if (sigaction(SIGBUS, NULL, &cur) != 0)
         return errno;
     g_prev = cur;
+    __atomic_store_n(&g_prev_spent, 0, __ATOMIC_RELAXED); /* a new previous disposition */
     memset(&sa, 0, sizeof(sa));
     sa.sa_sigaction = on_sigbus;
     /* No SA_NODEFER: SIGBUS stays blocked in our handler, and chain() sets
