@@ -43,7 +43,7 @@ BENCH_SCRIPTS += tests/bench/bench_rec_lttng.sh
 
 # sock bandwidth, recorder on vs off, same run (recursive: SOCK_SRCS is plugin/sock's).
 BENCHES += bench_rec_bw
-bench_rec_bw_SRCS = tests/bench/bench_rec_bw.c $(SOCK_SRCS) $(SHIM_SRCS) $(FINGERPRINT_SRCS) $(BASE_SRCS)
+bench_rec_bw_SRCS = tests/bench/bench_rec_bw.c $(SOCK_SRCS) $(OOB_SRCS) $(SHIM_SRCS) $(FINGERPRINT_SRCS) $(BASE_SRCS)
 bench_rec_bw_LIBS := -lpthread -ldl
 
 # Integration: the harness drives the built plugin; its recorders are checked.

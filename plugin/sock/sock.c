@@ -18,11 +18,13 @@
  * progress of everything, waiting for a writable socket); their variables
  * are retired (docs/configuration.md) and docs/results/ keeps the runs.
  *
- * Wire protocol (host byte order on the socket: both ends run this build,
- * which the hello's version pins; the handle alone is byte-order neutral):
- *   hello   (connector -> acceptor, once): struct wire_hello, index 0 and
- *           nsocks 0 (the fields once numbered data sockets; a peer that
- *           asks for any is refused).
+ * Wire protocol (host byte order on the socket after the hello: both ends
+ * run this build, which the hello's version pins; the handle and the hello
+ * are byte-order neutral):
+ *   hello   (connector -> acceptor, once): plugin/oob's 32-byte hello
+ *           (magic GTH1, version, the handle's nonce, a random connection
+ *           id), nothing after it.  The listener (plugin/oob) holds
+ *           connections in its pending table until their hello is valid.
  *   CTS     (receiver -> sender, one per irecv until the sender went eager):
  *           wire_hdr{type CTS, sub = 1, slot, flags EAGER_OK} + one
  *           wire_cts_ent{tag, size}.  "Clear to send" into that posted

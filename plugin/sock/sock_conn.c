@@ -9,14 +9,14 @@
  * Invariants:
  *  1. One socket per connection: control messages and payloads share one
  *     TCP stream, so its order is the protocol's order (1a, 1b in
- *     sock_data.c and sock_ctrl.c).  The hello still carries the data-socket
- *     count and striping chunk of protocol version 2 (0 and 128 KiB), so the
- *     wire stays what it was; an acceptor refuses a peer that asks for any.
- *  3. Every hello is validated (magic, version, the listen handle's nonce,
- *     socket count and index, chunk) before the connection becomes a comm;
- *     a bad one is refused with a WARN naming the peer and a RST.  A comm's
- *     error is sticky: gt_sock_fail() WARNs once and every later call
- *     returns the same result.
+ *     sock_data.c and sock_ctrl.c).
+ *  3. Connections are taken in by plugin/oob's listener: a connection
+ *     becomes a comm only once its hello (magic, version, checksum, the
+ *     listen handle's nonce, a connection id not seen before) is complete;
+ *     strangers that are bad, silent past GDRTRACE_OOB_TIMEOUT_MS or closed
+ *     are dropped and logged there, and never fail accept.  A comm's error
+ *     is sticky: gt_sock_fail() WARNs once and every later call returns the
+ *     same result.
  *  -  connect() keeps its in-progress state id in the handle (NCCL gives it
  *     nowhere else); the id is looked up in a registry, never dereferenced.
  *  -  g_lock guards the device table, the reference count and the registry;
@@ -32,7 +32,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,27 +39,11 @@
 #include "common/log.h"
 #include "plugin/sock/sock_internal.h"
 
-#define HELLO_MAGIC 0x47544831u /* "GTH1" */
-/* The hello's chunk field: the striping granule of protocol version 2, which
- * the wire keeps; nothing is striped now. */
-#define HELLO_CHUNK (128 * 1024)
-#define MAX_PENDING 64
 #define MAX_CONNECTING 256
 
-struct sock_pending {
-    int fd;
-    size_t got;
-    struct wire_hello hello;
-    char peer[80];
-};
-
 struct sock_listen {
-    int fd;
     int dev;
-    uint64_t nonce;
-    union gt_sock_addr addr;
-    int npend;
-    struct sock_pending pend[MAX_PENDING];
+    struct gt_oob_listener oob; /* the socket, the nonce and the pending table */
 };
 
 struct sock_ctx {
@@ -71,7 +54,7 @@ struct sock_ctx {
 /* ---- devices ---------------------------------------------------------- */
 
 struct sock_dev {
-    struct gt_sock_if ifc;
+    struct gt_oob_if ifc;
     char *pci;
     int speed;
 };
@@ -90,19 +73,6 @@ static struct {
     uint64_t id;
     struct sock_comm *c;
 } g_connecting[MAX_CONNECTING];
-
-static uint64_t rand64(void)
-{
-    uint64_t v = 0;
-    if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t)sizeof(v)) {
-        static uint64_t ctr;
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        v = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 40) ^
-            __atomic_add_fetch(&ctr, 0x9e3779b97f4a7c15ull, __ATOMIC_RELAXED);
-    }
-    return v ? v : 1;
-}
 
 static int read_speed(const char *ifname)
 {
@@ -123,8 +93,8 @@ static int read_speed(const char *ifname)
 
 static gt_result devices_discover(void)
 {
-    struct gt_sock_if cands[128], sel[GT_SOCK_MAX_DEVS];
-    int nc = gt_sock_if_system(cands, 128);
+    struct gt_oob_if cands[128], sel[GT_SOCK_MAX_DEVS];
+    int nc = gt_oob_if_system(cands, 128);
     if (nc < 0) {
         int e = errno;
         return SOCK_FAIL(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, e,
@@ -134,7 +104,7 @@ static gt_result devices_discover(void)
     static const char *const fams[] = {"any", "AF_INET", "AF_INET6", "4", "6", NULL};
     static const int fam_of[] = {0, AF_INET, AF_INET6, AF_INET, AF_INET6};
     int family = fam_of[gt_env_choice("GDRTRACE_SOCKET_FAMILY", fams, 0)];
-    int n = gt_sock_if_select(cands, nc, spec, family, sel, GT_SOCK_MAX_DEVS);
+    int n = gt_oob_if_select(cands, nc, spec, family, sel, GT_SOCK_MAX_DEVS);
     if (n <= 0) {
         return SOCK_FAIL(GT_INTERNAL_ERROR, GT_REASON_TRANSPORT_ERROR, 0,
                          "sock: no usable network interface (up, with an %s address)%s%s%s",
@@ -153,7 +123,7 @@ static gt_result devices_discover(void)
         g_dev[i].speed = read_speed(sel[i].name);
         size_t l = strlen(line);
         snprintf(line + l, sizeof(line) - l, " [%d]%.16s:%.79s", i, sel[i].name,
-                 gt_sock_addr_str(&sel[i].addr, a, sizeof(a)));
+                 gt_oob_addr_str(&sel[i].addr, a, sizeof(a)));
     }
     g_ndev = n;
     /* The settings in force, so a run's NCCL log says how it moved data. */
@@ -351,22 +321,6 @@ static void tune(int fd)
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
 }
 
-static socklen_t addr_len(const union gt_sock_addr *a)
-{
-    return a->sa.sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
-}
-
-static void peer_name(int fd, char *buf, size_t len)
-{
-    union gt_sock_addr a;
-    socklen_t l = sizeof(a);
-    memset(&a, 0, sizeof(a));
-    if (getpeername(fd, &a.sa, &l) == 0)
-        gt_sock_addr_str(&a, buf, len);
-    else
-        snprintf(buf, len, "(unknown peer)");
-}
-
 /* Abortive close: RST, so a peer blocked on us learns at once. */
 static void close_abort(int fd)
 {
@@ -502,6 +456,32 @@ gt_result gt_sock_errno_result(int e)
 
 /* ---- listen / connect / accept ------------------------------------------ */
 
+/* plugin/oob calls this on the listening socket (buffer sizes, which
+ * accepted sockets inherit) and on each accepted one (the options). */
+static void prepare_fd(int fd, int listening)
+{
+    if (listening)
+        size_buffers(fd);
+    else
+        tune(fd);
+}
+
+static void prepare_connect(int fd, int listening)
+{
+    (void)listening;
+    size_buffers(fd);
+    tune(fd);
+}
+
+static const struct gt_oob_proto sock_proto = {
+    .name = "sock",
+    .magic = GT_SOCK_HELLO_MAGIC,
+    .version = GT_SOCK_PROTO_VERSION,
+    .body_len = 0,
+    .check_body = NULL,
+    .prepare_fd = prepare_fd,
+};
+
 gt_result gt_sock_listen(void *ctx, int dev, void *handle, void **listen_comm)
 {
     (void)ctx;
@@ -513,42 +493,19 @@ gt_result gt_sock_listen(void *ctx, int dev, void *handle, void **listen_comm)
                          "sock: listen: out of memory");
     char a[80];
     l->dev = dev;
-    l->addr = g_dev[dev].ifc.addr;
-    if (l->addr.sa.sa_family == AF_INET6)
-        l->addr.in6.sin6_port = 0;
-    else
-        l->addr.in4.sin_port = 0;
-    l->fd = socket(l->addr.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    int e;
-    if (l->fd < 0) {
-        e = errno;
-        SOCK_FAIL(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, e, "sock: listen on %s: socket: %s",
-                  g_dev[dev].ifc.name, strerror(e));
-        goto err_free;
+    if (gt_oob_listen(&l->oob, &g_dev[dev].ifc.addr, &sock_proto) != GT_OK) {
+        int e = errno;
+        free(l);
+        return SOCK_FAIL(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, e,
+                         "sock: listen on %s (%s): %s", g_dev[dev].ifc.name,
+                         gt_oob_addr_str(&g_dev[dev].ifc.addr, a, sizeof(a)), strerror(e));
     }
-    int one = 1;
-    setsockopt(l->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    size_buffers(l->fd);
-    socklen_t len = addr_len(&l->addr);
-    if (bind(l->fd, &l->addr.sa, len) != 0 || listen(l->fd, 1024) != 0 ||
-        getsockname(l->fd, &l->addr.sa, &len) != 0) {
-        e = errno;
-        SOCK_FAIL(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, e, "sock: listen on %s (%s): %s",
-                  g_dev[dev].ifc.name, gt_sock_addr_str(&l->addr, a, sizeof(a)), strerror(e));
-        goto err_close;
-    }
-    l->nonce = rand64();
-    struct gt_sock_handle_info info = {.addr = l->addr, .nonce = l->nonce};
+    struct gt_sock_handle_info info = {.addr = l->oob.addr, .nonce = l->oob.nonce};
     gt_sock_handle_encode(&info, handle);
     GT_INFO(GT_LOGSUB_NET, "sock: listening on %s (%s)", g_dev[dev].ifc.name,
-            gt_sock_addr_str(&l->addr, a, sizeof(a)));
+            gt_oob_addr_str(&l->oob.addr, a, sizeof(a)));
     *listen_comm = l;
     return GT_OK;
-err_close:
-    close(l->fd);
-err_free:
-    free(l);
-    return GT_SYSTEM_ERROR; /* described above */
 }
 
 static uint64_t stage_get(const void *handle)
@@ -598,29 +555,17 @@ static gt_result connect_step(struct sock_comm *c, int *ready)
 {
     *ready = 0;
     if (!c->connected) {
-        struct pollfd pfd = {.fd = c->fd, .events = POLLOUT};
-        int pr = poll(&pfd, 1, 0);
-        if (pr < 0 && errno != EINTR)
-            return gt_sock_fail_errno(c, errno, "poll: %s", strerror(errno));
-        if (pr <= 0)
+        int k = gt_oob_connect_poll(c->fd);
+        if (k == 0)
             return GT_OK;
-        int soerr = 0;
-        socklen_t sl = sizeof(soerr);
-        if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) != 0)
-            soerr = errno;
-        if (soerr)
-            return gt_sock_fail_errno(c, soerr, "connect: %s", strerror(soerr));
+        if (k < 0)
+            return gt_sock_fail_errno(c, errno, "connect: %s", strerror(errno));
         c->connected = 1;
     }
-    if (c->hello_sent < (int)sizeof(struct wire_hello)) {
-        ssize_t n = send(c->fd, (char *)&c->hello + c->hello_sent,
-                         sizeof(c->hello) - (size_t)c->hello_sent, MSG_DONTWAIT | MSG_NOSIGNAL);
-        if (n > 0)
-            c->hello_sent += (int)n;
-        else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-            return gt_sock_fail_errno(c, errno, "sending hello: %s", strerror(errno));
-    }
-    *ready = c->hello_sent == (int)sizeof(struct wire_hello);
+    int k = gt_oob_xfer(c->fd, c->hello, sizeof(c->hello), &c->hello_sent, 1, 0);
+    if (k < 0)
+        return gt_sock_fail_errno(c, errno, "sending hello: %s", strerror(errno));
+    *ready = k;
     return GT_OK;
 }
 
@@ -647,7 +592,7 @@ gt_result gt_sock_connect(void *ctx, int dev, void *handle, void **send_comm, vo
         if (!c) {
             GT_WARN("sock: connect to %s: handle carries unknown connect-in-progress id "
                     "0x%llx (handle corrupted or reused)",
-                    gt_sock_addr_str(&info.addr, a, sizeof(a)), (unsigned long long)id);
+                    gt_oob_addr_str(&info.addr, a, sizeof(a)), (unsigned long long)id);
             return gt_sock_bad_arg(__func__);
         }
     } else {
@@ -656,25 +601,15 @@ gt_result gt_sock_connect(void *ctx, int dev, void *handle, void **send_comm, vo
             return SOCK_FAIL(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, ENOMEM,
                              "sock: connect: out of memory");
         c->dev = dev;
-        gt_sock_addr_str(&info.addr, c->peer, sizeof(c->peer));
-        c->conn_id = rand64();
-        c->hello = (struct wire_hello){.magic = HELLO_MAGIC,
-                                       .version = GT_SOCK_PROTO_VERSION,
-                                       .chunk = HELLO_CHUNK,
-                                       .conn_id = c->conn_id,
-                                       .nonce = info.nonce};
-        c->fd = socket(info.addr.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        gt_oob_addr_str(&info.addr, c->peer, sizeof(c->peer));
+        c->conn_id = gt_oob_rand64();
+        struct gt_oob_hello h = {.magic = GT_SOCK_HELLO_MAGIC,
+                                 .version = GT_SOCK_PROTO_VERSION,
+                                 .nonce = info.nonce,
+                                 .conn_id = c->conn_id};
+        gt_oob_hello_encode(&h, c->hello);
+        c->fd = gt_oob_connect_start(&info.addr, prepare_connect);
         if (c->fd < 0) {
-            int e = errno;
-            SOCK_FAIL(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, e,
-                      "sock: connect to %s: socket: %s", c->peer, strerror(e));
-            comm_free(c, 1);
-            return GT_SYSTEM_ERROR;
-        }
-        size_buffers(c->fd);
-        tune(c->fd);
-        if (connect(c->fd, &info.addr.sa, addr_len(&info.addr)) != 0 && errno != EINPROGRESS &&
-            errno != EINTR) {
             int e = errno;
             gt_result r = gt_sock_errno_result(e);
             SOCK_FAIL(r, r == GT_REMOTE_ERROR ? GT_REASON_PEER_GONE : GT_REASON_TRANSPORT_ERROR, e,
@@ -709,29 +644,6 @@ gt_result gt_sock_connect(void *ctx, int dev, void *handle, void **send_comm, vo
     return GT_OK;
 }
 
-static void pend_drop(struct sock_listen *l, int i, int abortive)
-{
-    if (abortive)
-        close_abort(l->pend[i].fd);
-    else
-        close(l->pend[i].fd);
-    l->pend[i] = l->pend[--l->npend];
-}
-
-/* The recv comm of pending connection i, whose hello checked out; it leaves
- * the pending table.  NULL (out of memory): it stays, tried again by the
- * next accept. */
-static struct sock_comm *pend_take(struct sock_listen *l, int i)
-{
-    struct sock_comm *c = comm_alloc(COMM_RECV);
-    if (!c)
-        return NULL;
-    c->fd = l->pend[i].fd;
-    snprintf(c->peer, sizeof(c->peer), "%s", l->pend[i].peer);
-    l->pend[i] = l->pend[--l->npend];
-    return c;
-}
-
 gt_result gt_sock_accept(void *listen_comm, void **recv_comm, void **recv_dev_comm)
 {
     if (recv_dev_comm)
@@ -740,71 +652,27 @@ gt_result gt_sock_accept(void *listen_comm, void **recv_comm, void **recv_dev_co
         return gt_sock_bad_arg(__func__);
     *recv_comm = NULL;
     struct sock_listen *l = listen_comm;
-    for (;;) {
-        int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) {
-            if (errno == EINTR || errno == ECONNABORTED)
-                continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
-                break;
-            int e = errno;
-            return SOCK_FAIL(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, e, "sock: accept: %s",
-                             strerror(e));
-        }
-        char peer[80];
-        peer_name(fd, peer, sizeof(peer));
-        if (l->npend == MAX_PENDING) {
-            GT_WARN("sock: accept: refusing %s: %d connections already waiting for their "
-                    "hello",
-                    peer, MAX_PENDING);
-            close_abort(fd);
-            continue;
-        }
-        tune(fd);
-        struct sock_pending *p = &l->pend[l->npend++];
-        memset(p, 0, sizeof(*p));
-        p->fd = fd;
-        snprintf(p->peer, sizeof(p->peer), "%s", peer);
+    struct gt_oob_conn conn;
+    int k = gt_oob_accept(&l->oob, &conn);
+    if (k < 0) {
+        int e = errno;
+        return SOCK_FAIL(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, e, "sock: accept: %s",
+                         strerror(e));
     }
-    for (int i = 0; i < l->npend; i++) {
-        struct sock_pending *p = &l->pend[i];
-        if (p->got < sizeof(p->hello)) {
-            ssize_t n =
-                recv(p->fd, (char *)&p->hello + p->got, sizeof(p->hello) - p->got, MSG_DONTWAIT);
-            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-                GT_WARN("sock: accept: connection from %s closed before its hello (%s)", p->peer,
-                        n == 0 ? "EOF" : strerror(errno));
-                pend_drop(l, i--, 0);
-                continue;
-            }
-            if (n > 0)
-                p->got += (size_t)n;
-            if (p->got < sizeof(p->hello))
-                continue;
-            const struct wire_hello *h = &p->hello;
-            const char *bad =
-                h->magic != HELLO_MAGIC               ? "bad magic (not a gdrtrace peer)"
-                : h->version != GT_SOCK_PROTO_VERSION ? "protocol version mismatch"
-                : h->nonce != l->nonce                ? "handle nonce mismatch (stale handle?)"
-                : h->nsocks || h->index ? "the peer asks for data sockets (GDRTRACE_SOCKET_NSOCKS "
-                                          "is retired: one socket per connection)"
-                : h->chunk < 4096 || h->chunk > (64u << 20) ? "chunk size out of range"
-                                                            : NULL;
-            if (bad) {
-                GT_WARN("sock: accept: refusing connection from %s: %s", p->peer, bad);
-                pend_drop(l, i--, 1);
-                continue;
-            }
-        }
-        struct sock_comm *c = pend_take(l, i);
-        if (!c)
-            continue;
-        int snd, rcv;
-        buffer_sizes(c->fd, &snd, &rcv);
-        GT_INFO(GT_LOGSUB_NET, "sock: accepted %s (sndbuf %d, rcvbuf %d)", c->peer, snd, rcv);
-        *recv_comm = c;
-        return GT_OK;
+    if (k == 0)
+        return GT_OK; /* nobody with a valid hello yet */
+    struct sock_comm *c = comm_alloc(COMM_RECV);
+    if (!c) {
+        close_abort(conn.fd);
+        return SOCK_FAIL(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, ENOMEM,
+                         "sock: accept: out of memory");
     }
+    c->fd = conn.fd;
+    gt_oob_addr_str(&conn.peer, c->peer, sizeof(c->peer));
+    int snd, rcv;
+    buffer_sizes(c->fd, &snd, &rcv);
+    GT_INFO(GT_LOGSUB_NET, "sock: accepted %s (sndbuf %d, rcvbuf %d)", c->peer, snd, rcv);
+    *recv_comm = c;
     return GT_OK;
 }
 
@@ -813,9 +681,7 @@ gt_result gt_sock_close_listen(void *listen_comm)
     struct sock_listen *l = listen_comm;
     if (!l)
         return gt_sock_bad_arg(__func__);
-    while (l->npend)
-        pend_drop(l, 0, 1);
-    close(l->fd);
+    gt_oob_listen_close(&l->oob);
     free(l);
     return GT_OK;
 }

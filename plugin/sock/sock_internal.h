@@ -7,14 +7,9 @@
  * (plugin/sock/sock.c says which file owns what).  Nothing here is part of
  * gt_net; only plugin/sock/ and the sock tests and benches include it.
  *
- * Handle layout (GT_NET_HANDLE_MAXSIZE = 128 bytes, multi-byte fields in
- * network byte order so a handle means the same on every host):
- *    0  u32 magic  'GTSK'          4  u16 version (GT_SOCK_HANDLE_VERSION)
- *    6  u16 family (4 or 6)        8  u16 port
- *   10  u16 reserved (0)          12  u8  addr[16] (IPv4 in the first 4)
- *   28  u64 nonce (identifies the listen comm; stray connections are refused)
- *   36  u32 checksum: FNV-1a over bytes 0..35
- *   40..63 zero (reserved, covered by no checksum but required zero)
+ * Handle: plugin/oob's layout (oob.h) with magic 'GTSK' and version
+ * GT_SOCK_HANDLE_VERSION: family, port, address, the listen comm's nonce
+ * and a checksum in bytes 0..39; then, at GT_SOCK_HANDLE_STAGE_OFF (64):
  *   64  u64 connect-in-progress id, written by connect() between its calls
  *       (NCCL gives connect no other place to keep state); never dereferenced:
  *       it is looked up in a registry, so a corrupt value is an error, not a crash.
@@ -29,24 +24,22 @@
 #include <sys/socket.h>
 
 #include "common/gt_net.h"
+#include "plugin/oob/oob.h"
 
 #define GT_SOCK_HANDLE_MAGIC 0x4754534bu /* "GTSK" */
 #define GT_SOCK_HANDLE_VERSION 1
-#define GT_SOCK_HANDLE_MINLEN 40 /* bytes that must be present to decode */
-#define GT_SOCK_HANDLE_STAGE_OFF 64
-#define GT_SOCK_PROTO_VERSION 2 /* the hello's version; 2: eager sends (unchanged since) */
+#define GT_SOCK_HANDLE_MINLEN GT_OOB_HANDLE_MINLEN /* bytes that must be present to decode */
+#define GT_SOCK_HANDLE_STAGE_OFF GT_OOB_HANDLE_PRIVATE
+/* The hello's magic and version (plugin/oob's hello, no setup message after
+ * it); 2: eager sends; 3: the shared out-of-band hello. */
+#define GT_SOCK_HELLO_MAGIC 0x47544831u /* "GTH1" */
+#define GT_SOCK_PROTO_VERSION 3
 
 #define GT_SOCK_MAX_DEVS 32
 #define GT_SOCK_DEFAULT_SPEED 10000
 
-union gt_sock_addr {
-    struct sockaddr sa;
-    struct sockaddr_in in4;
-    struct sockaddr_in6 in6;
-};
-
 struct gt_sock_handle_info {
-    union gt_sock_addr addr; /* listen address and port */
+    union gt_oob_addr addr; /* listen address and port */
     uint64_t nonce;
 };
 
@@ -56,28 +49,8 @@ void gt_sock_handle_encode(const struct gt_sock_handle_info *info, void *handle)
  * one-line reason in why[] (truncated, bad magic, version, family, checksum...). */
 gt_result gt_sock_handle_decode(const void *handle, size_t len, struct gt_sock_handle_info *info,
                                 char *why, size_t whylen);
-/* "a.b.c.d:port" or "[v6]:port" into buf; returns buf. */
-const char *gt_sock_addr_str(const union gt_sock_addr *a, char *buf, size_t len);
-
-/* One candidate interface address. */
-struct gt_sock_if {
-    char name[IF_NAMESIZE];
-    union gt_sock_addr addr;
-    int loopback;
-};
-
-/* 1 when `name` is selected by spec, in the spirit of NCCL_SOCKET_IFNAME:
- * a comma list of prefixes; a leading '^' excludes instead of includes; a
- * leading '=' (after the optional '^') requires exact names. */
-int gt_sock_if_match(const char *spec, const char *name);
-/* Picks devices from cands: one per interface name (IPv4 preferred over IPv6,
- * IPv6 link-local skipped; family AF_INET/AF_INET6 keeps only that family,
- * 0 any).  With spec: those it selects.  Without: all but loopback and
- * docker*; else docker*; else loopback.  Returns the count. */
-int gt_sock_if_select(const struct gt_sock_if *cands, int ncand, const char *spec, int family,
-                      struct gt_sock_if *out, int maxout);
-/* The system's up interfaces with an IPv4/IPv6 address (getifaddrs). */
-int gt_sock_if_system(struct gt_sock_if *out, int maxout);
+/* Addresses and interface selection (GDRTRACE_SOCKET_IFNAME, _FAMILY) are
+ * plugin/oob's: union gt_oob_addr, gt_oob_if_select() and friends. */
 
 /* What a comm did, logged at INFO (NET) when it closes: enough to tell a
  * transport that moves data in few large syscalls from one that spins or
@@ -128,17 +101,6 @@ struct wire_cts_ent {
 };
 _Static_assert(sizeof(struct wire_cts_ent) == 16, "wire_cts_ent is 16 bytes on the wire");
 
-struct wire_hello {
-    uint32_t magic;
-    uint16_t version;
-    uint8_t index;  /* 0: the connection's one socket */
-    uint8_t nsocks; /* 0: no data sockets */
-    uint32_t chunk; /* HELLO_CHUNK */
-    uint32_t reserved;
-    uint64_t conn_id; /* the connector's connect-in-progress id */
-    uint64_t nonce;   /* the listen handle's nonce */
-};
-_Static_assert(sizeof(struct wire_hello) == 32, "wire_hello is 32 bytes on the wire");
 
 enum { REQ_FREE = 0, REQ_SEND, REQ_RECV, REQ_FLUSH };
 
@@ -213,9 +175,9 @@ struct sock_comm {
     int nfree;
     /* connect() state until established */
     uint64_t conn_id;
-    int hello_sent;
+    size_t hello_sent;
     int connected;
-    struct wire_hello hello;
+    uint8_t hello[GT_OOB_HELLO_BYTES];
     int dev;
 };
 

@@ -164,7 +164,7 @@ int main(void)
     int pfd;
     if (!child) {
         int l = socket(info.addr.sa.sa_family, SOCK_STREAM, 0);
-        union gt_sock_addr a = info.addr;
+        union gt_oob_addr a = info.addr;
         socklen_t al = a.sa.sa_family == AF_INET6 ? sizeof(a.in6) : sizeof(a.in4);
         if (a.sa.sa_family == AF_INET6)
             a.in6.sin6_port = 0;
@@ -176,7 +176,7 @@ int main(void)
         pfd = accept(l, NULL, NULL);
         close(l);
     } else {
-        union gt_sock_addr a;
+        union gt_oob_addr a;
         xread(rd, &a, sizeof(a));
         pfd = socket(a.sa.sa_family, SOCK_STREAM, 0);
         if (pfd < 0 ||

@@ -3,7 +3,7 @@
 # stand-in third-party plugin (fake_inner.c, exporting v11 and v8 over sock;
 # recursive: SOCK_SRCS is plugin/sock's).
 FAKE_INNER := $(BUILD)/tests/libnccl-net-fakeinner.so
-FAKE_INNER_SRCS = tests/inner/fake_inner.c $(SOCK_SRCS) \
+FAKE_INNER_SRCS = tests/inner/fake_inner.c $(SOCK_SRCS) $(OOB_SRCS) \
                    $(BASE_SRCS)
 $(FAKE_INNER): $(call obj,$(FAKE_INNER_SRCS))
 	@mkdir -p $(dir $@)

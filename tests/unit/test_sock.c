@@ -134,8 +134,8 @@ static void test_handle_roundtrip(void **state)
         assert_int_equal(out.addr.sa.sa_family, v6 ? AF_INET6 : AF_INET);
         assert_int_equal(out.nonce, in.nonce);
         char a[80], b[80];
-        assert_string_equal(gt_sock_addr_str(&in.addr, a, sizeof(a)),
-                            gt_sock_addr_str(&out.addr, b, sizeof(b)));
+        assert_string_equal(gt_oob_addr_str(&in.addr, a, sizeof(a)),
+                            gt_oob_addr_str(&out.addr, b, sizeof(b)));
     }
 }
 
@@ -191,24 +191,24 @@ static void test_handle_corrupt(void **state)
 static void test_ifname_match(void **state)
 {
     (void)state;
-    assert_true(gt_sock_if_match("eth", "eth0"));
-    assert_false(gt_sock_if_match("eth", "ib0"));
-    assert_true(gt_sock_if_match("ib,eth", "eth1"));
-    assert_true(gt_sock_if_match("ib,eth", "ib3"));
-    assert_false(gt_sock_if_match("^eth", "eth0"));
-    assert_true(gt_sock_if_match("^eth", "ens5"));
-    assert_true(gt_sock_if_match("=eth0", "eth0"));
-    assert_false(gt_sock_if_match("=eth0", "eth01"));
-    assert_false(gt_sock_if_match("^=eth0", "eth0"));
-    assert_true(gt_sock_if_match("^=eth0", "eth01"));
-    assert_true(gt_sock_if_match("eth0:5555", "eth0"));
-    assert_false(gt_sock_if_match("", "eth0"));
-    assert_false(gt_sock_if_match(",,", "eth0"));
+    assert_true(gt_oob_if_match("eth", "eth0"));
+    assert_false(gt_oob_if_match("eth", "ib0"));
+    assert_true(gt_oob_if_match("ib,eth", "eth1"));
+    assert_true(gt_oob_if_match("ib,eth", "ib3"));
+    assert_false(gt_oob_if_match("^eth", "eth0"));
+    assert_true(gt_oob_if_match("^eth", "ens5"));
+    assert_true(gt_oob_if_match("=eth0", "eth0"));
+    assert_false(gt_oob_if_match("=eth0", "eth01"));
+    assert_false(gt_oob_if_match("^=eth0", "eth0"));
+    assert_true(gt_oob_if_match("^=eth0", "eth01"));
+    assert_true(gt_oob_if_match("eth0:5555", "eth0"));
+    assert_false(gt_oob_if_match("", "eth0"));
+    assert_false(gt_oob_if_match(",,", "eth0"));
 }
 
-static struct gt_sock_if mk_if(const char *name, int fam, const char *addr, int lo)
+static struct gt_oob_if mk_if(const char *name, int fam, const char *addr, int lo)
 {
-    struct gt_sock_if f;
+    struct gt_oob_if f;
     memset(&f, 0, sizeof(f));
     snprintf(f.name, sizeof(f.name), "%s", name);
     f.loopback = lo;
@@ -223,47 +223,47 @@ static struct gt_sock_if mk_if(const char *name, int fam, const char *addr, int 
 static void test_if_select(void **state)
 {
     (void)state;
-    struct gt_sock_if c[] = {
+    struct gt_oob_if c[] = {
         mk_if("lo", AF_INET, "127.0.0.1", 1),   mk_if("lo", AF_INET6, "::1", 1),
         mk_if("eth0", AF_INET6, "fe80::1", 0),  mk_if("eth0", AF_INET6, "fd00::2", 0),
         mk_if("eth0", AF_INET, "192.0.2.2", 0), mk_if("docker0", AF_INET, "172.17.0.1", 0),
         mk_if("ib0", AF_INET6, "fe80::9", 0),   mk_if("ens5", AF_INET6, "2001:db8::5", 0),
     };
     int nc = (int)(sizeof(c) / sizeof(c[0]));
-    struct gt_sock_if out[8];
-    int n = gt_sock_if_select(c, nc, NULL, 0, out, 8);
+    struct gt_oob_if out[8];
+    int n = gt_oob_if_select(c, nc, NULL, 0, out, 8);
     /* Default: no loopback, no docker, no link-local-only ib0; v4 preferred. */
     assert_int_equal(n, 2);
     assert_string_equal(out[0].name, "eth0");
     assert_int_equal(out[0].addr.sa.sa_family, AF_INET);
     assert_string_equal(out[1].name, "ens5");
-    n = gt_sock_if_select(c, nc, "lo", 0, out, 8);
+    n = gt_oob_if_select(c, nc, "lo", 0, out, 8);
     assert_int_equal(n, 1);
     assert_string_equal(out[0].name, "lo");
     assert_int_equal(out[0].addr.sa.sa_family, AF_INET);
-    n = gt_sock_if_select(c, nc, "^eth,lo", 0, out, 8);
+    n = gt_oob_if_select(c, nc, "^eth,lo", 0, out, 8);
     assert_int_equal(n, 2); /* docker0, ens5 */
     assert_string_equal(out[0].name, "docker0");
-    n = gt_sock_if_select(c, nc, "=eth", 0, out, 8);
+    n = gt_oob_if_select(c, nc, "=eth", 0, out, 8);
     assert_int_equal(n, 0);
-    n = gt_sock_if_select(c, nc, "ib", 0, out, 8);
+    n = gt_oob_if_select(c, nc, "ib", 0, out, 8);
     assert_int_equal(n, 0); /* link-local only: unusable without a scope id */
     /* Only loopback and docker: docker first, then loopback alone. */
-    n = gt_sock_if_select(c, 2, NULL, 0, out, 8);
+    n = gt_oob_if_select(c, 2, NULL, 0, out, 8);
     assert_int_equal(n, 1);
     assert_string_equal(out[0].name, "lo");
-    struct gt_sock_if c2[] = {c[0], c[5]};
-    n = gt_sock_if_select(c2, 2, NULL, 0, out, 8);
+    struct gt_oob_if c2[] = {c[0], c[5]};
+    n = gt_oob_if_select(c2, 2, NULL, 0, out, 8);
     assert_int_equal(n, 1);
     assert_string_equal(out[0].name, "docker0");
-    n = gt_sock_if_select(c, nc, NULL, 0, out, 1); /* maxout respected */
+    n = gt_oob_if_select(c, nc, NULL, 0, out, 1); /* maxout respected */
     assert_int_equal(n, 1);
     /* GDRTRACE_SOCKET_FAMILY: only that family; eth0 then uses its v6 address. */
-    n = gt_sock_if_select(c, nc, NULL, AF_INET6, out, 8);
+    n = gt_oob_if_select(c, nc, NULL, AF_INET6, out, 8);
     assert_int_equal(n, 2);
     assert_string_equal(out[0].name, "eth0");
     assert_int_equal(out[0].addr.sa.sa_family, AF_INET6);
-    n = gt_sock_if_select(c, nc, "ens", AF_INET, out, 8);
+    n = gt_oob_if_select(c, nc, "ens", AF_INET, out, 8);
     assert_int_equal(n, 0);
 }
 
@@ -824,21 +824,31 @@ static void test_ipv6_exchange(void **state)
     assert_int_equal(init_ctx(&g_ctx, 1), GT_OK);
 }
 
-/* The hello a raw peer sends: 32 bytes, laid out as sock.c's wire_hello. */
+/* The hello a raw peer sends: plugin/oob's 32 bytes with sock's magic. */
 struct raw_hello {
+    uint8_t b[GT_OOB_HELLO_BYTES];
+};
+
+static struct raw_hello raw_hello(uint64_t conn_id, uint64_t nonce)
+{
+    struct raw_hello r;
+    struct gt_oob_hello h = {.magic = GT_SOCK_HELLO_MAGIC,
+                             .version = GT_SOCK_PROTO_VERSION,
+                             .nonce = nonce,
+                             .conn_id = conn_id};
+    gt_oob_hello_encode(&h, r.b);
+    return r;
+}
+
+/* The hello of protocol version 2 (host order, data-socket fields), as a
+ * peer of an older build sends it. */
+struct v2_hello {
     uint32_t magic;
     uint16_t version;
     uint8_t index, nsocks;
     uint32_t chunk, reserved;
     uint64_t conn_id, nonce;
 };
-_Static_assert(sizeof(struct raw_hello) == 32, "the hello is 32 bytes");
-
-static struct raw_hello raw_hello(uint64_t conn_id, uint64_t nonce)
-{
-    return (struct raw_hello){0x47544831u, GT_SOCK_PROTO_VERSION, 0, 0, 128 * 1024, 0, conn_id,
-                              nonce};
-}
 
 static int raw_connect(const struct gt_sock_handle_info *info)
 {
@@ -870,13 +880,12 @@ static void test_garbage_peer(void **state)
     assert_int_equal(ops->accept(lc, &none, NULL), GT_OK);
     assert_null(none);
     close(quitter);
-    /* 2: a peer of an older build that asks for a data socket (its retired
-     * GDRTRACE_SOCKET_NSOCKS set): refused by name, with a RST. */
-    struct raw_hello hello = raw_hello(76, info.nonce);
-    hello.nsocks = 1;
+    /* 2: a peer of an older build (protocol 2, asking for a data socket):
+     * dropped, with a RST; accept keeps saying "nothing yet". */
+    struct v2_hello v2 = {0x47544831u, 2, 0, 1, 128 * 1024, 0, 76, info.nonce};
     int old = raw_connect(&info);
     assert_true(old >= 0);
-    assert_int_equal(send(old, &hello, sizeof(hello), 0), (ssize_t)sizeof(hello));
+    assert_int_equal(send(old, &v2, sizeof(v2), 0), (ssize_t)sizeof(v2));
     double t0 = now_s();
     char c1;
     ssize_t got;
@@ -886,15 +895,13 @@ static void test_garbage_peer(void **state)
         assert_null(none);
         got = recv(old, &c1, 1, MSG_DONTWAIT);
         if (now_s() - t0 > 10)
-            fail_msg("a peer asking for data sockets was neither refused nor accepted");
+            fail_msg("a protocol-2 peer was neither refused nor accepted");
     } while (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
     assert_true(got <= 0);
-    if (!strstr(g_last_warn, "data sockets"))
-        fail_msg("refusing a peer that asks for data sockets: last WARN '%s'", g_last_warn);
     close(old);
     /* 3: a peer with a valid hello that then sends a garbage control
      * message: the receiver's test() fails with REMOTE_ERROR. */
-    hello = raw_hello(77, info.nonce);
+    struct raw_hello hello = raw_hello(77, info.nonce);
     int fds[1];
     fds[0] = raw_connect(&info);
     assert_true(fds[0] >= 0);
@@ -921,6 +928,138 @@ static void test_garbage_peer(void **state)
     assert_int_equal(ops->close_recv(rc), GT_OK);
     assert_int_equal(ops->close_listen(lc), GT_OK);
     close(silent);
+}
+
+/* A listen comm, and its handle as a raw peer reads it. */
+static void *listen_raw(char *handle, struct gt_sock_handle_info *info)
+{
+    char why[160];
+    void *lc = NULL;
+    assert_int_equal(ops->listen(g_ctx, 0, handle, &lc), GT_OK);
+    assert_int_equal(gt_sock_handle_decode(handle, GT_NET_HANDLE_MAXSIZE, info, why, sizeof(why)),
+                     GT_OK);
+    return lc;
+}
+
+/* 1 when the listener closed (FIN or RST) a raw peer's socket within
+ * wait_s, while accept is called as NCCL would; accept must never return a
+ * comm or an error meanwhile. */
+static int dropped_by_listener(void *lc, int fd, double wait_s)
+{
+    double t0 = now_s();
+    do {
+        void *none = NULL;
+        assert_int_equal(ops->accept(lc, &none, NULL), GT_OK);
+        assert_null(none);
+        char b[64];
+        ssize_t n = recv(fd, b, sizeof(b), MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno == ECONNRESET))
+            return 1;
+        usleep(1000);
+    } while (now_s() - t0 < wait_s);
+    return 0;
+}
+
+/* Issue 17, item 2: strangers on the listen port (a scanner's connect+close,
+ * an HTTP request, garbage, 70 idle connections: more than the pending
+ * table) never fail accept nor lock the real peer out; the real peer then
+ * completes. */
+static void test_stray_connections(void **state)
+{
+    (void)state;
+    char handle[GT_NET_HANDLE_MAXSIZE];
+    struct gt_sock_handle_info info;
+    void *lc = listen_raw(handle, &info);
+    /* First the idle ones, taken in by accept: they fill the pending table. */
+    enum { NIDLE = 70 };
+    int idle[NIDLE];
+    for (int i = 0; i < NIDLE; i++) {
+        idle[i] = raw_connect(&info);
+        assert_true(idle[i] >= 0);
+    }
+    double t0 = now_s();
+    while (now_s() - t0 < 0.05) {
+        void *none = NULL;
+        assert_int_equal(ops->accept(lc, &none, NULL), GT_OK);
+        assert_null(none);
+    }
+    for (int i = 0; i < 3; i++) {
+        int fd = raw_connect(&info);
+        assert_true(fd >= 0);
+        close(fd);
+    }
+    int http = raw_connect(&info);
+    const char req[] = "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n";
+    assert_int_equal(send(http, req, sizeof(req) - 1, MSG_NOSIGNAL), (ssize_t)sizeof(req) - 1);
+    int junk = raw_connect(&info);
+    unsigned char j[300];
+    for (size_t k = 0; k < sizeof(j); k++)
+        j[k] = (unsigned char)(k * 131 + 7);
+    assert_int_equal(send(junk, j, sizeof(j), MSG_NOSIGNAL), (ssize_t)sizeof(j));
+    t0 = now_s();
+    while (now_s() - t0 < 0.05) {
+        void *none = NULL;
+        assert_int_equal(ops->accept(lc, &none, NULL), GT_OK);
+        assert_null(none);
+    }
+    /* The real peer completes, through connect as NCCL drives it. */
+    void *sc = NULL, *rc = NULL;
+    t0 = now_s();
+    while ((!sc || !rc) && now_s() - t0 < 5) {
+        if (!sc)
+            assert_int_equal(ops->connect(g_ctx, 0, handle, &sc, NULL), GT_OK);
+        if (!rc)
+            assert_int_equal(ops->accept(lc, &rc, NULL), GT_OK);
+    }
+    if (!sc || !rc)
+        fail_msg("the real peer was locked out by %d idle connections", NIDLE);
+    assert_int_equal(ops->close_send(sc), GT_OK);
+    assert_int_equal(ops->close_recv(rc), GT_OK);
+    close(http);
+    close(junk);
+    for (int i = 0; i < NIDLE; i++)
+        close(idle[i]);
+    assert_int_equal(ops->close_listen(lc), GT_OK);
+}
+
+/* A connection that never sends its hello is closed at its deadline
+ * (GDRTRACE_OOB_TIMEOUT_MS, 1 s here), not kept forever. */
+static void test_silent_connection_expires(void **state)
+{
+    (void)state;
+    char handle[GT_NET_HANDLE_MAXSIZE];
+    struct gt_sock_handle_info info;
+    void *lc = listen_raw(handle, &info);
+    int silent = raw_connect(&info);
+    assert_true(silent >= 0);
+    assert_true(dropped_by_listener(lc, silent, 3));
+    close(silent);
+    assert_int_equal(ops->close_listen(lc), GT_OK);
+}
+
+/* Two hellos with one connection id (a replay, or a confused peer): one
+ * comm; the second connection is dropped. */
+static void test_duplicate_hello(void **state)
+{
+    (void)state;
+    char handle[GT_NET_HANDLE_MAXSIZE];
+    struct gt_sock_handle_info info;
+    void *lc = listen_raw(handle, &info);
+    double t0;
+    struct raw_hello h = raw_hello(0x5eed, info.nonce);
+    int d1 = raw_connect(&info), d2 = raw_connect(&info);
+    assert_int_equal(send(d1, h.b, sizeof(h.b), 0), (ssize_t)sizeof(h.b));
+    void *first = NULL;
+    t0 = now_s();
+    while (!first && now_s() - t0 < 5)
+        assert_int_equal(ops->accept(lc, &first, NULL), GT_OK);
+    assert_non_null(first);
+    assert_int_equal(send(d2, h.b, sizeof(h.b), 0), (ssize_t)sizeof(h.b));
+    assert_true(dropped_by_listener(lc, d2, 3));
+    assert_int_equal(ops->close_recv(first), GT_OK);
+    close(d1);
+    close(d2);
+    assert_int_equal(ops->close_listen(lc), GT_OK);
 }
 
 /* Random control bytes from a hostile peer, both directions: every outcome
@@ -1018,14 +1157,17 @@ static void test_fuzz_control(void **state)
                 if (now_s() - t0 > 10)
                     fail_msg("connect timed out");
             }
-            /* One socket per connection, announced so by its hello. */
+            /* One socket per connection, opened by its hello. */
             int ctrl = accept(l, NULL, NULL);
             assert_true(ctrl >= 0);
-            struct raw_hello h;
-            assert_int_equal(recv(ctrl, &h, sizeof(h), MSG_WAITALL), (ssize_t)sizeof(h));
-            assert_int_equal(h.magic, 0x47544831u);
-            assert_int_equal(h.index, 0);
-            assert_int_equal(h.nsocks, 0);
+            struct raw_hello raw;
+            struct gt_oob_hello h;
+            assert_int_equal(recv(ctrl, raw.b, sizeof(raw.b), MSG_WAITALL), (ssize_t)sizeof(raw.b));
+            assert_null(gt_oob_hello_decode(raw.b, &h));
+            assert_int_equal(h.magic, GT_SOCK_HELLO_MAGIC);
+            assert_int_equal(h.version, GT_SOCK_PROTO_VERSION);
+            assert_int_equal(h.nonce, 42);
+            assert_int_equal(h.body_len, 0);
             assert_int_equal(send(ctrl, junk, n, 0), (ssize_t)n);
             usleep(1000);
             char b[16] = {0};
@@ -1538,6 +1680,7 @@ static int group_teardown(void **state)
 int main(void)
 {
     signal(SIGPIPE, SIG_DFL); /* any SIGPIPE would kill the test: MSG_NOSIGNAL must hold */
+    setenv("GDRTRACE_OOB_TIMEOUT_MS", "1000", 1); /* read once per process */
     /* First: the WARN is once per process, so no other group may init before. */
     const struct CMUnitTest retired[] = {
         cmocka_unit_test(test_retired_warned_once),
@@ -1573,6 +1716,9 @@ int main(void)
         cmocka_unit_test(test_ipv6_exchange),
         cmocka_unit_test(test_receiver_dies_mid_message),
         cmocka_unit_test(test_garbage_peer),
+        cmocka_unit_test(test_stray_connections),
+        cmocka_unit_test(test_silent_connection_expires),
+        cmocka_unit_test(test_duplicate_hello),
         cmocka_unit_test(test_fuzz_control),
     };
     failed += cmocka_run_group_tests_name("sock, the shipped default", shipped, setup_default,
