@@ -73,3 +73,14 @@ const char *gt_probe_name(int p)
     };
     return (p >= 0 && p < GT_PROBE_COUNT) ? n[p] : "unknown";
 }
+
+const char *gt_setting_source_name(int s)
+{
+    static const char *const n[GT_SRC_COUNT] = {
+        [GT_SRC_DEFAULT] = "default",
+        [GT_SRC_GDRTRACE] = "gdrtrace",
+        [GT_SRC_NCCL] = "nccl",
+        [GT_SRC_INVALID] = "invalid",
+    };
+    return (s >= 0 && s < GT_SRC_COUNT) ? n[s] : NULL;
+}

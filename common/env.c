@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "common/log.h"
+#include "common/settings.h"
 
 const char *gt_env_str(const char *name)
 {
@@ -52,21 +53,7 @@ long gt_env_long(const char *name, long dflt, long min, long max)
 
 int gt_env_choice(const char *name, const char *const *choices, int dflt)
 {
-    const char *v = gt_env_str(name);
-    if (!v)
-        return dflt;
-    char list[256] = "";
-    for (int i = 0; choices[i]; i++) {
-        if (strcasecmp(v, choices[i]) == 0)
-            return i;
-        if (strlen(list) + strlen(choices[i]) + 2 < sizeof(list)) {
-            if (i)
-                strcat(list, "|");
-            strcat(list, choices[i]);
-        }
-    }
-    GT_WARN("%s='%s' is not one of %s; using the default", name, v, list);
-    return dflt;
+    return gt_setting_choice(NULL, name, choices, dflt, 1);
 }
 
 int gt_env_retired(const char *name, const char *instead)

@@ -3,7 +3,7 @@
 # dlopen'd verbs/CUDA tables, the node fingerprint, histograms, on-disk code names,
 # the internal network interface).  Included first (module.mk files are read
 # in sorted order), so every later fragment may use these lists with :=.
-BASE_SRCS := common/log.c common/env.c common/codes.c common/net_fail.c
+BASE_SRCS := common/log.c common/env.c common/settings.c common/codes.c common/net_fail.c
 DL_SRCS := common/dl/gt_ibv.c common/dl/gt_cuda.c
 FINGERPRINT_SRCS := common/fingerprint.c
 COMMON_SRCS += $(BASE_SRCS) $(FINGERPRINT_SRCS)
@@ -20,3 +20,7 @@ test_env_LIBS := -lcmocka
 TESTS += test_codes
 test_codes_SRCS := tests/unit/test_codes.c common/codes.c
 test_codes_LIBS := -lcmocka
+
+TESTS += test_settings
+test_settings_SRCS := tests/unit/test_settings.c $(BASE_SRCS)
+test_settings_LIBS := -lcmocka

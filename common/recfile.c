@@ -112,6 +112,20 @@ static int check_comm(const struct gtr_comm *c, uint64_t i, const char *source, 
     return 0;
 }
 
+static int check_setting(const struct gtr_setting *s, uint64_t i, const char *source, char *err,
+                         size_t errlen)
+{
+    char what[48];
+    snprintf(what, sizeof(what), "settings[%llu]", (unsigned long long)i);
+    if (s->in_use > 1)
+        return gt_source_error(err, errlen, source, "%s.in_use is %u (expected 0 or 1)", what,
+                               s->in_use);
+    CHECK_STR(*s, key, what);
+    CHECK_STR(*s, value, what);
+    CHECK_STR(*s, origin, what);
+    return 0; /* a source this reader does not know is shown as a number */
+}
+
 /* Copies `count` entries of `esize` bytes at `off` into an array of `known`
  * byte structs, each zero-filled past min(esize, known). */
 static void *copy_entries(const unsigned char *buf, uint64_t off, uint64_t esize, uint64_t count,
@@ -287,7 +301,7 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
     /* Invariant 3: sections inside the file, sizes consistent, no overlap. */
     struct gtr_section secs[GTR_MAX_SECTIONS];
     unsigned nsec = 0;
-    const struct gtr_section *by_id[GTR_SEC_RING + 1] = {0};
+    const struct gtr_section *by_id[GTR_SEC_SETTINGS + 1] = {0};
     for (unsigned i = 0; i < h->section_count; i++) {
         const struct gtr_section *s = &h->sections[i];
         if (s->id == 0)
@@ -305,7 +319,7 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
                             s->id, s->entry_size, (unsigned long long)s->count,
                             (unsigned long long)s->size);
         }
-        if (s->id <= GTR_SEC_RING) {
+        if (s->id <= GTR_SEC_SETTINGS) {
             if (by_id[s->id])
                 return gt_source_error(err, errlen, source, "section id %u appears twice", s->id);
             by_id[s->id] = s;
@@ -381,6 +395,26 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
             if (check_comm(&r->comms[i], i, source, err, errlen))
                 goto err_free;
     }
+    s = by_id[GTR_SEC_SETTINGS]; /* 1.2; absent in older files */
+    if (s && s->count) {
+        if (s->entry_size < sizeof(struct gtr_setting)) {
+            gt_source_error(err, errlen, source, "settings entry_size %u is smaller than version 1.2's %zu",
+                 s->entry_size, sizeof(struct gtr_setting));
+            goto err_free;
+        }
+        if (s->count > 4096) {
+            gt_source_error(err, errlen, source, "settings count %llu is implausible",
+                 (unsigned long long)s->count);
+            goto err_free;
+        }
+        r->settings = copy_entries(buf, s->offset, s->entry_size, s->count, sizeof(struct gtr_setting));
+        if (!r->settings)
+            goto err_oom;
+        r->nset = (uint32_t)s->count;
+        for (uint32_t i = 0; i < r->nset; i++)
+            if (check_setting(&r->settings[i], i, source, err, errlen))
+                goto err_free;
+    }
     s = by_id[GTR_SEC_RING];
     if (s) {
         r->has_ring = 1;
@@ -431,9 +465,12 @@ void gt_rec_free(struct gt_rec *r)
 {
     free(r->devs);
     free(r->comms);
+    free(r->settings);
     free(r->snap);
     r->devs = NULL;
     r->comms = NULL;
+    r->settings = NULL;
+    r->nset = 0;
     r->snap = NULL;
     r->ring_slots = NULL;
     r->has_ring = 0;
@@ -563,4 +600,15 @@ const char *gt_event_name(int t)
         "flush",
     };
     return t >= 0 && t < GTR_EV_COUNT ? n[t] : "?";
+}
+
+void gt_setting_source_text(const struct gtr_setting *s, char *out, size_t n)
+{
+    const char *name = gt_setting_source_name((int)s->source);
+    if (!name)
+        snprintf(out, n, "source#%u", s->source);
+    else if ((s->source == GT_SRC_INVALID || s->source == GT_SRC_NCCL) && s->origin[0])
+        snprintf(out, n, "%s: %s", name, s->origin);
+    else
+        snprintf(out, n, "%s", name);
 }

@@ -61,6 +61,8 @@ struct gt_rec {
     struct gtr_device *devs; /* ndev entries */
     uint32_t ncomm;
     struct gtr_comm *comms;  /* ncomm entries (all slots, FREE ones too) */
+    uint32_t nset;
+    struct gtr_setting *settings; /* nset entries (1.2+; in_use 0 = empty); 0 before 1.2 */
     int has_ring;
     struct gtr_ring_header ring;
     struct gt_ring_stats rs;
@@ -116,6 +118,9 @@ int gt_source_error(char *err, size_t errlen, const char *source, const char *fm
 /* gt_asked_name, gt_method_name, gt_probe_name: common/codes.h */
 const char *gt_reason_name(int r);         /* short token, "reason#N" for unknown codes */
 const char *gt_reason_slot_name(int slot); /* a counter slot's name: token, "other" */
+/* Where a setting's value came from, for text output: "default", "gdrtrace",
+ * "nccl: NCCL_X=v", "invalid: GDRTRACE_REG=bogus", "source#N". */
+void gt_setting_source_text(const struct gtr_setting *s, char *out, size_t n);
 const char *gt_op_name(int op);    /* reg, dereg, send, recv, flush */
 const char *gt_event_name(int t);
 

@@ -39,12 +39,9 @@ static struct {
 
 static const struct gt_net_ops *g_ops;
 
-static const char *const transport_names[GT_TRANSPORT_COUNT + 1] = {"auto", "ib", "sock", "inner",
-                                                                    NULL};
-
 const char *gt_core_transport_name(int id)
 {
-    return (id >= 0 && id < GT_TRANSPORT_COUNT) ? transport_names[id] : "?";
+    return gt_transport_name(id);
 }
 
 static const struct gt_net_ops *transport_ops(int id)
@@ -108,7 +105,7 @@ static gt_result try_transport(int id, gt_logger_fn logger, gt_profiler_fn profi
 /* Chooses and initialises the transport; fills g.raw, g.anchor, g.why. */
 static gt_result select_transport(gt_logger_fn logger, gt_profiler_fn profiler)
 {
-    int want = gt_env_choice("GDRTRACE_TRANSPORT", transport_names, GT_TRANSPORT_AUTO);
+    int want = gt_transport_read(NULL, 1);
     char why_ib[160] = "", why[160] = "";
     int ndev = 0;
     void *ctx = NULL;

@@ -24,14 +24,7 @@
 #define GDRTRACE_CORE_H
 
 #include "common/gt_net.h"
-
-enum gt_transport_id {
-    GT_TRANSPORT_AUTO = 0,
-    GT_TRANSPORT_IB = 1,
-    GT_TRANSPORT_SOCK = 2,
-    GT_TRANSPORT_INNER = 3,
-    GT_TRANSPORT_COUNT
-};
+#include "common/settings.h" /* enum gt_transport_id, parsed there for the recorder too */
 
 gt_result gt_core_acquire(int abi_version, gt_logger_fn logger, gt_profiler_fn profiler,
                           const struct gt_net_ops **ops);

@@ -174,7 +174,8 @@ static int nccl_version(void)
     return v;
 }
 
-static void fill_identity(struct gtr_identity *id, int events_all)
+static void fill_identity(struct gtr_identity *id, int events_all,
+                          const struct gt_reg_policy *pol)
 {
     memset(id, 0, sizeof(*id));
     if (gethostname(id->host, sizeof(id->host) - 1) != 0)
@@ -194,24 +195,22 @@ static void fill_identity(struct gtr_identity *id, int events_all)
     copy_str(id->plugin_version, sizeof(id->plugin_version), GDRTRACE_VERSION);
 #endif
     id->nccl_version = nccl_version();
-    const char *reg = getenv("GDRTRACE_REG");
-    copy_str(id->policy_reg, sizeof(id->policy_reg), reg && *reg ? reg : "dmabuf");
-    for (char *p = id->policy_reg; *p; p++)
-        *p = (char)tolower((unsigned char)*p);
-    const char *ap = getenv("GDRTRACE_ALLOW_PEERMEM");
-    id->policy_allow_peermem =
-        ap && (!strcmp(ap, "1") || !strcasecmp(ap, "true") || !strcasecmp(ap, "yes") ||
-               !strcasecmp(ap, "on"));
+    /* what plugin/reg uses, parsed by the same function (not the raw
+     * variables: GDRTRACE_REG=auto allows peermem by default, an invalid
+     * GDRTRACE_REG means dmabuf) */
+    copy_str(id->policy_reg, sizeof(id->policy_reg), gt_reg_mode_name(pol->mode));
+    id->policy_allow_peermem = (uint8_t)(pol->allow_peermem != 0);
     id->policy_events_all = (uint8_t)(events_all != 0);
     gt_rec_policy_text(id->policy_text, sizeof(id->policy_text));
     gt_fingerprint_collect(&id->node, NULL);
 }
 
-static int parse_events_all(void)
-{
-    static const char *const choices[] = {"control", "all", NULL};
-    return gt_env_choice("GDRTRACE_EVENTS", choices, 0) == 1;
-}
+_Static_assert(sizeof(((struct gtr_setting *)0)->key) == sizeof(((struct gt_setting *)0)->key) &&
+                   sizeof(((struct gtr_setting *)0)->value) ==
+                       sizeof(((struct gt_setting *)0)->value) &&
+                   sizeof(((struct gtr_setting *)0)->origin) ==
+                       sizeof(((struct gt_setting *)0)->origin),
+               "a gt_setting fits a gtr_setting unchanged");
 
 /* The recorder's mode: the owner keeps read and write, and nobody else may
  * write (anyone who can write the file can forge the counters, and so the
@@ -303,11 +302,27 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
         cap = 2;
     if (cap & (cap - 1))
         cap = 1ull << (64 - __builtin_clzll(cap));
-    r->events_all = c.events_all >= 0 ? c.events_all : parse_events_all();
+    struct gt_setting events;
+    r->events_all = gt_events_read(&events, c.events_all < 0);
+    if (c.events_all >= 0 && c.events_all != r->events_all) {
+        /* the embedding program's choice (tests, benchmarks) wins */
+        r->events_all = c.events_all != 0;
+        snprintf(events.value, sizeof(events.value), "%s", r->events_all ? "all" : "control");
+        snprintf(events.origin, sizeof(events.origin), "set by the program");
+        events.source = GT_SRC_DEFAULT;
+    }
+    /* The settings in force, each parsed by the function its user calls
+     * (common/settings.c), quietly: that user WARNs about invalid values. */
+    struct gt_setting set[GT_REG_POLICY_SETTINGS + 2];
+    struct gt_reg_policy pol;
+    gt_reg_policy_read(&pol, set, 0);
+    uint32_t nset = GT_REG_POLICY_SETTINGS;
+    gt_transport_read(&set[nset++], 0);
+    set[nset++] = events;
 
     gt_clock_init();
     struct gtr_identity id;
-    fill_identity(&id, r->events_all);
+    fill_identity(&id, r->events_all, &pol);
 
     /* Layout: header | identity | devices | comms | ring header + events,
      * each section starting on a cache line (comms: hot counters aligned). */
@@ -316,7 +331,10 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
     uint64_t off_comm = round_up(off_dev + (uint64_t)r->ndevs * sizeof(struct gtr_device), 64);
     uint64_t off_ring = round_up(off_comm + (uint64_t)r->ncomms * sizeof(struct gtr_comm), 64);
     uint64_t ring_size = sizeof(struct gtr_ring_header) + cap * sizeof(struct gtr_event);
-    r->size = round_up(off_ring + ring_size, 4096);
+    r->nsettings = GTR_DEFAULT_SETTINGS;
+    uint64_t off_set = round_up(off_ring + ring_size, 64);
+    uint64_t set_size = (uint64_t)r->nsettings * sizeof(struct gtr_setting);
+    r->size = round_up(off_set + set_size, 4096);
 
     char name[256];
     gt_rec_file_name(name, sizeof(name), id.job, id.host, id.pid);
@@ -353,6 +371,7 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
     r->id = (struct gtr_identity *)(r->base + off_id);
     r->devs = (struct gtr_device *)(r->base + off_dev);
     r->comms = (struct gtr_comm *)(r->base + off_comm);
+    r->settings = (struct gtr_setting *)(r->base + off_set);
 
     struct gtr_header *h = r->hdr;
     memcpy(h->magic, GTR_MAGIC, GTR_MAGIC_LEN);
@@ -363,7 +382,7 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
     h->header_size = GTR_HEADER_SIZE;
     h->file_size = r->size;
     h->state = GTR_STATE_CREATING;
-    h->section_count = 4;
+    h->section_count = 5;
     set_section(h, 0, GTR_SEC_IDENTITY, sizeof(struct gtr_identity), off_id,
                 sizeof(struct gtr_identity), 1);
     set_section(h, 1, GTR_SEC_DEVICES, sizeof(struct gtr_device), off_dev,
@@ -371,6 +390,8 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
     set_section(h, 2, GTR_SEC_COMMS, sizeof(struct gtr_comm), off_comm,
                 (uint64_t)r->ncomms * sizeof(struct gtr_comm), r->ncomms);
     set_section(h, 3, GTR_SEC_RING, sizeof(struct gtr_event), off_ring, ring_size, cap);
+    set_section(h, 4, GTR_SEC_SETTINGS, sizeof(struct gtr_setting), off_set, set_size,
+                r->nsettings);
 
     *r->id = id;
     for (uint32_t i = 0; i < r->ndevs; i++)
@@ -382,6 +403,8 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
     }
     gt_ring_format(&r->ring, (struct gtr_ring_header *)(r->base + off_ring),
                    (struct gtr_event *)(r->base + off_ring + sizeof(struct gtr_ring_header)), cap);
+    for (uint32_t i = 0; i < nset; i++)
+        gt_rec_set_setting(r, &set[i]);
 
     /* Publish: everything above happens-before a reader's acquire of LIVE. */
     __atomic_store_n(&h->state, GTR_STATE_LIVE, __ATOMIC_RELEASE);
@@ -504,4 +527,30 @@ struct gtr_comm *gt_rec_overflow_comm(struct gt_recorder *r, int abi_version, ui
         activate(c, 0, GT_REC_COMM_OVERFLOW, abi_version, gt_rec_now_ns(r));
     *slot = i;
     return c;
+}
+
+void gt_rec_set_setting(struct gt_recorder *r, const struct gt_setting *s)
+{
+    if (!r->settings || !s->key[0])
+        return;
+    struct gtr_setting *e = NULL;
+    for (uint32_t i = 0; i < r->nsettings && !e; i++) {
+        struct gtr_setting *x = &r->settings[i];
+        if (!__atomic_load_n(&x->in_use, __ATOMIC_ACQUIRE) ||
+            strncmp(x->key, s->key, sizeof(x->key)) == 0)
+            e = x;
+    }
+    if (!e)
+        return; /* full: a later version sizes the section for what it records */
+    /* A reader may see an update half-written (benign: settings change only
+     * on cold paths, and the strings stay NUL-terminated within their arrays
+     * because the terminators are written first). */
+    e->key[sizeof(e->key) - 1] = e->value[sizeof(e->value) - 1] = '\0';
+    e->origin[sizeof(e->origin) - 1] = '\0';
+    copy_str(e->key, sizeof(e->key), s->key);
+    copy_str(e->value, sizeof(e->value), s->value);
+    copy_str(e->origin, sizeof(e->origin), s->origin);
+    e->source = (uint32_t)s->source;
+    /* release: the entry's fields before in_use */
+    __atomic_store_n(&e->in_use, 1, __ATOMIC_RELEASE);
 }

@@ -20,6 +20,7 @@
 
 #include "gdrtrace/recorder_format.h"
 #include "common/gt_net.h"
+#include "common/settings.h"
 #include "shim/clock.h"
 #include "shim/ring.h"
 
@@ -50,6 +51,8 @@ struct gt_recorder {
     uint32_t ndevs;
     struct gtr_comm *comms;
     uint32_t ncomms;
+    struct gtr_setting *settings; /* the settings section (1.2) */
+    uint32_t nsettings;
     uint32_t next_comm; /* slots [0, next_comm) handed out; the last is overflow */
     struct gt_ring ring;
     int events_all;
@@ -71,6 +74,10 @@ void gt_rec_unmap(struct gt_recorder *r);
 int gt_rec_lost(const struct gt_recorder *r);
 
 void gt_rec_set_transport(struct gt_recorder *r, const char *name, const char *why);
+/* Records a setting in force: replaces the entry with the same key, else
+ * takes the first free one (ignored when the section is full).  Cold path;
+ * callers serialise, as for every gt_rec_set_*. */
+void gt_rec_set_setting(struct gt_recorder *r, const struct gt_setting *s);
 void gt_rec_set_abi_version(struct gt_recorder *r, int abi_version);
 void gt_rec_set_device(struct gt_recorder *r, int dev, const struct gt_props *props,
                        const struct gt_dev_probe *probe, const char *transport);

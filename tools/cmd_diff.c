@@ -75,15 +75,62 @@ static void fp_cb(const char *field, const char *a, const char *b, void *arg)
     warn(c->ws, "node.%s: %s \"%s\" vs %s \"%s\"", field, c->la, a, c->lb, b);
 }
 
-/* GDRTRACE_* settings other than the registration path, sorted, "K=V K=V". */
-static void other_policy(const char *text, char *out, size_t n)
+/* The settings an A/B canary varies: everything else must be equal. */
+static int is_reg_path(const char *key)
+{
+    return !strcmp(key, "GDRTRACE_REG") || !strcmp(key, "GDRTRACE_ALLOW_PEERMEM");
+}
+
+static const struct gtr_setting *find_setting(const struct gt_rec *r, const char *key, size_t klen)
+{
+    for (uint32_t i = 0; i < r->nset; i++)
+        if (r->settings[i].in_use && strlen(r->settings[i].key) == klen &&
+            !strncmp(r->settings[i].key, key, klen))
+            return &r->settings[i];
+    return NULL;
+}
+
+/* 1.2+: the settings in force, key by key: every one but the registration
+ * path must have the same value on both sides, and an invalid one (the
+ * default was in force, not what the operator wrote) is named on its own. */
+static void compare_settings(struct warns *ws, const struct gt_rec *a, const struct gt_rec *b,
+                             const char *la, const char *lb)
+{
+    const struct gt_rec *side[2] = {a, b};
+    const char *lab[2] = {la, lb};
+    for (int s = 0; s < 2; s++)
+        for (uint32_t i = 0; i < side[s]->nset; i++) {
+            const struct gtr_setting *x = &side[s]->settings[i];
+            if (!x->in_use)
+                continue;
+            if (x->source == GT_SRC_INVALID)
+                warn(ws, "setting %s: %s has the invalid %s; the default \"%s\" was in force",
+                     x->key, lab[s], x->origin, x->value);
+            if (is_reg_path(x->key))
+                continue;
+            const struct gtr_setting *y = find_setting(side[1 - s], x->key, strlen(x->key));
+            if (!y)
+                warn(ws, "setting %s: %s \"%s\", %s does not record it", x->key, lab[s],
+                     x->value, lab[1 - s]);
+            else if (s == 0 && strcmp(x->value, y->value))
+                warn(ws, "setting %s: %s \"%s\" vs %s \"%s\"", x->key, la, x->value, lb,
+                     y->value);
+        }
+}
+
+/* GDRTRACE_* variables set, other than the registration path and those the
+ * settings sections of a or b (either may be NULL) record, sorted, "K=V K=V". */
+static void other_policy(const char *text, const struct gt_rec *a, const struct gt_rec *b,
+                         char *out, size_t n)
 {
     char buf[512], *save = NULL, *toks[64];
     int nt = 0;
     snprintf(buf, sizeof(buf), "%s", text);
     for (char *t = strtok_r(buf, " ", &save); t && nt < 64; t = strtok_r(NULL, " ", &save)) {
+        size_t klen = strcspn(t, "=");
         if (!strncmp(t, "GDRTRACE_REG=", 13) || !strncmp(t, "GDRTRACE_ALLOW_PEERMEM=", 23) ||
-            !strncmp(t, "GDRTRACE_DIR=", 13) || !strncmp(t, "GDRTRACE_JOB=", 13))
+            !strncmp(t, "GDRTRACE_DIR=", 13) || !strncmp(t, "GDRTRACE_JOB=", 13) ||
+            (a && find_setting(a, t, klen)) || (b && find_setting(b, t, klen)))
             continue;
         toks[nt++] = t;
     }
@@ -130,8 +177,16 @@ static void compare_recs(struct warns *ws, const struct gt_rec *a, const struct 
     CMP_STR(transport, "transport");
     CMP_INT(world_size, "world size");
     char x[512], y[512];
-    other_policy(a->id.policy_text, x, sizeof(x));
-    other_policy(b->id.policy_text, y, sizeof(y));
+    /* Settings key by key when both files have the section (1.2+); else, and
+     * for the variables no section records, the variables as set. */
+    const struct gt_rec *sa = NULL, *sb = NULL;
+    if (a->nset && b->nset) {
+        compare_settings(ws, a, b, la, lb);
+        sa = a;
+        sb = b;
+    }
+    other_policy(a->id.policy_text, sa, sb, x, sizeof(x));
+    other_policy(b->id.policy_text, sa, sb, y, sizeof(y));
     if (strcmp(x, y))
         warn(ws, "other GDRTRACE_* settings: %s \"%s\" vs %s \"%s\"", la, x, lb, y);
     devices_text(a, x, sizeof(x));

@@ -292,9 +292,28 @@ static void text_process(FILE *f, const struct gt_job *j, size_t ri, int flags)
             id->abi_version, id->launcher[0] ? gt_esc(id->launcher) : "-");
     fprintf(f, "   transport %s (%s)\n", id->transport[0] ? gt_esc(id->transport) : "?",
             id->transport_why[0] ? gt_esc(id->transport_why) : "no reason recorded");
-    fprintf(f, "   policy   GDRTRACE_REG=%s GDRTRACE_ALLOW_PEERMEM=%u%s%s\n",
-            id->policy_reg[0] ? gt_esc(id->policy_reg) : "?", id->policy_allow_peermem,
-            id->policy_text[0] ? "  set: " : "", gt_esc(id->policy_text));
+    if (r->nset) {
+        /* 1.2+: the settings in force, two to a line, each with its source */
+        int k = 0;
+        for (uint32_t i = 0; i < r->nset; i++) {
+            const struct gtr_setting *s = &r->settings[i];
+            if (!s->in_use)
+                continue;
+            char src[112];
+            gt_setting_source_text(s, src, sizeof(src));
+            fprintf(f, "%s%s=%s [%s]", k % 2 == 0 ? (k ? "\n            " : "   settings ") : "  ",
+                    gt_esc(s->key), gt_esc(s->value), gt_esc(src));
+            k++;
+        }
+        if (k)
+            fputc('\n', f);
+        if (id->policy_text[0])
+            fprintf(f, "   set      %s\n", gt_esc(id->policy_text));
+    } else {
+        fprintf(f, "   policy   GDRTRACE_REG=%s GDRTRACE_ALLOW_PEERMEM=%u%s%s\n",
+                id->policy_reg[0] ? gt_esc(id->policy_reg) : "?", id->policy_allow_peermem,
+                id->policy_text[0] ? "  set: " : "", gt_esc(id->policy_text));
+    }
     const struct gtr_fingerprint *fp = &id->node;
     static const char *flav[] = {"unknown", "open", "proprietary", "absent"};
     fprintf(f, "   node     kernel %s, nvidia %s %s, peermem %s, CUDA driver %d\n",
@@ -458,6 +477,22 @@ void gt_json_identity(struct gt_json *js, const struct gt_rec *r)
     gj_str(js, "policy_reg", id->policy_reg);
     gj_bool(js, "policy_allow_peermem", id->policy_allow_peermem);
     gj_str(js, "policy_text", id->policy_text);
+    gj_arr(js, "settings"); /* 1.2+: [] for older files */
+    for (uint32_t i = 0; i < r->nset; i++) {
+        const struct gtr_setting *s = &r->settings[i];
+        if (!s->in_use)
+            continue;
+        gj_obj(js, NULL);
+        gj_str(js, "key", s->key);
+        gj_str(js, "value", s->value);
+        const char *sn = gt_setting_source_name((int)s->source);
+        char num[24];
+        snprintf(num, sizeof(num), "source#%u", s->source);
+        gj_str(js, "source", sn ? sn : num);
+        gj_str(js, "origin", s->origin);
+        gj_end(js, '}');
+    }
+    gj_end(js, ']');
     gj_i64(js, "start_wall_ns", id->start_wall_ns);
     gj_i64(js, "end_wall_ns", id->end_wall_ns);
     gj_obj(js, "node");

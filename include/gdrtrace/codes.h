@@ -94,4 +94,15 @@ enum gt_reason {
     GT_REASON_COUNT = 17 /* 1 + the highest value this build knows */
 };
 
+/* ---- settings in force ------------------------------------------------ */
+/* Where the value of a setting came from.  On disk: gtr_setting.source
+ * (format 1.2).  Room: 4..2^32-1. */
+enum gt_setting_source {
+    GT_SRC_DEFAULT = 0,  /* nothing set: the built-in default */
+    GT_SRC_GDRTRACE = 1, /* a GDRTRACE_* variable */
+    GT_SRC_NCCL = 2,     /* an NCCL_* variable the setting follows */
+    GT_SRC_INVALID = 3,  /* set to a value not accepted: the default is in force */
+    GT_SRC_COUNT = 4
+};
+
 #endif /* GDRTRACE_CODES_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * recorder_format.h — the gdrtrace flight-recorder file format, version 1.1.
+ * recorder_format.h — the gdrtrace flight-recorder file format, version 1.2.
  *
  * This header is the one contract between the writer (shim/, inside the NCCL
  * job) and the readers (tools/gdrtrace).  The human spec is
@@ -51,8 +51,11 @@
 /* Minor versions (each only appends; docs/recorder-format.md, "Versions"):
  *  0  the first format
  *  1  reason counter slots 16..31 appended to struct gtr_comm (slot 31 =
- *     GTR_REASON_OTHER); comms entry_size grew from GTR_COMM_SIZE_1_0 */
-#define GTR_VERSION_MINOR 1
+ *     GTR_REASON_OTHER); comms entry_size grew from GTR_COMM_SIZE_1_0
+ *  2  the settings section (GTR_SEC_SETTINGS): the settings in force, which
+ *     supersedes identity.policy_* (still written, with the same effective
+ *     values, for 1.0/1.1 readers) */
+#define GTR_VERSION_MINOR 2
 #define GTR_ENDIAN_MARK 0x01020304u
 #define GTR_HEADER_SIZE 4096u
 #define GTR_MAX_SECTIONS 16
@@ -68,6 +71,7 @@ enum gtr_section_id {
     GTR_SEC_DEVICES = 2,  /* n x struct gtr_device */
     GTR_SEC_COMMS = 3,    /* n x struct gtr_comm */
     GTR_SEC_RING = 4,     /* 1 x struct gtr_ring_header, then capacity x struct gtr_event */
+    GTR_SEC_SETTINGS = 5, /* 1.2: n x struct gtr_setting (optional: absent before 1.2) */
 };
 
 struct gtr_section {
@@ -145,7 +149,8 @@ struct gtr_identity {
     int32_t abi_version;    /* ncclNetPlugin_vN that NCCL loaded, 0 until init */
     char transport[16];     /* "sock", "ib", "inner:<name>" */
     char transport_why[128];
-    /* Active policy (GDRTRACE_*), as parsed. */
+    /* The registration policy in force (since 1.2 the settings section says
+     * more: the source of each value, and invalid ones). */
     char policy_reg[16];        /* dmabuf | peermem | host | auto */
     uint8_t policy_allow_peermem;
     uint8_t policy_events_all;  /* GDRTRACE_EVENTS=all */
@@ -300,6 +305,21 @@ static inline uint64_t gtr_reason_count(const struct gtr_comm *c, int kind, unsi
     return *gtr_reason_counter((struct gtr_comm *)c, kind, slot);
 }
 
+/* ---- settings in force (1.2) ------------------------------------------- */
+
+/* One entry per setting, filled at creation (and, by later writers, when a
+ * setting becomes known, e.g. at init): in_use is stored last with release
+ * order.  A later version adds settings as new entries, never new fields:
+ * a reader shows every entry, known key or not. */
+struct gtr_setting {
+    uint32_t in_use;  /* 1 once filled */
+    uint32_t source;  /* enum gt_setting_source (gdrtrace/codes.h) */
+    char key[48];     /* "GDRTRACE_REG": the setting's GDRTRACE_* name */
+    char value[64];   /* the effective value, as the code uses it */
+    char origin[96];  /* "NAME=text" as set in the environment; "" for a default */
+    uint8_t reserved[40];
+};
+
 /* ---- event ring -------------------------------------------------------- */
 
 enum gtr_ring_mode {
@@ -358,6 +378,7 @@ struct gtr_event {
 #define GTR_DEFAULT_DEVICES 32
 #define GTR_DEFAULT_COMMS 64
 #define GTR_DEFAULT_RING_EVENTS 16384
+#define GTR_DEFAULT_SETTINGS 32
 
 /* File name: <GDRTRACE_DIR>/gdrtrace.<job|nojob>.<host>.<pid>.rec */
 #define GTR_FILE_PREFIX "gdrtrace."
@@ -371,6 +392,7 @@ _Static_assert(offsetof(struct gtr_comm, reg_count) % 64 == 0, "hot counters sta
 _Static_assert(sizeof(struct gtr_comm) % 8 == 0, "comm record 8-byte multiple");
 _Static_assert(sizeof(struct gtr_ring_header) == 64, "ring header one cache line");
 _Static_assert(GTR_HIST_BUCKETS == 640, "histogram bucket count");
+_Static_assert(sizeof(struct gtr_setting) == 256, "a setting is 256 bytes");
 /* The matrix and counter dimensions against the codes they are indexed by. */
 _Static_assert((int)GTR_ASKED_COUNT == (int)GT_ASKED_COUNT, "asked dimension");
 _Static_assert((int)GTR_METHOD_COUNT == (int)GT_METHOD_COUNT, "method dimension");

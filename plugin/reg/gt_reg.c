@@ -26,13 +26,6 @@
 
 const char *gt_reg_sysroot = "";
 
-static const char *const mode_names[] = {"dmabuf", "peermem", "host", "auto", NULL};
-
-const char *gt_reg_mode_name(int mode)
-{
-    return (mode >= 0 && mode < 4) ? mode_names[mode] : "?";
-}
-
 const char *gt_reg_reason_name(int r)
 {
     const char *t = gt_reason_token(r);
@@ -41,9 +34,7 @@ const char *gt_reg_reason_name(int r)
 
 void gt_reg_policy_from_env(struct gt_reg_policy *p)
 {
-    p->mode = gt_env_choice("GDRTRACE_REG", mode_names, GT_REG_DMABUF);
-    p->allow_peermem = gt_env_bool("GDRTRACE_ALLOW_PEERMEM", p->mode == GT_REG_AUTO);
-    p->relaxed_ordering = gt_env_bool("GDRTRACE_IB_RELAXED_ORDERING", 1);
+    gt_reg_policy_read(p, NULL, 1);
 }
 
 /* ---- probes ------------------------------------------------------------ */

@@ -50,19 +50,12 @@
 #include "common/dl/gt_ibv.h"
 #include "common/codes.h"
 #include "common/gt_net.h"
+#include "common/settings.h"
 
-enum gt_reg_mode { GT_REG_DMABUF = 0, GT_REG_PEERMEM = 1, GT_REG_HOST = 2, GT_REG_AUTO = 3 };
-
-struct gt_reg_policy {
-    int mode;             /* enum gt_reg_mode */
-    int allow_peermem;    /* fallback to peermem allowed */
-    int relaxed_ordering; /* add IBV_ACCESS_RELAXED_ORDERING when ibv_reg_mr_iova2 exists */
-};
-
-/*! gt_reg_policy_from_env() : GDRTRACE_REG, GDRTRACE_ALLOW_PEERMEM,
- *  GDRTRACE_IB_RELAXED_ORDERING (default 1); bad values WARN and default. */
+/*! gt_reg_policy_from_env() : gt_reg_policy_read() of common/settings.h
+ *  (enum gt_reg_mode and struct gt_reg_policy live there, so the shim records
+ *  the same values); bad values WARN and default. */
 void gt_reg_policy_from_env(struct gt_reg_policy *p);
-const char *gt_reg_mode_name(int mode);
 const char *gt_reg_reason_name(int reason);
 
 /* One registered range.  The ib transport uses it as NCCL's mhandle. */

@@ -187,6 +187,50 @@ static void sec(struct gtr_header *h, int i, uint32_t id, uint32_t esz, uint64_t
     h->sections[i].size = size;
 }
 
+static void put_setting(struct gtr_setting *set, const char *key, const char *value,
+                        uint32_t source)
+{
+    struct gtr_setting *e = NULL;
+    for (int i = 0; i < GTR_DEFAULT_SETTINGS && !e; i++)
+        if (!set[i].in_use || !strcmp(set[i].key, key))
+            e = &set[i];
+    if (!e)
+        return;
+    memset(e, 0, sizeof(*e));
+    snprintf(e->key, sizeof(e->key), "%s", key);
+    snprintf(e->value, sizeof(e->value), "%s", value);
+    if (source != GT_SRC_DEFAULT)
+        snprintf(e->origin, sizeof(e->origin), "%s=%s", key, value);
+    e->source = source;
+    e->in_use = 1;
+}
+
+/* What the writer records, for the fixture's policy. */
+static void fill_settings(struct gtr_setting *set, const struct fx_opts *o)
+{
+    put_setting(set, "GDRTRACE_REG", o->reg, GT_SRC_GDRTRACE);
+    put_setting(set, "GDRTRACE_ALLOW_PEERMEM", o->kind == FX_FALLBACK ? "1" : "0",
+                o->kind == FX_FALLBACK ? GT_SRC_GDRTRACE : GT_SRC_DEFAULT);
+    put_setting(set, "GDRTRACE_IB_RELAXED_ORDERING", "1", GT_SRC_DEFAULT);
+    put_setting(set, "GDRTRACE_TRANSPORT", "auto", GT_SRC_DEFAULT);
+    put_setting(set, "GDRTRACE_EVENTS", "control", GT_SRC_DEFAULT);
+    if (o->setting) {
+        char key[48];
+        const char *eq = strchr(o->setting, '=');
+        if (!eq || (size_t)(eq - o->setting) >= sizeof(key))
+            return;
+        snprintf(key, sizeof(key), "%.*s", (int)(eq - o->setting), o->setting);
+        put_setting(set, key, eq + 1, GT_SRC_GDRTRACE);
+    }
+    const char *eq = o->invalid ? strchr(o->invalid, '=') : NULL;
+    for (int i = 0; eq && i < GTR_DEFAULT_SETTINGS; i++)
+        if (set[i].in_use && strlen(set[i].key) == (size_t)(eq - o->invalid) &&
+            !strncmp(set[i].key, o->invalid, (size_t)(eq - o->invalid))) {
+            set[i].source = GT_SRC_INVALID;
+            snprintf(set[i].origin, sizeof(set[i].origin), "%s", o->invalid);
+        }
+}
+
 unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
 {
     struct fx_opts o = *oin;
@@ -207,7 +251,9 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
 
     size_t ring_size = sizeof(struct gtr_ring_header) + o.ring_cap * sizeof(struct gtr_event);
     size_t ringoff = off_ring(o.ncomm);
-    size_t total = ringoff + ring_size;
+    size_t setoff = (ringoff + ring_size + 63) & ~(size_t)63;
+    size_t set_size = o.no_settings ? 0 : GTR_DEFAULT_SETTINGS * sizeof(struct gtr_setting);
+    size_t total = setoff + set_size;
     unsigned char *b = calloc(1, total);
     if (!b)
         return NULL;
@@ -228,6 +274,13 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
     sec(&h, 2, GTR_SEC_COMMS, sizeof(struct gtr_comm), fx_off_comms(), (uint64_t)o.ncomm,
         (uint64_t)o.ncomm * sizeof(struct gtr_comm));
     sec(&h, 3, GTR_SEC_RING, sizeof(struct gtr_event), ringoff, o.ring_cap, ring_size);
+    if (!o.no_settings) {
+        h.section_count = 5;
+        sec(&h, 4, GTR_SEC_SETTINGS, sizeof(struct gtr_setting), setoff, GTR_DEFAULT_SETTINGS,
+            set_size);
+    } else {
+        h.version_minor = 1;
+    }
     memcpy(b, &h, sizeof(h));
 
     struct gtr_identity id = {0};
@@ -309,6 +362,8 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
     rh.mode = GTR_RING_OVERWRITE;
     rh.head = o.events;
     memcpy(b + ringoff, &rh, sizeof(rh));
+    if (!o.no_settings)
+        fill_settings((struct gtr_setting *)(b + setoff), &o);
     unsigned char *slots = b + ringoff + sizeof(rh);
     uint64_t first = o.events > o.ring_cap ? o.events - o.ring_cap : 0;
     for (uint64_t pos = first; pos < o.events; pos++) {

@@ -183,7 +183,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: reader_fixture KIND PATH [--host H] [--job J] [--pid P] [--rank R] [--world W]\n"
                "         [--comm ID] [--kernel K] [--reg R] [--state live|closed] [--events N]\n"
                "         [--cap N] [--torn N] [--nccl V] [--scale N] [--ncomm N] [--latency PCT]\n"
-               "         [--start-mono NS|now] [--hold]\n"
+               "         [--start-mono NS|now] [--hold] [--setting KEY=VALUE] [--no-settings]\n"
+               "         [--invalid KEY=TEXT]\n"
                "  KIND: dmabuf peermem host mixed fallback error nodata\n"
                "  --hold: be the writer: a LIVE recorder with this process's pid, created now,\n"
                "          held open and mapped; prints \"ready\" and holds until stdin closes.\n"
@@ -199,7 +200,9 @@ int main(int argc, char **argv)
         {"world", 1, 0, 'w'}, {"comm", 1, 0, 'c'},  {"kernel", 1, 0, 'k'}, {"reg", 1, 0, 'g'},
         {"state", 1, 0, 's'}, {"events", 1, 0, 'e'}, {"cap", 1, 0, 'C'},  {"torn", 1, 0, 't'},
         {"nccl", 1, 0, 'n'}, {"scale", 1, 0, 'S'}, {"ncomm", 1, 0, 'N'}, {"latency", 1, 0, 'L'}, {"age", 1, 0, 'a'},  {"help", 0, 0, 'h'},
-        {"start-mono", 1, 0, 'M'}, {"hold", 0, 0, 'O'}, {0, 0, 0, 0}};
+        {"start-mono", 1, 0, 'M'}, {"hold", 0, 0, 'O'},
+        {"setting", 1, 0, 'Z'}, {"no-settings", 0, 0, 'X'},
+        {"invalid", 1, 0, 'I'}, {0, 0, 0, 0}};
     struct fx_opts o = {0};
     int c, hold = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -230,6 +233,9 @@ int main(int argc, char **argv)
             o.end_wall_ns = ((int64_t)ts.tv_sec - strtoll(optarg, NULL, 10)) * 1000000000ll;
             break;
         }
+        case 'Z': o.setting = optarg; break;
+        case 'X': o.no_settings = 1; break;
+        case 'I': o.invalid = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 64;
         }

@@ -163,6 +163,46 @@ if [ $rc = 1 ] && grep -q 'WARNING' <<<"$out" && grep -q 'kernel_release: A "6.1
 else fail "diff A C: exit $rc: $out"; fi
 $G diff --json "$T/A" "$T/C" | grep -q '"comparable": false' && pass "diff --json" || fail "diff --json"
 
+# diff compares the settings in force (format 1.2): a canary differs only in the registration
+# path; another setting, or an invalid one (its default was in force), is named
+mkdir -p "$T/D" "$T/E"
+$FX peermem "$T/D/gdrtrace.job42.node-a.4.rec" --pid 4 --setting GDRTRACE_EVENTS=all
+$FX peermem "$T/E/gdrtrace.job42.node-a.5.rec" --pid 5 --setting GDRTRACE_TRANSPORT=ib
+out=$($G diff "$T/A" "$T/D" 2>&1); rc=$?
+if [ $rc = 1 ] && grep -q 'WARNING' <<<"$out" &&
+   grep -q 'setting GDRTRACE_EVENTS: A "control" vs B "all"' <<<"$out" &&
+   ! grep -q 'setting GDRTRACE_REG' <<<"$out"; then
+    pass "diff names a setting other than the registration path (GDRTRACE_EVENTS)"
+else fail "diff A D: exit $rc: $out"; fi
+out=$($G diff "$T/A" "$T/E" 2>&1); rc=$?
+[ $rc = 1 ] && grep -q 'setting GDRTRACE_TRANSPORT: A "auto" vs B "ib"' <<<"$out" &&
+    pass "diff names another GDRTRACE_TRANSPORT" || fail "diff A E: exit $rc: $out"
+out=$($G summary "$T/D")
+grep -q 'settings GDRTRACE_REG=peermem \[gdrtrace\]  GDRTRACE_ALLOW_PEERMEM=0 \[default\]' <<<"$out" &&
+    grep -q 'GDRTRACE_EVENTS=all \[gdrtrace\]' <<<"$out" &&
+    pass "summary shows the settings in force with their sources" || fail "summary settings: $out"
+$G summary --json "$T/D" | python3 -c '
+import json, sys
+s = {e["key"]: e for e in json.load(sys.stdin)["processes"][0]["settings"]}
+assert s["GDRTRACE_EVENTS"]["value"] == "all" and s["GDRTRACE_EVENTS"]["source"] == "gdrtrace", s
+assert s["GDRTRACE_ALLOW_PEERMEM"]["source"] == "default", s
+' && pass "summary --json lists the settings" || fail "summary --json settings"
+# an invalid value is shown as such, and diff names it even on the registration path
+mkdir -p "$T/G"
+$FX peermem "$T/G/gdrtrace.job42.node-a.7.rec" --pid 7 --reg peermem --invalid GDRTRACE_REG=peermen
+out=$($G summary "$T/G")
+grep -q 'GDRTRACE_REG=peermem \[invalid: GDRTRACE_REG=peermen\]' <<<"$out" &&
+    pass "summary marks an invalid setting and shows what was set" || fail "summary invalid: $out"
+out=$($G diff "$T/A" "$T/G" 2>&1); rc=$?
+[ $rc = 1 ] && grep -q 'setting GDRTRACE_REG: B has the invalid GDRTRACE_REG=peermen; the default "peermem" was in force' <<<"$out" &&
+    pass "diff names an invalid setting" || fail "diff A G: exit $rc: $out"
+# a file without the settings section (format 1.1) still diffs by its policy text
+mkdir -p "$T/F"
+$FX peermem "$T/F/gdrtrace.job42.node-a.6.rec" --pid 6 --no-settings
+out=$($G diff "$T/A" "$T/F" 2>&1); rc=$?
+[ $rc = 0 ] && ! grep -q WARNING <<<"$out" && pass "diff against a 1.1 recorder (no settings section)" ||
+    fail "diff A F: exit $rc: $out"
+
 # export: every sample line is valid exposition syntax; families present
 out=$($G export "$T/job"); rc=$?
 bad=$(grep -v '^#' <<<"$out" | grep -Ev '^[a-z_]+(\{([a-z_]+="([^"\\]|\\.)*",?)*\})? [0-9.e+-]+$' | head -3)

@@ -70,6 +70,87 @@ static void open_rec(struct gt_recorder *r, int mode)
     assert_int_equal(e, 0);
 }
 
+/* The entry of `key` in a parsed recorder's settings section; fails the test
+ * when there is none. */
+static const struct gtr_setting *setting(const struct gt_rec *v, const char *key)
+{
+    for (uint32_t i = 0; i < v->nset; i++)
+        if (v->settings[i].in_use && !strcmp(v->settings[i].key, key))
+            return &v->settings[i];
+    print_error("no setting %s in the recorder\n", key);
+    fail();
+    return NULL;
+}
+
+/* Opens a recorder under `reg`/`allow` (NULL: unset), reads it back. */
+static void rec_under(const char *reg, const char *allow, struct gt_rec *v)
+{
+    if (reg)
+        setenv("GDRTRACE_REG", reg, 1);
+    if (allow)
+        setenv("GDRTRACE_ALLOW_PEERMEM", allow, 1);
+    struct gt_recorder r;
+    open_rec(&r, -1);
+    unsetenv("GDRTRACE_REG");
+    unsetenv("GDRTRACE_ALLOW_PEERMEM");
+    gt_rec_close(&r);
+    char err[GT_ERRLEN];
+    int rc = gt_rec_load_file(r.path, v, err, sizeof(err));
+    if (rc)
+        print_error("%s\n", err);
+    assert_int_equal(rc, 0);
+    gt_rec_unmap(&r);
+    unlink(r.path);
+}
+
+/* Issue 17 item 7: the recorder holds the policy plugin/reg uses
+ * (gt_reg_policy_read, which gt_reg_policy_from_env calls), not the raw
+ * variables.  ce69281 recorded GDRTRACE_ALLOW_PEERMEM=0 under
+ * GDRTRACE_REG=auto (whose default allows peermem) and stored an invalid
+ * GDRTRACE_REG verbatim while plugin/reg used dmabuf. */
+static void test_settings_in_force(void **state)
+{
+    (void)state;
+    struct gt_rec v;
+    struct gt_reg_policy pol;
+
+    rec_under("auto", NULL, &v);
+    setenv("GDRTRACE_REG", "auto", 1);
+    gt_reg_policy_read(&pol, NULL, 0);
+    unsetenv("GDRTRACE_REG");
+    assert_int_equal(pol.allow_peermem, 1);
+    assert_string_equal(v.id.policy_reg, "auto");
+    assert_int_equal(v.id.policy_allow_peermem, 1);
+    assert_string_equal(setting(&v, "GDRTRACE_ALLOW_PEERMEM")->value, "1");
+    assert_int_equal(setting(&v, "GDRTRACE_ALLOW_PEERMEM")->source, GT_SRC_DEFAULT);
+    assert_string_equal(setting(&v, "GDRTRACE_ALLOW_PEERMEM")->origin, "");
+    assert_string_equal(setting(&v, "GDRTRACE_REG")->value, "auto");
+    gt_rec_free(&v);
+
+    rec_under("bogus", NULL, &v);
+    assert_string_equal(v.id.policy_reg, "dmabuf"); /* what plugin/reg uses */
+    assert_int_equal(v.id.policy_allow_peermem, 0);
+    const struct gtr_setting *s = setting(&v, "GDRTRACE_REG");
+    assert_string_equal(s->value, "dmabuf");
+    assert_int_equal(s->source, GT_SRC_INVALID);
+    assert_string_equal(s->origin, "GDRTRACE_REG=bogus");
+    gt_rec_free(&v);
+
+    rec_under("auto", "off", &v); /* explicitly off, canonical "0" */
+    assert_int_equal(v.id.policy_allow_peermem, 0);
+    assert_string_equal(setting(&v, "GDRTRACE_ALLOW_PEERMEM")->value, "0");
+    assert_int_equal(setting(&v, "GDRTRACE_ALLOW_PEERMEM")->source, GT_SRC_GDRTRACE);
+    assert_string_equal(setting(&v, "GDRTRACE_ALLOW_PEERMEM")->origin, "GDRTRACE_ALLOW_PEERMEM=off");
+    gt_rec_free(&v);
+
+    rec_under(NULL, "maybe", &v); /* invalid bool: dmabuf's default, 0 */
+    assert_int_equal(v.id.policy_allow_peermem, 0);
+    assert_string_equal(setting(&v, "GDRTRACE_ALLOW_PEERMEM")->value, "0");
+    assert_int_equal(setting(&v, "GDRTRACE_ALLOW_PEERMEM")->source, GT_SRC_INVALID);
+    assert_int_equal(setting(&v, "GDRTRACE_REG")->source, GT_SRC_DEFAULT);
+    gt_rec_free(&v);
+}
+
 static void test_round_trip(void **state)
 {
     (void)state;
@@ -143,6 +224,16 @@ static void test_round_trip(void **state)
     assert_string_equal(v->id.transport, "ib");
     assert_string_equal(v->id.transport_why, "auto: mlx5_0 port 1 ACTIVE");
     assert_int_equal(v->id.abi_version, 10);
+    const struct gtr_setting *st_reg = setting(v, "GDRTRACE_REG");
+    assert_string_equal(st_reg->value, "peermem");
+    assert_int_equal(st_reg->source, GT_SRC_GDRTRACE);
+    assert_string_equal(st_reg->origin, "GDRTRACE_REG=PeerMem");
+    assert_string_equal(setting(v, "GDRTRACE_ALLOW_PEERMEM")->value, "1");
+    assert_int_equal(setting(v, "GDRTRACE_ALLOW_PEERMEM")->source, GT_SRC_GDRTRACE);
+    assert_string_equal(setting(v, "GDRTRACE_TRANSPORT")->value, "auto");
+    assert_int_equal(setting(v, "GDRTRACE_TRANSPORT")->source, GT_SRC_DEFAULT);
+    assert_string_equal(setting(v, "GDRTRACE_EVENTS")->value, "control");
+    assert_string_equal(setting(v, "GDRTRACE_IB_RELAXED_ORDERING")->value, "1");
     assert_int_equal(v->id.nccl_version, -1); /* no NCCL in this process */
     assert_true(v->id.end_wall_ns >= v->id.start_wall_ns && v->id.start_wall_ns > 0);
     assert_true(strlen(v->id.node.kernel_release) > 0);
@@ -341,7 +432,12 @@ static void test_reader_refusals(void **state)
     h->version_minor = GTR_VERSION_MINOR + 3;
     h->sections[h->section_count].id = 99;
     h->sections[h->section_count].entry_size = 1;
-    h->sections[h->section_count].offset = h->sections[3].offset + h->sections[3].size;
+    uint64_t end = 0; /* after the last section */
+    for (uint32_t i = 0; i < h->section_count; i++)
+        if (h->sections[i].offset + h->sections[i].size > end)
+            end = h->sections[i].offset + h->sections[i].size;
+    assert_true(end < g_good_len);
+    h->sections[h->section_count].offset = end;
     h->sections[h->section_count].size = g_good_len - h->sections[h->section_count].offset;
     h->sections[h->section_count].count = h->sections[h->section_count].size;
     h->section_count++;
@@ -357,6 +453,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_settings_in_force, setup, teardown),
         cmocka_unit_test_setup_teardown(test_name_collision_and_symlink, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mode_and_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reader_refusals, setup, teardown),

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * settings.c — parsing of the settings in force (contract in settings.h).
+ * Invariant: a function's return value and the `value` it writes are the
+ * same choice, so what the recorder stores is what the caller uses.
+ */
+#include "common/settings.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/env.h"
+#include "common/log.h"
+
+static void fill(struct gt_setting *out, const char *name, const char *value, const char *set,
+                 int source)
+{
+    if (!out)
+        return;
+    memset(out, 0, sizeof(*out));
+    snprintf(out->key, sizeof(out->key), "%s", name);
+    snprintf(out->value, sizeof(out->value), "%s", value);
+    if (set)
+        snprintf(out->origin, sizeof(out->origin), "%s=%s", name, set);
+    out->source = source;
+}
+
+int gt_setting_choice(struct gt_setting *out, const char *name, const char *const *choices,
+                      int dflt, int warn)
+{
+    const char *v = gt_env_str(name);
+    if (v) {
+        for (int i = 0; choices[i]; i++)
+            if (strcasecmp(v, choices[i]) == 0) {
+                fill(out, name, choices[i], v, GT_SRC_GDRTRACE);
+                return i;
+            }
+        if (warn) {
+            char list[256] = "";
+            for (int i = 0; choices[i]; i++)
+                if (strlen(list) + strlen(choices[i]) + 2 < sizeof(list)) {
+                    if (i)
+                        strcat(list, "|");
+                    strcat(list, choices[i]);
+                }
+            GT_WARN("%s='%s' is not one of %s; using the default", name, v, list);
+        }
+    }
+    fill(out, name, dflt >= 0 ? choices[dflt] : "", v, v ? GT_SRC_INVALID : GT_SRC_DEFAULT);
+    return dflt;
+}
+
+int gt_setting_bool(struct gt_setting *out, const char *name, int dflt, int warn)
+{
+    static const char *const choices[] = {"0",   "1",   "false", "true", "no",
+                                          "yes", "off", "on",    NULL};
+    int i = gt_setting_choice(out, name, choices, dflt ? 1 : 0, warn);
+    int b = i & 1;
+    if (out) /* canonical spelling: "yes" is in force as "1" */
+        snprintf(out->value, sizeof(out->value), "%d", b);
+    return b;
+}
+
+static const char *const reg_modes[] = {"dmabuf", "peermem", "host", "auto", NULL};
+
+const char *gt_reg_mode_name(int mode)
+{
+    return (mode >= 0 && mode <= GT_REG_AUTO) ? reg_modes[mode] : "?";
+}
+
+void gt_reg_policy_read(struct gt_reg_policy *p, struct gt_setting s[GT_REG_POLICY_SETTINGS],
+                        int warn)
+{
+    p->mode = gt_setting_choice(s ? &s[0] : NULL, "GDRTRACE_REG", reg_modes, GT_REG_DMABUF, warn);
+    /* auto means "DMA-BUF, else peermem": its default allows the fallback */
+    p->allow_peermem = gt_setting_bool(s ? &s[1] : NULL, "GDRTRACE_ALLOW_PEERMEM",
+                                       p->mode == GT_REG_AUTO, warn);
+    p->relaxed_ordering =
+        gt_setting_bool(s ? &s[2] : NULL, "GDRTRACE_IB_RELAXED_ORDERING", 1, warn);
+}
+
+static const char *const transports[GT_TRANSPORT_COUNT + 1] = {"auto", "ib", "sock", "inner",
+                                                              NULL};
+
+const char *gt_transport_name(int id)
+{
+    return (id >= 0 && id < GT_TRANSPORT_COUNT) ? transports[id] : "?";
+}
+
+int gt_transport_read(struct gt_setting *s, int warn)
+{
+    return gt_setting_choice(s, "GDRTRACE_TRANSPORT", transports, GT_TRANSPORT_AUTO, warn);
+}
+
+int gt_events_read(struct gt_setting *s, int warn)
+{
+    static const char *const choices[] = {"control", "all", NULL};
+    return gt_setting_choice(s, "GDRTRACE_EVENTS", choices, 0, warn) == 1;
+}

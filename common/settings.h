@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * settings.h — gdrtrace's settings as they are in force, and where each value
+ * came from.
+ *
+ * The one place where the policy and selection variables are parsed
+ * (GDRTRACE_REG, GDRTRACE_ALLOW_PEERMEM, GDRTRACE_IB_RELAXED_ORDERING,
+ * GDRTRACE_TRANSPORT, GDRTRACE_EVENTS): the transport (plugin/reg,
+ * plugin/core) uses the values, and the shim writes the same effective values
+ * into the recorder's settings section (recorder_format.h), so the record
+ * cannot say something other than what the code did (issue 17, item 7).
+ *
+ * A setting's source (enum gt_setting_source, gdrtrace/codes.h): the
+ * default, a GDRTRACE_* variable, an NCCL variable (for settings that follow
+ * NCCL's own; none yet), or invalid: the variable was set to something not
+ * accepted, so the default is in force and `origin` keeps what was set.
+ *
+ * Threads: every function reads the environment only; callable from any
+ * thread that does not race setenv().  warn = 1 logs one WARN per invalid
+ * variable (the transport's parse); the shim passes 0 so a value is not
+ * warned about twice.
+ */
+#ifndef GDRTRACE_COMMON_SETTINGS_H
+#define GDRTRACE_COMMON_SETTINGS_H
+
+#include "gdrtrace/codes.h"
+
+/* One setting in force.  Sizes equal the recorder's struct gtr_setting. */
+struct gt_setting {
+    char key[48];    /* the GDRTRACE_* name of the setting */
+    char value[64];  /* the effective value, canonical spelling ("dmabuf", "1") */
+    char origin[96]; /* "NAME=text" as set in the environment; "" for a default */
+    int source;      /* enum gt_setting_source */
+};
+
+/*! gt_setting_choice() : the variable `name` as one of `choices`
+ *  (NULL-terminated, case-insensitive).  Returns the index in force (dflt
+ *  when unset or invalid); fills *out (may be NULL) with the canonical
+ *  choice and its source. */
+int gt_setting_choice(struct gt_setting *out, const char *name, const char *const *choices,
+                      int dflt, int warn);
+/*! gt_setting_bool() : 0/1 (also false/true, no/yes, off/on); value "0"/"1". */
+int gt_setting_bool(struct gt_setting *out, const char *name, int dflt, int warn);
+
+/* ---- registration policy (plugin/reg) ---------------------------------- */
+
+enum gt_reg_mode { GT_REG_DMABUF = 0, GT_REG_PEERMEM = 1, GT_REG_HOST = 2, GT_REG_AUTO = 3 };
+
+struct gt_reg_policy {
+    int mode;             /* enum gt_reg_mode */
+    int allow_peermem;    /* fallback to peermem allowed */
+    int relaxed_ordering; /* add IBV_ACCESS_RELAXED_ORDERING when ibv_reg_mr_iova2 exists */
+};
+
+#define GT_REG_POLICY_SETTINGS 3
+/*! gt_reg_policy_read() : GDRTRACE_REG (default dmabuf), GDRTRACE_ALLOW_PEERMEM
+ *  (default 1 under GDRTRACE_REG=auto, else 0), GDRTRACE_IB_RELAXED_ORDERING
+ *  (default 1).  Fills *p and, when s is not NULL, s[0..2] in that order. */
+void gt_reg_policy_read(struct gt_reg_policy *p, struct gt_setting s[GT_REG_POLICY_SETTINGS],
+                        int warn);
+const char *gt_reg_mode_name(int mode); /* dmabuf, peermem, host, auto; "?" */
+
+/* ---- transport selection (plugin/core) --------------------------------- */
+
+enum gt_transport_id {
+    GT_TRANSPORT_AUTO = 0,
+    GT_TRANSPORT_IB = 1,
+    GT_TRANSPORT_SOCK = 2,
+    GT_TRANSPORT_INNER = 3,
+    GT_TRANSPORT_COUNT
+};
+
+/*! gt_transport_read() : GDRTRACE_TRANSPORT (auto, ib, sock, inner; default
+ *  auto): the transport asked for. */
+int gt_transport_read(struct gt_setting *s, int warn);
+const char *gt_transport_name(int id); /* auto, ib, sock, inner; "?" */
+
+/* ---- the recorder ------------------------------------------------------- */
+
+/*! gt_events_read() : GDRTRACE_EVENTS (control, all; default control):
+ *  1 for all. */
+int gt_events_read(struct gt_setting *s, int warn);
+
+#endif
