@@ -394,6 +394,12 @@ static void drop(struct gt_oob_listener *l, int i, const char *why, int abortive
     l->npend--;
 }
 
+/* Its hello (and setup message) is in and was found valid. */
+static int complete(const struct gt_oob_pending *p)
+{
+    return p->got == p->need && p->got >= GT_OOB_HELLO_BYTES;
+}
+
 /* Reads what pend[i] sent.  1 = complete and valid, 0 = not yet, -1 = dropped. */
 static int step(struct gt_oob_listener *l, int i, uint64_t now)
 {
@@ -422,7 +428,7 @@ static int step(struct gt_oob_listener *l, int i, uint64_t now)
             return -1;
         }
     }
-    if (p->got == p->need && p->got >= GT_OOB_HELLO_BYTES) {
+    if (complete(p)) {
         gt_oob_hello_decode(p->buf, &h);
         for (int k = 0; k < l->nseen && k < GT_OOB_SEEN_IDS; k++)
             if (l->seen[k] == h.conn_id) {
@@ -468,10 +474,10 @@ int gt_oob_accept(struct gt_oob_listener *l, struct gt_oob_conn *conn)
             return -1;
         }
         if (l->npend == GT_OOB_MAX_PENDING) {
-            int victim = -1;
+            int victim = -1; /* the oldest that has not completed a valid hello */
             for (int k = 0; k < l->npend && victim < 0; k++)
-                if (k != ready)
-                    victim = k; /* the oldest that is not the one about to be returned */
+                if (k != ready && !complete(&l->pend[k]))
+                    victim = k;
             if (victim < 0) {
                 close(fd);
                 continue;

@@ -27,7 +27,8 @@
  *    repeats a connection id already seen, or stays incomplete past its
  *    deadline is dropped and logged: a WARN the first time per peer address
  *    and listener, counted afterwards (the count is logged at close).  When
- *    the table is full, a new connection evicts the oldest pending one.
+ *    the table is full, a new connection evicts the oldest pending one that
+ *    has not completed a valid hello.
  *  - gt_oob_accept() never blocks and never returns a pre-handshake failure:
  *    1 = a connection is authenticated (its fd, hello and body are in *conn),
  *    0 = none yet (call again), -1 = the listening socket itself failed
