@@ -6,7 +6,7 @@ TESTS += test_dl
 test_dl_SRCS := tests/unit/test_dl.c $(DL_SRCS) $(BASE_SRCS)
 test_dl_LIBS := -ldl -lpthread -lcmocka
 
-REG_SRCS := plugin/reg/gt_reg.c
+REG_SRCS := plugin/reg/gt_reg.c plugin/reg/gt_reg_verbs.c
 PLUGIN_SRCS += $(REG_SRCS)
 
 TESTS += test_reg

@@ -39,7 +39,7 @@ void gt_reg_policy_from_env(struct gt_reg_policy *p)
 
 /* ---- probes ------------------------------------------------------------ */
 
-static int peermem_present(void)
+int gt_reg_peermem_present(void)
 {
     /* Every path any NCCL version checks (nccl-net-abi.md §4.1). */
     static const char *const paths[] = {
@@ -76,33 +76,23 @@ static int cuda_dmabuf_state(void)
     return GT_PROBE_SUPPORTED;
 }
 
+static int ptr_support(const struct gt_reg_policy *p, struct gt_dev_probe *pr, int can_import);
+
 void gt_reg_probe(struct gt_reg_dev *d, const struct gt_reg_policy *p)
 {
     struct gt_dev_probe *pr = &d->probe;
     memset(pr, 0, sizeof(*pr));
-    if (!gt_ibv.has_reg_dmabuf_mr) {
-        pr->dmabuf = GT_PROBE_UNSUPPORTED;
-        pr->dmabuf_errno = EOPNOTSUPP;
-    } else {
-        errno = 0;
-        struct ibv_mr *mr = gt_ibv.reg_dmabuf_mr(d->pd, 0, 0, 0, -1, 0);
-        int e = errno;
-        if (mr) {
-            /* fd -1 cannot succeed; a provider that says it did is odd but
-             * clearly implements the call. */
-            gt_ibv.dereg_mr(mr);
-            e = 0;
-        }
-        pr->dmabuf_errno = e;
-        pr->dmabuf = (e == EOPNOTSUPP || e == EPROTONOSUPPORT) ? GT_PROBE_UNSUPPORTED
-                                                                : GT_PROBE_SUPPORTED;
-    }
-    pr->peermem = peermem_present() ? GT_PROBE_SUPPORTED : GT_PROBE_ABSENT;
+    d->rg->probe(d->rctx, pr);
     pr->cuda_dmabuf = cuda_dmabuf_state();
-    gt_reg_ptr_support(p, pr);
+    ptr_support(p, pr, d->rg->can_import(d->rctx, NULL));
 }
 
 int gt_reg_ptr_support(const struct gt_reg_policy *p, struct gt_dev_probe *pr)
+{
+    return ptr_support(p, pr, gt_ibv.has_reg_dmabuf_mr);
+}
+
+static int ptr_support(const struct gt_reg_policy *p, struct gt_dev_probe *pr, int can_import)
 {
     int bits = GT_PTR_HOST;
     int peermem_ok = pr->peermem == GT_PROBE_SUPPORTED;
@@ -135,7 +125,7 @@ int gt_reg_ptr_support(const struct gt_reg_policy *p, struct gt_dev_probe *pr)
         } else if (p->allow_peermem && peermem_ok) {
             bits |= GT_PTR_CUDA;
             why = "DMA-BUF unsupported by NIC; peermem allowed and present";
-        } else if (!gt_ibv.has_reg_dmabuf_mr)
+        } else if (!can_import)
             why = "libibverbs lacks ibv_reg_dmabuf_mr and peermem not usable: host memory only";
         else if (p->allow_peermem)
             why = "DMA-BUF unsupported by NIC and nvidia_peermem absent: host memory only";
@@ -150,19 +140,27 @@ int gt_reg_ptr_support(const struct gt_reg_policy *p, struct gt_dev_probe *pr)
 
 /* ---- cache ------------------------------------------------------------- */
 
-void gt_reg_dev_init(struct gt_reg_dev *d, const char *name, struct ibv_pd *pd)
+void gt_reg_dev_init_registrar(struct gt_reg_dev *d, const char *name,
+                               const struct gt_registrar *rg, void *rctx)
 {
     memset(d, 0, sizeof(*d));
     snprintf(d->name, sizeof(d->name), "%s", name);
-    d->pd = pd;
+    d->rg = rg;
+    d->rctx = rctx;
     pthread_mutex_init(&d->lock, NULL);
+}
+
+void gt_reg_dev_init(struct gt_reg_dev *d, const char *name, struct ibv_pd *pd)
+{
+    gt_reg_dev_init_registrar(d, name, &gt_reg_verbs, pd);
+    d->pd = pd;
 }
 
 void gt_reg_dev_fini(struct gt_reg_dev *d)
 {
     pthread_mutex_lock(&d->lock);
     for (int i = 0; i < d->ncache; i++) {
-        gt_ibv.dereg_mr(d->cache[i]->mr);
+        d->rg->dereg(d->rctx, d->cache[i]->h);
         free(d->cache[i]);
     }
     free(d->cache);
@@ -200,41 +198,26 @@ static int cache_add(struct gt_reg_dev *d, struct gt_mr *m)
 
 /* ---- registration ------------------------------------------------------ */
 
-#define BASE_ACCESS                                                                                \
-    (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |                   \
-     IBV_ACCESS_REMOTE_ATOMIC)
-
-static int use_ro(const struct gt_reg_policy *p)
-{
-    return p->relaxed_ordering && gt_ibv.has_reg_mr_iova2;
-}
-
-/* ibv_reg_mr on a virtual address (host memory, or GPU memory via peermem).
- * Returns the MR or NULL with errno. */
-static struct ibv_mr *reg_va(struct gt_reg_dev *d, const struct gt_reg_policy *p, uintptr_t a,
-                             uintptr_t e)
+/* The registrar's calls; NULL with errno (never 0) on failure. */
+static void *reg_va(struct gt_reg_dev *d, const struct gt_reg_policy *p, uintptr_t a,
+                    uintptr_t e, int gpu)
 {
     errno = 0;
-    struct ibv_mr *mr;
-    if (use_ro(p))
-        mr = gt_ibv.reg_mr_iova2(d->pd, (void *)a, e - a, a,
-                                 BASE_ACCESS | IBV_ACCESS_RELAXED_ORDERING);
-    else
-        mr = gt_ibv.reg_mr(d->pd, (void *)a, e - a, BASE_ACCESS);
-    if (!mr && !errno)
-        errno = EIO; /* a provider that fails without saying why */
-    return mr;
-}
-
-static struct ibv_mr *reg_dmabuf(struct gt_reg_dev *d, const struct gt_reg_policy *p,
-                                 uint64_t offset, uintptr_t a, uintptr_t e, int fd)
-{
-    int acc = BASE_ACCESS | (use_ro(p) ? IBV_ACCESS_RELAXED_ORDERING : 0);
-    errno = 0;
-    struct ibv_mr *mr = gt_ibv.reg_dmabuf_mr(d->pd, offset, e - a, a, fd, acc);
-    if (!mr && !errno)
+    void *h = d->rg->reg_va(d->rctx, p, a, e - a, gpu);
+    if (!h && !errno)
         errno = EIO;
-    return mr;
+    return h;
+}
+
+static void *reg_dmabuf(struct gt_reg_dev *d, const struct gt_reg_policy *p, uint64_t offset,
+                        uintptr_t a, uintptr_t e, int fd, char *why, size_t whylen)
+{
+    errno = 0;
+    why[0] = 0;
+    void *h = d->rg->import_dmabuf(d->rctx, p, offset, a, e - a, fd, why, whylen);
+    if (!h && !errno)
+        errno = EIO;
+    return h;
 }
 
 struct attempt {
@@ -244,14 +227,15 @@ struct attempt {
 };
 
 /* DMA-BUF with NCCL's fd.  Fills *range with what was registered. */
-static struct ibv_mr *try_dmabuf_fd(struct gt_reg_dev *d, const struct gt_reg_policy *p,
+static void *try_dmabuf_fd(struct gt_reg_dev *d, const struct gt_reg_policy *p,
                                     uintptr_t a, uintptr_t e, uint64_t offset, int fd,
                                     uintptr_t *ra, uintptr_t *re, struct attempt *at)
 {
-    if (!gt_ibv.has_reg_dmabuf_mr) {
+    const char *no_import = "";
+    if (!d->rg->can_import(d->rctx, &no_import)) {
         at->reason = GT_REASON_NO_REG_DMABUF_SYMBOL;
         at->err = EOPNOTSUPP;
-        snprintf(at->what, sizeof(at->what), "%s", gt_ibv.why_reg_dmabuf_mr);
+        snprintf(at->what, sizeof(at->what), "%s", no_import);
         return NULL;
     }
     /* Widen to pages where the dma-buf itself covers them: the fd's byte
@@ -268,13 +252,15 @@ static struct ibv_mr *try_dmabuf_fd(struct gt_reg_dev *d, const struct gt_reg_po
     off_t fsz = lseek(fd, 0, SEEK_END);
     if (fsz < 0 || (uint64_t)fsz < off + (we - wa))
         we = e;
-    struct ibv_mr *mr = reg_dmabuf(d, p, off, wa, we, fd);
+    char why[200];
+    void *mr = reg_dmabuf(d, p, off, wa, we, fd, why, sizeof(why));
     if (!mr) {
         at->err = errno;
         at->reason = d->probe.dmabuf == GT_PROBE_UNSUPPORTED ? GT_REASON_DMABUF_UNSUPPORTED
                                                               : GT_REASON_DMABUF_REG_FAILED;
-        snprintf(at->what, sizeof(at->what), "ibv_reg_dmabuf_mr(fd %d, offset %llu) failed: %s",
-                 fd, (unsigned long long)off, strerror(at->err));
+        snprintf(at->what, sizeof(at->what), "%s(fd %d, offset %llu) failed: %s",
+                 d->rg->import_call, fd, (unsigned long long)off,
+                 why[0] ? why : strerror(at->err));
         return NULL;
     }
     *ra = wa;
@@ -283,14 +269,15 @@ static struct ibv_mr *try_dmabuf_fd(struct gt_reg_dev *d, const struct gt_reg_po
 }
 
 /* DMA-BUF with an fd we export from CUDA for regMr(CUDA). */
-static struct ibv_mr *try_dmabuf_export(struct gt_reg_dev *d, const struct gt_reg_policy *p,
+static void *try_dmabuf_export(struct gt_reg_dev *d, const struct gt_reg_policy *p,
                                         uintptr_t a, uintptr_t e, uintptr_t *ra, uintptr_t *re,
                                         struct attempt *at)
 {
-    if (!gt_ibv.has_reg_dmabuf_mr) {
+    const char *no_import = "";
+    if (!d->rg->can_import(d->rctx, &no_import)) {
         at->reason = GT_REASON_NO_REG_DMABUF_SYMBOL;
         at->err = EOPNOTSUPP;
-        snprintf(at->what, sizeof(at->what), "%s", gt_ibv.why_reg_dmabuf_mr);
+        snprintf(at->what, sizeof(at->what), "%s", no_import);
         return NULL;
     }
     if (d->probe.dmabuf == GT_PROBE_UNSUPPORTED) {
@@ -329,14 +316,15 @@ static struct ibv_mr *try_dmabuf_export(struct gt_reg_dev *d, const struct gt_re
                  gt_cu_errstr(r), r);
         return NULL;
     }
-    struct ibv_mr *mr = reg_dmabuf(d, p, 0, wa, we, fd);
+    char why[200];
+    void *mr = reg_dmabuf(d, p, 0, wa, we, fd, why, sizeof(why));
     int e2 = errno;
     close(fd);
     if (!mr) {
         at->err = e2;
         at->reason = GT_REASON_DMABUF_REG_FAILED;
-        snprintf(at->what, sizeof(at->what), "ibv_reg_dmabuf_mr on the exported fd failed: %s",
-                 strerror(e2));
+        snprintf(at->what, sizeof(at->what), "%s on the exported fd failed: %s",
+                 d->rg->import_call, why[0] ? why : strerror(e2));
         return NULL;
     }
     *ra = wa;
@@ -382,22 +370,21 @@ gt_result gt_reg_register(struct gt_reg_dev *d, const struct gt_reg_policy *p, v
         return GT_OK;
     }
 
-    struct ibv_mr *mr = NULL;
+    void *mr = NULL;
     uintptr_t ra = pa, re = pe;
     int method = GT_METHOD_FAILED;
     struct attempt at = {0};
     gt_result res = GT_SYSTEM_ERROR;
 
     if (!gpu) {
-        mr = reg_va(d, p, pa, pe);
+        mr = reg_va(d, p, pa, pe, 0);
         if (mr)
             method = GT_METHOD_HOST;
         else {
             rep->reason = GT_REASON_HOST_REG_FAILED;
             rep->err = errno;
-            snprintf(err, errlen,
-                     "%s: ibv_reg_mr of host buffer %p size %zu failed: %s (errno %d)", d->name,
-                     data, size, strerror(rep->err), rep->err);
+            snprintf(err, errlen, "%s: %s of host buffer %p size %zu failed: %s (errno %d)",
+                     d->name, d->rg->va_call, data, size, strerror(rep->err), rep->err);
         }
         goto done;
     }
@@ -419,7 +406,7 @@ gt_result gt_reg_register(struct gt_reg_dev *d, const struct gt_reg_policy *p, v
                      d->name, data, size);
             goto done;
         }
-        mr = reg_va(d, p, pa, pe);
+        mr = reg_va(d, p, pa, pe, 1);
         if (mr) {
             method = GT_METHOD_PEERMEM;
             rep->reason = GT_REASON_POLICY_PEERMEM;
@@ -427,9 +414,9 @@ gt_result gt_reg_register(struct gt_reg_dev *d, const struct gt_reg_policy *p, v
             rep->reason = GT_REASON_PEERMEM_REG_FAILED;
             rep->err = errno;
             snprintf(err, errlen,
-                     "%s: peermem ibv_reg_mr of GPU buffer %p size %zu failed: %s (errno %d) "
+                     "%s: peermem %s of GPU buffer %p size %zu failed: %s (errno %d) "
                      "(GDRTRACE_REG=peermem)",
-                     d->name, data, size, strerror(rep->err), rep->err);
+                     d->name, d->rg->va_call, data, size, strerror(rep->err), rep->err);
         }
         goto done;
     }
@@ -463,7 +450,7 @@ gt_result gt_reg_register(struct gt_reg_dev *d, const struct gt_reg_policy *p, v
     rep->fell_back = 1;
     ra = pa;
     re = pe;
-    mr = reg_va(d, p, pa, pe);
+    mr = reg_va(d, p, pa, pe, 1);
     if (mr) {
         method = GT_METHOD_PEERMEM;
         GT_INFO(GT_LOGSUB_NET,
@@ -475,9 +462,9 @@ gt_result gt_reg_register(struct gt_reg_dev *d, const struct gt_reg_policy *p, v
         rep->err = e2;
         snprintf(err, errlen,
                  "%s: DMA-BUF registration of GPU buffer %p size %zu failed (%s; errno %d), then "
-                 "the peermem fallback (GDRTRACE_ALLOW_PEERMEM=1) failed too: ibv_reg_mr: %s "
+                 "the peermem fallback (GDRTRACE_ALLOW_PEERMEM=1) failed too: %s: %s "
                  "(errno %d)",
-                 d->name, data, size, at.what, at.err, strerror(e2), e2);
+                 d->name, data, size, at.what, at.err, d->rg->va_call, strerror(e2), e2);
     }
 
 done:
@@ -485,14 +472,14 @@ done:
         struct gt_mr *m = calloc(1, sizeof(*m));
         if (!m || cache_add(d, m) != 0) {
             free(m);
-            gt_ibv.dereg_mr(mr);
+            d->rg->dereg(d->rctx, mr);
             rep->method = GT_METHOD_FAILED;
             rep->err = ENOMEM;
             snprintf(err, errlen, "%s: out of memory for the MR cache", d->name);
             pthread_mutex_unlock(&d->lock);
             return GT_SYSTEM_ERROR;
         }
-        m->mr = mr;
+        m->h = mr;
         m->base = ra;
         m->end = re;
         m->method = method;
@@ -524,9 +511,9 @@ gt_result gt_reg_deregister(struct gt_reg_dev *d, struct gt_mr *m)
     if (--m->refs > 0)
         goto out;
     d->cache[i] = d->cache[--d->ncache];
-    int rc = gt_ibv.dereg_mr(m->mr);
+    int rc = d->rg->dereg(d->rctx, m->h);
     if (rc) {
-        GT_WARN("%s: ibv_dereg_mr failed: %s", d->name, strerror(rc));
+        GT_WARN("%s: %s failed: %s", d->name, d->rg->dereg_call, strerror(rc));
         res = GT_SYSTEM_ERROR;
     }
     free(m);
