@@ -51,9 +51,13 @@ fi
 # The DMA-BUF driver: the plugin's registration path and recorder, linked from
 # the objects `make all` just built (the .so exports only the NCCL tables).
 echo "== dmabuf_reg driver"
-objs=$(ls build/default/obj/shim/*.o build/default/obj/plugin/reg/*.o \
-          build/default/obj/common/dl/*.o build/default/obj/plugin/log.o \
-          build/default/obj/plugin/env.o build/default/obj/plugin/reason.o 2>/dev/null)
+# The objects come from make's own lists (every plugin and common source but the
+# composition root and the ABI adapters, which would want NCCL's tables), so
+# this line cannot fall behind when a file moves or joins a layer.
+objs=$(make -s --no-print-directory --eval='gt-print-gpu-objs: ; @echo $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out plugin/core.c plugin/abi/%,$(sort $(PLUGIN_SRCS) $(COMMON_SRCS))))' gt-print-gpu-objs) || {
+    echo "build.sh: cannot get the plugin's object list from make" >&2
+    exit 1
+}
 if ! gcc -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -I. -I"$CUDA_HOME/include" \
         tests/gpu/dmabuf_reg.c $objs -o build/gpu/dmabuf_reg \
         -L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lcudart -ldl -lpthread; then
