@@ -81,6 +81,7 @@ const char *gt_setting_source_name(int s)
         [GT_SRC_GDRTRACE] = "gdrtrace",
         [GT_SRC_NCCL] = "nccl",
         [GT_SRC_INVALID] = "invalid",
+        [GT_SRC_UNKNOWN] = "unknown",
     };
     return (s >= 0 && s < GT_SRC_COUNT) ? n[s] : NULL;
 }

@@ -3,7 +3,8 @@
 # dlopen'd verbs/CUDA tables, the node fingerprint, histograms, on-disk code names,
 # the internal network interface).  Included first (module.mk files are read
 # in sorted order), so every later fragment may use these lists with :=.
-BASE_SRCS := common/log.c common/env.c common/settings.c common/codes.c common/net_fail.c
+BASE_SRCS := common/log.c common/env.c common/settings.c common/codes.c common/net_fail.c \
+             common/nccl_env.c
 DL_SRCS := common/dl/gt_ibv.c common/dl/gt_cuda.c
 FINGERPRINT_SRCS := common/fingerprint.c
 COMMON_SRCS += $(BASE_SRCS) $(FINGERPRINT_SRCS)
@@ -24,3 +25,8 @@ test_codes_LIBS := -lcmocka
 TESTS += test_settings
 test_settings_SRCS := tests/unit/test_settings.c $(BASE_SRCS)
 test_settings_LIBS := -lcmocka
+
+# NCCL's variables as NCCL reads them: environment, conf files, precedence.
+TESTS += test_nccl_env
+test_nccl_env_SRCS := tests/unit/test_nccl_env.c $(BASE_SRCS)
+test_nccl_env_LIBS := -lcmocka -lpthread -ldl

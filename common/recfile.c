@@ -711,7 +711,7 @@ void gt_setting_source_text(const struct gtr_setting *s, char *out, size_t n)
     const char *name = gt_setting_source_name((int)s->source);
     if (!name)
         snprintf(out, n, "source#%u", s->source);
-    else if ((s->source == GT_SRC_INVALID || s->source == GT_SRC_NCCL) && s->origin[0])
+    else if (s->source != GT_SRC_DEFAULT && s->source != GT_SRC_GDRTRACE && s->origin[0])
         snprintf(out, n, "%s: %s", name, s->origin);
     else
         snprintf(out, n, "%s", name);

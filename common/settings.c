@@ -12,6 +12,7 @@
 
 #include "common/env.h"
 #include "common/log.h"
+#include "common/nccl_env.h"
 
 static void fill(struct gt_setting *out, const char *name, const char *value, const char *set,
                  int source)
@@ -76,8 +77,22 @@ void gt_reg_policy_read(struct gt_reg_policy *p, struct gt_setting s[GT_REG_POLI
     /* auto means "DMA-BUF, else peermem": its default allows the fallback */
     p->allow_peermem = gt_setting_bool(s ? &s[1] : NULL, "GDRTRACE_ALLOW_PEERMEM",
                                        p->mode == GT_REG_AUTO, warn);
-    p->relaxed_ordering =
-        gt_setting_bool(s ? &s[2] : NULL, "GDRTRACE_IB_RELAXED_ORDERING", 1, warn);
+    struct gt_setting ro;
+    p->relaxed_ordering = gt_setting_bool(&ro, "GDRTRACE_IB_RELAXED_ORDERING", 1, warn);
+    if (ro.source != GT_SRC_GDRTRACE) {
+        /* NCCL's 0 is off, 1 on, 2 (its default) on where supported: ours is
+         * always "where ibv_reg_mr_iova2 exists", so 1 and 2 both mean on. */
+        struct gt_setting n;
+        long v = gt_nccl_long(&n, "NCCL_IB_PCI_RELAXED_ORDERING", NULL, 2, 0, 2, warn);
+        if (n.source != GT_SRC_DEFAULT && (ro.source == GT_SRC_DEFAULT || n.source != GT_SRC_INVALID)) {
+            p->relaxed_ordering = v != 0;
+            snprintf(ro.value, sizeof(ro.value), "%d", p->relaxed_ordering);
+            snprintf(ro.origin, sizeof(ro.origin), "%s", n.origin);
+            ro.source = n.source;
+        }
+    }
+    if (s)
+        s[2] = ro;
 }
 
 static const char *const transports[GT_TRANSPORT_COUNT + 1] = {"auto", "ib", "sock", "inner",

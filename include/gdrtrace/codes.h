@@ -96,13 +96,14 @@ enum gt_reason {
 
 /* ---- settings in force ------------------------------------------------ */
 /* Where the value of a setting came from.  On disk: gtr_setting.source
- * (format 1.2).  Room: 4..2^32-1. */
+ * (format 1.2).  Room: 5..2^32-1. */
 enum gt_setting_source {
     GT_SRC_DEFAULT = 0,  /* nothing set: the built-in default */
     GT_SRC_GDRTRACE = 1, /* a GDRTRACE_* variable */
     GT_SRC_NCCL = 2,     /* an NCCL_* variable the setting follows */
     GT_SRC_INVALID = 3,  /* set to a value not accepted: the default is in force */
-    GT_SRC_COUNT = 4
+    GT_SRC_UNKNOWN = 4,  /* an NCCL_* variable while an NCCL environment plugin was in use */
+    GT_SRC_COUNT = 5
 };
 
 #endif /* GDRTRACE_CODES_H */

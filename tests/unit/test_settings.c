@@ -114,6 +114,7 @@ static void test_transport_and_names(void **state)
     assert_string_equal(gt_setting_source_name(GT_SRC_GDRTRACE), "gdrtrace");
     assert_string_equal(gt_setting_source_name(GT_SRC_NCCL), "nccl");
     assert_string_equal(gt_setting_source_name(GT_SRC_INVALID), "invalid");
+    assert_string_equal(gt_setting_source_name(GT_SRC_UNKNOWN), "unknown");
     assert_null(gt_setting_source_name(GT_SRC_COUNT));
     setenv("GDRTRACE_EVENTS", "all", 1);
     assert_int_equal(gt_events_read(&s, 0), 1);
