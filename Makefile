@@ -11,7 +11,9 @@
 #   make bench           benchmarks, figures and ratios side by side
 #   make SAN=asan check  sanitizer variants: asan (ASan+UBSan), tsan, ubsan
 #   make format          reformat C sources (clang-format 14; make check verifies)
-#   make install PREFIX=/usr/local DESTDIR=
+#   make install PREFIX=/usr/local DESTDIR=   (and uninstall; layout in dist/module.mk)
+#   make deb             the Debian package, in build/deb/
+#   make V=1 ...         print every command line (default: one short line per target)
 #
 # Variables a module.mk may append to:
 #   PLUGIN_SRCS    sources linked into libnccl-net-gdrtrace.so
@@ -33,6 +35,17 @@ DESTDIR ?=
 VERSION := 0.1.0
 
 BUILD := build/$(if $(SAN),$(SAN),default)
+
+# Quiet by default: one short line per target.  `make V=1` prints every
+# command line.  Rules write $(call say,WHAT,$@) then $(Q)command.
+V ?= 0
+ifeq ($(V),1)
+Q :=
+say = @:
+else
+Q := @
+say = @printf '  %-7s %s\n' '$(1)' '$(2)'
+endif
 
 CPPFLAGS_BASE := -D_GNU_SOURCE -Iinclude -I. -DGDRTRACE_VERSION=\"$(VERSION)\"
 CFLAGS_BASE := -std=c11 -Wall -Wextra -Werror -g -fPIC -fvisibility=hidden \
@@ -76,26 +89,33 @@ include $(sort $(wildcard */module.mk */*/module.mk))
 # Fragments may define rules of their own; `make` alone still means `all`.
 .DEFAULT_GOAL := all
 
-.PHONY: all check check-all check-run demo demo-run bench bench-run install clean deps tests benches fuzz \
+.PHONY: all check check-all check-run demo demo-build demo-run deps-demo bench bench-run install clean deps tests benches fuzz \
         format
 all: $(PLUGIN) $(TOOL)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(PLUGIN): $(call obj,$(PLUGIN_SRCS) $(COMMON_SRCS)) plugin/exports.map
-	$(CC) -shared -o $@ $(call obj,$(PLUGIN_SRCS) $(COMMON_SRCS)) \
-	    -Wl,--version-script=plugin/exports.map -Wl,-z,defs $(LDFLAGS) $(PLUGIN_LIBS)
+# The SONAME is the file name NCCL dlopens (NCCL_NET_PLUGIN=gdrtrace ->
+# libnccl-net-gdrtrace.so): the linker cache and Debian's tools need one, and
+# no other name may ever be looked up.
+$(PLUGIN): $(call obj,$(PLUGIN_SRCS) $(COMMON_SRCS)) plugin/exports.map Makefile
+	$(call say,LD,$@)
+	$(Q)$(CC) -shared -o $@ $(call obj,$(PLUGIN_SRCS) $(COMMON_SRCS)) \
+	    -Wl,-soname,libnccl-net-gdrtrace.so -Wl,--version-script=plugin/exports.map -Wl,-z,defs $(LDFLAGS) $(PLUGIN_LIBS)
 
 $(TOOL): $(call obj,$(TOOL_SRCS) $(COMMON_SRCS))
-	$(CC) -o $@ $^ $(LDFLAGS) $(TOOL_LIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) -o $@ $^ $(LDFLAGS) $(TOOL_LIBS)
 
 # One link rule per test/bench program: <name>_SRCS, <name>_LIBS.
 define prog_rule
 $(BUILD)/$(2)/$(1): $$(call obj,$$($(1)_SRCS))
 	@mkdir -p $$(dir $$@)
-	$$(CC) -o $$@ $$^ $$(LDFLAGS) $$($(1)_LIBS)
+	$$(call say,LD,$$@)
+	$$(Q)$$(CC) -o $$@ $$^ $$(LDFLAGS) $$($(1)_LIBS)
 endef
 $(foreach t,$(TESTS),$(eval $(call prog_rule,$(t),tests)))
 $(foreach b,$(BENCHES),$(eval $(call prog_rule,$(b),bench)))
@@ -108,7 +128,9 @@ benches: all $(BENCH_BINS)
 
 # Entry points that also set up a fresh Debian machine.
 deps:
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh check
+deps-demo:
+	@scripts/install-deps.sh demo
 
 # `make check` (and CI) runs, in one pass with one summary line: every test of
 # the default build; every test again under ASan+UBSan, except the Soft-RoCE
@@ -136,10 +158,17 @@ check-all:
 check-run: tests
 	@BUILD=$(BUILD) SAN=$(SAN) tests/run-tests.sh $(TEST_BINS) $(TEST_SCRIPTS)
 
-demo: deps
-	@$(MAKE) --no-print-directory demo-run
+# The demo builds silently (its log kept; V=1 shows every command instead).
+demo: deps-demo
+	@mkdir -p $(BUILD)
+	@if [ "$(V)" = 1 ]; then $(MAKE) --no-print-directory demo-build; \
+	else echo "building gdrtrace in $(BUILD) (log: $(BUILD)/demo-build.log; V=1 prints the commands)"; \
+	  $(MAKE) --no-print-directory demo-build >$(BUILD)/demo-build.log 2>&1 || \
+	  { tail -n 30 $(BUILD)/demo-build.log; echo "build failed; log: $(BUILD)/demo-build.log"; exit 1; }; fi
+	@BUILD=$(BUILD) $(DEMO_SCRIPT)
 
-demo-run: all
+demo-build: all
+demo-run: demo-build
 	@BUILD=$(BUILD) $(DEMO_SCRIPT)
 
 bench: deps
@@ -148,12 +177,6 @@ bench: deps
 bench-run: benches
 	@set -e; for b in $(BENCH_BINS); do echo "== $$b"; BUILD=$(BUILD) $$b; done; \
 	for s in $(BENCH_SCRIPTS); do echo "== $$s"; BUILD=$(BUILD) $$s; done
-
-install: all
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/gdrtrace
-	install -m 0755 $(PLUGIN) $(DESTDIR)$(PREFIX)/lib/
-	install -m 0755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/
-	install -m 0644 README.md $(wildcard docs/*.md) $(DESTDIR)$(PREFIX)/share/doc/gdrtrace/
 
 # Reformat every tracked C file with the pinned clang-format (see tests/format).
 format:

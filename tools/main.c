@@ -26,12 +26,23 @@ static const struct subcommand subcommands[] = {
     {"doctor", gt_cmd_doctor, "this node's identity, prerequisites and a real DMA-BUF registration"},
 };
 
+/* The one source of the command's overview: dist/gen-man.sh typesets this
+ * text (and each subcommand's --help) into the man pages, and
+ * dist/gen-completion.sh reads the "commands:" block below. */
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gdrtrace <command> [options] [PATH...]\n\ncommands:\n");
+    fprintf(f, "usage: gdrtrace <command> [options] [PATH...]\n"
+               "       gdrtrace --version | --help\n"
+               "Reads the flight recorders that the gdrtrace NCCL net plugin\n"
+               "(libnccl-net-gdrtrace.so) leaves in $GDRTRACE_DIR (default /dev/shm), live\n"
+               "or archived, and checks this node's GPU Direct prerequisites.\n"
+               "\ncommands:\n");
     for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
         fprintf(f, "  %-8s %s\n", subcommands[i].name, subcommands[i].what);
-    fprintf(f, "\n'gdrtrace <command> --help' describes one command.\n");
+    fprintf(f, "\noptions:\n"
+               "  -h, --help  this text; 'gdrtrace <command> --help' describes one command\n"
+               "  --version   print 'gdrtrace VERSION' and exit 0\n"
+               "\nexit: 64 usage error; each command documents its other codes\n");
 }
 
 int main(int argc, char **argv)

@@ -62,6 +62,7 @@
 
 static struct {
     const char *plugin;
+    int by_name; /* plugin is NCCL_NET_PLUGIN's NAME, looked up as NCCL does */
     int abis[8], nabi;
     int iters;
     uint64_t seed;
@@ -231,12 +232,23 @@ static void net_open(struct net *n, int abi)
     n->abi = abi;
     n->ctx = NULL;
     void *h = dlopen(opt.plugin, RTLD_NOW | RTLD_LOCAL);
+    if (!h && opt.by_name) {
+        /* NCCL's rule for NCCL_NET_PLUGIN=NAME (2.24 and later): the bare
+         * NAME first, then libnccl-net-NAME.so, both along the linker's path. */
+        static char lib[PATH_MAX];
+        snprintf(lib, sizeof(lib), "libnccl-net-%s.so", opt.plugin);
+        opt.plugin = lib;
+        h = dlopen(opt.plugin, RTLD_NOW | RTLD_LOCAL);
+    }
     if (!h)
         FAIL("dlopen(%s): %s", opt.plugin, dlerror());
     snprintf(sym, sizeof(sym), "ncclNetPlugin_v%d", abi);
     n->tab = dlsym(h, sym);
     if (!n->tab)
         FAIL("%s has no symbol %s: %s", opt.plugin, sym, dlerror());
+    Dl_info where;
+    if (opt.by_name && dladdr(n->tab, &where) && where.dli_fname)
+        say("NCCL_NET_PLUGIN: dlopen(\"%s\") loaded %s", opt.plugin, where.dli_fname);
     /* Never dlclose: NCCL keeps the plugin for the process, and the
      * plugin's per-process state (<= v10) lives in it. */
 }
@@ -1642,7 +1654,8 @@ static void usage(FILE *f)
             "processes over loopback; checks every byte; then feeds it bad input.\n\n"
             "  --abi N[,N...]|all  ABI versions to drive, 6..12 (default: all)\n"
             "  --plugin PATH       the plugin (default: $BUILD/libnccl-net-gdrtrace.so,\n"
-            "                      BUILD defaulting to build/default)\n"
+            "                      BUILD defaulting to build/default; with NCCL_NET_PLUGIN=NAME\n"
+            "                      set: NAME, then libnccl-net-NAME.so, as NCCL looks it up)\n"
             "  --iters N           receive groups per direction (default %d)\n"
             "  --seed S            random seed for sizes, tags and data (default %" PRIu64 ")\n"
             "  --max-size BYTES    largest message, K/M/G suffixes (default 24M)\n"
@@ -1728,6 +1741,9 @@ int main(int argc, char **argv)
     snprintf(default_plugin, sizeof(default_plugin), "%s/libnccl-net-gdrtrace.so",
              build && *build ? build : "build/default");
     opt.plugin = default_plugin;
+    const char *by_name = getenv("NCCL_NET_PLUGIN");
+    if (by_name && *by_name)
+        opt.plugin = by_name, opt.by_name = 1;
     parse_abis("all");
     int c;
     while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
@@ -1741,7 +1757,7 @@ int main(int argc, char **argv)
             }
             break;
         case 'p':
-            opt.plugin = optarg;
+            opt.plugin = optarg, opt.by_name = 0;
             break;
         case 'i':
             opt.iters = (int)strtol(optarg, &end, 0);
@@ -1810,7 +1826,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (access(opt.plugin, R_OK) != 0) {
+    if (!opt.by_name && access(opt.plugin, R_OK) != 0) {
         printf("harness: cannot read the plugin %s (%s); build it with make\n", opt.plugin,
                strerror(errno));
         return 77;

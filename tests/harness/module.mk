@@ -7,11 +7,12 @@ HARNESS_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,tests/harness/harness.c)
 
 $(HARNESS_BIN): $(HARNESS_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $^ $(LDFLAGS) -ldl
+	$(call say,LD,$@)
+	$(Q)$(CC) -o $@ $^ $(LDFLAGS) -ldl
 
-# `make tests` / `make check-run` and `make demo-run` build it too.
+# `make tests` / `make check-run` and `make demo` (demo-build) build it too.
 tests: $(HARNESS_BIN)
-demo-run: $(HARNESS_BIN)
+demo-build: $(HARNESS_BIN)
 
 TEST_SCRIPTS += tests/harness/check_exports.sh \
                 $(foreach v,6 7 8 9 10 11 12,tests/harness/harness_v$(v).sh) \

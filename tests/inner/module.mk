@@ -7,6 +7,7 @@ FAKE_INNER_SRCS = tests/inner/fake_inner.c $(SOCK_SRCS) $(OOB_SRCS) \
                    $(BASE_SRCS)
 $(FAKE_INNER): $(call obj,$(FAKE_INNER_SRCS))
 	@mkdir -p $(dir $@)
-	$(CC) -shared -o $@ $^ -Wl,-z,defs $(LDFLAGS) -ldl -lpthread
+	$(call say,LD,$@)
+	$(Q)$(CC) -shared -o $@ $^ -Wl,-z,defs $(LDFLAGS) -ldl -lpthread
 tests: $(FAKE_INNER)
 TEST_SCRIPTS += tests/inner/inner_harness.sh

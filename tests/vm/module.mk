@@ -8,7 +8,8 @@ vm-progs: $(BUILD)/vm/gt_ib_vmtest
 
 $(BUILD)/vm/gt_ib_vmtest: $(VM_IBTEST_SRCS) $(wildcard plugin/ib/*.h plugin/oob/*.h plugin/reg/*.h common/dl/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(VM_IBTEST_SRCS) $(LDFLAGS) -ldl -lpthread
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(VM_IBTEST_SRCS) $(LDFLAGS) -ldl -lpthread
 
 TEST_SCRIPTS += tests/vm/run-vm.sh
 BENCH_SCRIPTS += tests/vm/bench-vm.sh
@@ -17,4 +18,5 @@ BENCH_SCRIPTS += tests/vm/bench-vm.sh
 vm-progs: $(BUILD)/vm/gt_dmabuf_plugin
 $(BUILD)/vm/gt_dmabuf_plugin: tests/vm/gt_dmabuf_plugin.c tests/vm/vgem.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ tests/vm/gt_dmabuf_plugin.c $(LDFLAGS) -ldl
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ tests/vm/gt_dmabuf_plugin.c $(LDFLAGS) -ldl

@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: Apache-2.0
+# dist/: what a user installs beside the binaries — the man pages and the bash
+# completion, both generated from the command's own --help texts (one source,
+# dist/gen-man.sh, dist/gen-completion.sh) — and the install layout:
+#   $(BINDIR)/gdrtrace                       the command, never in a library folder
+#                                            (NCCL dlopens the bare name "gdrtrace"
+#                                            along LD_LIBRARY_PATH first)
+#   $(LIBDIR)/libnccl-net-gdrtrace.so        the plugin, found by name through the
+#                                            linker's path (NCCL_NET_PLUGIN=gdrtrace)
+#   $(LIBDIR)/gdrtrace/libnccl-net-gdrtrace.so  a link to it in a folder with nothing
+#                                            else, to prepend to LD_LIBRARY_PATH
+#   $(MANDIR)/man1/gdrtrace*.1, $(BASHCOMPDIR)/gdrtrace, $(DOCDIR)/
+# `make deb` builds the Debian package (debian/) with the same layout.
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/gdrtrace
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+PLUGINDIR = $(LIBDIR)/gdrtrace
+
+MAN_DIR := $(BUILD)/man
+MAN_STAMP := $(MAN_DIR)/.generated
+COMPLETION := $(BUILD)/completion/gdrtrace
+
+all: $(MAN_STAMP) $(COMPLETION)
+
+$(MAN_STAMP): $(TOOL) dist/gen-man.sh
+	$(call say,GEN,$(MAN_DIR)/gdrtrace*.1)
+	$(Q)dist/gen-man.sh $(TOOL) $(MAN_DIR) && touch $@
+
+$(COMPLETION): $(TOOL) dist/gen-completion.sh
+	@mkdir -p $(dir $@)
+	$(call say,GEN,$@)
+	$(Q)dist/gen-completion.sh $(TOOL) $@
+
+.PHONY: uninstall deb
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(MANDIR)/man1 \
+	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DOCDIR)
+	install -m 0644 $(PLUGIN) $(DESTDIR)$(LIBDIR)/libnccl-net-gdrtrace.so
+	ln -sfn ../libnccl-net-gdrtrace.so $(DESTDIR)$(PLUGINDIR)/libnccl-net-gdrtrace.so
+	install -m 0755 $(TOOL) $(DESTDIR)$(BINDIR)/gdrtrace
+	install -m 0644 $(MAN_DIR)/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(COMPLETION) $(DESTDIR)$(BASHCOMPDIR)/gdrtrace
+	install -m 0644 README.md $(wildcard docs/*.md) $(DESTDIR)$(DOCDIR)/
+	@dist/ldcache.sh install "$(DESTDIR)" $(LIBDIR)
+
+# Removes exactly what install wrote (the man pages of every command this
+# build knows), then the folders if they are left empty.
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/gdrtrace $(DESTDIR)$(LIBDIR)/libnccl-net-gdrtrace.so \
+	    $(DESTDIR)$(PLUGINDIR)/libnccl-net-gdrtrace.so $(DESTDIR)$(BASHCOMPDIR)/gdrtrace \
+	    $(DESTDIR)$(MANDIR)/man1/gdrtrace.1 $(DESTDIR)$(MANDIR)/man1/gdrtrace-*.1
+	rm -rf $(DESTDIR)$(DOCDIR)
+	-rmdir $(DESTDIR)$(PLUGINDIR) 2>/dev/null
+	@dist/ldcache.sh uninstall "$(DESTDIR)" $(LIBDIR)
+
+# The Debian package, in build/deb/ (dpkg-buildpackage writes next to the
+# source tree, so it builds from a copy).  Build dependencies: install-deps.sh deb.
+deb:
+	@scripts/install-deps.sh deb
+	@dist/build-deb.sh

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# check-completion.sh — the bash completion (dist/gen-completion.sh, built
+# into $BUILD/completion/gdrtrace) completes as a user expects: subcommands,
+# each subcommand's options (every option its --help names), option values
+# (--expect's words, -o's file names) and file/folder arguments; and
+# bash-completion's own loader finds it where `make install` puts it.
+set -u
+BUILD=${BUILD:-build/default}
+tool=$BUILD/gdrtrace
+comp=$BUILD/completion/gdrtrace
+[ -x "$tool" ] && [ -f "$comp" ] || { echo "FAIL: $tool or $comp not built (make)"; exit 1; }
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+# shellcheck source=/dev/null
+source "$comp" || { echo "FAIL: sourcing $comp"; exit 1; }
+
+# complete LINE: the candidates for the last word of LINE (a trailing space
+# means an empty word), one per line, sorted.
+complete_line() {
+    local line=$1
+    read -r -a COMP_WORDS <<<"$line"
+    [ "${line% }" != "$line" ] && COMP_WORDS+=("")
+    COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+    COMP_LINE=$line
+    COMP_POINT=${#line}
+    COMPREPLY=()
+    _gdrtrace gdrtrace "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
+    printf '%s\n' "${COMPREPLY[@]}" | sort
+}
+expect() { # LINE WORDS... : the candidates are exactly WORDS
+    local got want
+    got=$(complete_line "$1" | tr '\n' ' ')
+    shift
+    want=$(printf '%s\n' "$@" | sort | tr '\n' ' ')
+    [ "$got" = "$want" ] || bad "'$LINE' completes to '$got', expected '$want'"
+}
+has() { # LINE WORD : WORD is among the candidates
+    complete_line "$1" | grep -qx -- "$2" || bad "'$1' does not offer '$2' (got: $(complete_line "$1" | tr '\n' ' '))"
+}
+
+cmds=$("$tool" --help | awk '/^commands:$/ {on=1; next} on && /^$/ {exit} on {print $1}')
+LINE="gdrtrace "; expect "$LINE" $cmds --help --version
+LINE="gdrtrace ver"; expect "$LINE" verdict
+LINE="gdrtrace --v"; expect "$LINE" --version
+LINE="gdrtrace verdict --ex"; expect "$LINE" --expect
+LINE="gdrtrace verdict --expect "; expect "$LINE" dmabuf peermem host
+LINE="gdrtrace verdict --expect p"; expect "$LINE" peermem
+LINE="gdrtrace verdict --job "; expect "$LINE"
+LINE="gdrtrace doctor --dm"; expect "$LINE" --dmabuf-source=vgem
+LINE="gdrtrace summary --json --no"; expect "$LINE" --no-bars
+mkdir -p "$tmp/run-a" && : >"$tmp/run-a/gdrtrace.h.1.rec" && : >"$tmp/job.zst"
+LINE="gdrtrace dump -o $tmp/j"; expect "$LINE" "$tmp/job.zst"
+LINE="gdrtrace verdict $tmp/run-a/"; expect "$LINE" "$tmp/run-a/gdrtrace.h.1.rec"
+LINE="gdrtrace verdict --json $tmp/r"; expect "$LINE" "$tmp/run-a"
+LINE="gdrtrace diff $tmp/run-a $tmp/j"; expect "$LINE" "$tmp/job.zst"
+# Every option each subcommand's --help names is offered after "-".
+for c in $cmds; do
+    for o in $("$tool" "$c" --help | grep -oE '(^|[][ (|])--[a-z][-a-z]*(=[a-z]+)?' | sed 's/^[][ (|]//' | sort -u); do
+        has "gdrtrace $c -" "$o"
+    done
+    has "gdrtrace $c -" --help
+done
+
+# Installed as `make install` does, bash-completion's loader finds it by the
+# command's name (skipped without bash-completion).
+loader=/usr/share/bash-completion/bash_completion
+if [ -r "$loader" ]; then
+    mkdir -p "$tmp/share/bash-completion/completions"
+    cp "$comp" "$tmp/share/bash-completion/completions/gdrtrace"
+    got=$(XDG_DATA_DIRS=$tmp/share bash --norc -c "source $loader; _completion_loader gdrtrace; complete -p gdrtrace" 2>&1)
+    case $got in *"-F _gdrtrace gdrtrace"*) ;; *) bad "bash-completion's loader does not load it: $got" ;; esac
+else
+    echo "note: $loader missing (Debian bash-completion): loader not checked"
+fi
+[ $fail -eq 0 ] && echo "PASS: completion of commands, options, values and files"
+exit $fail

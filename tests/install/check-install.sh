@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# check-install.sh — `make install` / `make uninstall` (layout: dist/module.mk):
+#   * staged (DESTDIR): the command only in bin/, the plugin in lib/ with its
+#     SONAME, lib/gdrtrace/ holding the plugin and nothing else (NCCL dlopens
+#     the bare name "gdrtrace" first: no executable of that name may sit in a
+#     library folder), man pages man(1) opens, the completion; uninstall
+#     removes every file it wrote;
+#   * as root, for real under PREFIX=/usr/local (when nothing of ours is there
+#     already; removed again in a trap): a job finds the plugin by name,
+#     NCCL_NET_PLUGIN=gdrtrace with no LD_LIBRARY_PATH and no hand-run ldconfig,
+#     and again through the plugin-only folder on LD_LIBRARY_PATH.
+set -u
+BUILD=${BUILD:-build/default}
+tmp=$(mktemp -d) || exit 1
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+real=""
+cleanup() {
+    [ -n "$real" ] && make --no-print-directory uninstall PREFIX=/usr/local >/dev/null 2>&1
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+so=libnccl-net-gdrtrace.so
+
+st=$tmp/stage
+make --no-print-directory install BUILD="$BUILD" DESTDIR="$st" PREFIX=/usr/local >"$tmp/install.log" 2>&1 ||
+    { cat "$tmp/install.log"; echo "FAIL: make install DESTDIR=$st"; exit 1; }
+p=$st/usr/local
+[ -x "$p/bin/gdrtrace" ] || bad "no $p/bin/gdrtrace"
+[ -f "$p/lib/$so" ] && [ ! -L "$p/lib/$so" ] || bad "no $p/lib/$so"
+soname=$(objdump -p "$p/lib/$so" 2>/dev/null | awk '$1 == "SONAME" {print $2}')
+[ "$soname" = "$so" ] || bad "SONAME of $so is '$soname', expected $so"
+[ "$(ls -A "$p/lib/gdrtrace")" = "$so" ] || bad "$p/lib/gdrtrace holds '$(ls -A "$p/lib/gdrtrace" | tr '\n' ' ')', expected only $so"
+[ "$(readlink -f "$p/lib/gdrtrace/$so")" = "$(readlink -f "$p/lib/$so")" ] || bad "lib/gdrtrace/$so is not the installed plugin"
+found=$(find "$p/lib" -name gdrtrace ! -type d)
+[ -z "$found" ] || bad "library folders hold a file named gdrtrace: $found"
+for c in "" $("$p/bin/gdrtrace" --help | awk '/^commands:$/ {on=1; next} on && /^$/ {exit} on {print $1}'); do
+    page=$p/share/man/man1/gdrtrace${c:+-$c}.1
+    [ -f "$page" ] || { bad "no $page"; continue; }
+    command -v man >/dev/null && { MANWIDTH=80 man -l "$page" 2>&1 | grep -q '^NAME' || bad "man -l $page shows no NAME"; }
+done
+[ -f "$p/share/bash-completion/completions/gdrtrace" ] || bad "no completion in share/bash-completion/completions"
+make --no-print-directory uninstall BUILD="$BUILD" DESTDIR="$st" PREFIX=/usr/local >"$tmp/uninstall.log" 2>&1 ||
+    { cat "$tmp/uninstall.log"; bad "make uninstall failed"; }
+left=$(find "$st" ! -type d)
+[ -z "$left" ] || bad "make uninstall left: $left"
+
+# For real, by name.
+harness=$BUILD/harness/harness
+if [ "$(id -u)" -ne 0 ]; then
+    echo "note: not root: install under /usr/local not tried"
+elif [ "$BUILD" != build/default ]; then
+    echo "note: $BUILD: the installed-by-name run uses the default build only"
+elif [ -e /usr/local/bin/gdrtrace ] || [ -e /usr/local/lib/$so ]; then
+    echo "note: gdrtrace is installed in /usr/local already: left alone, not tried"
+elif ldconfig -p | grep -q "$so "; then
+    echo "note: another $so is in the linker cache (the Debian package?): not tried"
+elif [ ! -x "$harness" ]; then
+    bad "$harness not built (make tests)"
+else
+    real=1
+    make --no-print-directory install PREFIX=/usr/local >"$tmp/real.log" 2>&1 || { cat "$tmp/real.log"; bad "make install"; }
+    grep -q "NCCL_NET_PLUGIN=gdrtrace finds /usr/local/lib/$so" "$tmp/real.log" || bad "install did not say the plugin is found: $(cat "$tmp/real.log" | tail -n 3)"
+    # Run from an empty folder, as a job would: no build folder at hand.
+    for lp in "" /usr/local/lib/gdrtrace; do
+        d=$tmp/rec${lp:+-ldpath}
+        mkdir -p "$d"
+        (cd "$tmp" && env -u BUILD LD_LIBRARY_PATH=$lp NCCL_NET_PLUGIN=gdrtrace \
+            "$OLDPWD/$harness" --abi 11 --data-only --iters 4 --max-size 1M --dir "$d") >"$tmp/h.log" 2>&1 ||
+            { tail -n 15 "$tmp/h.log"; bad "harness by name (LD_LIBRARY_PATH='$lp')"; continue; }
+        grep -q "dlopen(\"$so\") loaded /usr/local/lib/" "$tmp/h.log" || bad "the harness did not load /usr/local/lib/.../$so by name: $(grep 'NCCL_NET_PLUGIN:' "$tmp/h.log" | head -n 2)"
+        /usr/local/bin/gdrtrace verdict "$d" >"$tmp/v.log"
+        rc=$?
+        [ $rc -eq 11 ] || bad "verdict of the by-name run: exit $rc, expected 11 (HOST-STAGED): $(cat "$tmp/v.log")"
+    done
+    make --no-print-directory uninstall PREFIX=/usr/local >/dev/null 2>&1 || bad "make uninstall PREFIX=/usr/local"
+    real=""
+    [ ! -e /usr/local/bin/gdrtrace ] && [ ! -e /usr/local/lib/$so ] && [ ! -e /usr/local/lib/gdrtrace ] ||
+        bad "uninstall left files in /usr/local"
+    ldconfig -p | grep -q "$so " && bad "the linker cache still lists $so after uninstall"
+fi
+[ $fail -eq 0 ] && echo "PASS: install layout, man pages, completion, uninstall${real:+}"
+exit $fail

@@ -1,0 +1,6 @@
+# SPDX-License-Identifier: Apache-2.0
+# tests/install: what `make install` and `make deb` deliver — the man pages
+# and the bash completion against --help, the install layout, and the Debian
+# package installed, used by name through NCCL's lookup, and purged.
+TEST_SCRIPTS += tests/install/check-man.sh tests/install/check-completion.sh \
+                tests/install/check-install.sh tests/install/check-deb.sh
