@@ -7,8 +7,10 @@
 #                                            along LD_LIBRARY_PATH first)
 #   $(LIBDIR)/libnccl-net-gdrtrace.so        the plugin, found by name through the
 #                                            linker's path (NCCL_NET_PLUGIN=gdrtrace)
-#   $(LIBDIR)/gdrtrace/libnccl-net-gdrtrace.so  a link to it in a folder with nothing
-#                                            else, to prepend to LD_LIBRARY_PATH
+#   $(LIBDIR)/nccl-net-gdrtrace/libnccl-net-gdrtrace.so  a link to it in a folder
+#                                            with nothing else, to prepend to
+#                                            LD_LIBRARY_PATH (not named "gdrtrace":
+#                                            the bare name is looked up there too)
 #   $(MANDIR)/man1/gdrtrace*.1, $(BASHCOMPDIR)/gdrtrace, $(DOCDIR)/
 # `make deb` builds the Debian package (debian/) with the same layout.
 BINDIR ?= $(PREFIX)/bin
@@ -16,7 +18,7 @@ LIBDIR ?= $(PREFIX)/lib
 MANDIR ?= $(PREFIX)/share/man
 DOCDIR ?= $(PREFIX)/share/doc/gdrtrace
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
-PLUGINDIR = $(LIBDIR)/gdrtrace
+PLUGINDIR = $(LIBDIR)/nccl-net-gdrtrace
 
 MAN_DIR := $(BUILD)/man
 MAN_STAMP := $(MAN_DIR)/.generated

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # check-install.sh — `make install` / `make uninstall` (layout: dist/module.mk):
 #   * staged (DESTDIR): the command only in bin/, the plugin in lib/ with its
-#     SONAME, lib/gdrtrace/ holding the plugin and nothing else (NCCL dlopens
+#     SONAME, lib/nccl-net-gdrtrace/ holding the plugin and nothing else (NCCL dlopens
 #     the bare name "gdrtrace" first: no executable of that name may sit in a
 #     library folder), man pages man(1) opens, the completion; uninstall
 #     removes every file it wrote;
@@ -31,10 +31,10 @@ p=$st/usr/local
 [ -f "$p/lib/$so" ] && [ ! -L "$p/lib/$so" ] || bad "no $p/lib/$so"
 soname=$(objdump -p "$p/lib/$so" 2>/dev/null | awk '$1 == "SONAME" {print $2}')
 [ "$soname" = "$so" ] || bad "SONAME of $so is '$soname', expected $so"
-[ "$(ls -A "$p/lib/gdrtrace")" = "$so" ] || bad "$p/lib/gdrtrace holds '$(ls -A "$p/lib/gdrtrace" | tr '\n' ' ')', expected only $so"
-[ "$(readlink -f "$p/lib/gdrtrace/$so")" = "$(readlink -f "$p/lib/$so")" ] || bad "lib/gdrtrace/$so is not the installed plugin"
-found=$(find "$p/lib" -name gdrtrace ! -type d)
-[ -z "$found" ] || bad "library folders hold a file named gdrtrace: $found"
+[ "$(ls -A "$p/lib/nccl-net-gdrtrace")" = "$so" ] || bad "$p/lib/nccl-net-gdrtrace holds '$(ls -A "$p/lib/nccl-net-gdrtrace" | tr '\n' ' ')', expected only $so"
+[ "$(readlink -f "$p/lib/nccl-net-gdrtrace/$so")" = "$(readlink -f "$p/lib/$so")" ] || bad "lib/nccl-net-gdrtrace/$so is not the installed plugin"
+found=$(find "$p/lib" -name gdrtrace)
+[ -z "$found" ] || bad "library folders hold an entry named gdrtrace (NCCL's bare-name lookup): $found"
 for c in "" $("$p/bin/gdrtrace" --help | awk '/^commands:$/ {on=1; next} on && /^$/ {exit} on {print $1}'); do
     page=$p/share/man/man1/gdrtrace${c:+-$c}.1
     [ -f "$page" ] || { bad "no $page"; continue; }
@@ -63,20 +63,22 @@ else
     make --no-print-directory install PREFIX=/usr/local >"$tmp/real.log" 2>&1 || { cat "$tmp/real.log"; bad "make install"; }
     grep -q "NCCL_NET_PLUGIN=gdrtrace finds /usr/local/lib/$so" "$tmp/real.log" || bad "install did not say the plugin is found: $(cat "$tmp/real.log" | tail -n 3)"
     # Run from an empty folder, as a job would: no build folder at hand.
-    for lp in "" /usr/local/lib/gdrtrace; do
+    for lp in "" /usr/local/lib/nccl-net-gdrtrace; do
         d=$tmp/rec${lp:+-ldpath}
         mkdir -p "$d"
         (cd "$tmp" && env -u BUILD LD_LIBRARY_PATH=$lp NCCL_NET_PLUGIN=gdrtrace \
             "$OLDPWD/$harness" --abi 11 --data-only --iters 4 --max-size 1M --dir "$d") >"$tmp/h.log" 2>&1 ||
             { tail -n 15 "$tmp/h.log"; bad "harness by name (LD_LIBRARY_PATH='$lp')"; continue; }
-        grep -q "dlopen(\"$so\") loaded /usr/local/lib/" "$tmp/h.log" || bad "the harness did not load /usr/local/lib/.../$so by name: $(grep 'NCCL_NET_PLUGIN:' "$tmp/h.log" | head -n 2)"
+        loaded=$(sed -n "s/.*NCCL_NET_PLUGIN: dlopen(\"$so\") loaded //p" "$tmp/h.log" | head -n 1)
+        [ -n "$loaded" ] && [ "$(readlink -f "$loaded")" = /usr/local/lib/$so ] ||
+            bad "the harness did not load /usr/local/lib/$so by name: $(grep 'NCCL_NET_PLUGIN:' "$tmp/h.log" | head -n 1)"
         /usr/local/bin/gdrtrace verdict "$d" >"$tmp/v.log"
         rc=$?
         [ $rc -eq 11 ] || bad "verdict of the by-name run: exit $rc, expected 11 (HOST-STAGED): $(cat "$tmp/v.log")"
     done
     make --no-print-directory uninstall PREFIX=/usr/local >/dev/null 2>&1 || bad "make uninstall PREFIX=/usr/local"
     real=""
-    [ ! -e /usr/local/bin/gdrtrace ] && [ ! -e /usr/local/lib/$so ] && [ ! -e /usr/local/lib/gdrtrace ] ||
+    [ ! -e /usr/local/bin/gdrtrace ] && [ ! -e /usr/local/lib/$so ] && [ ! -e /usr/local/lib/nccl-net-gdrtrace ] ||
         bad "uninstall left files in /usr/local"
     ldconfig -p | grep -q "$so " && bad "the linker cache still lists $so after uninstall"
 fi

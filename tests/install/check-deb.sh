@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# check-deb.sh — the Debian package (`make deb`, debian/) as a site deploys
+# it: built with dpkg-buildpackage, lintian without error, installed with
+# dpkg -i, then a job through it BY NAME (NCCL_NET_PLUGIN=gdrtrace, no
+# LD_LIBRARY_PATH, no hand-run ldconfig: the NCCL-like harness looks the
+# name up as NCCL does) whose recorders the installed `gdrtrace verdict`
+# judges; the man pages and the completion where man and bash look; then
+# removed and purged (also in a trap, so the machine is left as it was).
+# Skips (77) when not root, without dpkg-buildpackage/debhelper
+# (scripts/install-deps.sh deb installs them; make check does), or when a
+# gdrtrace package is installed already (it is not ours to remove).
+set -u
+BUILD=${BUILD:-build/default}
+so=libnccl-net-gdrtrace.so
+[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (dpkg -i)"; exit 77; }
+for t in dpkg-buildpackage dh; do
+    command -v $t >/dev/null || { echo "SKIP: $t not installed (scripts/install-deps.sh deb)"; exit 77; }
+done
+if dpkg-query -W -f='${Status}' gdrtrace 2>/dev/null | grep -q 'installed'; then
+    echo "SKIP: a gdrtrace package is installed already; left alone"
+    exit 77
+fi
+harness=$BUILD/harness/harness
+[ -x "$harness" ] || { echo "FAIL: $harness not built (make tests)"; exit 1; }
+tmp=$(mktemp -d) || exit 1
+installed=""
+cleanup() {
+    [ -n "$installed" ] && dpkg --purge gdrtrace >/dev/null 2>&1
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+dist/build-deb.sh >"$tmp/deb.log" 2>&1 || { tail -n 30 "$tmp/deb.log"; echo "FAIL: make deb"; exit 1; }
+deb=$(tail -n 1 "$tmp/deb.log")
+[ -f "$deb" ] || { cat "$tmp/deb.log"; echo "FAIL: make deb named no package"; exit 1; }
+installed=1
+dpkg -i "$deb" >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; bad "dpkg -i $deb"; }
+lib=$(dpkg -L gdrtrace | grep "/$so\$" | grep -v /nccl-net-gdrtrace/)
+[ -f "$lib" ] || bad "the package installs no $so"
+[ "$(command -v gdrtrace)" = /usr/bin/gdrtrace ] || bad "gdrtrace is not /usr/bin/gdrtrace: $(command -v gdrtrace)"
+# (Debian merges /lib into /usr/lib: compare the files, not the names.)
+same() { [ "$(readlink -f "$1")" = "$(readlink -f "$2")" ]; }
+cached=$(ldconfig -p | sed -n "s|^\t$so .*=> ||p" | head -n 1)
+[ -n "$cached" ] && same "$cached" "$lib" || bad "the ldconfig trigger did not put $lib in the linker cache ($cached)"
+dpkg -L gdrtrace | grep -E '/lib/.*/gdrtrace$' && bad "an entry named gdrtrace in a library folder (NCCL's bare-name lookup)"
+
+# A job by name, from an empty folder, as the harness drives the plugin.
+mkdir -p "$tmp/rec"
+(cd "$tmp" && env -u LD_LIBRARY_PATH -u BUILD NCCL_NET_PLUGIN=gdrtrace \
+    "$OLDPWD/$harness" --abi 11 --data-only --iters 6 --max-size 1M --dir "$tmp/rec") >"$tmp/h.log" 2>&1 ||
+    { tail -n 15 "$tmp/h.log"; bad "harness through the installed plugin, by name"; }
+loaded=$(sed -n "s/.*NCCL_NET_PLUGIN: dlopen(\"$so\") loaded //p" "$tmp/h.log" | head -n 1)
+[ -n "$loaded" ] && same "$loaded" "$lib" ||
+    bad "the harness did not load $lib by name: $(grep 'NCCL_NET_PLUGIN:' "$tmp/h.log" | head -n 1)"
+(cd "$tmp" && gdrtrace verdict rec) >"$tmp/v.log" 2>&1
+rc=$?
+[ $rc -eq 11 ] || bad "installed gdrtrace verdict: exit $rc, expected 11 (HOST-STAGED over TCP): $(cat "$tmp/v.log")"
+grep -q "HOST-STAGED" "$tmp/v.log" || bad "verdict does not say HOST-STAGED"
+[ "$(man -w gdrtrace-verdict 2>/dev/null)" = /usr/share/man/man1/gdrtrace-verdict.1.gz ] ||
+    bad "man does not find gdrtrace-verdict(1): $(man -w gdrtrace-verdict 2>&1)"
+[ -f /usr/share/bash-completion/completions/gdrtrace ] || bad "no bash completion installed"
+
+dpkg -r gdrtrace >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; bad "dpkg -r gdrtrace"; }
+[ ! -e "$lib" ] && [ ! -e /usr/bin/gdrtrace ] || bad "dpkg -r left the plugin or the command"
+ldconfig -p | grep -q "$so " && bad "the linker cache still lists $so after removal"
+dpkg --purge gdrtrace >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; bad "dpkg --purge gdrtrace"; }
+dpkg-query -W gdrtrace >/dev/null 2>&1 && bad "dpkg still knows gdrtrace after purge"
+installed=""
+[ $fail -eq 0 ] && echo "PASS: $deb builds, lints, installs, runs a job by name, purges"
+exit $fail
