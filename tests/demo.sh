@@ -2,19 +2,35 @@
 # SPDX-License-Identifier: Apache-2.0
 # demo.sh — `make demo`: two processes exchange data through the gdrtrace NCCL
 # net plugin, driven exactly as NCCL drives it (tests/harness), and what
-# happened is told in plain words.  Recorders (once the recorder lands) go to
-# a fresh folder, $DEMO_DIR (kept when set by the caller, else removed).
+# happened is told in plain words.  Everything goes to one folder that is
+# kept, $DEMO_DIR (default: $BUILD/demo), so the recorders outlive the demo
+# and the commands it prints at the end can be tried on them.  Re-runnable:
+# each run replaces the folder's own runs (run-a, run-b, abi-all, the logs and
+# the archive) and touches nothing else; a non-empty folder that is not a
+# demo folder (no .gdrtrace-demo mark) is refused.
 set -u
 BUILD=${BUILD:-build/default}
 so="$BUILD/libnccl-net-gdrtrace.so"
 harness="$BUILD/harness/harness"
-for f in "$so" "$harness"; do
+for f in "$so" "$harness" "$BUILD/gdrtrace"; do
     [ -e "$f" ] || { echo "demo: $f is missing; run: make demo"; exit 1; }
 done
-keep=${DEMO_DIR:+1}
-DEMO_DIR=${DEMO_DIR:-$(mktemp -d /tmp/gdrtrace-demo.XXXXXX)}
-mkdir -p "$DEMO_DIR"
-[ -n "$keep" ] || trap 'rm -rf "$DEMO_DIR"' EXIT
+DEMO_DIR=${DEMO_DIR:-$BUILD/demo}
+mkdir -p "$DEMO_DIR" || exit 1
+DEMO_DIR=$(cd "$DEMO_DIR" && pwd)
+if [ ! -e "$DEMO_DIR/.gdrtrace-demo" ] && [ -n "$(ls -A "$DEMO_DIR")" ]; then
+    echo "demo: $DEMO_DIR is not empty and is not a demo folder (no .gdrtrace-demo); choose"
+    echo "      another DEMO_DIR, or an empty or new one"
+    exit 1
+fi
+: >"$DEMO_DIR/.gdrtrace-demo"
+rm -rf "$DEMO_DIR/run-a" "$DEMO_DIR/run-b" "$DEMO_DIR/abi-all" "$DEMO_DIR/run-a.zst" \
+    "$DEMO_DIR"/demo-*.log "$DEMO_DIR/doctor.txt"
+tool="$(cd "$BUILD" && pwd)/gdrtrace"
+harness="$(cd "$BUILD" && pwd)/harness/harness"
+A="$DEMO_DIR/run-a"
+B="$DEMO_DIR/run-b"
+mkdir -p "$A" "$B" "$DEMO_DIR/abi-all"
 
 echo "gdrtrace demo"
 echo "============="
@@ -26,8 +42,7 @@ echo
 echo "2. Two processes load it the way NCCL 2.28 does (ABI v11), connect to each"
 echo "   other over TCP and send each other messages of random sizes at once."
 log="$DEMO_DIR/demo-harness.log"
-"$BUILD/harness/harness" --abi 11 --data-only --iters 30 --max-size 16M --dir "$DEMO_DIR" \
-    >"$log" 2>&1
+"$harness" --abi 11 --data-only --iters 30 --max-size 16M --dir "$A" >"$log" 2>&1
 rc=$?
 why=$(sed -n 's/.*plugin says: NET\/gdrtrace : //p' "$log" | head -n 1)
 dev=$(sed -n 's/.*\[v11 A\] device 0: //p' "$log" | head -n 1)
@@ -51,12 +66,8 @@ else
     exit $rc
 fi
 echo
-tool="$BUILD/gdrtrace"
-A="$DEMO_DIR/run-a"
-mkdir -p "$A"
-mv "$DEMO_DIR"/gdrtrace.*.rec "$A"/ 2>/dev/null
 echo "3. What the flight recorder saw. Each process left a recorder file behind, in"
-echo "   shared memory, that outlives it:"
+echo "   $A (GDRTRACE_DIR; a job's default is /dev/shm), that outlives it:"
 "$tool" ls "$A" | sed 's/^/     /'
 echo
 echo "   gdrtrace verdict: did the transfers use the direct GPU<->NIC path?"
@@ -78,14 +89,12 @@ first=$(ls "$A"/gdrtrace.*.rec | head -n 1)
 "$tool" summary "$first" | sed -n '/== process/,/histogram/p' | sed 's/^/     /' | head -n 40
 echo
 echo "4. A post-mortem archive: every subcommand reads it like the live files."
-"$tool" dump --force -o "$DEMO_DIR/run-a.gtz" "$A" | sed 's/^/     /'
-"$tool" verdict "$DEMO_DIR/run-a.gtz" | tail -n 1 | sed 's/^/     archive verdict: /'
+"$tool" dump -o "$DEMO_DIR/run-a.zst" "$A" | sed 's/^/     /'
+"$tool" verdict "$DEMO_DIR/run-a.zst" | tail -n 1 | sed 's/^/     archive verdict: /'
 echo
 echo "5. An A/B run, as the runbook asks: the same exchange with GDRTRACE_REG=host"
 echo "   instead of the default dmabuf, then gdrtrace diff. Only the registration"
 echo "   policy differs, so there must be no 'not comparable' warning:"
-B="$DEMO_DIR/run-b"
-mkdir -p "$B"
 GDRTRACE_REG=host "$harness" --abi 11 --data-only --iters 30 --max-size 16M --dir "$B" \
     >"$DEMO_DIR/demo-b.log" 2>&1 || { echo "   FAILED: run B"; tail -n 20 "$DEMO_DIR/demo-b.log"; exit 1; }
 "$tool" diff "$A" "$B" | sed 's/^/     /' | head -n 30
@@ -100,7 +109,8 @@ echo "     (no GPU or RDMA NIC here, so the GPU gates fail or are skipped, and d
 echo "      the full report is 'gdrtrace doctor', the evidence bundle 'gdrtrace doctor --json')"
 echo
 echo "7. The same exchange, briefly, through every ABI version the plugin exports:"
-"$harness" --abi all --data-only --iters 6 --max-size 1M --dir "$DEMO_DIR" >"$log" 2>&1
+log="$DEMO_DIR/demo-abi-all.log"
+"$harness" --abi all --data-only --iters 6 --max-size 1M --dir "$DEMO_DIR/abi-all" >"$log" 2>&1
 rc=$?
 for v in 6 7 8 9 10 11 12; do
     if grep -q "^\[v$v\] data: .*passed" "$log"; then
@@ -113,3 +123,18 @@ done
 echo
 echo "Demo finished: the plugin loads, connects two processes and moves data intact, and"
 echo "the recorders it left behind say - live, archived, or compared - how memory was registered."
+echo
+echo "Everything is kept in $DEMO_DIR:"
+echo "  run-a/, run-b/  recorders of the two runs     run-a.zst  the archive of run A"
+echo "  abi-all/        recorders of step 7            demo-*.log, doctor.txt  what the programs said"
+echo "(make demo again replaces these runs.)  Try next, with the gdrtrace just built:"
+echo "  $tool verdict $A"
+echo "  $tool summary --events $A"
+echo "  $tool summary --json $DEMO_DIR/run-a.zst"
+echo "  $tool diff $A $B"
+echo "  $tool export --prometheus $DEMO_DIR/abi-all"
+echo "  $tool watch --all --count 1 $DEMO_DIR/abi-all"
+echo "  $tool doctor"
+echo "  $tool --help; man -l $(cd "$BUILD" && pwd)/man/gdrtrace.1"
+echo "Installed (make install, or make deb), it is plain 'gdrtrace', and NCCL loads the"
+echo "plugin with NCCL_NET_PLUGIN=gdrtrace."

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # tests/: the end-to-end demo and the unit tests of the ABI adapters + core.
 DEMO_SCRIPT := tests/demo.sh
+TEST_SCRIPTS += tests/check-demo.sh
 
 # Adapters and core over fake transports and a fake shim (defined in the test).
 TESTS += test_abi
