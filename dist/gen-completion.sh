@@ -7,7 +7,8 @@
 #   FILE, F, *.json, DIR, PATH  -> file names (DIR: folders only)
 #   a|b|c                       -> one of those words
 #   anything else (J, N, S, X)  -> nothing to offer (a value the user knows)
-# Positional arguments complete as files and folders (recorders, archives).
+# Positional arguments complete as files and folders (recorders, archives),
+# or folders only for a command whose usage line takes [DIR].
 set -eu
 tool=$1
 out=$2
@@ -65,6 +66,12 @@ arg_kinds() {
         tables+=$(arg_kinds "$c" <<<"$o")$'\n'
     done
     printf '    esac\n}\n'
+    # Positional arguments: folders only when the usage line takes [DIR].
+    printf '_gdrtrace_pos() {\n    case $1 in\n'
+    for c in $cmds; do
+        "$tool" "$c" --help | grep -m1 '^usage:' | grep -q '\[DIR\]' && printf '    %s) echo d ;;\n' "$c"
+    done
+    printf '    *) echo f ;;\n    esac\n}\n'
     printf '_gdrtrace_arg() {\n    case "$1 $2" in\n%s\n    esac\n}\n' "$(sed '/^$/d' <<<"$tables")"
     printf '\n'
     cat <<'FN'
@@ -102,7 +109,7 @@ _gdrtrace() {
     fi
     case $cur in
     -*) COMPREPLY=($(compgen -W "$(_gdrtrace_opt "$cmd")" -- "$cur")) ;;
-    *) _gdrtrace_files f "$cur" ;;
+    *) _gdrtrace_files "$(_gdrtrace_pos "$cmd")" "$cur" ;;
     esac
     return 0
 }

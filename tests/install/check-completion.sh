@@ -56,6 +56,11 @@ LINE="gdrtrace dump -o $tmp/j"; expect "$LINE" "$tmp/job.zst"
 LINE="gdrtrace verdict $tmp/run-a/"; expect "$LINE" "$tmp/run-a/gdrtrace.h.1.rec"
 LINE="gdrtrace verdict --json $tmp/r"; expect "$LINE" "$tmp/run-a"
 LINE="gdrtrace diff $tmp/run-a $tmp/j"; expect "$LINE" "$tmp/job.zst"
+# A command whose usage takes [DIR] is offered folders only.
+for c in $cmds; do
+    "$tool" "$c" --help | grep -m1 '^usage:' | grep -q '\[DIR\]' || continue
+    LINE="gdrtrace $c $tmp/"; expect "$LINE" "$tmp/run-a"
+done
 # Every option each subcommand's --help names is offered after "-".
 for c in $cmds; do
     for o in $("$tool" "$c" --help | grep -oE '(^|[][ (|])--[a-z][-a-z]*(=[a-z]+)?' | sed 's/^[][ (|]//' | sort -u); do
