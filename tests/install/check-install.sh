@@ -22,9 +22,12 @@ cleanup() {
 }
 trap cleanup EXIT
 so=libnccl-net-gdrtrace.so
+# make's own name for this build, so that install never rebuilds it with other flags.
+san=${BUILD#build/}
+[ "$san" = default ] && san=
 
 st=$tmp/stage
-make --no-print-directory install BUILD="$BUILD" DESTDIR="$st" PREFIX=/usr/local >"$tmp/install.log" 2>&1 ||
+make --no-print-directory install SAN="$san" BUILD="$BUILD" DESTDIR="$st" PREFIX=/usr/local >"$tmp/install.log" 2>&1 ||
     { cat "$tmp/install.log"; echo "FAIL: make install DESTDIR=$st"; exit 1; }
 p=$st/usr/local
 [ -x "$p/bin/gdrtrace" ] || bad "no $p/bin/gdrtrace"
@@ -41,7 +44,7 @@ for c in "" $("$p/bin/gdrtrace" --help | awk '/^commands:$/ {on=1; next} on && /
     command -v man >/dev/null && { MANWIDTH=80 man -l "$page" 2>&1 | grep -q '^NAME' || bad "man -l $page shows no NAME"; }
 done
 [ -f "$p/share/bash-completion/completions/gdrtrace" ] || bad "no completion in share/bash-completion/completions"
-make --no-print-directory uninstall BUILD="$BUILD" DESTDIR="$st" PREFIX=/usr/local >"$tmp/uninstall.log" 2>&1 ||
+make --no-print-directory uninstall SAN="$san" BUILD="$BUILD" DESTDIR="$st" PREFIX=/usr/local >"$tmp/uninstall.log" 2>&1 ||
     { cat "$tmp/uninstall.log"; bad "make uninstall failed"; }
 left=$(find "$st" ! -type d)
 [ -z "$left" ] || bad "make uninstall left: $left"
