@@ -50,6 +50,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "common/nccl_env.h"
 #include "common/codes.h"
 #include "common/env.h"
 #include "common/log.h"
@@ -435,6 +436,16 @@ static void check_guard_locked(void)
     }
 }
 
+/* The transport settings in force (NCCL's variables and our twins, noted by
+ * the transport as it read them) into the recorder's settings section. */
+static void record_transport_settings_locked(void)
+{
+    struct gt_setting noted[GTR_DEFAULT_SETTINGS];
+    int n = gt_nccl_noted(noted, GTR_DEFAULT_SETTINGS);
+    for (int i = 0; i < n; i++)
+        gt_rec_set_setting(&g_rec, &noted[i]);
+}
+
 static gt_result shim_init(void **ctx, uint64_t comm_id, int has_comm_id,
                            const struct gt_comm_config *config, gt_logger_fn logger,
                            gt_profiler_fn profiler)
@@ -459,6 +470,7 @@ static gt_result shim_init(void **ctx, uint64_t comm_id, int has_comm_id,
     if (g_active_inits++ == 0)
         gt_rec_reopen(&g_rec);
     fill_devices_locked(inner);
+    record_transport_settings_locked();
     x->inner = ictx;
     x->ops = inner;
     x->slot = slot_for_init(comm_id, has_comm_id != 0, now);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "common/env.h"
+#include "common/nccl_env.h"
 #include "common/log.h"
 
 struct gt_ibv_fns gt_ibv;
@@ -257,10 +258,16 @@ static int do_load(void)
 {
     const char *cands[3];
     int nc = 0;
-    const char *env = gt_env_str("GDRTRACE_IBVERBS_LIB");
+    /* Our twin names the one library to use; NCCL_IBVERBS_LIB, as in NCCL,
+     * is tried first and the usual names after it. */
+    struct gt_setting lib;
+    const char *env = gt_nccl_str(&lib, "NCCL_IBVERBS_LIB", "GDRTRACE_IBVERBS_LIB");
+    if (!env)
+        snprintf(lib.value, sizeof(lib.value), "libibverbs.so.1");
+    gt_nccl_note(&lib);
     if (env)
         cands[nc++] = env;
-    else {
+    if (!env || lib.source != GT_SRC_GDRTRACE) {
         cands[nc++] = "libibverbs.so.1";
         cands[nc++] = "libibverbs.so";
     }
@@ -277,7 +284,9 @@ static int do_load(void)
     if (!h) {
         char why[256];
         snprintf(why, sizeof(why), "dlopen %s failed: %s%s", cands[0], errs,
-                 env ? " (from GDRTRACE_IBVERBS_LIB)" : "");
+                 env ? (lib.source == GT_SRC_GDRTRACE ? " (from GDRTRACE_IBVERBS_LIB)"
+                                                      : " (from NCCL_IBVERBS_LIB)")
+                     : "");
         set_stub_table(why);
         return ENOENT;
     }

@@ -20,6 +20,7 @@
 
 #include "common/dl/gt_ibv.h"
 #include "common/gt_net.h"
+#include "common/settings.h"
 #include "plugin/reg/gt_reg.h"
 
 #define GT_IB_MAGIC 0x47544942u /* "GTIB" */
@@ -55,24 +56,66 @@ extern struct gt_reg_policy gt_ib_policy;
 /* Where sysfs is (tests point it at a fixture tree). */
 extern const char *gt_ib_sysfs;
 
-/*! gt_ib_hca_selected() : NCCL_IB_HCA-style filter on "dev" and its port:
- *  comma-separated entries "name[:port]"; a leading '^' excludes the listed
- *  ones instead, a leading '=' (after '^' if both) matches names exactly
- *  instead of by prefix.  NULL/empty filter selects everything. */
+/*! gt_ib_hca_selected() : NCCL_IB_HCA's filter on "dev" and its port, with
+ *  NCCL's meaning: comma-separated entries "name[:port]" (more ':' fields,
+ *  NCCL's rail and plane, ignored; empty entries skipped; at most
+ *  GT_IB_MAX_DEVS entries); a leading '^' excludes the listed ones instead,
+ *  a leading '=' (after '^' if both) matches names exactly instead of by
+ *  prefix; a port is read like atoi, so "x" is port 0 and matches none.
+ *  NULL or an empty list selects everything ("^" alone: nothing). */
 int gt_ib_hca_selected(const char *filter, const char *dev, int port);
-/*! gt_ib_hca_valid() : 1 when every entry of the filter is a name with an
- *  optional ":port" in base 10, 1..255 (NULL is valid); 0 otherwise. */
+/*! gt_ib_hca_valid() : 1 when every entry's port is a base-10 number in
+ *  1..255 (NULL is valid): 0 means an entry NCCL reads as "no port". */
 int gt_ib_hca_valid(const char *filter);
 
 /*! gt_ib_speed_mbps() : ibv_port_attr active_speed × active_width in Mb/s
  *  (0 when the encoding is unknown). */
 int gt_ib_speed_mbps(int active_speed, int active_width);
 
-/*! gt_ib_pick_gid() : the RoCE GID index for dev/port: $GDRTRACE_IB_GID_INDEX
- *  if set, else the first RoCE v2 IPv4-mapped GID, else the first RoCE v2,
- *  else the first non-zero one.  Reads gt_ib_sysfs gid_attrs/types and the
- *  GID table through gt_ibv.query_gid.  Returns -1 when none. */
-int gt_ib_pick_gid(struct ibv_context *ctx, const char *dev, int port, int gid_tbl_len);
+/* NCCL's GID choice inputs (issue 18; docs/ib-vs-nccl.md). */
+struct gt_ib_gid_rules {
+    int forced;       /* NCCL_IB_GID_INDEX / GDRTRACE_IB_GID_INDEX; -1: choose */
+    int roce_version; /* NCCL_IB_ROCE_VERSION_NUM, default 2 */
+    int flid_index;   /* NCCL_IB_ROUTABLE_FLID_GID_INDEX, default 1 (IB only) */
+    int family;       /* NCCL_IB_ADDR_FAMILY: AF_INET (default) or AF_INET6 */
+    int range_bits;   /* NCCL_IB_ADDR_RANGE prefix length; 0: no range */
+    uint8_t range[16];
+    struct gt_setting s_index, s_version, s_family, s_range;
+};
+/*! gt_ib_gid_rules_read() : the variables above, NCCL's defaults. */
+void gt_ib_gid_rules_read(struct gt_ib_gid_rules *r, int warn);
+
+/*! gt_ib_pick_gid() : the GID index of dev/port, by NCCL's rules.  Forced
+ *  index: NCCL_IB_GID_INDEX on RoCE (NCCL ignores it on IB), our twin on
+ *  both.  IB: the routable-FLID index when that GID has a FLID, else 0.
+ *  RoCE: starting from 0, each later index replaces the kept one when it
+ *  is of the wanted family and in range while the kept one is of the other
+ *  family; or when it is usable (configured, not link-local), of the wanted
+ *  family, in range, of the wanted RoCE version (gid_attrs/types under
+ *  gt_ib_sysfs), and the kept one has another version or is not usable.
+ *  Returns -1 only for an empty table. */
+int gt_ib_pick_gid(struct ibv_context *ctx, const char *dev, int port, int link_layer,
+                   int gid_tbl_len, const struct gt_ib_gid_rules *r);
+
+/* The ib settings in force: NCCL's variables, our twins overriding. */
+struct gt_ib_params {
+    char hca[256]; /* NCCL_IB_HCA / GDRTRACE_IB_HCA; "" selects every port */
+    struct gt_ib_gid_rules gid;
+    int timeout;   /* NCCL_IB_TIMEOUT / GDRTRACE_IB_TIMEOUT, 1..31, default 20 */
+    int retry_cnt; /* NCCL_IB_RETRY_CNT / GDRTRACE_IB_RETRY_CNT, 0..7, default 7 */
+    int pkey;      /* NCCL_IB_PKEY: the P_Key *index* set on the QPs, default 0 */
+    int qps;       /* NCCL_IB_QPS_PER_CONNECTION / GDRTRACE_IB_QPS, default 1 */
+    int sl;        /* NCCL_IB_SL / GDRTRACE_IB_SL; -1: the traffic class, else 0 */
+    int tc;        /* NCCL_IB_TC / GDRTRACE_IB_TC; -1: the traffic class, else 0 */
+    struct gt_setting s_hca, s_timeout, s_retry, s_pkey, s_qps, s_sl, s_tc;
+};
+extern struct gt_ib_params gt_ib_params;
+/*! gt_ib_params_read() : reads them all (warn: one WARN per invalid value)
+ *  and notes them for the recorder (gt_nccl_note). */
+void gt_ib_params_read(struct gt_ib_params *p, int warn);
+/*! gt_ib_sl_tc() : the SL and TC of a connection whose communicator asked
+ *  for traffic class `config_tc` (< 0: none), as NCCL decides them. */
+void gt_ib_sl_tc(const struct gt_ib_params *p, int config_tc, int *sl, int *tc);
 
 /*! gt_ib_devices_open() / gt_ib_devices_close() : enumerate every active
  *  port of every device passing GDRTRACE_IB_HCA, open it, allocate its PD,

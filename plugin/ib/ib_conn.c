@@ -40,6 +40,8 @@
 
 #include "common/env.h"
 #include "common/log.h"
+#include "common/nccl_env.h"
+#include "common/settings.h"
 #include "plugin/ib/ib_net.h"
 
 /* Connector-private state in the handle's bytes from GT_OOB_HANDLE_PRIVATE. */
@@ -52,10 +54,6 @@ _Static_assert(GT_OOB_HANDLE_PRIVATE + sizeof(struct ib_stage) <= GT_NET_HANDLE_
                "the stage fits the handle");
 
 /* ---- helpers ----------------------------------------------------------- */
-
-static int env_qps(void) { return (int)gt_env_long("GDRTRACE_IB_QPS", 1, 1, GT_IB_MAX_QPS); }
-static int env_timeout(void) { return (int)gt_env_long("GDRTRACE_IB_TIMEOUT", 20, 1, 31); }
-static int env_retry(void) { return (int)gt_env_long("GDRTRACE_IB_RETRY_CNT", 7, 0, 7); }
 
 static uint32_t rand24(void)
 {
@@ -85,7 +83,7 @@ static struct ibv_qp *create_qp(struct ib_comm *c, int sq, int rq)
     struct ibv_qp_attr a;
     memset(&a, 0, sizeof(a));
     a.qp_state = IBV_QPS_INIT;
-    a.pkey_index = 0;
+    a.pkey_index = (uint16_t)gt_ib_params.pkey; /* NCCL_IB_PKEY is an index */
     a.port_num = c->dev->port;
     a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
     int rc = gt_ibv.modify_qp(qp, &a,
@@ -113,7 +111,7 @@ static int qp_connect(struct ib_comm *c, struct ibv_qp *qp, uint32_t lpsn, uint3
     a.max_dest_rd_atomic = 1;
     a.min_rnr_timer = 12;
     a.ah_attr.port_num = d->port;
-    a.ah_attr.sl = (uint8_t)gt_env_long("GDRTRACE_IB_SL", 0, 0, 15);
+    a.ah_attr.sl = (uint8_t)c->sl;
     if (d->link_layer == IBV_LINK_LAYER_ETHERNET || w->link_layer == IBV_LINK_LAYER_ETHERNET ||
         le16toh(w->lid) == 0) {
         a.ah_attr.is_global = 1;
@@ -133,8 +131,8 @@ static int qp_connect(struct ib_comm *c, struct ibv_qp *qp, uint32_t lpsn, uint3
     }
     memset(&a, 0, sizeof(a));
     a.qp_state = IBV_QPS_RTS;
-    a.timeout = (uint8_t)env_timeout();
-    a.retry_cnt = (uint8_t)env_retry();
+    a.timeout = (uint8_t)gt_ib_params.timeout;
+    a.retry_cnt = (uint8_t)gt_ib_params.retry_cnt;
     a.rnr_retry = 7;
     a.sq_psn = lpsn;
     a.max_rd_atomic = 1;
@@ -322,6 +320,22 @@ static gt_result ib_init(void **ctx, uint64_t comm_id, int has_comm_id,
     (void)has_comm_id, (void)profiler;
     if (logger)
         gt_log_set_logger(logger);
+    /* NCCL_IB_DISABLE (NCCL: any non-zero value) keeps NCCL off IB, so under
+     * GDRTRACE_TRANSPORT=auto ib refuses and the core takes sock, as NCCL
+     * would take its Socket transport; an explicit GDRTRACE_TRANSPORT=ib is
+     * our override and wins, said once. */
+    struct gt_setting dis;
+    long disable = gt_nccl_long(&dis, "NCCL_IB_DISABLE", NULL, 0, -2147483647L - 1,
+                                2147483647L, 1);
+    gt_nccl_note(&dis);
+    if (disable) {
+        if (gt_transport_read(NULL, 0) != GT_TRANSPORT_IB)
+            return gt_net_fail(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, 0,
+                               "ib: disabled by %s (as NCCL's IB transport)", dis.origin);
+        static int said;
+        if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+            GT_WARN("%s ignored: GDRTRACE_TRANSPORT=ib asks for the ib transport", dis.origin);
+    }
     int n = gt_ib_devices_open();
     if (n == 0) {
         gt_ib_devices_close();
@@ -340,8 +354,7 @@ static gt_result ib_init(void **ctx, uint64_t comm_id, int has_comm_id,
                            "ib: init: out of memory");
     }
     x->comm_id = comm_id;
-    x->tc = (int)gt_env_long("GDRTRACE_IB_TC", config && config->traffic_class >= 0
-                                                    ? config->traffic_class : 0, 0, 255);
+    gt_ib_sl_tc(&gt_ib_params, config ? config->traffic_class : -1, &x->sl, &x->tc);
     pthread_mutex_lock(&staged_lock);
     init_refs++;
     pthread_mutex_unlock(&staged_lock);
@@ -494,7 +507,11 @@ static gt_result ib_listen(void *ctx, int dev, void *handle, void **listen_comm)
                            "ib: listen: out of memory");
     l->kind = COMM_LISTEN;
     l->dev = &gt_ib_devs[dev];
-    l->tc = x ? x->tc : 0;
+    if (x) {
+        l->tc = x->tc;
+        l->sl = x->sl;
+    } else /* no context: the variables alone decide */
+        gt_ib_sl_tc(&gt_ib_params, -1, &l->sl, &l->tc);
     union gt_oob_addr a;
     oob_addr(&a);
     if (gt_oob_listen(&l->oob, &a, &ib_proto) != GT_OK) {
@@ -567,11 +584,15 @@ static gt_result ib_connect(void *ctx, int dev, void *handle, void **send_comm,
         c->kind = COMM_SEND;
         c->dev = &gt_ib_devs[dev];
         c->fd = -1;
-        c->tc = x ? x->tc : 0;
+        if (x) {
+            c->tc = x->tc;
+            c->sl = x->sl;
+        } else
+            gt_ib_sl_tc(&gt_ib_params, -1, &c->sl, &c->tc);
         c->nonce = nonce;
         c->ss = calloc(GT_IB_SLOTS, sizeof(*c->ss));
         gt_oob_addr_str(&a, c->peer, sizeof(c->peer));
-        if (!c->ss || (r = comm_resources(c, env_qps())) != GT_OK)
+        if (!c->ss || (r = comm_resources(c, gt_ib_params.qps)) != GT_OK)
             goto err;
         fill_wire(c, &c->out, (uint64_t)(uintptr_t)c->ctrl->fifo);
         struct gt_oob_hello h = {.magic = GT_IB_MAGIC,
@@ -687,6 +708,7 @@ static gt_result accept_start(struct ib_listen *l, const struct gt_oob_conn *con
     c->dev = l->dev;
     c->fd = conn->fd;
     c->tc = l->tc;
+    c->sl = l->sl;
     c->nonce = l->oob.nonce;
     c->deadline_ms = conn->deadline_ms;
     memcpy(&c->in, conn->body, sizeof(c->in));

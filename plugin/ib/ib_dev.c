@@ -15,54 +15,68 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
 #include "common/env.h"
-#include "plugin/ib/ib.h"
 #include "common/log.h"
+#include "common/nccl_env.h"
+#include "plugin/ib/ib.h"
 
 struct gt_ib_dev gt_ib_devs[GT_IB_MAX_DEVS];
 int gt_ib_ndevs;
 struct gt_reg_policy gt_ib_policy;
+struct gt_ib_params gt_ib_params;
 const char *gt_ib_sysfs = "/sys";
 
 static pthread_mutex_t devs_lock = PTHREAD_MUTEX_INITIALIZER;
 static int devs_refs; /* guarded by devs_lock */
 
+/* One entry of an NCCL_IB_HCA list, as NCCL splits it: "name[:port[:…]]",
+ * the port read like atoi (absent or empty: any port; fields after the port,
+ * NCCL's rail and plane, ignored).  Returns 0 for an entry NCCL skips (empty
+ * name). */
+static int hca_entry(const char *p, size_t len, char *name, size_t nsz, long *port)
+{
+    size_t nl = strcspn(p, ":,");
+    if (nl > len)
+        nl = len;
+    if (nl == 0)
+        return 0;
+    if (nl >= nsz)
+        nl = nsz - 1;
+    memcpy(name, p, nl);
+    name[nl] = '\0';
+    *port = -1;
+    if (nl < len && p[nl] == ':' && nl + 1 < len && p[nl + 1] != ':')
+        *port = strtol(p + nl + 1, NULL, 10); /* atoi's reading: "x" is 0, no port */
+    return 1;
+}
+
 int gt_ib_hca_selected(const char *filter, const char *dev, int port)
 {
-    if (!filter || !*filter)
+    if (!filter)
         return 1;
-    int exclude = 0, exact = 0;
-    if (*filter == '^') {
-        exclude = 1;
-        filter++;
-    }
-    if (*filter == '=') {
-        exact = 1;
-        filter++;
-    }
-    int listed = 0;
-    const char *p = filter;
-    while (*p && !listed) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        char ent[128];
-        if (len >= sizeof(ent))
-            len = sizeof(ent) - 1;
-        memcpy(ent, p, len);
-        ent[len] = 0;
-        long eport = -1;
-        char *colon = strchr(ent, ':');
-        if (colon) {
-            *colon = 0;
-            if (gt_parse_long(colon + 1, 1, 255, &eport))
-                eport = -2; /* matches no port; gt_ib_hca_valid refuses such a filter */
+    int exclude = *filter == '^';
+    filter += exclude;
+    int exact = *filter == '=';
+    filter += exact;
+    /* NCCL: an empty list selects everything, so "^" alone excludes all. */
+    int n = 0, listed = 0;
+    for (const char *p = filter; *p && n < GT_IB_MAX_DEVS;) {
+        size_t len = strcspn(p, ",");
+        char name[128];
+        long eport;
+        if (hca_entry(p, len, name, sizeof(name), &eport)) {
+            n++;
+            int name_ok = exact ? strcmp(name, dev) == 0 : strncmp(name, dev, strlen(name)) == 0;
+            if (name_ok && (eport == -1 || eport == port))
+                listed = 1;
         }
-        size_t nlen = strlen(ent);
-        int name_ok = nlen > 0 && (exact ? strcmp(ent, dev) == 0 : strncmp(ent, dev, nlen) == 0);
-        if (name_ok && (eport == -1 || eport == port))
-            listed = 1;
-        p = end ? end + 1 : p + len;
+        p += len + (p[len] == ',');
     }
+    if (n == 0)
+        listed = 1;
     return exclude ? !listed : listed;
 }
 
@@ -77,7 +91,7 @@ int gt_ib_hca_valid(const char *filter)
         const char *colon = memchr(p, ':', len);
         if (colon) {
             char port[16];
-            size_t pl = len - (size_t)(colon + 1 - p);
+            size_t pl = strcspn(colon + 1, ":,");
             long v;
             if (colon == p || pl == 0 || pl >= sizeof(port))
                 return 0;
@@ -131,34 +145,182 @@ static int read_line(const char *path, char *buf, size_t len)
     return 0;
 }
 
-int gt_ib_pick_gid(struct ibv_context *ctx, const char *dev, int port, int gid_tbl_len)
+/* NCCL's reading of a GID: IPv4-mapped (::ffff:a.b.c.d, or the ff0e::ffff:
+ * multicast form) is AF_INET, everything else AF_INET6. */
+static int gid_family(const uint8_t *g)
 {
-    long forced = gt_env_long("GDRTRACE_IB_GID_INDEX", -1, -1, 65535);
-    if (forced >= 0)
-        return (int)forced;
-    int best = -1, best_rank = 0;
-    for (int i = 0; i < gid_tbl_len && i < 256; i++) {
-        union ibv_gid g;
-        if (gt_ibv.query_gid(ctx, (uint8_t)port, i, &g) != 0)
-            continue;
-        static const uint8_t zero[16];
-        if (memcmp(g.raw, zero, 16) == 0)
-            continue;
-        char path[512], type[64] = "";
-        snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%d/gid_attrs/types/%d",
-                 gt_ib_sysfs, dev, port, i);
-        read_line(path, type, sizeof(type));
-        int v2 = strstr(type, "v2") != NULL;
-        /* ::ffff:a.b.c.d — what NCCL prefers by default (AF_INET). */
-        static const uint8_t v4pfx[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-        int v4 = memcmp(g.raw, v4pfx, 12) == 0;
-        int rank = 1 + (v2 ? 2 : 0) + (v4 ? 1 : 0);
-        if (rank > best_rank) {
-            best_rank = rank;
-            best = i;
+    static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    static const uint8_t mcast[12] = {0xff, 0x0e, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    return memcmp(g, mapped, 12) == 0 || memcmp(g, mcast, 12) == 0 ? AF_INET : AF_INET6;
+}
+
+/* Configured (not all zero, not a bare fe80::) and not link-local. */
+static int gid_usable(const uint8_t *g)
+{
+    static const uint8_t zero[16];
+    static const uint8_t ll[8] = {0xfe, 0x80, 0, 0, 0, 0, 0, 0};
+    int trailer_zero = memcmp(g + 4, zero, 12) == 0;
+    if (memcmp(g, zero, 4) == 0 && trailer_zero)
+        return 0;
+    if (memcmp(g, ll, 4) == 0 && trailer_zero)
+        return 0;
+    return memcmp(g, ll, 8) != 0;
+}
+
+/* The first `bits` bits of the GID equal the range's (AF_INET: compared
+ * with the last 32 bits of the GID). */
+static int gid_in_range(const struct gt_ib_gid_rules *r, const uint8_t *g)
+{
+    if (!r->range_bits)
+        return 1;
+    const uint8_t *a = r->family == AF_INET ? g + 12 : g;
+    int bits = r->range_bits;
+    for (int i = 0; bits > 0; i++, bits -= 8) {
+        uint8_t m = bits >= 8 ? 0xff : (uint8_t)(0xff << (8 - bits));
+        if ((a[i] & m) != (r->range[i] & m))
+            return 0;
+    }
+    return 1;
+}
+
+/* 1 or 2 from gid_attrs/types, 0 when unreadable or unknown. */
+static int roce_version(const char *dev, int port, int i)
+{
+    char path[512], type[64] = "";
+    snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%d/gid_attrs/types/%d",
+             gt_ib_sysfs, dev, port, i);
+    if (read_line(path, type, sizeof(type)))
+        return 0;
+    if (!strncmp(type, "IB/RoCE v1", 10) || !strncmp(type, "RoCE v1", 7))
+        return 1;
+    return strncmp(type, "RoCE v2", 7) == 0 ? 2 : 0;
+}
+
+void gt_ib_gid_rules_read(struct gt_ib_gid_rules *r, int warn)
+{
+    memset(r, 0, sizeof(*r));
+    r->forced = (int)gt_nccl_long(&r->s_index, "NCCL_IB_GID_INDEX", "GDRTRACE_IB_GID_INDEX", -1,
+                                  -1, 65535, warn);
+    r->roce_version = (int)gt_nccl_long(&r->s_version, "NCCL_IB_ROCE_VERSION_NUM", NULL, 2, 1, 2,
+                                        warn);
+    r->flid_index = (int)gt_nccl_long(NULL, "NCCL_IB_ROUTABLE_FLID_GID_INDEX", NULL, 1, 0, 65535,
+                                      warn);
+    r->family = AF_INET;
+    const char *fam = gt_nccl_str(&r->s_family, "NCCL_IB_ADDR_FAMILY", NULL);
+    if (fam && strcmp(fam, "AF_INET6") == 0)
+        r->family = AF_INET6;
+    else if (fam && strcmp(fam, "AF_INET") != 0 && warn)
+        GT_WARN("NCCL_IB_ADDR_FAMILY='%s' is not AF_INET or AF_INET6; using AF_INET, as NCCL "
+                "does",
+                fam);
+    snprintf(r->s_family.value, sizeof(r->s_family.value), "%s",
+             r->family == AF_INET ? "AF_INET" : "AF_INET6");
+    const char *range = gt_nccl_str(&r->s_range, "NCCL_IB_ADDR_RANGE", NULL);
+    if (range) {
+        /* NCCL: "address/bits" in the chosen family; anything else, no range */
+        char a[128];
+        snprintf(a, sizeof(a), "%s", range);
+        char *slash = strchr(a, '/');
+        long bits = -1;
+        if (slash) {
+            *slash = '\0';
+            bits = strtol(slash + 1, NULL, 10);
         }
+        int maxbits = r->family == AF_INET ? 32 : 128;
+        if (slash && inet_pton(r->family, a, r->range) == 1 && bits >= 0 && bits <= maxbits)
+            r->range_bits = (int)bits;
+        else if (warn)
+            GT_WARN("NCCL_IB_ADDR_RANGE='%s' is not an %s address/bits; no range, as NCCL",
+                    range, r->family == AF_INET ? "AF_INET" : "AF_INET6");
+    }
+}
+
+int gt_ib_pick_gid(struct ibv_context *ctx, const char *dev, int port, int link_layer,
+                   int gid_tbl_len, const struct gt_ib_gid_rules *r)
+{
+    union ibv_gid g, c;
+    if (r->forced >= 0 && (link_layer == IBV_LINK_LAYER_ETHERNET ||
+                           r->s_index.source == GT_SRC_GDRTRACE))
+        return r->forced; /* NCCL_IB_GID_INDEX is for RoCE; our twin for both */
+    if (link_layer != IBV_LINK_LAYER_ETHERNET) {
+        /* IB: the routable-FLID index when its GID carries a FLID (bytes 4-5) */
+        if (r->flid_index < gid_tbl_len &&
+            gt_ibv.query_gid(ctx, (uint8_t)port, r->flid_index, &g) == 0 &&
+            (g.raw[4] | g.raw[5]) != 0)
+            return r->flid_index;
+        return 0;
+    }
+    if (gid_tbl_len < 1)
+        return -1;
+    /* RoCE: walk the table keeping the best index so far (NCCL's rules): a
+     * candidate of the wanted family in range replaces one of the other
+     * family; else a usable candidate of the wanted family in range replaces
+     * it when it has the wanted RoCE version and the kept one has another
+     * version or is not usable. */
+    int best = 0;
+    for (int i = 1; i < gid_tbl_len; i++) {
+        if (gt_ibv.query_gid(ctx, (uint8_t)port, best, &g) != 0 ||
+            gt_ibv.query_gid(ctx, (uint8_t)port, i, &c) != 0)
+            continue;
+        int cfam = gid_family(c.raw);
+        int in_range = gid_in_range(r, c.raw);
+        if (cfam != gid_family(g.raw) && cfam == r->family && in_range) {
+            best = i;
+            continue;
+        }
+        if (cfam != r->family || !gid_usable(c.raw) || !in_range)
+            continue;
+        int vb = roce_version(dev, port, best), vc = roce_version(dev, port, i);
+        if ((vb != vc || !gid_usable(g.raw)) && vc == r->roce_version)
+            best = i;
     }
     return best;
+}
+
+void gt_ib_params_read(struct gt_ib_params *p, int warn)
+{
+    memset(p, 0, sizeof(*p));
+    const char *hca = gt_nccl_str(&p->s_hca, "NCCL_IB_HCA", "GDRTRACE_IB_HCA");
+    snprintf(p->hca, sizeof(p->hca), "%s", hca ? hca : "");
+    if (!hca)
+        snprintf(p->s_hca.value, sizeof(p->s_hca.value), "every active port");
+    gt_ib_gid_rules_read(&p->gid, warn);
+    p->timeout = (int)gt_nccl_long(&p->s_timeout, "NCCL_IB_TIMEOUT", "GDRTRACE_IB_TIMEOUT", 20,
+                                   1, 31, warn);
+    p->retry_cnt = (int)gt_nccl_long(&p->s_retry, "NCCL_IB_RETRY_CNT", "GDRTRACE_IB_RETRY_CNT",
+                                     7, 0, 7, warn);
+    p->pkey = (int)gt_nccl_long(&p->s_pkey, "NCCL_IB_PKEY", NULL, 0, 0, 65535, warn);
+    /* NCCL accepts up to 128 QPs; we keep GT_IB_MAX_QPS: clamp, said */
+    p->qps = (int)gt_nccl_long(&p->s_qps, "NCCL_IB_QPS_PER_CONNECTION", "GDRTRACE_IB_QPS", 1, 1,
+                               128, warn);
+    if (p->qps > GT_IB_MAX_QPS) {
+        if (warn)
+            GT_WARN("%s: gdrtrace's ib has at most %d QPs per connection; using %d",
+                    p->s_qps.origin, GT_IB_MAX_QPS, GT_IB_MAX_QPS);
+        p->qps = GT_IB_MAX_QPS;
+        snprintf(p->s_qps.value, sizeof(p->s_qps.value), "%d", p->qps);
+    }
+    p->sl = (int)gt_nccl_long(&p->s_sl, "NCCL_IB_SL", "GDRTRACE_IB_SL", -1, -1, 15, warn);
+    p->tc = (int)gt_nccl_long(&p->s_tc, "NCCL_IB_TC", "GDRTRACE_IB_TC", -1, -1, 255, warn);
+    if (p->sl < 0)
+        snprintf(p->s_sl.value, sizeof(p->s_sl.value), "the communicator's traffic class, else 0");
+    if (p->tc < 0)
+        snprintf(p->s_tc.value, sizeof(p->s_tc.value), "the communicator's traffic class, else 0");
+    const struct gt_setting *all[] = {&p->s_hca,   &p->gid.s_index, &p->gid.s_version,
+                                      &p->gid.s_family, &p->gid.s_range, &p->s_timeout,
+                                      &p->s_retry, &p->s_pkey,      &p->s_qps,
+                                      &p->s_sl,    &p->s_tc};
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        gt_nccl_note(all[i]);
+}
+
+void gt_ib_sl_tc(const struct gt_ib_params *p, int config_tc, int *sl, int *tc)
+{
+    /* NCCL: the variable, else the communicator's traffic class, else 0 —
+     * for the SL too. */
+    int cfg = config_tc >= 0 ? config_tc : 0;
+    *sl = p->sl >= 0 ? p->sl : (cfg > 15 ? 0 : cfg);
+    *tc = p->tc >= 0 ? p->tc : cfg;
 }
 
 static void fill_pci_path(struct gt_ib_dev *d)
@@ -190,13 +352,13 @@ static int open_all(void)
     if (gt_ibv_load() != 0)
         return 0;
     gt_reg_policy_from_env(&gt_ib_policy);
-    const char *filter = gt_env_str("GDRTRACE_IB_HCA");
-    if (!gt_ib_hca_valid(filter)) {
-        GT_WARN("GDRTRACE_IB_HCA='%s' is not [^][=]name[:port],... with ports 1..255; using "
-                "the default (every active port)",
-                filter);
-        filter = NULL;
-    }
+    gt_ib_params_read(&gt_ib_params, 1);
+    const char *filter = gt_ib_params.hca;
+    if (filter && !gt_ib_hca_valid(filter))
+        GT_WARN("%s is not [^][=]name[:port],... with ports 1..255; an entry whose port is "
+                "not a number matches no port, as in NCCL",
+                gt_ib_params.s_hca.origin);
+    gt_nccl_warn_unhonored("ib");
     int n = 0;
     struct ibv_device **list = gt_ibv.get_device_list(&n);
     if (!list) {
@@ -236,7 +398,8 @@ static int open_all(void)
                 pa.link_layer != IBV_LINK_LAYER_ETHERNET)
                 continue;
             if (!gt_ib_hca_selected(filter, name, port)) {
-                GT_INFO(GT_LOGSUB_INIT, "%s:%d skipped by GDRTRACE_IB_HCA=%s", name, port, filter);
+                GT_INFO(GT_LOGSUB_INIT, "%s:%d skipped by %s", name, port,
+                        gt_ib_params.s_hca.origin);
                 continue;
             }
             struct gt_ib_dev *d = &gt_ib_devs[gt_ib_ndevs];
@@ -252,9 +415,8 @@ static int open_all(void)
             d->max_qp_wr = da.max_qp_wr;
             d->guid = be64toh(gt_ibv.get_device_guid(list[i]));
             fill_pci_path(d);
-            d->gid_index = pa.link_layer == IBV_LINK_LAYER_ETHERNET
-                               ? gt_ib_pick_gid(ctx, name, port, pa.gid_tbl_len)
-                               : (int)gt_env_long("GDRTRACE_IB_GID_INDEX", 0, 0, 65535);
+            d->gid_index = gt_ib_pick_gid(ctx, name, port, pa.link_layer, pa.gid_tbl_len,
+                                          &gt_ib_params.gid);
             if (d->gid_index < 0 ||
                 gt_ibv.query_gid(ctx, (uint8_t)port, d->gid_index, &d->gid) != 0) {
                 GT_WARN("%s:%d skipped: no usable GID (index %d)", name, port, d->gid_index);
@@ -295,6 +457,16 @@ static int open_all(void)
             gt_ibv.close_device(ctx);
     }
     gt_ibv.free_device_list(list);
+    /* The GIDs in force, per device: "B used GID index 0, A used 3" is a
+     * confounder `gdrtrace diff` names. */
+    struct gt_setting gs = gt_ib_params.gid.s_index;
+    gs.value[0] = '\0';
+    for (int i = 0; i < gt_ib_ndevs; i++) {
+        size_t l = strlen(gs.value);
+        snprintf(gs.value + l, sizeof(gs.value) - l, "%s%s:%d=%d", i ? " " : "",
+                 gt_ib_devs[i].name, gt_ib_devs[i].port, gt_ib_devs[i].gid_index);
+    }
+    gt_nccl_note(&gs);
     return gt_ib_ndevs;
 }
 

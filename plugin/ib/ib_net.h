@@ -129,6 +129,7 @@ struct ib_comm {
     int fail_errno;
     char errmsg[384];
     int tc;
+    int sl;
     /* sender */
     struct send_slot *ss;
     uint32_t next_post; /* next slot seq whose WRs must go out (in order) */
@@ -157,6 +158,7 @@ struct ib_listen {
     int kind;
     struct gt_ib_dev *dev;
     int tc;
+    int sl;
     struct ib_comm *pending; /* authenticated, answering; at most one */
     struct gt_oob_listener oob;
 };
@@ -164,6 +166,7 @@ struct ib_listen {
 struct ib_ctx {
     uint64_t comm_id;
     int tc;
+    int sl;
 };
 
 static inline uint64_t gt_ib_wr_id(int kind, int slot, int qp)

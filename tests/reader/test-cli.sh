@@ -177,6 +177,13 @@ else fail "diff A D: exit $rc: $out"; fi
 out=$($G diff "$T/A" "$T/E" 2>&1); rc=$?
 [ $rc = 1 ] && grep -q 'setting GDRTRACE_TRANSPORT: A "auto" vs B "ib"' <<<"$out" &&
     pass "diff names another GDRTRACE_TRANSPORT" || fail "diff A E: exit $rc: $out"
+# a transport setting the job took from NCCL's variables is a confounder too (issue 18)
+mkdir -p "$T/H1" "$T/H2"
+$FX peermem "$T/H1/gdrtrace.job42.node-a.8.rec" --pid 8 --setting 'GDRTRACE_IB_GID_INDEX=mlx5_0:1=3'
+$FX peermem "$T/H2/gdrtrace.job42.node-a.9.rec" --pid 9 --setting 'GDRTRACE_IB_GID_INDEX=mlx5_0:1=0'
+out=$($G diff "$T/H1" "$T/H2" 2>&1); rc=$?
+[ $rc = 1 ] && grep -q 'setting GDRTRACE_IB_GID_INDEX: A "mlx5_0:1=3" vs B "mlx5_0:1=0"' <<<"$out" &&
+    pass "diff names another GID index in force" || fail "diff H1 H2: exit $rc: $out"
 out=$($G summary "$T/D")
 grep -q 'settings GDRTRACE_REG=peermem \[gdrtrace\]  GDRTRACE_ALLOW_PEERMEM=0 \[default\]' <<<"$out" &&
     grep -q 'GDRTRACE_EVENTS=all \[gdrtrace\]' <<<"$out" &&

@@ -10,6 +10,8 @@
  *     GT_OK (no comm), and the real peer then completes within seconds;
  *   - an authenticated peer that stalls after its hello fails accept()
  *     with a clear error at the deadline instead of hanging.
+ * And NCCL's QP variables (NCCL_IB_TC, _SL, _TIMEOUT, _RETRY_CNT, _PKEY,
+ * _QPS_PER_CONNECTION) reach the attributes of both sides' QPs.
  * GDRTRACE_OOB_TIMEOUT_MS=300 keeps it fast.  The Soft-RoCE VM test runs
  * the same stray-connection scenario on real verbs (gt_ib_vmtest stray).
  */
@@ -32,6 +34,11 @@
 
 /* ---- fake verbs ------------------------------------------------------------ */
 
+/* What the code asked of the QPs, transition by transition. */
+static struct {
+    int creates, inits, rtrs, rtss;
+    int pkey_index, sl, tc, is_global, timeout, retry_cnt, rnr_retry;
+} seen;
 static uint32_t next_qpn = 100;
 static struct ibv_cq *fake_create_cq(struct ibv_context *c, int cqe, void *ctx,
                                      struct ibv_comp_channel *ch, int v)
@@ -63,11 +70,26 @@ static struct ibv_qp *fake_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr 
     (void)pd, (void)a;
     struct ibv_qp *q = calloc(1, sizeof(*q));
     q->qp_num = next_qpn++;
+    seen.creates++;
     return q;
 }
 static int fake_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 {
-    (void)qp, (void)a, (void)mask;
+    (void)qp;
+    if (a->qp_state == IBV_QPS_INIT && (mask & IBV_QP_PKEY_INDEX)) {
+        seen.inits++;
+        seen.pkey_index = a->pkey_index;
+    } else if (a->qp_state == IBV_QPS_RTR && (mask & IBV_QP_AV)) {
+        seen.rtrs++;
+        seen.sl = a->ah_attr.sl;
+        seen.tc = a->ah_attr.grh.traffic_class;
+        seen.is_global = a->ah_attr.is_global;
+    } else if (a->qp_state == IBV_QPS_RTS && (mask & IBV_QP_TIMEOUT)) {
+        seen.rtss++;
+        seen.timeout = a->timeout;
+        seen.retry_cnt = a->retry_cnt;
+        seen.rnr_retry = a->rnr_retry;
+    }
     return 0;
 }
 static int fake_destroy_qp(struct ibv_qp *qp)
@@ -97,6 +119,7 @@ static int setup(void **state)
     d->mtu = IBV_MTU_1024;
     d->max_qp_wr = 4096;
     gt_ib_ndevs = 1;
+    gt_ib_params_read(&gt_ib_params, 1); /* what the devices' open reads */
     return 0;
 }
 
@@ -329,6 +352,61 @@ static void authenticated_peer_stalls(void **state)
     gt_ib_ops.close_listen(lc);
 }
 
+/* NCCL's QP variables reach the QPs of both sides (RoCE device: global
+ * routing); our GDRTRACE_* twin overrides one; NCCL's defaults otherwise. */
+static void nccl_settings_reach_qps(void **state)
+{
+    (void)state;
+    static const char *const vars[][2] = {
+        {"NCCL_IB_TC", "106"},          {"NCCL_IB_SL", "3"},
+        {"NCCL_IB_TIMEOUT", "22"},      {"NCCL_IB_RETRY_CNT", "5"},
+        {"NCCL_IB_PKEY", "2"},          {"NCCL_IB_QPS_PER_CONNECTION", "4"}};
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+        setenv(vars[i][0], vars[i][1], 1);
+    gt_ib_params_read(&gt_ib_params, 1);
+    memset(&seen, 0, sizeof(seen));
+    char handle[GT_NET_HANDLE_MAXSIZE];
+    void *lc = listen_on(handle);
+    real_peer_completes(lc, handle);
+    gt_ib_ops.close_listen(lc);
+    assert_int_equal(seen.creates, 8); /* 4 QPs on each side */
+    assert_int_equal(seen.inits, 8);
+    assert_int_equal(seen.rtrs, 8);
+    assert_int_equal(seen.rtss, 8);
+    assert_int_equal(seen.pkey_index, 2);
+    assert_int_equal(seen.sl, 3);
+    assert_int_equal(seen.tc, 106);
+    assert_int_equal(seen.is_global, 1);
+    assert_int_equal(seen.timeout, 22);
+    assert_int_equal(seen.retry_cnt, 5);
+    assert_int_equal(seen.rnr_retry, 7);
+
+    setenv("GDRTRACE_IB_TC", "41", 1); /* the twin overrides */
+    setenv("NCCL_IB_QPS_PER_CONNECTION", "1", 1);
+    gt_ib_params_read(&gt_ib_params, 1);
+    memset(&seen, 0, sizeof(seen));
+    lc = listen_on(handle);
+    real_peer_completes(lc, handle);
+    gt_ib_ops.close_listen(lc);
+    assert_int_equal(seen.creates, 2);
+    assert_int_equal(seen.tc, 41);
+    unsetenv("GDRTRACE_IB_TC");
+
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+        unsetenv(vars[i][0]);
+    gt_ib_params_read(&gt_ib_params, 1); /* NCCL's defaults */
+    memset(&seen, 0, sizeof(seen));
+    lc = listen_on(handle);
+    real_peer_completes(lc, handle);
+    gt_ib_ops.close_listen(lc);
+    assert_int_equal(seen.creates, 2);
+    assert_int_equal(seen.pkey_index, 0);
+    assert_int_equal(seen.sl, 0);
+    assert_int_equal(seen.tc, 0);
+    assert_int_equal(seen.timeout, 20);
+    assert_int_equal(seen.retry_cnt, 7);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -340,6 +418,7 @@ int main(void)
         cmocka_unit_test(idle_connection),
         cmocka_unit_test(many_idle_connections),
         cmocka_unit_test(authenticated_peer_stalls),
+        cmocka_unit_test(nccl_settings_reach_qps),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -42,16 +42,41 @@ static void hca_filter(void **state)
     assert_true(gt_ib_hca_selected("^=rxe", "rxe0", 1));
     assert_false(gt_ib_hca_selected("^=rxe0:1", "rxe0", 1));
     assert_true(gt_ib_hca_selected("^=rxe0:1", "rxe0", 2));
-    /* ports are base-10 integers 1..255: anything else is refused as a whole */
+    /* NCCL's own examples */
+    assert_false(gt_ib_hca_selected("^mlx5_1", "mlx5_1", 1));
+    assert_false(gt_ib_hca_selected("^mlx5_1", "mlx5_10", 1)); /* prefix, so _10 too */
+    assert_true(gt_ib_hca_selected("^mlx5_1", "mlx5_0", 1));
+    assert_true(gt_ib_hca_selected("=mlx5_0:1", "mlx5_0", 1));
+    assert_false(gt_ib_hca_selected("=mlx5_0:1", "mlx5_0", 2));
+    assert_false(gt_ib_hca_selected("=mlx5_0:1", "mlx5_00", 1));
+    assert_true(gt_ib_hca_selected("mlx5", "mlx5_3", 2));
+    assert_false(gt_ib_hca_selected("mlx5", "rxe0", 1));
+    assert_true(gt_ib_hca_selected("=mlx5_0:1,mlx5_3:1", "mlx5_3", 1));
+    /* NCCL's corners: "^" alone is an empty list excluded: nothing */
+    assert_false(gt_ib_hca_selected("^", "mlx5_0", 1));
+    assert_false(gt_ib_hca_selected("^,", "mlx5_0", 1));
+    assert_true(gt_ib_hca_selected("=", "mlx5_0", 1)); /* empty list: all */
+    /* empty entries skipped, ":1" (no name) skipped */
+    assert_true(gt_ib_hca_selected(",,mlx5_0,", "mlx5_0", 1));
+    assert_false(gt_ib_hca_selected(":1,rxe", "mlx5_0", 1));
+    assert_true(gt_ib_hca_selected(":1", "mlx5_0", 1)); /* only a skipped entry: all */
+    /* rail and plane fields after the port are ignored; an empty port is any */
+    assert_true(gt_ib_hca_selected("mlx5_0:1:0:1", "mlx5_0", 1));
+    assert_false(gt_ib_hca_selected("mlx5_0:1:0:1", "mlx5_0", 2));
+    assert_true(gt_ib_hca_selected("mlx5_0:", "mlx5_0", 2));
+    assert_true(gt_ib_hca_selected("mlx5_0::3", "mlx5_0", 2));
+    /* a port NCCL reads with atoi: "x" is 0 and matches no port (WARNed at
+     * open through gt_ib_hca_valid, but not widened to every port) */
+    assert_false(gt_ib_hca_selected("mlx5_0:x", "mlx5_0", 1));
+    assert_false(gt_ib_hca_selected("mlx5_0:x,rxe", "mlx5_0", 2));
+    assert_true(gt_ib_hca_selected("^mlx5_0:x", "mlx5_0", 1));
     assert_true(gt_ib_hca_valid(NULL));
     assert_true(gt_ib_hca_valid("^=mlx5_0:1,rxe0,mlx5_1:255,"));
+    assert_true(gt_ib_hca_valid("mlx5_0:1:0:1"));
     assert_false(gt_ib_hca_valid("mlx5_0:x"));
     assert_false(gt_ib_hca_valid("mlx5_0:0"));
     assert_false(gt_ib_hca_valid("mlx5_0:256"));
-    assert_false(gt_ib_hca_valid("mlx5_0:"));
-    assert_false(gt_ib_hca_valid(":1"));
     assert_false(gt_ib_hca_valid("rxe0,mlx5_0:0x1"));
-    assert_false(gt_ib_hca_selected("mlx5_0:x", "mlx5_0", 0)); /* was atoi: port 0 */
     /* a list */
     assert_true(gt_ib_hca_selected("rxe1,mlx5_2:1", "mlx5_2", 1));
     assert_false(gt_ib_hca_selected("rxe1,mlx5_2:1", "mlx5_2", 2));
@@ -67,22 +92,36 @@ static void speed(void **state)
     assert_int_equal(gt_ib_speed_mbps(3, 2), 0);        /* unknown encoding */
 }
 
-/* Fake GID table: 0 = fe80 link-local v1, 1 = same v2, 2 = v4-mapped v1,
- * 3 = v4-mapped v2, 4 = empty. */
+/* A fake RoCE GID table and its gid_attrs/types, as a port with IPv4 and
+ * IPv6 addresses shows them (every GID twice: RoCE v1, v2):
+ *   0 fe80::1 v1   1 fe80::1 v2   2 ::ffff:10.0.0.1 v1   3 ::ffff:10.0.0.1 v2
+ *   4 2001:db8::1 v1   5 2001:db8::1 v2   6 ::ffff:192.168.1.5 v2   7 zero
+ * flid_gid: IB, index 1 carries a FLID (bytes 4-5). */
+static int flid_gid;
+static void gid_at(int i, uint8_t *g)
+{
+    memset(g, 0, 16);
+    if (flid_gid && i == 1) {
+        g[0] = 0xfe, g[1] = 0x80, g[4] = 0x00, g[5] = 0x2a, g[15] = 1;
+        return;
+    }
+    static const uint8_t v6[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    switch (i) {
+    case 0:
+    case 1: g[0] = 0xfe, g[1] = 0x80, g[15] = 1; break;
+    case 2:
+    case 3: g[10] = g[11] = 0xff, g[12] = 10, g[15] = 1; break;
+    case 4:
+    case 5: memcpy(g, v6, 16); break;
+    case 6: g[10] = g[11] = 0xff, g[12] = 192, g[13] = 168, g[14] = 1, g[15] = 5; break;
+    default: break;
+    }
+}
 static int fake_query_gid(struct ibv_context *c, uint8_t p, int i, union ibv_gid *g)
 {
     (void)c, (void)p;
-    memset(g, 0, sizeof(*g));
-    if (i == 0 || i == 1) {
-        g->raw[0] = 0xfe;
-        g->raw[1] = 0x80;
-        g->raw[15] = 1;
-    } else if (i == 2 || i == 3) {
-        g->raw[10] = g->raw[11] = 0xff;
-        g->raw[12] = 10;
-        g->raw[15] = 1;
-    }
-    return i < 5 ? 0 : EINVAL;
+    gid_at(i, g->raw);
+    return i < 8 ? 0 : EINVAL;
 }
 
 static char root[64];
@@ -99,13 +138,30 @@ static void write_file(const char *rel, const char *text)
     fclose(f);
 }
 
-static void roce_gid_choice(void **state)
+static const char *const gid_vars[] = {"NCCL_IB_GID_INDEX", "GDRTRACE_IB_GID_INDEX",
+                                       "NCCL_IB_ROCE_VERSION_NUM", "NCCL_IB_ADDR_FAMILY",
+                                       "NCCL_IB_ADDR_RANGE", NULL};
+
+/* The index NCCL's rules give under `env` ("NAME=value" pairs, NULL-ended). */
+static int pick(int link_layer, int len, const char *const *env)
+{
+    for (int i = 0; gid_vars[i]; i++)
+        unsetenv(gid_vars[i]);
+    for (int i = 0; env && env[i]; i += 2)
+        setenv(env[i], env[i + 1], 1);
+    struct gt_ib_gid_rules r;
+    gt_ib_gid_rules_read(&r, 1);
+    return gt_ib_pick_gid(NULL, "fake0", 1, link_layer, len, &r);
+}
+
+static void gid_choice_nccl_rules(void **state)
 {
     (void)state;
     snprintf(root, sizeof(root), "/tmp/gt_test_ib_dev.XXXXXX");
     assert_non_null(mkdtemp(root));
-    const char *types[] = {"IB/RoCE v1", "RoCE v2", "IB/RoCE v1", "RoCE v2", "RoCE v2"};
-    for (int i = 0; i < 5; i++) {
+    const char *types[] = {"IB/RoCE v1", "RoCE v2", "IB/RoCE v1", "RoCE v2",
+                           "IB/RoCE v1", "RoCE v2", "RoCE v2",    "RoCE v2"};
+    for (int i = 0; i < 8; i++) {
         char rel[128];
         snprintf(rel, sizeof(rel), "class/infiniband/fake0/ports/1/gid_attrs/types/%d", i);
         write_file(rel, types[i]);
@@ -113,21 +169,79 @@ static void roce_gid_choice(void **state)
     gt_ib_sysfs = root;
     struct gt_ibv_fns t = {.query_gid = fake_query_gid};
     gt_ibv_install(&t);
-    /* the v4-mapped RoCE v2 entry wins */
-    assert_int_equal(gt_ib_pick_gid(NULL, "fake0", 1, 5), 3);
-    /* without index 3, the other v2 */
-    assert_int_equal(gt_ib_pick_gid(NULL, "fake0", 1, 3), 1);
-    /* the override wins whatever the table says */
-    setenv("GDRTRACE_IB_GID_INDEX", "0", 1);
-    assert_int_equal(gt_ib_pick_gid(NULL, "fake0", 1, 5), 0);
-    unsetenv("GDRTRACE_IB_GID_INDEX");
-    /* nothing usable */
-    assert_int_equal(gt_ib_pick_gid(NULL, "fake0", 1, 0), -1);
+    const int E = IBV_LINK_LAYER_ETHERNET, I = IBV_LINK_LAYER_INFINIBAND;
+    /* defaults (AF_INET, RoCE v2, no range): 2 replaces 0 (other family),
+     * then 3 replaces 2 (same address, v2); 6 has the version 3 has */
+    assert_int_equal(pick(E, 8, NULL), 3);
+    /* a table ending before index 3: the IPv4 v1 entry, not the fe80 v2 */
+    assert_int_equal(pick(E, 3, NULL), 2);
+    const char *v1[] = {"NCCL_IB_ROCE_VERSION_NUM", "1", NULL};
+    assert_int_equal(pick(E, 8, v1), 2);
+    const char *inet6[] = {"NCCL_IB_ADDR_FAMILY", "AF_INET6", NULL};
+    assert_int_equal(pick(E, 8, inet6), 5); /* link-local never; the global v2 */
+    const char *inet6v1[] = {"NCCL_IB_ADDR_FAMILY", "AF_INET6", "NCCL_IB_ROCE_VERSION_NUM", "1",
+                             NULL};
+    assert_int_equal(pick(E, 8, inet6v1), 4);
+    const char *range[] = {"NCCL_IB_ADDR_RANGE", "192.168.1.0/24", NULL};
+    assert_int_equal(pick(E, 8, range), 6);
+    const char *range6[] = {"NCCL_IB_ADDR_FAMILY", "AF_INET6", "NCCL_IB_ADDR_RANGE",
+                            "2001:db8::/32", NULL};
+    assert_int_equal(pick(E, 8, range6), 5);
+    const char *norange[] = {"NCCL_IB_ADDR_RANGE", "192.168.1.0", NULL}; /* no "/bits" */
+    assert_int_equal(pick(E, 8, norange), 3);
+    /* a forced index, whatever the table says; our twin overrides NCCL's */
+    const char *forced[] = {"NCCL_IB_GID_INDEX", "4", NULL};
+    assert_int_equal(pick(E, 8, forced), 4);
+    const char *twin[] = {"NCCL_IB_GID_INDEX", "4", "GDRTRACE_IB_GID_INDEX", "1", NULL};
+    assert_int_equal(pick(E, 8, twin), 1);
+    /* IB: NCCL_IB_GID_INDEX does not apply; index 1 only with a FLID */
+    assert_int_equal(pick(I, 8, forced), 0);
+    flid_gid = 1;
+    assert_int_equal(pick(I, 8, NULL), 1);
+    flid_gid = 0;
+    const char *twin_only[] = {"GDRTRACE_IB_GID_INDEX", "5", NULL};
+    assert_int_equal(pick(I, 8, twin_only), 5);
+    /* nothing to choose from */
+    assert_int_equal(pick(E, 0, NULL), -1);
+    for (int i = 0; gid_vars[i]; i++)
+        unsetenv(gid_vars[i]);
     gt_ibv_reset();
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
     assert_int_equal(system(cmd), 0);
     gt_ib_sysfs = "/sys";
+}
+
+/* NCCL's SL and TC: the variable, else the communicator's traffic class
+ * (for the SL too), else 0. */
+static void sl_tc_as_nccl(void **state)
+{
+    (void)state;
+    struct gt_ib_params p;
+    int sl, tc;
+    unsetenv("NCCL_IB_SL");
+    unsetenv("NCCL_IB_TC");
+    gt_ib_params_read(&p, 1);
+    gt_ib_sl_tc(&p, -1, &sl, &tc);
+    assert_int_equal(sl, 0);
+    assert_int_equal(tc, 0);
+    gt_ib_sl_tc(&p, 5, &sl, &tc);
+    assert_int_equal(sl, 5);
+    assert_int_equal(tc, 5);
+    setenv("NCCL_IB_TC", "106", 1);
+    setenv("NCCL_IB_SL", "3", 1);
+    gt_ib_params_read(&p, 1);
+    gt_ib_sl_tc(&p, 5, &sl, &tc);
+    assert_int_equal(sl, 3);
+    assert_int_equal(tc, 106);
+    assert_int_equal(p.s_tc.source, GT_SRC_NCCL);
+    assert_string_equal(p.s_tc.key, "GDRTRACE_IB_TC");
+    setenv("NCCL_IB_QPS_PER_CONNECTION", "64", 1); /* NCCL allows 128: clamped */
+    gt_ib_params_read(&p, 0);
+    assert_int_equal(p.qps, GT_IB_MAX_QPS);
+    unsetenv("NCCL_IB_QPS_PER_CONNECTION");
+    unsetenv("NCCL_IB_TC");
+    unsetenv("NCCL_IB_SL");
 }
 
 /* Without libibverbs the transport refuses init with GT_SYSTEM_ERROR and
@@ -336,7 +450,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hca_filter),
         cmocka_unit_test(speed),
-        cmocka_unit_test(roce_gid_choice),
+        cmocka_unit_test(gid_choice_nccl_rules),
+        cmocka_unit_test(sl_tc_as_nccl),
         cmocka_unit_test(no_library),
         cmocka_unit_test(abandoned_connect_dies_at_last_finalize),
     };
