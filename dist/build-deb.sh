@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # build-deb.sh — `make deb`: builds the Debian package with dpkg-buildpackage
-# from a copy of the source tree (tracked and new files, not build outputs),
+# from a copy of the source tree (tracked and new files, not build outputs;
+# outside git: everything but build/),
 # since dpkg-buildpackage writes beside the tree, then runs lintian on it
 # (fails on an error).  Output: build/deb/gdrtrace_<version>_<arch>.deb; the
 # last line printed is its path.
@@ -23,7 +24,11 @@ out=build/deb
 src=$out/gdrtrace-$ver
 rm -rf "$out"
 mkdir -p "$src"
-git ls-files -co --exclude-standard -z | tar --null -T - --ignore-failed-read -cf - 2>/dev/null | tar -xf - -C "$src"
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    git ls-files -co --exclude-standard -z | tar --null -T - --ignore-failed-read -cf - 2>/dev/null
+else # an unpacked source archive: everything but the build outputs
+    tar --exclude=./build -cf - .
+fi | tar -xf - -C "$src"
 log=$out/build.log
 echo "building $out/gdrtrace_${ver}_$(dpkg --print-architecture).deb (log: $log)"
 (cd "$src" && DEB_BUILD_OPTIONS="parallel=$(nproc) nocheck" dpkg-buildpackage -b -us -uc) >"$log" 2>&1 || {
