@@ -28,6 +28,8 @@ static const char *const reason_tokens[GT_REASON_COUNT] = {
     [GT_REASON_TRANSPORT_ERROR] = "transport-error",
     [GT_REASON_PEER_GONE] = "peer-gone",
     [GT_REASON_NO_RDMA_DEVICE] = "no-rdma-device",
+    [GT_REASON_INNER_LOAD_FAILED] = "inner-load-failed",
+    [GT_REASON_INNER_INIT_FAILED] = "inner-init-failed",
 };
 
 const char *gt_reason_token(int r)
@@ -84,4 +86,18 @@ const char *gt_setting_source_name(int s)
         [GT_SRC_UNKNOWN] = "unknown",
     };
     return (s >= 0 && s < GT_SRC_COUNT) ? n[s] : NULL;
+}
+
+const char *gt_call_site_name(int site)
+{
+    static const char *const n[GT_CALL_COUNT] = {
+        [GT_CALL_NONE] = "none",
+        [GT_CALL_INNER_LOAD] = "load",
+        [GT_CALL_INNER_INIT] = "init",
+        [GT_CALL_INNER_LISTEN] = "listen",
+        [GT_CALL_INNER_CONNECT] = "connect",
+        [GT_CALL_INNER_ACCEPT] = "accept",
+        [GT_CALL_IB_DEVICES] = "device enumeration",
+    };
+    return (site >= 0 && site < GT_CALL_COUNT) ? n[site] : NULL;
 }

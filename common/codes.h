@@ -24,5 +24,8 @@ const char *gt_method_name(int method); /* dmabuf, peermem, host, failed; "?" if
 const char *gt_probe_name(int state);   /* unknown, supported, unsupported, absent */
 /* default, gdrtrace, nccl, invalid; NULL for a value this build does not know. */
 const char *gt_setting_source_name(int source);
+/* The call a CALLING event announces: load, init, listen, connect, accept,
+ * "device enumeration"; NULL for a value this build does not know. */
+const char *gt_call_site_name(int site);
 
 #endif

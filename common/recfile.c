@@ -126,6 +126,19 @@ static int check_setting(const struct gtr_setting *s, uint64_t i, const char *so
     return 0; /* a source this reader does not know is shown as a number */
 }
 
+static int check_callee(const struct gtr_callee *c, uint64_t i, const char *source, char *err,
+                        size_t errlen)
+{
+    char what[48];
+    snprintf(what, sizeof(what), "callees[%llu]", (unsigned long long)i);
+    if (c->in_use > 1)
+        return gt_source_error(err, errlen, source, "%s.in_use is %u (expected 0 or 1)", what,
+                               c->in_use);
+    CHECK_STR(*c, kind, what);
+    CHECK_STR(*c, path, what);
+    return 0;
+}
+
 /* Copies `count` entries of `esize` bytes at `off` into an array of `known`
  * byte structs, each zero-filled past min(esize, known). */
 static void *copy_entries(const unsigned char *buf, uint64_t off, uint64_t esize, uint64_t count,
@@ -301,7 +314,7 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
     /* Invariant 3: sections inside the file, sizes consistent, no overlap. */
     struct gtr_section secs[GTR_MAX_SECTIONS];
     unsigned nsec = 0;
-    const struct gtr_section *by_id[GTR_SEC_SETTINGS + 1] = {0};
+    const struct gtr_section *by_id[GTR_SEC_CALLEES + 1] = {0};
     for (unsigned i = 0; i < h->section_count; i++) {
         const struct gtr_section *s = &h->sections[i];
         if (s->id == 0)
@@ -319,7 +332,7 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
                             s->id, s->entry_size, (unsigned long long)s->count,
                             (unsigned long long)s->size);
         }
-        if (s->id <= GTR_SEC_SETTINGS) {
+        if (s->id <= GTR_SEC_CALLEES) {
             if (by_id[s->id])
                 return gt_source_error(err, errlen, source, "section id %u appears twice", s->id);
             by_id[s->id] = s;
@@ -415,6 +428,26 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
             if (check_setting(&r->settings[i], i, source, err, errlen))
                 goto err_free;
     }
+    s = by_id[GTR_SEC_CALLEES]; /* 1.3; absent in older files */
+    if (s && s->count) {
+        if (s->entry_size < sizeof(struct gtr_callee)) {
+            gt_source_error(err, errlen, source, "callees entry_size %u is smaller than version 1.3's %zu",
+                 s->entry_size, sizeof(struct gtr_callee));
+            goto err_free;
+        }
+        if (s->count > 4096) {
+            gt_source_error(err, errlen, source, "callees count %llu is implausible",
+                 (unsigned long long)s->count);
+            goto err_free;
+        }
+        r->callees = copy_entries(buf, s->offset, s->entry_size, s->count, sizeof(struct gtr_callee));
+        if (!r->callees)
+            goto err_oom;
+        r->ncallee = (uint32_t)s->count;
+        for (uint32_t i = 0; i < r->ncallee; i++)
+            if (check_callee(&r->callees[i], i, source, err, errlen))
+                goto err_free;
+    }
     s = by_id[GTR_SEC_RING];
     if (s) {
         r->has_ring = 1;
@@ -466,10 +499,13 @@ void gt_rec_free(struct gt_rec *r)
     free(r->devs);
     free(r->comms);
     free(r->settings);
+    free(r->callees);
     free(r->snap);
     r->devs = NULL;
     r->comms = NULL;
     r->settings = NULL;
+    r->callees = NULL;
+    r->ncallee = 0;
     r->nset = 0;
     r->snap = NULL;
     r->ring_slots = NULL;
@@ -701,7 +737,7 @@ const char *gt_event_name(int t)
         "none",     "recorder-open", "init",    "finalize",   "probe",      "transport",
         "listen",   "connect",       "accept",  "reg",        "dereg",      "fallback",
         "error",    "close-send",    "close-recv", "close-listen", "send",   "recv",
-        "flush",
+        "flush",    "calling",       "returned", "refused",
     };
     return t >= 0 && t < GTR_EV_COUNT ? n[t] : "?";
 }

@@ -63,6 +63,8 @@ struct gt_rec {
     struct gtr_comm *comms;  /* ncomm entries (all slots, FREE ones too) */
     uint32_t nset;
     struct gtr_setting *settings; /* nset entries (1.2+; in_use 0 = empty); 0 before 1.2 */
+    uint32_t ncallee;
+    struct gtr_callee *callees;   /* ncallee entries (1.3+; in_use 0 = empty); 0 before 1.3 */
     int has_ring;
     struct gtr_ring_header ring;
     struct gt_ring_stats rs;

@@ -59,9 +59,10 @@ static const struct gt_net_ops *transport_ops(int id)
 }
 
 /* Initialises transport `id` as the anchor and counts its devices.  On
- * success *ctx holds the anchor; otherwise `why` says what failed. */
+ * success *ctx holds the anchor; otherwise `why` says what failed and *fail
+ * the transport's reason and errno (for the recorded refusal). */
 static gt_result try_transport(int id, gt_logger_fn logger, gt_profiler_fn profiler, void **ctx,
-                               int *ndev, char *why, size_t whylen)
+                               int *ndev, char *why, size_t whylen, struct gt_net_failure *fail)
 {
     const struct gt_net_ops *ops = transport_ops(id);
     const char *name = gt_core_transport_name(id);
@@ -73,7 +74,9 @@ static gt_result try_transport(int id, gt_logger_fn logger, gt_profiler_fn profi
     uint32_t mark = gt_net_fail_mark();
     gt_result rc = ops->init(ctx, 0, 0, NULL, logger, profiler);
     if (rc != GT_OK) {
-        if (gt_net_failure_since(mark, &f))
+        int said = gt_net_failure_since(mark, &f);
+        *fail = f;
+        if (said)
             snprintf(why, whylen, "%s unavailable (%s)", name, f.text);
         else
             snprintf(why, whylen, "%s init failed (error %d)", name, (int)rc);
@@ -82,7 +85,12 @@ static gt_result try_transport(int id, gt_logger_fn logger, gt_profiler_fn profi
     mark = gt_net_fail_mark();
     rc = ops->devices(ndev);
     if (rc != GT_OK || *ndev < 1) {
-        if (rc != GT_OK && gt_net_failure_since(mark, &f))
+        int said = rc != GT_OK && gt_net_failure_since(mark, &f);
+        *fail = said ? f
+                     : (struct gt_net_failure){.reason = id == GT_TRANSPORT_IB
+                                                             ? GT_REASON_NO_RDMA_DEVICE
+                                                             : GT_REASON_TRANSPORT_ERROR};
+        if (said)
             snprintf(why, whylen, "%s could not list devices (%s)", name, f.text);
         else if (rc != GT_OK)
             snprintf(why, whylen, "%s could not list devices (error %d)", name, (int)rc);
@@ -102,8 +110,10 @@ static gt_result try_transport(int id, gt_logger_fn logger, gt_profiler_fn profi
     return GT_OK;
 }
 
-/* Chooses and initialises the transport; fills g.raw, g.anchor, g.why. */
-static gt_result select_transport(gt_logger_fn logger, gt_profiler_fn profiler)
+/* Chooses and initialises the transport; fills g.raw, g.anchor, g.why.  On
+ * failure g.why says why and *asked / *fail what was refused. */
+static gt_result select_transport(gt_logger_fn logger, gt_profiler_fn profiler, int *asked,
+                                  struct gt_net_failure *fail)
 {
     int want = gt_transport_read(NULL, 1);
     char why_ib[160] = "", why[160] = "";
@@ -111,9 +121,12 @@ static gt_result select_transport(gt_logger_fn logger, gt_profiler_fn profiler)
     void *ctx = NULL;
     gt_result rc;
 
+    *asked = want;
     if (want != GT_TRANSPORT_AUTO) {
-        rc = try_transport(want, logger, profiler, &ctx, &ndev, why, sizeof(why));
+        rc = try_transport(want, logger, profiler, &ctx, &ndev, why, sizeof(why), fail);
         if (rc != GT_OK) {
+            snprintf(g.why, sizeof(g.why), "GDRTRACE_TRANSPORT=%s: %s",
+                     gt_core_transport_name(want), why);
             /* The operator asked for this transport: quietly using another
              * would falsify the A/B run they are doing. */
             GT_WARN("GDRTRACE_TRANSPORT=%s: %s; the plugin is disabled for this process (NCCL "
@@ -127,14 +140,16 @@ static gt_result select_transport(gt_logger_fn logger, gt_profiler_fn profiler)
         goto chosen;
     }
     /* auto: ib when it initialises and has an active device, else sock. */
-    rc = try_transport(GT_TRANSPORT_IB, logger, profiler, &ctx, &ndev, why_ib, sizeof(why_ib));
+    rc = try_transport(GT_TRANSPORT_IB, logger, profiler, &ctx, &ndev, why_ib, sizeof(why_ib),
+                       fail);
     if (rc == GT_OK) {
         g.transport = GT_TRANSPORT_IB;
         snprintf(g.why, sizeof(g.why), "auto: %s", why_ib);
         goto chosen;
     }
-    rc = try_transport(GT_TRANSPORT_SOCK, logger, profiler, &ctx, &ndev, why, sizeof(why));
+    rc = try_transport(GT_TRANSPORT_SOCK, logger, profiler, &ctx, &ndev, why, sizeof(why), fail);
     if (rc != GT_OK) {
+        snprintf(g.why, sizeof(g.why), "auto: %s; %s", why_ib, why);
         GT_WARN("no usable transport: %s; %s; the plugin is disabled for this process", why_ib,
                 why);
         return rc;
@@ -154,14 +169,26 @@ gt_result gt_core_acquire(int abi_version, gt_logger_fn logger, gt_profiler_fn p
     pthread_mutex_lock(&g.lock);
     gt_log_set_logger(logger);
     if (g.refs == 0) {
-        rc = select_transport(logger, profiler);
-        if (rc != GT_OK)
-            goto out;
-        const struct gt_net_ops *use = g.raw;
         int disabled = gt_env_bool("GDRTRACE_DISABLE", 0);
         if (!disabled) {
+            /* The recorder before the first call into any transport (issue
+             * 23): a refusal, or a crash inside a transport, is then on disk
+             * with the process's identity and settings. */
             gt_shim_set_abi_version(abi_version);
             g.abi_told = abi_version;
+            gt_shim_open(logger);
+        }
+        int asked = GT_TRANSPORT_AUTO;
+        struct gt_net_failure fail = {.reason = GT_REASON_TRANSPORT_ERROR};
+        rc = select_transport(logger, profiler, &asked, &fail);
+        if (rc != GT_OK) {
+            if (!disabled)
+                gt_shim_refused(asked, gt_core_transport_name(asked), rc, fail.reason, fail.err,
+                                g.why);
+            goto out;
+        }
+        const struct gt_net_ops *use = g.raw;
+        if (!disabled) {
             const struct gt_net_ops *w = gt_shim_wrap(g.raw, g.why, logger);
             if (w)
                 use = w;

@@ -334,7 +334,10 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
     r->nsettings = GTR_DEFAULT_SETTINGS;
     uint64_t off_set = round_up(off_ring + ring_size, 64);
     uint64_t set_size = (uint64_t)r->nsettings * sizeof(struct gtr_setting);
-    r->size = round_up(off_set + set_size, 4096);
+    r->ncallees = GTR_DEFAULT_CALLEES;
+    uint64_t off_callee = round_up(off_set + set_size, 64);
+    uint64_t callee_size = (uint64_t)r->ncallees * sizeof(struct gtr_callee);
+    r->size = round_up(off_callee + callee_size, 4096);
 
     char name[256];
     gt_rec_file_name(name, sizeof(name), id.job, id.host, id.pid);
@@ -372,6 +375,7 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
     r->devs = (struct gtr_device *)(r->base + off_dev);
     r->comms = (struct gtr_comm *)(r->base + off_comm);
     r->settings = (struct gtr_setting *)(r->base + off_set);
+    r->callees = (struct gtr_callee *)(r->base + off_callee);
 
     struct gtr_header *h = r->hdr;
     memcpy(h->magic, GTR_MAGIC, GTR_MAGIC_LEN);
@@ -382,7 +386,7 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
     h->header_size = GTR_HEADER_SIZE;
     h->file_size = r->size;
     h->state = GTR_STATE_CREATING;
-    h->section_count = 5;
+    h->section_count = 6;
     set_section(h, 0, GTR_SEC_IDENTITY, sizeof(struct gtr_identity), off_id,
                 sizeof(struct gtr_identity), 1);
     set_section(h, 1, GTR_SEC_DEVICES, sizeof(struct gtr_device), off_dev,
@@ -392,6 +396,8 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
     set_section(h, 3, GTR_SEC_RING, sizeof(struct gtr_event), off_ring, ring_size, cap);
     set_section(h, 4, GTR_SEC_SETTINGS, sizeof(struct gtr_setting), off_set, set_size,
                 r->nsettings);
+    set_section(h, 5, GTR_SEC_CALLEES, sizeof(struct gtr_callee), off_callee, callee_size,
+                r->ncallees);
 
     *r->id = id;
     for (uint32_t i = 0; i < r->ndevs; i++)
@@ -457,6 +463,28 @@ void gt_rec_set_transport(struct gt_recorder *r, const char *name, const char *w
 {
     copy_str(r->id->transport, sizeof(r->id->transport), name);
     copy_str(r->id->transport_why, sizeof(r->id->transport_why), why);
+}
+
+uint64_t gt_rec_callee(struct gt_recorder *r, const char *kind, const char *path, int version)
+{
+    if (!r->callees)
+        return GTR_NO_CALLEE;
+    for (uint32_t i = 0; i < r->ncallees; i++) {
+        struct gtr_callee *e = &r->callees[i];
+        if (__atomic_load_n(&e->in_use, __ATOMIC_ACQUIRE)) {
+            if (e->version == version && strncmp(e->kind, kind, sizeof(e->kind) - 1) == 0 &&
+                strncmp(e->path, path, sizeof(e->path) - 1) == 0)
+                return i;
+            continue;
+        }
+        copy_str(e->kind, sizeof(e->kind), kind);
+        copy_str(e->path, sizeof(e->path), path);
+        e->version = version;
+        /* release: the entry's fields before in_use */
+        __atomic_store_n(&e->in_use, 1, __ATOMIC_RELEASE);
+        return i;
+    }
+    return GTR_NO_CALLEE; /* full: the events still say which call, not which library */
 }
 
 void gt_rec_set_abi_version(struct gt_recorder *r, int abi_version)

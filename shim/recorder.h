@@ -53,6 +53,8 @@ struct gt_recorder {
     uint32_t ncomms;
     struct gtr_setting *settings; /* the settings section (1.2) */
     uint32_t nsettings;
+    struct gtr_callee *callees; /* the callees section (1.3) */
+    uint32_t ncallees;
     uint32_t next_comm; /* slots [0, next_comm) handed out; the last is overflow */
     struct gt_ring ring;
     int events_all;
@@ -81,6 +83,10 @@ void gt_rec_set_setting(struct gt_recorder *r, const struct gt_setting *s);
 void gt_rec_set_abi_version(struct gt_recorder *r, int abi_version);
 void gt_rec_set_device(struct gt_recorder *r, int dev, const struct gt_props *props,
                        const struct gt_dev_probe *probe, const char *transport);
+
+/* The index of the callee entry for (kind, path, version), claimed on first
+ * use; GTR_NO_CALLEE when the section is full.  Callers serialise. */
+uint64_t gt_rec_callee(struct gt_recorder *r, const char *kind, const char *path, int version);
 
 /* Claims the next free comm slot, filled and ACTIVE; NULL when only the
  * overflow slot is left (use gt_rec_overflow_comm).  *slot = its index.

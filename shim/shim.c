@@ -50,6 +50,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "common/callout.h"
 #include "common/nccl_env.h"
 #include "common/codes.h"
 #include "common/env.h"
@@ -62,6 +63,9 @@
 /* ---- process-wide state ------------------------------------------------ */
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* cold path only */
+/* Callee claims only: a foreign call may be announced while g_lock is held
+ * elsewhere (never while this one is). */
+static pthread_mutex_t g_callee_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gt_recorder g_rec;
 static struct gt_recorder *g_recp;                /* non-NULL once open (acquire/release) */
 static int g_failed;                              /* creation failed: never retry, one WARN */
@@ -1031,6 +1035,7 @@ static void at_fork_child(void)
         mmap(g_rec.base, g_rec.size, PROT_READ | PROT_WRITE,
              MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
     pthread_mutex_init(&g_lock, NULL);
+    pthread_mutex_init(&g_callee_lock, NULL);
 }
 
 void gt_shim_set_abi_version(int abi_version)
@@ -1078,18 +1083,78 @@ static int open_locked(const struct gt_rec_config *cfg)
     return 0;
 }
 
+/* ---- foreign calls and refusals (issue 23, issue 19.1) ---------------- */
+
+static uint64_t g_call_serial;
+
+/* The sink of common/callout.h: CALLING before, RETURNED after.  A crash in
+ * between leaves CALLING as the caller's last event (the reader's proof). */
+static uint64_t sink_calling(int site, const char *kind, const char *path, int version, int dev)
+{
+    struct gt_recorder *r = gt_shim_recorder();
+    if (!r)
+        return 0;
+    pthread_mutex_lock(&g_callee_lock);
+    uint64_t callee = gt_rec_callee(r, kind, path, version);
+    pthread_mutex_unlock(&g_callee_lock);
+    uint64_t serial = __atomic_add_fetch(&g_call_serial, 1, __ATOMIC_RELAXED);
+    gt_rec_event(r, GTR_EV_CALLING, GTR_NO_COMM, (int16_t)dev, 0, 0, (uint64_t)site, serial,
+                 callee, (uint32_t)version);
+    return serial;
+}
+
+static void sink_returned(uint64_t token, int site, int result)
+{
+    struct gt_recorder *r = gt_shim_recorder();
+    if (r)
+        gt_rec_event(r, GTR_EV_RETURNED, GTR_NO_COMM, -1, result, 0, (uint64_t)site, token, 0, 0);
+}
+
+static const struct gt_callout_sink g_sink = {.calling = sink_calling, .returned = sink_returned};
+
+static void open_cfg(gt_logger_fn logger, const struct gt_rec_config *cfg)
+{
+    if (logger)
+        gt_log_set_logger(logger);
+    if (gt_env_bool("GDRTRACE_DISABLE", 0))
+        return;
+    pthread_mutex_lock(&g_lock);
+    if (!g_failed && !g_recp && open_locked(cfg) != 0)
+        g_failed = 1;
+    if (g_recp)
+        gt_callout_set_sink(&g_sink);
+    pthread_mutex_unlock(&g_lock);
+}
+
+void gt_shim_open(gt_logger_fn logger)
+{
+    open_cfg(logger, NULL);
+}
+
+void gt_shim_refused(int asked, const char *name, gt_result res, int reason, int err,
+                     const char *why)
+{
+    pthread_mutex_lock(&g_lock);
+    if (g_recp) {
+        gt_rec_set_transport(&g_rec, name, why);
+        gt_rec_event(&g_rec, GTR_EV_REFUSED, GTR_NO_COMM, -1, res, err, (uint64_t)asked, 0, 0,
+                     (uint32_t)reason);
+        /* S5: nothing initialised, nothing more to record until NCCL tries
+         * again (shim_init reopens). */
+        if (g_active_inits == 0)
+            gt_rec_close(&g_rec);
+    }
+    pthread_mutex_unlock(&g_lock);
+}
+
 const struct gt_net_ops *gt_shim_wrap_cfg(const struct gt_net_ops *inner, const char *transport_why,
                                           gt_logger_fn logger, const struct gt_rec_config *cfg)
 {
     if (!inner)
         return inner;
-    if (logger)
-        gt_log_set_logger(logger);
-    if (gt_env_bool("GDRTRACE_DISABLE", 0))
-        return inner;
+    open_cfg(logger, cfg);
     pthread_mutex_lock(&g_lock);
-    if (g_failed || (!g_recp && open_locked(cfg) != 0)) {
-        g_failed = 1;
+    if (!g_recp) {
         pthread_mutex_unlock(&g_lock);
         return inner;
     }

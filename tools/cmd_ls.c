@@ -2,7 +2,9 @@
 /*
  * cmd_ls.c — `gdrtrace ls [--json] [PATH...]`: the recorders found in
  * $GDRTRACE_DIR (or the paths/archives given) with host, pid, job, rank,
- * state (live / exited / crashed / unknown / creating) and size.  Unreadable files are
+ * state (live / exited / crashed / unknown / creating) and size, and under a
+ * recorder what became of its process when the plugin refused it or it died
+ * inside a call into another library (gt_rec_fate).  Unreadable files are
  * listed on stderr with the problem.  Exit 0, 2 if any could not be read.
  */
 #include <getopt.h>
@@ -57,6 +59,9 @@ int gt_cmd_ls(int argc, char **argv)
             gj_str(&js, "state", gt_liveness_name(r->liveness));
             gj_u64(&js, "size", r->size);
             gj_i64(&js, "start_wall_ns", r->id.start_wall_ns);
+            struct gt_fate f;
+            gt_rec_fate(r, &f);
+            gj_str(&js, "fate", f.text);
             gj_end(&js, '}');
         }
         gj_end(&js, ']');
@@ -69,6 +74,11 @@ int gt_cmd_ls(int argc, char **argv)
             printf("%-20s %8d %-16s %5d %-8s %10llu  %s\n", gt_esc(r->id.host), r->id.pid,
                    r->id.job[0] ? gt_esc(r->id.job) : "-", r->id.rank,
                    gt_liveness_name(r->liveness), (unsigned long long)r->size, gt_esc(r->source));
+            /* what became of it, from the recorder alone (refused, died in a call) */
+            struct gt_fate f;
+            gt_rec_fate(r, &f);
+            if (f.kind != GT_FATE_NONE)
+                printf("    %s\n", gt_esc(f.text));
         }
         if (!in.n)
             printf("(no recorders)\n");

@@ -4,7 +4,7 @@
  * one line per communicator (merged across processes and nodes) and one for
  * the whole input.  Exit code (docs/reader.md): the whole input's verdict
  * (0 DIRECT-DMABUF, 10 DIRECT-PEERMEM, 11 HOST-STAGED, 12 MIXED, 13 FALLBACK,
- * 14 ERROR, 15 NO-DATA); with --expect, 0 on a match and 20 otherwise;
+ * 14 ERROR, 15 NO-DATA, 16 BYPASSED); with --expect, 0 on a match and 20 otherwise;
  * 2 when an input could not be read; 64 usage.
  */
 #include <getopt.h>
@@ -21,13 +21,14 @@ static void usage(FILE *f)
             "usage: gdrtrace verdict [--json] [--expect dmabuf|peermem|host] [--job J] [PATH...]\n"
             "  Did NCCL use the direct GPU<->NIC path?  One line per communicator, one per\n"
             "  node (when several), and one for all: DIRECT-DMABUF, DIRECT-PEERMEM, HOST-STAGED, MIXED, FALLBACK, ERROR,\n"
-            "  NO-DATA, each with the evidence.  PATH as for summary.\n"
+            "  NO-DATA, BYPASSED, each with the evidence; one per process the plugin refused\n"
+            "  (BYPASSED) or that died inside a call into another library (ERROR).  PATH as for summary.\n"
             "  --expect X  exit 0 if the whole input is DIRECT-DMABUF (dmabuf),\n"
             "              DIRECT-PEERMEM (peermem) or HOST-STAGED (host), else 20\n"
             "  --job J     only the recorders of job J\n"
             "  --json      machine-readable output\n"
             "exit: 0 DIRECT-DMABUF, 10 DIRECT-PEERMEM, 11 HOST-STAGED, 12 MIXED, 13 FALLBACK,\n"
-            "      14 ERROR, 15 NO-DATA, 20 --expect mismatch, 2 unreadable input, 64 usage\n");
+            "      14 ERROR, 15 NO-DATA, 16 BYPASSED, 20 --expect mismatch, 2 unreadable input, 64 usage\n");
 }
 
 int gt_cmd_verdict(int argc, char **argv)
@@ -80,6 +81,19 @@ int gt_cmd_verdict(int argc, char **argv)
             gj_end(&js, '}');
         }
         gj_end(&js, ']');
+        gj_arr(&js, "processes");
+        for (size_t i = 0; i < j.nfates; i++) {
+            const struct gt_rec *r = &j.recs[j.fates[i].rec];
+            gj_obj(&js, NULL);
+            gj_str(&js, "host", r->id.host);
+            gj_i64(&js, "pid", r->id.pid);
+            gj_i64(&js, "rank", r->id.rank);
+            gj_str(&js, "job", r->id.job);
+            gj_str(&js, "verdict", gt_verdict_name(j.fates[i].f.code));
+            gj_str(&js, "why", j.fates[i].f.text);
+            gj_end(&js, '}');
+        }
+        gj_end(&js, ']');
         gj_arr(&js, "nodes");
         for (size_t i = 0; i < j.nnodes; i++) {
             gj_obj(&js, NULL);
@@ -106,6 +120,15 @@ int gt_cmd_verdict(int argc, char **argv)
         for (size_t i = 0; i < j.ncomm; i++)
             printf("comm %-20s %-15s %s\n", gt_esc(j.comms[i].label),
                    gt_verdict_name(j.comms[i].v.code), gt_esc(j.comms[i].v.why));
+        for (size_t i = 0; i < j.nfates; i++) {
+            const struct gt_rec *r = &j.recs[j.fates[i].rec];
+            char label[96];
+            snprintf(label, sizeof(label), "%s:%d", r->id.host, r->id.pid);
+            const char *v = j.fates[i].f.kind == GT_FATE_IN_CALL
+                                ? "-"
+                                : gt_verdict_name(j.fates[i].f.code);
+            printf("proc %-20s %-15s %s\n", gt_esc(label), v, gt_esc(j.fates[i].f.text));
+        }
         if (j.nnodes > 1)
             for (size_t i = 0; i < j.nnodes; i++)
                 printf("node %-20s %-15s %d process(es), %d communicator(s)\n",

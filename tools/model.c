@@ -11,14 +11,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/gt_net.h"
 #include "tools/hist.h"
 
 static const char *vnames[GT_V_COUNT] = {
     "DIRECT-DMABUF", "DIRECT-PEERMEM", "HOST-STAGED", "MIXED", "FALLBACK", "ERROR", "NO-DATA",
+    "BYPASSED",
 };
-static const int vexit[GT_V_COUNT] = {0, 10, 11, 12, 13, 14, 15};
+static const int vexit[GT_V_COUNT] = {0, 10, 11, 12, 13, 14, 15, 16};
 
 const char *gt_verdict_name(int v)
 {
@@ -348,9 +350,149 @@ int gt_verdict_combine(const int *codes, size_t n)
         return GT_V_ERROR;
     if (seen[GT_V_FALLBACK])
         return GT_V_FALLBACK;
+    /* Part of the job's traffic went around gdrtrace: no path can be
+     * claimed for the whole, whatever the rest shows. */
+    if (seen[GT_V_BYPASSED])
+        return GT_V_BYPASSED;
     if (kinds > 1)
         return GT_V_MIXED;
     return last;
+}
+
+/* ---- a process's fate (issues 23, 19.1) -------------------------------- */
+
+#define OPEN_CALLS 64
+
+static void fmt_wall(const struct gt_rec *r, uint64_t ticks, char *buf, size_t n)
+{
+    double rel = gt_rec_ts_rel_s(r, ticks);
+    double wall = (double)r->id.start_wall_ns / 1e9 + rel;
+    if (!(wall > 0 && wall < 4e10)) { /* hostile or unset: say so, never UB */
+        snprintf(buf, n, "+%.3fs after the recorder opened", rel);
+        return;
+    }
+    time_t sec = (time_t)wall;
+    int ms = (int)((wall - (double)sec) * 1000.0);
+    struct tm tm;
+    gmtime_r(&sec, &tm);
+    char d[32];
+    strftime(d, sizeof(d), "%Y-%m-%d %H:%M:%S", &tm);
+    snprintf(buf, n, "%s.%03d UTC", d, ms < 0 ? 0 : ms > 999 ? 999 : ms);
+}
+
+static void who(const struct gt_rec *r, char *buf, size_t n)
+{
+    snprintf(buf, n, "host %s, pid %d", r->id.host, r->id.pid);
+    if (r->id.rank >= 0)
+        appendf(buf, n, ", rank %d", r->id.rank);
+    if (r->id.job[0])
+        appendf(buf, n, ", job %s", r->id.job);
+}
+
+/* "the inner plugin's init (PATH, ABI v8)" / "libibverbs' device
+ * enumeration (PATH)" for an open CALLING event. */
+static void call_text(const struct gt_rec *r, const struct gtr_event *e, char *buf, size_t n)
+{
+    const char *site = gt_call_site_name((int)e->a0);
+    char sitebuf[24];
+    if (!site) {
+        snprintf(sitebuf, sizeof(sitebuf), "call#%llu", (unsigned long long)e->a0);
+        site = sitebuf;
+    }
+    const struct gtr_callee *c =
+        e->a2 < r->ncallee && r->callees[e->a2].in_use ? &r->callees[e->a2] : NULL;
+    const char *kind = c && c->kind[0] ? c->kind : "code gdrtrace does not own";
+    size_t kl = strlen(kind);
+    if (!strcmp(kind, "inner plugin"))
+        snprintf(buf, n, "the inner plugin's %s", site);
+    else
+        snprintf(buf, n, "%s%s %s", kind, kl && kind[kl - 1] == 's' ? "'" : "'s", site);
+    if (e->a0 == GT_CALL_INNER_LOAD)
+        appendf(buf, n, " (dlopen)");
+    appendf(buf, n, " (%s", c && c->path[0] ? c->path : "library not recorded");
+    if (e->aux)
+        appendf(buf, n, ", ABI v%u", e->aux);
+    if (e->dev >= 0)
+        appendf(buf, n, ", device %d", e->dev);
+    appendf(buf, n, ")");
+}
+
+void gt_rec_fate(const struct gt_rec *r, struct gt_fate *f)
+{
+    memset(f, 0, sizeof(*f));
+    f->code = GT_V_NO_DATA;
+    struct gtr_event open[OPEN_CALLS], refused = {0}, e;
+    size_t nopen = 0;
+    int have_refused = 0;
+    uint64_t pos = 0;
+    while (gt_rec_event_next(r, &pos, &e)) {
+        switch (e.type) {
+        case GTR_EV_CALLING:
+            if (nopen == OPEN_CALLS) { /* keep the newest: drop the oldest */
+                memmove(open, open + 1, (OPEN_CALLS - 1) * sizeof(open[0]));
+                nopen--;
+            }
+            open[nopen++] = e;
+            break;
+        case GTR_EV_RETURNED:
+            for (size_t i = nopen; i-- > 0;)
+                if (open[i].a1 == e.a1) {
+                    memmove(open + i, open + i + 1, (nopen - i - 1) * sizeof(open[0]));
+                    nopen--;
+                    break;
+                }
+            break;
+        case GTR_EV_REFUSED:
+            refused = e;
+            have_refused = 1;
+            break;
+        case GTR_EV_TRANSPORT:
+        case GTR_EV_INIT:
+            have_refused = 0; /* a later init was served */
+            break;
+        default:
+            break;
+        }
+    }
+    char when[48], whom[256], what[640];
+    if (nopen) {
+        const struct gtr_event *c = &open[nopen - 1];
+        call_text(r, c, what, sizeof(what));
+        fmt_wall(r, c->ts, when, sizeof(when));
+        who(r, whom, sizeof(whom));
+        f->site = (int)c->a0;
+        if (r->hdr.state == GTR_STATE_CLOSED) {
+            f->kind = GT_FATE_EXITED_IN_CALL;
+            f->code = GT_V_ERROR;
+            snprintf(f->text, sizeof(f->text),
+                     "exited inside %s, called at %s (thread %u), before it returned; %s", what,
+                     when, c->tid, whom);
+        } else if (r->liveness == GT_LIVE_LIVE) {
+            f->kind = GT_FATE_IN_CALL;
+            snprintf(f->text, sizeof(f->text),
+                     "inside %s since %s (thread %u), still running; %s", what, when, c->tid,
+                     whom);
+        } else {
+            f->kind = GT_FATE_CRASHED_IN_CALL;
+            f->code = GT_V_ERROR;
+            snprintf(f->text, sizeof(f->text),
+                     "crashed inside %s, called at %s (thread %u), which never returned; %s",
+                     what, when, c->tid, whom);
+        }
+        return;
+    }
+    if (have_refused) {
+        fmt_wall(r, refused.ts, when, sizeof(when));
+        who(r, whom, sizeof(whom));
+        f->kind = GT_FATE_REFUSED;
+        f->code = GT_V_BYPASSED;
+        f->reason = (int)refused.aux;
+        snprintf(f->text, sizeof(f->text),
+                 "the plugin refused this process at %s: \"%s\" (%s); NCCL ran it on its "
+                 "internal transports, unobserved; %s",
+                 when, r->id.transport_why[0] ? r->id.transport_why : "no reason recorded",
+                 gt_reason_name(f->reason), whom);
+    }
 }
 
 static int find_comm(struct gt_job *j, const struct gtr_comm *c, const struct gt_rec *r)
@@ -413,6 +555,18 @@ static int build_nodes(struct gt_job *j)
                 }
                 codes[ncodes++] = v.code;
             }
+        }
+        for (size_t f = 0; f < j->nfates; f++) {
+            if (strcmp(j->recs[j->fates[f].rec].id.host, nd->host))
+                continue;
+            if (ncodes == capc) {
+                capc = capc ? capc * 2 : 64;
+                int *nc = realloc(codes, capc * sizeof(*nc));
+                if (!nc)
+                    goto err;
+                codes = nc;
+            }
+            codes[ncodes++] = j->fates[f].f.code;
         }
         nd->code = gt_verdict_combine(codes, ncodes);
     }
@@ -481,9 +635,20 @@ int gt_job_build(struct gt_job *j, struct gt_rec *recs, size_t nrec)
     }
     int *codes = NULL;
     const struct gt_rec **ctx = NULL;
+    j->fates = calloc(nrec ? nrec : 1, sizeof(*j->fates));
+    if (!j->fates)
+        goto err;
+    for (size_t ri = 0; ri < nrec; ri++) {
+        struct gt_pfate *pf = &j->fates[j->nfates];
+        gt_rec_fate(&recs[ri], &pf->f);
+        if (pf->f.kind != GT_FATE_NONE) {
+            pf->rec = ri;
+            j->nfates++;
+        }
+    }
     if (build_nodes(j))
         goto err;
-    codes = calloc(j->ncomm ? j->ncomm : 1, sizeof(int));
+    codes = calloc(j->ncomm + j->nfates + 1, sizeof(int));
     ctx = malloc((nrec ? nrec : 1) * sizeof(*ctx));
     if (!codes || !ctx) {
         free(codes);
@@ -504,7 +669,9 @@ int gt_job_build(struct gt_job *j, struct gt_rec *recs, size_t nrec)
         gt_verdict_of(&x->sum, ctx, nctx, &x->v);
         codes[i] = x->v.code;
     }
-    j->overall.code = gt_verdict_combine(codes, j->ncomm);
+    for (size_t i = 0; i < j->nfates; i++)
+        codes[j->ncomm + i] = j->fates[i].f.code;
+    j->overall.code = gt_verdict_combine(codes, j->ncomm + j->nfates);
     j->overall.why[0] = 0;
     {
         int count[GT_V_COUNT] = {0};
@@ -518,6 +685,23 @@ int gt_job_build(struct gt_job *j, struct gt_rec *recs, size_t nrec)
         if (!j->ncomm)
             appendf(j->overall.why, sizeof(j->overall.why), " none");
         appendf(j->overall.why, sizeof(j->overall.why), ".");
+        int refused = 0, died = 0, inside = 0;
+        for (size_t i = 0; i < j->nfates; i++) {
+            int k = j->fates[i].f.kind;
+            refused += k == GT_FATE_REFUSED;
+            died += k == GT_FATE_CRASHED_IN_CALL || k == GT_FATE_EXITED_IN_CALL;
+            inside += k == GT_FATE_IN_CALL;
+        }
+        if (refused)
+            appendf(j->overall.why, sizeof(j->overall.why),
+                    " %d process(es) BYPASSED: the plugin refused them.", refused);
+        if (died)
+            appendf(j->overall.why, sizeof(j->overall.why),
+                    " %d process(es) died inside a call into code gdrtrace does not own (ERROR).",
+                    died);
+        if (inside)
+            appendf(j->overall.why, sizeof(j->overall.why),
+                    " %d process(es) still inside such a call.", inside);
     }
     free(codes);
     free(ctx);
@@ -533,8 +717,11 @@ void gt_job_free(struct gt_job *j)
         free(j->comms[i].members);
     free(j->comms);
     free(j->nodes);
+    free(j->fates);
     j->comms = NULL;
     j->nodes = NULL;
+    j->fates = NULL;
+    j->nfates = 0;
     j->ncomm = j->nnodes = 0;
 }
 

@@ -6,6 +6,8 @@
  * the verdict of the whole input.
  *
  * Verdict rules (docs/reader.md explains them; first match wins):
+ *   (a process)    refused by the plugin: BYPASSED; died inside a call into
+ *                  code gdrtrace does not own: ERROR (gt_rec_fate)
  *   NO-DATA        no registration, fallback or error recorded
  *   ERROR          a registration failed or an error was recorded
  *   FALLBACK       a DMA-BUF registration fell back (policy choices excluded)
@@ -33,6 +35,7 @@ enum gt_verdict_code {
     GT_V_FALLBACK,
     GT_V_ERROR,
     GT_V_NO_DATA,
+    GT_V_BYPASSED, /* NCCL's traffic did not go through gdrtrace: the plugin refused */
     GT_V_COUNT
 };
 
@@ -75,6 +78,33 @@ struct gt_node {
     int code;                       /* combined verdict */
 };
 
+/* What became of a process, from its recorder alone (issues 23, 19.1): the
+ * plugin refused it, or it died (or still is) inside a call into code
+ * gdrtrace does not own — the last CALLING event without its RETURNED. */
+enum gt_fate_kind {
+    GT_FATE_NONE = 0,
+    GT_FATE_REFUSED,        /* REFUSED, and no transport chosen after it: BYPASSED */
+    GT_FATE_CRASHED_IN_CALL, /* state LIVE, the writer not running here: ERROR */
+    GT_FATE_EXITED_IN_CALL, /* state CLOSED (exit() ran) inside the call: ERROR */
+    GT_FATE_IN_CALL,        /* the writer runs and is inside the call now: no verdict */
+};
+
+struct gt_fate {
+    int kind;      /* enum gt_fate_kind */
+    int code;      /* the verdict it gives (GT_V_*), GT_V_NO_DATA when none */
+    int site;      /* enum gt_call_site of the open call */
+    int reason;    /* the refusal's enum gt_reason */
+    char text[1024]; /* one line: what happened, where, when, to whom */
+};
+
+/* Fills *f for recorder r; kind GT_FATE_NONE when nothing happened. */
+void gt_rec_fate(const struct gt_rec *r, struct gt_fate *f);
+
+struct gt_pfate {
+    size_t rec;          /* index into the recorder array */
+    struct gt_fate f;
+};
+
 struct gt_job {
     struct gt_rec *recs;   /* not owned */
     size_t nrec;
@@ -83,6 +113,8 @@ struct gt_job {
     struct gt_node *nodes;
     size_t nnodes;
     int njobs, nhosts;
+    struct gt_pfate *fates; /* processes with a fate (refused, died in a call) */
+    size_t nfates;
     struct gt_verdict overall;
 };
 
@@ -94,7 +126,8 @@ void gt_job_free(struct gt_job *j);
  * recorders that contributed (for probes, policy, transport). */
 void gt_verdict_of(const struct gtr_comm *c, const struct gt_rec *const *ctx, size_t nctx,
                    struct gt_verdict *v);
-/* Verdict of a set: ignores NO-DATA; ERROR > FALLBACK > disagreement = MIXED. */
+/* Verdict of a set (docs/reader.md, "Precedence"): ignores NO-DATA; ERROR >
+ * FALLBACK > BYPASSED > disagreement = MIXED > the one kind seen. */
 int gt_verdict_combine(const int *codes, size_t n);
 
 /* has_comm_id value of the writer's overflow slot: shared by communicators

@@ -90,8 +90,26 @@ enum gt_reason {
     GT_REASON_PEER_GONE = 15,           /* the peer closed or died */
     /* transport selection (format 1.1) */
     GT_REASON_NO_RDMA_DEVICE = 16,      /* ib refused at init: no RDMA device with an active port */
-    /* 17..30: free, each with its own counter slot */
-    GT_REASON_COUNT = 17 /* 1 + the highest value this build knows */
+    /* the plugin refused to serve the process (format 1.3) */
+    GT_REASON_INNER_LOAD_FAILED = 17,   /* GDRTRACE_INNER unset, not loadable, no ncclNetPlugin_vN */
+    GT_REASON_INNER_INIT_FAILED = 18,   /* the inner plugin's own init returned an error */
+    /* 19..30: free, each with its own counter slot */
+    GT_REASON_COUNT = 19 /* 1 + the highest value this build knows */
+};
+
+/* ---- calls into code gdrtrace does not own ------------------------------ */
+/* Announced before and after (common/callout.h), so a crash inside one is a
+ * recorded fact.  On disk: CALLING/RETURNED events' a0 (format 1.3).
+ * Room: 7..2^32-1. */
+enum gt_call_site {
+    GT_CALL_NONE = 0,
+    GT_CALL_INNER_LOAD = 1,    /* dlopen of GDRTRACE_INNER: its constructors run */
+    GT_CALL_INNER_INIT = 2,    /* the inner plugin's init */
+    GT_CALL_INNER_LISTEN = 3,
+    GT_CALL_INNER_CONNECT = 4,
+    GT_CALL_INNER_ACCEPT = 5,
+    GT_CALL_IB_DEVICES = 6,    /* ib's device enumeration and probes through libibverbs */
+    GT_CALL_COUNT = 7
 };
 
 /* ---- settings in force ------------------------------------------------ */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * recorder_format.h — the gdrtrace flight-recorder file format, version 1.2.
+ * recorder_format.h — the gdrtrace flight-recorder file format, version 1.3.
  *
  * This header is the one contract between the writer (shim/, inside the NCCL
  * job) and the readers (tools/gdrtrace).  The human spec is
@@ -54,8 +54,11 @@
  *     GTR_REASON_OTHER); comms entry_size grew from GTR_COMM_SIZE_1_0
  *  2  the settings section (GTR_SEC_SETTINGS): the settings in force, which
  *     supersedes identity.policy_* (still written, with the same effective
- *     values, for 1.0/1.1 readers) */
-#define GTR_VERSION_MINOR 2
+ *     values, for 1.0/1.1 readers)
+ *  3  the callees section (GTR_SEC_CALLEES) and events CALLING, RETURNED,
+ *     REFUSED: a crash inside code gdrtrace calls, and a refusal, are
+ *     recorded facts */
+#define GTR_VERSION_MINOR 3
 #define GTR_ENDIAN_MARK 0x01020304u
 #define GTR_HEADER_SIZE 4096u
 #define GTR_MAX_SECTIONS 16
@@ -72,6 +75,7 @@ enum gtr_section_id {
     GTR_SEC_COMMS = 3,    /* n x struct gtr_comm */
     GTR_SEC_RING = 4,     /* 1 x struct gtr_ring_header, then capacity x struct gtr_event */
     GTR_SEC_SETTINGS = 5, /* 1.2: n x struct gtr_setting (optional: absent before 1.2) */
+    GTR_SEC_CALLEES = 6,  /* 1.3: n x struct gtr_callee (optional: absent before 1.3) */
 };
 
 struct gtr_section {
@@ -320,6 +324,19 @@ struct gtr_setting {
     uint8_t reserved[40];
 };
 
+/* ---- callees (1.3) ----------------------------------------------------- */
+
+/* Code gdrtrace calls but does not own (an inner plugin, libibverbs), one
+ * entry per library and ABI version, claimed on the first CALLING event that
+ * names it; in_use is stored last with release order.  CALLING events name
+ * their callee by index. */
+struct gtr_callee {
+    uint32_t in_use;  /* 1 once filled */
+    int32_t version;  /* the ABI the calls go through (ncclNetPlugin_vN), 0 none */
+    char kind[24];    /* "inner plugin", "libibverbs" */
+    char path[480];   /* as loaded (GDRTRACE_INNER, the libibverbs dlopen'd) */
+};
+
 /* ---- event ring -------------------------------------------------------- */
 
 enum gtr_ring_mode {
@@ -355,10 +372,19 @@ enum gtr_event_type {
     GTR_EV_SEND = 16,         /* per message (GDRTRACE_EVENTS=all): a0: bytes, a2: ns, aux: tag */
     GTR_EV_RECV = 17,         /* per message: a0: bytes, a2: ns */
     GTR_EV_FLUSH = 18,        /* per message: a2: ns */
+    /* 1.3: around each call into code gdrtrace does not own (common/callout.h):
+     * a0: site (enum gt_call_site), a1: call serial (RETURNED repeats it),
+     * a2: callee index (callees section; GTR_NO_CALLEE none), aux: ABI version */
+    GTR_EV_CALLING = 19,
+    GTR_EV_RETURNED = 20,     /* a0: site, a1: serial of its CALLING, result */
+    GTR_EV_REFUSED = 21,      /* the plugin refused the process: result, err, aux: reason,
+                               * a0: transport asked (0 auto, 1 ib, 2 sock, 3 inner);
+                               * identity.transport_why says why */
     GTR_EV_COUNT
 };
 
 #define GTR_NO_COMM 0xffffu
+#define GTR_NO_CALLEE UINT64_MAX
 
 struct gtr_event {
     uint64_t seq;       /* commit word, see invariant 6 */
@@ -379,6 +405,7 @@ struct gtr_event {
 #define GTR_DEFAULT_COMMS 64
 #define GTR_DEFAULT_RING_EVENTS 16384
 #define GTR_DEFAULT_SETTINGS 32
+#define GTR_DEFAULT_CALLEES 4
 
 /* File name: <GDRTRACE_DIR>/gdrtrace.<job|nojob>.<host>.<pid>.rec */
 #define GTR_FILE_PREFIX "gdrtrace."
@@ -393,6 +420,7 @@ _Static_assert(sizeof(struct gtr_comm) % 8 == 0, "comm record 8-byte multiple");
 _Static_assert(sizeof(struct gtr_ring_header) == 64, "ring header one cache line");
 _Static_assert(GTR_HIST_BUCKETS == 640, "histogram bucket count");
 _Static_assert(sizeof(struct gtr_setting) == 256, "a setting is 256 bytes");
+_Static_assert(sizeof(struct gtr_callee) == 512, "a callee is 512 bytes");
 /* The matrix and counter dimensions against the codes they are indexed by. */
 _Static_assert((int)GTR_ASKED_COUNT == (int)GT_ASKED_COUNT, "asked dimension");
 _Static_assert((int)GTR_METHOD_COUNT == (int)GT_METHOD_COUNT, "method dimension");

@@ -343,7 +343,7 @@ static gt_result ib_init(void **ctx, uint64_t comm_id, int has_comm_id,
          * without RDMA, and the core says which transport it chose. */
         GT_INFO(GT_LOGSUB_INIT | GT_LOGSUB_NET, "ib: no active RDMA port%s%s",
                 gt_ibv.loaded ? "" : ": ", gt_ibv.loaded ? "" : gt_ibv.why);
-        return gt_net_fail(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, 0,
+        return gt_net_fail(GT_SYSTEM_ERROR, GT_REASON_NO_RDMA_DEVICE, 0,
                            "ib: no active RDMA port%s%s", gt_ibv.loaded ? "" : ": ",
                            gt_ibv.loaded ? "" : gt_ibv.why);
     }

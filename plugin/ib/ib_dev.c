@@ -18,6 +18,7 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
+#include "common/callout.h"
 #include "common/env.h"
 #include "common/log.h"
 #include "common/nccl_env.h"
@@ -473,8 +474,15 @@ static int open_all(void)
 int gt_ib_devices_open(void)
 {
     pthread_mutex_lock(&devs_lock);
-    if (devs_refs++ == 0)
+    if (devs_refs++ == 0) {
+        /* The enumeration runs libibverbs' and its providers' code: announced
+         * (common/callout.h), so a crash inside it is a recorded fact. */
+        uint64_t call = gt_ibv_load() == 0
+                            ? gt_callout_begin(GT_CALL_IB_DEVICES, "libibverbs", gt_ibv.lib, 0, -1)
+                            : 0;
         open_all();
+        gt_callout_end(call, GT_CALL_IB_DEVICES, GT_OK);
+    }
     int n = gt_ib_ndevs;
     pthread_mutex_unlock(&devs_lock);
     return n;

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "nccl/net.h"
+#include "common/callout.h"
 #include "common/env.h"
 #include "common/gt_net.h"
 #include "common/log.h"
@@ -88,9 +89,20 @@ static gt_result said(const char *call, gt_result rc)
     return rc;
 }
 
-/* WARNs `fmt` and describes it as this call's failure (F1). */
+/* WARNs `fmt` and describes it as this call's failure (F1): the plugin
+ * refuses the process (the verdict's BYPASSED quotes it). */
 #define LOAD_FAIL(rc, ...)                                                                         \
-    (GT_WARN(__VA_ARGS__), gt_net_fail((rc), GT_REASON_BAD_ARGUMENT, 0, __VA_ARGS__))
+    (GT_WARN(__VA_ARGS__), gt_net_fail((rc), GT_REASON_INNER_LOAD_FAILED, 0, __VA_ARGS__))
+
+/* Every call that runs the inner plugin's code before it is known to work
+ * (load, init, listen, connect, accept) is announced (common/callout.h): a
+ * crash inside it leaves "calling <site> of <path>, ABI v<ver>" as the last
+ * event of the recorder. */
+#define INNER_KIND "inner plugin"
+static uint64_t announce(int site, const char *path, int dev)
+{
+    return gt_callout_begin(site, INNER_KIND, path, g.ver, dev);
+}
 
 static gt_result load_locked(void)
 {
@@ -112,7 +124,9 @@ static gt_result load_locked(void)
     }
     /* RTLD_LOCAL: the inner plugin's ncclNetPlugin_v* must not interpose
      * ours, nor ours its. */
+    uint64_t call = announce(GT_CALL_INNER_LOAD, path, -1);
     void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    gt_callout_end(call, GT_CALL_INNER_LOAD, dl ? GT_OK : GT_SYSTEM_ERROR);
     if (!dl) {
         return LOAD_FAIL(GT_SYSTEM_ERROR, "GDRTRACE_INNER=%s could not be loaded: %s", path,
                          dlerror());
@@ -149,6 +163,15 @@ static gt_result load_locked(void)
     return GT_OK;
 }
 
+/* said() for init: a failed init is the plugin's refusal of the process. */
+static gt_result init_said(gt_result rc)
+{
+    if (rc != GT_OK)
+        gt_net_fail(rc, GT_REASON_INNER_INIT_FAILED, 0, "inner plugin %s (ABI v%d): init returned %d",
+                    g.path, g.ver, (int)rc);
+    return rc;
+}
+
 static gt_result inner_init(void **ctx, uint64_t comm_id, int has_comm_id,
                             const struct gt_comm_config *config, gt_logger_fn logger,
                             gt_profiler_fn profiler)
@@ -163,11 +186,13 @@ static gt_result inner_init(void **ctx, uint64_t comm_id, int has_comm_id,
     if (AT_LEAST(11)) {
         /* The inner plugin counts its own communicators. */
         uint64_t id = has_comm_id ? comm_id : 0;
+        uint64_t call = announce(GT_CALL_INNER_INIT, g.path, -1);
         rc = (gt_result)(V(12) ? g.net.v12->init(ctx, id, &cfg, (ncclDebugLogger_t)logger,
                                                  (ncclProfilerCallback_t)profiler)
                                : g.net.v11->init(ctx, id, &cfg, (ncclDebugLogger_t)logger,
                                                  (ncclProfilerCallback_t)profiler));
-        said("init", rc);
+        gt_callout_end(call, GT_CALL_INNER_INIT, rc);
+        init_said(rc);
         goto out;
     }
     struct legacy_ctx *lc = calloc(1, sizeof(*lc));
@@ -178,6 +203,7 @@ static gt_result inner_init(void **ctx, uint64_t comm_id, int has_comm_id,
     }
     lc->config = cfg;
     if (!g.legacy_inited) {
+        uint64_t call = announce(GT_CALL_INNER_INIT, g.path, -1);
         if (V(10))
             rc = (gt_result)g.net.v10->init((ncclDebugLogger_t)logger,
                                             (ncclProfilerCallback_t)profiler);
@@ -186,9 +212,10 @@ static gt_result inner_init(void **ctx, uint64_t comm_id, int has_comm_id,
                              : V(8) ? g.net.v8->init((ncclDebugLogger_t)logger)
                              : V(7) ? g.net.v7->init((ncclDebugLogger_t)logger)
                                     : g.net.v6->init((ncclDebugLogger_t)logger));
+        gt_callout_end(call, GT_CALL_INNER_INIT, rc);
         if (rc != GT_OK) {
             GT_WARN("inner plugin %s: init failed (error %d)", g.path, (int)rc);
-            said("init", rc);
+            init_said(rc);
             free(lc);
             goto out;
         }
@@ -302,7 +329,7 @@ static gt_result inner_get_properties(int dev, struct gt_props *p)
     return said("getProperties", rc);
 }
 
-static gt_result inner_listen(void *ctx, int dev, void *handle, void **listen_comm)
+static gt_result listen_raw(void *ctx, int dev, void *handle, void **listen_comm)
 {
     if (AT_LEAST(11))
         return said("listen",
@@ -315,8 +342,8 @@ static gt_result inner_listen(void *ctx, int dev, void *handle, void **listen_co
                                              : g.net.v6->listen(dev, handle, listen_comm)));
 }
 
-static gt_result inner_connect(void *ctx, int dev, void *handle, void **send_comm,
-                               void **send_dev_comm)
+static gt_result connect_raw(void *ctx, int dev, void *handle, void **send_comm,
+                             void **send_dev_comm)
 {
     ncclNetDeviceHandle_v7_t **dh = (ncclNetDeviceHandle_v7_t **)send_dev_comm;
     if (V(12))
@@ -337,7 +364,7 @@ static gt_result inner_connect(void *ctx, int dev, void *handle, void **send_com
     return said("connect", (gt_result)g.net.v6->connect(dev, handle, send_comm));
 }
 
-static gt_result inner_accept(void *listen_comm, void **recv_comm, void **recv_dev_comm)
+static gt_result accept_raw(void *listen_comm, void **recv_comm, void **recv_dev_comm)
 {
     ncclNetDeviceHandle_v7_t **dh = (ncclNetDeviceHandle_v7_t **)recv_dev_comm;
     if (V(6))
@@ -348,6 +375,31 @@ static gt_result inner_accept(void *listen_comm, void **recv_comm, void **recv_d
                                       : V(9)  ? g.net.v9->accept(listen_comm, recv_comm, dh)
                                       : V(8)  ? g.net.v8->accept(listen_comm, recv_comm, dh)
                                               : g.net.v7->accept(listen_comm, recv_comm, dh)));
+}
+
+static gt_result inner_listen(void *ctx, int dev, void *handle, void **listen_comm)
+{
+    uint64_t call = announce(GT_CALL_INNER_LISTEN, g.path, dev);
+    gt_result rc = listen_raw(ctx, dev, handle, listen_comm);
+    gt_callout_end(call, GT_CALL_INNER_LISTEN, rc);
+    return rc;
+}
+
+static gt_result inner_connect(void *ctx, int dev, void *handle, void **send_comm,
+                               void **send_dev_comm)
+{
+    uint64_t call = announce(GT_CALL_INNER_CONNECT, g.path, dev);
+    gt_result rc = connect_raw(ctx, dev, handle, send_comm, send_dev_comm);
+    gt_callout_end(call, GT_CALL_INNER_CONNECT, rc);
+    return rc;
+}
+
+static gt_result inner_accept(void *listen_comm, void **recv_comm, void **recv_dev_comm)
+{
+    uint64_t call = announce(GT_CALL_INNER_ACCEPT, g.path, -1);
+    gt_result rc = accept_raw(listen_comm, recv_comm, recv_dev_comm);
+    gt_callout_end(call, GT_CALL_INNER_ACCEPT, rc);
+    return rc;
 }
 
 /* Refuses a size an int-size ABI cannot carry (invariant 3). */

@@ -5,8 +5,14 @@
  * aws-ofi-nccl or HPC-X: it exports ncclNetPlugin_v11 and ncclNetPlugin_v8
  * over the sock transport, named "fakeinner".  GDRTRACE_INNER_VERSION picks
  * which one gdrtrace loads.  Test-only; never installed.
+ *
+ * FAKEINNER_CRASH=init|connect makes that call die of SIGSEGV, as HPC-X's
+ * plugin does inside its init on Soft-RoCE (issue 23): the post-mortem test
+ * (inner_crash.sh) checks that the recorder names the call.
  */
 #include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nccl/net.h"
@@ -14,6 +20,13 @@
 
 #define S gt_sock_ops
 #define EXPORT __attribute__((visibility("default")))
+
+static void crash_if(const char *call)
+{
+    const char *c = getenv("FAKEINNER_CRASH");
+    if (c && strcmp(c, call) == 0)
+        raise(SIGSEGV);
+}
 
 static void fill_common(int dev, const struct gt_props *p, char **name, char **pci,
                         uint64_t *guid, int *ptr, int *speed, int *port, float *lat,
@@ -35,6 +48,7 @@ static void fill_common(int dev, const struct gt_props *p, char **name, char **p
 static ncclResult_t v11_init(void **ctx, uint64_t id, ncclNetCommConfig_v11_t *cfg,
                              ncclDebugLogger_t lg, ncclProfilerCallback_t pf)
 {
+    crash_if("init");
     struct gt_comm_config c = {.traffic_class = cfg ? cfg->trafficClass : -1};
     return (ncclResult_t)S.init(ctx, id, 1, &c, (gt_logger_fn)lg, (gt_profiler_fn)pf);
 }
@@ -63,6 +77,7 @@ static ncclResult_t v11_regmr_dmabuf(void *c, void *d, size_t sz, int t, uint64_
 static ncclResult_t v11_connect(void *ctx, int dev, void *h, void **sc,
                                 ncclNetDeviceHandle_v11_t **dc)
 {
+    crash_if("connect");
     return (ncclResult_t)S.connect(ctx, dev, h, sc, (void **)dc);
 }
 static ncclResult_t v11_accept(void *l, void **rc, ncclNetDeviceHandle_v11_t **dc)
@@ -136,6 +151,7 @@ EXPORT const ncclNet_v11_t ncclNetPlugin_v11 = {
 static void *v8_ctx;
 static ncclResult_t v8_init(ncclDebugLogger_t lg)
 {
+    crash_if("init");
     if (v8_ctx)
         return ncclSuccess;
     return (ncclResult_t)S.init(&v8_ctx, 0, 0, NULL, (gt_logger_fn)lg, NULL);
@@ -155,6 +171,7 @@ static ncclResult_t v8_listen(int dev, void *h, void **l)
 }
 static ncclResult_t v8_connect(int dev, void *h, void **sc, ncclNetDeviceHandle_v8_t **dc)
 {
+    crash_if("connect");
     return (ncclResult_t)S.connect(v8_ctx, dev, h, sc, (void **)dc);
 }
 static ncclResult_t v8_accept(void *l, void **rc, ncclNetDeviceHandle_v8_t **dc)

@@ -11,3 +11,12 @@ $(FAKE_INNER): $(call obj,$(FAKE_INNER_SRCS))
 	$(Q)$(CC) -shared -o $@ $^ -Wl,-z,defs $(LDFLAGS) -ldl -lpthread
 tests: $(FAKE_INNER)
 TEST_SCRIPTS += tests/inner/inner_harness.sh
+
+# A stand-in libibverbs with no device, or one whose enumeration crashes
+# (FAKEIBV_CRASH=devices), loaded through GDRTRACE_IBVERBS_LIB.
+FAKE_IBVERBS := $(BUILD)/tests/libfakeibverbs.so
+$(FAKE_IBVERBS): $(call obj,tests/inner/fake_ibverbs.c) tests/inner/fake_ibverbs.map
+	@mkdir -p $(dir $@)
+	$(CC) -shared -o $@ $< -Wl,--version-script=tests/inner/fake_ibverbs.map $(LDFLAGS)
+tests: $(FAKE_IBVERBS)
+TEST_SCRIPTS += tests/inner/postmortem.sh

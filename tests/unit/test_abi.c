@@ -272,6 +272,9 @@ static struct {
     int wraps, abi;
     char why[256];
     int isend_calls;
+    int opens, inits_at_open; /* gt_shim_open calls; transport inits before the first */
+    int refusals, refused_asked, refused_reason;
+    char refused_why[384];
 } S;
 /* Like the real shim's, the wrapped table lives for the process: the core
  * keeps handing it out after reset() clears the counters. */
@@ -288,6 +291,23 @@ static gt_result shim_isend(void *sc, void *data, size_t size, int tag, void *mh
 void gt_shim_set_abi_version(int abi_version)
 {
     S.abi = abi_version;
+}
+
+void gt_shim_open(gt_logger_fn logger)
+{
+    (void)logger;
+    if (S.opens++ == 0)
+        S.inits_at_open = F.sock_inits + F.ib_inits + F.inner_inits;
+}
+
+void gt_shim_refused(int asked, const char *name, gt_result res, int reason, int err,
+                     const char *why)
+{
+    (void)name, (void)res, (void)err;
+    S.refusals++;
+    S.refused_asked = asked;
+    S.refused_reason = reason;
+    snprintf(S.refused_why, sizeof(S.refused_why), "%s", why);
 }
 
 const struct gt_net_ops *gt_shim_wrap(const struct gt_net_ops *inner, const char *why,
@@ -479,6 +499,50 @@ static void test_forced_inner_that_fails_disables_the_plugin(void **state)
                                         "(GDRTRACE_TRANSPORT=inner needs GDRTRACE_INNER="));
 }
 
+/* Issue 23: the recorder is open before the first call into any transport,
+ * so a crash inside one (or a refusal) is on disk. */
+static void test_recorder_opens_before_any_transport(void **state)
+{
+    (void)state;
+    F.ib_ndev = 0;
+    void *ctx = NULL;
+    assert_int_equal(ncclNetPlugin_v11.init(&ctx, 3, NULL, logger, NULL), ncclSuccess);
+    assert_int_equal(S.opens, 1);
+    assert_int_equal(S.inits_at_open, 0);
+    assert_int_equal(S.refusals, 0);
+    assert_int_equal(ncclNetPlugin_v11.finalize(ctx), ncclSuccess);
+}
+
+/* Issue 19.1: a refusal is recorded with the transport's reason and the
+ * line NCCL's log gets. */
+static void test_refusal_is_recorded_with_its_reason(void **state)
+{
+    (void)state;
+    F.ib_ndev = 0;
+    setenv("GDRTRACE_TRANSPORT", "ib", 1);
+    void *ctx = NULL;
+    assert_int_not_equal(ncclNetPlugin_v11.init(&ctx, 1, NULL, logger, NULL), ncclSuccess);
+    assert_int_equal(S.opens, 1);
+    assert_int_equal(S.inits_at_open, 0);
+    assert_int_equal(S.refusals, 1);
+    assert_int_equal(S.refused_asked, GT_TRANSPORT_IB);
+    assert_int_equal(S.refused_reason, GT_REASON_NO_RDMA_DEVICE);
+    assert_non_null(strstr(S.refused_why, "GDRTRACE_TRANSPORT=ib: ib found no usable device"));
+    /* the inner transport's own reason travels as given (gt_net.h F3) */
+    setenv("GDRTRACE_TRANSPORT", "inner", 1);
+    assert_int_not_equal(ncclNetPlugin_v11.init(&ctx, 1, NULL, logger, NULL), ncclSuccess);
+    assert_int_equal(S.refusals, 2);
+    assert_int_equal(S.refused_asked, GT_TRANSPORT_INNER);
+    assert_int_equal(S.refused_reason, GT_REASON_BAD_ARGUMENT);
+    assert_non_null(strstr(S.refused_why, "needs GDRTRACE_INNER"));
+    /* an invalid value is not a refusal: WARN and the default (auto) */
+    setenv("GDRTRACE_TRANSPORT", "carrier-pigeon", 1);
+    F.sock_ndev = 1;
+    assert_int_equal(ncclNetPlugin_v11.init(&ctx, 1, NULL, logger, NULL), ncclSuccess);
+    assert_int_equal(S.refusals, 2);
+    assert_int_equal(ncclNetPlugin_v11.finalize(ctx), ncclSuccess);
+}
+
 static void test_disable_bypasses_shim(void **state)
 {
     (void)state;
@@ -486,6 +550,7 @@ static void test_disable_bypasses_shim(void **state)
     void *ctx = NULL, *sc = NULL, *req = NULL;
     assert_int_equal(ncclNetPlugin_v11.init(&ctx, 1, NULL, logger, NULL), ncclSuccess);
     assert_int_equal(S.wraps, 0);
+    assert_int_equal(S.opens, 0); /* no recorder at all */
     assert_int_equal(ncclNetPlugin_v11.connect(ctx, 0, NULL, &sc, NULL), ncclSuccess);
     assert_int_equal(ncclNetPlugin_v11.isend(sc, NULL, 10, 0, NULL, NULL, &req), ncclSuccess);
     assert_int_equal(S.isend_calls, 0);
@@ -867,6 +932,8 @@ int main(void)
         cmocka_unit_test_setup(test_bad_transport_value_warns_and_uses_auto, reset),
         cmocka_unit_test_setup(test_forced_ib_without_device_fails_init, reset),
         cmocka_unit_test_setup(test_forced_inner_that_fails_disables_the_plugin, reset),
+        cmocka_unit_test_setup(test_recorder_opens_before_any_transport, reset),
+        cmocka_unit_test_setup(test_refusal_is_recorded_with_its_reason, reset),
         cmocka_unit_test_setup(test_disable_bypasses_shim, reset),
         cmocka_unit_test_setup(test_shim_sees_the_data_path, reset),
         cmocka_unit_test_setup(test_v11_contexts_are_per_communicator, reset),

@@ -52,6 +52,10 @@ static void test_other_names(void **state)
     assert_string_equal(gt_asked_name(GT_ASKED_COUNT), "?");
     assert_string_equal(gt_method_name(-1), "?");
     assert_string_equal(gt_probe_name(GT_PROBE_COUNT), "unknown");
+    for (int i = 0; i < GT_CALL_COUNT; i++)
+        assert_non_null(gt_call_site_name(i));
+    assert_string_equal(gt_call_site_name(GT_CALL_INNER_CONNECT), "connect");
+    assert_null(gt_call_site_name(GT_CALL_COUNT));
 }
 
 static void test_reason_slots(void **state)

@@ -258,7 +258,7 @@ static void no_library(void **state)
     /* init hands back why (gt_net.h F1): the core's selection reason */
     struct gt_net_failure f;
     assert_int_equal(gt_net_failure_since(mark, &f), 1);
-    assert_int_equal(f.reason, GT_REASON_TRANSPORT_ERROR);
+    assert_int_equal(f.reason, GT_REASON_NO_RDMA_DEVICE);
     assert_non_null(strstr(f.text, "ib: no active RDMA port: "));
     assert_non_null(strstr(f.text, "libibverbs"));
     int n = -1;
