@@ -16,8 +16,13 @@ tmp=$(mktemp -d) || exit 1
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 real=""
+# The folders a real install may create: those it created go again with it.
+dirs="bin lib share share/man share/man/man1 share/bash-completion share/bash-completion/completions share/doc"
+new_dirs=""
+for d in $dirs; do [ -d "/usr/local/$d" ] || new_dirs="/usr/local/$d $new_dirs"; done
 cleanup() {
     [ -n "$real" ] && make --no-print-directory uninstall PREFIX=/usr/local >/dev/null 2>&1
+    [ -n "$real" ] && for d in $new_dirs; do rmdir "$d" 2>/dev/null; done
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -80,6 +85,7 @@ else
         [ $rc -eq 11 ] || bad "verdict of the by-name run: exit $rc, expected 11 (HOST-STAGED): $(cat "$tmp/v.log")"
     done
     make --no-print-directory uninstall PREFIX=/usr/local >/dev/null 2>&1 || bad "make uninstall PREFIX=/usr/local"
+    for d in $new_dirs; do rmdir "$d" 2>/dev/null; done
     real=""
     [ ! -e /usr/local/bin/gdrtrace ] && [ ! -e /usr/local/lib/$so ] && [ ! -e /usr/local/lib/nccl-net-gdrtrace ] ||
         bad "uninstall left files in /usr/local"
