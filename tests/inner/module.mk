@@ -17,6 +17,7 @@ TEST_SCRIPTS += tests/inner/inner_harness.sh
 FAKE_IBVERBS := $(BUILD)/tests/libfakeibverbs.so
 $(FAKE_IBVERBS): $(call obj,tests/inner/fake_ibverbs.c) tests/inner/fake_ibverbs.map
 	@mkdir -p $(dir $@)
-	$(CC) -shared -o $@ $< -Wl,--version-script=tests/inner/fake_ibverbs.map $(LDFLAGS)
+	$(call say,LD,$@)
+	$(Q)$(CC) -shared -o $@ $< -Wl,--version-script=tests/inner/fake_ibverbs.map $(LDFLAGS)
 tests: $(FAKE_IBVERBS)
 TEST_SCRIPTS += tests/inner/postmortem.sh
