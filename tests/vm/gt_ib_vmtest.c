@@ -22,13 +22,23 @@
  *                           the DMA-BUF probe and policy on a real vgem
  *                           dma-buf fd (rxe refuses it with EOPNOTSUPP);
  *                           EXPECT = notallowed | noperrmem | fallback
- *   gt_ib_vmtest devices N  exactly N devices under the GDRTRACE_IB_HCA given
+ *   gt_ib_vmtest devices N  exactly N devices under the GDRTRACE_IB_HCA or
+ *                           NCCL_IB_HCA given
+ *   gt_ib_vmtest qpattrs TC SL TIMEOUT QPS
+ *                           the QPs of both sides, read back with
+ *                           ibv_query_qp, carry what NCCL_IB_TC/_SL/_TIMEOUT/
+ *                           _QPS_PER_CONNECTION asked; data byte-checked
+ *   gt_ib_vmtest gid [-n] DEV=INDEX…
+ *                           each device's GID index is the one given (NCCL's
+ *                           rules, NCCL_IB_GID_INDEX and friends); then data
+ *                           flows byte-checked (not with -n)
  *   gt_ib_vmtest bw SIZE COUNT DEPTH
  *                           bandwidth of COUNT SIZE-byte messages, DEPTH in
  *                           flight (ib_write_bw's -s/-n/-t), printed as
  *                           "@@BW size=… depth=… gbps=…"
  * Exit 0 = all checks passed; 1 = a check failed (the line says which).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -46,6 +56,7 @@
 #include <unistd.h>
 
 #include "plugin/ib/ib.h"
+#include "plugin/ib/ib_net.h"
 #include "plugin/oob/oob.h"
 #include "tests/vm/vgem.h"
 
@@ -333,6 +344,7 @@ static int test_data(void)
         char v[16];
         snprintf(v, sizeof(v), "%d", qps);
         setenv("GDRTRACE_IB_QPS", v, 1);
+        gt_ib_params_read(&gt_ib_params, 1); /* read once per process, as NCCL */
         struct pair p;
         CHECK(connect_pair(&p, sdev, rdev) == GT_OK, "connect with %d QPs", qps);
         if (!p.sc || !p.rc)
@@ -347,6 +359,7 @@ static int test_data(void)
         close_pair(&p);
     }
     unsetenv("GDRTRACE_IB_QPS");
+    gt_ib_params_read(&gt_ib_params, 1);
     /* Flush through the loopback QP: reregister as GPU memory via a
      * fixture "peermem"; the RDMA READ must complete. */
     N->finalize(ctx);
@@ -540,6 +553,7 @@ static int test_faults(void)
     {
         setenv("GDRTRACE_IB_TIMEOUT", "12", 1);
         setenv("GDRTRACE_IB_RETRY_CNT", "1", 1);
+        gt_ib_params_read(&gt_ib_params, 1); /* read once per process, as NCCL */
         struct pair p;
         CHECK(connect_pair(&p, sdev, rdev) == GT_OK, "connect");
         size_t sz = 65536;
@@ -580,6 +594,7 @@ static int test_faults(void)
         free(rb);
         unsetenv("GDRTRACE_IB_TIMEOUT");
         unsetenv("GDRTRACE_IB_RETRY_CNT");
+        gt_ib_params_read(&gt_ib_params, 1);
     }
     N->finalize(ctx);
     return failures ? 1 : 0;
@@ -776,6 +791,103 @@ static int test_bw(size_t size, unsigned long count, unsigned long depth)
     return 0;
 }
 
+/* ---- NCCL's variables on real verbs (guest.d/60-nccl-env.sh) ----------- */
+
+/* ibv_query_qp is not in the gt_ibv table (the transport never reads a QP
+ * back): the test takes it from libibverbs itself. */
+typedef int (*query_qp_fn)(struct ibv_qp *, struct ibv_qp_attr *, int, struct ibv_qp_init_attr *);
+static query_qp_fn load_query_qp(void)
+{
+    void *h = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_LOCAL);
+    void *f = h ? dlvsym(h, "ibv_query_qp", "IBVERBS_1.1") : NULL;
+    query_qp_fn q;
+    memcpy(&q, &f, sizeof(q));
+    return f ? q : NULL;
+}
+
+/* The QPs of a connected pair carry what NCCL's variables ask (the caller
+ * sets NCCL_IB_TC, _SL, _TIMEOUT, _QPS_PER_CONNECTION, …), read back with
+ * ibv_query_qp on both sides; then data flows byte-checked. */
+static int test_qpattrs(int tc, int sl, int timeout, int qps)
+{
+    query_qp_fn query_qp = load_query_qp();
+    if (!query_qp) {
+        printf("FAIL: ibv_query_qp not found: %s\n", dlerror());
+        return 1;
+    }
+    int ndev = do_init();
+    if (!ndev)
+        return 1;
+    struct pair p;
+    CHECK(connect_pair(&p, ndev > 1 ? 1 : 0, 0) == GT_OK, "connect");
+    if (!p.sc || !p.rc)
+        return 1;
+    struct ib_comm *side[2] = {p.sc, p.rc};
+    for (int k = 0; k < 2; k++) {
+        CHECK(side[k]->nqps == qps, "%s side: %d QPs, want %d", k ? "recv" : "send",
+              side[k]->nqps, qps);
+        for (int q = 0; q < side[k]->nqps; q++) {
+            struct ibv_qp_attr a;
+            struct ibv_qp_init_attr ia;
+            memset(&a, 0, sizeof(a));
+            int rc = query_qp(side[k]->qps[q], &a,
+                              IBV_QP_STATE | IBV_QP_AV | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT, &ia);
+            CHECK(rc == 0, "ibv_query_qp: %s", strerror(rc));
+            printf("%s QP %d: state %d tc %d sl %d timeout %d retry %d gid index %d\n",
+                   k ? "recv" : "send", q, a.qp_state, a.ah_attr.grh.traffic_class,
+                   a.ah_attr.sl, a.timeout, a.retry_cnt, a.ah_attr.grh.sgid_index);
+            CHECK(a.qp_state == IBV_QPS_RTS, "state %d", a.qp_state);
+            CHECK(a.ah_attr.grh.traffic_class == tc, "tc %d, want %d",
+                  a.ah_attr.grh.traffic_class, tc);
+            CHECK(a.ah_attr.sl == sl, "sl %d, want %d", a.ah_attr.sl, sl);
+            CHECK(a.timeout == timeout, "timeout %d, want %d", a.timeout, timeout);
+        }
+    }
+    static const size_t sizes[] = {0, 1, 4097, 1 << 20};
+    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++)
+        round_trip(&p, 1, &sizes[k], 900u + (unsigned)k, 0);
+    printf("qpattrs: tc %d sl %d timeout %d qps %d, data byte-checked: %s\n", tc, sl, timeout,
+           qps, failures ? "FAILED" : "ok");
+    close_pair(&p);
+    N->finalize(ctx);
+    return failures ? 1 : 0;
+}
+
+/* Each device's GID index is the one given as "name=index" (every device
+ * named once); with data, a connection on those GIDs moves bytes checked. */
+static int test_gid(int argc, char **argv, int data)
+{
+    int ndev = do_init();
+    CHECK(ndev == argc, "%d device(s), %d expectations", ndev, argc);
+    for (int i = 0; i < ndev; i++) {
+        char want[80];
+        int found = 0;
+        printf("device %d: %s:%d gid index %d\n", i, gt_ib_devs[i].name, gt_ib_devs[i].port,
+               gt_ib_devs[i].gid_index);
+        for (int k = 0; k < argc && !found; k++) {
+            const char *eq = strchr(argv[k], '=');
+            if (eq && (size_t)(eq - argv[k]) == strlen(gt_ib_devs[i].name) &&
+                !strncmp(argv[k], gt_ib_devs[i].name, (size_t)(eq - argv[k]))) {
+                found = 1;
+                snprintf(want, sizeof(want), "%s", eq + 1);
+            }
+        }
+        CHECK(found && atoi(want) == gt_ib_devs[i].gid_index, "%s: gid index %d, want %s",
+              gt_ib_devs[i].name, gt_ib_devs[i].gid_index, found ? want : "(not given)");
+    }
+    if (data && ndev > 0) {
+        struct pair p;
+        CHECK(connect_pair(&p, ndev > 1 ? 1 : 0, 0) == GT_OK, "connect");
+        size_t sz = 65537;
+        if (p.sc && p.rc)
+            round_trip(&p, 1, &sz, 55u, 0);
+        close_pair(&p);
+    }
+    if (ndev > 0)
+        N->finalize(ctx);
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -800,13 +912,22 @@ int main(int argc, char **argv)
             }
             N->finalize(ctx);
         }
-        printf("GDRTRACE_IB_HCA=%s: %d device(s), want %d\n",
-               getenv("GDRTRACE_IB_HCA") ? getenv("GDRTRACE_IB_HCA") : "(unset)", n, want);
+        printf("HCA filter %s: %d device(s), want %d\n",
+               gt_ib_params.s_hca.origin[0] ? gt_ib_params.s_hca.origin : "(unset)", n, want);
         return n == want ? 0 : 1;
     }
+    if (argc >= 6 && !strcmp(argv[1], "qpattrs"))
+        return test_qpattrs(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
+    if (argc >= 3 && !strcmp(argv[1], "gid") && !strcmp(argv[2], "-n"))
+        return test_gid(argc - 3, argv + 3, 0);
+    if (argc >= 2 && !strcmp(argv[1], "gid"))
+        return test_gid(argc - 2, argv + 2, 1);
     if (argc >= 5 && !strcmp(argv[1], "bw"))
         return test_bw(strtoull(argv[2], NULL, 0), strtoul(argv[3], NULL, 0),
                        strtoul(argv[4], NULL, 0));
-    fprintf(stderr, "usage: %s data | faults | dmabuf EXPECT | bw SIZE COUNT DEPTH\n", argv[0]);
+    fprintf(stderr,
+            "usage: %s data | faults | dmabuf EXPECT | devices N | qpattrs TC SL TIMEOUT QPS | "
+            "gid [-n] DEV=INDEX... | bw SIZE COUNT DEPTH\n",
+            argv[0]);
     return 2;
 }
