@@ -31,9 +31,14 @@
  *  S4. Control events (init, finalize, probe, listen/connect/accept,
  *      reg/dereg, fallback, error, close) are always recorded; per-message
  *      events only with GDRTRACE_EVENTS=all.
- *  S5. The recorder is created once per process and never unmapped while
- *      the process runs; its state is LIVE while any init is not finalized
- *      and CLOSED after the last finalize or at exit.
+ *  S5. The recorder is created once per process, before plugin/core's
+ *      first call into a transport (gt_shim_open), and never unmapped while
+ *      the process runs; its state is LIVE from creation and while any init
+ *      is not finalized, and CLOSED after the last finalize, after a refusal
+ *      with no init alive (gt_shim_refused), or at exit.
+ *  S7. Calls into code gdrtrace does not own (common/callout.h) are
+ *      bracketed by CALLING and RETURNED events of one serial, so a CALLING
+ *      without its RETURNED is where the process died (or is now).
  *  S6. A truncated recorder file does not kill the job (shim/sigbus.c); its
  *      loss, and an application that replaced our SIGBUS handler, are each
  *      reported by one WARN from a cold path (init, finalize, exit), never

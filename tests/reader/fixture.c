@@ -253,7 +253,9 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
     size_t ringoff = off_ring(o.ncomm);
     size_t setoff = (ringoff + ring_size + 63) & ~(size_t)63;
     size_t set_size = o.no_settings ? 0 : GTR_DEFAULT_SETTINGS * sizeof(struct gtr_setting);
-    size_t total = setoff + set_size;
+    size_t calleeoff = ALIGN64(setoff + set_size);
+    size_t callee_size = o.no_settings ? 0 : GTR_DEFAULT_CALLEES * sizeof(struct gtr_callee);
+    size_t total = calleeoff + callee_size;
     unsigned char *b = calloc(1, total);
     if (!b)
         return NULL;
@@ -275,9 +277,11 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
         (uint64_t)o.ncomm * sizeof(struct gtr_comm));
     sec(&h, 3, GTR_SEC_RING, sizeof(struct gtr_event), ringoff, o.ring_cap, ring_size);
     if (!o.no_settings) {
-        h.section_count = 5;
+        h.section_count = 6;
         sec(&h, 4, GTR_SEC_SETTINGS, sizeof(struct gtr_setting), setoff, GTR_DEFAULT_SETTINGS,
             set_size);
+        sec(&h, 5, GTR_SEC_CALLEES, sizeof(struct gtr_callee), calleeoff, GTR_DEFAULT_CALLEES,
+            callee_size);
     } else {
         h.version_minor = 1;
     }
@@ -303,8 +307,12 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
     id.abi_version = 12;
     int host_only = o.kind == FX_HOST;
     snprintf(id.transport, sizeof(id.transport), "%s", host_only ? "sock" : "ib");
+    if (o.fate == FX_FATE_CRASHED || o.fate == FX_FATE_RETURNED)
+        snprintf(id.transport, sizeof(id.transport), "inner");
     snprintf(id.transport_why, sizeof(id.transport_why), "%s",
              host_only ? "auto: no active RDMA port" : "auto: active RDMA port on mlx5_0");
+    if (o.fate == FX_FATE_REFUSED)
+        snprintf(id.transport_why, sizeof(id.transport_why), "%s", FX_REFUSED_WHY);
     snprintf(id.policy_reg, sizeof(id.policy_reg), "%s", o.reg);
     id.policy_allow_peermem = o.kind == FX_FALLBACK;
     snprintf(id.policy_text, sizeof(id.policy_text), "GDRTRACE_REG=%s%s", o.reg,
@@ -353,7 +361,15 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
         return NULL;
     }
     fill_comm(c, &o);
+    if (o.fate == FX_FATE_REFUSED)
+        memset(c, 0, sizeof(*c)); /* refused: no communicator was ever initialised */
     memcpy(b + fx_off_comms(), c, sizeof(*c));
+    if (o.fate && !o.no_settings) {
+        struct gtr_callee ce = {.in_use = 1, .version = 8};
+        snprintf(ce.kind, sizeof(ce.kind), "inner plugin");
+        snprintf(ce.path, sizeof(ce.path), "%s", FX_INNER_PATH);
+        memcpy(b + calleeoff, &ce, sizeof(ce));
+    }
     free(c);
 
     struct gtr_ring_header rh = {0};
@@ -388,6 +404,31 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
             e.type = GTR_EV_RECORDER_OPEN;
             e.comm_slot = GTR_NO_COMM;
             e.a0 = o.ring_cap;
+        }
+        uint64_t back = o.events - pos; /* 1 = the newest */
+        if (o.fate == FX_FATE_REFUSED && back == 1) {
+            e.type = GTR_EV_REFUSED;
+            e.comm_slot = GTR_NO_COMM;
+            e.dev = -1;
+            e.result = GT_SYSTEM_ERROR;
+            e.a0 = 1; /* ib */
+            e.aux = GT_REASON_NO_RDMA_DEVICE;
+        } else if ((o.fate == FX_FATE_CRASHED || o.fate == FX_FATE_RETURNED) && back <= 4) {
+            /* init called and returned, then connect called and returned;
+             * when crashed, another thread's event comes where connect's
+             * RETURNED would have: the process died inside connect */
+            int calling = back == 4 || back == 2;
+            if (back == 1 && o.fate == FX_FATE_CRASHED) {
+                e.tid = 8;
+            } else {
+                e.type = calling ? GTR_EV_CALLING : GTR_EV_RETURNED;
+                e.comm_slot = GTR_NO_COMM;
+                e.dev = back <= 2 ? 0 : -1;
+                e.a0 = back >= 3 ? GT_CALL_INNER_INIT : GT_CALL_INNER_CONNECT;
+                e.a1 = back >= 3 ? 1 : 2;
+                e.a2 = 0; /* callee 0 */
+                e.aux = calling ? 8 : 0;
+            }
         }
         memcpy(slots + (pos & (o.ring_cap - 1)) * sizeof(e), &e, sizeof(e));
     }

@@ -41,7 +41,19 @@ struct fx_opts {
     int no_settings;       /* write no settings section (a file of format 1.1 or older) */
     const char *invalid;   /* "KEY=TEXT": that entry keeps its value (the default in force),
                             * source invalid, origin KEY=TEXT */
+    int fate;              /* enum fx_fate: what the newest events say became of the process */
 };
+
+/* Format 1.3's facts about a process, as the newest events of the ring (and
+ * the callees section, written whenever the settings section is). */
+enum fx_fate {
+    FX_FATE_NONE = 0,
+    FX_FATE_REFUSED,  /* REFUSED (ib, no-rdma-device); comm slot 0 left FREE */
+    FX_FATE_CRASHED,  /* the inner plugin's init returned, its connect never did */
+    FX_FATE_RETURNED, /* the same calls, both returned */
+};
+#define FX_INNER_PATH "/opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so"
+#define FX_REFUSED_WHY "GDRTRACE_TRANSPORT=ib: ib unavailable (ib: no active RDMA port)"
 
 /* Names accepted by fx_kind_parse: dmabuf peermem host mixed fallback error nodata. */
 int fx_kind_parse(const char *s);

@@ -33,6 +33,90 @@ static int failures;
         }                                                                                         \
     } while (0)
 
+/* Issues 23 and 19.1: what became of a process, from its recorder alone. */
+static void selftest_fates(void)
+{
+    char err[GT_ERRLEN];
+    struct {
+        int fate, state, live, kind, code;
+        const char *says;
+    } cases[] = {
+        /* state LIVE, writer not running (parse alone cannot prove it runs:
+         * "unknown", as for a pid that exists but is someone else) */
+        {FX_FATE_CRASHED, GTR_STATE_LIVE, GT_LIVE_UNKNOWN, GT_FATE_CRASHED_IN_CALL, GT_V_ERROR,
+         "crashed inside the inner plugin's connect (" FX_INNER_PATH ", ABI v8, device 0), "
+         "called at 2025-12-02 "},
+        {FX_FATE_CRASHED, GTR_STATE_LIVE, GT_LIVE_CRASHED, GT_FATE_CRASHED_IN_CALL, GT_V_ERROR,
+         "crashed inside the inner plugin's connect"},
+        {FX_FATE_CRASHED, GTR_STATE_CLOSED, GT_LIVE_EXITED, GT_FATE_EXITED_IN_CALL, GT_V_ERROR,
+         "exited inside the inner plugin's connect"},
+        {FX_FATE_CRASHED, GTR_STATE_LIVE, GT_LIVE_LIVE, GT_FATE_IN_CALL, GT_V_NO_DATA,
+         "still running"},
+        {FX_FATE_RETURNED, GTR_STATE_LIVE, GT_LIVE_CRASHED, GT_FATE_NONE, GT_V_NO_DATA, ""},
+        {FX_FATE_REFUSED, GTR_STATE_CLOSED, GT_LIVE_EXITED, GT_FATE_REFUSED, GT_V_BYPASSED,
+         "the plugin refused this process at 2025-12-02 "},
+        {FX_FATE_REFUSED, GTR_STATE_CLOSED, GT_LIVE_EXITED, GT_FATE_REFUSED, GT_V_BYPASSED,
+         "\"" FX_REFUSED_WHY "\" (no-rdma-device)"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct fx_opts o = {.kind = FX_NODATA, .fate = cases[i].fate, .state = cases[i].state};
+        size_t n;
+        unsigned char *b = fx_build(&o, &n);
+        struct gt_rec r;
+        int rc = gt_rec_parse(b, n, "fate", &r, err, sizeof(err));
+        free(b);
+        EXPECT(rc == 0, "case %zu does not parse: %s", i, err);
+        if (rc)
+            continue;
+        r.liveness = cases[i].live;
+        struct gt_fate f;
+        gt_rec_fate(&r, &f);
+        EXPECT(f.kind == cases[i].kind, "case %zu: fate %d, want %d (%s)", i, f.kind,
+               cases[i].kind, f.text);
+        EXPECT(f.code == cases[i].code, "case %zu: verdict %s, want %s", i,
+               gt_verdict_name(f.code), gt_verdict_name(cases[i].code));
+        EXPECT(strstr(f.text, cases[i].says) != NULL, "case %zu: '%s' does not say '%s'", i,
+               f.text, cases[i].says);
+        EXPECT(cases[i].kind == GT_FATE_NONE || strstr(f.text, "host node-a, pid 4242, rank 0, job job42"),
+               "case %zu: '%s' does not name the process", i, f.text);
+        gt_rec_free(&r);
+    }
+    /* Precedence (docs/reader.md): ERROR > FALLBACK > BYPASSED > MIXED > one kind. */
+    int a[] = {GT_V_DIRECT_DMABUF, GT_V_BYPASSED, GT_V_NO_DATA};
+    EXPECT(gt_verdict_combine(a, 3) == GT_V_BYPASSED, "dmabuf + bypassed");
+    int m[] = {GT_V_DIRECT_DMABUF, GT_V_HOST_STAGED, GT_V_BYPASSED};
+    EXPECT(gt_verdict_combine(m, 3) == GT_V_BYPASSED, "mixed + bypassed");
+    int fb[] = {GT_V_BYPASSED, GT_V_FALLBACK};
+    EXPECT(gt_verdict_combine(fb, 2) == GT_V_FALLBACK, "fallback + bypassed");
+    int er[] = {GT_V_BYPASSED, GT_V_ERROR, GT_V_FALLBACK};
+    EXPECT(gt_verdict_combine(er, 3) == GT_V_ERROR, "error + bypassed");
+    EXPECT(gt_verdict_exit(GT_V_BYPASSED) == 16, "BYPASSED exits %d", gt_verdict_exit(GT_V_BYPASSED));
+    /* a job: one DIRECT-DMABUF process, one refused: BYPASSED for the whole */
+    struct gt_rec recs[2];
+    struct fx_opts od = {.kind = FX_DMABUF}, orf = {.kind = FX_NODATA, .fate = FX_FATE_REFUSED,
+                                                       .pid = 4343};
+    const struct fx_opts *os[2] = {&od, &orf};
+    int ok = 1;
+    for (int i = 0; i < 2; i++) {
+        size_t n;
+        unsigned char *b = fx_build(os[i], &n);
+        ok &= gt_rec_parse(b, n, "job", &recs[i], err, sizeof(err)) == 0;
+        free(b);
+    }
+    EXPECT(ok, "job fixtures do not parse: %s", err);
+    if (!ok)
+        return;
+    struct gt_job j;
+    EXPECT(gt_job_build(&j, recs, 2) == 0, "job build");
+    EXPECT(j.overall.code == GT_V_BYPASSED, "job verdict %s (%s)", gt_verdict_name(j.overall.code),
+           j.overall.why);
+    EXPECT(j.nfates == 1 && j.fates[0].rec == 1, "fates %zu", j.nfates);
+    EXPECT(j.ncomm == 1 && j.comms[0].v.code == GT_V_DIRECT_DMABUF, "the refused process has no comm");
+    gt_job_free(&j);
+    gt_rec_free(&recs[0]);
+    gt_rec_free(&recs[1]);
+}
+
 static int selftest(void)
 {
     char err[GT_ERRLEN];
@@ -133,11 +217,12 @@ static int selftest(void)
         if (failures > 10)
             break;
     }
+    selftest_fates();
     if (failures) {
         printf("%d check(s) failed\n", failures);
         return 1;
     }
-    printf("all fixture kinds parse with their verdict, counts, percentiles and ring classes\n");
+    printf("process fates (refused, died in a call) read back; all fixture kinds parse with their verdict, counts, percentiles and ring classes\n");
     return 0;
 }
 
@@ -184,10 +269,12 @@ static void usage(FILE *f)
                "         [--comm ID] [--kernel K] [--reg R] [--state live|closed] [--events N]\n"
                "         [--cap N] [--torn N] [--nccl V] [--scale N] [--ncomm N] [--latency PCT]\n"
                "         [--start-mono NS|now] [--hold] [--setting KEY=VALUE] [--no-settings]\n"
-               "         [--invalid KEY=TEXT]\n"
+               "         [--invalid KEY=TEXT] [--fate refused|crashed|returned]\n"
                "  KIND: dmabuf peermem host mixed fallback error nodata\n"
                "  --hold: be the writer: a LIVE recorder with this process's pid, created now,\n"
                "          held open and mapped; prints \"ready\" and holds until stdin closes.\n"
+               "  --fate: the newest events say the plugin refused the process, or that it\n"
+               "          died inside (or returned from) an inner plugin's connect.\n"
                "  Without arguments: self-test.\n");
 }
 
@@ -202,7 +289,7 @@ int main(int argc, char **argv)
         {"nccl", 1, 0, 'n'}, {"scale", 1, 0, 'S'}, {"ncomm", 1, 0, 'N'}, {"latency", 1, 0, 'L'}, {"age", 1, 0, 'a'},  {"help", 0, 0, 'h'},
         {"start-mono", 1, 0, 'M'}, {"hold", 0, 0, 'O'},
         {"setting", 1, 0, 'Z'}, {"no-settings", 0, 0, 'X'},
-        {"invalid", 1, 0, 'I'}, {0, 0, 0, 0}};
+        {"invalid", 1, 0, 'I'}, {"fate", 1, 0, 'F'}, {0, 0, 0, 0}};
     struct fx_opts o = {0};
     int c, hold = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -236,6 +323,16 @@ int main(int argc, char **argv)
         case 'Z': o.setting = optarg; break;
         case 'X': o.no_settings = 1; break;
         case 'I': o.invalid = optarg; break;
+        case 'F':
+            o.fate = !strcmp(optarg, "refused")    ? FX_FATE_REFUSED
+                     : !strcmp(optarg, "crashed")  ? FX_FATE_CRASHED
+                     : !strcmp(optarg, "returned") ? FX_FATE_RETURNED
+                                                   : -1;
+            if (o.fate < 0) {
+                fprintf(stderr, "reader_fixture: --fate takes refused, crashed or returned\n");
+                return 64;
+            }
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 64;
         }

@@ -33,6 +33,14 @@ run summary summary "$T/job"
 run summary-fallback summary --events --no-bars "$T/fallback"
 run summary-json summary --json "$T/dmabuf"
 for k in dmabuf peermem host mixed fallback error nodata; do run "verdict-$k" verdict "$T/$k"; done
+# what became of a process (format 1.3): refused by the plugin, died inside an inner plugin's call
+mkdir -p "$T/refused" "$T/crashed"
+$FX nodata "$T/refused/gdrtrace.job-refused.node-a.4242.rec" --job job-refused --fate refused
+$FX dmabuf "$T/refused/gdrtrace.job-refused.node-b.4343.rec" --job job-refused --host node-b --pid 4343
+$FX nodata "$T/crashed/gdrtrace.job-crashed.node-a.4242.rec" --job job-crashed --fate crashed --state live
+run verdict-bypassed verdict "$T/refused"
+run verdict-crashed verdict "$T/crashed"
+run ls-crashed ls "$T/crashed" "$T/refused"
 run verdict-expect verdict --expect dmabuf "$T/host"
 run verdict-json verdict --json "$T/job"
 $G dump -o "$T/job42.zst" "$T/job" >/dev/null
