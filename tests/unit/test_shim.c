@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/callout.h"
 #include "common/hist.h"
 #include "common/recfile.h"
 #include "shim/shim.h"
@@ -716,6 +717,93 @@ static void test_reason_slots(void **state)
     assert_int_equal(r->hdr->state, GTR_STATE_CLOSED);
 }
 
+/* Issue 23: calls into code gdrtrace does not own, announced from several
+ * threads at once, are each bracketed by CALLING and RETURNED of one serial
+ * and name their library in the callees section (one entry per library and
+ * ABI); a call that never returns stays the last CALLING of its thread. */
+struct announcer {
+    const char *path;
+    int version;
+};
+
+static void *announce_calls(void *arg)
+{
+    const struct announcer *a = arg;
+    for (int i = 0; i < 50; i++) {
+        uint64_t t = gt_callout_begin(GT_CALL_INNER_CONNECT, "inner plugin", a->path, a->version, 0);
+        assert_int_not_equal(t, 0);
+        gt_callout_end(t, GT_CALL_INNER_CONNECT, GT_OK);
+    }
+    return NULL;
+}
+
+static void test_foreign_calls_are_bracketed(void **state)
+{
+    (void)state;
+    assert_non_null(ops); /* the recorder is open, so the sink is installed */
+    struct gt_recorder *r = gt_shim_recorder();
+    struct announcer who[4] = {{"/x/libA.so", 8}, {"/x/libB.so", 11}, {"/x/libA.so", 8},
+                               {"/x/libB.so", 11}};
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, announce_calls, &who[i]), 0);
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    uint64_t open_call = gt_callout_begin(GT_CALL_INNER_INIT, "inner plugin", "/x/libA.so", 8, -1);
+
+    struct gt_rec v;
+    char err[GT_ERRLEN];
+    assert_int_equal(gt_rec_parse(r->base, r->size, r->path, &v, err, sizeof(err)), 0);
+    int in_use = 0;
+    for (uint32_t i = 0; i < v.ncallee; i++)
+        in_use += (int)v.callees[i].in_use;
+    assert_int_equal(in_use, 2);
+    uint64_t calling[256], nc = 0, returned[256], nr = 0, last_calling = 0;
+    struct gtr_event e;
+    for (uint64_t pos = 0; gt_rec_event_next(&v, &pos, &e);) {
+        if (e.type == GTR_EV_CALLING) {
+            assert_true(nc < 256);
+            calling[nc++] = e.a1;
+            last_calling = e.a1;
+            assert_true(e.a2 < v.ncallee);
+            const struct gtr_callee *c = &v.callees[e.a2];
+            assert_int_equal(c->version, (int)e.aux);
+            assert_string_equal(c->path, e.aux == 8 ? "/x/libA.so" : "/x/libB.so");
+            assert_string_equal(c->kind, "inner plugin");
+        } else if (e.type == GTR_EV_RETURNED) {
+            assert_true(nr < 256);
+            assert_int_equal(e.a0, GT_CALL_INNER_CONNECT);
+            returned[nr++] = e.a1;
+        }
+    }
+    assert_int_equal(nc, 201);
+    assert_int_equal(nr, 200);
+    assert_int_equal(last_calling, open_call); /* the one never returned */
+    for (uint64_t i = 0; i < nc; i++) {
+        int found = 0;
+        for (uint64_t k = 0; k < nr; k++)
+            found += returned[k] == calling[i];
+        assert_int_equal(found, calling[i] == open_call ? 0 : 1);
+    }
+    gt_rec_free(&v);
+    gt_callout_end(open_call, GT_CALL_INNER_INIT, GT_OK);
+    gt_callout_end(0, GT_CALL_INNER_INIT, GT_OK); /* "not recorded": nothing */
+
+    /* Issue 19.1: a refusal names the transport and why, and closes the
+     * recorder (nothing is initialised) */
+    gt_shim_refused(1, "ib", GT_SYSTEM_ERROR, GT_REASON_NO_RDMA_DEVICE, 0,
+                    "GDRTRACE_TRANSPORT=ib: ib unavailable (ib: no active RDMA port)");
+    struct ev_count ev;
+    events_now(&ev);
+    assert_int_equal(ev.n[GTR_EV_REFUSED], 1);
+    assert_int_equal(ev.last[GTR_EV_REFUSED].aux, GT_REASON_NO_RDMA_DEVICE);
+    assert_int_equal(ev.last[GTR_EV_REFUSED].a0, 1);
+    assert_string_equal(r->id->transport, "ib");
+    assert_string_equal(r->id->transport_why,
+                        "GDRTRACE_TRANSPORT=ib: ib unavailable (ib: no active RDMA port)");
+    assert_int_equal(r->hdr->state, GTR_STATE_CLOSED);
+}
+
 int main(void)
 {
     snprintf(g_dir, sizeof(g_dir), "%s/gt-shim-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -724,6 +812,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_call_recorded),
         cmocka_unit_test(test_reason_slots),
+        cmocka_unit_test(test_foreign_calls_are_bracketed),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     if (gt_shim_recorder()) /* also after a failed assertion skipped the test's own unlink */
