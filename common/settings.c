@@ -7,6 +7,7 @@
 #include "common/settings.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -112,4 +113,23 @@ int gt_events_read(struct gt_setting *s, int warn)
 {
     static const char *const choices[] = {"control", "all", NULL};
     return gt_setting_choice(s, "GDRTRACE_EVENTS", choices, 0, warn) == 1;
+}
+
+int gt_gpumem_read(struct gt_gpumem_cfg *c, struct gt_setting s[GT_GPUMEM_SETTINGS], int warn)
+{
+    c->on = gt_setting_bool(s ? &s[0] : NULL, "GDRTRACE_GPUMEM", 0, warn);
+    c->peermem = gt_setting_bool(s ? &s[1] : NULL, "GDRTRACE_GPUMEM_PEERMEM", 0, warn);
+    c->force_flush = gt_setting_bool(s ? &s[2] : NULL, "GDRTRACE_GPUMEM_FORCE_FLUSH", 0, warn);
+    const char *name = "GDRTRACE_GPUMEM_DMABUF_ERRNO";
+    const char *v = gt_env_str(name);
+    char *end = NULL;
+    long e = v ? strtol(v, &end, 10) : 0;
+    int ok = v && end != v && *end == 0 && e >= 0 && e < 4096;
+    c->dmabuf_errno = ok ? (int)e : 0;
+    if (v && !ok && warn)
+        GT_WARN("%s='%s' is not an errno number (0..4095); the test switch stays off", name, v);
+    char val[16];
+    snprintf(val, sizeof(val), "%d", c->dmabuf_errno);
+    fill(s ? &s[3] : NULL, name, val, v, !v ? GT_SRC_DEFAULT : ok ? GT_SRC_GDRTRACE : GT_SRC_INVALID);
+    return c->on;
 }

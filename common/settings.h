@@ -75,6 +75,23 @@ enum gt_transport_id {
 int gt_transport_read(struct gt_setting *s, int warn);
 const char *gt_transport_name(int id); /* auto, ib, sock, inner; "?" */
 
+/* ---- GPU-memory validation mode (plugin/gpumem) ----------------------- */
+
+/* Off by default.  When on, everything recorded is emulated: no NIC moves
+ * GPU memory, CUDA copies do (docs/gpumem.md).  The shim records these
+ * settings only when GDRTRACE_GPUMEM=1, and readers mark such a run. */
+struct gt_gpumem_cfg {
+    int on;           /* GDRTRACE_GPUMEM (default 0) */
+    int peermem;      /* GDRTRACE_GPUMEM_PEERMEM: emulate nvidia_peermem present (default 0) */
+    int force_flush;  /* GDRTRACE_GPUMEM_FORCE_FLUSH: the device's forceFlush (default 0) */
+    int dmabuf_errno; /* GDRTRACE_GPUMEM_DMABUF_ERRNO: test switch, every dma-buf import
+                       * fails with this errno (1..4095; default 0 = off) */
+};
+#define GT_GPUMEM_SETTINGS 4
+/*! gt_gpumem_read() : the four settings above, into *c and, when s is not
+ *  NULL, s[0..3] in that order.  Returns c->on. */
+int gt_gpumem_read(struct gt_gpumem_cfg *c, struct gt_setting s[GT_GPUMEM_SETTINGS], int warn);
+
 /* ---- the recorder ------------------------------------------------------- */
 
 /*! gt_events_read() : GDRTRACE_EVENTS (control, all; default control):

@@ -19,6 +19,7 @@
 
 #include "common/env.h"
 #include "common/log.h"
+#include "plugin/gpumem/gpumem.h"
 #include "shim/shim.h"
 
 /* The transports, each from its own folder; every one is always linked in
@@ -44,13 +45,21 @@ const char *gt_core_transport_name(int id)
     return gt_transport_name(id);
 }
 
+/* GDRTRACE_GPUMEM=1: sock under the GPU-memory validation layer, which
+ * refuses to start next to an active RDMA port (plugin/gpumem). */
+static int gpumem_on(void)
+{
+    struct gt_gpumem_cfg c;
+    return gt_gpumem_read(&c, NULL, 0);
+}
+
 static const struct gt_net_ops *transport_ops(int id)
 {
     switch (id) {
     case GT_TRANSPORT_IB:
         return &gt_ib_ops;
     case GT_TRANSPORT_SOCK:
-        return &gt_sock_ops;
+        return gpumem_on() ? gt_gpumem_wrap(&gt_sock_ops) : &gt_sock_ops;
     case GT_TRANSPORT_INNER:
         return &gt_inner_ops;
     default:
@@ -122,6 +131,17 @@ static gt_result select_transport(gt_logger_fn logger, gt_profiler_fn profiler, 
     gt_result rc;
 
     *asked = want;
+    if (want != GT_TRANSPORT_AUTO && want != GT_TRANSPORT_SOCK && gpumem_on()) {
+        snprintf(g.why, sizeof(g.why),
+                 "GDRTRACE_GPUMEM=1 is a layer over the sock transport, but GDRTRACE_TRANSPORT=%s",
+                 gt_core_transport_name(want));
+        fail->reason = GT_REASON_TRANSPORT_ERROR;
+        fail->err = 0;
+        snprintf(fail->text, sizeof(fail->text), "GDRTRACE_GPUMEM=1 needs sock, not %s",
+                 gt_core_transport_name(want));
+        GT_WARN("%s; the plugin is disabled for this process", g.why);
+        return GT_INVALID_USAGE;
+    }
     if (want != GT_TRANSPORT_AUTO) {
         rc = try_transport(want, logger, profiler, &ctx, &ndev, why, sizeof(why), fail);
         if (rc != GT_OK) {
@@ -140,6 +160,20 @@ static gt_result select_transport(gt_logger_fn logger, gt_profiler_fn profiler, 
         goto chosen;
     }
     /* auto: ib when it initialises and has an active device, else sock. */
+    if (gpumem_on()) {
+        rc = try_transport(GT_TRANSPORT_SOCK, logger, profiler, &ctx, &ndev, why, sizeof(why),
+                           fail);
+        if (rc != GT_OK) {
+            snprintf(g.why, sizeof(g.why), "GDRTRACE_GPUMEM=1: %s", why);
+            GT_WARN("GDRTRACE_GPUMEM=1: %s; the plugin is disabled for this process", why);
+            return rc;
+        }
+        g.transport = GT_TRANSPORT_SOCK;
+        snprintf(g.why, sizeof(g.why),
+                 "GDRTRACE_GPUMEM=1: sock under the GPU-memory validation layer (emulated); %s",
+                 why);
+        goto chosen;
+    }
     rc = try_transport(GT_TRANSPORT_IB, logger, profiler, &ctx, &ndev, why_ib, sizeof(why_ib),
                        fail);
     if (rc == GT_OK) {

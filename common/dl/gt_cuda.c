@@ -25,6 +25,10 @@ _Static_assert(CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED == GT_CU_DEVICE_ATTRIBUTE_D
 _Static_assert(CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD == GT_CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
                "CUDA handle type value");
 _Static_assert(CUDA_ERROR_NOT_SUPPORTED == GT_CUDA_ERROR_NOT_SUPPORTED, "CUresult value");
+_Static_assert(CUDA_ERROR_NOT_READY == GT_CUDA_ERROR_NOT_READY, "CUresult value");
+_Static_assert(CU_STREAM_NON_BLOCKING == GT_CU_STREAM_NON_BLOCKING, "CUDA flag value");
+_Static_assert(CU_EVENT_DISABLE_TIMING == GT_CU_EVENT_DISABLE_TIMING, "CUDA flag value");
+_Static_assert(CU_MEMHOSTALLOC_PORTABLE == GT_CU_MEMHOSTALLOC_PORTABLE, "CUDA flag value");
 #endif
 #endif
 
@@ -60,6 +64,17 @@ static gt_CUresult s_export_unsupported(void *h, gt_CUdeviceptr p, size_t n, int
     return GT_CUDA_ERROR_NOT_SUPPORTED;
 }
 
+/* The asynchronous-copy set is optional as a whole: absent = NOT_SUPPORTED. */
+static gt_CUresult s_sc(gt_CUstream *s, unsigned int f) { if (s) *s = NULL; (void)f; return GT_CUDA_ERROR_NOT_SUPPORTED; }
+static gt_CUresult s_sd(gt_CUstream s) { (void)s; return GT_CUDA_ERROR_NOT_SUPPORTED; }
+static gt_CUresult s_ec(gt_CUevent *e, unsigned int f) { if (e) *e = NULL; (void)f; return GT_CUDA_ERROR_NOT_SUPPORTED; }
+static gt_CUresult s_ed(gt_CUevent e) { (void)e; return GT_CUDA_ERROR_NOT_SUPPORTED; }
+static gt_CUresult s_er(gt_CUevent e, gt_CUstream s) { (void)e, (void)s; return GT_CUDA_ERROR_NOT_SUPPORTED; }
+static gt_CUresult s_htod_a(gt_CUdeviceptr d, const void *s, size_t n, gt_CUstream st) { (void)d, (void)s, (void)n, (void)st; return GT_CUDA_ERROR_NOT_SUPPORTED; }
+static gt_CUresult s_dtoh_a(void *d, gt_CUdeviceptr s, size_t n, gt_CUstream st) { (void)d, (void)s, (void)n, (void)st; return GT_CUDA_ERROR_NOT_SUPPORTED; }
+static gt_CUresult s_hal(void **p, size_t n, unsigned int f) { if (p) *p = NULL; (void)n, (void)f; return GT_CUDA_ERROR_NOT_SUPPORTED; }
+static gt_CUresult s_hfree(void *p) { (void)p; return GT_CUDA_ERROR_NOT_SUPPORTED; }
+
 static void fill_stubs(struct gt_cu_fns *t)
 {
 #define FILL(f, s) do { if (!t->f) t->f = s; } while (0)
@@ -81,6 +96,17 @@ static void fill_stubs(struct gt_cu_fns *t)
     FILL(primary_ctx_release, s_release);
     FILL(get_error_string, s_errstr);
     FILL(mem_get_handle_for_address_range, s_export_unsupported);
+    FILL(stream_create, s_sc);
+    FILL(stream_destroy, s_sd);
+    FILL(stream_query, s_sd);
+    FILL(event_create, s_ec);
+    FILL(event_destroy, s_ed);
+    FILL(event_record, s_er);
+    FILL(event_query, s_ed);
+    FILL(memcpy_htod_async, s_htod_a);
+    FILL(memcpy_dtoh_async, s_dtoh_a);
+    FILL(mem_host_alloc, s_hal);
+    FILL(mem_free_host, s_hfree);
 #undef FILL
 }
 
@@ -90,6 +116,39 @@ static void set_stub_table(const char *why)
     fill_stubs(&gt_cu);
     snprintf(gt_cu.why, sizeof(gt_cu.why), "%s", why);
     snprintf(gt_cu.why_dmabuf_export, sizeof(gt_cu.why_dmabuf_export), "libcuda not usable");
+    snprintf(gt_cu.why_async, sizeof(gt_cu.why_async), "libcuda not usable");
+}
+
+static const struct {
+    const char *name;
+    size_t off;
+} async_syms[] = {
+    {"cuStreamCreate", offsetof(struct gt_cu_fns, stream_create)},
+    {"cuStreamDestroy_v2", offsetof(struct gt_cu_fns, stream_destroy)},
+    {"cuStreamQuery", offsetof(struct gt_cu_fns, stream_query)},
+    {"cuEventCreate", offsetof(struct gt_cu_fns, event_create)},
+    {"cuEventDestroy_v2", offsetof(struct gt_cu_fns, event_destroy)},
+    {"cuEventRecord", offsetof(struct gt_cu_fns, event_record)},
+    {"cuEventQuery", offsetof(struct gt_cu_fns, event_query)},
+    {"cuMemcpyHtoDAsync_v2", offsetof(struct gt_cu_fns, memcpy_htod_async)},
+    {"cuMemcpyDtoHAsync_v2", offsetof(struct gt_cu_fns, memcpy_dtoh_async)},
+    {"cuMemHostAlloc", offsetof(struct gt_cu_fns, mem_host_alloc)},
+    {"cuMemFreeHost", offsetof(struct gt_cu_fns, mem_free_host)},
+};
+#define N_ASYNC (sizeof(async_syms) / sizeof(async_syms[0]))
+
+/* All or none: a half-resolved set would mix real calls with stubs. */
+static int async_complete(const struct gt_cu_fns *t, const char **missing)
+{
+    for (size_t i = 0; i < N_ASYNC; i++) {
+        void *slot;
+        memcpy(&slot, (const char *)t + async_syms[i].off, sizeof(slot));
+        if (!slot) {
+            *missing = async_syms[i].name;
+            return 0;
+        }
+    }
+    return 1;
 }
 
 static int resolve(void *h, const char *name, void *slot, size_t slot_size)
@@ -149,6 +208,15 @@ static int do_load(void)
     else
         snprintf(gt_cu.why_dmabuf_export, sizeof(gt_cu.why_dmabuf_export),
                  "%s lacks cuMemGetHandleForAddressRange (driver < CUDA 11.7)", name);
+    for (size_t i = 0; i < N_ASYNC; i++)
+        resolve(h, async_syms[i].name, (char *)&gt_cu + async_syms[i].off, sizeof(void (*)(void)));
+    const char *missing = NULL;
+    gt_cu.has_async = async_complete(&gt_cu, &missing);
+    if (!gt_cu.has_async) {
+        snprintf(gt_cu.why_async, sizeof(gt_cu.why_async), "%s lacks %s", name, missing);
+        for (size_t i = 0; i < N_ASYNC; i++)
+            memset((char *)&gt_cu + async_syms[i].off, 0, sizeof(void (*)(void)));
+    }
     stub_ret = GT_CUDA_ERROR_NOT_SUPPORTED;
     fill_stubs(&gt_cu);
     gt_CUresult r = gt_cu.init(0);
@@ -202,6 +270,14 @@ void gt_cu_install(const struct gt_cu_fns *fns)
     if (!gt_cu.has_dmabuf_export)
         snprintf(gt_cu.why_dmabuf_export, sizeof(gt_cu.why_dmabuf_export),
                  "cuMemGetHandleForAddressRange not installed (test table)");
+    const char *missing = NULL;
+    gt_cu.has_async = async_complete(&gt_cu, &missing);
+    if (!gt_cu.has_async) {
+        snprintf(gt_cu.why_async, sizeof(gt_cu.why_async), "%s not installed (test table)",
+                 missing);
+        for (size_t i = 0; i < N_ASYNC; i++)
+            memset((char *)&gt_cu + async_syms[i].off, 0, sizeof(void (*)(void)));
+    }
     stub_ret = GT_CUDA_ERROR_NOT_SUPPORTED;
     fill_stubs(&gt_cu);
     gt_cu.loaded = 1;

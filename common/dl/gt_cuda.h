@@ -27,11 +27,14 @@ typedef int gt_CUresult;
 typedef int gt_CUdevice;
 typedef unsigned long long gt_CUdeviceptr;
 typedef struct gt_CUctx_opaque *gt_CUcontext;
+typedef struct gt_CUstream_opaque *gt_CUstream;
+typedef struct gt_CUevent_opaque *gt_CUevent;
 
 #define GT_CUDA_SUCCESS 0
 #define GT_CUDA_ERROR_INVALID_VALUE 1
 #define GT_CUDA_ERROR_NOT_INITIALIZED 3
 #define GT_CUDA_ERROR_NO_DEVICE 100
+#define GT_CUDA_ERROR_NOT_READY 600
 #define GT_CUDA_ERROR_NOT_SUPPORTED 801
 
 /* CUdevice_attribute values we read. */
@@ -47,6 +50,11 @@ typedef struct gt_CUctx_opaque *gt_CUcontext;
 #define GT_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL 9
 #define GT_CU_MEMORYTYPE_HOST 1
 #define GT_CU_MEMORYTYPE_DEVICE 2
+
+/* Flags of the asynchronous-copy calls. */
+#define GT_CU_STREAM_NON_BLOCKING 0x1
+#define GT_CU_EVENT_DISABLE_TIMING 0x2
+#define GT_CU_MEMHOSTALLOC_PORTABLE 0x1
 
 /* CUmemRangeHandleType */
 #define GT_CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD 1
@@ -72,12 +80,30 @@ struct gt_cu_fns {
     /* optional: CUDA 11.7+ */
     gt_CUresult (*mem_get_handle_for_address_range)(void *handle, gt_CUdeviceptr ptr, size_t size,
                                                     int handle_type, unsigned long long flags);
+    /* optional: asynchronous copies on a stream of our own (plugin/gpumem).
+     * has_async = 1 when every one of them resolved; else why_async names
+     * the first missing symbol and all of them are NOT_SUPPORTED stubs. */
+    gt_CUresult (*stream_create)(gt_CUstream *stream, unsigned int flags);
+    gt_CUresult (*stream_destroy)(gt_CUstream stream);
+    gt_CUresult (*stream_query)(gt_CUstream stream);
+    gt_CUresult (*event_create)(gt_CUevent *event, unsigned int flags);
+    gt_CUresult (*event_destroy)(gt_CUevent event);
+    gt_CUresult (*event_record)(gt_CUevent event, gt_CUstream stream);
+    gt_CUresult (*event_query)(gt_CUevent event); /* NOT_READY while pending */
+    gt_CUresult (*memcpy_htod_async)(gt_CUdeviceptr dst, const void *src, size_t bytes,
+                                     gt_CUstream stream);
+    gt_CUresult (*memcpy_dtoh_async)(void *dst, gt_CUdeviceptr src, size_t bytes,
+                                     gt_CUstream stream);
+    gt_CUresult (*mem_host_alloc)(void **p, size_t bytes, unsigned int flags);
+    gt_CUresult (*mem_free_host)(void *p);
 
     int loaded;             /* library present and cuInit(0) succeeded */
     int driver_version;     /* e.g. 12040, 0 if unknown */
     int has_dmabuf_export;  /* cuMemGetHandleForAddressRange resolved */
+    int has_async;          /* every asynchronous-copy entry point resolved */
     char why[256];          /* why not loaded */
     char why_dmabuf_export[128];
+    char why_async[128];
 };
 
 extern struct gt_cu_fns gt_cu;

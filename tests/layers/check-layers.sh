@@ -19,6 +19,7 @@ allowed_for() {
         plugin/sock/*)  echo "nccl/ gdrtrace/ common/ plugin/oob/ plugin/sock/" ;;
         plugin/ib/*)    echo "nccl/ gdrtrace/ common/ plugin/reg/ plugin/oob/ plugin/ib/" ;;
         plugin/inner/*) echo "nccl/ gdrtrace/ common/ plugin/inner/" ;;
+        plugin/gpumem/*) echo "nccl/ gdrtrace/ common/ plugin/reg/ plugin/gpumem/" ;;
         shim/*)         echo "nccl/ gdrtrace/ common/ shim/" ;;
         plugin/*)       echo "nccl/ gdrtrace/ common/ shim/ plugin/" ;;
         tools/*)        echo "nccl/ gdrtrace/ common/ tools/" ;;

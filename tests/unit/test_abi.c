@@ -265,6 +265,11 @@ static gt_result inner_init(void **ctx, uint64_t comm_id, int has_comm_id,
 const struct gt_net_ops gt_sock_ops = FAKE_OPS("sock", sock_init, sock_devices);
 const struct gt_net_ops gt_ib_ops = FAKE_OPS("ib", ib_init, ib_devices);
 const struct gt_net_ops gt_inner_ops = FAKE_OPS("inner", inner_init, sock_devices);
+/* plugin/gpumem is not linked: GDRTRACE_GPUMEM stays unset in these tests. */
+const struct gt_net_ops *gt_gpumem_wrap(const struct gt_net_ops *inner)
+{
+    return inner;
+}
 
 /* ---------------- fake shim ---------------- */
 
