@@ -313,12 +313,17 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
     }
     /* The settings in force, each parsed by the function its user calls
      * (common/settings.c), quietly: that user WARNs about invalid values. */
-    struct gt_setting set[GT_REG_POLICY_SETTINGS + 2];
+    struct gt_setting set[GT_REG_POLICY_SETTINGS + 2 + GT_GPUMEM_SETTINGS];
     struct gt_reg_policy pol;
     gt_reg_policy_read(&pol, set, 0);
     uint32_t nset = GT_REG_POLICY_SETTINGS;
     gt_transport_read(&set[nset++], 0);
     set[nset++] = events;
+    /* The GPU-memory validation mode marks the whole run emulated (readers
+     * look for GDRTRACE_GPUMEM=1); recorded only when it is on. */
+    struct gt_gpumem_cfg gm;
+    if (gt_gpumem_read(&gm, &set[nset], 0))
+        nset += GT_GPUMEM_SETTINGS;
 
     gt_clock_init();
     struct gtr_identity id;

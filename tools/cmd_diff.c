@@ -287,7 +287,8 @@ int gt_cmd_diff(int argc, char **argv)
             gj_u64(&js, "processes", S[s].in.n);
             gj_i64(&js, "hosts", S[s].job.nhosts);
             gj_str(&js, "policy_reg", S[s].in.recs[0].id.policy_reg);
-            gj_str(&js, "verdict", gt_verdict_name(S[s].job.overall.code));
+            gj_str(&js, "verdict",
+                   gt_verdict_label(S[s].job.overall.code, S[s].job.overall.emulated));
             gt_json_comm_counts(&js, S[s].tot);
             gt_json_latency(&js, S[s].tot);
             gj_end(&js, '}');
@@ -310,10 +311,10 @@ int gt_cmd_diff(int argc, char **argv)
     } else {
         printf("A: %s  (%zu process(es), %d host(s), GDRTRACE_REG=%s, verdict %s)\n",
                gt_esc(S[0].path), S[0].in.n, S[0].job.nhosts, gt_esc(S[0].in.recs[0].id.policy_reg),
-               gt_verdict_name(S[0].job.overall.code));
+               gt_verdict_label(S[0].job.overall.code, S[0].job.overall.emulated));
         printf("B: %s  (%zu process(es), %d host(s), GDRTRACE_REG=%s, verdict %s)\n",
                gt_esc(S[1].path), S[1].in.n, S[1].job.nhosts, gt_esc(S[1].in.recs[0].id.policy_reg),
-               gt_verdict_name(S[1].job.overall.code));
+               gt_verdict_label(S[1].job.overall.code, S[1].job.overall.emulated));
         if (ws.n) {
             printf("\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n"
                    "!! WARNING: A and B differ in more than the registration path (%d difference(s)).\n"

@@ -234,12 +234,13 @@ static void emit_all(struct sink *k, const struct gt_job *j, struct gtr_comm *gr
         struct gt_verdict v;
         gt_verdict_of(c, &r, 1, &v);
         n = base_labels(l, r, c);
-        l[n].k = "verdict"; snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_verdict_name(v.code));
+        l[n].k = "verdict"; snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_verdict_label(v.code, v.emulated));
         sample(k, NULL, l, n, 1);
     }
     family(k, "gdrtrace_job_verdict", "gauge", "1 for the verdict of everything exported (all jobs given).");
     n = 0;
-    l[n].k = "verdict"; snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_verdict_name(j->overall.code));
+    l[n].k = "verdict"; snprintf(l[n++].v, sizeof(l[0].v), "%s",
+                                  gt_verdict_label(j->overall.code, j->overall.emulated));
     sample(k, NULL, l, n, 1);
     family(k, "gdrtrace_events_total", "counter", "Event ring records by class (invariant 6).");
     for (size_t i = 0; i < j->nrec; i++) {

@@ -4,8 +4,10 @@
  * one line per communicator (merged across processes and nodes) and one for
  * the whole input.  Exit code (docs/reader.md): the whole input's verdict
  * (0 DIRECT-DMABUF, 10 DIRECT-PEERMEM, 11 HOST-STAGED, 12 MIXED, 13 FALLBACK,
- * 14 ERROR, 15 NO-DATA, 16 BYPASSED); with --expect, 0 on a match and 20 otherwise;
- * 2 when an input could not be read; 64 usage.
+ * 14 ERROR, 15 NO-DATA, 16 BYPASSED); with --expect, 0 on a match and 20
+ * otherwise, and 21 when --expect dmabuf|peermem matched a run of the
+ * GPU-memory validation mode (emulated: it must never pass for GPUDirect
+ * RDMA) without --allow-emulated; 2 when an input could not be read; 64 usage.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -18,17 +20,21 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: gdrtrace verdict [--json] [--expect dmabuf|peermem|host] [--job J] [PATH...]\n"
+            "usage: gdrtrace verdict [--json] [--expect dmabuf|peermem|host] [--allow-emulated]\n"
+            "                        [--job J] [PATH...]\n"
             "  Did NCCL use the direct GPU<->NIC path?  One line per communicator, one per\n"
             "  node (when several), and one for all: DIRECT-DMABUF, DIRECT-PEERMEM, HOST-STAGED, MIXED, FALLBACK, ERROR,\n"
             "  NO-DATA, BYPASSED, each with the evidence; one per process the plugin refused\n"
             "  (BYPASSED) or that died inside a call into another library (ERROR).  PATH as for summary.\n"
             "  --expect X  exit 0 if the whole input is DIRECT-DMABUF (dmabuf),\n"
             "              DIRECT-PEERMEM (peermem) or HOST-STAGED (host), else 20\n"
+            "  --allow-emulated  let --expect dmabuf|peermem match a run of the GPU-memory\n"
+            "              validation mode (GDRTRACE_GPUMEM=1: no NIC, CUDA copies); else 21\n"
             "  --job J     only the recorders of job J\n"
             "  --json      machine-readable output\n"
             "exit: 0 DIRECT-DMABUF, 10 DIRECT-PEERMEM, 11 HOST-STAGED, 12 MIXED, 13 FALLBACK,\n"
-            "      14 ERROR, 15 NO-DATA, 16 BYPASSED, 20 --expect mismatch, 2 unreadable input, 64 usage\n");
+            "      14 ERROR, 15 NO-DATA, 16 BYPASSED, 20 --expect mismatch, 21 --expect met only\n"
+            "      by emulation, 2 unreadable input, 64 usage\n");
 }
 
 int gt_cmd_verdict(int argc, char **argv)
@@ -36,9 +42,10 @@ int gt_cmd_verdict(int argc, char **argv)
     static const struct option opts[] = {{"json", no_argument, 0, 'j'},
                                          {"expect", required_argument, 0, 'x'},
                                          {"job", required_argument, 0, 'J'},
+                                         {"allow-emulated", no_argument, 0, 'E'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    int json = 0, c, expect = -1;
+    int json = 0, c, expect = -1, allow_emulated = 0;
     const char *job = NULL;
     while ((c = getopt_long(argc, argv, "hjx:", opts, NULL)) != -1) {
         switch (c) {
@@ -57,6 +64,7 @@ int gt_cmd_verdict(int argc, char **argv)
             }
             break;
         case 'J': job = optarg; break;
+        case 'E': allow_emulated = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return GT_EXIT_USAGE;
         }
@@ -65,7 +73,14 @@ int gt_cmd_verdict(int argc, char **argv)
     struct gt_job j;
     int rc = gt_load_job(argv + optind, argc - optind, &in, &j);
     int code = j.overall.code;
-    int exit_code = rc ? rc : expect >= 0 ? (code == expect ? 0 : GT_EXIT_EXPECT) : gt_verdict_exit(code);
+    int emu = j.overall.emulated;
+    /* An emulated DIRECT-* verdict never answers "did NCCL use GPUDirect". */
+    int emu_refused = expect >= 0 && code == expect && emu && !allow_emulated &&
+                      (expect == GT_V_DIRECT_DMABUF || expect == GT_V_DIRECT_PEERMEM);
+    int exit_code = rc ? rc
+                    : expect >= 0
+                        ? (code != expect ? GT_EXIT_EXPECT : emu_refused ? GT_EXIT_EMULATED : 0)
+                        : gt_verdict_exit(code);
     if (json) {
         struct gt_json js;
         gj_init(&js, stdout);
@@ -76,7 +91,7 @@ int gt_cmd_verdict(int argc, char **argv)
             gj_str(&js, "comm", j.comms[i].label);
             gj_u64(&js, "processes", j.comms[i].nprocs);
             gj_i64(&js, "hosts", j.comms[i].nhosts);
-            gj_str(&js, "verdict", gt_verdict_name(j.comms[i].v.code));
+            gj_str(&js, "verdict", gt_verdict_label(j.comms[i].v.code, j.comms[i].v.emulated));
             gj_str(&js, "why", j.comms[i].v.why);
             gj_end(&js, '}');
         }
@@ -89,7 +104,7 @@ int gt_cmd_verdict(int argc, char **argv)
             gj_i64(&js, "pid", r->id.pid);
             gj_i64(&js, "rank", r->id.rank);
             gj_str(&js, "job", r->id.job);
-            gj_str(&js, "verdict", gt_verdict_name(j.fates[i].f.code));
+            gj_str(&js, "verdict", gt_verdict_label(j.fates[i].f.code, emu));
             gj_str(&js, "why", j.fates[i].f.text);
             gj_end(&js, '}');
         }
@@ -100,17 +115,19 @@ int gt_cmd_verdict(int argc, char **argv)
             gj_str(&js, "host", j.nodes[i].host);
             gj_i64(&js, "processes", j.nodes[i].nproc);
             gj_i64(&js, "comms", j.nodes[i].ncomm);
-            gj_str(&js, "verdict", gt_verdict_name(j.nodes[i].code));
+            gj_str(&js, "verdict", gt_verdict_label(j.nodes[i].code, emu));
             gj_end(&js, '}');
         }
         gj_end(&js, ']');
         gj_obj(&js, "all");
-        gj_str(&js, "verdict", gt_verdict_name(code));
+        gj_str(&js, "verdict", gt_verdict_label(code, emu));
+        if (emu)
+            gj_str(&js, "emulated", GT_EMULATED_TEXT);
         gj_str(&js, "why", j.overall.why);
         gj_end(&js, '}');
         if (expect >= 0) {
             gj_str(&js, "expect", gt_verdict_name(expect));
-            gj_bool(&js, "expect_met", code == expect);
+            gj_bool(&js, "expect_met", code == expect && !emu_refused);
         }
         gj_i64(&js, "unreadable_inputs", in.nbad);
         gj_i64(&js, "exit", exit_code);
@@ -119,24 +136,29 @@ int gt_cmd_verdict(int argc, char **argv)
     } else {
         for (size_t i = 0; i < j.ncomm; i++)
             printf("comm %-20s %-15s %s\n", gt_esc(j.comms[i].label),
-                   gt_verdict_name(j.comms[i].v.code), gt_esc(j.comms[i].v.why));
+                   gt_verdict_label(j.comms[i].v.code, j.comms[i].v.emulated),
+                   gt_esc(j.comms[i].v.why));
         for (size_t i = 0; i < j.nfates; i++) {
             const struct gt_rec *r = &j.recs[j.fates[i].rec];
             char label[96];
             snprintf(label, sizeof(label), "%s:%d", r->id.host, r->id.pid);
             const char *v = j.fates[i].f.kind == GT_FATE_IN_CALL
                                 ? "-"
-                                : gt_verdict_name(j.fates[i].f.code);
+                                : gt_verdict_label(j.fates[i].f.code, emu);
             printf("proc %-20s %-15s %s\n", gt_esc(label), v, gt_esc(j.fates[i].f.text));
         }
         if (j.nnodes > 1)
             for (size_t i = 0; i < j.nnodes; i++)
                 printf("node %-20s %-15s %d process(es), %d communicator(s)\n",
-                       gt_esc(j.nodes[i].host), gt_verdict_name(j.nodes[i].code),
+                       gt_esc(j.nodes[i].host), gt_verdict_label(j.nodes[i].code, emu),
                        j.nodes[i].nproc, j.nodes[i].ncomm);
-        printf("%-25s %-15s %s\n", "all", gt_verdict_name(code), gt_esc(j.overall.why));
+        printf("%-25s %-15s %s\n", "all", gt_verdict_label(code, emu), gt_esc(j.overall.why));
         if (expect >= 0 && code != expect)
-            printf("expected %s, got %s\n", gt_verdict_name(expect), gt_verdict_name(code));
+            printf("expected %s, got %s\n", gt_verdict_name(expect), gt_verdict_label(code, emu));
+        if (emu_refused)
+            printf("expected %s: met only by the GPU-memory validation mode (%s); "
+                   "--allow-emulated accepts it\n",
+                   gt_verdict_name(expect), GT_EMULATED_TEXT);
         if (in.nbad)
             printf("%d input(s) could not be read (see above): the verdict covers the rest\n", in.nbad);
     }

@@ -27,6 +27,32 @@ const char *gt_verdict_name(int v)
     return v >= 0 && v < GT_V_COUNT ? vnames[v] : "?";
 }
 
+const char *gt_verdict_label(int v, int emulated)
+{
+    static const char *const labels[GT_V_COUNT] = {
+        "DIRECT-DMABUF (" GT_EMULATED_TEXT ")", "DIRECT-PEERMEM (" GT_EMULATED_TEXT ")",
+        "HOST-STAGED (" GT_EMULATED_TEXT ")",   "MIXED (" GT_EMULATED_TEXT ")",
+        "FALLBACK (" GT_EMULATED_TEXT ")",      "ERROR (" GT_EMULATED_TEXT ")",
+        "NO-DATA (" GT_EMULATED_TEXT ")",       "BYPASSED (" GT_EMULATED_TEXT ")",
+    };
+    _Static_assert(GT_V_COUNT == 8, "a label per verdict");
+    if (!emulated || v < 0 || v >= GT_V_COUNT)
+        return gt_verdict_name(v);
+    return labels[v];
+}
+
+int gt_rec_emulated(const struct gt_rec *r)
+{
+    if (strstr(r->id.transport, "gpumem"))
+        return 1;
+    for (uint32_t i = 0; r->settings && i < r->nset; i++) {
+        const struct gtr_setting *s = &r->settings[i];
+        if (s->in_use && !strcmp(s->key, "GDRTRACE_GPUMEM") && !strcmp(s->value, "1"))
+            return 1;
+    }
+    return 0;
+}
+
 int gt_verdict_exit(int v)
 {
     return v >= 0 && v < GT_V_COUNT ? vexit[v] : GT_EXIT_INPUT;
@@ -208,7 +234,10 @@ static void why_not_direct(char *why, size_t n, const struct gt_rec *const *ctx,
             appendf(why, n, " Policy GDRTRACE_REG=host refuses GPU memory.");
         if (!strcmp(r0->id.policy_reg, "peermem"))
             appendf(why, n, " Policy GDRTRACE_REG=peermem chose peermem.");
-        if (!strncmp(r0->id.transport, "sock", 4))
+        if (gt_rec_emulated(r0))
+            appendf(why, n, " Emulated (GDRTRACE_GPUMEM=1): sock under the GPU-memory "
+                            "validation layer; no NIC, GPU memory moved by CUDA copies.");
+        else if (!strncmp(r0->id.transport, "sock", 4))
             appendf(why, n, " Transport sock carries host memory only (%s).",
                     r0->id.transport_why[0] ? r0->id.transport_why : "no reason recorded");
         if (r0->id.node.nvidia_flavour == GTR_NV_ABSENT)
@@ -235,6 +264,9 @@ void gt_verdict_of(const struct gtr_comm *c, const struct gt_rec *const *ctx, si
     char *why = v->why;
     size_t n = sizeof(v->why);
     why[0] = 0;
+    v->emulated = 0;
+    for (size_t i = 0; i < nctx; i++)
+        v->emulated |= gt_rec_emulated(ctx[i]);
     const uint64_t(*R)[GTR_METHOD_COUNT] = c->reg_count;
     uint64_t gpu_asked = 0, host_asked = 0, did[GTR_METHOD_COUNT] = {0};
     for (int m = 0; m < GTR_METHOD_COUNT; m++) {
@@ -669,6 +701,9 @@ int gt_job_build(struct gt_job *j, struct gt_rec *recs, size_t nrec)
         gt_verdict_of(&x->sum, ctx, nctx, &x->v);
         codes[i] = x->v.code;
     }
+    j->overall.emulated = 0;
+    for (size_t i = 0; i < nrec; i++)
+        j->overall.emulated |= gt_rec_emulated(&recs[i]);
     for (size_t i = 0; i < j->nfates; i++)
         codes[j->ncomm + i] = j->fates[i].f.code;
     j->overall.code = gt_verdict_combine(codes, j->ncomm + j->nfates);

@@ -42,12 +42,22 @@ enum gt_verdict_code {
 /* Exit codes of `gdrtrace verdict` (documented in docs/reader.md). */
 #define GT_EXIT_INPUT 2     /* an input could not be read */
 #define GT_EXIT_EXPECT 20   /* --expect did not match */
+#define GT_EXIT_EMULATED 21 /* --expect dmabuf|peermem on an emulated run (no --allow-emulated) */
+
+/* A run of the GPU-memory validation mode (GDRTRACE_GPUMEM=1, plugin/gpumem):
+ * no NIC moved GPU memory, CUDA copies did.  Every output that names a
+ * verdict of such a run uses gt_verdict_label, never the bare name. */
+#define GT_EMULATED_TEXT "emulated: no NIC; GPU memory moved by CUDA copies"
 
 const char *gt_verdict_name(int v);
+/*! gt_verdict_label() : the name, with " (" GT_EMULATED_TEXT ")" when
+ *  emulated (every verdict of such a run: none of them involved a NIC). */
+const char *gt_verdict_label(int v, int emulated);
 int gt_verdict_exit(int v);
 
 struct gt_verdict {
     int code;
+    int emulated; /* some recorder it rests on ran the GPU-memory validation mode */
     char why[2048]; /* the evidence, one or more sentences */
 };
 
@@ -118,7 +128,12 @@ struct gt_job {
     struct gt_verdict overall;
 };
 
-/* Builds the merged view; 0 or -1 (out of memory). */
+/*! gt_rec_emulated() : 1 when recorder r ran the GPU-memory validation mode
+ *  (its settings hold GDRTRACE_GPUMEM=1, or its transport is sock+gpumem). */
+int gt_rec_emulated(const struct gt_rec *r);
+
+/* Builds the merged view; 0 or -1 (out of memory).  overall.emulated: any
+ * recorder of the job is emulated. */
 int gt_job_build(struct gt_job *j, struct gt_rec *recs, size_t nrec);
 void gt_job_free(struct gt_job *j);
 

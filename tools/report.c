@@ -402,7 +402,7 @@ static void text_process(FILE *f, const struct gt_job *j, size_t ri, int flags)
                 gt_esc(gt_fmt_comm(c, r, b, sizeof(b))), s, sib, c->abi_version, c->dev,
                 c->state == GTR_COMM_FINALIZED ? "finalized" : "active");
         text_comm_body(f, c, "     ", flags);
-        fprintf(f, "     verdict         %s: %s\n", gt_verdict_name(v.code), gt_esc(v.why));
+        fprintf(f, "     verdict         %s: %s\n", gt_verdict_label(v.code, v.emulated), gt_esc(v.why));
     }
     free(c);
 }
@@ -421,7 +421,7 @@ void gt_report_text(FILE *f, const struct gt_job *j, int flags)
         fprintf(f, "   %-24s %9d %6d %10llu %10llu %10llu %10llu  %s\n", gt_esc(nd->host), nd->nproc,
                 nd->ncomm, (unsigned long long)nd->did[0], (unsigned long long)nd->did[1],
                 (unsigned long long)nd->did[2], (unsigned long long)nd->did[3],
-                gt_verdict_name(nd->code));
+                gt_verdict_label(nd->code, j->overall.emulated));
     }
     for (size_t i = 0; i < j->nrec; i++)
         text_process(f, j, i, flags);
@@ -439,7 +439,7 @@ void gt_report_text(FILE *f, const struct gt_job *j, int flags)
                 x->nprocs, x->nhosts, (unsigned long long)did[0], (unsigned long long)did[1],
                 (unsigned long long)did[2], (unsigned long long)did[3],
                 (unsigned long long)x->sum.fallback_count, (unsigned long long)x->sum.error_count,
-                gt_verdict_name(x->v.code));
+                gt_verdict_label(x->v.code, x->v.emulated));
     }
     for (size_t i = 0; i < j->ncomm; i++) {
         const struct gt_ccomm *x = &j->comms[i];
@@ -452,8 +452,9 @@ void gt_report_text(FILE *f, const struct gt_job *j, int flags)
     fprintf(f, "\n== verdict\n");
     for (size_t i = 0; i < j->ncomm; i++)
         fprintf(f, "   comm %-20s %-15s %s\n", gt_esc(j->comms[i].label),
-                gt_verdict_name(j->comms[i].v.code), gt_esc(j->comms[i].v.why));
-    fprintf(f, "   %-25s %-15s %s\n", "all", gt_verdict_name(j->overall.code),
+                gt_verdict_label(j->comms[i].v.code, j->comms[i].v.emulated),
+                gt_esc(j->comms[i].v.why));
+    fprintf(f, "   %-25s %-15s %s\n", "all", gt_verdict_label(j->overall.code, j->overall.emulated),
             gt_esc(j->overall.why));
     kc_text(f, j);
 }
@@ -589,8 +590,10 @@ void gt_json_latency(struct gt_json *js, const struct gtr_comm *c)
 static void json_verdict(struct gt_json *js, const struct gt_verdict *v)
 {
     gj_obj(js, "verdict");
-    gj_str(js, "code", gt_verdict_name(v->code));
+    gj_str(js, "code", gt_verdict_label(v->code, v->emulated));
     gj_i64(js, "exit", gt_verdict_exit(v->code));
+    if (v->emulated)
+        gj_str(js, "emulated", GT_EMULATED_TEXT);
     gj_str(js, "why", v->why);
     gj_end(js, '}');
 }
@@ -681,7 +684,7 @@ void gt_report_json(struct gt_json *js, const struct gt_job *j)
         for (int m = 0; m < GTR_METHOD_COUNT; m++)
             gj_u64(js, gt_method_name(m), nd->did[m]);
         gj_end(js, '}');
-        gj_str(js, "verdict", gt_verdict_name(nd->code));
+        gj_str(js, "verdict", gt_verdict_label(nd->code, j->overall.emulated));
         gj_end(js, '}');
     }
     gj_end(js, ']');

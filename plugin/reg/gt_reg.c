@@ -76,7 +76,8 @@ static int cuda_dmabuf_state(void)
     return GT_PROBE_SUPPORTED;
 }
 
-static int ptr_support(const struct gt_reg_policy *p, struct gt_dev_probe *pr, int can_import);
+static int ptr_support(const struct gt_reg_policy *p, struct gt_dev_probe *pr, int can_import,
+                       const char *no_import);
 
 void gt_reg_probe(struct gt_reg_dev *d, const struct gt_reg_policy *p)
 {
@@ -84,15 +85,19 @@ void gt_reg_probe(struct gt_reg_dev *d, const struct gt_reg_policy *p)
     memset(pr, 0, sizeof(*pr));
     d->rg->probe(d->rctx, pr);
     pr->cuda_dmabuf = cuda_dmabuf_state();
-    ptr_support(p, pr, d->rg->can_import(d->rctx, NULL));
+    const char *no_import = NULL;
+    int ci = d->rg->can_import(d->rctx, &no_import);
+    /* verbs keeps its fixed sentence; another registrar says why itself */
+    ptr_support(p, pr, ci, d->rg == &gt_reg_verbs ? NULL : no_import);
 }
 
 int gt_reg_ptr_support(const struct gt_reg_policy *p, struct gt_dev_probe *pr)
 {
-    return ptr_support(p, pr, gt_ibv.has_reg_dmabuf_mr);
+    return ptr_support(p, pr, gt_ibv.has_reg_dmabuf_mr, NULL);
 }
 
-static int ptr_support(const struct gt_reg_policy *p, struct gt_dev_probe *pr, int can_import)
+static int ptr_support(const struct gt_reg_policy *p, struct gt_dev_probe *pr, int can_import,
+                       const char *no_import)
 {
     int bits = GT_PTR_HOST;
     int peermem_ok = pr->peermem == GT_PROBE_SUPPORTED;
@@ -100,6 +105,7 @@ static int ptr_support(const struct gt_reg_policy *p, struct gt_dev_probe *pr, i
     /* Exporting an fd ourselves for regMr(CUDA) needs the CUDA side too. */
     int export_ok = dmabuf_ok && pr->cuda_dmabuf == GT_PROBE_SUPPORTED && gt_cu.has_dmabuf_export;
     const char *why;
+    char buf[sizeof(pr->why)];
     switch (p->mode) {
     case GT_REG_HOST:
         why = "GDRTRACE_REG=host: GPU memory is staged through host memory";
@@ -125,6 +131,9 @@ static int ptr_support(const struct gt_reg_policy *p, struct gt_dev_probe *pr, i
         } else if (p->allow_peermem && peermem_ok) {
             bits |= GT_PTR_CUDA;
             why = "DMA-BUF unsupported by NIC; peermem allowed and present";
+        } else if (!can_import && no_import) {
+            snprintf(buf, sizeof(buf), "no DMA-BUF import (%s): host memory only", no_import);
+            why = buf;
         } else if (!can_import)
             why = "libibverbs lacks ibv_reg_dmabuf_mr and peermem not usable: host memory only";
         else if (p->allow_peermem)

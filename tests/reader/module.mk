@@ -5,6 +5,7 @@ reader_fixture_SRCS = tests/reader/fx_main.c tests/reader/fixture.c $(READER_SRC
 reader_fixture_LIBS := -lzstd -lm
 reader_hostile_SRCS = tests/reader/hostile.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
 reader_hostile_LIBS := -lzstd -lm
+TEST_SCRIPTS += tests/reader/test-emulated.sh
 TEST_SCRIPTS += tests/reader/test-cli.sh tests/reader/test-output.sh tests/reader/test-escape.sh
 BENCHES += reader_bench
 reader_bench_SRCS = tests/reader/bench_reader.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
