@@ -479,19 +479,26 @@ static const struct gt_oob_proto ib_proto = {
  * interface, else loopback. */
 static void oob_addr(union gt_oob_addr *a)
 {
+    /* GDRTRACE_IB_OOB_IF (a prefix), else NCCL's choice for its IB
+     * transport's address: NCCL_SOCKET_IFNAME, else its automatic order;
+     * IPv4 only (the handle ib advertises). */
     const char *want = gt_env_str("GDRTRACE_IB_OOB_IF");
     struct gt_oob_if cands[128], one;
     int n = gt_oob_if_system(cands, 128);
     memset(a, 0, sizeof(*a));
-    if (n > 0 && gt_oob_if_first_ipv4(cands, n, want, &one)) {
+    struct gt_oob_if_settings ifs;
+    gt_oob_if_settings_read(&ifs, NULL, 0);
+    if (n > 0 && (want ? gt_oob_if_first_ipv4(cands, n, want, &one)
+                       : gt_oob_if_select(cands, n, ifs.has_spec ? ifs.spec : NULL, AF_INET,
+                                          &one, 1) == 1)) {
         *a = one.addr;
         return;
     }
     static int warned;
-    if (want && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
-        GT_WARN("ib: no up interface with an IPv4 address matches GDRTRACE_IB_OOB_IF='%s'; "
-                "the out-of-band setup uses loopback (peers on other hosts cannot connect)",
-                want);
+    if ((want || ifs.has_spec) && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+        GT_WARN("ib: no up interface with an IPv4 address matches %s%s; the out-of-band "
+                "setup uses loopback (peers on other hosts cannot connect)",
+                want ? "GDRTRACE_IB_OOB_IF=" : "", want ? want : ifs.s_ifname.origin);
     a->in4.sin_family = AF_INET;
     a->in4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 }

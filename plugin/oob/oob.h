@@ -54,6 +54,7 @@
 #include <sys/socket.h>
 
 #include "common/gt_net.h"
+#include "common/settings.h"
 
 #define GT_OOB_HELLO_BYTES 32
 #define GT_OOB_BODY_MAX 512     /* largest transport setup message after the hello */
@@ -209,18 +210,33 @@ struct gt_oob_if {
 /*! gt_oob_if_system() : the system's up interfaces with an IPv4/IPv6
  *  address (getifaddrs); the count, or -1 with errno. */
 int gt_oob_if_system(struct gt_oob_if *out, int maxout);
-/*! gt_oob_if_match() : 1 when `name` is selected by spec, in the spirit of
- *  NCCL_SOCKET_IFNAME: a comma list of prefixes ("name:port" allowed, the
- *  port selects nothing); a leading '^' excludes instead; a leading '='
- *  (after the optional '^') requires exact names. */
+/*! gt_oob_if_match() : 1 when `name` is selected by spec, with
+ *  NCCL_SOCKET_IFNAME's meaning: a comma list of prefixes ("name:port"
+ *  allowed, the port selects nothing); a leading '^' excludes instead; a
+ *  leading '=' (after the optional '^') requires exact names; a list without
+ *  entries matches every name (so "^," excludes all). */
 int gt_oob_if_match(const char *spec, const char *name);
-/*! gt_oob_if_select() : sock's policy (GDRTRACE_SOCKET_IFNAME): one entry
- *  per interface name (IPv4 preferred over IPv6, IPv6 link-local skipped;
+/*! gt_oob_if_select() : sock's policy (NCCL_SOCKET_IFNAME): one entry per
+ *  interface name (IPv4 preferred over IPv6, IPv6 link-local skipped;
  *  family AF_INET/AF_INET6 keeps only that family, 0 any).  With spec:
- *  those it selects.  Without: all but loopback and docker*; else docker*;
- *  else loopback.  Returns the count. */
+ *  those it selects.  Without, NCCL's order: ib*; else all but docker*,
+ *  loopback and virbr*; else docker*; else loopback; else virbr*.  Returns
+ *  the count. */
 int gt_oob_if_select(const struct gt_oob_if *cands, int ncand, const char *spec, int family,
                      struct gt_oob_if *out, int maxout);
+/* The interface settings in force (issue 18). */
+struct gt_oob_if_settings {
+    char spec[256]; /* the list, when has_spec */
+    int has_spec;
+    int family; /* 0 any, AF_INET, AF_INET6 */
+    struct gt_setting s_ifname, s_family;
+};
+/*! gt_oob_if_settings_read() : NCCL_SOCKET_IFNAME (ignored, as by NCCL, when
+ *  one character or less) and NCCL_SOCKET_FAMILY (AF_INET, AF_INET6, else
+ *  any), each overridden by its twin when `twin` names the ifname twin
+ *  (sock: "GDRTRACE_SOCKET_IFNAME", with GDRTRACE_SOCKET_FAMILY); NULL: the
+ *  NCCL variables only (ib's out-of-band address). */
+void gt_oob_if_settings_read(struct gt_oob_if_settings *s, const char *twin, int warn);
 /*! gt_oob_if_first_ipv4() : ib's policy (GDRTRACE_IB_OOB_IF): the first IPv4
  *  interface whose name starts with `prefix`, or without prefix the first
  *  non-loopback one.  1 with *out filled, 0 when none (the caller falls

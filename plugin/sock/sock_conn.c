@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "common/env.h"
+#include "common/nccl_env.h"
 #include "common/log.h"
 #include "plugin/sock/sock_internal.h"
 
@@ -100,19 +101,21 @@ static gt_result devices_discover(void)
         return SOCK_FAIL(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, e,
                          "sock: getifaddrs failed: %s", strerror(e));
     }
-    const char *spec = gt_env_str("GDRTRACE_SOCKET_IFNAME");
-    static const char *const fams[] = {"any", "AF_INET", "AF_INET6", "4", "6", NULL};
-    static const int fam_of[] = {0, AF_INET, AF_INET6, AF_INET, AF_INET6};
-    int family = fam_of[gt_env_choice("GDRTRACE_SOCKET_FAMILY", fams, 0)];
+    struct gt_oob_if_settings ifs;
+    gt_oob_if_settings_read(&ifs, "GDRTRACE_SOCKET_IFNAME", 1);
+    gt_nccl_note(&ifs.s_ifname);
+    gt_nccl_note(&ifs.s_family);
+    const char *spec = ifs.has_spec ? ifs.spec : NULL;
+    int family = ifs.family;
     int n = gt_oob_if_select(cands, nc, spec, family, sel, GT_SOCK_MAX_DEVS);
     if (n <= 0) {
         return SOCK_FAIL(GT_INTERNAL_ERROR, GT_REASON_TRANSPORT_ERROR, 0,
-                         "sock: no usable network interface (up, with an %s address)%s%s%s",
-                         family == AF_INET    ? "IPv4 (GDRTRACE_SOCKET_FAMILY)"
-                         : family == AF_INET6 ? "IPv6 (GDRTRACE_SOCKET_FAMILY)"
+                         "sock: no usable network interface (up, with an %s address%s%s)%s%s",
+                         family == AF_INET    ? "IPv4"
+                         : family == AF_INET6 ? "IPv6"
                                               : "IPv4/IPv6",
-                         spec ? " matching GDRTRACE_SOCKET_IFNAME='" : "", spec ? spec : "",
-                         spec ? "'" : "");
+                         family ? ": " : "", family ? ifs.s_family.origin : "",
+                         spec ? " matching " : "", spec ? ifs.s_ifname.origin : "");
     }
     char line[512] = "";
     for (int i = 0; i < n; i++) {
@@ -170,6 +173,28 @@ static void retired_check(void)
                    "a full socket is offered data again on the next progress call");
 }
 
+/* A socket buffer size: our twin (0 .. 1 GiB, 0 autotuning), else NCCL's
+ * variable with NCCL's meaning (a size > 0 is set, anything else leaves
+ * autotuning; above 1 GiB we set 1 GiB, which the kernel caps lower anyway). */
+static int sockbuf(const char *nccl, const char *twin)
+{
+    struct gt_setting s;
+    long v;
+    const char *tv = gt_env_str(twin);
+    if (tv && gt_parse_long(tv, 0, 1L << 30, &v) == 0) {
+        gt_nccl_long(&s, nccl, twin, 0, 0, 1L << 30, 0);
+    } else {
+        if (tv)
+            GT_WARN("%s='%s' is not an integer in [0, %ld]; ignoring it", twin, tv, 1L << 30);
+        v = gt_nccl_long(&s, nccl, NULL, -1, -2147483647L - 1, 2147483647L, 1);
+        v = v <= 0 ? 0 : v > (1L << 30) ? (1L << 30) : v;
+        snprintf(s.key, sizeof(s.key), "%s", twin);
+        snprintf(s.value, sizeof(s.value), "%ld", v);
+    }
+    gt_nccl_note(&s);
+    return (int)v;
+}
+
 gt_result gt_sock_init(void **ctx, uint64_t comm_id, int has_comm_id,
                        const struct gt_comm_config *config, gt_logger_fn logger,
                        gt_profiler_fn profiler)
@@ -191,8 +216,9 @@ gt_result gt_sock_init(void **ctx, uint64_t comm_id, int has_comm_id,
         retired_check();
         /* 0: the kernel sizes the buffers (autotuning); like NCCL_SOCKET_SNDBUF
          * and _RCVBUF, a size pins them (capped by net.core.wmem_max/rmem_max). */
-        g_sndbuf = (int)gt_env_long("GDRTRACE_SOCKET_SNDBUF", 0, 0, 1L << 30);
-        g_rcvbuf = (int)gt_env_long("GDRTRACE_SOCKET_RCVBUF", 0, 0, 1L << 30);
+        gt_nccl_warn_unhonored("sock");
+        g_sndbuf = sockbuf("NCCL_SOCKET_SNDBUF", "GDRTRACE_SOCKET_SNDBUF");
+        g_rcvbuf = sockbuf("NCCL_SOCKET_RCVBUF", "GDRTRACE_SOCKET_RCVBUF");
         r = devices_discover();
     }
     if (r == GT_OK)

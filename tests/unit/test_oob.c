@@ -329,9 +329,22 @@ static void if_policies(void **state)
         c[i].addr.in4.sin_addr.s_addr = htonl(0x0a000001 + (uint32_t)i);
     }
     c[0].loopback = 1;
-    /* sock: everything but loopback and docker */
-    assert_int_equal(gt_oob_if_select(c, 4, NULL, 0, out, 4), 2);
+    /* sock, NCCL's automatic order: ib* first */
+    assert_int_equal(gt_oob_if_select(c, 4, NULL, 0, out, 4), 1);
+    assert_string_equal(out[0].name, "ib0");
+    /* without ib*: everything but loopback, docker and virbr */
+    snprintf(c[3].name, sizeof(c[3].name), "virbr0");
+    assert_int_equal(gt_oob_if_select(c, 4, NULL, 0, out, 4), 1);
     assert_string_equal(out[0].name, "eth0");
+    /* then docker, then loopback, then virbr */
+    assert_int_equal(gt_oob_if_select(c, 2, NULL, 0, out, 4), 1);
+    assert_string_equal(out[0].name, "docker0");
+    struct gt_oob_if v[2] = {c[3], c[0]};
+    assert_int_equal(gt_oob_if_select(v, 2, NULL, 0, out, 4), 1);
+    assert_string_equal(out[0].name, "lo");
+    assert_int_equal(gt_oob_if_select(v, 1, NULL, 0, out, 4), 1);
+    assert_string_equal(out[0].name, "virbr0");
+    snprintf(c[3].name, sizeof(c[3].name), "ib0");
     assert_int_equal(gt_oob_if_select(c, 4, "^eth", 0, out, 4), 3);
     /* ib: the first non-loopback IPv4 (docker0 counts), or the prefix */
     assert_int_equal(gt_oob_if_first_ipv4(c, 4, NULL, out), 1);

@@ -30,6 +30,9 @@
  *  - a sender that closes under a posted receive, a connect to a closed
  *    port: errors, not endless NULLs;
  *  - GDRTRACE_SOCKET_FAMILY=AF_INET6: the whole path over ::1;
+ *  - NCCL_SOCKET_IFNAME / _SNDBUF / _RCVBUF alone choose the interface and
+ *    pin the buffers, a GDRTRACE_* twin overrides, NCCL_SOCKET_FAMILY and a
+ *    one-character NCCL_SOCKET_IFNAME keep NCCL's meaning;
  *  - a peer process killed mid-message, a receiver closing mid-message
  *    (no SIGPIPE), a peer sending garbage or asking for data sockets, a
  *    peer closing: test() returns an error in bounded time, never hangs;
@@ -202,8 +205,10 @@ static void test_ifname_match(void **state)
     assert_false(gt_oob_if_match("^=eth0", "eth0"));
     assert_true(gt_oob_if_match("^=eth0", "eth01"));
     assert_true(gt_oob_if_match("eth0:5555", "eth0"));
-    assert_false(gt_oob_if_match("", "eth0"));
-    assert_false(gt_oob_if_match(",,", "eth0"));
+    /* NCCL: a list without entries matches every name, so "^," none */
+    assert_true(gt_oob_if_match(",,", "eth0"));
+    assert_false(gt_oob_if_match("^,", "eth0"));
+    assert_false(gt_oob_if_match("^,:1", "eth0"));
 }
 
 static struct gt_oob_if mk_if(const char *name, int fam, const char *addr, int lo)
@@ -1631,10 +1636,17 @@ static void test_retired_warned_once(void **state)
 /* Only GDRTRACE_SOCKET_IFNAME=lo: everything else as shipped.  Any other
  * sock variable is cleared, so a developer's environment cannot change what
  * a group tests. */
+static const char *const nccl_sock_vars[] = {"NCCL_SOCKET_IFNAME", "NCCL_SOCKET_FAMILY",
+                                             "NCCL_SOCKET_SNDBUF", "NCCL_SOCKET_RCVBUF",
+                                             "NCCL_SOCKET_NTHREADS", "NCCL_NSOCKS_PERTHREAD",
+                                             NULL};
+
 static int setup_env(const char *sndbuf, int retired)
 {
     setenv("GDRTRACE_SOCKET_IFNAME", "lo", 1);
     unsetenv("GDRTRACE_SOCKET_FAMILY");
+    for (int i = 0; nccl_sock_vars[i]; i++)
+        unsetenv(nccl_sock_vars[i]);
     if (sndbuf) {
         setenv("GDRTRACE_SOCKET_SNDBUF", sndbuf, 1);
         setenv("GDRTRACE_SOCKET_RCVBUF", sndbuf, 1);
@@ -1669,6 +1681,53 @@ static int setup_tiny_buffers(void **state)
 {
     (void)state;
     return setup_env("4096", 0);
+}
+
+/* The job's NCCL variables alone, as a canary job carries them: the
+ * interface from NCCL_SOCKET_IFNAME, the buffer sizes from
+ * NCCL_SOCKET_SNDBUF/RCVBUF (and a GDRTRACE_* twin still overrides). */
+static int setup_nccl_vars(void **state)
+{
+    (void)state;
+    if (setup_env(NULL, 0) || ops->finalize(g_ctx) != GT_OK)
+        return -1;
+    unsetenv("GDRTRACE_SOCKET_IFNAME");
+    setenv("NCCL_SOCKET_IFNAME", "=lo", 1);
+    setenv("NCCL_SOCKET_SNDBUF", "4096", 1);
+    setenv("NCCL_SOCKET_RCVBUF", "0x1000", 1); /* NCCL reads base 0 */
+    return init_ctx(&g_ctx, 1) == GT_OK ? 0 : -1;
+}
+
+/* The twin wins over NCCL's variable; NCCL's "<= 0" is autotuning. */
+static void test_nccl_twins(void **state)
+{
+    (void)state;
+    struct gt_oob_if_settings ifs;
+    setenv("GDRTRACE_SOCKET_IFNAME", "eth", 1);
+    gt_oob_if_settings_read(&ifs, "GDRTRACE_SOCKET_IFNAME", 1);
+    assert_string_equal(ifs.spec, "eth");
+    assert_int_equal(ifs.s_ifname.source, GT_SRC_GDRTRACE);
+    unsetenv("GDRTRACE_SOCKET_IFNAME");
+    gt_oob_if_settings_read(&ifs, "GDRTRACE_SOCKET_IFNAME", 1);
+    assert_string_equal(ifs.spec, "=lo");
+    assert_int_equal(ifs.s_ifname.source, GT_SRC_NCCL);
+    assert_string_equal(ifs.s_ifname.key, "GDRTRACE_SOCKET_IFNAME");
+    setenv("NCCL_SOCKET_IFNAME", "^", 1); /* one character: NCCL chooses automatically */
+    gt_oob_if_settings_read(&ifs, "GDRTRACE_SOCKET_IFNAME", 0);
+    assert_int_equal(ifs.has_spec, 0);
+    setenv("NCCL_SOCKET_IFNAME", "=lo", 1);
+    setenv("NCCL_SOCKET_FAMILY", "AF_INET6", 1);
+    gt_oob_if_settings_read(&ifs, "GDRTRACE_SOCKET_IFNAME", 1);
+    assert_int_equal(ifs.family, AF_INET6);
+    setenv("NCCL_SOCKET_FAMILY", "6", 1); /* ours says 6; NCCL: any */
+    gt_oob_if_settings_read(&ifs, "GDRTRACE_SOCKET_IFNAME", 0);
+    assert_int_equal(ifs.family, 0);
+    setenv("GDRTRACE_SOCKET_FAMILY", "4", 1);
+    gt_oob_if_settings_read(&ifs, "GDRTRACE_SOCKET_IFNAME", 1);
+    assert_int_equal(ifs.family, AF_INET);
+    assert_int_equal(ifs.s_family.source, GT_SRC_GDRTRACE);
+    unsetenv("GDRTRACE_SOCKET_FAMILY");
+    unsetenv("NCCL_SOCKET_FAMILY");
 }
 
 static int group_teardown(void **state)
@@ -1732,6 +1791,16 @@ int main(void)
         cmocka_unit_test(test_eager_truncation),
     };
     failed += cmocka_run_group_tests_name("sock, 4 KiB socket buffers", tiny, setup_tiny_buffers,
+                                          group_teardown);
+    /* NCCL_SOCKET_IFNAME=lo, NCCL_SOCKET_SNDBUF/RCVBUF=4096: the job's own
+     * variables steer sock (issue 18). */
+    const struct CMUnitTest nccl[] = {
+        cmocka_unit_test(test_properties),
+        cmocka_unit_test(test_buffers_pinned),
+        cmocka_unit_test(test_random_exchange),
+        cmocka_unit_test(test_nccl_twins),
+    };
+    failed += cmocka_run_group_tests_name("sock, NCCL's variables", nccl, setup_nccl_vars,
                                           group_teardown);
     return failed;
 }
