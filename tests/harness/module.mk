@@ -16,4 +16,5 @@ demo-build: $(HARNESS_BIN)
 
 TEST_SCRIPTS += tests/harness/check_exports.sh \
                 $(foreach v,6 7 8 9 10 11 12,tests/harness/harness_v$(v).sh) \
-                tests/harness/harness_sockbuf.sh tests/harness/harness_refsock.sh
+                tests/harness/harness_sockbuf.sh tests/harness/harness_refsock.sh \
+                tests/harness/harness_nccl_env.sh
