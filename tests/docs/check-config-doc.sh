@@ -9,6 +9,8 @@
 # gt_env_retired("NAME", ...)) are checked both ways against the "Retired
 # variables" section: each one the code retires is listed there, each one
 # listed there is retired by the code, and none is still documented as live.
+# NCCL_* variables the code reads are checked both ways against the first
+# column of the "NCCL's own variables" table.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 doc=docs/configuration.md
@@ -54,5 +56,24 @@ for v in $retired_doc; do
         fail=1
     fi
 done
-[ "$fail" = 0 ] && echo "PASS: $(wc -w <<< "$used") variables read by the code, $(wc -w <<< "$documented") documented, $(wc -w <<< "$retired_code") retired and listed as such, none missing either way"
+# NCCL's own variables the code reads (a string literal "NCCL_..."): each is
+# in the first column of the table under "## NCCL's own variables", and each
+# named there is read by the code.
+nccl_used=$(grep -rhoE '"NCCL_[A-Z0-9_]+"' $srcs | tr -d '"' | sort -u)
+nccl_section=$(sed -n "/^## NCCL's own variables/,/^## /p" "$doc")
+nccl_doc=$(grep -E '^\| `NCCL_' <<< "$nccl_section" | cut -d'|' -f2 | grep -oE 'NCCL_[A-Z0-9_]+' |
+    sort -u)
+for v in $nccl_used; do
+    if ! grep -qx "$v" <<< "$nccl_doc"; then
+        echo "FAIL: the code reads $v but $doc's \"NCCL's own variables\" table does not list it"
+        fail=1
+    fi
+done
+for v in $nccl_doc; do
+    if ! grep -qx "$v" <<< "$nccl_used"; then
+        echo "FAIL: $doc's \"NCCL's own variables\" table lists $v, which the code does not read"
+        fail=1
+    fi
+done
+[ "$fail" = 0 ] && echo "PASS: $(wc -w <<< "$used") variables read by the code, $(wc -w <<< "$documented") documented, $(wc -w <<< "$retired_code") retired and listed as such, $(wc -w <<< "$nccl_used") NCCL variables read and listed, none missing either way"
 exit "$fail"
