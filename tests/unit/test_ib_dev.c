@@ -270,6 +270,39 @@ static void no_library(void **state)
     gt_ibv_reset();
 }
 
+/* NCCL_IB_DISABLE: under GDRTRACE_TRANSPORT=auto ib refuses at once,
+ * naming the variable (the core then takes sock, as NCCL takes its Socket
+ * transport); an explicit GDRTRACE_TRANSPORT=ib goes on (here to the
+ * missing library). */
+static void ib_disable(void **state)
+{
+    (void)state;
+    gt_ibv_reset();
+    setenv("GDRTRACE_IBVERBS_LIB", "/nonexistent/libibverbs.so.1", 1);
+    setenv("NCCL_IB_DISABLE", "1", 1);
+    void *ctx = NULL;
+    uint32_t mark = gt_net_fail_mark();
+    assert_int_equal(gt_ib_ops.init(&ctx, 0, 0, NULL, NULL, NULL), GT_SYSTEM_ERROR);
+    struct gt_net_failure f;
+    assert_int_equal(gt_net_failure_since(mark, &f), 1);
+    assert_non_null(strstr(f.text, "disabled by NCCL_IB_DISABLE=1"));
+    setenv("GDRTRACE_TRANSPORT", "ib", 1);
+    mark = gt_net_fail_mark();
+    assert_int_equal(gt_ib_ops.init(&ctx, 0, 0, NULL, NULL, NULL), GT_SYSTEM_ERROR);
+    assert_int_equal(gt_net_failure_since(mark, &f), 1);
+    assert_null(strstr(f.text, "NCCL_IB_DISABLE"));
+    assert_non_null(strstr(f.text, "no active RDMA port"));
+    setenv("NCCL_IB_DISABLE", "0", 1);
+    unsetenv("GDRTRACE_TRANSPORT");
+    mark = gt_net_fail_mark();
+    assert_int_equal(gt_ib_ops.init(&ctx, 0, 0, NULL, NULL, NULL), GT_SYSTEM_ERROR);
+    assert_int_equal(gt_net_failure_since(mark, &f), 1);
+    assert_non_null(strstr(f.text, "no active RDMA port"));
+    unsetenv("NCCL_IB_DISABLE");
+    unsetenv("GDRTRACE_IBVERBS_LIB");
+    gt_ibv_reset();
+}
+
 /* ---- a whole fake verbs device, for the connection lifetimes ---------- */
 
 static int live_qps, live_cqs, live_mrs, live_pds, live_ctxs;
@@ -453,6 +486,7 @@ int main(void)
         cmocka_unit_test(gid_choice_nccl_rules),
         cmocka_unit_test(sl_tc_as_nccl),
         cmocka_unit_test(no_library),
+        cmocka_unit_test(ib_disable),
         cmocka_unit_test(abandoned_connect_dies_at_last_finalize),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
