@@ -102,53 +102,301 @@ err_ctx:
     return -1;
 }
 
+/* The container reader.  One pull-parser serves both an already
+ * decompressed buffer (gt_archive_walk) and a zstd stream read while it is
+ * decompressed (gt_archive_stream), so there is one set of container rules.
+ * Memory: the member being read, grown as its bytes arrive (never to the
+ * length it declares up front), plus zstd's window (capped at 2^27). */
+struct arc_rd {
+    /* raw mode: the container bytes themselves */
+    const unsigned char *raw;
+    size_t rawn, rawpos;
+    /* zstd mode: compressed bytes from fd, or from mem when fd < 0 */
+    ZSTD_DCtx *d;
+    int fd;
+    const unsigned char *mem;
+    size_t memn;
+    unsigned char *ibuf;
+    size_t icap;
+    ZSTD_inBuffer ib;
+    int in_eof;
+    size_t last; /* ZSTD_decompressStream's last hint: 0 at a frame boundary */
+    uint64_t total, max;
+    const char *source;
+    char *err;
+    size_t errlen;
+};
+
+/* Reads exactly n container bytes into dst (dst NULL: discards them).
+ * Returns n, fewer at the clean end of the stream, or -1 with err set. */
+static long long rd_get(struct arc_rd *r, unsigned char *dst, size_t n)
+{
+    if (!r->d) {
+        size_t k = r->rawn - r->rawpos < n ? r->rawn - r->rawpos : n;
+        if (dst)
+            memcpy(dst, r->raw + r->rawpos, k);
+        r->rawpos += k;
+        return (long long)k;
+    }
+    unsigned char scratch[4096];
+    size_t got = 0;
+    while (got < n) {
+        if (r->ib.pos == r->ib.size && !r->in_eof) {
+            if (r->fd < 0) {
+                r->ib = (ZSTD_inBuffer){r->mem, r->memn, 0};
+                r->in_eof = 1;
+            } else {
+                ssize_t k;
+                do
+                    k = read(r->fd, r->ibuf, r->icap);
+                while (k < 0 && errno == EINTR);
+                if (k < 0)
+                    return gt_source_error(r->err, r->errlen, r->source, "read failed: %s",
+                                           strerror(errno));
+                r->ib = (ZSTD_inBuffer){r->ibuf, (size_t)k, 0};
+                r->in_eof = k == 0;
+            }
+        }
+        if (r->ib.pos == r->ib.size && r->in_eof) {
+            if (r->last != 0)
+                return gt_source_error(r->err, r->errlen, r->source,
+                                       "truncated archive (the zstd stream ends mid-frame)");
+            break; /* the clean end: every frame complete */
+        }
+        size_t want = n - got;
+        if (!dst && want > sizeof(scratch))
+            want = sizeof(scratch);
+        ZSTD_outBuffer ob = {dst ? dst + got : scratch, dst ? n - got : want, 0};
+        size_t before_in = r->ib.pos;
+        size_t rc = ZSTD_decompressStream(r->d, &ob, &r->ib);
+        if (ZSTD_isError(rc))
+            return gt_source_error(r->err, r->errlen, r->source, "corrupt archive: zstd: %s",
+                                   ZSTD_getErrorName(rc));
+        if (ob.pos || r->ib.pos != before_in)
+            r->last = rc;
+        r->total += ob.pos;
+        if (r->total > r->max)
+            return gt_source_error(r->err, r->errlen, r->source,
+                                   "decompresses to more than %llu bytes (GDRTRACE_ARCHIVE_MAX)",
+                                   (unsigned long long)r->max);
+        got += ob.pos;
+    }
+    return (long long)got;
+}
+
+/* Reads one member's data (dlen bytes) into *buf, growing it as bytes
+ * arrive.  A member whose first bytes are not a recorder's magic is not
+ * kept: its bytes are skipped and only that prefix is handed on, so the
+ * parser refuses it by name without a declared-size allocation. */
+static int rd_member(struct arc_rd *r, uint64_t dlen, unsigned char **buf, size_t *cap,
+                     size_t *len, uint32_t idx, const char *name)
+{
+    size_t have = 0;
+    while (have < dlen) {
+        if (have == *cap) {
+            size_t nc = *cap ? *cap * 2 : (size_t)1 << 20;
+            if (nc > dlen)
+                nc = (size_t)dlen;
+            unsigned char *nb = realloc(*buf, nc);
+            if (!nb)
+                return gt_source_error(r->err, r->errlen, r->source,
+                                       "member %u (%s): out of memory for %zu bytes", idx, name, nc);
+            *buf = nb;
+            *cap = nc;
+        }
+        size_t step = *cap - have;
+        if (have == 0 && step > GTR_MAGIC_LEN)
+            step = GTR_MAGIC_LEN;
+        long long k = rd_get(r, *buf + have, step);
+        if (k < 0)
+            return -1;
+        have += (size_t)k;
+        if ((size_t)k < step)
+            return gt_source_error(r->err, r->errlen, r->source,
+                                   "member %u (%s): %llu data bytes, only %zu remain", idx, name,
+                                   (unsigned long long)dlen, have);
+        if (have == GTR_MAGIC_LEN && dlen > have && memcmp(*buf, GTR_MAGIC, GTR_MAGIC_LEN) != 0) {
+            for (uint64_t left = dlen - have; left;) {
+                size_t s = left > ((size_t)1 << 20) ? (size_t)1 << 20 : (size_t)left;
+                k = rd_get(r, NULL, s);
+                if (k < 0)
+                    return -1;
+                if ((size_t)k < s)
+                    return gt_source_error(r->err, r->errlen, r->source,
+                                           "member %u (%s): %llu data bytes, only %llu remain",
+                                           idx, name, (unsigned long long)dlen,
+                                           (unsigned long long)(dlen - left + (uint64_t)k));
+                left -= (uint64_t)k;
+            }
+            break;
+        }
+    }
+    *len = have;
+    return 0;
+}
+
+static int rd_walk(struct arc_rd *r, gt_archive_cb cb, void *arg)
+{
+    const char *source = r->source;
+    char *err = r->err;
+    size_t errlen = r->errlen;
+    unsigned char h[24];
+    /* The container magic comes first: anything else is refused after its
+     * first 16 bytes, whatever it would decompress to. */
+    long long k = rd_get(r, h, 16);
+    if (k < 0)
+        return -1;
+    if (k < 16 || memcmp(h, GT_ARC_MAGIC, 8) != 0)
+        return gt_source_error(err, errlen, source, "not a gdrtrace archive (no \"%s\" container)",
+                               GT_ARC_MAGIC);
+    if (get32(h + 8) != 1)
+        return gt_source_error(err, errlen, source,
+                               "archive container version %u (this gdrtrace reads 1)", get32(h + 8));
+    uint64_t off = 16;
+    uint32_t members = 0;
+    unsigned char *data = NULL;
+    size_t cap = 0;
+    int rc = -1;
+    for (;;) {
+        k = rd_get(r, h, 8);
+        if (k < 0)
+            goto out;
+        if (k < 8) {
+            gt_source_error(err, errlen, source, "truncated archive after %u members (no end marker)",
+                            members);
+            goto out;
+        }
+        uint32_t magic = get32(h);
+        if (magic == GT_ARC_END) {
+            if (get32(h + 4) != members) {
+                gt_source_error(err, errlen, source, "end marker counts %u members, found %u",
+                                get32(h + 4), members);
+                goto out;
+            }
+            rc = 0;
+            goto out;
+        }
+        if (magic != GT_ARC_MEMBER) {
+            gt_source_error(err, errlen, source, "bad member marker 0x%08x at offset %llu", magic,
+                            (unsigned long long)off);
+            goto out;
+        }
+        k = rd_get(r, h + 8, 16);
+        if (k < 0)
+            goto out;
+        if (k < 16) {
+            gt_source_error(err, errlen, source, "truncated member header at offset %llu",
+                            (unsigned long long)off);
+            goto out;
+        }
+        uint32_t live = get32(h + 4), nlen = get32(h + 8);
+        uint64_t dlen = get64(h + 16);
+        off += 24;
+        char name[GT_ARC_NAME_MAX + 1];
+        if (nlen == 0 || nlen > GT_ARC_NAME_MAX || (k = rd_get(r, (unsigned char *)name, nlen)) < nlen) {
+            if (k >= 0)
+                gt_source_error(err, errlen, source, "member %u: name length %u is invalid", members,
+                                nlen);
+            goto out;
+        }
+        name[nlen] = 0;
+        if (strlen(name) != nlen) {
+            gt_source_error(err, errlen, source, "member %u: name contains a NUL byte", members);
+            goto out;
+        }
+        off += nlen;
+        /* A length the cap cannot hold is refused before a byte of it is read. */
+        if (r->d && dlen > r->max - r->total) {
+            gt_source_error(err, errlen, source,
+                            "member %u (%s) declares %llu data bytes, more than GDRTRACE_ARCHIVE_MAX "
+                            "(%llu) allows",
+                            members, name, (unsigned long long)dlen, (unsigned long long)r->max);
+            goto out;
+        }
+        const unsigned char *p;
+        size_t len = 0;
+        if (!r->d) {
+            /* raw mode: the bytes are already in memory */
+            if (dlen > r->rawn - r->rawpos) {
+                gt_source_error(err, errlen, source, "member %u (%s): %llu data bytes, only %zu remain",
+                                members, name, (unsigned long long)dlen, r->rawn - r->rawpos);
+                goto out;
+            }
+            p = r->raw + r->rawpos;
+            len = (size_t)dlen;
+            r->rawpos += len;
+        } else {
+            if (rd_member(r, dlen, &data, &cap, &len, members, name))
+                goto out;
+            p = data;
+        }
+        int crc = cb(name, (int)live, p, len, arg);
+        if (crc) {
+            rc = crc;
+            goto out;
+        }
+        off += dlen;
+        members++;
+        /* the previous member's buffer is not kept across a large gap */
+        if (cap > ((size_t)8 << 20)) {
+            free(data);
+            data = NULL;
+            cap = 0;
+        }
+    }
+out:
+    free(data);
+    return rc;
+}
+
 int gt_archive_walk(const unsigned char *raw, size_t n, const char *source, gt_archive_cb cb,
                     void *arg, char *err, size_t errlen)
 {
-    if (n < 16 || memcmp(raw, GT_ARC_MAGIC, 8) != 0)
-        return gt_source_error(err, errlen, source, "not a gdrtrace archive (no \"%s\" container)",
-                    GT_ARC_MAGIC);
-    if (get32(raw + 8) != 1)
-        return gt_source_error(err, errlen, source, "archive container version %u (this gdrtrace reads 1)",
-                    get32(raw + 8));
-    size_t off = 16;
-    uint32_t members = 0;
-    for (;;) {
-        if (n - off < 8)
-            return gt_source_error(err, errlen, source, "truncated archive after %u members (no end marker)",
-                        members);
-        uint32_t magic = get32(raw + off);
-        if (magic == GT_ARC_END) {
-            if (get32(raw + off + 4) != members)
-                return gt_source_error(err, errlen, source, "end marker counts %u members, found %u",
-                            get32(raw + off + 4), members);
-            return 0;
-        }
-        if (magic != GT_ARC_MEMBER)
-            return gt_source_error(err, errlen, source, "bad member marker 0x%08x at offset %zu", magic, off);
-        if (n - off < 24)
-            return gt_source_error(err, errlen, source, "truncated member header at offset %zu", off);
-        uint32_t live = get32(raw + off + 4), nlen = get32(raw + off + 8);
-        uint64_t dlen = get64(raw + off + 16);
-        off += 24;
-        if (nlen == 0 || nlen > GT_ARC_NAME_MAX || nlen > n - off)
-            return gt_source_error(err, errlen, source, "member %u: name length %u is invalid", members,
-                        nlen);
-        char name[GT_ARC_NAME_MAX + 1];
-        memcpy(name, raw + off, nlen);
-        name[nlen] = 0;
-        if (strlen(name) != nlen)
-            return gt_source_error(err, errlen, source, "member %u: name contains a NUL byte", members);
-        off += nlen;
-        if (dlen > n - off)
-            return gt_source_error(err, errlen, source, "member %u (%s): %llu data bytes, only %zu remain",
-                        members, name, (unsigned long long)dlen, n - off);
-        int rc = cb(name, (int)live, raw + off, (size_t)dlen, arg);
-        if (rc)
-            return rc;
-        off += (size_t)dlen;
-        members++;
+    struct arc_rd r = {.raw = raw, .rawn = n, .source = source, .err = err, .errlen = errlen};
+    return rd_walk(&r, cb, arg);
+}
+
+static int stream(int fd, const unsigned char *mem, size_t memn, size_t max, const char *source,
+                  gt_archive_cb cb, void *arg, char *err, size_t errlen)
+{
+    struct arc_rd r = {.fd = fd, .mem = mem, .memn = memn, .max = max, .source = source,
+                       .err = err, .errlen = errlen, .last = 1};
+    r.d = ZSTD_createDCtx();
+    r.icap = fd >= 0 ? ZSTD_DStreamInSize() : 0;
+    r.ibuf = r.icap ? malloc(r.icap) : NULL;
+    if (!r.d || (fd >= 0 && !r.ibuf)) {
+        ZSTD_freeDCtx(r.d);
+        free(r.ibuf);
+        return gt_source_error(err, errlen, source, "out of memory (zstd context)");
     }
+    /* Refuse absurd window sizes a hostile frame may ask for. */
+    ZSTD_DCtx_setParameter(r.d, ZSTD_d_windowLogMax, 27);
+    int rc = rd_walk(&r, cb, arg);
+    /* After the end marker the rest of the stream must still be valid zstd
+     * (as when the whole stream was decompressed first); it is only
+     * skipped, within the cap. */
+    while (rc == 0) {
+        long long k = rd_get(&r, NULL, (size_t)1 << 20);
+        if (k < 0)
+            rc = -1;
+        if (k < ((long long)1 << 20))
+            break;
+    }
+    ZSTD_freeDCtx(r.d);
+    free(r.ibuf);
+    return rc;
+}
+
+int gt_archive_stream_fd(int fd, size_t max, const char *source, gt_archive_cb cb, void *arg,
+                         char *err, size_t errlen)
+{
+    return stream(fd, NULL, 0, max, source, cb, arg, err, errlen);
+}
+
+int gt_archive_stream_mem(const unsigned char *in, size_t inlen, size_t max, const char *source,
+                          gt_archive_cb cb, void *arg, char *err, size_t errlen)
+{
+    return stream(-1, in, inlen, max, source, cb, arg, err, errlen);
 }
 
 struct gt_archive_writer {

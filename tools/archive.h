@@ -14,9 +14,14 @@
  *             u64 data_len, name bytes (no NUL), data bytes (the recorder)
  *   end:      u32 'GEND' (0x444e4547), u32 member count
  *
- * Reading is as hostile-proof as recfile.c: the decompressed size is capped
- * (GDRTRACE_ARCHIVE_MAX bytes, default 4 GiB) and every length is
- * bounds-checked before use.  Errors: 0 / -1 with a message in err.
+ * Reading is as hostile-proof as recfile.c, and streams: members are handed
+ * on while the archive is decompressed, the container magic is checked in
+ * the first 16 decompressed bytes, the decompressed size is capped
+ * (GDRTRACE_ARCHIVE_MAX bytes, default 4 GiB; a member declaring more than
+ * the cap leaves is refused before it is read), and a member's buffer grows
+ * with the bytes that arrive, never to the length it declares.  Memory is
+ * one member plus zstd's window (at most 128 MiB).  Errors: 0 / -1 with a
+ * message in err.
  */
 #ifndef GDRTRACE_TOOLS_ARCHIVE_H
 #define GDRTRACE_TOOLS_ARCHIVE_H
@@ -33,7 +38,8 @@
 int gt_archive_sniff(const unsigned char *b, size_t n);
 
 /* Decompresses a whole zstd stream (possibly several frames) into a
- * malloc'd buffer of at most max bytes. */
+ * malloc'd buffer of at most max bytes.  For tests and fuzzing: readers use
+ * gt_archive_stream_*, which never holds the whole archive. */
 int gt_archive_decompress(const unsigned char *in, size_t inlen, size_t max, unsigned char **out,
                           size_t *outlen, const char *source, char *err, size_t errlen);
 
@@ -43,6 +49,17 @@ typedef int (*gt_archive_cb)(const char *name, int liveness, const unsigned char
                              size_t len, void *arg);
 int gt_archive_walk(const unsigned char *raw, size_t n, const char *source, gt_archive_cb cb,
                     void *arg, char *err, size_t errlen);
+
+/*! gt_archive_stream_fd() : decompresses the zstd stream read from fd (from
+ *  its current offset) and walks the container as it goes: cb sees each
+ *  member while later ones are still compressed; data is valid only during
+ *  the call.  Members handed on before a later problem stay handed on; the
+ *  problem is still returned (-1, err).  gt_archive_stream_mem() reads the
+ *  compressed bytes from memory instead. */
+int gt_archive_stream_fd(int fd, size_t max, const char *source, gt_archive_cb cb, void *arg,
+                         char *err, size_t errlen);
+int gt_archive_stream_mem(const unsigned char *in, size_t inlen, size_t max, const char *source,
+                          gt_archive_cb cb, void *arg, char *err, size_t errlen);
 
 /* Writer: members are streamed through the compressor as they are added,
  * into a temporary file (mode 0600) next to path.  Refused (NULL, err) when

@@ -11,10 +11,13 @@
  * input was unreadable (the rest are archived), 1 if the archive could not
  * be written, 64 usage.
  */
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include "common/env.h"
@@ -93,33 +96,33 @@ static int add_path(struct dump_ctx *d, const char *path);
 
 static int add_file(struct dump_ctx *d, const char *path)
 {
+    char err[GT_ERRLEN];
+    /* An archive is re-read while it is decompressed: its first bytes say
+     * what it is, so it is never held whole. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    struct stat st;
+    unsigned char m[4];
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+        pread(fd, m, sizeof(m), 0) == sizeof(m) && gt_archive_sniff(m, sizeof(m))) {
+        struct member_ctx mc = {d, path, 0};
+        if (gt_archive_stream_fd(fd, gt_archive_max(), path, member_cb, &mc, err, sizeof(err)) &&
+            !mc.failed) {
+            fprintf(stderr, "gdrtrace: %s\n", gt_esc(err));
+            d->nbad++;
+        }
+        close(fd);
+        return mc.failed ? -1 : 0;
+    }
+    if (fd >= 0)
+        close(fd);
     unsigned char *b;
     size_t n;
-    char err[GT_ERRLEN];
     if (gt_read_file(path, (size_t)1 << 34, &b, &n, err, sizeof(err))) {
         fprintf(stderr, "gdrtrace: %s\n", gt_esc(err));
         d->nbad++;
         return 0;
     }
-    int rc = 0;
-    if (gt_archive_sniff(b, n)) {
-        unsigned char *raw;
-        size_t rawn;
-        if (gt_archive_decompress(b, n, gt_archive_max(), &raw, &rawn, path, err, sizeof(err))) {
-            fprintf(stderr, "gdrtrace: %s\n", gt_esc(err));
-            d->nbad++;
-        } else {
-            struct member_ctx m = {d, path, 0};
-            if (gt_archive_walk(raw, rawn, path, member_cb, &m, err, sizeof(err)) && !m.failed) {
-                fprintf(stderr, "gdrtrace: %s\n", gt_esc(err));
-                d->nbad++;
-            }
-            rc = m.failed ? -1 : 0;
-            free(raw);
-        }
-    } else {
-        rc = add_one(d, base(path), -1, b, n, path);
-    }
+    int rc = add_one(d, base(path), -1, b, n, path);
     free(b);
     return rc;
 }

@@ -9,10 +9,12 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/env.h"
 #include "tools/archive.h"
@@ -82,35 +84,43 @@ static int add_member(const char *name, int liveness, const unsigned char *data,
     return 0;
 }
 
+/* 1 when path is a regular file starting with a zstd frame; the first bytes
+ * decide, so a file is never read whole to learn what it is.  *fd is left
+ * open at offset 0 for the archive reader. */
+static int is_archive(const char *path, int *fd)
+{
+    *fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (*fd < 0)
+        return 0;
+    struct stat st;
+    unsigned char b[4];
+    if (fstat(*fd, &st) == 0 && S_ISREG(st.st_mode) && pread(*fd, b, sizeof(b), 0) == sizeof(b) &&
+        gt_archive_sniff(b, sizeof(b)))
+        return 1;
+    close(*fd);
+    *fd = -1;
+    return 0;
+}
+
 static int add_file(struct gt_inputs *in, const char *path)
 {
     char err[GT_ERRLEN];
+    int fd;
+    if (is_archive(path, &fd)) {
+        struct arc_ctx c = {in, path};
+        int before = in->nbad, rc = 0;
+        if (gt_archive_stream_fd(fd, gt_archive_max(), path, add_member, &c, err, sizeof(err))) {
+            problem(in, err);
+            rc = -1;
+        }
+        close(fd);
+        return rc || in->nbad != before ? -1 : 0;
+    }
     unsigned char *b;
     size_t n;
     if (gt_read_file(path, GT_REC_FILE_MAX, &b, &n, err, sizeof(err))) {
         problem(in, err);
         return -1;
-    }
-    int rc = 0;
-    if (gt_archive_sniff(b, n)) {
-        unsigned char *raw;
-        size_t rawn;
-        if (gt_archive_decompress(b, n, gt_archive_max(), &raw, &rawn, path, err, sizeof(err))) {
-            problem(in, err);
-            rc = -1;
-        } else {
-            struct arc_ctx c = {in, path};
-            int before = in->nbad;
-            if (gt_archive_walk(raw, rawn, path, add_member, &c, err, sizeof(err))) {
-                problem(in, err);
-                rc = -1;
-            }
-            if (in->nbad != before)
-                rc = -1;
-            free(raw);
-        }
-        free(b);
-        return rc;
     }
     struct gt_rec *r = slot(in);
     if (!r) {
