@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -139,17 +140,33 @@ static int check_callee(const struct gtr_callee *c, uint64_t i, const char *sour
     return 0;
 }
 
+/* Pages of a header-first image (gt_rec_read_fd) that hold file data: one
+ * bit per 4 KiB page; the others are holes, zeros never read. */
+#define PG_SHIFT 12
+
+static int all_hole(const unsigned char *present, uint64_t off, uint64_t n)
+{
+    if (!present || !n)
+        return 0;
+    for (uint64_t p = off >> PG_SHIFT; p <= (off + n - 1) >> PG_SHIFT; p++)
+        if (present[p >> 3] & (1u << (p & 7)))
+            return 0;
+    return 1;
+}
+
 /* Copies `count` entries of `esize` bytes at `off` into an array of `known`
- * byte structs, each zero-filled past min(esize, known). */
+ * byte structs, each zero-filled past min(esize, known).  An entry lying
+ * wholly in a hole (present: see above; NULL: no holes) is zeros already. */
 static void *copy_entries(const unsigned char *buf, uint64_t off, uint64_t esize, uint64_t count,
-                          size_t known)
+                          size_t known, const unsigned char *present)
 {
     unsigned char *out = calloc(count ? count : 1, known);
     if (!out)
         return NULL;
     size_t take = esize < known ? (size_t)esize : known;
     for (uint64_t i = 0; i < count; i++)
-        memcpy(out + i * known, buf + off + i * esize, take);
+        if (!all_hole(present, off + i * esize, take))
+            memcpy(out + i * known, buf + off + i * esize, take);
     return out;
 }
 
@@ -261,8 +278,14 @@ static int read_ring(const unsigned char *buf, const struct gtr_section *sec, st
     return 0;
 }
 
+/* parse() flags */
+#define P_HEADER_ONLY 1 /* invariants 1-3 only: what the header declares */
+#define P_NO_EVENTS 2   /* classify the ring, keep none of its slots */
+#define P_IMAGE 4       /* buf is gt_rec_read_fd's image: the slots stay in it */
+
 static int parse(const unsigned char *buf, size_t len, const char *source, struct gt_rec *r,
-                 char *err, size_t errlen, unsigned char *owned)
+                 char *err, size_t errlen, unsigned char *owned, int flags,
+                 const unsigned char *present)
 {
     memset(r, 0, sizeof(*r));
     snprintf(r->source, sizeof(r->source), "%s", source);
@@ -359,6 +382,8 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
     for (int id = GTR_SEC_IDENTITY; id <= GTR_SEC_RING; id++)
         if (!by_id[id])
             return gt_source_error(err, errlen, source, "no %s section", sec_name[id]);
+    if (flags & P_HEADER_ONLY)
+        return 0;
     const struct gtr_section *s = by_id[GTR_SEC_IDENTITY];
     if (s->count != 1)
         return gt_source_error(err, errlen, source, "identity section has %llu entries (expected 1)",
@@ -378,7 +403,7 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
         if (s->count > 65536)
             return gt_source_error(err, errlen, source, "devices count %llu is implausible",
                         (unsigned long long)s->count);
-        r->devs = copy_entries(buf, s->offset, s->entry_size, s->count, sizeof(struct gtr_device));
+        r->devs = copy_entries(buf, s->offset, s->entry_size, s->count, sizeof(struct gtr_device), present);
         if (!r->devs)
             goto err_oom;
         r->ndev = (uint32_t)s->count;
@@ -400,7 +425,7 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
                  GTR_NO_COMM - 1);
             goto err_free;
         }
-        r->comms = copy_entries(buf, s->offset, s->entry_size, s->count, sizeof(struct gtr_comm));
+        r->comms = copy_entries(buf, s->offset, s->entry_size, s->count, sizeof(struct gtr_comm), present);
         if (!r->comms)
             goto err_oom;
         r->ncomm = (uint32_t)s->count;
@@ -420,7 +445,7 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
                  (unsigned long long)s->count);
             goto err_free;
         }
-        r->settings = copy_entries(buf, s->offset, s->entry_size, s->count, sizeof(struct gtr_setting));
+        r->settings = copy_entries(buf, s->offset, s->entry_size, s->count, sizeof(struct gtr_setting), present);
         if (!r->settings)
             goto err_oom;
         r->nset = (uint32_t)s->count;
@@ -440,7 +465,7 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
                  (unsigned long long)s->count);
             goto err_free;
         }
-        r->callees = copy_entries(buf, s->offset, s->entry_size, s->count, sizeof(struct gtr_callee));
+        r->callees = copy_entries(buf, s->offset, s->entry_size, s->count, sizeof(struct gtr_callee), present);
         if (!r->callees)
             goto err_oom;
         r->ncallee = (uint32_t)s->count;
@@ -455,7 +480,11 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
             goto err_free;
         size_t slots_off = (size_t)s->offset + sizeof(struct gtr_ring_header);
         size_t slots_len = (size_t)(s->size - sizeof(struct gtr_ring_header));
-        if (owned) {
+        if (flags & P_NO_EVENTS) {
+            free(owned); /* r->rs has what the ring held */
+        } else if (flags & P_IMAGE) {
+            r->ring_slots = (unsigned char *)buf + slots_off; /* the caller hands r the image */
+        } else if (owned) {
             /* keep the whole snapshot; the slots are inside it */
             r->snap = owned;
             r->ring_slots = owned + slots_off;
@@ -482,16 +511,27 @@ err_free:
 int gt_rec_parse(const void *buf, size_t len, const char *source, struct gt_rec *r, char *err,
                  size_t errlen)
 {
-    return parse(buf, len, source, r, err, errlen, NULL);
+    return parse(buf, len, source, r, err, errlen, NULL, 0, NULL);
 }
 
 int gt_rec_parse_owned(unsigned char *buf, size_t len, const char *source, struct gt_rec *r,
                        char *err, size_t errlen)
 {
-    int rc = parse(buf, len, source, r, err, errlen, buf);
+    int rc = parse(buf, len, source, r, err, errlen, buf, 0, NULL);
     if (rc != 0)
         free(buf); /* on failure nothing in r refers to it */
     return rc;
+}
+
+void gt_rec_drop_events(struct gt_rec *r)
+{
+    if (r->snap_maplen)
+        munmap(r->snap, r->snap_maplen);
+    else
+        free(r->snap);
+    r->snap = NULL;
+    r->snap_maplen = 0;
+    r->ring_slots = NULL;
 }
 
 void gt_rec_free(struct gt_rec *r)
@@ -500,7 +540,7 @@ void gt_rec_free(struct gt_rec *r)
     free(r->comms);
     free(r->settings);
     free(r->callees);
-    free(r->snap);
+    gt_rec_drop_events(r);
     r->devs = NULL;
     r->comms = NULL;
     r->settings = NULL;
@@ -602,26 +642,47 @@ static void ring_recheck(unsigned char *b, size_t got, const struct ring_loc *lo
     }
 }
 
-int gt_read_file(const char *path, size_t max, unsigned char **out, size_t *outlen, char *err,
-                 size_t errlen)
+/* Opens path read-only (no symlink, no blocking on a FIFO) and checks that
+ * it is a regular file of at most max bytes. */
+static int open_checked(const char *path, size_t max, int *fdp, struct stat *st, char *err,
+                        size_t errlen)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0)
         return gt_source_error(err, errlen, path, "cannot open: %s", strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
+    if (fstat(fd, st) != 0) {
         gt_source_error(err, errlen, path, "cannot stat: %s", strerror(errno));
         goto err_fd;
     }
-    if (!S_ISREG(st.st_mode)) {
+    if (!S_ISREG(st->st_mode)) {
         gt_source_error(err, errlen, path, "not a regular file");
         goto err_fd;
     }
-    if ((uint64_t)st.st_size > max) {
+    if ((uint64_t)st->st_size > max) {
         gt_source_error(err, errlen, path, "%lld bytes is larger than the %zu this reader accepts",
-             (long long)st.st_size, max);
+             (long long)st->st_size, max);
         goto err_fd;
     }
+    *fdp = fd;
+    return 0;
+err_fd:
+    close(fd);
+    return -1;
+}
+
+int gt_open_file(const char *path, size_t max, int *fd, char *err, size_t errlen)
+{
+    struct stat st;
+    return open_checked(path, max, fd, &st, err, errlen);
+}
+
+int gt_read_file(const char *path, size_t max, unsigned char **out, size_t *outlen, char *err,
+                 size_t errlen)
+{
+    int fd;
+    struct stat st;
+    if (open_checked(path, max, &fd, &st, err, errlen))
+        return -1;
     /* The file may grow or shrink while we read (a live writer, ftruncate):
      * read at most the size seen, and keep only what read() returned. */
     size_t cap = (size_t)st.st_size;
@@ -668,13 +729,136 @@ err_fd:
     return -1;
 }
 
+/* ---- header-first reading of a recorder file ------------------------- */
+
+/* Reads [off, off + n) of fd into img (zero-filled, at least off + n bytes)
+ * skipping holes (SEEK_DATA): a sparse recorder, as the writer leaves one in
+ * /dev/shm, costs what it holds.  *avail drops to where the file ended if it
+ * is shorter than expected.  0, or -1 on a read error. */
+static void mark(unsigned char *present, uint64_t from, uint64_t to)
+{
+    for (uint64_t p = from >> PG_SHIFT; from < to && p <= (to - 1) >> PG_SHIFT; p++)
+        present[p >> 3] |= (unsigned char)(1u << (p & 7));
+}
+
+static int pread_sparse(int fd, unsigned char *img, unsigned char *present, uint64_t off,
+                        uint64_t n, uint64_t *avail)
+{
+    uint64_t end = off + n, pos = off;
+    while (pos < end) {
+        uint64_t stop = end;
+        off_t d = lseek(fd, (off_t)pos, SEEK_DATA);
+        if (d < 0 && errno == ENXIO)
+            return 0; /* a hole up to the end of the file */
+        if (d >= 0) {
+            if ((uint64_t)d >= end)
+                return 0;
+            pos = (uint64_t)d;
+            off_t h = lseek(fd, d, SEEK_HOLE);
+            if (h >= 0 && (uint64_t)h < end)
+                stop = (uint64_t)h;
+        } /* else: no SEEK_DATA here; read it all */
+        while (pos < stop) {
+            ssize_t k = pread(fd, img + pos, (size_t)(stop - pos), (off_t)pos);
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k < 0)
+                return -1;
+            if (k == 0) {
+                if (pos < *avail)
+                    *avail = pos;
+                return 0;
+            }
+            mark(present, pos, pos + (uint64_t)k);
+            pos += (uint64_t)k;
+        }
+    }
+    return 0;
+}
+
+int gt_rec_read_fd(int fd, const char *path, int flags, struct gt_rec *r, char *err, size_t errlen)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return gt_source_error(err, errlen, path, "cannot stat: %s", strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return gt_source_error(err, errlen, path, "not a regular file");
+    if ((uint64_t)st.st_size > GT_REC_MAX_BYTES)
+        return gt_source_error(err, errlen, path, "%lld bytes is larger than the %llu this reader accepts",
+                    (long long)st.st_size, GT_REC_MAX_BYTES);
+    /* The image has the file's layout, but only what the header declares
+     * is read into it; the rest stays untouched zero pages (no memory). */
+    size_t size = (size_t)st.st_size, maplen = size ? size : 1;
+    unsigned char *img = mmap(NULL, maplen, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (img == MAP_FAILED)
+        return gt_source_error(err, errlen, path, "out of memory for %zu bytes", size);
+    uint64_t avail = size;
+    int rc = -1;
+    unsigned char *before = NULL;
+    struct ring_loc loc;
+    size_t hlen = size < sizeof(struct gtr_header) ? size : sizeof(struct gtr_header);
+    unsigned char *present = calloc(((size >> PG_SHIFT) >> 3) + 1, 1);
+    if (!present) {
+        munmap(img, maplen);
+        return gt_source_error(err, errlen, path, "out of memory");
+    }
+    if (pread_sparse(fd, img, present, 0, hlen, &avail)) {
+        gt_source_error(err, errlen, path, "read failed: %s", strerror(errno));
+        goto out;
+    }
+    /* Invariants 1-3 on the header alone: nothing else is read before the
+     * magic, the version and every section's bounds have been checked. */
+    if (parse(img, (size_t)avail, path, r, err, errlen, NULL, P_HEADER_ONLY, NULL))
+        goto out;
+    const struct gtr_header *h = &r->hdr;
+    /* A live writer may lap a ring slot while we copy it (ring_recheck). */
+    int live = h->state != GTR_STATE_CLOSED && ring_locate(img, avail, &loc);
+    if (live)
+        before = pread_alloc(fd, loc.off, (size_t)(loc.count * loc.esz));
+    for (unsigned i = 0; i < h->section_count; i++) {
+        const struct gtr_section *sec = &h->sections[i];
+        if (sec->id == 0 || sec->id > GTR_SEC_CALLEES) /* unknown: never used, never read */
+            continue;
+        if (pread_sparse(fd, img, present, sec->offset, sec->size, &avail)) {
+            gt_source_error(err, errlen, path, "read failed: %s", strerror(errno));
+            goto out;
+        }
+    }
+    /* a file that shrank under us is read as the truncated file it now is */
+    struct stat st2;
+    if (fstat(fd, &st2) == 0 && (uint64_t)st2.st_size < avail)
+        avail = (uint64_t)st2.st_size;
+    if (before) {
+        unsigned char *after = pread_alloc(fd, loc.off, (size_t)(loc.count * loc.esz));
+        ring_recheck(img, (size_t)avail, &loc, before, after);
+        free(after);
+    }
+    rc = parse(img, (size_t)avail, path, r, err, errlen, NULL,
+               (flags & GT_REC_EVENTS) ? P_IMAGE : P_NO_EVENTS, present);
+    if (rc == 0 && r->ring_slots) {
+        /* the events are read in place: the image becomes the snapshot, its
+         * untouched pages still costing nothing */
+        r->snap = img;
+        r->snap_maplen = maplen;
+        img = NULL;
+    }
+out:
+    free(before);
+    free(present);
+    if (img)
+        munmap(img, maplen);
+    return rc;
+}
+
 int gt_rec_load_file(const char *path, struct gt_rec *r, char *err, size_t errlen)
 {
-    unsigned char *b;
-    size_t n;
-    if (gt_read_file(path, GT_REC_MAX_BYTES, &b, &n, err, errlen))
+    int fd;
+    struct stat st;
+    if (open_checked(path, GT_REC_MAX_BYTES, &fd, &st, err, errlen))
         return -1;
-    int rc = gt_rec_parse_owned(b, n, path, r, err, errlen);
+    int rc = gt_rec_read_fd(fd, path, GT_REC_EVENTS, r, err, errlen);
+    close(fd);
     if (rc == 0)
         r->liveness = gt_rec_judge_liveness(r);
     return rc;

@@ -71,6 +71,7 @@ struct gt_rec {
     /* The ring's slots, privately owned (never the writer's memory): read
      * them with gt_rec_event_next(). */
     unsigned char *snap;     /* owned: the ring slots or the whole snapshot */
+    size_t snap_maplen;      /* 0: snap is malloc'd; else an anonymous mapping this long */
     unsigned char *ring_slots;
     uint64_t ring_first;     /* first absolute position still in the ring */
 };
@@ -97,13 +98,29 @@ int gt_rec_parse_owned(unsigned char *buf, size_t len, const char *source, struc
  *  gt_rec_parse(); judges liveness against this machine. */
 int gt_rec_load_file(const char *path, struct gt_rec *r, char *err, size_t errlen);
 
+/*! gt_rec_read_fd() : the recorder in the regular file open on fd, read
+ *  header first: the header is read and checked (invariants 1-3) before
+ *  anything else, then only the sections it declares, holes skipped; memory
+ *  is what those sections hold, whatever the file's size.  flags:
+ *  GT_REC_EVENTS keeps the ring's slots for gt_rec_event_next() (without it
+ *  the ring is classified into r->rs and released).  Does not judge
+ *  liveness.  path names the file in messages. */
+#define GT_REC_EVENTS 1
+int gt_rec_read_fd(int fd, const char *path, int flags, struct gt_rec *r, char *err, size_t errlen);
+
 /* Liveness of a parsed recorder as seen from this machine (liveness.c): boot
  * id, the pid, its process's start time against the recorder's creation, and
  * whether that process holds the file r->source open. */
 int gt_rec_judge_liveness(const struct gt_rec *r);
 
 void gt_rec_free(struct gt_rec *r);
+/* Frees the ring's slots only (gt_rec_event_next() then finds none; r->rs
+ * keeps the counts). */
+void gt_rec_drop_events(struct gt_rec *r);
 
+/* Opens a regular file of at most max bytes for reading (*fd), refusing
+ * symlinks and anything else with a message. */
+int gt_open_file(const char *path, size_t max, int *fd, char *err, size_t errlen);
 /* Reads a whole regular file into a malloc'd buffer, at most max bytes. */
 int gt_read_file(const char *path, size_t max, unsigned char **out, size_t *outlen, char *err,
                  size_t errlen);

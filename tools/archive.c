@@ -204,7 +204,7 @@ static int rd_member(struct arc_rd *r, uint64_t dlen, unsigned char **buf, size_
             *buf = nb;
             *cap = nc;
         }
-        size_t step = *cap - have;
+        size_t step = (*cap < dlen ? *cap : (size_t)dlen) - have;
         if (have == 0 && step > GTR_MAGIC_LEN)
             step = GTR_MAGIC_LEN;
         long long k = rd_get(r, *buf + have, step);

@@ -69,8 +69,9 @@ int gt_cmd_verdict(int argc, char **argv)
         default: usage(stderr); return GT_EXIT_USAGE;
         }
     }
-    struct gt_inputs in = {.job = job};
     struct gt_job j;
+    /* fold mode: each recorder is folded and released as it is read */
+    struct gt_inputs in = {.job = job, .fold = &j};
     int rc = gt_load_job(argv + optind, argc - optind, &in, &j);
     int code = j.overall.code;
     int emu = j.overall.emulated;

@@ -19,6 +19,7 @@
 #include "common/env.h"
 #include "tools/archive.h"
 #include "tools/esc.h"
+#include "tools/model.h"
 
 #define GT_REC_FILE_MAX (1ull << 34)
 
@@ -57,6 +58,29 @@ static struct gt_rec *slot(struct gt_inputs *in)
     return &in->recs[in->n];
 }
 
+/* Takes the recorder just parsed into in->recs[in->n]: drops it when --job
+ * wants another job; in fold mode folds it into in->fold and keeps only its
+ * digest (gt_rec_release). */
+static void keep(struct gt_inputs *in)
+{
+    struct gt_rec *r = &in->recs[in->n];
+    if (in->job && strcmp(r->id.job, in->job)) {
+        gt_rec_free(r);
+        return;
+    }
+    if (in->fold) {
+        if (in->fold_failed || gt_job_add(in->fold, in->recs, in->n)) {
+            gt_rec_free(r);
+            if (!in->fold_failed)
+                problem(in, "out of memory folding the recorders");
+            in->fold_failed = 1;
+            return;
+        }
+        gt_rec_release(r);
+    }
+    in->n++;
+}
+
 struct arc_ctx {
     struct gt_inputs *in;
     const char *path;
@@ -80,35 +104,25 @@ static int add_member(const char *name, int liveness, const unsigned char *data,
     r->liveness = liveness >= GT_LIVE_CREATING && liveness <= GT_LIVE_CRASHED ? liveness
                                                                                : GT_LIVE_UNKNOWN;
     r->from_archive = 1;
-    c->in->n++;
+    keep(c->in);
     return 0;
 }
 
-/* 1 when path is a regular file starting with a zstd frame; the first bytes
- * decide, so a file is never read whole to learn what it is.  *fd is left
- * open at offset 0 for the archive reader. */
-static int is_archive(const char *path, int *fd)
-{
-    *fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (*fd < 0)
-        return 0;
-    struct stat st;
-    unsigned char b[4];
-    if (fstat(*fd, &st) == 0 && S_ISREG(st.st_mode) && pread(*fd, b, sizeof(b), 0) == sizeof(b) &&
-        gt_archive_sniff(b, sizeof(b)))
-        return 1;
-    close(*fd);
-    *fd = -1;
-    return 0;
-}
-
+/* A file is classified by its first bytes, read from the descriptor it is
+ * then read through: it is never read whole to learn what it is. */
 static int add_file(struct gt_inputs *in, const char *path)
 {
     char err[GT_ERRLEN];
     int fd;
-    if (is_archive(path, &fd)) {
+    if (gt_open_file(path, GT_REC_FILE_MAX, &fd, err, sizeof(err))) {
+        problem(in, err);
+        return -1;
+    }
+    unsigned char b[4];
+    int rc = 0;
+    if (pread(fd, b, sizeof(b), 0) == (ssize_t)sizeof(b) && gt_archive_sniff(b, sizeof(b))) {
         struct arc_ctx c = {in, path};
-        int before = in->nbad, rc = 0;
+        int before = in->nbad;
         if (gt_archive_stream_fd(fd, gt_archive_max(), path, add_member, &c, err, sizeof(err))) {
             problem(in, err);
             rc = -1;
@@ -116,25 +130,21 @@ static int add_file(struct gt_inputs *in, const char *path)
         close(fd);
         return rc || in->nbad != before ? -1 : 0;
     }
-    unsigned char *b;
-    size_t n;
-    if (gt_read_file(path, GT_REC_FILE_MAX, &b, &n, err, sizeof(err))) {
-        problem(in, err);
-        return -1;
-    }
     struct gt_rec *r = slot(in);
     if (!r) {
-        free(b);
+        close(fd);
         problem(in, "out of memory");
         return -1;
     }
-    /* the parser keeps the snapshot (the ring is read in place), or frees it */
-    if (gt_rec_parse_owned(b, n, path, r, err, sizeof(err)) != 0) {
+    /* with its events: the fold reads them (gt_rec_fate) before releasing */
+    rc = gt_rec_read_fd(fd, path, GT_REC_EVENTS, r, err, sizeof(err));
+    close(fd);
+    if (rc != 0) {
         problem(in, err);
         return -1;
     }
     r->liveness = gt_rec_judge_liveness(r);
-    in->n++;
+    keep(in);
     return 0;
 }
 
@@ -215,33 +225,14 @@ int gt_inputs_load(struct gt_inputs *in, char **paths, int n)
         gt_inputs_add(in, gt_default_dir());
     for (int i = 0; i < n; i++)
         gt_inputs_add(in, paths[i]);
-    if (in->job) {
-        size_t k = 0;
-        for (size_t i = 0; i < in->n; i++) {
-            if (!strcmp(in->recs[i].id.job, in->job))
-                in->recs[k++] = in->recs[i];
-            else
-                gt_rec_free(&in->recs[i]);
-        }
-        in->n = k;
-    }
-    gt_inputs_sort(in);
+    if (!in->fold) /* in fold mode gt_job_finish() sorts */
+        gt_inputs_sort(in);
     return in->nbad;
 }
 
 static int rec_cmp(const void *a, const void *b)
 {
-    const struct gt_rec *x = a, *y = b;
-    int c = strcmp(x->id.job, y->id.job);
-    if (c)
-        return c;
-    if ((c = strcmp(x->id.host, y->id.host)))
-        return c;
-    if (x->id.rank != y->id.rank)
-        return x->id.rank < y->id.rank ? -1 : 1;
-    if (x->id.pid != y->id.pid)
-        return x->id.pid < y->id.pid ? -1 : 1;
-    return strcmp(x->source, y->source);
+    return gt_rec_cmp(a, b);
 }
 
 void gt_inputs_sort(struct gt_inputs *in)

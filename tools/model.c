@@ -368,12 +368,19 @@ void gt_verdict_of(const struct gtr_comm *c, const struct gt_rec *const *ctx, si
 
 int gt_verdict_combine(const int *codes, size_t n)
 {
-    int seen[GT_V_COUNT] = {0}, kinds = 0, last = GT_V_NO_DATA;
-    for (size_t i = 0; i < n; i++) {
-        int c = codes[i];
-        if (c < 0 || c >= GT_V_COUNT || c == GT_V_NO_DATA)
-            continue;
-        if (!seen[c]++) {
+    int seen[GT_V_COUNT] = {0};
+    for (size_t i = 0; i < n; i++)
+        if (codes[i] >= 0 && codes[i] < GT_V_COUNT)
+            seen[codes[i]]++;
+    return gt_verdict_combine_counts(seen);
+}
+
+int gt_verdict_combine_counts(const int *seen_in)
+{
+    int seen[GT_V_COUNT], kinds = 0, last = GT_V_NO_DATA;
+    for (int c = 0; c < GT_V_COUNT; c++) {
+        seen[c] = c == GT_V_NO_DATA ? 0 : seen_in[c];
+        if (seen[c]) {
             kinds++;
             last = c;
         }
@@ -527,176 +534,601 @@ void gt_rec_fate(const struct gt_rec *r, struct gt_fate *f)
     }
 }
 
-static int find_comm(struct gt_job *j, const struct gtr_comm *c, const struct gt_rec *r)
+/* ---- Folding recorders into a job ------------------------------------
+ *
+ * Recorders are folded one at a time (gt_job_add), in any order; what the
+ * report shows is independent of that order, so `verdict` can fold each
+ * recorder as it is read and release it (inputs.h, fold mode).  Order
+ * enters only through "first"/"last" fields: the label and context of a
+ * communicator come from its first member, a merged record's last errno,
+ * reason and error text from its last contributor and its device from the
+ * first with one, where first/last follow gt_rec_cmp() then the slot, as
+ * when the recorders were folded sorted.  Lookups (communicator by id, host,
+ * job) go through open-addressing hash tables: linear in the recorders. */
+
+int gt_rec_cmp(const struct gt_rec *x, const struct gt_rec *y)
 {
-    for (size_t i = 0; i < j->ncomm; i++) {
-        struct gt_ccomm *x = &j->comms[i];
-        if ((int)c->has_comm_id != x->has_comm_id)
+    int c = strcmp(x->id.job, y->id.job);
+    if (c)
+        return c;
+    if ((c = strcmp(x->id.host, y->id.host)))
+        return c;
+    if (x->id.rank != y->id.rank)
+        return x->id.rank < y->id.rank ? -1 : 1;
+    if (x->id.pid != y->id.pid)
+        return x->id.pid < y->id.pid ? -1 : 1;
+    return strcmp(x->source, y->source);
+}
+
+/* A contributor: recorder index and comm slot. */
+struct at {
+    size_t rec;
+    uint32_t slot;
+};
+
+/* Per communicator: who supplied each order-dependent field. */
+struct cstate {
+    struct at first, dev, fb, err, text;
+    size_t last_rec; /* nprocs: a recorder's slots are folded together */
+};
+
+/* Open-addressing table of indices (SIZE_MAX: empty); the caller compares. */
+struct htab {
+    size_t *v;
+    size_t cap, n;
+};
+
+struct gt_fold {
+    struct htab comm_ix, host_ix, job_ix;
+    struct cstate *cs;      /* parallel to j->comms */
+    size_t *node_first;     /* parallel to j->nodes: first recorder of the host */
+    int (*node_seen)[GT_V_COUNT]; /* per node: codes of its processes' communicators */
+    size_t *rec_node;       /* recorder -> node */
+    size_t nrec_cap, comm_cap, node_cap, ranks_cap, fates_cap;
+    struct gtr_comm *grp;   /* scratch */
+};
+
+static void fold_free(struct gt_job *j)
+{
+    struct gt_fold *f = j->fold;
+    if (!f)
+        return;
+    free(f->comm_ix.v);
+    free(f->host_ix.v);
+    free(f->job_ix.v);
+    free(f->cs);
+    free(f->node_first);
+    free(f->node_seen);
+    free(f->rec_node);
+    free(f->grp);
+    free(f);
+    j->fold = NULL;
+}
+
+void gt_job_free(struct gt_job *j)
+{
+    fold_free(j);
+    for (size_t i = 0; i < j->ncomm; i++)
+        free(j->comms[i].members);
+    free(j->comms);
+    free(j->nodes);
+    free(j->ranks);
+    free(j->fates);
+    j->fates = NULL;
+    j->nfates = 0;
+    j->comms = NULL;
+    j->nodes = NULL;
+    j->ranks = NULL;
+    j->ncomm = j->nnodes = j->nranks = 0;
+}
+
+void gt_rec_release(struct gt_rec *r)
+{
+    free(r->comms);
+    r->comms = NULL;
+    r->ncomm = 0;
+    /* settings: only the one a verdict reads (gt_rec_emulated); the policy
+     * in force stays in the identity's policy_* */
+    uint32_t ks = 0;
+    for (uint32_t i = 0; i < r->nset; i++)
+        if (r->settings[i].in_use && !strcmp(r->settings[i].key, "GDRTRACE_GPUMEM"))
+            r->settings[ks++] = r->settings[i];
+    r->nset = ks;
+    if (!ks) {
+        free(r->settings);
+        r->settings = NULL;
+    } else {
+        struct gtr_setting *st = realloc(r->settings, ks * sizeof(*st));
+        if (st)
+            r->settings = st;
+    }
+    free(r->callees); /* read by gt_rec_fate() during the fold */
+    r->callees = NULL;
+    r->ncallee = 0;
+    gt_rec_drop_events(r); /* r->rs stays */
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < r->ndev; i++)
+        if (r->devs[i].in_use)
+            r->devs[k++] = r->devs[i];
+    r->ndev = k;
+    if (!k) {
+        free(r->devs);
+        r->devs = NULL;
+    } else {
+        struct gtr_device *d = realloc(r->devs, k * sizeof(*d));
+        if (d)
+            r->devs = d;
+    }
+}
+
+static uint64_t hash_bytes(const void *p, size_t n, uint64_t h)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static uint64_t hash_str(const char *s)
+{
+    return hash_bytes(s, strlen(s), 0xcbf29ce484222325ull);
+}
+
+/* Finds the slot for key hash h; eq(v, arg) says whether index v matches.
+ * Returns the slot: holding a match, or empty. */
+static size_t *ht_find(struct htab *t, uint64_t h, int (*eq)(size_t, const void *), const void *arg)
+{
+    size_t mask = t->cap - 1;
+    for (size_t i = (size_t)h & mask;; i = (i + 1) & mask)
+        if (t->v[i] == SIZE_MAX || eq(t->v[i], arg))
+            return &t->v[i];
+}
+
+/* Grows t so one more entry fits; rehash(v) gives the hash of entry v. */
+static int ht_reserve(struct htab *t, uint64_t (*rehash)(size_t, const void *), const void *arg)
+{
+    if ((t->n + 1) * 2 <= t->cap)
+        return 0;
+    size_t ncap = t->cap ? t->cap * 2 : 64;
+    size_t *nv = malloc(ncap * sizeof(*nv));
+    if (!nv)
+        return -1;
+    for (size_t i = 0; i < ncap; i++)
+        nv[i] = SIZE_MAX;
+    for (size_t i = 0; i < t->cap; i++) {
+        if (t->v[i] == SIZE_MAX)
             continue;
-        if (c->has_comm_id == 1 && x->comm_id == c->comm_id)
-            return (int)i;
-        /* process-wide (ABI < v11) and overflow records stand for their process */
-        if (c->has_comm_id != 1 && x->nmembers && &j->recs[x->members[0].rec] == r)
-            return (int)i;
+        size_t k = (size_t)rehash(t->v[i], arg) & (ncap - 1);
+        while (nv[k] != SIZE_MAX)
+            k = (k + 1) & (ncap - 1);
+        nv[k] = t->v[i];
     }
-    return -1;
-}
-
-static int build_nodes(struct gt_job *j)
-{
-    struct gtr_comm *grp = malloc(sizeof(*grp));
-    j->nodes = calloc(j->nrec ? j->nrec : 1, sizeof(*j->nodes));
-    int *codes = NULL;
-    size_t ncodes = 0, capc = 0;
-    if (!grp || !j->nodes)
-        goto err;
-    for (size_t i = 0; i < j->nrec; i++) {
-        const struct gt_rec *r = &j->recs[i];
-        struct gt_node *nd = NULL;
-        for (size_t k = 0; k < j->nnodes; k++)
-            if (!strcmp(j->nodes[k].host, r->id.host))
-                nd = &j->nodes[k];
-        if (!nd) {
-            nd = &j->nodes[j->nnodes++];
-            snprintf(nd->host, sizeof(nd->host), "%s", r->id.host);
-        }
-        nd->nproc++;
-    }
-    for (size_t k = 0; k < j->nnodes; k++) {
-        struct gt_node *nd = &j->nodes[k];
-        ncodes = 0;
-        for (size_t i = 0; i < j->nrec; i++) {
-            const struct gt_rec *r = &j->recs[i];
-            if (strcmp(r->id.host, nd->host))
-                continue;
-            for (uint32_t s = 0; s < r->ncomm; s++) {
-                if (!gt_rec_comm_group(r, s, grp, NULL))
-                    continue;
-                nd->ncomm++;
-                for (int a = 0; a < GTR_ASKED_COUNT; a++)
-                    for (int m = 0; m < GTR_METHOD_COUNT; m++)
-                        nd->did[m] += grp->reg_count[a][m];
-                struct gt_verdict v;
-                gt_verdict_of(grp, &r, 1, &v);
-                if (ncodes == capc) {
-                    capc = capc ? capc * 2 : 64;
-                    int *nc = realloc(codes, capc * sizeof(*nc));
-                    if (!nc)
-                        goto err;
-                    codes = nc;
-                }
-                codes[ncodes++] = v.code;
-            }
-        }
-        for (size_t f = 0; f < j->nfates; f++) {
-            if (strcmp(j->recs[j->fates[f].rec].id.host, nd->host))
-                continue;
-            if (ncodes == capc) {
-                capc = capc ? capc * 2 : 64;
-                int *nc = realloc(codes, capc * sizeof(*nc));
-                if (!nc)
-                    goto err;
-                codes = nc;
-            }
-            codes[ncodes++] = j->fates[f].f.code;
-        }
-        nd->code = gt_verdict_combine(codes, ncodes);
-    }
-    free(codes);
-    free(grp);
+    free(t->v);
+    t->v = nv;
+    t->cap = ncap;
     return 0;
-err:
-    free(codes);
-    free(grp);
-    return -1;
 }
 
-int gt_job_build(struct gt_job *j, struct gt_rec *recs, size_t nrec)
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap : 16;
+    while (nc < need)
+        nc *= 2;
+    void *np = realloc(*p, nc * size);
+    if (!np)
+        return -1;
+    *p = np;
+    *cap = nc;
+    return 0;
+}
+
+/* Key of a merged communicator: NCCL's commId, or (process-wide and
+ * overflow records) the recorder itself. */
+struct ckey {
+    const struct gt_job *j;
+    int has;
+    uint64_t id;
+    size_t rec;
+};
+
+static uint64_t ckey_hash(int has, uint64_t id, size_t rec)
+{
+    uint64_t h = hash_bytes(&has, sizeof(has), 0xcbf29ce484222325ull);
+    return has == 1 ? hash_bytes(&id, sizeof(id), h) : hash_bytes(&rec, sizeof(rec), h);
+}
+
+static int ckey_eq(size_t v, const void *arg)
+{
+    const struct ckey *k = arg;
+    const struct gt_ccomm *x = &k->j->comms[v];
+    if (x->has_comm_id != k->has)
+        return 0;
+    return k->has == 1 ? x->comm_id == k->id : k->j->fold->cs[v].first.rec == k->rec;
+}
+
+static uint64_t ckey_rehash(size_t v, const void *arg)
+{
+    const struct gt_job *j = arg;
+    return ckey_hash(j->comms[v].has_comm_id, j->comms[v].comm_id, j->fold->cs[v].first.rec);
+}
+
+struct skey {
+    const struct gt_job *j;
+    const char *s;
+};
+
+static int host_eq(size_t v, const void *arg)
+{
+    const struct skey *k = arg;
+    return !strcmp(k->j->nodes[v].host, k->s);
+}
+
+static uint64_t host_rehash(size_t v, const void *arg)
+{
+    return hash_str(((const struct gt_job *)arg)->nodes[v].host);
+}
+
+static int job_eq(size_t v, const void *arg)
+{
+    const struct skey *k = arg;
+    return !strcmp(k->j->recs[v].id.job, k->s);
+}
+
+static uint64_t job_rehash(size_t v, const void *arg)
+{
+    return hash_str(((const struct gt_job *)arg)->recs[v].id.job);
+}
+
+/* 1 if contributor a comes after b in the report's order. */
+static int later(const struct gt_job *j, struct at a, struct at b)
+{
+    if (a.rec != b.rec) {
+        int c = gt_rec_cmp(&j->recs[a.rec], &j->recs[b.rec]);
+        if (c)
+            return c > 0;
+        return a.rec > b.rec;
+    }
+    return a.slot > b.slot;
+}
+
+/* 1 (and *holder = me) if no member supplied the field yet or me comes later. */
+static int take(const struct gt_job *j, struct at *holder, struct at me)
+{
+    if (holder->rec != SIZE_MAX && !later(j, me, *holder))
+        return 0;
+    *holder = me;
+    return 1;
+}
+
+int gt_job_begin(struct gt_job *j)
 {
     memset(j, 0, sizeof(*j));
+    j->fold = calloc(1, sizeof(*j->fold));
+    if (!j->fold)
+        return -1;
+    j->fold->grp = malloc(sizeof(*j->fold->grp));
+    if (!j->fold->grp) {
+        free(j->fold);
+        j->fold = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* Adds slot s of recorder ri to its merged communicator. */
+static int fold_comm(struct gt_job *j, size_t ri, uint32_t s)
+{
+    struct gt_fold *f = j->fold;
+    const struct gt_rec *r = &j->recs[ri];
+    const struct gtr_comm *c = &r->comms[s];
+    struct ckey key = {j, (int)c->has_comm_id, c->comm_id, ri};
+    if (ht_reserve(&f->comm_ix, ckey_rehash, j))
+        return -1;
+    size_t *hs = ht_find(&f->comm_ix, ckey_hash(key.has, key.id, ri), ckey_eq, &key);
+    struct at me = {ri, s};
+    if (*hs == SIZE_MAX) {
+        size_t cap = f->comm_cap;
+        if (grow((void **)&j->comms, &cap, j->ncomm + 1, sizeof(*j->comms)) ||
+            grow((void **)&f->cs, &f->comm_cap, j->ncomm + 1, sizeof(*f->cs)))
+            return -1;
+        f->comm_cap = cap < f->comm_cap ? cap : f->comm_cap;
+        struct gt_ccomm *x = &j->comms[j->ncomm];
+        memset(x, 0, sizeof(*x));
+        gt_comm_clear(&x->sum);
+        x->has_comm_id = (int)c->has_comm_id;
+        x->comm_id = c->comm_id;
+        gt_fmt_comm(c, r, x->label, sizeof(x->label));
+        struct cstate *cs = &f->cs[j->ncomm];
+        cs->first = cs->dev = me;
+        cs->fb = cs->err = cs->text = (struct at){SIZE_MAX, 0};
+        cs->last_rec = SIZE_MAX;
+        *hs = j->ncomm++;
+        f->comm_ix.n++;
+    }
+    size_t idx = *hs;
+    struct gt_ccomm *x = &j->comms[idx];
+    struct cstate *cs = &f->cs[idx];
+    if (x->nmembers && later(j, cs->first, me)) {
+        cs->first = me;
+        gt_fmt_comm(c, r, x->label, sizeof(x->label));
+    }
+    /* the sums are order-free; the last-of fields are taken from c only
+     * when c comes later than the member that supplied them */
+    struct gtr_comm *d = &x->sum;
+    int32_t fb_errno = d->fallback_last_errno, err_errno = d->error_last_errno, dev = d->dev;
+    uint32_t fb_reason = d->fallback_last_reason, err_reason = d->error_last_reason;
+    char text[sizeof(d->error_last_text)];
+    memcpy(text, d->error_last_text, sizeof(text));
+    gt_comm_accumulate(d, c);
+    if (c->fallback_count && !take(j, &cs->fb, me)) {
+        d->fallback_last_errno = fb_errno;
+        d->fallback_last_reason = fb_reason;
+    }
+    if (c->error_count && !take(j, &cs->err, me)) {
+        d->error_last_errno = err_errno;
+        d->error_last_reason = err_reason;
+    }
+    if (c->error_count && c->error_last_text[0] && !take(j, &cs->text, me))
+        memcpy(d->error_last_text, text, sizeof(text));
+    /* the device: the first member's that has one */
+    d->dev = dev;
+    if (c->dev >= 0 && (dev < 0 || later(j, cs->dev, me))) {
+        d->dev = c->dev;
+        cs->dev = me;
+    }
+    if ((x->nmembers & (x->nmembers - 1)) == 0) { /* capacity: the next power of two */
+        struct gt_member *nm = realloc(x->members, (x->nmembers ? 2 * x->nmembers : 1) * sizeof(*nm));
+        if (!nm)
+            return -1;
+        x->members = nm;
+    }
+    x->members[x->nmembers].rec = ri;
+    x->members[x->nmembers].slot = s;
+    x->nmembers++;
+    if (cs->last_rec != ri) {
+        x->nprocs++;
+        cs->last_rec = ri;
+    }
+    return 0;
+}
+
+int gt_job_add(struct gt_job *j, struct gt_rec *recs, size_t ri)
+{
+    struct gt_fold *f = j->fold;
+    j->recs = recs;
+    if (ri + 1 > j->nrec)
+        j->nrec = ri + 1;
+    const struct gt_rec *r = &recs[ri];
+    if (grow((void **)&f->rec_node, &f->nrec_cap, ri + 1, sizeof(*f->rec_node)))
+        return -1;
+    /* jobs: a recorder stands for its job in the table */
+    struct skey jk = {j, r->id.job};
+    if (ht_reserve(&f->job_ix, job_rehash, j))
+        return -1;
+    size_t *js = ht_find(&f->job_ix, hash_str(r->id.job), job_eq, &jk);
+    if (*js == SIZE_MAX) {
+        *js = ri;
+        f->job_ix.n++;
+        j->njobs++;
+    }
+    /* hosts: one node each */
+    struct skey hk = {j, r->id.host};
+    if (ht_reserve(&f->host_ix, host_rehash, j))
+        return -1;
+    size_t *hs = ht_find(&f->host_ix, hash_str(r->id.host), host_eq, &hk);
+    if (*hs == SIZE_MAX) {
+        size_t cap = f->node_cap, cap2 = f->node_cap;
+        if (grow((void **)&j->nodes, &cap, j->nnodes + 1, sizeof(*j->nodes)) ||
+            grow((void **)&f->node_first, &cap2, j->nnodes + 1, sizeof(*f->node_first)) ||
+            grow((void **)&f->node_seen, &f->node_cap, j->nnodes + 1, sizeof(*f->node_seen)))
+            return -1;
+        struct gt_node *nd = &j->nodes[j->nnodes];
+        memset(nd, 0, sizeof(*nd));
+        snprintf(nd->host, sizeof(nd->host), "%s", r->id.host);
+        memset(f->node_seen[j->nnodes], 0, sizeof(f->node_seen[0]));
+        f->node_first[j->nnodes] = ri;
+        *hs = j->nnodes++;
+        f->host_ix.n++;
+        j->nhosts++;
+    }
+    size_t ni = *hs;
+    f->rec_node[ri] = ni;
+    struct gt_node *nd = &j->nodes[ni];
+    if (gt_rec_cmp(r, &recs[f->node_first[ni]]) < 0)
+        f->node_first[ni] = ri;
+    nd->nproc++;
+    /* the node's view: this process's communicators, sibling slots summed,
+     * each judged with this process's own context */
+    for (uint32_t s = 0; s < r->ncomm; s++) {
+        if (!gt_rec_comm_group(r, s, f->grp, NULL))
+            continue;
+        nd->ncomm++;
+        for (int a = 0; a < GTR_ASKED_COUNT; a++)
+            for (int m = 0; m < GTR_METHOD_COUNT; m++)
+                nd->did[m] += f->grp->reg_count[a][m];
+        struct gt_verdict v;
+        gt_verdict_of(f->grp, &r, 1, &v);
+        f->node_seen[ni][v.code]++;
+        if (grow((void **)&j->ranks, &f->ranks_cap, j->nranks + 1, sizeof(*j->ranks)))
+            return -1;
+        struct gt_rank_comm *rc = &j->ranks[j->nranks++];
+        memset(rc, 0, sizeof(*rc));
+        rc->rec = ri;
+        rc->slot = s;
+        rc->has_comm_id = (int)f->grp->has_comm_id;
+        rc->comm_id = f->grp->comm_id;
+        for (int a = 0; a < GTR_ASKED_COUNT; a++)
+            for (int m = 0; m < GTR_METHOD_COUNT; m++)
+                rc->did[m] += f->grp->reg_count[a][m];
+        rc->fallbacks = f->grp->fallback_count;
+        rc->errors = f->grp->error_count;
+        for (int op = 0; op < GTR_OP_COUNT; op++) {
+            rc->p50_ns[op] = gt_hist_quantile(&f->grp->hist[op], 0.50);
+            rc->p99_ns[op] = gt_hist_quantile(&f->grp->hist[op], 0.99);
+        }
+        rc->verdict = v.code;
+    }
+    /* what became of the process (refused, died inside a call): from its
+     * events, so before they are released */
+    struct gt_fate fate;
+    gt_rec_fate(r, &fate);
+    if (fate.kind != GT_FATE_NONE) {
+        if (grow((void **)&j->fates, &f->fates_cap, j->nfates + 1, sizeof(*j->fates)))
+            return -1;
+        j->fates[j->nfates].rec = ri;
+        j->fates[j->nfates++].f = fate;
+        if (fate.code >= 0 && fate.code < GT_V_COUNT)
+            f->node_seen[ni][fate.code]++;
+    }
+    for (uint32_t s = 0; s < r->ncomm; s++)
+        if (gt_comm_used(&r->comms[s]) && fold_comm(j, ri, s))
+            return -1;
+    return 0;
+}
+
+static const struct gt_rec *sort_recs;
+static int idx_cmp(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    int c = gt_rec_cmp(&sort_recs[x], &sort_recs[y]);
+    return c ? c : (x > y) - (x < y);
+}
+
+static int member_cmp(const void *a, const void *b)
+{
+    const struct gt_member *x = a, *y = b;
+    if (x->rec != y->rec)
+        return x->rec < y->rec ? -1 : 1;
+    return (x->slot > y->slot) - (x->slot < y->slot);
+}
+
+static int comm_cmp(const void *a, const void *b)
+{
+    return member_cmp(((const struct gt_ccomm *)a)->members, ((const struct gt_ccomm *)b)->members);
+}
+
+static int fate_cmp(const void *a, const void *b)
+{
+    size_t x = ((const struct gt_pfate *)a)->rec, y = ((const struct gt_pfate *)b)->rec;
+    return (x > y) - (x < y);
+}
+
+static int rank_cmp(const void *a, const void *b)
+{
+    const struct gt_rank_comm *x = a, *y = b;
+    if (x->rec != y->rec)
+        return x->rec < y->rec ? -1 : 1;
+    return (x->slot > y->slot) - (x->slot < y->slot);
+}
+
+struct node_ord {
+    struct gt_node nd;
+    size_t first;
+};
+
+static int node_cmp(const void *a, const void *b)
+{
+    const struct node_ord *x = a, *y = b;
+    return (x->first > y->first) - (x->first < y->first);
+}
+
+int gt_job_finish(struct gt_job *j, struct gt_rec *recs, size_t nrec)
+{
+    struct gt_fold *f = j->fold;
     j->recs = recs;
     j->nrec = nrec;
-    size_t cap = 0;
-    for (size_t ri = 0; ri < nrec; ri++) {
-        struct gt_rec *r = &recs[ri];
-        int new_job = 1, new_host = 1;
-        for (size_t k = 0; k < ri; k++) {
-            new_job &= strcmp(recs[k].id.job, r->id.job) != 0;
-            new_host &= strcmp(recs[k].id.host, r->id.host) != 0;
-        }
-        j->njobs += new_job;
-        j->nhosts += new_host;
-        for (uint32_t s = 0; s < r->ncomm; s++) {
-            const struct gtr_comm *c = &r->comms[s];
-            if (!gt_comm_used(c))
-                continue;
-            int idx = find_comm(j, c, r);
-            if (idx < 0) {
-                if (j->ncomm == cap) {
-                    cap = cap ? cap * 2 : 16;
-                    struct gt_ccomm *nc = realloc(j->comms, cap * sizeof(*nc));
-                    if (!nc)
-                        goto err;
-                    j->comms = nc;
-                }
-                struct gt_ccomm *x = &j->comms[j->ncomm];
-                memset(x, 0, sizeof(*x));
-                gt_comm_clear(&x->sum);
-                x->has_comm_id = (int)c->has_comm_id;
-                x->comm_id = c->comm_id;
-                gt_fmt_comm(c, r, x->label, sizeof(x->label));
-                idx = (int)j->ncomm++;
-            }
-            struct gt_ccomm *x = &j->comms[idx];
-            struct gt_member *nm = realloc(x->members, (x->nmembers + 1) * sizeof(*nm));
-            if (!nm)
-                goto err;
-            x->members = nm;
-            x->members[x->nmembers].rec = ri;
-            x->members[x->nmembers].slot = s;
-            int new_h = 1, new_p = 1;
-            for (size_t k = 0; k < x->nmembers; k++) {
-                new_h &= strcmp(recs[x->members[k].rec].id.host, r->id.host) != 0;
-                new_p &= x->members[k].rec != ri;
-            }
-            x->nhosts += new_h;
-            x->nprocs += new_p;
-            x->nmembers++;
-            gt_comm_accumulate(&x->sum, c);
-        }
+    size_t *perm = malloc((nrec ? nrec : 1) * sizeof(*perm));
+    size_t *inv = malloc((nrec ? nrec : 1) * sizeof(*inv));
+    size_t *stamp = calloc(j->nnodes ? j->nnodes : 1, sizeof(*stamp));
+    int *codes = calloc(j->ncomm + j->nfates + 1, sizeof(int));
+    const struct gt_rec **ctx = malloc((nrec ? nrec : 1) * sizeof(*ctx));
+    struct node_ord *no = malloc((j->nnodes ? j->nnodes : 1) * sizeof(*no));
+    int rc = -1;
+    if (!perm || !inv || !stamp || !codes || !ctx || !no)
+        goto out;
+    /* Put the recorders in report order (a no-op when they were folded
+     * sorted) and renumber every reference to them. */
+    for (size_t i = 0; i < nrec; i++)
+        perm[i] = i;
+    sort_recs = recs;
+    if (nrec > 1)
+        qsort(perm, nrec, sizeof(*perm), idx_cmp);
+    int moved = 0;
+    for (size_t i = 0; i < nrec; i++) {
+        inv[perm[i]] = i;
+        moved |= perm[i] != i;
     }
-    int *codes = NULL;
-    const struct gt_rec **ctx = NULL;
-    j->fates = calloc(nrec ? nrec : 1, sizeof(*j->fates));
-    if (!j->fates)
-        goto err;
-    for (size_t ri = 0; ri < nrec; ri++) {
-        struct gt_pfate *pf = &j->fates[j->nfates];
-        gt_rec_fate(&recs[ri], &pf->f);
-        if (pf->f.kind != GT_FATE_NONE) {
-            pf->rec = ri;
-            j->nfates++;
-        }
+    if (moved) {
+        struct gt_rec *tmp = malloc((nrec ? nrec : 1) * sizeof(*tmp));
+        if (!tmp)
+            goto out;
+        for (size_t i = 0; i < nrec; i++)
+            tmp[i] = recs[perm[i]];
+        memcpy(recs, tmp, nrec * sizeof(*tmp));
+        free(tmp);
+        for (size_t i = 0; i < j->ncomm; i++)
+            for (size_t k = 0; k < j->comms[i].nmembers; k++)
+                j->comms[i].members[k].rec = inv[j->comms[i].members[k].rec];
+        for (size_t i = 0; i < j->nnodes; i++)
+            f->node_first[i] = inv[f->node_first[i]];
+        for (size_t i = 0; i < j->nfates; i++)
+            j->fates[i].rec = inv[j->fates[i].rec];
+        if (j->nfates > 1)
+            qsort(j->fates, j->nfates, sizeof(*j->fates), fate_cmp);
+        for (size_t i = 0; i < j->nranks; i++)
+            j->ranks[i].rec = inv[j->ranks[i].rec];
+        if (j->nranks > 1)
+            qsort(j->ranks, j->nranks, sizeof(*j->ranks), rank_cmp);
+        size_t *rn = malloc((nrec ? nrec : 1) * sizeof(*rn));
+        if (!rn)
+            goto out;
+        for (size_t i = 0; i < nrec; i++)
+            rn[i] = f->rec_node[perm[i]];
+        memcpy(f->rec_node, rn, nrec * sizeof(*rn));
+        free(rn);
     }
-    if (build_nodes(j))
-        goto err;
-    codes = calloc(j->ncomm + j->nfates + 1, sizeof(int));
-    ctx = malloc((nrec ? nrec : 1) * sizeof(*ctx));
-    if (!codes || !ctx) {
-        free(codes);
-        free(ctx);
-        goto err;
+    /* Nodes in order of their first recorder. */
+    for (size_t i = 0; i < j->nnodes; i++) {
+        no[i].nd = j->nodes[i];
+        no[i].nd.code = gt_verdict_combine_counts(f->node_seen[i]);
+        no[i].first = f->node_first[i];
     }
+    if (j->nnodes > 1)
+        qsort(no, j->nnodes, sizeof(*no), node_cmp);
+    /* node indices change with the sort: rec_node follows */
+    size_t *renode = malloc((j->nnodes ? j->nnodes : 1) * sizeof(*renode));
+    if (!renode)
+        goto out;
+    for (size_t i = 0; i < j->nnodes; i++) {
+        renode[f->rec_node[no[i].first]] = i;
+        j->nodes[i] = no[i].nd;
+    }
+    for (size_t i = 0; i < nrec; i++)
+        f->rec_node[i] = renode[f->rec_node[i]];
+    free(renode);
+    /* Communicators in order of their first member, members in order. */
+    for (size_t i = 0; i < j->ncomm; i++)
+        if (j->comms[i].nmembers > 1)
+            qsort(j->comms[i].members, j->comms[i].nmembers, sizeof(struct gt_member), member_cmp);
+    if (j->ncomm > 1)
+        qsort(j->comms, j->ncomm, sizeof(*j->comms), comm_cmp);
+    for (size_t i = 0; i < j->nnodes; i++)
+        stamp[i] = SIZE_MAX;
     for (size_t i = 0; i < j->ncomm; i++) {
         struct gt_ccomm *x = &j->comms[i];
         size_t nctx = 0;
+        x->nhosts = 0;
         for (size_t k = 0; k < x->nmembers; k++) {
-            const struct gt_rec *r = &recs[x->members[k].rec];
-            int dup = 0;
-            for (size_t q = 0; q < nctx; q++)
-                dup |= ctx[q] == r;
-            if (!dup)
-                ctx[nctx++] = r;
+            size_t ri = x->members[k].rec;
+            if (!nctx || ctx[nctx - 1] != &recs[ri])
+                ctx[nctx++] = &recs[ri];
+            size_t nd = f->rec_node[ri];
+            if (stamp[nd] != i) {
+                stamp[nd] = i;
+                x->nhosts++;
+            }
         }
         gt_verdict_of(&x->sum, ctx, nctx, &x->v);
         codes[i] = x->v.code;
@@ -738,26 +1170,30 @@ int gt_job_build(struct gt_job *j, struct gt_rec *recs, size_t nrec)
             appendf(j->overall.why, sizeof(j->overall.why),
                     " %d process(es) still inside such a call.", inside);
     }
+    rc = 0;
+out:
+    free(perm);
+    free(inv);
+    free(stamp);
     free(codes);
     free(ctx);
-    return 0;
-err:
-    gt_job_free(j);
-    return -1;
+    free(no);
+    fold_free(j);
+    if (rc)
+        gt_job_free(j);
+    return rc;
 }
 
-void gt_job_free(struct gt_job *j)
+int gt_job_build(struct gt_job *j, struct gt_rec *recs, size_t nrec)
 {
-    for (size_t i = 0; i < j->ncomm; i++)
-        free(j->comms[i].members);
-    free(j->comms);
-    free(j->nodes);
-    free(j->fates);
-    j->comms = NULL;
-    j->nodes = NULL;
-    j->fates = NULL;
-    j->nfates = 0;
-    j->ncomm = j->nnodes = 0;
+    if (gt_job_begin(j))
+        return -1;
+    for (size_t i = 0; i < nrec; i++)
+        if (gt_job_add(j, recs, i)) {
+            gt_job_free(j);
+            return -1;
+        }
+    return gt_job_finish(j, recs, nrec);
 }
 
 const char *gt_fmt_ns(uint64_t ns, char *buf, size_t n)

@@ -115,6 +115,22 @@ struct gt_pfate {
     struct gt_fate f;
 };
 
+struct gt_fold;
+
+/* A process's digest of one of its communicators (sibling slots summed):
+ * what outlier detection and joining NCCL's log need, kept when the
+ * recorder itself is released (fold mode). */
+struct gt_rank_comm {
+    size_t rec;                       /* index into the recorder array */
+    uint32_t slot;                    /* first slot of the group */
+    int has_comm_id;
+    uint64_t comm_id;
+    uint64_t did[GTR_METHOD_COUNT];   /* registrations by method */
+    uint64_t fallbacks, errors;
+    uint64_t p50_ns[GTR_OP_COUNT], p99_ns[GTR_OP_COUNT]; /* latency; 0: none */
+    int verdict;                      /* judged with this process's context */
+};
+
 struct gt_job {
     struct gt_rec *recs;   /* not owned */
     size_t nrec;
@@ -126,6 +142,9 @@ struct gt_job {
     struct gt_pfate *fates; /* processes with a fate (refused, died in a call) */
     size_t nfates;
     struct gt_verdict overall;
+    struct gt_rank_comm *ranks; /* per process and communicator, in (rec, slot) order */
+    size_t nranks;
+    struct gt_fold *fold;  /* between gt_job_begin and gt_job_finish */
 };
 
 /*! gt_rec_emulated() : 1 when recorder r ran the GPU-memory validation mode
@@ -133,8 +152,30 @@ struct gt_job {
 int gt_rec_emulated(const struct gt_rec *r);
 
 /* Builds the merged view; 0 or -1 (out of memory).  overall.emulated: any
- * recorder of the job is emulated. */
+ * recorder of the job is emulated.  Linear in the recorders and their
+ * communicator slots (hash tables, no pairwise comparisons). */
 int gt_job_build(struct gt_job *j, struct gt_rec *recs, size_t nrec);
+
+/* The same in steps, for folding recorders as they are read:
+ * gt_job_begin(), gt_job_add() for each recorder recs[ri] (any order; recs
+ * may have moved since the last call, indices are stable), then
+ * gt_job_finish(), which sorts recs[0, nrec) into report order
+ * (gt_rec_cmp) and renumbers every reference.  After gt_job_add(recs, ri)
+ * returns, the job needs only recs[ri]'s identity, devices in use and
+ * source: the rest may be released (inputs.c, fold mode); the merged view
+ * is the same as gt_job_build() of the whole recorders.  0 or -1 (out of
+ * memory; after a failed add or finish, only gt_job_free). */
+int gt_job_begin(struct gt_job *j);
+int gt_job_add(struct gt_job *j, struct gt_rec *recs, size_t ri);
+int gt_job_finish(struct gt_job *j, struct gt_rec *recs, size_t nrec);
+
+/* Reduces a folded recorder to what the job keeps (identity, source, ring
+ * statistics, devices in use, the GDRTRACE_GPUMEM setting): frees its
+ * communicator slots, other settings, callees and events. */
+void gt_rec_release(struct gt_rec *r);
+
+/* The report order of recorders: job, host, rank, pid, source. */
+int gt_rec_cmp(const struct gt_rec *x, const struct gt_rec *y);
 void gt_job_free(struct gt_job *j);
 
 /* Verdict of one (possibly merged) communicator record; ctx are the
@@ -144,6 +185,8 @@ void gt_verdict_of(const struct gtr_comm *c, const struct gt_rec *const *ctx, si
 /* Verdict of a set (docs/reader.md, "Precedence"): ignores NO-DATA; ERROR >
  * FALLBACK > BYPASSED > disagreement = MIXED > the one kind seen. */
 int gt_verdict_combine(const int *codes, size_t n);
+/* The same from how many of each code were seen (seen[GT_V_COUNT]). */
+int gt_verdict_combine_counts(const int *seen);
 
 /* has_comm_id value of the writer's overflow slot: shared by communicators
  * that found no free slot (shim/recorder.h GT_REC_COMM_OVERFLOW). */

@@ -143,6 +143,25 @@ static void kc_json(struct gt_json *js, const struct gt_job *j)
 
 int gt_load_job(char **paths, int n, struct gt_inputs *in, struct gt_job *j)
 {
+    if (in->fold) {
+        if (gt_job_begin(j)) {
+            fprintf(stderr, "gdrtrace: out of memory building the report\n");
+            in->fold = NULL;
+            gt_job_build(j, NULL, 0);
+            return GT_EXIT_INPUT;
+        }
+        in->fold = j;
+        int bad = gt_inputs_load(in, paths, n);
+        in->fold = NULL;
+        if (in->fold_failed || gt_job_finish(j, in->recs, in->n)) {
+            if (!in->fold_failed)
+                fprintf(stderr, "gdrtrace: out of memory building the report\n");
+            gt_job_free(j);
+            gt_job_build(j, NULL, 0);
+            return GT_EXIT_INPUT;
+        }
+        return bad ? GT_EXIT_INPUT : 0;
+    }
     int bad = gt_inputs_load(in, paths, n);
     if (gt_job_build(j, in->recs, in->n)) {
         fprintf(stderr, "gdrtrace: out of memory building the report\n");

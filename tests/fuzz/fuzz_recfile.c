@@ -2,7 +2,8 @@
 /*
  * fuzz_recfile.c — property: for ANY bytes, the reader (recorder parser, or
  * archive decompressor + container walker + parser when the bytes start with
- * a zstd frame) either refuses with a message or yields recorders that the
+ * a zstd frame; the streaming walker must agree with it member for member)
+ * either refuses with a message or yields recorders that the
  * verdict, the text report and the JSON report process without reading out
  * of bounds, crashing or leaking.  Built as a libFuzzer target by
  * run-fuzz.sh (clang, -fsanitize=fuzzer,address,undefined) and linked with
@@ -82,10 +83,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         unsigned char *raw;
         size_t rawn;
         /* a small cap: decompression bombs are refused, not followed */
+        int whole = -1;
         if (gt_archive_decompress(data, size, 8u << 20, &raw, &rawn, "fuzz.zst", err, sizeof(err)) == 0) {
-            gt_archive_walk(raw, rawn, "fuzz.zst", member, &in, err, sizeof(err));
+            whole = gt_archive_walk(raw, rawn, "fuzz.zst", member, &in, err, sizeof(err));
             free(raw);
         }
+        /* The streaming reader (what gdrtrace uses) accepts exactly what
+         * decompressing first and walking accepts, member for member. */
+        struct gt_inputs in2 = {0};
+        int streamed = gt_archive_stream_mem(data, size, 8u << 20, "fuzz.zst", member, &in2, err,
+                                             sizeof(err));
+        if ((streamed == 0) != (whole == 0) || (whole == 0 && in2.n != in.n))
+            abort();
+        gt_inputs_free(&in2);
     } else {
         in.recs = malloc(sizeof(*in.recs));
         in.cap = 1;

@@ -18,3 +18,11 @@ reader_prune_SRCS = tests/reader/prune_race.c tests/reader/fixture.c $(READER_SR
 reader_prune_LIBS := -lzstd -lm
 TEST_SCRIPTS += tests/reader/test-prune.sh
 TEST_SCRIPTS += tests/reader/test-epilog.sh
+# Bounded memory and scale (owner: reader): reader_scale generates sparse
+# recorders and zstd bombs and measures a child's peak RSS; test-bounded.sh
+# holds the regression tests, bench-scale.sh the `make bench` figures.
+TESTS += reader_scale
+reader_scale_SRCS = tests/reader/scale.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
+reader_scale_LIBS := -lzstd -lm
+TEST_SCRIPTS += tests/reader/test-bounded.sh
+BENCH_SCRIPTS += tests/reader/bench-scale.sh

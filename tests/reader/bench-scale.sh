@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# bench-scale.sh — `make bench`: the reader at job scale (issue 17, item 5).
+#  * `gdrtrace verdict` over 1k, 2k, 4k and 8k generated recorders of the
+#    default size (64 comm slots, 16,384 ring slots, 2.7 MB each, written
+#    sparse like the writer's files in /dev/shm; 8 ranks a node, a world
+#    communicator and one per node; 8,192 = a 1,024-node x 8-GPU job): wall
+#    time and the child's peak RSS (wait4).  Targets at 8k: <= 512 MiB and
+#    <= 30 s on 2 cores, time linear (8k / 1k <= 8 x 1.5);
+#  * a 2 GiB zstd bomb (zeros, 85 KB on disk) and a container whose member
+#    is 2 GiB of zeros: refused in <= 64 MiB and < 2 s.
+# Prints one line per point and MISSED beside a target not met (exit 0 as
+# the other benches: the figures are the output).
+# GDRTRACE_BENCH_SCALE_MAX (default 8192) caps the largest point.
+set -u
+BUILD=${BUILD:-build/default}
+G=$BUILD/gdrtrace
+S=$BUILD/tests/reader_scale
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+export GDRTRACE_DIR=$T/empty
+mkdir -p "$GDRTRACE_DIR"
+max=${GDRTRACE_BENCH_SCALE_MAX:-8192}
+missed=0
+miss() { missed=$((missed + 1)); echo "  MISSED: $*"; }
+
+t1=
+for n in 1024 2048 4096 8192; do
+    [ "$n" -le "$max" ] || break
+    mkdir -p "$T/$n"
+    g0=$(date +%s.%N)
+    "$S" gen "$T/$n" "$n" || { echo "reader_scale gen $n failed"; exit 1; }
+    g1=$(date +%s.%N)
+    read -r secs kib rc < <("$S" measure "$G" verdict "$T/$n" 2>/dev/null | tail -1)
+    printf 'reader scale: verdict over %5d recorders: %6.2f s, peak RSS %4d MiB, exit %d (generated in %.1f s)\n' \
+        "$n" "$secs" $((kib / 1024)) "$rc" "$(echo "$g1 - $g0" | bc)"
+    [ "$rc" = 0 ] || miss "verdict exit $rc (want 0, DIRECT-DMABUF)"
+    [ "$n" = 1024 ] && t1=$secs
+    if [ "$n" = 8192 ]; then
+        [ $((kib / 1024)) -le 512 ] || miss "peak RSS $((kib / 1024)) MiB > 512 MiB"
+        awk "BEGIN { exit !($secs <= 30) }" || miss "$secs s > 30 s"
+        r=$(awk "BEGIN { printf \"%.1f\", $secs / $t1 }")
+        echo "reader scale: 8k / 1k time ratio $r (linear: 8; target <= 12)"
+        awk "BEGIN { exit !($r <= 12) }" || miss "time not linear (ratio $r)"
+    fi
+    rm -rf "${T:?}/$n"
+done
+
+for kind in zeros member; do
+    "$S" bomb "$T/bomb.zst" $((2 << 30)) "$kind" || { echo "reader_scale bomb failed"; exit 1; }
+    sz=$(stat -c %s "$T/bomb.zst")
+    read -r secs kib rc < <("$S" measure "$G" verdict "$T/bomb.zst" 2>/dev/null | tail -1)
+    printf 'reader scale: 2 GiB zstd bomb (%s, %d bytes) refused: %.3f s, peak RSS %d MiB, exit %d\n' \
+        "$kind" "$sz" "$secs" $((kib / 1024)) "$rc"
+    [ "$rc" = 2 ] || miss "bomb exit $rc (want 2: refused)"
+    [ $((kib / 1024)) -le 64 ] || miss "peak RSS $((kib / 1024)) MiB > 64 MiB"
+    awk "BEGIN { exit !($secs < 2) }" || miss "$secs s >= 2 s"
+done
+[ $missed = 0 ] && echo "reader scale: every target met" || echo "reader scale: $missed target(s) MISSED"
+exit 0

@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * scale.c — `reader_scale`: inputs for the reader's memory and scale tests
+ * (test-bounded.sh, bench-scale.sh), and a way to measure a command.
+ *
+ *   reader_scale gen DIR N        N recorders of the default size (64 comm
+ *                                 slots, 16,384 ring slots) of one job, 8
+ *                                 ranks a node, written sparse: only the
+ *                                 4 KiB blocks that hold data are written, the
+ *                                 rest are holes, so 8,192 of them take
+ *                                 seconds and ~0.3 GB of disk, not 22 GB
+ *   reader_scale bomb FILE BYTES [zeros|container|member]
+ *                                 a small zstd file that expands to BYTES:
+ *                                 zeros (not an archive); container (a valid
+ *                                 container whose one member declares BYTES
+ *                                 and holds a few); member (a valid container
+ *                                 whose member is BYTES of zeros)
+ *   reader_scale measure CMD...   runs CMD; prints "wall_s peak_rss_kib exit"
+ *                                 from wait4()'s rusage of that child
+ *   reader_scale                  self-test: gen writes holes and the files
+ *                                 parse with the expected verdict
+ *
+ * Every generated recorder is built by fixture.c (the format written from
+ * recorder_format.h, not through shim/), then patched per rank: identity
+ * (host, rank, pid) and a second communicator local to the node.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "common/recfile.h"
+#include "tests/reader/fixture.h"
+#include "tools/archive.h"
+
+#define BLK 4096
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int write_all(int fd, const void *p, size_t n, off_t off)
+{
+    const unsigned char *b = p;
+    while (n) {
+        ssize_t k = pwrite(fd, b, n, off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        b += k;
+        n -= (size_t)k;
+        off += k;
+    }
+    return 0;
+}
+
+/* Writes img sparse: the non-zero blocks listed in nz, then the length. */
+static int write_sparse(const char *path, const unsigned char *img, size_t len, const size_t *nz,
+                        size_t nnz)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < nnz && !rc; i++) {
+        size_t off = nz[i] * BLK, n = len - off < BLK ? len - off : BLK;
+        rc = write_all(fd, img + off, n, (off_t)off);
+    }
+    if (!rc && ftruncate(fd, (off_t)len))
+        rc = -1;
+    if (close(fd))
+        rc = -1;
+    return rc;
+}
+
+static int gen(const char *dir, long n)
+{
+    struct fx_opts o = {.kind = FX_DMABUF, .world = (int)n, .ring_cap = GTR_DEFAULT_RING_EVENTS,
+                        .ncomm = GTR_DEFAULT_COMMS, .events = 300};
+    size_t len;
+    unsigned char *img = fx_build(&o, &len);
+    if (!img)
+        return -1;
+    /* slot 1: a communicator of the node's 8 ranks (its own commId) */
+    size_t c0 = fx_off_comms(), c1 = c0 + sizeof(struct gtr_comm);
+    memcpy(img + c1, img + c0, sizeof(struct gtr_comm));
+    size_t nblk = (len + BLK - 1) / BLK, nnz = 0;
+    size_t *nz = malloc(nblk * sizeof(*nz));
+    if (!nz)
+        return -1;
+    static const unsigned char zero[BLK];
+    for (size_t b = 0; b < nblk; b++) {
+        size_t n2 = len - b * BLK < BLK ? len - b * BLK : BLK;
+        if (memcmp(img + b * BLK, zero, n2))
+            nz[nnz++] = b;
+    }
+    struct gtr_identity id;
+    memcpy(&id, img + fx_off_identity(), sizeof(id));
+    struct gtr_comm c;
+    memcpy(&c, img + c1, sizeof(c));
+    for (long r = 0; r < n; r++) {
+        snprintf(id.host, sizeof(id.host), "node-%04ld", r / 8);
+        id.rank = (int32_t)r;
+        id.local_rank = (int32_t)(r % 8);
+        id.pid = (int32_t)(100000 + r);
+        memcpy(img + fx_off_identity(), &id, sizeof(id));
+        c.comm_id = 0x4e0de00000000000ull + (uint64_t)(r / 8);
+        memcpy(img + c1, &c, sizeof(c));
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/gdrtrace.scale.%s.%d.rec", dir, id.host, id.pid);
+        if (write_sparse(path, img, len, nz, nnz)) {
+            fprintf(stderr, "reader_scale: %s: %s\n", path, strerror(errno));
+            free(nz);
+            free(img);
+            return -1;
+        }
+    }
+    free(nz);
+    free(img);
+    return 0;
+}
+
+/* Appends one zstd frame of src to f. */
+static int frame(FILE *f, const void *src, size_t n)
+{
+    size_t cap = ZSTD_compressBound(n);
+    void *dst = malloc(cap);
+    if (!dst)
+        return -1;
+    size_t k = ZSTD_compress(dst, cap, src, n, 1);
+    int rc = ZSTD_isError(k) || fwrite(dst, 1, k, f) != k ? -1 : 0;
+    free(dst);
+    return rc;
+}
+
+static void le32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* A bomb: frames concatenated (a valid zstd stream), the zeros as one 16 MiB
+ * frame repeated, so writing a 2 GiB bomb takes milliseconds. */
+static int bomb(const char *path, unsigned long long bytes, const char *kind)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    int rc = 0;
+    unsigned long long zeros = bytes;
+    if (strcmp(kind, "zeros")) {
+        static const char name[] = "gdrtrace.bomb.node.1.rec";
+        unsigned char h[16 + 24 + sizeof(name) - 1];
+        memcpy(h, GT_ARC_MAGIC, 8);
+        le32(h + 8, 1);
+        le32(h + 12, 0);
+        le32(h + 16, GT_ARC_MEMBER);
+        le32(h + 20, GT_LIVE_EXITED);
+        le32(h + 24, sizeof(name) - 1);
+        le32(h + 28, 0);
+        le32(h + 32, (uint32_t)bytes);
+        le32(h + 36, (uint32_t)(bytes >> 32));
+        memcpy(h + 40, name, sizeof(name) - 1);
+        rc = frame(f, h, sizeof(h));
+        zeros = !strcmp(kind, "member") ? bytes : 4096;
+    }
+    size_t chunk = (size_t)16 << 20;
+    unsigned char *z = calloc(1, chunk);
+    if (!z)
+        rc = -1;
+    size_t big = 0;
+    unsigned char *bigf = NULL;
+    if (!rc && zeros >= chunk) {
+        bigf = malloc(ZSTD_compressBound(chunk));
+        big = bigf ? ZSTD_compress(bigf, ZSTD_compressBound(chunk), z, chunk, 1) : 0;
+        if (!bigf || ZSTD_isError(big))
+            rc = -1;
+    }
+    for (; !rc && zeros >= chunk; zeros -= chunk)
+        rc = fwrite(bigf, 1, big, f) != big ? -1 : 0;
+    if (!rc && zeros)
+        rc = frame(f, z, (size_t)zeros);
+    if (!rc && !strcmp(kind, "member")) {
+        unsigned char e[8];
+        le32(e, GT_ARC_END);
+        le32(e + 4, 1);
+        rc = frame(f, e, sizeof(e));
+    }
+    free(bigf);
+    free(z);
+    if (fclose(f))
+        rc = -1;
+    return rc;
+}
+
+static int measure(char **argv)
+{
+    double t0 = now();
+    pid_t p = fork();
+    if (p < 0)
+        return 1;
+    if (p == 0) {
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    int st;
+    struct rusage ru;
+    if (wait4(p, &st, 0, &ru) != p)
+        return 1;
+    printf("%.3f %ld %d\n", now() - t0, ru.ru_maxrss,
+           WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+    return 0;
+}
+
+static int selftest(void)
+{
+    char dir[] = "/tmp/reader-scale-XXXXXX";
+    if (!mkdtemp(dir))
+        return 1;
+    int fails = 0;
+    if (gen(dir, 16)) {
+        printf("FAIL gen\n");
+        return 1;
+    }
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/gdrtrace.scale.node-0001.100009.rec", dir);
+    struct stat st;
+    struct gt_rec r;
+    char err[GT_ERRLEN];
+    if (stat(path, &st) || (uint64_t)st.st_blocks * 512 * 4 > (uint64_t)st.st_size) {
+        printf("FAIL %s: not sparse (%lld bytes, %lld allocated)\n", path, (long long)st.st_size,
+               (long long)st.st_blocks * 512);
+        fails++;
+    } else {
+        printf("ok   generated recorders are sparse: %lld bytes, %lld allocated\n",
+               (long long)st.st_size, (long long)st.st_blocks * 512);
+    }
+    if (gt_rec_load_file(path, &r, err, sizeof(err))) {
+        printf("FAIL generated recorder refused: %s\n", err);
+        fails++;
+    } else {
+        int ok = r.id.rank == 9 && !strcmp(r.id.host, "node-0001") && r.ncomm == GTR_DEFAULT_COMMS &&
+                 r.ring.capacity == GTR_DEFAULT_RING_EVENTS && r.comms[1].comm_id == 0x4e0de00000000001ull;
+        printf("%s generated recorder reads back (rank %d on %s, %u comm slots, ring of %llu)\n",
+               ok ? "ok  " : "FAIL", r.id.rank, r.id.host, r.ncomm,
+               (unsigned long long)r.ring.capacity);
+        fails += !ok;
+        gt_rec_free(&r);
+    }
+    char cmd[4300];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd))
+        fails++;
+    return fails ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 1)
+        return selftest();
+    if (!strcmp(argv[1], "gen") && argc == 4)
+        return gen(argv[2], atol(argv[3])) ? 1 : 0;
+    if (!strcmp(argv[1], "bomb") && (argc == 4 || argc == 5))
+        return bomb(argv[2], strtoull(argv[3], NULL, 10), argc == 5 ? argv[4] : "zeros") ? 1 : 0;
+    if (!strcmp(argv[1], "measure") && argc > 2)
+        return measure(argv + 2);
+    fprintf(stderr, "usage: reader_scale [gen DIR N | bomb FILE BYTES [zeros|container|member] | "
+                    "measure CMD...]\n");
+    return 64;
+}

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# test-bounded.sh — the reader's memory follows what it needs, never what a
+# file declares or decompresses to (issue 17, item 5).  Each case runs
+# `gdrtrace` as a child and reads its peak RSS from wait4() (reader_scale
+# measure); the limit is 64 MiB (160 MiB in sanitizer builds, whose shadow
+# memory and quarantine add to every allocation):
+#  * a zstd file of 512 MiB of zeros: refused as "not a gdrtrace archive"
+#    from its first bytes (ce69281 decompressed it whole first: 512 MiB);
+#  * a valid container whose member declares 5 GiB (more than
+#    GDRTRACE_ARCHIVE_MAX, 4 GiB by default): refused by its declaration,
+#    before a byte of it is read;
+#  * a valid container whose member is 512 MiB of zeros: the member is
+#    refused as "not a gdrtrace recorder" and skipped, not held;
+#  * a sparse 1 GiB file named like a recorder that is not one: refused by
+#    its header, nothing else is read (ce69281 read the whole file first);
+#  * `verdict` over 256 recorders of the default size (64 comm slots, 16,384
+#    ring slots; 2.7 MB each): each is folded and released as it is read
+#    (ce69281 held them all: 1.1 GB); the verdict equals `summary`'s;
+#  * an archive of members of different sizes reads back member by member
+#    (verdict of the archive == verdict of the files).
+set -u
+BUILD=${BUILD:-build/default}
+G=$BUILD/gdrtrace
+FX=$BUILD/tests/reader_fixture
+S=$BUILD/tests/reader_scale
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+pass() { echo "ok   $*"; }
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+export GDRTRACE_DIR=$T/empty
+mkdir -p "$GDRTRACE_DIR"
+limit=$((64 * 1024))
+[ "$(basename "$BUILD")" = default ] || limit=$((160 * 1024))
+
+# run CMD...: sets secs, kib, rc; stdout+stderr in $T/out
+run() {
+    read -r secs kib rc < <("$S" measure "$@" 2>"$T/err" >"$T/out.raw"; cat "$T/out.raw" | tail -1)
+    head -n -1 "$T/out.raw" >"$T/out"
+    cat "$T/err" >>"$T/out"
+}
+
+"$S" bomb "$T/zeros.zst" $((512 << 20)) zeros || fail "bomb writer"
+run "$G" verdict "$T/zeros.zst"
+if [ "$rc" = 2 ] && grep -q 'zeros.zst: not a gdrtrace archive' "$T/out" && [ "$kib" -le $limit ]; then
+    pass "512 MiB of zstd'd zeros refused by its first bytes (peak $((kib / 1024)) MiB, ${secs}s)"
+else
+    fail "zeros bomb: exit $rc, peak ${kib} KiB (limit $limit): $(head -3 "$T/out")"
+fi
+
+"$S" bomb "$T/declared.zst" $((5 << 30)) container || fail "bomb writer"
+run "$G" verdict "$T/declared.zst"
+if [ "$rc" = 2 ] && grep -q 'declares 5368709120 data bytes, more than GDRTRACE_ARCHIVE_MAX' "$T/out" &&
+   [ "$kib" -le $limit ]; then
+    pass "a member declaring 5 GiB is refused by its declaration (peak $((kib / 1024)) MiB)"
+else
+    fail "declared-huge member: exit $rc, peak ${kib} KiB: $(head -3 "$T/out")"
+fi
+
+"$S" bomb "$T/member.zst" $((512 << 20)) member || fail "bomb writer"
+run "$G" verdict "$T/member.zst"
+if [ "$rc" = 2 ] && grep -q 'member.zst:gdrtrace.bomb.node.1.rec: not a gdrtrace recorder' "$T/out" &&
+   [ "$kib" -le $limit ]; then
+    pass "a 512 MiB member of zeros is skipped, not held (peak $((kib / 1024)) MiB, ${secs}s)"
+else
+    fail "zeros member: exit $rc, peak ${kib} KiB (limit $limit): $(head -3 "$T/out")"
+fi
+
+mkdir -p "$T/sparse"
+truncate -s 1G "$T/sparse/gdrtrace.job.node.1.rec"
+run "$G" verdict "$T/sparse"
+if [ "$rc" = 2 ] && grep -q 'not a gdrtrace recorder' "$T/out" && [ "$kib" -le $limit ]; then
+    pass "a 1 GiB file without the magic is refused by its header (peak $((kib / 1024)) MiB, ${secs}s)"
+else
+    fail "1 GiB non-recorder: exit $rc, peak ${kib} KiB (limit $limit): $(head -3 "$T/out")"
+fi
+
+mkdir -p "$T/many"
+"$S" gen "$T/many" 256 || fail "reader_scale gen"
+run "$G" verdict "$T/many"
+v=$(grep '^all' "$T/out")
+s=$("$G" summary "$T/many" | grep '^   all')
+if [ "$rc" = 0 ] && [ "$kib" -le $limit ] &&
+   grep -q 'all .*DIRECT-DMABUF .*256 process(es) on 32 host(s), 33 communicator(s)' <<<"$v" &&
+   grep -q 'DIRECT-DMABUF' <<<"$s"; then
+    pass "verdict over 256 default-size recorders: peak $((kib / 1024)) MiB, ${secs}s"
+else
+    fail "verdict over 256 recorders: exit $rc, peak ${kib} KiB (limit $limit): $v / $s"
+fi
+
+mkdir -p "$T/mixed"
+$FX dmabuf "$T/mixed/gdrtrace.j.a.1.rec" --host a --pid 1 --ncomm 8 --cap 4096 --events 5000
+$FX peermem "$T/mixed/gdrtrace.j.b.2.rec" --host b --pid 2
+$FX error "$T/mixed/gdrtrace.j.c.3.rec" --host c --pid 3 --ncomm 2 --cap 64
+"$G" dump -o "$T/mixed.zst" "$T/mixed" >/dev/null || fail "dump"
+a=$("$G" verdict "$T/mixed"); b=$("$G" verdict "$T/mixed.zst")
+[ -n "$a" ] && [ "$a" = "$b" ] && pass "an archive of members of different sizes reads back member by member" ||
+    fail "archive of mixed sizes: $(diff <(echo "$a") <(echo "$b") | head -5)"
+
+[ $fails = 0 ] || { echo "$fails check(s) failed"; exit 1; }
+echo "the reader's memory stayed bounded in every case"
