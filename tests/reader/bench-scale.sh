@@ -5,8 +5,9 @@
 #    default size (64 comm slots, 16,384 ring slots, 2.7 MB each, written
 #    sparse like the writer's files in /dev/shm; 8 ranks a node, a world
 #    communicator and one per node; 8,192 = a 1,024-node x 8-GPU job): wall
-#    time and the child's peak RSS (wait4).  Targets at 8k: <= 512 MiB and
-#    <= 30 s on 2 cores, time linear (8k / 1k <= 8 x 1.5);
+#    time (best of two runs) and the child's peak RSS (wait4, the larger).
+#    Targets at 8k: <= 512 MiB and <= 30 s on 2 cores, time linear
+#    (8k / 1k <= 8 x 1.5);
 #  * a 2 GiB zstd bomb (zeros, 85 KB on disk) and a container whose member
 #    is 2 GiB of zeros: refused in <= 64 MiB and < 2 s.
 # Prints one line per point and MISSED beside a target not met (exit 0 as
@@ -31,7 +32,13 @@ for n in 1024 2048 4096 8192; do
     g0=$(date +%s.%N)
     "$S" gen "$T/$n" "$n" || { echo "reader_scale gen $n failed"; exit 1; }
     g1=$(date +%s.%N)
+    sync # the files' write-back is not the reader's time
+    # best of two runs: the machine is shared
     read -r secs kib rc < <("$S" measure "$G" verdict "$T/$n" 2>/dev/null | tail -1)
+    read -r s2 k2 rc2 < <("$S" measure "$G" verdict "$T/$n" 2>/dev/null | tail -1)
+    if awk "BEGIN { exit !($s2 < $secs) }"; then secs=$s2; fi
+    [ "$k2" -gt "$kib" ] && kib=$k2
+    [ "$rc2" = 0 ] || rc=$rc2
     printf 'reader scale: verdict over %5d recorders: %6.2f s, peak RSS %4d MiB, exit %d (generated in %.1f s)\n' \
         "$n" "$secs" $((kib / 1024)) "$rc" "$(echo "$g1 - $g0" | bc)"
     [ "$rc" = 0 ] || miss "verdict exit $rc (want 0, DIRECT-DMABUF)"
