@@ -110,8 +110,13 @@ int main(void)
     rmdir(dir);
     if (wrong)
         return 1;
-    if (snaps < 10 || accepted < snaps) {
-        printf("FAIL the reader made no progress (%llu snapshots)\n", (unsigned long long)snaps);
+    /* Enough accepted events that "0 wrong" means something.  Not one per
+     * snapshot: under a sanitizer on a loaded machine the writer laps the
+     * ring during most copies, and those snapshots rightly accept nothing
+     * (one run: 30,667 snapshots, 6,937 events accepted, 0 wrong). */
+    if (snaps < 10 || accepted < 100) {
+        printf("FAIL the reader made no progress (%llu snapshots, %llu events accepted)\n",
+               (unsigned long long)snaps, (unsigned long long)accepted);
         return 1;
     }
     printf("PASS\n");
