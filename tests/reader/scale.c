@@ -3,12 +3,13 @@
  * scale.c — `reader_scale`: inputs for the reader's memory and scale tests
  * (test-bounded.sh, bench-scale.sh), and a way to measure a command.
  *
- *   reader_scale gen DIR N        N recorders of the default size (64 comm
+ *   reader_scale gen DIR N [small] N recorders of the default size (64 comm
  *                                 slots, 16,384 ring slots) of one job, 8
  *                                 ranks a node, written sparse: only the
  *                                 4 KiB blocks that hold data are written, the
  *                                 rest are holes, so 8,192 of them take
  *                                 seconds and ~0.3 GB of disk, not 22 GB
+ *                                 (small: 2 comm slots, 64 ring slots)
  *   reader_scale bomb FILE BYTES [zeros|container|member]
  *                                 a small zstd file that expands to BYTES:
  *                                 zeros (not an archive); container (a valid
@@ -18,7 +19,9 @@
  *   reader_scale measure CMD...   runs CMD; prints "wall_s peak_rss_kib exit"
  *                                 from wait4()'s rusage of that child
  *   reader_scale                  self-test: gen writes holes and the files
- *                                 parse with the expected verdict
+ *                                 parse with the expected verdict; folding
+ *                                 (verdict) gives the merged view of the
+ *                                 whole recorders; the digests are right
  *
  * Every generated recorder is built by fixture.c (the format written from
  * recorder_format.h, not through shim/), then patched per rank: identity
@@ -39,6 +42,9 @@
 #include "common/recfile.h"
 #include "tests/reader/fixture.h"
 #include "tools/archive.h"
+#include "tools/inputs.h"
+#include "tools/model.h"
+#include "tools/report.h"
 
 #define BLK 4096
 
@@ -84,10 +90,19 @@ static int write_sparse(const char *path, const unsigned char *img, size_t len, 
     return rc;
 }
 
-static int gen(const char *dir, long n)
+#define GEN_SMALL 1
+#define GEN_REVERSE 2 /* pids fall as ranks rise: file names sort against rank order */
+
+static int gen(const char *dir, long n, int flags)
 {
+    int small = flags & GEN_SMALL;
     struct fx_opts o = {.kind = FX_DMABUF, .world = (int)n, .ring_cap = GTR_DEFAULT_RING_EVENTS,
                         .ncomm = GTR_DEFAULT_COMMS, .events = 300};
+    if (small) { /* the smallest recorder with two communicators */
+        o.ring_cap = 64;
+        o.ncomm = 2;
+        o.events = 60;
+    }
     size_t len;
     unsigned char *img = fx_build(&o, &len);
     if (!img)
@@ -113,7 +128,7 @@ static int gen(const char *dir, long n)
         snprintf(id.host, sizeof(id.host), "node-%04ld", r / 8);
         id.rank = (int32_t)r;
         id.local_rank = (int32_t)(r % 8);
-        id.pid = (int32_t)(100000 + r);
+        id.pid = (int32_t)((flags & GEN_REVERSE) ? 200000 - r : 100000 + r);
         memcpy(img + fx_off_identity(), &id, sizeof(id));
         c.comm_id = 0x4e0de00000000000ull + (uint64_t)(r / 8);
         memcpy(img + c1, &c, sizeof(c));
@@ -223,13 +238,66 @@ static int measure(char **argv)
     return 0;
 }
 
+/* Folding each recorder as it is read and releasing it (verdict) gives the
+ * merged view of building from the whole recorders, and the per-process
+ * digests hold what the recorders said. */
+static int fold_check(char *dir)
+{
+    int fails = 0;
+    struct gt_inputs a = {.quiet = 1}, b = {.quiet = 1};
+    struct gt_job ja, jb;
+    int ra = gt_load_job(&dir, 1, &a, &ja);
+    b.fold = &jb;
+    int rb = gt_load_job(&dir, 1, &b, &jb);
+    int same = ra == 0 && rb == 0 && ja.nrec == jb.nrec && ja.ncomm == jb.ncomm &&
+               ja.nnodes == jb.nnodes && ja.njobs == jb.njobs && ja.nhosts == jb.nhosts &&
+               ja.overall.code == jb.overall.code && !strcmp(ja.overall.why, jb.overall.why);
+    for (size_t i = 0; same && i < ja.ncomm; i++) {
+        const struct gt_ccomm *x = &ja.comms[i], *y = &jb.comms[i];
+        same = !strcmp(x->label, y->label) && x->nprocs == y->nprocs && x->nhosts == y->nhosts &&
+               x->nmembers == y->nmembers && !memcmp(&x->sum, &y->sum, sizeof(x->sum)) &&
+               x->v.code == y->v.code && !strcmp(x->v.why, y->v.why);
+    }
+    for (size_t i = 0; same && i < ja.nnodes; i++)
+        same = !memcmp(&ja.nodes[i], &jb.nodes[i], sizeof(ja.nodes[i]));
+    for (size_t i = 0; same && i < ja.nrec; i++)
+        same = !strcmp(a.recs[i].source, b.recs[i].source) && b.recs[i].ncomm == 0 &&
+               !b.recs[i].ring_slots;
+    printf("%s folding and releasing each recorder gives the view of the whole recorders "
+           "(%zu communicators, %zu nodes)\n", same ? "ok  " : "FAIL", jb.ncomm, jb.nnodes);
+    fails += !same;
+    /* digests: 16 processes x (world + node communicator) */
+    struct fx_opts o = {.kind = FX_DMABUF};
+    int dg = jb.nranks == 2 * jb.nrec;
+    for (size_t i = 0; dg && i < jb.nranks; i++) {
+        const struct gt_rank_comm *d = &jb.ranks[i];
+        uint64_t did = 0;
+        for (int m = 0; m < GTR_METHOD_COUNT; m++)
+            did += d->did[m];
+        int node = atoi(b.recs[d->rec].id.host + 5);
+        dg = did == fx_expected_regs(&o) && d->p50_ns[GTR_OP_SEND] > 0 &&
+             d->p99_ns[GTR_OP_SEND] >= d->p50_ns[GTR_OP_SEND] && d->verdict == GT_V_DIRECT_DMABUF &&
+             d->comm_id == (d->slot == 0 ? 0x1234abcd5678ef00ull : 0x4e0de00000000000ull + (uint64_t)node) &&
+             (i == 0 || d->rec > jb.ranks[i - 1].rec ||
+              (d->rec == jb.ranks[i - 1].rec && d->slot > jb.ranks[i - 1].slot));
+    }
+    printf("%s per-process digests: %zu (commId, registrations, send p50/p99, verdict)\n",
+           dg ? "ok  " : "FAIL", jb.nranks);
+    fails += !dg;
+    gt_job_free(&ja);
+    gt_job_free(&jb);
+    gt_inputs_free(&a);
+    gt_inputs_free(&b);
+    return fails;
+}
+
 static int selftest(void)
 {
     char dir[] = "/tmp/reader-scale-XXXXXX";
     if (!mkdtemp(dir))
         return 1;
     int fails = 0;
-    if (gen(dir, 16)) {
+    if (gen(dir, 16, 0)) {
         printf("FAIL gen\n");
         return 1;
     }
@@ -258,6 +326,14 @@ static int selftest(void)
         fails += !ok;
         gt_rec_free(&r);
     }
+    fails += fold_check(dir);
+    /* again with files read in another order than the report's */
+    char rdir[4200];
+    snprintf(rdir, sizeof(rdir), "%s/rev", dir);
+    if (mkdir(rdir, 0700) || gen(rdir, 24, GEN_REVERSE | GEN_SMALL))
+        fails++;
+    else
+        fails += fold_check(rdir);
     char cmd[4300];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     if (system(cmd))
@@ -269,13 +345,13 @@ int main(int argc, char **argv)
 {
     if (argc == 1)
         return selftest();
-    if (!strcmp(argv[1], "gen") && argc == 4)
-        return gen(argv[2], atol(argv[3])) ? 1 : 0;
+    if (!strcmp(argv[1], "gen") && (argc == 4 || (argc == 5 && !strcmp(argv[4], "small"))))
+        return gen(argv[2], atol(argv[3]), argc == 5 ? GEN_SMALL : 0) ? 1 : 0;
     if (!strcmp(argv[1], "bomb") && (argc == 4 || argc == 5))
         return bomb(argv[2], strtoull(argv[3], NULL, 10), argc == 5 ? argv[4] : "zeros") ? 1 : 0;
     if (!strcmp(argv[1], "measure") && argc > 2)
         return measure(argv + 2);
-    fprintf(stderr, "usage: reader_scale [gen DIR N | bomb FILE BYTES [zeros|container|member] | "
+    fprintf(stderr, "usage: reader_scale [gen DIR N [small] | bomb FILE BYTES [zeros|container|member] | "
                     "measure CMD...]\n");
     return 64;
 }

@@ -18,7 +18,10 @@
 #    ring slots; 2.7 MB each): each is folded and released as it is read
 #    (ce69281 held them all: 1.1 GB); the verdict equals `summary`'s;
 #  * an archive of members of different sizes reads back member by member
-#    (verdict of the archive == verdict of the files).
+#    (verdict of the archive == verdict of the files);
+#  * grouping is linear: `verdict` of an archive of 8,192 small members
+#    takes at most 12 x (+1 s) the time of 1,024, in 4 x the limit
+#    (ce69281: quadratic, 16k members 7.7 s and 1.8 GB).
 set -u
 BUILD=${BUILD:-build/default}
 G=$BUILD/gdrtrace
@@ -97,6 +100,23 @@ $FX error "$T/mixed/gdrtrace.j.c.3.rec" --host c --pid 3 --ncomm 2 --cap 64
 a=$("$G" verdict "$T/mixed"); b=$("$G" verdict "$T/mixed.zst")
 [ -n "$a" ] && [ "$a" = "$b" ] && pass "an archive of members of different sizes reads back member by member" ||
     fail "archive of mixed sizes: $(diff <(echo "$a") <(echo "$b") | head -5)"
+
+# grouping: an archive of 8,192 small members (ce69281 compared every
+# communicator with every other: 16k members took 7.7 s and 1.8 GB)
+mkdir -p "$T/s1k" "$T/s8k"
+"$S" gen "$T/s1k" 1024 small && "$S" gen "$T/s8k" 8192 small || fail "reader_scale gen small"
+"$G" dump -o "$T/s1k.zst" "$T/s1k" >/dev/null && "$G" dump -o "$T/s8k.zst" "$T/s8k" >/dev/null ||
+    fail "dump of small recorders"
+rm -rf "$T/s1k" "$T/s8k"
+run "$G" verdict "$T/s1k.zst"
+t1=$secs
+run "$G" verdict "$T/s8k.zst"
+if [ "$rc" = 0 ] && [ "$kib" -le $((limit * 4)) ] && awk "BEGIN { exit !($secs <= 12 * $t1 + 1) }" &&
+   grep -q 'all .*8192 process(es) on 1024 host(s), 1025 communicator(s)' "$T/out"; then
+    pass "an archive of 8,192 members: ${secs}s (1,024: ${t1}s), peak $((kib / 1024)) MiB"
+else
+    fail "archive of 8,192 members: exit $rc, ${secs}s (1,024: ${t1}s), peak ${kib} KiB: $(grep '^all' "$T/out")"
+fi
 
 [ $fails = 0 ] || { echo "$fails check(s) failed"; exit 1; }
 echo "the reader's memory stayed bounded in every case"
