@@ -816,10 +816,18 @@ int gt_rec_read_fd(int fd, const char *path, int flags, struct gt_rec *r, char *
     int live = h->state != GTR_STATE_CLOSED && ring_locate(img, avail, &loc);
     if (live)
         before = pread_alloc(fd, loc.off, (size_t)(loc.count * loc.esz));
+    /* a header larger than ours (a newer minor): its tail, for dump */
+    if ((flags & GT_REC_ALL_SECTIONS) && h->header_size > hlen &&
+        pread_sparse(fd, img, present, hlen, h->header_size - hlen, &avail)) {
+        gt_source_error(err, errlen, path, "read failed: %s", strerror(errno));
+        goto out;
+    }
     for (unsigned i = 0; i < h->section_count; i++) {
         const struct gtr_section *sec = &h->sections[i];
-        if (sec->id == 0 || sec->id > GTR_SEC_CALLEES) /* unknown: never used, never read */
+        if (sec->id == 0)
             continue;
+        if (sec->id > GTR_SEC_CALLEES && !(flags & GT_REC_ALL_SECTIONS))
+            continue; /* unknown to this reader: never used, never read */
         if (pread_sparse(fd, img, present, sec->offset, sec->size, &avail)) {
             gt_source_error(err, errlen, path, "read failed: %s", strerror(errno));
             goto out;

@@ -103,9 +103,14 @@ int gt_rec_load_file(const char *path, struct gt_rec *r, char *err, size_t errle
  *  anything else, then only the sections it declares, holes skipped; memory
  *  is what those sections hold, whatever the file's size.  flags:
  *  GT_REC_EVENTS keeps the ring's slots for gt_rec_event_next() (without it
- *  the ring is classified into r->rs and released).  Does not judge
- *  liveness.  path names the file in messages. */
+ *  the ring is classified into r->rs and released); then r->snap is the
+ *  image (r->snap_maplen bytes, the file's layout, zeros where nothing was
+ *  read).  GT_REC_ALL_SECTIONS also reads the whole header and the sections
+ *  this reader does not know (a newer writer's), so the image carries
+ *  everything the file declares (dump).  Does not judge liveness.  path
+ *  names the file in messages. */
 #define GT_REC_EVENTS 1
+#define GT_REC_ALL_SECTIONS 2
 int gt_rec_read_fd(int fd, const char *path, int flags, struct gt_rec *r, char *err, size_t errlen);
 
 /* Liveness of a parsed recorder as seen from this machine (liveness.c): boot

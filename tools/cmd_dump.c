@@ -97,13 +97,16 @@ static int add_path(struct dump_ctx *d, const char *path);
 static int add_file(struct dump_ctx *d, const char *path)
 {
     char err[GT_ERRLEN];
+    int fd;
+    if (gt_open_file(path, (size_t)1 << 34, &fd, err, sizeof(err))) {
+        fprintf(stderr, "gdrtrace: %s\n", gt_esc(err));
+        d->nbad++;
+        return 0;
+    }
     /* An archive is re-read while it is decompressed: its first bytes say
      * what it is, so it is never held whole. */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    struct stat st;
     unsigned char m[4];
-    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-        pread(fd, m, sizeof(m), 0) == sizeof(m) && gt_archive_sniff(m, sizeof(m))) {
+    if (pread(fd, m, sizeof(m), 0) == sizeof(m) && gt_archive_sniff(m, sizeof(m))) {
         struct member_ctx mc = {d, path, 0};
         if (gt_archive_stream_fd(fd, gt_archive_max(), path, member_cb, &mc, err, sizeof(err)) &&
             !mc.failed) {
@@ -113,17 +116,31 @@ static int add_file(struct dump_ctx *d, const char *path)
         close(fd);
         return mc.failed ? -1 : 0;
     }
-    if (fd >= 0)
-        close(fd);
-    unsigned char *b;
-    size_t n;
-    if (gt_read_file(path, (size_t)1 << 34, &b, &n, err, sizeof(err))) {
-        fprintf(stderr, "gdrtrace: %s\n", gt_esc(err));
+    /* A recorder, header first: what is archived is the validator's image
+     * of it (everything the header declares, the ring checked against a
+     * live writer), so a file that is not one costs its header, and a
+     * sparse one what it holds. */
+    struct gt_rec r;
+    int rc = gt_rec_read_fd(fd, path, GT_REC_EVENTS | GT_REC_ALL_SECTIONS, &r, err, sizeof(err));
+    close(fd);
+    if (rc) {
+        fprintf(stderr, "gdrtrace: %s (not archived)\n", gt_esc(err));
         d->nbad++;
         return 0;
     }
-    int rc = add_one(d, base(path), -1, b, n, path);
-    free(b);
+    rc = 0;
+    /* Only the bytes the header claims: a live file's tail beyond file_size is not ours. */
+    if (!r.snap_maplen || r.hdr.file_size > r.snap_maplen ||
+        gt_archive_add(d->w, base(path), gt_rec_judge_liveness(&r), r.snap, (size_t)r.hdr.file_size,
+                       err, sizeof(err))) {
+        if (!r.snap_maplen || r.hdr.file_size > r.snap_maplen)
+            snprintf(err, sizeof(err), "%s: no image of the recorder to archive", path);
+        fprintf(stderr, "gdrtrace: %s\n", gt_esc(err));
+        rc = -1;
+    } else {
+        d->nadded++;
+    }
+    gt_rec_free(&r);
     return rc;
 }
 

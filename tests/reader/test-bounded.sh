@@ -13,7 +13,8 @@
 #  * a valid container whose member is 512 MiB of zeros: the member is
 #    refused as "not a gdrtrace recorder" and skipped, not held;
 #  * a sparse 1 GiB file named like a recorder that is not one: refused by
-#    its header, nothing else is read (ce69281 read the whole file first);
+#    its header, nothing else is read, by verdict and by dump (ce69281 read
+#    the whole file first);
 #  * `verdict` over 256 recorders of the default size (64 comm slots, 16,384
 #    ring slots; 2.7 MB each): each is folded and released as it is read
 #    (ce69281 held them all: 1.1 GB); the verdict equals `summary`'s;
@@ -77,6 +78,13 @@ if [ "$rc" = 2 ] && grep -q 'not a gdrtrace recorder' "$T/out" && [ "$kib" -le $
     pass "a 1 GiB file without the magic is refused by its header (peak $((kib / 1024)) MiB, ${secs}s)"
 else
     fail "1 GiB non-recorder: exit $rc, peak ${kib} KiB (limit $limit): $(head -3 "$T/out")"
+fi
+
+run "$G" dump -o "$T/sparse.zst" "$T/sparse"
+if grep -q 'not a gdrtrace recorder (no "GDRTRACE" magic) (not archived)' "$T/out" && [ "$kib" -le $limit ]; then
+    pass "dump refuses it by its header too (peak $((kib / 1024)) MiB, ${secs}s)"
+else
+    fail "dump of the 1 GiB non-recorder: exit $rc, peak ${kib} KiB (limit $limit): $(head -3 "$T/out")"
 fi
 
 mkdir -p "$T/many"
