@@ -79,17 +79,18 @@ int gt_gpumem_check_dmabuf(int fd, uint64_t offset, uintptr_t a, size_t len, cha
     size_t bsz = 0;
     if (gt_cu.pointer_get_attribute(&mt, GT_CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
                                     (gt_CUdeviceptr)a) != GT_CUDA_SUCCESS ||
-        mt != GT_CU_MEMORYTYPE_DEVICE ||
-        gt_cu.mem_get_address_range(&base, &bsz, (gt_CUdeviceptr)a) != GT_CUDA_SUCCESS) {
+        mt != GT_CU_MEMORYTYPE_DEVICE) {
         snprintf(why, whylen, "%#lx is not CUDA device memory (fd %d)", (unsigned long)a, fd);
         return EFAULT;
     }
     /* The dma-buf starts at a - offset; NCCL exports whole pages, which may
-     * reach past an allocation that is not a multiple of the page size. */
+     * reach past an allocation that is not a multiple of the page size.
+     * Device memory whose range CUDA does not report is taken as it is. */
     long pg = sysconf(_SC_PAGESIZE);
     uintptr_t start = a - (uintptr_t)offset;
+    int ranged = gt_cu.mem_get_address_range(&base, &bsz, (gt_CUdeviceptr)a) == GT_CUDA_SUCCESS;
     uintptr_t aend = (uintptr_t)((base + bsz + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1));
-    if (offset > a || start < base || start + size > aend) {
+    if (offset > a || (ranged && (start < base || start + size > aend))) {
         snprintf(why, whylen,
                  "fd %d: the dma-buf (%llu bytes from %#lx) is not inside the CUDA allocation "
                  "[%#llx, +%zu) holding %#lx",

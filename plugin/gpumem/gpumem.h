@@ -46,8 +46,8 @@ extern const char *gt_gpumem_procroot;
 /*! gt_gpumem_check_dmabuf() :
  *  0 when `fd` is a dma-buf exported by the NVIDIA driver (fdinfo exp_name
  *  nv_dmabuf) whose `size` covers [offset, offset+len), and [a, a+len) lies
- *  in one CUDA device allocation that also holds the whole dma-buf (it
- *  starts at a - offset).  Else an errno with one line in `why`: EBADF (not
+ *  is CUDA device memory whose allocation (when CUDA reports its range)
+ *  also holds the whole dma-buf (it starts at a - offset).  Else an errno with one line in `why`: EBADF (not
  *  an open fd), ENOTSUP (not a dma-buf, or another exporter such as vgem),
  *  ERANGE (offset/size out of bounds), EFAULT (not GPU memory, or the
  *  dma-buf reaches outside the allocation). */

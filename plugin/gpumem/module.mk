@@ -9,3 +9,6 @@ TESTS += test_gpumem
 test_gpumem_SRCS = tests/unit/test_gpumem.c $(GPUMEM_SRCS) $(SOCK_SRCS) $(OOB_SRCS) $(REG_SRCS) \
                    $(DL_SRCS) $(BASE_SRCS)
 test_gpumem_LIBS := -ldl -lpthread -lcmocka
+
+# The judging half of tests/gpu/gpumem.sh (GPU machine only), on canned runs.
+TEST_SCRIPTS += tests/gpu/test-gpumem-judge.sh

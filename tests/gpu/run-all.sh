@@ -55,12 +55,8 @@ exec > >(tee "$OUTDIR/run-all.log") 2>&1
 START=$(date +%s)
 declare -a RESULTS=()
 FAILED=0
-step() { # step NAME STATUS(0=pass)
-    local s=PASS
-    [ "$2" -eq 0 ] || { s=FAIL; FAILED=1; }
-    RESULTS+=("$s  $1")
-    echo "== [$s] $1 ($(($(date +%s) - START)) s)"
-}
+# step, run_env, torch_nccl_dir
+. tests/gpu/runlib.sh
 
 . tests/gpu/build.sh env
 PLUGIN=$ROOT/build/default/libnccl-net-gdrtrace.so
@@ -104,33 +100,9 @@ cfg_env() {
 run_in() {
     local d=$1 cfg=$2 dbg=$3 to=$4
     shift 4
-    mkdir -p "$d/rec" "$d/regcount"
-    local dbgenv="NCCL_DEBUG=WARN"
-    [ "$dbg" = info ] && dbgenv="NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET"
-    echo "$(cfg_env "$cfg" "$d") $dbgenv NCCL_DEBUG_FILE=$d/nccl.%h.%p.log $*" > "$d/command.txt"
-    env $(cfg_env "$cfg" "$d") $dbgenv NCCL_DEBUG_FILE="$d/nccl.%h.%p.log" \
-        timeout "$to" "$@" > "$d/stdout.txt" 2> "$d/stderr.txt"
-    local rc=$?
-    echo "$rc" > "$d/rc"
-    return $rc
+    run_env "$d" "$to" "$dbg" "$(cfg_env "$cfg" "$d")" "$@"
 }
 
-# PyTorch's own libnccl.so.2: the one the torch process really maps.
-torch_nccl_dir() {
-    python3 - <<'PY' 2>/dev/null
-import os, torch
-torch.cuda.nccl.version()
-for line in open("/proc/self/maps"):
-    p = line.split()[-1]
-    if "libnccl.so" in p:
-        print(os.path.dirname(p)); break
-else:
-    import glob, site
-    for d in site.getsitepackages():
-        for f in glob.glob(os.path.join(d, "nvidia", "nccl", "lib", "libnccl.so.2")):
-            print(os.path.dirname(f)); raise SystemExit
-PY
-}
 
 if part sweep; then
 echo "== 2. nccl_check on NCCL 2.28.3, 8 B … 1 GiB, every op: $SWEEP_CFGS"
