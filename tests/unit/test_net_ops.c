@@ -28,6 +28,7 @@
 extern const struct gt_net_ops gt_sock_ops;
 extern const struct gt_net_ops gt_ib_ops;
 extern const struct gt_net_ops gt_inner_ops;
+const struct gt_net_ops *gt_gpumem_wrap(const struct gt_net_ops *inner); /* plugin/gpumem */
 
 typedef gt_result (*any_slot)(void);
 #define NSLOTS ((sizeof(struct gt_net_ops) - sizeof(const char *)) / sizeof(any_slot))
@@ -65,6 +66,12 @@ static void inner_fills_every_slot(void **state)
 {
     (void)state;
     assert_full(&gt_inner_ops, "plugin/inner");
+}
+
+static void gpumem_fills_every_slot(void **state)
+{
+    (void)state;
+    assert_full(gt_gpumem_wrap(&gt_sock_ops), "plugin/gpumem");
 }
 
 /* The shim's table, as plugin/core gets it: wrapping a transport (sock). */
@@ -125,6 +132,7 @@ int main(void)
         cmocka_unit_test(sock_fills_every_slot),
         cmocka_unit_test(ib_fills_every_slot),
         cmocka_unit_test(inner_fills_every_slot),
+        cmocka_unit_test(gpumem_fills_every_slot),
         cmocka_unit_test(shim_fills_every_slot),
         cmocka_unit_test(failing_calls_describe_themselves),
     };
