@@ -2,7 +2,9 @@
 /*
  * fuzz_recfile.c — property: for ANY bytes, the reader (recorder parser, or
  * archive decompressor + container walker + parser when the bytes start with
- * a zstd frame; the streaming walker must agree with it member for member)
+ * a zstd frame; the streaming walker must agree with it member for member;
+ * the header-first reading of the bytes as a file must agree with parsing
+ * them whole)
  * either refuses with a message or yields recorders that the
  * verdict, the text report and the JSON report process without reading out
  * of bounds, crashing or leaking.  Built as a libFuzzer target by
@@ -14,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "tools/archive.h"
 #include "tools/inputs.h"
@@ -70,6 +74,46 @@ static int member(const char *name, int liveness, const unsigned char *d, size_t
     return 0;
 }
 
+/* The header-first reading of a file (gt_rec_read_fd: header checked
+ * alone, then only the declared sections) accepts and refuses exactly as
+ * the parse of the whole bytes, with the same message and the same result. */
+static void same_from_file(const uint8_t *data, size_t size, const struct gt_rec *whole,
+                           const char *whole_err)
+{
+    int fd = memfd_create("fuzz.rec", MFD_CLOEXEC);
+    if (fd < 0)
+        return;
+    size_t off = 0;
+    while (off < size) {
+        ssize_t k = write(fd, data + off, size - off);
+        if (k <= 0) {
+            close(fd);
+            return;
+        }
+        off += (size_t)k;
+    }
+    struct gt_rec r;
+    char err[GT_ERRLEN];
+    int rc = gt_rec_read_fd(fd, "fuzz.rec", GT_REC_EVENTS, &r, err, sizeof(err));
+    close(fd);
+    if ((rc == 0) != (whole != NULL) || (rc && strcmp(err, whole_err)))
+        abort();
+    if (rc)
+        return;
+    if (memcmp(&r.hdr, &whole->hdr, sizeof(r.hdr)) || memcmp(&r.id, &whole->id, sizeof(r.id)) ||
+        memcmp(&r.rs, &whole->rs, sizeof(r.rs)) || r.ncomm != whole->ncomm ||
+        r.ndev != whole->ndev || r.nset != whole->nset || r.ncallee != whole->ncallee ||
+        (r.ncomm && memcmp(r.comms, whole->comms, r.ncomm * sizeof(*r.comms))))
+        abort();
+    uint64_t p1 = 0, p2 = 0;
+    struct gtr_event e1, e2;
+    int n1, n2;
+    while ((n1 = gt_rec_event_next(&r, &p1, &e1)) | (n2 = gt_rec_event_next(whole, &p2, &e2)))
+        if (n1 != n2 || memcmp(&e1, &e2, sizeof(e1)))
+            abort();
+    gt_rec_free(&r);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct gt_inputs in = {0};
@@ -103,6 +147,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             in.n = 1;
         else if (in.recs && !strstr(err, "fuzz.rec: "))
             abort();
+        if (in.recs)
+            same_from_file(data, size, in.n ? &in.recs[0] : NULL, err);
     }
     if (in.n)
         exercise(&in);
