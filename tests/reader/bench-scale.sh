@@ -17,6 +17,8 @@ set -u
 BUILD=${BUILD:-build/default}
 G=$BUILD/gdrtrace
 S=$BUILD/tests/reader_scale
+# reader_scale is a test program: `make bench` builds the benches only
+[ -x "$S" ] || make --no-print-directory -s "$S" >/dev/null || { echo "cannot build $S"; exit 1; }
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 export GDRTRACE_DIR=$T/empty
