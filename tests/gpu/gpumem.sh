@@ -83,6 +83,44 @@ if [ $rc -ne 0 ]; then
     exit 1
 fi
 
+# summary.md, rewritten after every step: a call cut short by the device's
+# time limit still brings back what was judged so far.
+write_summary() {
+    {
+        echo "# gpumem.sh (issue 20) PARTS='$PARTS' on $(hostname) — $(date -u +%Y-%m-%dT%H:%MZ), $(($(date +%s) - START)) s"
+        echo
+        echo '```'
+        cat "$W/environment.txt"
+        echo '```'
+        echo
+        printf -- '- %s\n' "${RESULTS[@]}"
+        for f in s0 s1 s1f s2 s3a s3b s4 s1-torch; do
+            [ -f "$W/$f/judge.txt" ] || continue
+            echo
+            echo "## $f: $(head -1 "$W/$f/command.txt" | cut -c1-300)"
+            echo '```'
+            cat "$W/$f/judge.txt"
+            echo '```'
+            echo '```'
+            cat "$W/$f/verdict.txt" 2>/dev/null
+            echo '```'
+        done
+        for f in ddp-judge.txt bw-judge.txt; do
+            [ -f "$W/$f" ] || continue
+            echo
+            echo "## $f"
+            echo '```'
+            cat "$W/$f"
+            echo '```'
+        done
+    } > "$OUTDIR/summary.md"
+}
+# gstep NAME STATUS: step (runlib.sh), then the summary so far.
+gstep() {
+    step "$@"
+    write_summary
+}
+
 # gm DIR [VAR=V ...]: the environment of a gpumem run under the regcount
 # witness (NCCL -> regcount -> gdrtrace), recorders in DIR/rec.
 gm() {
@@ -121,46 +159,46 @@ kcorr_watch() {
 if part a; then
 echo "== a. NCCL 2.28.3, nccl_check"
 d=$W/s0
-run_env "$d" 120 info "$(gm "$d")" build/gpu/nccl_check -b 8 -e 16M -f 8
+run_env "$d" 90 info "$(gm "$d")" build/gpu/nccl_check -b 8 -e 16M -f 8
 judge 0 "$d"
-step "0. mode on, no NCCL_NET_GDR_LEVEL: NCCL keeps GPU Direct off -> HOST-STAGED (emulated)" $?
+gstep "0. mode on, no NCCL_NET_GDR_LEVEL: NCCL keeps GPU Direct off -> HOST-STAGED (emulated)" $?
 
 d=$W/s1
-run_env "$d" 330 info "$(gm "$d" NCCL_NET_GDR_LEVEL=SYS)" build/gpu/nccl_check -b 8 -e "$STEP1_MAX" -f 4 &
+run_env "$d" 270 info "$(gm "$d" NCCL_NET_GDR_LEVEL=SYS)" build/gpu/nccl_check -b 8 -e "$STEP1_MAX" -f 4 &
 job=$!
 kcorr_watch "$d" "$job"
 wait "$job"
 judge 1 "$d" --max-bytes "$(numfmt --from=iec "$STEP1_MAX")"
-step "1. NCCL_NET_GDR_LEVEL=SYS: /GDRDMA, regMrDmaBuf nv_dmabuf, 8 B..$STEP1_MAX correct, DIRECT-DMABUF (emulated)" $?
+gstep "1. NCCL_NET_GDR_LEVEL=SYS: /GDRDMA, regMrDmaBuf nv_dmabuf, 8 B..$STEP1_MAX correct, DIRECT-DMABUF (emulated)" $?
 
 d=$W/s1f
-run_env "$d" 120 info "$(gm "$d" NCCL_NET_GDR_LEVEL=SYS GDRTRACE_GPUMEM_FORCE_FLUSH=1)" \
+run_env "$d" 90 info "$(gm "$d" NCCL_NET_GDR_LEVEL=SYS GDRTRACE_GPUMEM_FORCE_FLUSH=1)" \
     build/gpu/nccl_check -b 8 -e 16M -f 8
 judge 1 "$d" --max-bytes $((16 << 20)) --force-flush --no-kcorr
-step "1f. the same with forceFlush=1: NCCL flushes, results correct" $?
+gstep "1f. the same with forceFlush=1: NCCL flushes, results correct" $?
 
 d=$W/s2
-run_env "$d" 120 info "$(gm "$d" NCCL_NET_GDR_LEVEL=SYS GDRTRACE_REG=peermem GDRTRACE_GPUMEM_PEERMEM=1)" \
+run_env "$d" 90 info "$(gm "$d" NCCL_NET_GDR_LEVEL=SYS GDRTRACE_REG=peermem GDRTRACE_GPUMEM_PEERMEM=1)" \
     build/gpu/nccl_check -b 8 -e 16M -f 8
 judge 2 "$d"
-step "2. GDRTRACE_REG=peermem (emulated present): regMr(CUDA) -> DIRECT-PEERMEM (emulated)" $?
+gstep "2. GDRTRACE_REG=peermem (emulated present): regMr(CUDA) -> DIRECT-PEERMEM (emulated)" $?
 
 d=$W/s3a
-run_env "$d" 120 info "$(gm "$d" NCCL_NET_GDR_LEVEL=SYS GDRTRACE_GPUMEM_DMABUF_ERRNO=5 \
+run_env "$d" 90 info "$(gm "$d" NCCL_NET_GDR_LEVEL=SYS GDRTRACE_GPUMEM_DMABUF_ERRNO=5 \
     GDRTRACE_ALLOW_PEERMEM=1 GDRTRACE_GPUMEM_PEERMEM=1)" build/gpu/nccl_check -b 8 -e 16M -f 8
 judge 3a "$d"
-step "3a. DMA-BUF import fails (EIO), peermem allowed -> FALLBACK with reason and errno" $?
+gstep "3a. DMA-BUF import fails (EIO), peermem allowed -> FALLBACK with reason and errno" $?
 
 d=$W/s3b
-run_env "$d" 90 info "$(gm "$d" NCCL_NET_GDR_LEVEL=SYS GDRTRACE_GPUMEM_DMABUF_ERRNO=5)" \
+run_env "$d" 75 info "$(gm "$d" NCCL_NET_GDR_LEVEL=SYS GDRTRACE_GPUMEM_DMABUF_ERRNO=5)" \
     build/gpu/nccl_check -b 8 -e 1M -f 8
 judge 3b "$d"
-step "3b. DMA-BUF import fails, no fallback -> NCCL fails cleanly, ERROR quotes the reason" $?
+gstep "3b. DMA-BUF import fails, no fallback -> NCCL fails cleanly, ERROR quotes the reason" $?
 
 d=$W/s4
-run_env "$d" 120 info "$(gm "$d" NCCL_NET_GDR_LEVEL=LOC)" build/gpu/nccl_check -b 8 -e 16M -f 8
+run_env "$d" 90 info "$(gm "$d" NCCL_NET_GDR_LEVEL=LOC)" build/gpu/nccl_check -b 8 -e 16M -f 8
 judge 4 "$d"
-step "4. NCCL_NET_GDR_LEVEL=LOC: GPU memory offered, NCCL declines -> HOST-STAGED (emulated)" $?
+gstep "4. NCCL_NET_GDR_LEVEL=LOC: GPU memory offered, NCCL declines -> HOST-STAGED (emulated)" $?
 fi
 
 if part b; then
@@ -168,20 +206,22 @@ TNCCL=$(torch_nccl_dir)
 TVER=$(python3 -c 'import torch; v = torch.cuda.nccl.version(); print(v[0] * 10000 + v[1] * 100 + v[2] if isinstance(v, tuple) else v)' 2>/dev/null)
 echo "== b. PyTorch's NCCL ($TVER, ${TNCCL:-not found})"
 if [ -z "$TNCCL" ] || [ ! -e "$TNCCL/libnccl.so.2" ]; then
-    step "PyTorch's libnccl.so.2 was not found" 1
+    gstep "PyTorch's libnccl.so.2 was not found" 1
 else
     d=$W/s1-torch
     LD_LIBRARY_PATH="$TNCCL${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
         run_env "$d" 150 info "$(gm "$d" NCCL_NET_GDR_LEVEL=SYS)" build/gpu/nccl_check -b 8 -e 64M -f 8
     judge 1 "$d" --max-bytes $((64 << 20)) --nccl-version "$TVER" --no-kcorr
-    step "1'. on NCCL $TVER: GPU Direct on, regMrDmaBuf, DIRECT-DMABUF (emulated), correct" $?
+    gstep "1'. on NCCL $TVER: GPU Direct on, regMrDmaBuf, DIRECT-DMABUF (emulated), correct" $?
 fi
 
 echo "== 5. DDP A/B: DMA-BUF vs peermem (emulated), NCCL's Socket, $STEPS steps"
 for cfg in dmabuf peermem socket; do
     d=$W/torch-$cfg
     case $cfg in
-    dmabuf) vars="NCCL_NET_PLUGIN=$PLUGIN GDRTRACE_DIR=$d/rec GDRTRACE_GPUMEM=1 NCCL_NET_GDR_LEVEL=SYS" ;;
+    # Both plugin runs have (emulated) peermem present, as both sides of an A/B
+    # on one ib machine would: they differ in GDRTRACE_REG alone.
+    dmabuf) vars="NCCL_NET_PLUGIN=$PLUGIN GDRTRACE_DIR=$d/rec GDRTRACE_GPUMEM=1 NCCL_NET_GDR_LEVEL=SYS GDRTRACE_GPUMEM_PEERMEM=1" ;;
     peermem) vars="NCCL_NET_PLUGIN=$PLUGIN GDRTRACE_DIR=$d/rec GDRTRACE_GPUMEM=1 NCCL_NET_GDR_LEVEL=SYS GDRTRACE_REG=peermem GDRTRACE_GPUMEM_PEERMEM=1" ;;
     socket) vars="NCCL_NET_PLUGIN=none NCCL_NET=Socket" ;;
     esac
@@ -192,7 +232,7 @@ done
 $JUDGE ddp "$W" --tool "$TOOL" > "$W/ddp-judge.txt" 2>&1
 rc=$?
 grep -E '^  (ok|FAIL)|^(PASS|FAIL)' "$W/ddp-judge.txt"
-step "5. DDP: DMA-BUF vs peermem (emulated) bit-equal to Socket; diff: only the registration path" $rc
+gstep "5. DDP: DMA-BUF vs peermem (emulated) bit-equal to Socket; diff: only the registration path" $rc
 
 echo "== 6. bandwidth ($BW_OPS, 128 MiB .. 1 GiB, $ROUNDS rounds, interleaved)"
 for r in $(seq 1 "$ROUNDS"); do
@@ -211,38 +251,11 @@ done
 $JUDGE bw "$W" > "$W/bw-judge.txt" 2>&1
 rc=$?
 cat "$W/bw-judge.txt"
-step "6. bandwidth beside sock and Socket; recorder on/off >= 0.99 (gpumem)" $rc
+gstep "6. bandwidth beside sock and Socket; recorder on/off >= 0.99 (gpumem)" $rc
 fi
 
 echo "== summary"
-{
-    echo "# gpumem.sh (issue 20) PARTS='$PARTS' on $(hostname) — $(date -u +%Y-%m-%dT%H:%MZ), $(($(date +%s) - START)) s"
-    echo
-    echo '```'
-    cat "$W/environment.txt"
-    echo '```'
-    echo
-    printf -- '- %s\n' "${RESULTS[@]}"
-    for f in s0 s1 s1f s2 s3a s3b s4 s1-torch; do
-        [ -f "$W/$f/judge.txt" ] || continue
-        echo
-        echo "## $f: $(head -1 "$W/$f/command.txt" | cut -c1-300)"
-        echo '```'
-        cat "$W/$f/judge.txt"
-        echo '```'
-        echo '```'
-        cat "$W/$f/verdict.txt" 2>/dev/null
-        echo '```'
-    done
-    for f in ddp-judge.txt bw-judge.txt; do
-        [ -f "$W/$f" ] || continue
-        echo
-        echo "## $f"
-        echo '```'
-        cat "$W/$f"
-        echo '```'
-    done
-} >> "$OUTDIR/summary.md"
+write_summary
 printf '%s\n' "${RESULTS[@]}"
 # Recorders and NCCL logs, without the bulky per-size stdout of the sweeps.
 tar czf "$OUTDIR/gpumem-logs-${PARTS// /}.tar.gz" -C "$OUTDIR" gm-runs 2>/dev/null

@@ -156,7 +156,7 @@ def step(a):
         # (GPU-NIC distance beyond NCCL_NET_GDR_LEVEL …)")
         verdict_is(j, v, "HOST-STAGED", ("never asked",))
         adv = [c.get("why", "") for c in v.get("communicators", [])]
-        j.ok(all("NCCL_NET_GDR_LEVEL" in w for w in adv),
+        j.ok(adv and all("NCCL_NET_GDR_LEVEL" in w for w in adv),
              "the verdict names NCCL's decision (NCCL_NET_GDR_LEVEL) for every communicator")
         if n == "4":
             cmd = open(os.path.join(d, "command.txt"), errors="replace").read()
@@ -214,7 +214,8 @@ def step(a):
             j.ok(m is not None and int(m[2]) > 0,
                  "kernel corroboration while the job ran: "
                  + (f"{m[2]} nv_dmabuf object(s) of {m[1]}" if m else "no kernel line"))
-            j.ok(re.search(r"nv_dmabuf objects attached: 0\b", kc) is not None or "NIC" not in kc,
+            j.ok(m is not None and (re.search(r"nv_dmabuf objects attached: 0\b", kc) is not None
+                                    or " NIC " not in kc),
                  "NCCL's dma-bufs are exported, attached to no device (no NIC: emulated)")
         if n == "2":
             j.ok(tot.get("cuda", 0) > 0 and tot.get("dmabuf", 0) == 0,
