@@ -199,6 +199,7 @@ const struct gt_registrar gt_gpumem_registrar = {
     .import_call = "gpumem dma-buf import",
     .va_call = "gpumem VA registration (emulated peermem)",
     .dereg_call = "gpumem deregistration",
+    .no_peermem = "emulated only with GDRTRACE_GPUMEM_PEERMEM=1",
     .can_import = r_can_import,
     .probe = r_probe,
     .import_dmabuf = r_import,

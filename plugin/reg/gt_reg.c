@@ -411,8 +411,8 @@ gt_result gt_reg_register(struct gt_reg_dev *d, const struct gt_reg_policy *p, v
             rep->reason = GT_REASON_PEERMEM_ABSENT;
             snprintf(err, errlen,
                      "%s: GPU buffer %p size %zu: GDRTRACE_REG=peermem but nvidia_peermem is "
-                     "not loaded (no /sys/module/nvidia_peermem)",
-                     d->name, data, size);
+                     "not loaded (%s)",
+                     d->name, data, size, d->rg->no_peermem);
             goto done;
         }
         mr = reg_va(d, p, pa, pe, 1);

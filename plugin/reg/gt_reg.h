@@ -85,6 +85,7 @@ struct gt_registrar {
     const char *import_call; /* names the import in messages: "ibv_reg_dmabuf_mr" */
     const char *va_call;     /* names the VA registration: "ibv_reg_mr" */
     const char *dereg_call;  /* "ibv_dereg_mr" */
+    const char *no_peermem;  /* why peermem is absent: "no /sys/module/nvidia_peermem" */
     /* 1 when dma-bufs can be imported at all; else *why says why not */
     int (*can_import)(void *rctx, const char **why);
     /* fills probe->dmabuf, dmabuf_errno and peermem */

@@ -91,6 +91,7 @@ const struct gt_registrar gt_reg_verbs = {
     .import_call = "ibv_reg_dmabuf_mr",
     .va_call = "ibv_reg_mr",
     .dereg_call = "ibv_dereg_mr",
+    .no_peermem = "no /sys/module/nvidia_peermem",
     .can_import = v_can_import,
     .probe = v_probe,
     .import_dmabuf = v_import,
