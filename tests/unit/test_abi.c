@@ -265,9 +265,11 @@ static gt_result inner_init(void **ctx, uint64_t comm_id, int has_comm_id,
 const struct gt_net_ops gt_sock_ops = FAKE_OPS("sock", sock_init, sock_devices);
 const struct gt_net_ops gt_ib_ops = FAKE_OPS("ib", ib_init, ib_devices);
 const struct gt_net_ops gt_inner_ops = FAKE_OPS("inner", inner_init, sock_devices);
-/* plugin/gpumem is not linked: GDRTRACE_GPUMEM stays unset in these tests. */
+/* plugin/gpumem is not linked: its wrap counts and hands back sock. */
+static int gpumem_wraps;
 const struct gt_net_ops *gt_gpumem_wrap(const struct gt_net_ops *inner)
 {
+    gpumem_wraps++;
     return inner;
 }
 
@@ -368,6 +370,8 @@ static int reset(void **state)
     F.props.max_recvs = 1;
     unsetenv("GDRTRACE_TRANSPORT");
     unsetenv("GDRTRACE_DISABLE");
+    unsetenv("GDRTRACE_GPUMEM");
+    gpumem_wraps = 0;
     return 0;
 }
 
@@ -473,6 +477,40 @@ static void test_bad_transport_value_warns_and_uses_auto(void **state)
     assert_non_null(strstr(L.last_warn, "GDRTRACE_TRANSPORT"));
     assert_non_null(strstr(L.last_warn, "carrier-pigeon"));
     assert_int_equal(ncclNetPlugin_v11.finalize(ctx), ncclSuccess);
+}
+
+/* GDRTRACE_GPUMEM=1: sock under the layer, even where ib has a device (the
+ * layer itself refuses next to an ACTIVE RDMA port); ib is never tried. */
+static void test_gpumem_wraps_sock_and_skips_ib(void **state)
+{
+    (void)state;
+    F.ib_ndev = 2;
+    setenv("GDRTRACE_GPUMEM", "1", 1);
+    void *ctx = NULL;
+    assert_int_equal(ncclNetPlugin_v11.init(&ctx, 3, NULL, logger, NULL), ncclSuccess);
+    assert_int_equal(gt_core_transport(), GT_TRANSPORT_SOCK);
+    assert_int_equal(F.ib_inits, 0);
+    assert_true(gpumem_wraps >= 1);
+    assert_non_null(strstr(S.why, "GDRTRACE_GPUMEM=1"));
+    assert_int_equal(ncclNetPlugin_v11.finalize(ctx), ncclSuccess);
+    assert_int_equal(F.sock_inits, F.sock_finalizes);
+}
+
+/* ... and it is a layer over sock: with another transport asked for, the
+ * plugin refuses rather than trace a run that is not what was asked. */
+static void test_gpumem_with_forced_ib_fails_init(void **state)
+{
+    (void)state;
+    F.ib_ndev = 2;
+    setenv("GDRTRACE_GPUMEM", "1", 1);
+    setenv("GDRTRACE_TRANSPORT", "ib", 1);
+    void *ctx = (void *)0x1;
+    assert_int_not_equal(ncclNetPlugin_v11.init(&ctx, 4, NULL, logger, NULL), ncclSuccess);
+    assert_null(ctx);
+    assert_int_equal(gt_core_refs(), 0);
+    assert_int_equal(F.ib_inits, 0);
+    assert_int_equal(F.sock_inits, 0);
+    assert_non_null(strstr(L.last_warn, "GDRTRACE_GPUMEM=1"));
 }
 
 static void test_forced_ib_without_device_fails_init(void **state)
@@ -936,6 +974,8 @@ int main(void)
         cmocka_unit_test_setup(test_forced_sock_ignores_ib, reset),
         cmocka_unit_test_setup(test_bad_transport_value_warns_and_uses_auto, reset),
         cmocka_unit_test_setup(test_forced_ib_without_device_fails_init, reset),
+        cmocka_unit_test_setup(test_gpumem_wraps_sock_and_skips_ib, reset),
+        cmocka_unit_test_setup(test_gpumem_with_forced_ib_fails_init, reset),
         cmocka_unit_test_setup(test_forced_inner_that_fails_disables_the_plugin, reset),
         cmocka_unit_test_setup(test_recorder_opens_before_any_transport, reset),
         cmocka_unit_test_setup(test_refusal_is_recorded_with_its_reason, reset),
