@@ -257,6 +257,17 @@ void gt_nccl_note(const struct gt_setting *s)
     pthread_mutex_unlock(&lock);
 }
 
+void gt_nccl_unnote(const char *prefix)
+{
+    pthread_mutex_lock(&lock);
+    int k = 0;
+    for (int i = 0; i < nnoted; i++)
+        if (strncmp(noted[i].key, prefix, strlen(prefix)) != 0)
+            noted[k++] = noted[i];
+    nnoted = k;
+    pthread_mutex_unlock(&lock);
+}
+
 int gt_nccl_noted(struct gt_setting *out, int max)
 {
     pthread_mutex_lock(&lock);

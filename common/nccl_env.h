@@ -62,6 +62,9 @@ const char *gt_nccl_str(struct gt_setting *out, const char *nccl, const char *tw
 /*! gt_nccl_note() : keeps `s` (by key) among the transport settings in
  *  force; the shim copies them into the recorder (gt_nccl_noted()). */
 void gt_nccl_note(const struct gt_setting *s);
+/*! gt_nccl_unnote() : forgets the noted settings whose key starts with
+ *  `prefix` (a transport that refused init: its settings were not in force). */
+void gt_nccl_unnote(const char *prefix);
 /*! gt_nccl_noted() : copies at most max noted settings into out; returns
  *  how many. */
 int gt_nccl_noted(struct gt_setting *out, int max);

@@ -327,11 +327,12 @@ static gt_result ib_init(void **ctx, uint64_t comm_id, int has_comm_id,
     struct gt_setting dis;
     long disable = gt_nccl_long(&dis, "NCCL_IB_DISABLE", NULL, 0, -2147483647L - 1,
                                 2147483647L, 1);
-    gt_nccl_note(&dis);
     if (disable) {
-        if (gt_transport_read(NULL, 0) != GT_TRANSPORT_IB)
+        if (gt_transport_read(NULL, 0) != GT_TRANSPORT_IB) {
+            gt_nccl_note(&dis); /* why ib is not in use */
             return gt_net_fail(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, 0,
                                "ib: disabled by %s (as NCCL's IB transport)", dis.origin);
+        }
         static int said;
         if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
             GT_WARN("%s ignored: GDRTRACE_TRANSPORT=ib asks for the ib transport", dis.origin);
@@ -339,6 +340,11 @@ static gt_result ib_init(void **ctx, uint64_t comm_id, int has_comm_id,
     int n = gt_ib_devices_open();
     if (n == 0) {
         gt_ib_devices_close();
+        /* ib's settings were not in force: the recorder keeps only those
+         * of the transport in use (else two hosts, one with libibverbs,
+         * would differ by settings nothing used). */
+        gt_nccl_unnote("GDRTRACE_IB");
+        gt_nccl_unnote("NCCL_IB_");
         /* INFO, not WARN: in auto mode this is the normal answer on a host
          * without RDMA, and the core says which transport it chose. */
         GT_INFO(GT_LOGSUB_INIT | GT_LOGSUB_NET, "ib: no active RDMA port%s%s",

@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "common/nccl_env.h"
 #include "plugin/ib/ib.h"
 
 static void hca_filter(void **state)
@@ -286,6 +287,12 @@ static void ib_disable(void **state)
     struct gt_net_failure f;
     assert_int_equal(gt_net_failure_since(mark, &f), 1);
     assert_non_null(strstr(f.text, "disabled by NCCL_IB_DISABLE=1"));
+    struct gt_setting noted[32];
+    int nn = gt_nccl_noted(noted, 32);
+    int found = 0;
+    for (int i = 0; i < nn; i++)
+        found |= !strcmp(noted[i].key, "NCCL_IB_DISABLE") && !strcmp(noted[i].value, "1");
+    assert_true(found); /* the recorder says why ib is not in use */
     setenv("GDRTRACE_TRANSPORT", "ib", 1);
     mark = gt_net_fail_mark();
     assert_int_equal(gt_ib_ops.init(&ctx, 0, 0, NULL, NULL, NULL), GT_SYSTEM_ERROR);
@@ -298,6 +305,12 @@ static void ib_disable(void **state)
     assert_int_equal(gt_ib_ops.init(&ctx, 0, 0, NULL, NULL, NULL), GT_SYSTEM_ERROR);
     assert_int_equal(gt_net_failure_since(mark, &f), 1);
     assert_non_null(strstr(f.text, "no active RDMA port"));
+    /* a refused ib leaves none of its settings for the recorder */
+    nn = gt_nccl_noted(noted, 32);
+    for (int i = 0; i < nn; i++) {
+        assert_true(strncmp(noted[i].key, "GDRTRACE_IB", 11) != 0);
+        assert_true(strncmp(noted[i].key, "NCCL_IB_", 8) != 0);
+    }
     unsetenv("NCCL_IB_DISABLE");
     unsetenv("GDRTRACE_IBVERBS_LIB");
     gt_ibv_reset();

@@ -321,6 +321,9 @@ static void noted_by_key(void **state)
     assert_string_equal(out[0].value, "2");
     assert_string_equal(out[1].key, "GDRTRACE_IB_SL");
     assert_int_equal(gt_nccl_noted(out, 1), 1);
+    gt_nccl_unnote("GDRTRACE_IB_T"); /* a refused transport's settings go */
+    assert_int_equal(gt_nccl_noted(out, 4), 1);
+    assert_string_equal(out[0].key, "GDRTRACE_IB_SL");
 }
 
 int main(void)
