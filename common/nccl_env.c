@@ -181,8 +181,8 @@ static int nccl_strtol(const char *s, long *x)
     return *end ? 1 : 0;
 }
 
-long gt_nccl_long(struct gt_setting *out, const char *nccl, const char *twin, long dflt,
-                  long min, long max, int warn)
+long gt_nccl_long(struct gt_setting *out, const char *nccl, const char *twin, long dflt, long min,
+                  long max, int warn)
 {
     const char *key = twin ? twin : nccl;
     char num[32];
@@ -211,8 +211,8 @@ long gt_nccl_long(struct gt_setting *out, const char *nccl, const char *twin, lo
             return x;
         }
         if (warn)
-            GT_WARN("%s='%s' (%s) is not an integer in [%ld, %ld]; using %ld", nccl, nv, where,
-                    min, max, dflt);
+            GT_WARN("%s='%s' (%s) is not an integer in [%ld, %ld]; using %ld", nccl, nv, where, min,
+                    max, dflt);
         snprintf(num, sizeof(num), "%ld", dflt);
         fill(out, key, num, nccl, nv, where, GT_SRC_INVALID);
         return dflt;

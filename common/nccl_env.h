@@ -50,8 +50,8 @@ const char *gt_nccl_env_plugin(void);
  *  when text follows (WARNed: NCCL ignores the rest).  A value outside
  *  [min, max] is invalid: one WARN (when warn), the default, source
  *  GT_SRC_INVALID.  Fills *out (may be NULL); key is twin, else nccl. */
-long gt_nccl_long(struct gt_setting *out, const char *nccl, const char *twin, long dflt,
-                  long min, long max, int warn);
+long gt_nccl_long(struct gt_setting *out, const char *nccl, const char *twin, long dflt, long min,
+                  long max, int warn);
 
 /*! gt_nccl_str() : a text setting (a list, a path, a family name): the
  *  twin when set and non-empty, else the NCCL variable when non-empty, else

@@ -53,12 +53,24 @@ static void write_file(const char *path, const char *text)
     fclose(f);
 }
 
-static const char *const vars[] = {
-    "NCCL_CONF_FILE", "NCCL_IB_HCA", "NCCL_IB_TC", "NCCL_IB_SL", "NCCL_IB_GID_INDEX",
-    "NCCL_ENV_PLUGIN", "GDRTRACE_IB_TC", "GDRTRACE_IB_HCA", "NCCL_IB_FIFO_TC",
-    "NCCL_IB_USE_INLINE", "NCCL_IB_SPLIT_DATA_ON_QPS", "NCCL_SOCKET_NTHREADS",
-    "NCCL_IB_PCI_RELAXED_ORDERING", "GDRTRACE_IB_RELAXED_ORDERING", "NCCL_IB_TIMEOUT",
-    "NCCL_X", "NCCL_Y", NULL};
+static const char *const vars[] = {"NCCL_CONF_FILE",
+                                   "NCCL_IB_HCA",
+                                   "NCCL_IB_TC",
+                                   "NCCL_IB_SL",
+                                   "NCCL_IB_GID_INDEX",
+                                   "NCCL_ENV_PLUGIN",
+                                   "GDRTRACE_IB_TC",
+                                   "GDRTRACE_IB_HCA",
+                                   "NCCL_IB_FIFO_TC",
+                                   "NCCL_IB_USE_INLINE",
+                                   "NCCL_IB_SPLIT_DATA_ON_QPS",
+                                   "NCCL_SOCKET_NTHREADS",
+                                   "NCCL_IB_PCI_RELAXED_ORDERING",
+                                   "GDRTRACE_IB_RELAXED_ORDERING",
+                                   "NCCL_IB_TIMEOUT",
+                                   "NCCL_X",
+                                   "NCCL_Y",
+                                   NULL};
 
 static int setup(void **state)
 {
