@@ -7,7 +7,14 @@
  * the comm's slots (struct gm_req).  Memory handles are struct gm_mh: the
  * policy's gt_mr, plus the inner transport's handle for host memory.
  *
- * Send: GPU data is copied to the slot's pinned staging buffer with
+ * Staging: each GPU registration gets a pinned host mirror of its range,
+ * allocated at regMr (connection setup, as NCCL allocates its own buffers)
+ * and freed at deregMr, so the data path allocates nothing (a pinned
+ * allocation or free there could wait for NCCL's running kernel, which waits
+ * for this data).  Only a buffer outside every mirror (a registration over
+ * GM_MIRROR_MAX) is staged in a per-slot buffer, grown on demand; buffers it
+ * outgrows are kept until the comm closes, never freed on the data path.
+ * Send: GPU data is copied to its pinned staging buffer with
  * cuMemcpyDtoHAsync on the comm's non-blocking stream, an event recorded
  * after it; pump() posts the comm's sends to the inner transport strictly in
  * issue order, each once its copy's event completed.  A synchronous copy (or
@@ -34,6 +41,7 @@
 
 #define GM_MAX_DEVS 16
 #define GM_SLOTS 64 /* requests per comm; NCCL keeps at most 32 outstanding */
+#define GM_MIRROR_MAX ((size_t)256 << 20) /* larger registrations: per-slot staging */
 #define COMM_MAGIC 0x474d434du
 #define MH_MAGIC 0x474d4d48u
 
@@ -54,6 +62,7 @@ struct gm_req {
     void *phandle;
     void *inner_req;
     int recvd;
+    void *buf;   /* the staging copy of data: in a mirror, or stage */
     void *stage; /* pinned, stage_cap bytes; kept across uses of the slot */
     size_t stage_cap;
     gt_CUevent ev;
@@ -68,6 +77,8 @@ struct gm_comm {
     uint64_t issued, posted; /* sends */
     gt_result fail_res;      /* GT_OK until the comm failed for good */
     struct gt_net_failure fail;
+    void **retired; /* outgrown slot buffers, freed at close */
+    int nretired, cap_retired;
     struct gm_req r[GM_SLOTS];
 };
 
@@ -78,6 +89,9 @@ struct gm_mh {
     struct gt_mr *m;
     void *inner_mh;
     gt_CUcontext ctx;
+    uintptr_t base; /* the registered range [base, base + size) */
+    size_t size;
+    void *mirror;   /* pinned, size bytes; NULL: per-slot staging */
 };
 
 static struct {
@@ -139,23 +153,36 @@ static gt_result cuda_fail(struct gm_comm *c, const char *call, gt_CUresult r)
     return failed(c);
 }
 
-/* Makes c->ctx current for the duration of a CUDA sequence; *prev restores. */
-static void ctx_enter(struct gm_comm *c, gt_CUcontext *prev)
+/* Makes ctx current for the duration of a CUDA sequence (NULL: the calling
+ * thread's, as NCCL's proxy threads have one); *prev restores. */
+static void ctx_in(gt_CUcontext ctx, gt_CUcontext *prev)
 {
     *prev = NULL;
     gt_cu.ctx_get_current(prev);
-    if (c->ctx && *prev != c->ctx)
-        gt_cu.ctx_set_current(c->ctx);
+    if (ctx && *prev != ctx)
+        gt_cu.ctx_set_current(ctx);
+}
+
+static void ctx_out(gt_CUcontext ctx, gt_CUcontext prev)
+{
+    if (ctx && prev != ctx)
+        gt_cu.ctx_set_current(prev);
+}
+
+static void ctx_enter(struct gm_comm *c, gt_CUcontext *prev)
+{
+    ctx_in(c->ctx, prev);
 }
 
 static void ctx_leave(struct gm_comm *c, gt_CUcontext prev)
 {
-    if (c->ctx && prev != c->ctx)
-        gt_cu.ctx_set_current(prev);
+    ctx_out(c->ctx, prev);
 }
 
-/* The comm's stream, the slot's event and a staging buffer of `size` bytes. */
-static gt_CUresult slot_ready(struct gm_comm *c, struct gm_req *q, size_t size, const char **call)
+/* The comm's stream, the slot's event and q->buf for q->data: in h's
+ * mirror, else the slot's own buffer of `size` bytes. */
+static gt_CUresult slot_ready(struct gm_comm *c, struct gm_req *q, const struct gm_mh *h,
+                              size_t size, const char **call)
 {
     gt_CUresult r;
     if (!c->stream) {
@@ -168,9 +195,24 @@ static gt_CUresult slot_ready(struct gm_comm *c, struct gm_req *q, size_t size, 
         if ((r = gt_cu.event_create(&q->ev, GT_CU_EVENT_DISABLE_TIMING)) != GT_CUDA_SUCCESS)
             return r;
     }
+    uintptr_t a = (uintptr_t)q->data;
+    if (h->mirror && a >= h->base && size <= h->size && a - h->base <= h->size - size) {
+        q->buf = (char *)h->mirror + (a - h->base);
+        return GT_CUDA_SUCCESS;
+    }
     if (q->stage_cap < size) {
-        if (q->stage)
-            gt_cu.mem_free_host(q->stage);
+        if (q->stage) {
+            if (c->nretired == c->cap_retired) {
+                int cap = c->cap_retired ? 2 * c->cap_retired : 8;
+                void **x = realloc(c->retired, (size_t)cap * sizeof(*x));
+                *call = "keeping an outgrown staging buffer (out of memory)";
+                if (!x)
+                    return GT_CUDA_ERROR_INVALID_VALUE;
+                c->retired = x;
+                c->cap_retired = cap;
+            }
+            c->retired[c->nretired++] = q->stage;
+        }
         q->stage = NULL;
         q->stage_cap = 0;
         size_t cap = size < 65536 ? 65536 : size;
@@ -180,6 +222,7 @@ static gt_CUresult slot_ready(struct gm_comm *c, struct gm_req *q, size_t size, 
             return r;
         q->stage_cap = cap;
     }
+    q->buf = q->stage;
     return GT_CUDA_SUCCESS;
 }
 
@@ -398,6 +441,19 @@ static gt_result do_reg(void *comm, void *data, size_t size, int type, uint64_t 
             h->ctx = ctx;
         if (!c->ctx)
             c->ctx = h->ctx;
+        h->base = (uintptr_t)data;
+        h->size = size;
+        if (size <= GM_MIRROR_MAX) {
+            gt_CUcontext prev;
+            ctx_in(h->ctx, &prev);
+            gt_CUresult r = gt_cu.mem_host_alloc(&h->mirror, size, GT_CU_MEMHOSTALLOC_PORTABLE);
+            ctx_out(h->ctx, prev);
+            if (r != GT_CUDA_SUCCESS) {
+                h->mirror = NULL; /* per-slot staging instead */
+                GT_INFO(GT_LOGSUB_NET, "gpumem: no pinned mirror of %zu bytes (%s); staging per "
+                        "request", size, gt_cu_errstr(r));
+            }
+        }
     } else {
         rc = g.inner->reg_mr(c->inner, data, size, GT_PTR_HOST, &h->inner_mh, NULL);
         if (rc != GT_OK) {
@@ -436,6 +492,13 @@ static gt_result gm_dereg_mr(void *comm, void *mhandle)
     if (h->inner_mh)
         rc = g.inner->dereg_mr(c->inner, h->inner_mh);
     gt_result r2 = gt_reg_deregister(&g.reg[h->dev], h->m);
+    if (h->mirror) {
+        /* NCCL deregisters after its requests on the buffer completed. */
+        gt_CUcontext prev;
+        ctx_in(h->ctx, &prev);
+        gt_cu.mem_free_host(h->mirror);
+        ctx_out(h->ctx, prev);
+    }
     h->magic = 0;
     free(h);
     if (rc == GT_OK && r2 != GT_OK)
@@ -501,7 +564,7 @@ static gt_result pump(struct gm_comm *c)
             break;
         void *ir = NULL;
         uint32_t mark = gt_net_fail_mark();
-        gt_result rc = g.inner->isend(c->inner, q->gpu ? q->stage : q->data, q->size, q->tag,
+        gt_result rc = g.inner->isend(c->inner, q->gpu ? q->buf : q->data, q->size, q->tag,
                                       q->inner_mh, q->phandle, &ir);
         if (rc != GT_OK)
             return inner_failed(c, rc, mark);
@@ -541,10 +604,10 @@ static gt_result gm_isend(void *send_comm, void *data, size_t size, int tag, voi
         gt_CUcontext prev;
         ctx_enter(c, &prev);
         const char *call = "";
-        gt_CUresult r = slot_ready(c, q, size, &call);
+        gt_CUresult r = slot_ready(c, q, h, size, &call);
         if (r == GT_CUDA_SUCCESS) {
             call = "cuMemcpyDtoHAsync";
-            r = gt_cu.memcpy_dtoh_async(q->stage, (gt_CUdeviceptr)(uintptr_t)data, size,
+            r = gt_cu.memcpy_dtoh_async(q->buf, (gt_CUdeviceptr)(uintptr_t)data, size,
                                         c->stream);
         }
         if (r == GT_CUDA_SUCCESS) {
@@ -592,11 +655,11 @@ static gt_result gm_irecv(void *recv_comm, int n, void **data, size_t *sizes, in
         gt_CUcontext prev;
         ctx_enter(c, &prev);
         const char *call = "";
-        gt_CUresult r = slot_ready(c, q, q->size, &call);
+        gt_CUresult r = slot_ready(c, q, h, q->size, &call);
         ctx_leave(c, prev);
         if (r != GT_CUDA_SUCCESS)
             return cuda_fail(c, call, r);
-        buf = q->stage;
+        buf = q->buf;
     }
     void *ir = NULL;
     size_t sz = q->size;
@@ -707,7 +770,7 @@ static gt_result gm_test(void *request, int *done, int *sizes)
         gt_CUcontext prev;
         ctx_enter(c, &prev);
         const char *call = "cuMemcpyHtoDAsync";
-        gt_CUresult r = gt_cu.memcpy_htod_async((gt_CUdeviceptr)(uintptr_t)q->data, q->stage,
+        gt_CUresult r = gt_cu.memcpy_htod_async((gt_CUdeviceptr)(uintptr_t)q->data, q->buf,
                                                 (size_t)sz, c->stream);
         if (r == GT_CUDA_SUCCESS) {
             call = "cuEventRecord";
@@ -747,7 +810,7 @@ static gt_result gm_test(void *request, int *done, int *sizes)
 static void free_comm(struct gm_comm *c)
 {
     gt_CUcontext prev;
-    int cuda = c->stream != NULL;
+    int cuda = c->stream != NULL || c->nretired;
     for (int i = 0; i < GM_SLOTS; i++)
         cuda |= c->r[i].ev != NULL || c->r[i].stage != NULL;
     if (cuda) {
@@ -760,10 +823,13 @@ static void free_comm(struct gm_comm *c)
             if (c->r[i].stage)
                 gt_cu.mem_free_host(c->r[i].stage);
         }
+        for (int i = 0; i < c->nretired; i++)
+            gt_cu.mem_free_host(c->retired[i]);
         if (c->stream)
             gt_cu.stream_destroy(c->stream);
         ctx_leave(c, prev);
     }
+    free(c->retired);
     c->magic = 0;
     free(c);
 }

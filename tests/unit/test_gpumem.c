@@ -174,8 +174,24 @@ static gt_CUresult f_dtoh(void *d, gt_CUdeviceptr s, size_t n, gt_CUstream st)
     enqueue(d, (const void *)(uintptr_t)s, n, st);
     return 0;
 }
-static gt_CUresult f_hal(void **p, size_t n, unsigned int f) { (void)f; *p = malloc(n); return *p ? 0 : 2; }
-static gt_CUresult f_hfree(void *p) { free(p); return 0; }
+static int host_allocs, host_frees, fail_host_alloc;
+static gt_CUresult f_hal(void **p, size_t n, unsigned int f)
+{
+    (void)f;
+    host_allocs++;
+    if (fail_host_alloc) {
+        *p = NULL;
+        return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+    }
+    *p = malloc(n);
+    return *p ? 0 : 2;
+}
+static gt_CUresult f_hfree(void *p)
+{
+    host_frees++;
+    free(p);
+    return 0;
+}
 
 static void install_cuda(void)
 {
@@ -467,9 +483,10 @@ static int poll(void *req, int n, int *size)
     return done;
 }
 
-static void test_async_completion(void **state)
+/* mirrors = 0: the pinned mirrors cannot be allocated at registration, so
+ * every GPU request is staged in its slot's own buffer. */
+static void async_completion(int mirrors)
 {
-    (void)state;
     gt_gpumem_procroot = tree;
     clear_env();
     setenv("GDRTRACE_GPUMEM_FORCE_FLUSH", "1", 1);
@@ -484,7 +501,13 @@ static void test_async_completion(void **state)
     for (size_t i = 0; i < N; i++)
         src[i] = (unsigned char)(i * 7 + 3);
     memset(dst, 0, N);
+    fail_host_alloc = !mirrors;
+    int allocs0 = host_allocs;
     void *smh = reg_gpu(sc, src, N), *rmh = reg_gpu(rc, dst, N);
+    fail_host_alloc = 0;
+    /* one pinned mirror per GPU registration, made now (connection setup) */
+    assert_int_equal(host_allocs - allocs0, 2);
+    int allocs_reg = host_allocs, frees_reg = host_frees;
     static char host_src[4096], host_dst[4096];
     memset(host_src, 'h', sizeof(host_src));
     void *hsmh = NULL, *hrmh = NULL;
@@ -552,6 +575,13 @@ static void test_async_completion(void **state)
     assert_non_null(fl);
     assert_true(poll(fl, 1, NULL));
     assert_int_equal(legacy_stream_used, 0);
+    /* The data path allocated and freed no pinned memory when the mirrors
+     * exist: such calls can wait for NCCL's running kernel. */
+    if (mirrors)
+        assert_int_equal(host_allocs, allocs_reg);
+    else
+        assert_true(host_allocs > allocs_reg);
+    assert_int_equal(host_frees, frees_reg);
 
     assert_int_equal(ops->dereg_mr(sc, smh), GT_OK);
     assert_int_equal(ops->dereg_mr(rc, rmh), GT_OK);
@@ -561,6 +591,18 @@ static void test_async_completion(void **state)
     assert_int_equal(ops->close_recv(rc), GT_OK);
     layer_down();
     clear_env();
+}
+
+static void test_async_completion(void **state)
+{
+    (void)state;
+    async_completion(1);
+}
+
+static void test_async_completion_slot_staging(void **state)
+{
+    (void)state;
+    async_completion(0);
 }
 
 /* A failing copy fails the comm for good, and says which CUDA call failed. */
@@ -632,6 +674,7 @@ int main(void)
         cmocka_unit_test(test_outcomes),
         cmocka_unit_test(test_refuses_next_to_rdma),
         cmocka_unit_test(test_async_completion),
+        cmocka_unit_test(test_async_completion_slot_staging),
         cmocka_unit_test(test_copy_failure),
     };
     return cmocka_run_group_tests_name("gpumem", tests, setup, teardown);
