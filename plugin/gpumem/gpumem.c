@@ -443,6 +443,18 @@ static gt_result do_reg(void *comm, void *data, size_t size, int type, uint64_t 
             c->ctx = h->ctx;
         h->base = (uintptr_t)data;
         h->size = size;
+        /* The comm's stream and events too, here rather than on the data
+         * path (slot_ready retries whatever fails now). */
+        gt_CUcontext prev0;
+        ctx_in(h->ctx, &prev0);
+        if (!c->stream && gt_cu.stream_create(&c->stream, GT_CU_STREAM_NON_BLOCKING) !=
+                              GT_CUDA_SUCCESS)
+            c->stream = NULL;
+        for (int i = 0; i < GM_SLOTS; i++)
+            if (!c->r[i].ev &&
+                gt_cu.event_create(&c->r[i].ev, GT_CU_EVENT_DISABLE_TIMING) != GT_CUDA_SUCCESS)
+                c->r[i].ev = NULL;
+        ctx_out(h->ctx, prev0);
         if (size <= GM_MIRROR_MAX) {
             gt_CUcontext prev;
             ctx_in(h->ctx, &prev);

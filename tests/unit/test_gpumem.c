@@ -503,10 +503,13 @@ static void async_completion(int mirrors)
     memset(dst, 0, N);
     fail_host_alloc = !mirrors;
     int allocs0 = host_allocs;
+    stream_flags = -1;
     void *smh = reg_gpu(sc, src, N), *rmh = reg_gpu(rc, dst, N);
     fail_host_alloc = 0;
     /* one pinned mirror per GPU registration, made now (connection setup) */
     assert_int_equal(host_allocs - allocs0, 2);
+    /* ... and the comm's non-blocking stream */
+    assert_int_equal(stream_flags, GT_CU_STREAM_NON_BLOCKING);
     int allocs_reg = host_allocs, frees_reg = host_frees;
     static char host_src[4096], host_dst[4096];
     memset(host_src, 'h', sizeof(host_src));
