@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -122,6 +123,7 @@ struct arc_rd {
     int in_eof;
     size_t last; /* ZSTD_decompressStream's last hint: 0 at a frame boundary */
     uint64_t total, max;
+    unsigned char *chunk; /* MEMBER_CHUNK bytes of a member at a time (zstd mode) */
     const char *source;
     char *err;
     size_t errlen;
@@ -184,55 +186,97 @@ static long long rd_get(struct arc_rd *r, unsigned char *dst, size_t n)
     return (long long)got;
 }
 
-/* Reads one member's data (dlen bytes) into *buf, growing it as bytes
- * arrive.  A member whose first bytes are not a recorder's magic is not
- * kept: its bytes are skipped and only that prefix is handed on, so the
- * parser refuses it by name without a declared-size allocation. */
-static int rd_member(struct arc_rd *r, uint64_t dlen, unsigned char **buf, size_t *cap,
-                     size_t *len, uint32_t idx, const char *name)
+/* A member being read: an anonymous mapping of its declared length (at most
+ * the cap) into which only the non-zero 4 KiB blocks are copied, so its
+ * zero runs (a ring's unused slots, or a bomb) stay untouched pages that
+ * cost no memory; or, for a member that does not start with a recorder's
+ * magic, just those first bytes (the rest is skipped), so the parser
+ * refuses it by name without holding it. */
+struct member {
+    unsigned char head[GTR_MAGIC_LEN];
+    unsigned char *img;
+    size_t maplen;
+    const unsigned char *data;
+    size_t len;
+};
+
+#define MEMBER_CHUNK ((size_t)1 << 20)
+#define ZBLK 4096
+
+static int short_member(struct arc_rd *r, uint32_t idx, const char *name, uint64_t dlen, uint64_t got)
 {
-    size_t have = 0;
-    while (have < dlen) {
-        if (have == *cap) {
-            size_t nc = *cap ? *cap * 2 : (size_t)1 << 20;
-            if (nc > dlen)
-                nc = (size_t)dlen;
-            unsigned char *nb = realloc(*buf, nc);
-            if (!nb)
-                return gt_source_error(r->err, r->errlen, r->source,
-                                       "member %u (%s): out of memory for %zu bytes", idx, name, nc);
-            *buf = nb;
-            *cap = nc;
+    return gt_source_error(r->err, r->errlen, r->source,
+                           "member %u (%s): %llu data bytes, only %llu remain", idx, name,
+                           (unsigned long long)dlen, (unsigned long long)got);
+}
+
+static int rd_member(struct arc_rd *r, uint64_t dlen, struct member *m, uint32_t idx,
+                     const char *name)
+{
+    memset(m, 0, sizeof(*m));
+    size_t hn = dlen < GTR_MAGIC_LEN ? (size_t)dlen : GTR_MAGIC_LEN;
+    long long k = rd_get(r, m->head, hn);
+    if (k < 0)
+        return -1;
+    if ((size_t)k < hn)
+        return short_member(r, idx, name, dlen, (uint64_t)k);
+    m->data = m->head;
+    m->len = hn;
+    if (dlen == hn)
+        return 0;
+    if (memcmp(m->head, GTR_MAGIC, GTR_MAGIC_LEN) != 0) {
+        for (uint64_t left = dlen - hn; left;) {
+            size_t step = left > MEMBER_CHUNK ? MEMBER_CHUNK : (size_t)left;
+            k = rd_get(r, NULL, step);
+            if (k < 0)
+                return -1;
+            if ((size_t)k < step)
+                return short_member(r, idx, name, dlen, dlen - left + (uint64_t)k);
+            left -= (uint64_t)k;
         }
-        size_t step = (*cap < dlen ? *cap : (size_t)dlen) - have;
-        if (have == 0 && step > GTR_MAGIC_LEN)
-            step = GTR_MAGIC_LEN;
-        long long k = rd_get(r, *buf + have, step);
+        return 0;
+    }
+    if (!r->chunk && !(r->chunk = malloc(MEMBER_CHUNK)))
+        return gt_source_error(r->err, r->errlen, r->source, "member %u (%s): out of memory", idx,
+                               name);
+    m->maplen = (size_t)dlen;
+    m->img = mmap(NULL, m->maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                  -1, 0);
+    if (m->img == MAP_FAILED) {
+        m->img = NULL;
+        return gt_source_error(r->err, r->errlen, r->source,
+                               "member %u (%s): out of memory for %zu bytes", idx, name, m->maplen);
+    }
+    memcpy(m->img, m->head, hn);
+    static const unsigned char zero[ZBLK];
+    for (uint64_t pos = hn; pos < dlen;) {
+        size_t step = dlen - pos > MEMBER_CHUNK ? MEMBER_CHUNK : (size_t)(dlen - pos);
+        k = rd_get(r, r->chunk, step);
         if (k < 0)
             return -1;
-        have += (size_t)k;
         if ((size_t)k < step)
-            return gt_source_error(r->err, r->errlen, r->source,
-                                   "member %u (%s): %llu data bytes, only %zu remain", idx, name,
-                                   (unsigned long long)dlen, have);
-        if (have == GTR_MAGIC_LEN && dlen > have && memcmp(*buf, GTR_MAGIC, GTR_MAGIC_LEN) != 0) {
-            for (uint64_t left = dlen - have; left;) {
-                size_t s = left > ((size_t)1 << 20) ? (size_t)1 << 20 : (size_t)left;
-                k = rd_get(r, NULL, s);
-                if (k < 0)
-                    return -1;
-                if ((size_t)k < s)
-                    return gt_source_error(r->err, r->errlen, r->source,
-                                           "member %u (%s): %llu data bytes, only %llu remain",
-                                           idx, name, (unsigned long long)dlen,
-                                           (unsigned long long)(dlen - left + (uint64_t)k));
-                left -= (uint64_t)k;
-            }
-            break;
+            return short_member(r, idx, name, dlen, pos + (uint64_t)k);
+        /* pieces that end on the image's 4 KiB boundaries */
+        for (size_t c = 0; c < step;) {
+            size_t piece = ZBLK - (size_t)((pos + c) % ZBLK);
+            if (piece > step - c)
+                piece = step - c;
+            if (memcmp(r->chunk + c, zero, piece))
+                memcpy(m->img + pos + c, r->chunk + c, piece);
+            c += piece;
         }
+        pos += step;
     }
-    *len = have;
+    m->data = m->img;
+    m->len = (size_t)dlen;
     return 0;
+}
+
+static void member_free(struct member *m)
+{
+    if (m->img)
+        munmap(m->img, m->maplen);
+    m->img = NULL;
 }
 
 static int rd_walk(struct arc_rd *r, gt_archive_cb cb, void *arg)
@@ -254,8 +298,7 @@ static int rd_walk(struct arc_rd *r, gt_archive_cb cb, void *arg)
                                "archive container version %u (this gdrtrace reads 1)", get32(h + 8));
     uint64_t off = 16;
     uint32_t members = 0;
-    unsigned char *data = NULL;
-    size_t cap = 0;
+    struct member mb = {0};
     int rc = -1;
     for (;;) {
         k = rd_get(r, h, 8);
@@ -326,26 +369,22 @@ static int rd_walk(struct arc_rd *r, gt_archive_cb cb, void *arg)
             len = (size_t)dlen;
             r->rawpos += len;
         } else {
-            if (rd_member(r, dlen, &data, &cap, &len, members, name))
+            if (rd_member(r, dlen, &mb, members, name))
                 goto out;
-            p = data;
+            p = mb.data;
+            len = mb.len;
         }
         int crc = cb(name, (int)live, p, len, arg);
+        member_free(&mb);
         if (crc) {
             rc = crc;
             goto out;
         }
         off += dlen;
         members++;
-        /* the previous member's buffer is not kept across a large gap */
-        if (cap > ((size_t)8 << 20)) {
-            free(data);
-            data = NULL;
-            cap = 0;
-        }
     }
 out:
-    free(data);
+    member_free(&mb);
     return rc;
 }
 
@@ -384,6 +423,7 @@ static int stream(int fd, const unsigned char *mem, size_t memn, size_t max, con
     }
     ZSTD_freeDCtx(r.d);
     free(r.ibuf);
+    free(r.chunk);
     return rc;
 }
 

@@ -18,9 +18,11 @@
  * on while the archive is decompressed, the container magic is checked in
  * the first 16 decompressed bytes, the decompressed size is capped
  * (GDRTRACE_ARCHIVE_MAX bytes, default 4 GiB; a member declaring more than
- * the cap leaves is refused before it is read), and a member's buffer grows
- * with the bytes that arrive, never to the length it declares.  Memory is
- * one member plus zstd's window (at most 128 MiB).  Errors: 0 / -1 with a
+ * the cap leaves is refused before it is read), and a member is held in an
+ * anonymous mapping where only its non-zero 4 KiB blocks are written (its
+ * zero runs cost nothing; one that does not start with a recorder's magic
+ * is skipped, not held).  Memory is one member's non-zero bytes plus zstd's
+ * window (at most 128 MiB).  Errors: 0 / -1 with a
  * message in err.
  */
 #ifndef GDRTRACE_TOOLS_ARCHIVE_H

@@ -10,12 +10,14 @@
  *                                 rest are holes, so 8,192 of them take
  *                                 seconds and ~0.3 GB of disk, not 22 GB
  *                                 (small: 2 comm slots, 64 ring slots)
- *   reader_scale bomb FILE BYTES [zeros|container|member]
+ *   reader_scale bomb FILE BYTES [zeros|container|member|recorder]
  *                                 a small zstd file that expands to BYTES:
  *                                 zeros (not an archive); container (a valid
  *                                 container whose one member declares BYTES
  *                                 and holds a few); member (a valid container
- *                                 whose member is BYTES of zeros)
+ *                                 whose member is BYTES of zeros); recorder
+ *                                 (the same, the member starting with a
+ *                                 recorder's magic)
  *   reader_scale measure CMD...   runs CMD; prints "wall_s peak_rss_kib exit"
  *                                 from wait4()'s rusage of that child
  *   reader_scale                  self-test: gen writes holes and the files
@@ -96,8 +98,11 @@ static int write_sparse(const char *path, const unsigned char *img, size_t len, 
 static int gen(const char *dir, long n, int flags)
 {
     int small = flags & GEN_SMALL;
-    struct fx_opts o = {.kind = FX_DMABUF, .world = (int)n, .ring_cap = GTR_DEFAULT_RING_EVENTS,
-                        .ncomm = GTR_DEFAULT_COMMS, .events = 300};
+    struct fx_opts o = {.kind = FX_DMABUF,
+                        .world = (int)n,
+                        .ring_cap = GTR_DEFAULT_RING_EVENTS,
+                        .ncomm = GTR_DEFAULT_COMMS,
+                        .events = 300};
     if (small) { /* the smallest recorder with two communicators */
         o.ring_cap = 64;
         o.ncomm = 2;
@@ -188,7 +193,11 @@ static int bomb(const char *path, unsigned long long bytes, const char *kind)
         le32(h + 36, (uint32_t)(bytes >> 32));
         memcpy(h + 40, name, sizeof(name) - 1);
         rc = frame(f, h, sizeof(h));
-        zeros = !strcmp(kind, "member") ? bytes : 4096;
+        zeros = !strcmp(kind, "container") ? 4096 : bytes;
+        if (!rc && !strcmp(kind, "recorder")) { /* the member starts like a recorder */
+            rc = frame(f, GTR_MAGIC, GTR_MAGIC_LEN);
+            zeros -= GTR_MAGIC_LEN;
+        }
     }
     size_t chunk = (size_t)16 << 20;
     unsigned char *z = calloc(1, chunk);
@@ -206,7 +215,7 @@ static int bomb(const char *path, unsigned long long bytes, const char *kind)
         rc = fwrite(bigf, 1, big, f) != big ? -1 : 0;
     if (!rc && zeros)
         rc = frame(f, z, (size_t)zeros);
-    if (!rc && !strcmp(kind, "member")) {
+    if (!rc && (!strcmp(kind, "member") || !strcmp(kind, "recorder"))) {
         unsigned char e[8];
         le32(e, GT_ARC_END);
         le32(e + 4, 1);
@@ -264,7 +273,8 @@ static int fold_check(char *dir)
         same = !strcmp(a.recs[i].source, b.recs[i].source) && b.recs[i].ncomm == 0 &&
                !b.recs[i].ring_slots;
     printf("%s folding and releasing each recorder gives the view of the whole recorders "
-           "(%zu communicators, %zu nodes)\n", same ? "ok  " : "FAIL", jb.ncomm, jb.nnodes);
+           "(%zu communicators, %zu nodes)\n",
+           same ? "ok  " : "FAIL", jb.ncomm, jb.nnodes);
     fails += !same;
     /* digests: 16 processes x (world + node communicator) */
     struct fx_opts o = {.kind = FX_DMABUF};
@@ -277,7 +287,8 @@ static int fold_check(char *dir)
         int node = atoi(b.recs[d->rec].id.host + 5);
         dg = did == fx_expected_regs(&o) && d->p50_ns[GTR_OP_SEND] > 0 &&
              d->p99_ns[GTR_OP_SEND] >= d->p50_ns[GTR_OP_SEND] && d->verdict == GT_V_DIRECT_DMABUF &&
-             d->comm_id == (d->slot == 0 ? 0x1234abcd5678ef00ull : 0x4e0de00000000000ull + (uint64_t)node) &&
+             d->comm_id ==
+                 (d->slot == 0 ? 0x1234abcd5678ef00ull : 0x4e0de00000000000ull + (uint64_t)node) &&
              (i == 0 || d->rec > jb.ranks[i - 1].rec ||
               (d->rec == jb.ranks[i - 1].rec && d->slot > jb.ranks[i - 1].slot));
     }
@@ -318,8 +329,9 @@ static int selftest(void)
         printf("FAIL generated recorder refused: %s\n", err);
         fails++;
     } else {
-        int ok = r.id.rank == 9 && !strcmp(r.id.host, "node-0001") && r.ncomm == GTR_DEFAULT_COMMS &&
-                 r.ring.capacity == GTR_DEFAULT_RING_EVENTS && r.comms[1].comm_id == 0x4e0de00000000001ull;
+        int ok = r.id.rank == 9 && !strcmp(r.id.host, "node-0001") &&
+                 r.ncomm == GTR_DEFAULT_COMMS && r.ring.capacity == GTR_DEFAULT_RING_EVENTS &&
+                 r.comms[1].comm_id == 0x4e0de00000000001ull;
         printf("%s generated recorder reads back (rank %d on %s, %u comm slots, ring of %llu)\n",
                ok ? "ok  " : "FAIL", r.id.rank, r.id.host, r.ncomm,
                (unsigned long long)r.ring.capacity);
@@ -351,7 +363,8 @@ int main(int argc, char **argv)
         return bomb(argv[2], strtoull(argv[3], NULL, 10), argc == 5 ? argv[4] : "zeros") ? 1 : 0;
     if (!strcmp(argv[1], "measure") && argc > 2)
         return measure(argv + 2);
-    fprintf(stderr, "usage: reader_scale [gen DIR N [small] | bomb FILE BYTES [zeros|container|member] | "
+    fprintf(stderr, "usage: reader_scale [gen DIR N [small] | bomb FILE BYTES "
+                    "[zeros|container|member|recorder] | "
                     "measure CMD...]\n");
     return 64;
 }

@@ -11,7 +11,9 @@
 #    GDRTRACE_ARCHIVE_MAX, 4 GiB by default): refused by its declaration,
 #    before a byte of it is read;
 #  * a valid container whose member is 512 MiB of zeros: the member is
-#    refused as "not a gdrtrace recorder" and skipped, not held;
+#    refused as "not a gdrtrace recorder" and skipped, not held; and one
+#    whose member is the recorder magic then 512 MiB of zeros: held with
+#    its zero runs unwritten, then refused by the parser;
 #  * a sparse 1 GiB file named like a recorder that is not one: refused by
 #    its header, nothing else is read, by verdict and by dump (ce69281 read
 #    the whole file first);
@@ -69,6 +71,15 @@ if [ "$rc" = 2 ] && grep -q 'member.zst:gdrtrace.bomb.node.1.rec: not a gdrtrace
     pass "a 512 MiB member of zeros is skipped, not held (peak $((kib / 1024)) MiB, ${secs}s)"
 else
     fail "zeros member: exit $rc, peak ${kib} KiB (limit $limit): $(head -3 "$T/out")"
+fi
+
+"$S" bomb "$T/rec.zst" $((512 << 20)) recorder || fail "bomb writer"
+run "$G" verdict "$T/rec.zst"
+if [ "$rc" = 2 ] && grep -q 'rec.zst:gdrtrace.bomb.node.1.rec: endian mark is 0x00000000' "$T/out" &&
+   [ "$kib" -le $limit ]; then
+    pass "a 512 MiB member of zeros that starts like a recorder costs its non-zero bytes (peak $((kib / 1024)) MiB, ${secs}s)"
+else
+    fail "recorder-like zeros member: exit $rc, peak ${kib} KiB (limit $limit): $(head -3 "$T/out")"
 fi
 
 mkdir -p "$T/sparse"
