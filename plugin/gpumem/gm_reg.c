@@ -77,8 +77,8 @@ int gt_gpumem_check_dmabuf(int fd, uint64_t offset, uintptr_t a, size_t len, cha
     int mt = 0;
     gt_CUdeviceptr base = 0;
     size_t bsz = 0;
-    if (gt_cu.pointer_get_attribute(&mt, GT_CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                                    (gt_CUdeviceptr)a) != GT_CUDA_SUCCESS ||
+    if (gt_cu.pointer_get_attribute(&mt, GT_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (gt_CUdeviceptr)a) !=
+            GT_CUDA_SUCCESS ||
         mt != GT_CU_MEMORYTYPE_DEVICE) {
         snprintf(why, whylen, "%#lx is not CUDA device memory (fd %d)", (unsigned long)a, fd);
         return EFAULT;

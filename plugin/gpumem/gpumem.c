@@ -40,7 +40,7 @@
 #include "common/settings.h"
 
 #define GM_MAX_DEVS 16
-#define GM_SLOTS 64 /* requests per comm; NCCL keeps at most 32 outstanding */
+#define GM_SLOTS 64                       /* requests per comm; NCCL keeps at most 32 outstanding */
 #define GM_MIRROR_MAX ((size_t)256 << 20) /* larger registrations: per-slot staging */
 #define COMM_MAGIC 0x474d434du
 #define MH_MAGIC 0x474d4d48u
@@ -91,7 +91,7 @@ struct gm_mh {
     gt_CUcontext ctx;
     uintptr_t base; /* the registered range [base, base + size) */
     size_t size;
-    void *mirror;   /* pinned, size bytes; NULL: per-slot staging */
+    void *mirror; /* pinned, size bytes; NULL: per-slot staging */
 };
 
 static struct {
@@ -99,9 +99,9 @@ static struct {
     const struct gt_net_ops *inner;
     struct gt_gpumem_cfg cfg;
     struct gt_reg_policy pol;
-    int ndev;   /* probed devices */
+    int ndev; /* probed devices */
     int probed;
-    int refs;   /* live contexts: the first re-reads the settings and re-probes */
+    int refs; /* live contexts: the first re-reads the settings and re-probes */
     struct gt_reg_dev reg[GM_MAX_DEVS];
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -421,8 +421,8 @@ static gt_result do_reg(void *comm, void *data, size_t size, int type, uint64_t 
         report = &mine;
     char err[512];
     gt_gpumem_refusal[0] = 0;
-    gt_result rc = gt_reg_register(&g.reg[dev], &g.pol, data, size, type, offset, fd, &h->m,
-                                   report, err, sizeof(err));
+    gt_result rc = gt_reg_register(&g.reg[dev], &g.pol, data, size, type, offset, fd, &h->m, report,
+                                   err, sizeof(err));
     if (rc != GT_OK) {
         free(h);
         /* The whole message went to the WARN log; the record keeps the cause. */
@@ -447,8 +447,8 @@ static gt_result do_reg(void *comm, void *data, size_t size, int type, uint64_t 
          * path (slot_ready retries whatever fails now). */
         gt_CUcontext prev0;
         ctx_in(h->ctx, &prev0);
-        if (!c->stream && gt_cu.stream_create(&c->stream, GT_CU_STREAM_NON_BLOCKING) !=
-                              GT_CUDA_SUCCESS)
+        if (!c->stream &&
+            gt_cu.stream_create(&c->stream, GT_CU_STREAM_NON_BLOCKING) != GT_CUDA_SUCCESS)
             c->stream = NULL;
         for (int i = 0; i < GM_SLOTS; i++)
             if (!c->r[i].ev &&
@@ -462,8 +462,10 @@ static gt_result do_reg(void *comm, void *data, size_t size, int type, uint64_t 
             ctx_out(h->ctx, prev);
             if (r != GT_CUDA_SUCCESS) {
                 h->mirror = NULL; /* per-slot staging instead */
-                GT_INFO(GT_LOGSUB_NET, "gpumem: no pinned mirror of %zu bytes (%s); staging per "
-                        "request", size, gt_cu_errstr(r));
+                GT_INFO(GT_LOGSUB_NET,
+                        "gpumem: no pinned mirror of %zu bytes (%s); staging per "
+                        "request",
+                        size, gt_cu_errstr(r));
             }
         }
     } else {
@@ -619,8 +621,7 @@ static gt_result gm_isend(void *send_comm, void *data, size_t size, int tag, voi
         gt_CUresult r = slot_ready(c, q, h, size, &call);
         if (r == GT_CUDA_SUCCESS) {
             call = "cuMemcpyDtoHAsync";
-            r = gt_cu.memcpy_dtoh_async(q->buf, (gt_CUdeviceptr)(uintptr_t)data, size,
-                                        c->stream);
+            r = gt_cu.memcpy_dtoh_async(q->buf, (gt_CUdeviceptr)(uintptr_t)data, size, c->stream);
         }
         if (r == GT_CUDA_SUCCESS) {
             call = "cuEventRecord";

@@ -47,10 +47,10 @@ extern const char *gt_gpumem_procroot;
  *  0 when `fd` is a dma-buf exported by the NVIDIA driver (fdinfo exp_name
  *  nv_dmabuf) whose `size` covers [offset, offset+len), and [a, a+len) lies
  *  is CUDA device memory whose allocation (when CUDA reports its range)
- *  also holds the whole dma-buf (it starts at a - offset).  Else an errno with one line in `why`: EBADF (not
- *  an open fd), ENOTSUP (not a dma-buf, or another exporter such as vgem),
- *  ERANGE (offset/size out of bounds), EFAULT (not GPU memory, or the
- *  dma-buf reaches outside the allocation). */
+ *  also holds the whole dma-buf (it starts at a - offset).  Else an errno with one line in `why`:
+ * EBADF (not an open fd), ENOTSUP (not a dma-buf, or another exporter such as vgem), ERANGE
+ * (offset/size out of bounds), EFAULT (not GPU memory, or the dma-buf reaches outside the
+ * allocation). */
 int gt_gpumem_check_dmabuf(int fd, uint64_t offset, uintptr_t a, size_t len, char *why,
                            size_t whylen);
 

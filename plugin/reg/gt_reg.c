@@ -208,8 +208,8 @@ static int cache_add(struct gt_reg_dev *d, struct gt_mr *m)
 /* ---- registration ------------------------------------------------------ */
 
 /* The registrar's calls; NULL with errno (never 0) on failure. */
-static void *reg_va(struct gt_reg_dev *d, const struct gt_reg_policy *p, uintptr_t a,
-                    uintptr_t e, int gpu)
+static void *reg_va(struct gt_reg_dev *d, const struct gt_reg_policy *p, uintptr_t a, uintptr_t e,
+                    int gpu)
 {
     errno = 0;
     void *h = d->rg->reg_va(d->rctx, p, a, e - a, gpu);
@@ -236,9 +236,9 @@ struct attempt {
 };
 
 /* DMA-BUF with NCCL's fd.  Fills *range with what was registered. */
-static void *try_dmabuf_fd(struct gt_reg_dev *d, const struct gt_reg_policy *p,
-                                    uintptr_t a, uintptr_t e, uint64_t offset, int fd,
-                                    uintptr_t *ra, uintptr_t *re, struct attempt *at)
+static void *try_dmabuf_fd(struct gt_reg_dev *d, const struct gt_reg_policy *p, uintptr_t a,
+                           uintptr_t e, uint64_t offset, int fd, uintptr_t *ra, uintptr_t *re,
+                           struct attempt *at)
 {
     const char *no_import = "";
     if (!d->rg->can_import(d->rctx, &no_import)) {
@@ -266,10 +266,9 @@ static void *try_dmabuf_fd(struct gt_reg_dev *d, const struct gt_reg_policy *p,
     if (!mr) {
         at->err = errno;
         at->reason = d->probe.dmabuf == GT_PROBE_UNSUPPORTED ? GT_REASON_DMABUF_UNSUPPORTED
-                                                              : GT_REASON_DMABUF_REG_FAILED;
+                                                             : GT_REASON_DMABUF_REG_FAILED;
         snprintf(at->what, sizeof(at->what), "%s(fd %d, offset %llu) failed: %s",
-                 d->rg->import_call, fd, (unsigned long long)off,
-                 why[0] ? why : strerror(at->err));
+                 d->rg->import_call, fd, (unsigned long long)off, why[0] ? why : strerror(at->err));
         return NULL;
     }
     *ra = wa;
@@ -278,9 +277,8 @@ static void *try_dmabuf_fd(struct gt_reg_dev *d, const struct gt_reg_policy *p,
 }
 
 /* DMA-BUF with an fd we export from CUDA for regMr(CUDA). */
-static void *try_dmabuf_export(struct gt_reg_dev *d, const struct gt_reg_policy *p,
-                                        uintptr_t a, uintptr_t e, uintptr_t *ra, uintptr_t *re,
-                                        struct attempt *at)
+static void *try_dmabuf_export(struct gt_reg_dev *d, const struct gt_reg_policy *p, uintptr_t a,
+                               uintptr_t e, uintptr_t *ra, uintptr_t *re, struct attempt *at)
 {
     const char *no_import = "";
     if (!d->rg->can_import(d->rctx, &no_import)) {
@@ -332,8 +330,8 @@ static void *try_dmabuf_export(struct gt_reg_dev *d, const struct gt_reg_policy 
     if (!mr) {
         at->err = e2;
         at->reason = GT_REASON_DMABUF_REG_FAILED;
-        snprintf(at->what, sizeof(at->what), "%s on the exported fd failed: %s",
-                 d->rg->import_call, why[0] ? why : strerror(e2));
+        snprintf(at->what, sizeof(at->what), "%s on the exported fd failed: %s", d->rg->import_call,
+                 why[0] ? why : strerror(e2));
         return NULL;
     }
     *ra = wa;

@@ -92,8 +92,8 @@ struct gt_registrar {
     void (*probe)(void *rctx, struct gt_dev_probe *probe);
     /* [a, a+len) from dma-buf `fd` at byte `offset`; fd is NCCL's or ours,
      * valid during the call only */
-    void *(*import_dmabuf)(void *rctx, const struct gt_reg_policy *p, uint64_t offset,
-                           uintptr_t a, size_t len, int fd, char *why, size_t whylen);
+    void *(*import_dmabuf)(void *rctx, const struct gt_reg_policy *p, uint64_t offset, uintptr_t a,
+                           size_t len, int fd, char *why, size_t whylen);
     /* host memory (gpu = 0) or GPU memory by its address (peermem, gpu = 1) */
     void *(*reg_va)(void *rctx, const struct gt_reg_policy *p, uintptr_t a, size_t len, int gpu);
     int (*dereg)(void *rctx, void *h); /* 0 or an errno */

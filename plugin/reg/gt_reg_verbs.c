@@ -46,8 +46,8 @@ static void v_probe(void *rctx, struct gt_dev_probe *pr)
             e = 0;
         }
         pr->dmabuf_errno = e;
-        pr->dmabuf = (e == EOPNOTSUPP || e == EPROTONOSUPPORT) ? GT_PROBE_UNSUPPORTED
-                                                                : GT_PROBE_SUPPORTED;
+        pr->dmabuf =
+            (e == EOPNOTSUPP || e == EPROTONOSUPPORT) ? GT_PROBE_UNSUPPORTED : GT_PROBE_SUPPORTED;
     }
     pr->peermem = gt_reg_peermem_present() ? GT_PROBE_SUPPORTED : GT_PROBE_ABSENT;
 }
@@ -59,8 +59,8 @@ static void *v_reg_va(void *rctx, const struct gt_reg_policy *p, uintptr_t a, si
     errno = 0;
     struct ibv_mr *mr;
     if (use_ro(p))
-        mr = gt_ibv.reg_mr_iova2(rctx, (void *)a, len, a,
-                                 BASE_ACCESS | IBV_ACCESS_RELAXED_ORDERING);
+        mr =
+            gt_ibv.reg_mr_iova2(rctx, (void *)a, len, a, BASE_ACCESS | IBV_ACCESS_RELAXED_ORDERING);
     else
         mr = gt_ibv.reg_mr(rctx, (void *)a, len, BASE_ACCESS);
     if (!mr && !errno)

@@ -72,8 +72,16 @@ static void gpu_progress(void)
         memcpy(queue[completed].dst, queue[completed].src, queue[completed].n);
 }
 
-static gt_CUresult f_count(int *n) { *n = 1; return 0; }
-static gt_CUresult f_dev(gt_CUdevice *d, int o) { *d = o; return 0; }
+static gt_CUresult f_count(int *n)
+{
+    *n = 1;
+    return 0;
+}
+static gt_CUresult f_dev(gt_CUdevice *d, int o)
+{
+    *d = o;
+    return 0;
+}
 static gt_CUresult f_attr(int *v, int a, gt_CUdevice d)
 {
     (void)d;
@@ -100,8 +108,16 @@ static gt_CUresult f_range(gt_CUdeviceptr *b, size_t *s, gt_CUdeviceptr p)
     *s = ARENA;
     return 0;
 }
-static gt_CUresult f_ctx_get(gt_CUcontext *c) { *c = cur_ctx; return 0; }
-static gt_CUresult f_ctx_set(gt_CUcontext c) { cur_ctx = c; return 0; }
+static gt_CUresult f_ctx_get(gt_CUcontext *c)
+{
+    *c = cur_ctx;
+    return 0;
+}
+static gt_CUresult f_ctx_set(gt_CUcontext c)
+{
+    cur_ctx = c;
+    return 0;
+}
 
 /* A memfd posing as a dma-buf of `exporter`, `size` bytes. */
 static int fake_dmabuf(const char *exporter, size_t size)
@@ -113,8 +129,10 @@ static int fake_dmabuf(const char *exporter, size_t size)
     snprintf(p, sizeof(p), "%s/proc/self/fdinfo/%d", tree, fd);
     FILE *f = fopen(p, "w");
     assert_non_null(f);
-    fprintf(f, "pos:\t0\nflags:\t02\nmnt_id:\t9\nino:\t1\nsize:\t%zu\ncount:\t1\n"
-               "exp_name:\t%s\n", size, exporter);
+    fprintf(f,
+            "pos:\t0\nflags:\t02\nmnt_id:\t9\nino:\t1\nsize:\t%zu\ncount:\t1\n"
+            "exp_name:\t%s\n",
+            size, exporter);
     fclose(f);
     return fd;
 }
@@ -134,14 +152,22 @@ static gt_CUresult f_sc(gt_CUstream *s, unsigned int flags)
     *s = (gt_CUstream)&fake_stream_obj;
     return 0;
 }
-static gt_CUresult f_sd(gt_CUstream s) { (void)s; return 0; }
+static gt_CUresult f_sd(gt_CUstream s)
+{
+    (void)s;
+    return 0;
+}
 static gt_CUresult f_ec(gt_CUevent *e, unsigned int f)
 {
     (void)f;
     *e = (gt_CUevent)calloc(1, sizeof(struct fake_event));
     return 0;
 }
-static gt_CUresult f_ed(gt_CUevent e) { free(e); return 0; }
+static gt_CUresult f_ed(gt_CUevent e)
+{
+    free(e);
+    return 0;
+}
 static gt_CUresult f_er(gt_CUevent e, gt_CUstream s)
 {
     if (!s)
@@ -300,9 +326,11 @@ static void test_fd_checks(void **state)
     close(v);
     int fd = fake_dmabuf("nv_dmabuf", 65536);
     assert_int_equal(gt_gpumem_check_dmabuf(fd, 0, (uintptr_t)a, 65536, why, sizeof(why)), 0);
-    assert_int_equal(gt_gpumem_check_dmabuf(fd, 4096, (uintptr_t)a + 4096, 61440, why, sizeof(why)), 0);
+    assert_int_equal(gt_gpumem_check_dmabuf(fd, 4096, (uintptr_t)a + 4096, 61440, why, sizeof(why)),
+                     0);
     /* bounds: past the dma-buf's size */
-    assert_int_equal(gt_gpumem_check_dmabuf(fd, 4096, (uintptr_t)a, 65536, why, sizeof(why)), ERANGE);
+    assert_int_equal(gt_gpumem_check_dmabuf(fd, 4096, (uintptr_t)a, 65536, why, sizeof(why)),
+                     ERANGE);
     assert_non_null(strstr(why, "65536 bytes"));
     assert_int_equal(gt_gpumem_check_dmabuf(fd, 70000, (uintptr_t)a, 1, why, sizeof(why)), ERANGE);
     /* host memory */
@@ -310,7 +338,8 @@ static void test_fd_checks(void **state)
     assert_int_equal(gt_gpumem_check_dmabuf(fd, 0, (uintptr_t)host, 64, why, sizeof(why)), EFAULT);
     assert_non_null(strstr(why, "not CUDA device memory"));
     /* the dma-buf would start before the allocation */
-    assert_int_equal(gt_gpumem_check_dmabuf(fd, 4096, (uintptr_t)arena, 4096, why, sizeof(why)), EFAULT);
+    assert_int_equal(gt_gpumem_check_dmabuf(fd, 4096, (uintptr_t)arena, 4096, why, sizeof(why)),
+                     EFAULT);
     close(fd);
     /* not open */
     assert_int_equal(gt_gpumem_check_dmabuf(fd, 0, (uintptr_t)a, 4096, why, sizeof(why)), EBADF);
@@ -323,7 +352,7 @@ struct outcome {
     const char *label;
     const char *reg, *allow, *peermem, *errno_;
     int how; /* 0 regMrDmaBuf(nv_dmabuf fd), 1 regMr(CUDA), 2 regMrDmaBuf(vgem fd) */
-    int ptr;  /* expected ptrSupport */
+    int ptr; /* expected ptrSupport */
     gt_result rc;
     int method, fell_back, reason, err, exported;
     const char *words; /* in the failure text */
@@ -333,23 +362,22 @@ struct outcome {
 static const struct outcome outcomes[] = {
     {"DIRECT-DMABUF: NCCL's fd", NULL, NULL, NULL, NULL, 0, ALL, GT_OK, GT_METHOD_DMABUF, 0,
      GT_REASON_NONE, 0, 0, NULL},
-    {"DIRECT-DMABUF: regMr(CUDA) upgraded", NULL, NULL, NULL, NULL, 1, ALL, GT_OK,
-     GT_METHOD_DMABUF, 0, GT_REASON_NONE, 0, 1, NULL},
+    {"DIRECT-DMABUF: regMr(CUDA) upgraded", NULL, NULL, NULL, NULL, 1, ALL, GT_OK, GT_METHOD_DMABUF,
+     0, GT_REASON_NONE, 0, 1, NULL},
     {"DIRECT-PEERMEM (emulated)", "peermem", NULL, "1", NULL, 1, GT_PTR_HOST | GT_PTR_CUDA, GT_OK,
      GT_METHOD_PEERMEM, 0, GT_REASON_POLICY_PEERMEM, 0, 0, NULL},
-    {"peermem asked, not emulated", "peermem", NULL, NULL, NULL, 1, GT_PTR_HOST,
-     GT_SYSTEM_ERROR, GT_METHOD_FAILED, 0, GT_REASON_PEERMEM_ABSENT, 0, 0, "nvidia_peermem"},
+    {"peermem asked, not emulated", "peermem", NULL, NULL, NULL, 1, GT_PTR_HOST, GT_SYSTEM_ERROR,
+     GT_METHOD_FAILED, 0, GT_REASON_PEERMEM_ABSENT, 0, 0, "nvidia_peermem"},
     {"FALLBACK: import fails, peermem allowed", NULL, "1", "1", "5", 0, ALL, GT_OK,
      GT_METHOD_PEERMEM, 1, GT_REASON_DMABUF_REG_FAILED, 5, 0, NULL},
     {"FALLBACK: regMr(CUDA), import fails", "auto", NULL, "1", "12", 1, ALL, GT_OK,
      GT_METHOD_PEERMEM, 1, GT_REASON_DMABUF_REG_FAILED, 12, 0, NULL},
     {"ERROR: import fails, peermem not allowed", NULL, NULL, "1", "5", 0, ALL, GT_SYSTEM_ERROR,
-     GT_METHOD_FAILED, 0, GT_REASON_DMABUF_REG_FAILED, 5,
-     0, "GDRTRACE_GPUMEM_DMABUF_ERRNO=5"},
-    {"ERROR: a vgem dma-buf", NULL, NULL, NULL, NULL, 2, ALL, GT_SYSTEM_ERROR, GT_METHOD_FAILED,
-     0, GT_REASON_DMABUF_REG_FAILED, ENOTSUP, 0, "'vgem'"},
-    {"host policy", "host", NULL, NULL, NULL, 1, GT_PTR_HOST, GT_INVALID_USAGE, GT_METHOD_FAILED,
-     0, GT_REASON_POLICY_HOST, 0, 0, "GDRTRACE_REG=host"},
+     GT_METHOD_FAILED, 0, GT_REASON_DMABUF_REG_FAILED, 5, 0, "GDRTRACE_GPUMEM_DMABUF_ERRNO=5"},
+    {"ERROR: a vgem dma-buf", NULL, NULL, NULL, NULL, 2, ALL, GT_SYSTEM_ERROR, GT_METHOD_FAILED, 0,
+     GT_REASON_DMABUF_REG_FAILED, ENOTSUP, 0, "'vgem'"},
+    {"host policy", "host", NULL, NULL, NULL, 1, GT_PTR_HOST, GT_INVALID_USAGE, GT_METHOD_FAILED, 0,
+     GT_REASON_POLICY_HOST, 0, 0, "GDRTRACE_REG=host"},
 };
 
 static void set(const char *k, const char *v)
@@ -394,8 +422,8 @@ static void test_outcomes(void **state)
                           : ops->reg_mr_dmabuf(rc, buf, 65536, GT_PTR_CUDA, 0, fd, &mh, &rep);
         if (r != o->rc || rep.method != o->method || rep.fell_back != o->fell_back ||
             rep.reason != o->reason || rep.err != o->err || rep.exported_fd != o->exported)
-            fail_msg("%s: rc %d method %d fell_back %d reason %d err %d exported %d", o->label,
-                     r, rep.method, rep.fell_back, rep.reason, rep.err, rep.exported_fd);
+            fail_msg("%s: rc %d method %d fell_back %d reason %d err %d exported %d", o->label, r,
+                     rep.method, rep.fell_back, rep.reason, rep.err, rep.exported_fd);
         if (r == GT_OK) {
             assert_non_null(mh);
             /* NCCL's fd is kept as a duplicate (an exported one too) until deregMr. */
