@@ -156,11 +156,18 @@ static gt_result d_reg_dmabuf(void *comm, void *data, size_t size, int type, uin
     (void)comm;
     char err[512];
     struct gt_mr *mr = NULL;
+    struct gt_reg_report own = {0};
+    if (!rep)
+        rep = &own;
     gt_result r = gt_reg_register(&g_dev, &g_pol, data, size, type, offset, fd, &mr, rep, err,
                                   sizeof(err));
-    if (r != GT_OK)
-        GT_WARN("%s", err);
     *mh = mr;
+    if (r != GT_OK) {
+        GT_WARN("%s", err);
+        /* gt_net.h F1/F5, as ib's regMr does: the shim records this
+         * reason and errno, not "the transport gave no reason". */
+        return gt_net_fail(r, rep->reason, rep->err, "%s", err);
+    }
     return r;
 }
 
