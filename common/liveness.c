@@ -120,7 +120,7 @@ static int proc_holds_file(int pid, dev_t dev, ino_t ino)
     return readerr ? -1 : found;
 }
 
-int gt_rec_judge_liveness(const struct gt_rec *r)
+int gt_recfile_judge_liveness(const struct gt_recfile *r)
 {
     if (r->hdr.state == GTR_STATE_CLOSED)
         return GT_LIVE_EXITED;

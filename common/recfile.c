@@ -140,7 +140,7 @@ static int check_callee(const struct gtr_callee *c, uint64_t i, const char *sour
     return 0;
 }
 
-/* Pages of a header-first image (gt_rec_read_fd) that hold file data: one
+/* Pages of a header-first image (gt_recfile_read_fd) that hold file data: one
  * bit per 4 KiB page; the others are holes, zeros never read. */
 #define PG_SHIFT 12
 
@@ -194,7 +194,7 @@ static inline int slot_valid(const unsigned char *slot, uint32_t ncomm)
     return type < GTR_EV_COUNT && (comm == GTR_NO_COMM || comm < ncomm);
 }
 
-int gt_rec_event_next(const struct gt_rec *r, uint64_t *pos, struct gtr_event *ev)
+int gt_recfile_event_next(const struct gt_recfile *r, uint64_t *pos, struct gtr_event *ev)
 {
     if (!r->has_ring || !r->ring_slots)
         return 0;
@@ -217,7 +217,7 @@ int gt_rec_event_next(const struct gt_rec *r, uint64_t *pos, struct gtr_event *e
  * snapshot): a slot whose sequence belongs to a later lap is counted as
  * overwritten, never misattributed.  `slots` stays valid for the life of r
  * (owned by r->ring_slots or inside the owned snapshot). */
-static int read_ring(const unsigned char *buf, const struct gtr_section *sec, struct gt_rec *r,
+static int read_ring(const unsigned char *buf, const struct gtr_section *sec, struct gt_recfile *r,
                      const char *source, char *err, size_t errlen)
 {
     uint64_t off = sec->offset, size = sec->size;
@@ -281,9 +281,9 @@ static int read_ring(const unsigned char *buf, const struct gtr_section *sec, st
 /* parse() flags */
 #define P_HEADER_ONLY 1 /* invariants 1-3 only: what the header declares */
 #define P_NO_EVENTS 2   /* classify the ring, keep none of its slots */
-#define P_IMAGE 4       /* buf is gt_rec_read_fd's image: the slots stay in it */
+#define P_IMAGE 4       /* buf is gt_recfile_read_fd's image: the slots stay in it */
 
-static int parse(const unsigned char *buf, size_t len, const char *source, struct gt_rec *r,
+static int parse(const unsigned char *buf, size_t len, const char *source, struct gt_recfile *r,
                  char *err, size_t errlen, unsigned char *owned, int flags,
                  const unsigned char *present)
 {
@@ -504,17 +504,17 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
 err_oom:
     gt_source_error(err, errlen, source, "out of memory");
 err_free:
-    gt_rec_free(r);
+    gt_recfile_free(r);
     return -1;
 }
 
-int gt_rec_parse(const void *buf, size_t len, const char *source, struct gt_rec *r, char *err,
+int gt_recfile_parse(const void *buf, size_t len, const char *source, struct gt_recfile *r, char *err,
                  size_t errlen)
 {
     return parse(buf, len, source, r, err, errlen, NULL, 0, NULL);
 }
 
-int gt_rec_parse_owned(unsigned char *buf, size_t len, const char *source, struct gt_rec *r,
+int gt_recfile_parse_owned(unsigned char *buf, size_t len, const char *source, struct gt_recfile *r,
                        char *err, size_t errlen)
 {
     int rc = parse(buf, len, source, r, err, errlen, buf, 0, NULL);
@@ -523,7 +523,7 @@ int gt_rec_parse_owned(unsigned char *buf, size_t len, const char *source, struc
     return rc;
 }
 
-void gt_rec_drop_events(struct gt_rec *r)
+void gt_recfile_drop_events(struct gt_recfile *r)
 {
     if (r->snap_maplen)
         munmap(r->snap, r->snap_maplen);
@@ -534,13 +534,13 @@ void gt_rec_drop_events(struct gt_rec *r)
     r->ring_slots = NULL;
 }
 
-void gt_rec_free(struct gt_rec *r)
+void gt_recfile_free(struct gt_recfile *r)
 {
     free(r->devs);
     free(r->comms);
     free(r->settings);
     free(r->callees);
-    gt_rec_drop_events(r);
+    gt_recfile_drop_events(r);
     r->devs = NULL;
     r->comms = NULL;
     r->settings = NULL;
@@ -776,7 +776,7 @@ static int pread_sparse(int fd, unsigned char *img, unsigned char *present, uint
     return 0;
 }
 
-int gt_rec_read_fd(int fd, const char *path, int flags, struct gt_rec *r, char *err, size_t errlen)
+int gt_recfile_read_fd(int fd, const char *path, int flags, struct gt_recfile *r, char *err, size_t errlen)
 {
     struct stat st;
     if (fstat(fd, &st) != 0)
@@ -859,20 +859,20 @@ out:
     return rc;
 }
 
-int gt_rec_load_file(const char *path, struct gt_rec *r, char *err, size_t errlen)
+int gt_recfile_load_file(const char *path, struct gt_recfile *r, char *err, size_t errlen)
 {
     int fd;
     struct stat st;
     if (open_checked(path, GT_REC_MAX_BYTES, &fd, &st, err, errlen))
         return -1;
-    int rc = gt_rec_read_fd(fd, path, GT_REC_EVENTS, r, err, errlen);
+    int rc = gt_recfile_read_fd(fd, path, GT_REC_EVENTS, r, err, errlen);
     close(fd);
     if (rc == 0)
-        r->liveness = gt_rec_judge_liveness(r);
+        r->liveness = gt_recfile_judge_liveness(r);
     return rc;
 }
 
-double gt_rec_ts_rel_s(const struct gt_rec *r, uint64_t ticks)
+double gt_recfile_ts_rel_s(const struct gt_recfile *r, uint64_t ticks)
 {
     const struct gtr_identity *id = &r->id;
     /* ns = mono0 + ((ticks - tick0) * mult) >> shift, in floating point: the

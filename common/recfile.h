@@ -4,7 +4,7 @@
  * validator of the format, used by the `gdrtrace` command (tools/) and by the
  * writer's own tests (tests/unit/test_rec_*.c, test_shim*.c).
  *
- * Contract: every byte handed to gt_rec_parse() is hostile.  The parser works
+ * Contract: every byte handed to gt_recfile_parse() is hostile.  The parser works
  * on a private snapshot (a file is read() into our own buffer, never mapped),
  * so a concurrent writer or a truncating attacker cannot move memory under
  * us; it checks every invariant of include/gdrtrace/recorder_format.h and
@@ -50,7 +50,7 @@ struct gt_ring_stats {
     uint64_t by_type[GTR_EV_COUNT];
 };
 
-struct gt_rec {
+struct gt_recfile {
     char source[1024];       /* path, or "ARCHIVE:MEMBER" */
     uint64_t size;           /* bytes read */
     struct gtr_header hdr;   /* as found (validated) */
@@ -69,40 +69,40 @@ struct gt_rec {
     struct gtr_ring_header ring;
     struct gt_ring_stats rs;
     /* The ring's slots, privately owned (never the writer's memory): read
-     * them with gt_rec_event_next(). */
+     * them with gt_recfile_event_next(). */
     unsigned char *snap;     /* owned: the ring slots or the whole snapshot */
     size_t snap_maplen;      /* 0: snap is malloc'd; else an anonymous mapping this long */
     unsigned char *ring_slots;
     uint64_t ring_first;     /* first absolute position still in the ring */
 };
 
-/*! gt_rec_event_next() : the next complete, valid event at or after *pos
+/*! gt_recfile_event_next() : the next complete, valid event at or after *pos
  *  (start with *pos = 0), oldest first; copies it to *ev, advances *pos past
  *  it and returns 1, or returns 0 at the end.  Torn, overwritten and invalid
  *  records are skipped (invariant 6). */
-int gt_rec_event_next(const struct gt_rec *r, uint64_t *pos, struct gtr_event *ev);
+int gt_recfile_event_next(const struct gt_recfile *r, uint64_t *pos, struct gtr_event *ev);
 
-/*! gt_rec_parse() : validates buf[0, len) as a recorder and fills *r.
+/*! gt_recfile_parse() : validates buf[0, len) as a recorder and fills *r.
  *  source names it in messages.  Keeps no pointer into buf.  On failure *r
  *  holds nothing to free and err says what was wrong. */
-int gt_rec_parse(const void *buf, size_t len, const char *source, struct gt_rec *r, char *err,
+int gt_recfile_parse(const void *buf, size_t len, const char *source, struct gt_recfile *r, char *err,
                  size_t errlen);
 
-/*! gt_rec_parse_owned() : as gt_rec_parse(), but takes ownership of the
- *  malloc'd buf (freed on failure, or by gt_rec_free()), which avoids a copy
+/*! gt_recfile_parse_owned() : as gt_recfile_parse(), but takes ownership of the
+ *  malloc'd buf (freed on failure, or by gt_recfile_free()), which avoids a copy
  *  of the event ring. */
-int gt_rec_parse_owned(unsigned char *buf, size_t len, const char *source, struct gt_rec *r,
+int gt_recfile_parse_owned(unsigned char *buf, size_t len, const char *source, struct gt_recfile *r,
                        char *err, size_t errlen);
 
-/*! gt_rec_load_file() : snapshot of a live or closed recorder file, then
- *  gt_rec_parse(); judges liveness against this machine. */
-int gt_rec_load_file(const char *path, struct gt_rec *r, char *err, size_t errlen);
+/*! gt_recfile_load_file() : snapshot of a live or closed recorder file, then
+ *  gt_recfile_parse(); judges liveness against this machine. */
+int gt_recfile_load_file(const char *path, struct gt_recfile *r, char *err, size_t errlen);
 
-/*! gt_rec_read_fd() : the recorder in the regular file open on fd, read
+/*! gt_recfile_read_fd() : the recorder in the regular file open on fd, read
  *  header first: the header is read and checked (invariants 1-3) before
  *  anything else, then only the sections it declares, holes skipped; memory
  *  is what those sections hold, whatever the file's size.  flags:
- *  GT_REC_EVENTS keeps the ring's slots for gt_rec_event_next() (without it
+ *  GT_REC_EVENTS keeps the ring's slots for gt_recfile_event_next() (without it
  *  the ring is classified into r->rs and released); then r->snap is the
  *  image (r->snap_maplen bytes, the file's layout, zeros where nothing was
  *  read).  GT_REC_ALL_SECTIONS also reads the whole header and the sections
@@ -111,17 +111,17 @@ int gt_rec_load_file(const char *path, struct gt_rec *r, char *err, size_t errle
  *  names the file in messages. */
 #define GT_REC_EVENTS 1
 #define GT_REC_ALL_SECTIONS 2
-int gt_rec_read_fd(int fd, const char *path, int flags, struct gt_rec *r, char *err, size_t errlen);
+int gt_recfile_read_fd(int fd, const char *path, int flags, struct gt_recfile *r, char *err, size_t errlen);
 
 /* Liveness of a parsed recorder as seen from this machine (liveness.c): boot
  * id, the pid, its process's start time against the recorder's creation, and
  * whether that process holds the file r->source open. */
-int gt_rec_judge_liveness(const struct gt_rec *r);
+int gt_recfile_judge_liveness(const struct gt_recfile *r);
 
-void gt_rec_free(struct gt_rec *r);
-/* Frees the ring's slots only (gt_rec_event_next() then finds none; r->rs
+void gt_recfile_free(struct gt_recfile *r);
+/* Frees the ring's slots only (gt_recfile_event_next() then finds none; r->rs
  * keeps the counts). */
-void gt_rec_drop_events(struct gt_rec *r);
+void gt_recfile_drop_events(struct gt_recfile *r);
 
 /* Opens a regular file of at most max bytes for reading (*fd), refusing
  * symlinks and anything else with a message. */
@@ -132,7 +132,7 @@ int gt_read_file(const char *path, size_t max, unsigned char **out, size_t *outl
 
 /* An event timestamp as seconds since the recorder was created (identity
  * clock conversion; display precision, never UB on hostile values). */
-double gt_rec_ts_rel_s(const struct gt_rec *r, uint64_t ticks);
+double gt_recfile_ts_rel_s(const struct gt_recfile *r, uint64_t ticks);
 
 /* Names used by every command. */
 /* Writes "<source>: <message>" into err (when err/errlen allow) and returns

@@ -81,7 +81,7 @@ static int is_reg_path(const char *key)
     return !strcmp(key, "GDRTRACE_REG") || !strcmp(key, "GDRTRACE_ALLOW_PEERMEM");
 }
 
-static const struct gtr_setting *find_setting(const struct gt_rec *r, const char *key, size_t klen)
+static const struct gtr_setting *find_setting(const struct gt_recfile *r, const char *key, size_t klen)
 {
     for (uint32_t i = 0; i < r->nset; i++)
         if (r->settings[i].in_use && strlen(r->settings[i].key) == klen &&
@@ -93,10 +93,10 @@ static const struct gtr_setting *find_setting(const struct gt_rec *r, const char
 /* 1.2+: the settings in force, key by key: every one but the registration
  * path must have the same value on both sides, and an invalid one (the
  * default was in force, not what the operator wrote) is named on its own. */
-static void compare_settings(struct warns *ws, const struct gt_rec *a, const struct gt_rec *b,
+static void compare_settings(struct warns *ws, const struct gt_recfile *a, const struct gt_recfile *b,
                              const char *la, const char *lb)
 {
-    const struct gt_rec *side[2] = {a, b};
+    const struct gt_recfile *side[2] = {a, b};
     const char *lab[2] = {la, lb};
     for (int s = 0; s < 2; s++)
         for (uint32_t i = 0; i < side[s]->nset; i++) {
@@ -120,7 +120,7 @@ static void compare_settings(struct warns *ws, const struct gt_rec *a, const str
 
 /* GDRTRACE_* variables set, other than the registration path and those the
  * settings sections of a or b (either may be NULL) record, sorted, "K=V K=V". */
-static void other_policy(const char *text, const struct gt_rec *a, const struct gt_rec *b,
+static void other_policy(const char *text, const struct gt_recfile *a, const struct gt_recfile *b,
                          char *out, size_t n)
 {
     char buf[512], *save = NULL, *toks[64];
@@ -147,7 +147,7 @@ static void other_policy(const char *text, const struct gt_rec *a, const struct 
     }
 }
 
-static void devices_text(const struct gt_rec *r, char *out, size_t n)
+static void devices_text(const struct gt_recfile *r, char *out, size_t n)
 {
     out[0] = 0;
     for (uint32_t k = 0; k < r->ndev; k++) {
@@ -160,7 +160,7 @@ static void devices_text(const struct gt_rec *r, char *out, size_t n)
 }
 
 /* Everything but the registration path, between two recorders. */
-static void compare_recs(struct warns *ws, const struct gt_rec *a, const struct gt_rec *b,
+static void compare_recs(struct warns *ws, const struct gt_recfile *a, const struct gt_recfile *b,
                          const char *la, const char *lb)
 {
     struct fpctx fc = {ws, la, lb};
@@ -179,7 +179,7 @@ static void compare_recs(struct warns *ws, const struct gt_rec *a, const struct 
     char x[512], y[512];
     /* Settings key by key when both files have the section (1.2+); else, and
      * for the variables no section records, the variables as set. */
-    const struct gt_rec *sa = NULL, *sb = NULL;
+    const struct gt_recfile *sa = NULL, *sb = NULL;
     if (a->nset && b->nset) {
         compare_settings(ws, a, b, la, lb);
         sa = a;
@@ -262,7 +262,7 @@ int gt_cmd_diff(int argc, char **argv)
     for (int s = 0; s < 2; s++)
         for (size_t i = 1; i < S[s].in.n; i++) {
             char la[160], lb[160];
-            const struct gt_rec *r0 = &S[s].in.recs[0], *ri = &S[s].in.recs[i];
+            const struct gt_recfile *r0 = &S[s].in.recs[0], *ri = &S[s].in.recs[i];
             snprintf(la, sizeof(la), "%s %s:%d", s ? "B" : "A", r0->id.host, r0->id.pid);
             snprintf(lb, sizeof(lb), "%s:%d", ri->id.host, ri->id.pid);
             int before = ws.n;

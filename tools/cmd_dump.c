@@ -53,16 +53,16 @@ static const char *base(const char *p)
 static int add_one(struct dump_ctx *d, const char *name, int liveness, const unsigned char *b, size_t n,
                    const char *src)
 {
-    struct gt_rec r;
+    struct gt_recfile r;
     char err[GT_ERRLEN];
-    if (gt_rec_parse(b, n, src, &r, err, sizeof(err))) {
+    if (gt_recfile_parse(b, n, src, &r, err, sizeof(err))) {
         fprintf(stderr, "gdrtrace: %s (not archived)\n", gt_esc(err));
         d->nbad++;
         return 0;
     }
     if (liveness < 0)
-        liveness = gt_rec_judge_liveness(&r);
-    gt_rec_free(&r);
+        liveness = gt_recfile_judge_liveness(&r);
+    gt_recfile_free(&r);
     /* Only the bytes the header claims: a live file's tail beyond file_size is not ours. */
     uint64_t fsz;
     memcpy(&fsz, b + offsetof(struct gtr_header, file_size), sizeof(fsz));
@@ -120,8 +120,8 @@ static int add_file(struct dump_ctx *d, const char *path)
      * of it (everything the header declares, the ring checked against a
      * live writer), so a file that is not one costs its header, and a
      * sparse one what it holds. */
-    struct gt_rec r;
-    int rc = gt_rec_read_fd(fd, path, GT_REC_EVENTS | GT_REC_ALL_SECTIONS, &r, err, sizeof(err));
+    struct gt_recfile r;
+    int rc = gt_recfile_read_fd(fd, path, GT_REC_EVENTS | GT_REC_ALL_SECTIONS, &r, err, sizeof(err));
     close(fd);
     if (rc) {
         fprintf(stderr, "gdrtrace: %s (not archived)\n", gt_esc(err));
@@ -131,7 +131,7 @@ static int add_file(struct dump_ctx *d, const char *path)
     rc = 0;
     /* Only the bytes the header claims: a live file's tail beyond file_size is not ours. */
     if (!r.snap_maplen || r.hdr.file_size > r.snap_maplen ||
-        gt_archive_add(d->w, base(path), gt_rec_judge_liveness(&r), r.snap, (size_t)r.hdr.file_size,
+        gt_archive_add(d->w, base(path), gt_recfile_judge_liveness(&r), r.snap, (size_t)r.hdr.file_size,
                        err, sizeof(err))) {
         if (!r.snap_maplen || r.hdr.file_size > r.snap_maplen)
             snprintf(err, sizeof(err), "%s: no image of the recorder to archive", path);
@@ -140,7 +140,7 @@ static int add_file(struct dump_ctx *d, const char *path)
     } else {
         d->nadded++;
     }
-    gt_rec_free(&r);
+    gt_recfile_free(&r);
     return rc;
 }
 

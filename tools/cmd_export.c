@@ -111,7 +111,7 @@ static void sample(struct sink *k, const char *suffix, const struct lab *l, int 
 }
 
 /* Base labels of one process (+ comm, device). */
-static int base_labels(struct lab *l, const struct gt_rec *r, const struct gtr_comm *c)
+static int base_labels(struct lab *l, const struct gt_recfile *r, const struct gtr_comm *c)
 {
     int n = 0;
     l[n].k = "host"; snprintf(l[n++].v, sizeof(l[0].v), "%s", r->id.host);
@@ -129,11 +129,11 @@ static int base_labels(struct lab *l, const struct gt_rec *r, const struct gtr_c
 #define EACH_COMM(j, r, c)                                                                        \
     for (size_t ri_ = 0; ri_ < (j)->nrec; ri_++)                                                  \
         for (uint32_t s_ = 0; s_ < (j)->recs[ri_].ncomm; s_++)                                    \
-            if ((r = &(j)->recs[ri_]), (c = grp), gt_rec_comm_group(r, s_, grp, NULL))
+            if ((r = &(j)->recs[ri_]), (c = grp), gt_recfile_comm_group(r, s_, grp, NULL))
 
 static void emit_all(struct sink *k, const struct gt_job *j, struct gtr_comm *grp)
 {
-    const struct gt_rec *r;
+    const struct gt_recfile *r;
     const struct gtr_comm *c;
     struct lab l[12];
     int n;

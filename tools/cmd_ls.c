@@ -4,7 +4,7 @@
  * $GDRTRACE_DIR (or the paths/archives given) with host, pid, job, rank,
  * state (live / exited / crashed / unknown / creating) and size, and under a
  * recorder what became of its process when the plugin refused it or it died
- * inside a call into another library (gt_rec_fate).  Unreadable files are
+ * inside a call into another library (gt_recfile_fate).  Unreadable files are
  * listed on stderr with the problem.  Exit 0, 2 if any could not be read.
  */
 #include <getopt.h>
@@ -49,7 +49,7 @@ int gt_cmd_ls(int argc, char **argv)
         gj_init(&js, stdout);
         gj_arr(&js, NULL);
         for (size_t i = 0; i < in.n; i++) {
-            const struct gt_rec *r = &in.recs[i];
+            const struct gt_recfile *r = &in.recs[i];
             gj_obj(&js, NULL);
             gj_str(&js, "source", r->source);
             gj_str(&js, "host", r->id.host);
@@ -60,7 +60,7 @@ int gt_cmd_ls(int argc, char **argv)
             gj_u64(&js, "size", r->size);
             gj_i64(&js, "start_wall_ns", r->id.start_wall_ns);
             struct gt_fate f;
-            gt_rec_fate(r, &f);
+            gt_recfile_fate(r, &f);
             gj_str(&js, "fate", f.text);
             gj_end(&js, '}');
         }
@@ -70,13 +70,13 @@ int gt_cmd_ls(int argc, char **argv)
         printf("%-20s %8s %-16s %5s %-8s %10s  %s\n", "host", "pid", "job", "rank", "state", "size",
                "source");
         for (size_t i = 0; i < in.n; i++) {
-            const struct gt_rec *r = &in.recs[i];
+            const struct gt_recfile *r = &in.recs[i];
             printf("%-20s %8d %-16s %5d %-8s %10llu  %s\n", gt_esc(r->id.host), r->id.pid,
                    r->id.job[0] ? gt_esc(r->id.job) : "-", r->id.rank,
                    gt_liveness_name(r->liveness), (unsigned long long)r->size, gt_esc(r->source));
             /* what became of it, from the recorder alone (refused, died in a call) */
             struct gt_fate f;
-            gt_rec_fate(r, &f);
+            gt_recfile_fate(r, &f);
             if (f.kind != GT_FATE_NONE)
                 printf("    %s\n", gt_esc(f.text));
         }

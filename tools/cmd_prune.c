@@ -11,7 +11,7 @@
  *     a symlink: every step works on the folder's fd with O_NOFOLLOW /
  *     AT_SYMLINK_NOFOLLOW), owned by the caller unless the caller is root,
  *     that parses as a recorder (magic, header, sections) and that `ls`'s
- *     judgement (gt_rec_judge_liveness) calls exited or crashed.  Anything
+ *     judgement (gt_recfile_judge_liveness) calls exited or crashed.  Anything
  *     else — live, creating, unknown, unreadable — is kept.
  *  2. An exited recorder whose writer still runs and holds it (the same
  *     judgement, asked of a copy whose header says LIVE) is kept: the
@@ -94,7 +94,7 @@ struct outcome {
     const char *action; /* removed, would-remove, kept, failed */
     const char *state;  /* liveness name, or what the entry is */
     char reason[512];
-    const struct gt_rec *rec; /* NULL when not parsed */
+    const struct gt_recfile *rec; /* NULL when not parsed */
     uint64_t size;
     int64_t age_s; /* -1 unknown */
 };
@@ -231,7 +231,7 @@ static int read_fd(int fd, size_t size, size_t max, unsigned char **out, size_t 
 /* When the recorder last showed activity (wall ns): its clean close, else
  * its newest complete event, else its creation.  Clamped to [start, now]:
  * the values come from a file anyone with write access could have forged. */
-static int64_t last_activity_ns(const struct gt_rec *r, int64_t now)
+static int64_t last_activity_ns(const struct gt_recfile *r, int64_t now)
 {
     int64_t start = r->id.start_wall_ns, t = start;
     if (r->hdr.state == GTR_STATE_CLOSED && r->id.end_wall_ns > 0) {
@@ -240,11 +240,11 @@ static int64_t last_activity_ns(const struct gt_rec *r, int64_t now)
         struct gtr_event ev;
         uint64_t pos = 0, last_ts = 0;
         int any = 0;
-        while (gt_rec_event_next(r, &pos, &ev)) {
+        while (gt_recfile_event_next(r, &pos, &ev)) {
             last_ts = ev.ts;
             any = 1;
         }
-        double rel = any ? gt_rec_ts_rel_s(r, last_ts) : 0;
+        double rel = any ? gt_recfile_ts_rel_s(r, last_ts) : 0;
         if (rel > 0 && rel < 1e10)
             t = start + (int64_t)(rel * 1e9);
     }
@@ -255,11 +255,11 @@ static int64_t last_activity_ns(const struct gt_rec *r, int64_t now)
 
 /* The writer's process, as `ls` judges it, independent of the header state
  * (invariant 2): the same judgement on a copy that says LIVE. */
-static int writer_runs(const struct gt_rec *r)
+static int writer_runs(const struct gt_recfile *r)
 {
-    struct gt_rec probe = *r;
+    struct gt_recfile probe = *r;
     probe.hdr.state = GTR_STATE_LIVE;
-    return gt_rec_judge_liveness(&probe) == GT_LIVE_LIVE;
+    return gt_recfile_judge_liveness(&probe) == GT_LIVE_LIVE;
 }
 
 /* Invariant 4: move the judged inode aside, check it, unlink it. */
@@ -323,7 +323,7 @@ static void prune_one(struct prune *pr, const char *name)
     struct outcome o = {.action = "kept", .state = "-", .age_s = -1};
     struct stat st;
     uid_t me = geteuid();
-    struct gt_rec rec;
+    struct gt_recfile rec;
     int parsed = 0, fd = -1;
     if (fstatat(pr->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
         if (errno == ENOENT)
@@ -383,7 +383,7 @@ static void prune_one(struct prune *pr, const char *name)
      * the file at this path open. */
     char path[4096];
     snprintf(path, sizeof(path), "%s/%s", pr->dir, name);
-    if (gt_rec_parse_owned(buf, len, path, &rec, err, sizeof(err)) != 0) {
+    if (gt_recfile_parse_owned(buf, len, path, &rec, err, sizeof(err)) != 0) {
         o.state = "not-recorder";
         /* err starts with the source, which the line already shows */
         const char *e = err;
@@ -396,7 +396,7 @@ static void prune_one(struct prune *pr, const char *name)
     }
     parsed = 1;
     o.rec = &rec;
-    int l = gt_rec_judge_liveness(&rec);
+    int l = gt_recfile_judge_liveness(&rec);
     o.state = gt_liveness_name(l);
     int64_t last = last_activity_ns(&rec, pr->now_ns);
     o.age_s = (pr->now_ns - last) / 1000000000;
@@ -476,7 +476,7 @@ static void prune_one(struct prune *pr, const char *name)
 out:
     report(pr, name, &o);
     if (parsed)
-        gt_rec_free(&rec);
+        gt_recfile_free(&rec);
     if (fd >= 0)
         close(fd); /* releases the lease */
 }

@@ -99,7 +99,7 @@ int gt_cmd_verdict(int argc, char **argv)
         gj_end(&js, ']');
         gj_arr(&js, "processes");
         for (size_t i = 0; i < j.nfates; i++) {
-            const struct gt_rec *r = &j.recs[j.fates[i].rec];
+            const struct gt_recfile *r = &j.recs[j.fates[i].rec];
             gj_obj(&js, NULL);
             gj_str(&js, "host", r->id.host);
             gj_i64(&js, "pid", r->id.pid);
@@ -140,7 +140,7 @@ int gt_cmd_verdict(int argc, char **argv)
                    gt_verdict_label(j.comms[i].v.code, j.comms[i].v.emulated),
                    gt_esc(j.comms[i].v.why));
         for (size_t i = 0; i < j.nfates; i++) {
-            const struct gt_rec *r = &j.recs[j.fates[i].rec];
+            const struct gt_recfile *r = &j.recs[j.fates[i].rec];
             char label[96];
             snprintf(label, sizeof(label), "%s:%d", r->id.host, r->id.pid);
             const char *v = j.fates[i].f.kind == GT_FATE_IN_CALL

@@ -101,7 +101,7 @@ int gt_cmd_watch(int argc, char **argv)
                 if (in.recs[i].liveness == GT_LIVE_LIVE)
                     in.recs[k++] = in.recs[i];
                 else
-                    gt_rec_free(&in.recs[i]);
+                    gt_recfile_free(&in.recs[i]);
             }
             in.n = k;
         }

@@ -45,11 +45,11 @@ static void problem(struct gt_inputs *in, const char *msg)
         fprintf(stderr, "gdrtrace: %s\n", gt_esc(msg));
 }
 
-static struct gt_rec *slot(struct gt_inputs *in)
+static struct gt_recfile *slot(struct gt_inputs *in)
 {
     if (in->n == in->cap) {
         size_t nc = in->cap ? in->cap * 2 : 16;
-        struct gt_rec *nr = realloc(in->recs, nc * sizeof(*nr));
+        struct gt_recfile *nr = realloc(in->recs, nc * sizeof(*nr));
         if (!nr)
             return NULL;
         in->recs = nr;
@@ -60,23 +60,23 @@ static struct gt_rec *slot(struct gt_inputs *in)
 
 /* Takes the recorder just parsed into in->recs[in->n]: drops it when --job
  * wants another job; in fold mode folds it into in->fold and keeps only its
- * digest (gt_rec_release). */
+ * digest (gt_recfile_release). */
 static void keep(struct gt_inputs *in)
 {
-    struct gt_rec *r = &in->recs[in->n];
+    struct gt_recfile *r = &in->recs[in->n];
     if (in->job && strcmp(r->id.job, in->job)) {
-        gt_rec_free(r);
+        gt_recfile_free(r);
         return;
     }
     if (in->fold) {
         if (in->fold_failed || gt_job_add(in->fold, in->recs, in->n)) {
-            gt_rec_free(r);
+            gt_recfile_free(r);
             if (!in->fold_failed)
                 problem(in, "out of memory folding the recorders");
             in->fold_failed = 1;
             return;
         }
-        gt_rec_release(r);
+        gt_recfile_release(r);
     }
     in->n++;
 }
@@ -92,12 +92,12 @@ static int add_member(const char *name, int liveness, const unsigned char *data,
     struct arc_ctx *c = arg;
     char src[1024], err[GT_ERRLEN];
     snprintf(src, sizeof(src), "%s:%s", c->path, name);
-    struct gt_rec *r = slot(c->in);
+    struct gt_recfile *r = slot(c->in);
     if (!r) {
         problem(c->in, "out of memory");
         return 0;
     }
-    if (gt_rec_parse(data, len, src, r, err, sizeof(err)) != 0) {
+    if (gt_recfile_parse(data, len, src, r, err, sizeof(err)) != 0) {
         problem(c->in, err);
         return 0;
     }
@@ -130,20 +130,20 @@ static int add_file(struct gt_inputs *in, const char *path)
         close(fd);
         return rc || in->nbad != before ? -1 : 0;
     }
-    struct gt_rec *r = slot(in);
+    struct gt_recfile *r = slot(in);
     if (!r) {
         close(fd);
         problem(in, "out of memory");
         return -1;
     }
-    /* with its events: the fold reads them (gt_rec_fate) before releasing */
-    rc = gt_rec_read_fd(fd, path, GT_REC_EVENTS, r, err, sizeof(err));
+    /* with its events: the fold reads them (gt_recfile_fate) before releasing */
+    rc = gt_recfile_read_fd(fd, path, GT_REC_EVENTS, r, err, sizeof(err));
     close(fd);
     if (rc != 0) {
         problem(in, err);
         return -1;
     }
-    r->liveness = gt_rec_judge_liveness(r);
+    r->liveness = gt_recfile_judge_liveness(r);
     keep(in);
     return 0;
 }
@@ -232,7 +232,7 @@ int gt_inputs_load(struct gt_inputs *in, char **paths, int n)
 
 static int rec_cmp(const void *a, const void *b)
 {
-    return gt_rec_cmp(a, b);
+    return gt_recfile_cmp(a, b);
 }
 
 void gt_inputs_sort(struct gt_inputs *in)
@@ -244,7 +244,7 @@ void gt_inputs_sort(struct gt_inputs *in)
 void gt_inputs_free(struct gt_inputs *in)
 {
     for (size_t i = 0; i < in->n; i++)
-        gt_rec_free(&in->recs[i]);
+        gt_recfile_free(&in->recs[i]);
     free(in->recs);
     memset(in, 0, sizeof(*in));
 }

@@ -16,14 +16,14 @@
 struct gt_job;
 
 struct gt_inputs {
-    struct gt_rec *recs;
+    struct gt_recfile *recs;
     size_t n, cap;
     int nbad;       /* inputs that could not be read */
     int quiet;      /* 1: do not print problems (watch) */
     const char *job; /* non-NULL: keep only recorders of this job (--job) */
     /* Fold mode (memory bounded by the digests, not the recorders): set to
      * a gt_job_begin()'d job; each recorder is folded into it as it is read
-     * and reduced to its digest (gt_rec_release), and recs stay unsorted
+     * and reduced to its digest (gt_recfile_release), and recs stay unsorted
      * until gt_job_finish().  For consumers of the merged view only
      * (communicator sums and verdicts, nodes), never of recs[].comms. */
     struct gt_job *fold;

@@ -41,7 +41,7 @@ const char *gt_verdict_label(int v, int emulated)
     return labels[v];
 }
 
-int gt_rec_emulated(const struct gt_rec *r)
+int gt_recfile_emulated(const struct gt_recfile *r)
 {
     if (strstr(r->id.transport, "gpumem"))
         return 1;
@@ -143,7 +143,7 @@ static int same_group(const struct gtr_comm *a, const struct gtr_comm *b)
     return a->has_comm_id == b->has_comm_id && (!a->has_comm_id || a->comm_id == b->comm_id);
 }
 
-int gt_rec_comm_group(const struct gt_rec *r, uint32_t s, struct gtr_comm *out, int *nsib)
+int gt_recfile_comm_group(const struct gt_recfile *r, uint32_t s, struct gtr_comm *out, int *nsib)
 {
     const struct gtr_comm *c = &r->comms[s];
     if (!gt_comm_used(c))
@@ -193,14 +193,14 @@ static void reasons(char *why, size_t n, const struct gtr_comm *c, int kind, con
 }
 
 /* Why the GPU path was not taken, from what the producers recorded. */
-static void why_not_direct(char *why, size_t n, const struct gt_rec *const *ctx, size_t nctx,
+static void why_not_direct(char *why, size_t n, const struct gt_recfile *const *ctx, size_t nctx,
                            int dev, int gpu_asked)
 {
     int gpu_advertised = 0, any_dev = 0;
     char seen[8][160];
     int nseen = 0;
     for (size_t i = 0; i < nctx; i++) {
-        const struct gt_rec *r = ctx[i];
+        const struct gt_recfile *r = ctx[i];
         for (uint32_t k = 0; k < r->ndev; k++) {
             const struct gtr_device *d = &r->devs[k];
             if (!d->in_use || (dev >= 0 && d->dev != dev))
@@ -228,13 +228,13 @@ static void why_not_direct(char *why, size_t n, const struct gt_rec *const *ctx,
             }
         }
     }
-    const struct gt_rec *r0 = nctx ? ctx[0] : NULL;
+    const struct gt_recfile *r0 = nctx ? ctx[0] : NULL;
     if (r0) {
         if (!strcmp(r0->id.policy_reg, "host"))
             appendf(why, n, " Policy GDRTRACE_REG=host refuses GPU memory.");
         if (!strcmp(r0->id.policy_reg, "peermem"))
             appendf(why, n, " Policy GDRTRACE_REG=peermem chose peermem.");
-        if (gt_rec_emulated(r0))
+        if (gt_recfile_emulated(r0))
             appendf(why, n, " Emulated (GDRTRACE_GPUMEM=1): sock under the GPU-memory "
                             "validation layer; no NIC, GPU memory moved by CUDA copies.");
         else if (!strncmp(r0->id.transport, "sock", 4))
@@ -258,7 +258,7 @@ static void why_not_direct(char *why, size_t n, const struct gt_rec *const *ctx,
     }
 }
 
-void gt_verdict_of(const struct gtr_comm *c, const struct gt_rec *const *ctx, size_t nctx,
+void gt_verdict_of(const struct gtr_comm *c, const struct gt_recfile *const *ctx, size_t nctx,
                    struct gt_verdict *v)
 {
     char *why = v->why;
@@ -266,7 +266,7 @@ void gt_verdict_of(const struct gtr_comm *c, const struct gt_rec *const *ctx, si
     why[0] = 0;
     v->emulated = 0;
     for (size_t i = 0; i < nctx; i++)
-        v->emulated |= gt_rec_emulated(ctx[i]);
+        v->emulated |= gt_recfile_emulated(ctx[i]);
     const uint64_t(*R)[GTR_METHOD_COUNT] = c->reg_count;
     uint64_t gpu_asked = 0, host_asked = 0, did[GTR_METHOD_COUNT] = {0};
     for (int m = 0; m < GTR_METHOD_COUNT; m++) {
@@ -402,9 +402,9 @@ int gt_verdict_combine_counts(const int *seen_in)
 
 #define OPEN_CALLS 64
 
-static void fmt_wall(const struct gt_rec *r, uint64_t ticks, char *buf, size_t n)
+static void fmt_wall(const struct gt_recfile *r, uint64_t ticks, char *buf, size_t n)
 {
-    double rel = gt_rec_ts_rel_s(r, ticks);
+    double rel = gt_recfile_ts_rel_s(r, ticks);
     double wall = (double)r->id.start_wall_ns / 1e9 + rel;
     if (!(wall > 0 && wall < 4e10)) { /* hostile or unset: say so, never UB */
         snprintf(buf, n, "+%.3fs after the recorder opened", rel);
@@ -419,7 +419,7 @@ static void fmt_wall(const struct gt_rec *r, uint64_t ticks, char *buf, size_t n
     snprintf(buf, n, "%s.%03d UTC", d, ms < 0 ? 0 : ms > 999 ? 999 : ms);
 }
 
-static void who(const struct gt_rec *r, char *buf, size_t n)
+static void who(const struct gt_recfile *r, char *buf, size_t n)
 {
     snprintf(buf, n, "host %s, pid %d", r->id.host, r->id.pid);
     if (r->id.rank >= 0)
@@ -430,7 +430,7 @@ static void who(const struct gt_rec *r, char *buf, size_t n)
 
 /* "the inner plugin's init (PATH, ABI v8)" / "libibverbs' device
  * enumeration (PATH)" for an open CALLING event. */
-static void call_text(const struct gt_rec *r, const struct gtr_event *e, char *buf, size_t n)
+static void call_text(const struct gt_recfile *r, const struct gtr_event *e, char *buf, size_t n)
 {
     const char *site = gt_call_site_name((int)e->a0);
     char sitebuf[24];
@@ -456,7 +456,7 @@ static void call_text(const struct gt_rec *r, const struct gtr_event *e, char *b
     appendf(buf, n, ")");
 }
 
-void gt_rec_fate(const struct gt_rec *r, struct gt_fate *f)
+void gt_recfile_fate(const struct gt_recfile *r, struct gt_fate *f)
 {
     memset(f, 0, sizeof(*f));
     f->code = GT_V_NO_DATA;
@@ -464,7 +464,7 @@ void gt_rec_fate(const struct gt_rec *r, struct gt_fate *f)
     size_t nopen = 0;
     int have_refused = 0;
     uint64_t pos = 0;
-    while (gt_rec_event_next(r, &pos, &e)) {
+    while (gt_recfile_event_next(r, &pos, &e)) {
         switch (e.type) {
         case GTR_EV_CALLING:
             if (nopen == OPEN_CALLS) { /* keep the newest: drop the oldest */
@@ -542,11 +542,11 @@ void gt_rec_fate(const struct gt_rec *r, struct gt_fate *f)
  * enters only through "first"/"last" fields: the label and context of a
  * communicator come from its first member, a merged record's last errno,
  * reason and error text from its last contributor and its device from the
- * first with one, where first/last follow gt_rec_cmp() then the slot, as
+ * first with one, where first/last follow gt_recfile_cmp() then the slot, as
  * when the recorders were folded sorted.  Lookups (communicator by id, host,
  * job) go through open-addressing hash tables: linear in the recorders. */
 
-int gt_rec_cmp(const struct gt_rec *x, const struct gt_rec *y)
+int gt_recfile_cmp(const struct gt_recfile *x, const struct gt_recfile *y)
 {
     int c = strcmp(x->id.job, y->id.job);
     if (c)
@@ -622,12 +622,12 @@ void gt_job_free(struct gt_job *j)
     j->ncomm = j->nnodes = j->nranks = 0;
 }
 
-void gt_rec_release(struct gt_rec *r)
+void gt_recfile_release(struct gt_recfile *r)
 {
     free(r->comms);
     r->comms = NULL;
     r->ncomm = 0;
-    /* settings: only the one a verdict reads (gt_rec_emulated); the policy
+    /* settings: only the one a verdict reads (gt_recfile_emulated); the policy
      * in force stays in the identity's policy_* */
     uint32_t ks = 0;
     for (uint32_t i = 0; i < r->nset; i++)
@@ -642,10 +642,10 @@ void gt_rec_release(struct gt_rec *r)
         if (st)
             r->settings = st;
     }
-    free(r->callees); /* read by gt_rec_fate() during the fold */
+    free(r->callees); /* read by gt_recfile_fate() during the fold */
     r->callees = NULL;
     r->ncallee = 0;
-    gt_rec_drop_events(r); /* r->rs stays */
+    gt_recfile_drop_events(r); /* r->rs stays */
     uint32_t k = 0;
     for (uint32_t i = 0; i < r->ndev; i++)
         if (r->devs[i].in_use)
@@ -785,7 +785,7 @@ static uint64_t job_rehash(size_t v, const void *arg)
 static int later(const struct gt_job *j, struct at a, struct at b)
 {
     if (a.rec != b.rec) {
-        int c = gt_rec_cmp(&j->recs[a.rec], &j->recs[b.rec]);
+        int c = gt_recfile_cmp(&j->recs[a.rec], &j->recs[b.rec]);
         if (c)
             return c > 0;
         return a.rec > b.rec;
@@ -821,7 +821,7 @@ int gt_job_begin(struct gt_job *j)
 static int fold_comm(struct gt_job *j, size_t ri, uint32_t s)
 {
     struct gt_fold *f = j->fold;
-    const struct gt_rec *r = &j->recs[ri];
+    const struct gt_recfile *r = &j->recs[ri];
     const struct gtr_comm *c = &r->comms[s];
     struct ckey key = {j, (int)c->has_comm_id, c->comm_id, ri};
     if (ht_reserve(&f->comm_ix, ckey_rehash, j))
@@ -894,13 +894,13 @@ static int fold_comm(struct gt_job *j, size_t ri, uint32_t s)
     return 0;
 }
 
-int gt_job_add(struct gt_job *j, struct gt_rec *recs, size_t ri)
+int gt_job_add(struct gt_job *j, struct gt_recfile *recs, size_t ri)
 {
     struct gt_fold *f = j->fold;
     j->recs = recs;
     if (ri + 1 > j->nrec)
         j->nrec = ri + 1;
-    const struct gt_rec *r = &recs[ri];
+    const struct gt_recfile *r = &recs[ri];
     if (grow((void **)&f->rec_node, &f->nrec_cap, ri + 1, sizeof(*f->rec_node)))
         return -1;
     /* jobs: a recorder stands for its job in the table */
@@ -936,13 +936,13 @@ int gt_job_add(struct gt_job *j, struct gt_rec *recs, size_t ri)
     size_t ni = *hs;
     f->rec_node[ri] = ni;
     struct gt_node *nd = &j->nodes[ni];
-    if (gt_rec_cmp(r, &recs[f->node_first[ni]]) < 0)
+    if (gt_recfile_cmp(r, &recs[f->node_first[ni]]) < 0)
         f->node_first[ni] = ri;
     nd->nproc++;
     /* the node's view: this process's communicators, sibling slots summed,
      * each judged with this process's own context */
     for (uint32_t s = 0; s < r->ncomm; s++) {
-        if (!gt_rec_comm_group(r, s, f->grp, NULL))
+        if (!gt_recfile_comm_group(r, s, f->grp, NULL))
             continue;
         nd->ncomm++;
         for (int a = 0; a < GTR_ASKED_COUNT; a++)
@@ -973,7 +973,7 @@ int gt_job_add(struct gt_job *j, struct gt_rec *recs, size_t ri)
     /* what became of the process (refused, died inside a call): from its
      * events, so before they are released */
     struct gt_fate fate;
-    gt_rec_fate(r, &fate);
+    gt_recfile_fate(r, &fate);
     if (fate.kind != GT_FATE_NONE) {
         if (grow((void **)&j->fates, &f->fates_cap, j->nfates + 1, sizeof(*j->fates)))
             return -1;
@@ -988,11 +988,11 @@ int gt_job_add(struct gt_job *j, struct gt_rec *recs, size_t ri)
     return 0;
 }
 
-static const struct gt_rec *sort_recs;
+static const struct gt_recfile *sort_recs;
 static int idx_cmp(const void *a, const void *b)
 {
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    int c = gt_rec_cmp(&sort_recs[x], &sort_recs[y]);
+    int c = gt_recfile_cmp(&sort_recs[x], &sort_recs[y]);
     return c ? c : (x > y) - (x < y);
 }
 
@@ -1034,7 +1034,7 @@ static int node_cmp(const void *a, const void *b)
     return (x->first > y->first) - (x->first < y->first);
 }
 
-int gt_job_finish(struct gt_job *j, struct gt_rec *recs, size_t nrec)
+int gt_job_finish(struct gt_job *j, struct gt_recfile *recs, size_t nrec)
 {
     struct gt_fold *f = j->fold;
     j->recs = recs;
@@ -1043,7 +1043,7 @@ int gt_job_finish(struct gt_job *j, struct gt_rec *recs, size_t nrec)
     size_t *inv = malloc((nrec ? nrec : 1) * sizeof(*inv));
     size_t *stamp = calloc(j->nnodes ? j->nnodes : 1, sizeof(*stamp));
     int *codes = calloc(j->ncomm + j->nfates + 1, sizeof(int));
-    const struct gt_rec **ctx = malloc((nrec ? nrec : 1) * sizeof(*ctx));
+    const struct gt_recfile **ctx = malloc((nrec ? nrec : 1) * sizeof(*ctx));
     struct node_ord *no = malloc((j->nnodes ? j->nnodes : 1) * sizeof(*no));
     int rc = -1;
     if (!perm || !inv || !stamp || !codes || !ctx || !no)
@@ -1061,7 +1061,7 @@ int gt_job_finish(struct gt_job *j, struct gt_rec *recs, size_t nrec)
         moved |= perm[i] != i;
     }
     if (moved) {
-        struct gt_rec *tmp = malloc((nrec ? nrec : 1) * sizeof(*tmp));
+        struct gt_recfile *tmp = malloc((nrec ? nrec : 1) * sizeof(*tmp));
         if (!tmp)
             goto out;
         for (size_t i = 0; i < nrec; i++)
@@ -1135,7 +1135,7 @@ int gt_job_finish(struct gt_job *j, struct gt_rec *recs, size_t nrec)
     }
     j->overall.emulated = 0;
     for (size_t i = 0; i < nrec; i++)
-        j->overall.emulated |= gt_rec_emulated(&recs[i]);
+        j->overall.emulated |= gt_recfile_emulated(&recs[i]);
     for (size_t i = 0; i < j->nfates; i++)
         codes[j->ncomm + i] = j->fates[i].f.code;
     j->overall.code = gt_verdict_combine(codes, j->ncomm + j->nfates);
@@ -1184,7 +1184,7 @@ out:
     return rc;
 }
 
-int gt_job_build(struct gt_job *j, struct gt_rec *recs, size_t nrec)
+int gt_job_build(struct gt_job *j, struct gt_recfile *recs, size_t nrec)
 {
     if (gt_job_begin(j))
         return -1;
@@ -1239,7 +1239,7 @@ const char *gt_fmt_ptr(int bits, char *buf, size_t n)
     return buf;
 }
 
-const char *gt_fmt_comm(const struct gtr_comm *c, const struct gt_rec *r, char *buf, size_t n)
+const char *gt_fmt_comm(const struct gtr_comm *c, const struct gt_recfile *r, char *buf, size_t n)
 {
     if (c->has_comm_id == GT_COMM_OVERFLOW)
         snprintf(buf, n, "overflow %s:%d", r->id.host, r->id.pid);

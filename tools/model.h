@@ -7,7 +7,7 @@
  *
  * Verdict rules (docs/reader.md explains them; first match wins):
  *   (a process)    refused by the plugin: BYPASSED; died inside a call into
- *                  code gdrtrace does not own: ERROR (gt_rec_fate)
+ *                  code gdrtrace does not own: ERROR (gt_recfile_fate)
  *   NO-DATA        no registration, fallback or error recorded
  *   ERROR          a registration failed or an error was recorded
  *   FALLBACK       a DMA-BUF registration fell back (policy choices excluded)
@@ -108,7 +108,7 @@ struct gt_fate {
 };
 
 /* Fills *f for recorder r; kind GT_FATE_NONE when nothing happened. */
-void gt_rec_fate(const struct gt_rec *r, struct gt_fate *f);
+void gt_recfile_fate(const struct gt_recfile *r, struct gt_fate *f);
 
 struct gt_pfate {
     size_t rec;          /* index into the recorder array */
@@ -132,7 +132,7 @@ struct gt_rank_comm {
 };
 
 struct gt_job {
-    struct gt_rec *recs;   /* not owned */
+    struct gt_recfile *recs;   /* not owned */
     size_t nrec;
     struct gt_ccomm *comms;
     size_t ncomm;
@@ -147,40 +147,40 @@ struct gt_job {
     struct gt_fold *fold;  /* between gt_job_begin and gt_job_finish */
 };
 
-/*! gt_rec_emulated() : 1 when recorder r ran the GPU-memory validation mode
+/*! gt_recfile_emulated() : 1 when recorder r ran the GPU-memory validation mode
  *  (its settings hold GDRTRACE_GPUMEM=1, or its transport is sock+gpumem). */
-int gt_rec_emulated(const struct gt_rec *r);
+int gt_recfile_emulated(const struct gt_recfile *r);
 
 /* Builds the merged view; 0 or -1 (out of memory).  overall.emulated: any
  * recorder of the job is emulated.  Linear in the recorders and their
  * communicator slots (hash tables, no pairwise comparisons). */
-int gt_job_build(struct gt_job *j, struct gt_rec *recs, size_t nrec);
+int gt_job_build(struct gt_job *j, struct gt_recfile *recs, size_t nrec);
 
 /* The same in steps, for folding recorders as they are read:
  * gt_job_begin(), gt_job_add() for each recorder recs[ri] (any order; recs
  * may have moved since the last call, indices are stable), then
  * gt_job_finish(), which sorts recs[0, nrec) into report order
- * (gt_rec_cmp) and renumbers every reference.  After gt_job_add(recs, ri)
+ * (gt_recfile_cmp) and renumbers every reference.  After gt_job_add(recs, ri)
  * returns, the job needs only recs[ri]'s identity, devices in use and
  * source: the rest may be released (inputs.c, fold mode); the merged view
  * is the same as gt_job_build() of the whole recorders.  0 or -1 (out of
  * memory; after a failed add or finish, only gt_job_free). */
 int gt_job_begin(struct gt_job *j);
-int gt_job_add(struct gt_job *j, struct gt_rec *recs, size_t ri);
-int gt_job_finish(struct gt_job *j, struct gt_rec *recs, size_t nrec);
+int gt_job_add(struct gt_job *j, struct gt_recfile *recs, size_t ri);
+int gt_job_finish(struct gt_job *j, struct gt_recfile *recs, size_t nrec);
 
 /* Reduces a folded recorder to what the job keeps (identity, source, ring
  * statistics, devices in use, the GDRTRACE_GPUMEM setting): frees its
  * communicator slots, other settings, callees and events. */
-void gt_rec_release(struct gt_rec *r);
+void gt_recfile_release(struct gt_recfile *r);
 
 /* The report order of recorders: job, host, rank, pid, source. */
-int gt_rec_cmp(const struct gt_rec *x, const struct gt_rec *y);
+int gt_recfile_cmp(const struct gt_recfile *x, const struct gt_recfile *y);
 void gt_job_free(struct gt_job *j);
 
 /* Verdict of one (possibly merged) communicator record; ctx are the
  * recorders that contributed (for probes, policy, transport). */
-void gt_verdict_of(const struct gtr_comm *c, const struct gt_rec *const *ctx, size_t nctx,
+void gt_verdict_of(const struct gtr_comm *c, const struct gt_recfile *const *ctx, size_t nctx,
                    struct gt_verdict *v);
 /* Verdict of a set (docs/reader.md, "Precedence"): ignores NO-DATA; ERROR >
  * FALLBACK > BYPASSED > disagreement = MIXED > the one kind seen. */
@@ -200,7 +200,7 @@ int gt_comm_used(const struct gtr_comm *c);
  * sibling slot (same has_comm_id, comm_id); readers sum them.  For slot s:
  * returns 0 if s is unused or not the first slot of its group, else 1 with
  * *out = the sum of every slot of the group and *nsib = how many. */
-int gt_rec_comm_group(const struct gt_rec *r, uint32_t s, struct gtr_comm *out, int *nsib);
+int gt_recfile_comm_group(const struct gt_recfile *r, uint32_t s, struct gtr_comm *out, int *nsib);
 
 /* dst += src for every counter and histogram; last errno/reason/text kept
  * from src when src has any. */
@@ -214,6 +214,6 @@ uint64_t gt_comm_regs(const struct gtr_comm *c);
 const char *gt_fmt_ns(uint64_t ns, char *buf, size_t n);    /* 850ns, 12.3us, 1.20ms, 3.40s */
 const char *gt_fmt_bytes(uint64_t b, char *buf, size_t n);  /* 512 B, 1.5 KiB, ... */
 const char *gt_fmt_ptr(int bits, char *buf, size_t n);      /* HOST|CUDA|DMABUF */
-const char *gt_fmt_comm(const struct gtr_comm *c, const struct gt_rec *r, char *buf, size_t n);
+const char *gt_fmt_comm(const struct gtr_comm *c, const struct gt_recfile *r, char *buf, size_t n);
 
 #endif

@@ -24,7 +24,7 @@ static const double qs[] = {0.50, 0.95, 0.99};
 
 /* Recorders whose buffers the kernel can show now: read from a file (not an
  * archive), judged live, written on this host. */
-static int live_here(const struct gt_rec *r)
+static int live_here(const struct gt_recfile *r)
 {
     char h[256];
     if (r->from_archive || r->liveness != GT_LIVE_LIVE || gethostname(h, sizeof(h)) != 0)
@@ -44,7 +44,7 @@ static int kc_collect(const struct gt_job *j, struct kc_view *v)
 {
     memset(v, 0, sizeof(*v));
     for (size_t i = 0; i < j->nrec; i++) {
-        const struct gt_rec *r = &j->recs[i];
+        const struct gt_recfile *r = &j->recs[i];
         if (!live_here(r))
             continue;
         v->nlive++;
@@ -86,7 +86,7 @@ static void kc_text(FILE *f, const struct gt_job *j)
             gt_fmt_bytes(v->k.nv_bytes, b, sizeof(b)));
     int shown = 0;
     for (size_t i = 0; i < j->nrec; i++) {
-        const struct gt_rec *r = &j->recs[i];
+        const struct gt_recfile *r = &j->recs[i];
         if (!live_here(r))
             continue;
         for (uint32_t d = 0; d < r->ndev; d++) {
@@ -297,7 +297,7 @@ static void text_comm_body(FILE *f, const struct gtr_comm *c, const char *ind, i
 
 static void text_process(FILE *f, const struct gt_job *j, size_t ri, int flags)
 {
-    const struct gt_rec *r = &j->recs[ri];
+    const struct gt_recfile *r = &j->recs[ri];
     const struct gtr_identity *id = &r->id;
     char b[64];
     fprintf(f, "\n== process %s pid %d  job %s  rank %d/%d (local %d)  %s\n", gt_esc(id->host),
@@ -387,7 +387,7 @@ static void text_process(FILE *f, const struct gt_job *j, size_t ri, int flags)
             struct gtr_event last[5], e;
             size_t nlast = 0;
             uint64_t pos = 0;
-            while (gt_rec_event_next(r, &pos, &e)) {
+            while (gt_recfile_event_next(r, &pos, &e)) {
                 if (e.type != GTR_EV_FALLBACK && e.type != GTR_EV_ERROR)
                     continue;
                 if (nlast == 5)
@@ -398,7 +398,7 @@ static void text_process(FILE *f, const struct gt_job *j, size_t ri, int flags)
             }
             for (size_t i = 0; i < nlast; i++)
                 fprintf(f, "            %+.6fs %s dev %d comm-slot %u errno %d (%s) reason %s\n",
-                        gt_rec_ts_rel_s(r, last[i].ts), gt_event_name(last[i].type), last[i].dev,
+                        gt_recfile_ts_rel_s(r, last[i].ts), gt_event_name(last[i].type), last[i].dev,
                         last[i].comm_slot, last[i].err,
                         strerror(last[i].err),
                         gt_reason_name((int)last[i].aux));
@@ -409,10 +409,10 @@ static void text_process(FILE *f, const struct gt_job *j, size_t ri, int flags)
         return;
     for (uint32_t s = 0; s < r->ncomm; s++) {
         int nsib;
-        if (!gt_rec_comm_group(r, s, c, &nsib))
+        if (!gt_recfile_comm_group(r, s, c, &nsib))
             continue;
         struct gt_verdict v;
-        const struct gt_rec *ctx = r;
+        const struct gt_recfile *ctx = r;
         gt_verdict_of(c, &ctx, 1, &v);
         char sib[32] = "";
         if (nsib > 1)
@@ -478,7 +478,7 @@ void gt_report_text(FILE *f, const struct gt_job *j, int flags)
     kc_text(f, j);
 }
 
-void gt_json_identity(struct gt_json *js, const struct gt_rec *r)
+void gt_json_identity(struct gt_json *js, const struct gt_recfile *r)
 {
     const struct gtr_identity *id = &r->id;
     gj_str(js, "host", id->host);
@@ -622,7 +622,7 @@ void gt_report_json(struct gt_json *js, const struct gt_job *j)
     gj_obj(js, NULL);
     gj_arr(js, "processes");
     for (size_t i = 0; i < j->nrec; i++) {
-        const struct gt_rec *r = &j->recs[i];
+        const struct gt_recfile *r = &j->recs[i];
         gj_obj(js, NULL);
         gj_str(js, "source", r->source);
         char fmt[16];
@@ -669,7 +669,7 @@ void gt_report_json(struct gt_json *js, const struct gt_job *j)
         struct gtr_comm *c = malloc(sizeof(*c));
         for (uint32_t s = 0; c && s < r->ncomm; s++) {
             int nsib;
-            if (!gt_rec_comm_group(r, s, c, &nsib))
+            if (!gt_recfile_comm_group(r, s, c, &nsib))
                 continue;
             char b[96];
             gj_obj(js, NULL);

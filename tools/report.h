@@ -20,7 +20,7 @@ void gt_report_json(struct gt_json *js, const struct gt_job *j);
 
 /* Pieces reused by other commands. */
 void gt_report_hist_bars(FILE *f, const struct gtr_hist *h, const char *indent, int width);
-void gt_json_identity(struct gt_json *js, const struct gt_rec *r);
+void gt_json_identity(struct gt_json *js, const struct gt_recfile *r);
 void gt_json_comm_counts(struct gt_json *js, const struct gtr_comm *c);
 void gt_json_latency(struct gt_json *js, const struct gtr_comm *c);
 

@@ -58,13 +58,13 @@ static int member(const char *name, int liveness, const unsigned char *d, size_t
     char err[GT_ERRLEN];
     if (in->n == in->cap) {
         size_t nc = in->cap ? in->cap * 2 : 4;
-        struct gt_rec *p = realloc(in->recs, nc * sizeof(*p));
+        struct gt_recfile *p = realloc(in->recs, nc * sizeof(*p));
         if (!p)
             return 1;
         in->recs = p;
         in->cap = nc;
     }
-    if (gt_rec_parse(d, n, name, &in->recs[in->n], err, sizeof(err)) == 0) {
+    if (gt_recfile_parse(d, n, name, &in->recs[in->n], err, sizeof(err)) == 0) {
         in->recs[in->n].liveness = liveness;
         in->recs[in->n].from_archive = 1; /* as inputs.c: never corroborated against this host */
         in->n++;
@@ -74,10 +74,10 @@ static int member(const char *name, int liveness, const unsigned char *d, size_t
     return 0;
 }
 
-/* The header-first reading of a file (gt_rec_read_fd: header checked
+/* The header-first reading of a file (gt_recfile_read_fd: header checked
  * alone, then only the declared sections) accepts and refuses exactly as
  * the parse of the whole bytes, with the same message and the same result. */
-static void same_from_file(const uint8_t *data, size_t size, const struct gt_rec *whole,
+static void same_from_file(const uint8_t *data, size_t size, const struct gt_recfile *whole,
                            const char *whole_err)
 {
     int fd = memfd_create("fuzz.rec", MFD_CLOEXEC);
@@ -92,9 +92,9 @@ static void same_from_file(const uint8_t *data, size_t size, const struct gt_rec
         }
         off += (size_t)k;
     }
-    struct gt_rec r;
+    struct gt_recfile r;
     char err[GT_ERRLEN];
-    int rc = gt_rec_read_fd(fd, "fuzz.rec", GT_REC_EVENTS, &r, err, sizeof(err));
+    int rc = gt_recfile_read_fd(fd, "fuzz.rec", GT_REC_EVENTS, &r, err, sizeof(err));
     close(fd);
     if ((rc == 0) != (whole != NULL) || (rc && strcmp(err, whole_err)))
         abort();
@@ -108,10 +108,10 @@ static void same_from_file(const uint8_t *data, size_t size, const struct gt_rec
     uint64_t p1 = 0, p2 = 0;
     struct gtr_event e1, e2;
     int n1, n2;
-    while ((n1 = gt_rec_event_next(&r, &p1, &e1)) | (n2 = gt_rec_event_next(whole, &p2, &e2)))
+    while ((n1 = gt_recfile_event_next(&r, &p1, &e1)) | (n2 = gt_recfile_event_next(whole, &p2, &e2)))
         if (n1 != n2 || memcmp(&e1, &e2, sizeof(e1)))
             abort();
-    gt_rec_free(&r);
+    gt_recfile_free(&r);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -143,7 +143,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else {
         in.recs = malloc(sizeof(*in.recs));
         in.cap = 1;
-        if (in.recs && gt_rec_parse(data, size, "fuzz.rec", &in.recs[0], err, sizeof(err)) == 0)
+        if (in.recs && gt_recfile_parse(data, size, "fuzz.rec", &in.recs[0], err, sizeof(err)) == 0)
             in.n = 1;
         else if (in.recs && !strstr(err, "fuzz.rec: "))
             abort();

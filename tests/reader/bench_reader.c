@@ -89,15 +89,15 @@ int main(void)
             return 1;
         memcpy(snap, img, len);
         double t0 = now();
-        struct gt_rec r;
+        struct gt_recfile r;
         char err[GT_ERRLEN];
-        if (gt_rec_parse_owned(snap, len, "bench.rec", &r, err, sizeof(err))) {
+        if (gt_recfile_parse_owned(snap, len, "bench.rec", &r, err, sizeof(err))) {
             printf("%s\n", err);
             return 1;
         }
         uint64_t per_comm[8] = {0}, reg_bytes = 0, pos = 0, n = 0;
         struct gtr_event ev;
-        while (gt_rec_event_next(&r, &pos, &ev)) {
+        while (gt_recfile_event_next(&r, &pos, &ev)) {
             per_comm[ev.comm_slot & 7]++;
             if (ev.type == GTR_EV_REG)
                 reg_bytes += ev.a1;
@@ -113,7 +113,7 @@ int main(void)
             printf("unexpected: %llu events iterated, %llu complete\n", (unsigned long long)n,
                    (unsigned long long)r.rs.complete);
         gt_job_free(&j);
-        gt_rec_free(&r);
+        gt_recfile_free(&r);
     }
     double rate = (double)summarized / best;
     printf("reader: %llu events (ring of %llu, %.0f MiB) parsed and summarized in %.1f ms: "
@@ -130,17 +130,17 @@ int main(void)
         double best_f = 1e30;
         for (int rep = 0; w == (ssize_t)len && rep < 3; rep++) {
             double t0 = now();
-            struct gt_rec r;
+            struct gt_recfile r;
             char err[GT_ERRLEN];
-            if (gt_rec_load_file(path, &r, err, sizeof(err)) == 0) {
+            if (gt_recfile_load_file(path, &r, err, sizeof(err)) == 0) {
                 uint64_t pos = 0, n = 0;
                 struct gtr_event ev;
-                while (gt_rec_event_next(&r, &pos, &ev))
+                while (gt_recfile_event_next(&r, &pos, &ev))
                     n += ev.type == GTR_EV_REG;
                 double dt = now() - t0;
                 if (dt < best_f)
                     best_f = dt;
-                gt_rec_free(&r);
+                gt_recfile_free(&r);
             }
         }
         unlink(path);

@@ -62,15 +62,15 @@ static void selftest_fates(void)
         struct fx_opts o = {.kind = FX_NODATA, .fate = cases[i].fate, .state = cases[i].state};
         size_t n;
         unsigned char *b = fx_build(&o, &n);
-        struct gt_rec r;
-        int rc = gt_rec_parse(b, n, "fate", &r, err, sizeof(err));
+        struct gt_recfile r;
+        int rc = gt_recfile_parse(b, n, "fate", &r, err, sizeof(err));
         free(b);
         EXPECT(rc == 0, "case %zu does not parse: %s", i, err);
         if (rc)
             continue;
         r.liveness = cases[i].live;
         struct gt_fate f;
-        gt_rec_fate(&r, &f);
+        gt_recfile_fate(&r, &f);
         EXPECT(f.kind == cases[i].kind, "case %zu: fate %d, want %d (%s)", i, f.kind,
                cases[i].kind, f.text);
         EXPECT(f.code == cases[i].code, "case %zu: verdict %s, want %s", i,
@@ -79,7 +79,7 @@ static void selftest_fates(void)
                f.text, cases[i].says);
         EXPECT(cases[i].kind == GT_FATE_NONE || strstr(f.text, "host node-a, pid 4242, rank 0, job job42"),
                "case %zu: '%s' does not name the process", i, f.text);
-        gt_rec_free(&r);
+        gt_recfile_free(&r);
     }
     /* Precedence (docs/reader.md): ERROR > FALLBACK > BYPASSED > MIXED > one kind. */
     int a[] = {GT_V_DIRECT_DMABUF, GT_V_BYPASSED, GT_V_NO_DATA};
@@ -92,7 +92,7 @@ static void selftest_fates(void)
     EXPECT(gt_verdict_combine(er, 3) == GT_V_ERROR, "error + bypassed");
     EXPECT(gt_verdict_exit(GT_V_BYPASSED) == 16, "BYPASSED exits %d", gt_verdict_exit(GT_V_BYPASSED));
     /* a job: one DIRECT-DMABUF process, one refused: BYPASSED for the whole */
-    struct gt_rec recs[2];
+    struct gt_recfile recs[2];
     struct fx_opts od = {.kind = FX_DMABUF}, orf = {.kind = FX_NODATA, .fate = FX_FATE_REFUSED,
                                                        .pid = 4343};
     const struct fx_opts *os[2] = {&od, &orf};
@@ -100,7 +100,7 @@ static void selftest_fates(void)
     for (int i = 0; i < 2; i++) {
         size_t n;
         unsigned char *b = fx_build(os[i], &n);
-        ok &= gt_rec_parse(b, n, "job", &recs[i], err, sizeof(err)) == 0;
+        ok &= gt_recfile_parse(b, n, "job", &recs[i], err, sizeof(err)) == 0;
         free(b);
     }
     EXPECT(ok, "job fixtures do not parse: %s", err);
@@ -113,8 +113,8 @@ static void selftest_fates(void)
     EXPECT(j.nfates == 1 && j.fates[0].rec == 1, "fates %zu", j.nfates);
     EXPECT(j.ncomm == 1 && j.comms[0].v.code == GT_V_DIRECT_DMABUF, "the refused process has no comm");
     gt_job_free(&j);
-    gt_rec_free(&recs[0]);
-    gt_rec_free(&recs[1]);
+    gt_recfile_free(&recs[0]);
+    gt_recfile_free(&recs[1]);
 }
 
 static int selftest(void)
@@ -124,14 +124,14 @@ static int selftest(void)
         struct fx_opts o = {.kind = k};
         size_t n;
         unsigned char *b = fx_build(&o, &n);
-        struct gt_rec r;
-        int rc = gt_rec_parse(b, n, fx_kind_name(k), &r, err, sizeof(err));
+        struct gt_recfile r;
+        int rc = gt_recfile_parse(b, n, fx_kind_name(k), &r, err, sizeof(err));
         EXPECT(rc == 0, "kind %s does not parse: %s", fx_kind_name(k), err);
         free(b);
         if (rc)
             continue;
         struct gt_verdict v;
-        const struct gt_rec *ctx = &r;
+        const struct gt_recfile *ctx = &r;
         gt_verdict_of(&r.comms[0], &ctx, 1, &v);
         EXPECT(!strcmp(gt_verdict_name(v.code), fx_kind_verdict(k)), "kind %s: verdict %s (%s)",
                fx_kind_name(k), gt_verdict_name(v.code), v.why);
@@ -157,14 +157,14 @@ static int selftest(void)
             EXPECT(gt_hist_quantile(h, 1.0) == 2000000, "p100 %llu, want 2000000",
                    (unsigned long long)gt_hist_quantile(h, 1.0));
         }
-        gt_rec_free(&r);
+        gt_recfile_free(&r);
     }
     /* A ring that wrapped, with torn newest records. */
     struct fx_opts o = {.kind = FX_DMABUF, .ring_cap = 256, .events = 300, .torn = 3};
     size_t n;
     unsigned char *b = fx_build(&o, &n);
-    struct gt_rec r;
-    EXPECT(gt_rec_parse(b, n, "wrapped", &r, err, sizeof(err)) == 0, "%s", err);
+    struct gt_recfile r;
+    EXPECT(gt_recfile_parse(b, n, "wrapped", &r, err, sizeof(err)) == 0, "%s", err);
     EXPECT(r.rs.complete == 253 && r.rs.torn == 3 && r.rs.overwritten == 44,
            "wrapped ring: complete %llu torn %llu overwritten %llu",
            (unsigned long long)r.rs.complete, (unsigned long long)r.rs.torn,
@@ -172,13 +172,13 @@ static int selftest(void)
     {
         struct gtr_event e;
         uint64_t pos = 0, kept = 0, first_seq = 0;
-        while (gt_rec_event_next(&r, &pos, &e))
+        while (gt_recfile_event_next(&r, &pos, &e))
             if (!kept++)
                 first_seq = e.seq;
         EXPECT(kept == 253 && first_seq == 2 * 44 + 2, "iterated %llu events, oldest seq %llu",
                (unsigned long long)kept, (unsigned long long)first_seq);
     }
-    gt_rec_free(&r);
+    gt_recfile_free(&r);
     free(b);
     /* Sibling slots (a second thread on the same communicator) are summed, and
      * an empty overflow slot is not reported. */
@@ -192,18 +192,18 @@ static int selftest(void)
         ov->state = GTR_COMM_ACTIVE;
         ov->has_comm_id = GT_COMM_OVERFLOW;
         memcpy(img + fx_off_comms() + 3 * sizeof(*ov), ov, sizeof(*ov)); /* slot 3: overflow */
-        EXPECT(gt_rec_parse(img, n, "siblings", &r, err, sizeof(err)) == 0, "%s", err);
+        EXPECT(gt_recfile_parse(img, n, "siblings", &r, err, sizeof(err)) == 0, "%s", err);
         int nsib = 0;
-        EXPECT(gt_rec_comm_group(&r, 0, c0, &nsib) == 1 && nsib == 2 &&
+        EXPECT(gt_recfile_comm_group(&r, 0, c0, &nsib) == 1 && nsib == 2 &&
                    gt_comm_regs(c0) == 2 * fx_expected_regs(&so),
                "sibling group: nsib %d, regs %llu", nsib, (unsigned long long)gt_comm_regs(c0));
-        EXPECT(gt_rec_comm_group(&r, 1, c0, &nsib) == 0, "second sibling reported on its own");
-        EXPECT(gt_rec_comm_group(&r, 3, c0, &nsib) == 0, "empty overflow slot reported");
+        EXPECT(gt_recfile_comm_group(&r, 1, c0, &nsib) == 0, "second sibling reported on its own");
+        EXPECT(gt_recfile_comm_group(&r, 3, c0, &nsib) == 0, "empty overflow slot reported");
         struct gt_job j;
         EXPECT(gt_job_build(&j, &r, 1) == 0 && j.ncomm == 1 && j.comms[0].nprocs == 1,
                "job: %zu comms", j.ncomm);
         gt_job_free(&j);
-        gt_rec_free(&r);
+        gt_recfile_free(&r);
         free(img);
         free(c0);
         free(ov);

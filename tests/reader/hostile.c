@@ -34,12 +34,12 @@ static void check(const char *what, const unsigned char *img, size_t n, int expe
 {
     unsigned char *copy = malloc(n ? n : 1);
     memcpy(copy, img, n);
-    struct gt_rec r;
+    struct gt_recfile r;
     char err[GT_ERRLEN] = "";
-    int rc = gt_rec_parse(copy, n, "hostile.rec", &r, err, sizeof(err));
+    int rc = gt_recfile_parse(copy, n, "hostile.rec", &r, err, sizeof(err));
     free(copy);
     if (rc == 0)
-        gt_rec_free(&r);
+        gt_recfile_free(&r);
     int ok = expect_ok ? rc == 0 : rc != 0 && strstr(err, "hostile.rec:") == err &&
                                        (!needle || strstr(err, needle));
     if (!ok) {
@@ -159,10 +159,10 @@ int main(void)
         RESET();
         unsigned char *t = malloc(cut ? cut : 1);
         memcpy(t, m, cut);
-        struct gt_rec r;
+        struct gt_recfile r;
         char err[GT_ERRLEN] = "";
-        if (gt_rec_parse(t, cut, "hostile.rec", &r, err, sizeof(err)) == 0) {
-            gt_rec_free(&r);
+        if (gt_recfile_parse(t, cut, "hostile.rec", &r, err, sizeof(err)) == 0) {
+            gt_recfile_free(&r);
             trunc_ok = 0;
             printf("FAIL truncated to %zu bytes was accepted\n", cut);
         } else if (!strstr(err, "hostile.rec: ")) {

@@ -136,16 +136,16 @@ static void test_races(const char *dir)
     struct prune pr = {.older_ns = -1, .now_ns = now};
     g_race = RACE_REPLACE_NAME;
     one(&pr, dir, name);
-    struct gt_rec r;
+    struct gt_recfile r;
     char err[GT_ERRLEN];
-    int rc = gt_rec_load_file(g_path, &r, err, sizeof(err));
+    int rc = gt_recfile_load_file(g_path, &r, err, sizeof(err));
     EXPECT(rc == 0, "the newcomer is gone from its name: %s", err);
     if (rc == 0) {
         EXPECT(r.id.pid == getpid() && !strcmp(r.id.host, "newcomer"),
                "the name holds pid %d host %s, want the newcomer (pid %d)", r.id.pid, r.id.host,
                (int)getpid());
         EXPECT(r.liveness == GT_LIVE_LIVE, "newcomer judged %s", gt_liveness_name(r.liveness));
-        gt_rec_free(&r);
+        gt_recfile_free(&r);
     }
     EXPECT(pr.removed == 0 && pr.failed == 0, "removed %u failed %u", pr.removed, pr.failed);
     EXPECT(leftovers(dir) == 0, "a private .gdrtrace-prune.* name was left in %s", dir);

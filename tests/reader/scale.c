@@ -315,7 +315,7 @@ static int selftest(void)
     char path[4200];
     snprintf(path, sizeof(path), "%s/gdrtrace.scale.node-0001.100009.rec", dir);
     struct stat st;
-    struct gt_rec r;
+    struct gt_recfile r;
     char err[GT_ERRLEN];
     if (stat(path, &st) || (uint64_t)st.st_blocks * 512 * 4 > (uint64_t)st.st_size) {
         printf("FAIL %s: not sparse (%lld bytes, %lld allocated)\n", path, (long long)st.st_size,
@@ -325,7 +325,7 @@ static int selftest(void)
         printf("ok   generated recorders are sparse: %lld bytes, %lld allocated\n",
                (long long)st.st_size, (long long)st.st_blocks * 512);
     }
-    if (gt_rec_load_file(path, &r, err, sizeof(err))) {
+    if (gt_recfile_load_file(path, &r, err, sizeof(err))) {
         printf("FAIL generated recorder refused: %s\n", err);
         fails++;
     } else {
@@ -336,7 +336,7 @@ static int selftest(void)
                ok ? "ok  " : "FAIL", r.id.rank, r.id.host, r.ncomm,
                (unsigned long long)r.ring.capacity);
         fails += !ok;
-        gt_rec_free(&r);
+        gt_recfile_free(&r);
     }
     fails += fold_check(dir);
     /* again with files read in another order than the report's */

@@ -72,7 +72,7 @@ static void open_rec(struct gt_recorder *r, int mode)
 
 /* The entry of `key` in a parsed recorder's settings section; fails the test
  * when there is none. */
-static const struct gtr_setting *setting(const struct gt_rec *v, const char *key)
+static const struct gtr_setting *setting(const struct gt_recfile *v, const char *key)
 {
     for (uint32_t i = 0; i < v->nset; i++)
         if (v->settings[i].in_use && !strcmp(v->settings[i].key, key))
@@ -83,7 +83,7 @@ static const struct gtr_setting *setting(const struct gt_rec *v, const char *key
 }
 
 /* Opens a recorder under `reg`/`allow` (NULL: unset), reads it back. */
-static void rec_under(const char *reg, const char *allow, struct gt_rec *v)
+static void rec_under(const char *reg, const char *allow, struct gt_recfile *v)
 {
     if (reg)
         setenv("GDRTRACE_REG", reg, 1);
@@ -95,7 +95,7 @@ static void rec_under(const char *reg, const char *allow, struct gt_rec *v)
     unsetenv("GDRTRACE_ALLOW_PEERMEM");
     gt_rec_close(&r);
     char err[GT_ERRLEN];
-    int rc = gt_rec_load_file(r.path, v, err, sizeof(err));
+    int rc = gt_recfile_load_file(r.path, v, err, sizeof(err));
     if (rc)
         print_error("%s\n", err);
     assert_int_equal(rc, 0);
@@ -111,7 +111,7 @@ static void rec_under(const char *reg, const char *allow, struct gt_rec *v)
 static void test_settings_in_force(void **state)
 {
     (void)state;
-    struct gt_rec v;
+    struct gt_recfile v;
     struct gt_reg_policy pol;
 
     rec_under("auto", NULL, &v);
@@ -125,7 +125,7 @@ static void test_settings_in_force(void **state)
     assert_int_equal(setting(&v, "GDRTRACE_ALLOW_PEERMEM")->source, GT_SRC_DEFAULT);
     assert_string_equal(setting(&v, "GDRTRACE_ALLOW_PEERMEM")->origin, "");
     assert_string_equal(setting(&v, "GDRTRACE_REG")->value, "auto");
-    gt_rec_free(&v);
+    gt_recfile_free(&v);
 
     rec_under("bogus", NULL, &v);
     assert_string_equal(v.id.policy_reg, "dmabuf"); /* what plugin/reg uses */
@@ -134,21 +134,21 @@ static void test_settings_in_force(void **state)
     assert_string_equal(s->value, "dmabuf");
     assert_int_equal(s->source, GT_SRC_INVALID);
     assert_string_equal(s->origin, "GDRTRACE_REG=bogus");
-    gt_rec_free(&v);
+    gt_recfile_free(&v);
 
     rec_under("auto", "off", &v); /* explicitly off, canonical "0" */
     assert_int_equal(v.id.policy_allow_peermem, 0);
     assert_string_equal(setting(&v, "GDRTRACE_ALLOW_PEERMEM")->value, "0");
     assert_int_equal(setting(&v, "GDRTRACE_ALLOW_PEERMEM")->source, GT_SRC_GDRTRACE);
     assert_string_equal(setting(&v, "GDRTRACE_ALLOW_PEERMEM")->origin, "GDRTRACE_ALLOW_PEERMEM=off");
-    gt_rec_free(&v);
+    gt_recfile_free(&v);
 
     rec_under(NULL, "maybe", &v); /* invalid bool: dmabuf's default, 0 */
     assert_int_equal(v.id.policy_allow_peermem, 0);
     assert_string_equal(setting(&v, "GDRTRACE_ALLOW_PEERMEM")->value, "0");
     assert_int_equal(setting(&v, "GDRTRACE_ALLOW_PEERMEM")->source, GT_SRC_INVALID);
     assert_int_equal(setting(&v, "GDRTRACE_REG")->source, GT_SRC_DEFAULT);
-    gt_rec_free(&v);
+    gt_recfile_free(&v);
 }
 
 static void test_round_trip(void **state)
@@ -198,13 +198,13 @@ static void test_round_trip(void **state)
                  GT_ASKED_DMABUF << 8 | GT_METHOD_PEERMEM);
     gt_rec_close(&r);
 
-    struct gt_rec rr;
+    struct gt_recfile rr;
     char err[GT_ERRLEN];
-    int rc = gt_rec_load_file(r.path, &rr, err, sizeof(err));
+    int rc = gt_recfile_load_file(r.path, &rr, err, sizeof(err));
     if (rc)
         print_error("reader refused the writer's file: %s\n", err);
     assert_int_equal(rc, 0);
-    struct gt_rec *v = &rr;
+    struct gt_recfile *v = &rr;
     assert_int_equal(v->hdr.state, GTR_STATE_CLOSED);
     assert_int_equal(v->hdr.version_major, GTR_VERSION_MAJOR);
     assert_int_equal(v->hdr.version_minor, GTR_VERSION_MINOR);
@@ -258,7 +258,7 @@ static void test_round_trip(void **state)
 
     struct gtr_event got[4];
     uint64_t n = 0, pos = 0;
-    while (n < 4 && gt_rec_event_next(v, &pos, &got[n]))
+    while (n < 4 && gt_recfile_event_next(v, &pos, &got[n]))
         n++;
     assert_int_equal(n, 2);
     assert_int_equal(v->rs.complete, 2);
@@ -274,7 +274,7 @@ static void test_round_trip(void **state)
     assert_true(got[1].ts >= t_before);
     assert_true(ns - mono_before < 50 * 1000 * 1000 && mono_before - ns < 50 * 1000 * 1000);
     assert_true(ns_before - mono_before < 1000 * 1000 && mono_before - ns_before < 1000 * 1000);
-    gt_rec_free(v);
+    gt_recfile_free(v);
     gt_rec_unmap(&r);
 }
 
@@ -374,9 +374,9 @@ static void make_good(void)
 
 static void expect_refusal(const uint8_t *buf, size_t len, const char *why)
 {
-    struct gt_rec v;
+    struct gt_recfile v;
     char err[GT_ERRLEN] = "";
-    assert_int_equal(gt_rec_parse(buf, len, "test", &v, err, sizeof(err)), -1);
+    assert_int_equal(gt_recfile_parse(buf, len, "test", &v, err, sizeof(err)), -1);
     if (!strstr(err, why)) {
         print_error("refused for '%s', expected a reason containing '%s'\n", err, why);
         fail();
@@ -387,10 +387,10 @@ static void test_reader_refusals(void **state)
 {
     (void)state;
     make_good();
-    struct gt_rec v;
+    struct gt_recfile v;
     char err[GT_ERRLEN];
-    assert_int_equal(gt_rec_parse(g_good, g_good_len, "test", &v, err, sizeof(err)), 0);
-    gt_rec_free(&v);
+    assert_int_equal(gt_recfile_parse(g_good, g_good_len, "test", &v, err, sizeof(err)), 0);
+    gt_recfile_free(&v);
     uint8_t *b = malloc(g_good_len);
     assert_non_null(b);
     struct gtr_header *h = (struct gtr_header *)b;
@@ -441,9 +441,9 @@ static void test_reader_refusals(void **state)
     h->sections[h->section_count].size = g_good_len - h->sections[h->section_count].offset;
     h->sections[h->section_count].count = h->sections[h->section_count].size;
     h->section_count++;
-    assert_int_equal(gt_rec_parse(b, g_good_len, "test", &v, err, sizeof(err)), 0);
+    assert_int_equal(gt_recfile_parse(b, g_good_len, "test", &v, err, sizeof(err)), 0);
     assert_int_equal(v.hdr.version_minor, GTR_VERSION_MINOR + 3);
-    gt_rec_free(&v);
+    gt_recfile_free(&v);
 #undef FRESH
     free(b);
     free(g_good);

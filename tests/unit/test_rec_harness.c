@@ -57,9 +57,9 @@ struct rec_sum {
 static int summarise(const char *path, int abi, struct rec_sum *s)
 {
     memset(s, 0, sizeof(*s));
-    struct gt_rec rr, *v = &rr;
+    struct gt_recfile rr, *v = &rr;
     char err[GT_ERRLEN];
-    if (gt_rec_load_file(path, v, err, sizeof(err)) != 0) {
+    if (gt_recfile_load_file(path, v, err, sizeof(err)) != 0) {
         CHECK(0, "%s refused: %s", path, err);
         return -1;
     }
@@ -117,11 +117,11 @@ static int summarise(const char *path, int abi, struct rec_sum *s)
     s->head = v->ring.head;
     s->capacity = v->ring.capacity;
     struct gtr_event e;
-    for (uint64_t pos = 0; gt_rec_event_next(v, &pos, &e);) {
+    for (uint64_t pos = 0; gt_recfile_event_next(v, &pos, &e);) {
         s->send_events += e.type == GTR_EV_SEND;
         s->reg_events += e.type == GTR_EV_REG;
     }
-    gt_rec_free(v);
+    gt_recfile_free(v);
     return 0;
 }
 

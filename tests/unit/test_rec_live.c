@@ -3,7 +3,7 @@
  * test_rec_live.c — the reader never accepts a torn event from a live
  * recorder (issue 17, item 4).  A writer thread laps a 64-slot ring as fast
  * as it can, each event carrying its own position (a0) and two words derived
- * from it; the main thread snapshots the file with gt_rec_load_file() over
+ * from it; the main thread snapshots the file with gt_recfile_load_file() over
  * and over, and every event the validator accepts must be exactly the one
  * the writer committed at that position.  ce69281's reader checked the
  * sequence word once, on the read() copy, and accepted events whose payload
@@ -72,8 +72,8 @@ int main(void)
     uint64_t snaps = 0, accepted = 0, torn = 0, wrong = 0;
     double end = now_s() + secs;
     while (now_s() < end) {
-        struct gt_rec r;
-        if (gt_rec_load_file(g_rec.path, &r, err, sizeof(err))) {
+        struct gt_recfile r;
+        if (gt_recfile_load_file(g_rec.path, &r, err, sizeof(err))) {
             printf("FAIL the reader refused a live recorder: %s\n", err);
             wrong++;
             break;
@@ -81,7 +81,7 @@ int main(void)
         snaps++;
         torn += r.rs.torn;
         struct gtr_event ev;
-        for (uint64_t next = 0; gt_rec_event_next(&r, &next, &ev);) {
+        for (uint64_t next = 0; gt_recfile_event_next(&r, &next, &ev);) {
             uint64_t pos = next - 1;
             accepted++;
             if (pos == 0)
@@ -97,7 +97,7 @@ int main(void)
                 wrong++;
             }
         }
-        gt_rec_free(&r);
+        gt_recfile_free(&r);
     }
     __atomic_store_n(&g_stop, 1, __ATOMIC_RELAXED);
     pthread_join(t, NULL);

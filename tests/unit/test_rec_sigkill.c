@@ -122,9 +122,9 @@ int main(void)
     waitpid(pid, &status, 0);
     CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "child status %d", status);
 
-    struct gt_rec rr, *v = &rr;
+    struct gt_recfile rr, *v = &rr;
     char err[GT_ERRLEN];
-    CHECK(gt_rec_load_file(path, v, err, sizeof(err)) == 0, "reader refused: %s", err);
+    CHECK(gt_recfile_load_file(path, v, err, sizeof(err)) == 0, "reader refused: %s", err);
     CHECK(v->liveness == GT_LIVE_CRASHED, "liveness %s, expected crashed",
           gt_liveness_name(v->liveness));
     CHECK(v->ring.capacity == CAP, "ring capacity %llu, expected %d",
@@ -138,7 +138,7 @@ int main(void)
           (unsigned long long)head, (unsigned long long)v->ring_first);
     uint64_t last_i[THREADS] = {0}, last_pos[THREADS] = {0};
     struct gtr_event e;
-    for (uint64_t next = 0; gt_rec_event_next(v, &next, &e);) {
+    for (uint64_t next = 0; gt_recfile_event_next(v, &next, &e);) {
         uint64_t pos = next - 1;
         intact++;
         int t = (int)e.a2;
@@ -182,7 +182,7 @@ int main(void)
               "thread %d histogram count %llu vs counter %llu", t,
               (unsigned long long)c->hist[GTR_OP_SEND].count, (unsigned long long)c->send_count);
     }
-    gt_rec_free(v);
+    gt_recfile_free(v);
     printf("PASS\n");
     return 0;
 }

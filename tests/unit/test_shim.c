@@ -310,20 +310,20 @@ struct ev_count {
 static void events_now(struct ev_count *c)
 {
     struct gt_recorder *r = gt_shim_recorder();
-    struct gt_rec v;
+    struct gt_recfile v;
     char err[GT_ERRLEN];
-    int rc = gt_rec_parse(r->base, r->size, r->path, &v, err, sizeof(err));
+    int rc = gt_recfile_parse(r->base, r->size, r->path, &v, err, sizeof(err));
     if (rc)
         print_error("reader refused the live recorder: %s\n", err);
     assert_int_equal(rc, 0);
     memset(c, 0, sizeof(*c));
     struct gtr_event e;
-    for (uint64_t pos = 0; gt_rec_event_next(&v, &pos, &e);) {
+    for (uint64_t pos = 0; gt_recfile_event_next(&v, &pos, &e);) {
         assert_true(e.type < GTR_EV_COUNT); /* the validator bounded it */
         c->n[e.type]++;
         c->last[e.type] = e;
     }
-    gt_rec_free(&v);
+    gt_recfile_free(&v);
 }
 
 static gt_result reg(void *comm, int dmabuf, int type, int fd, size_t size, void **mh,
@@ -751,16 +751,16 @@ static void test_foreign_calls_are_bracketed(void **state)
         pthread_join(th[i], NULL);
     uint64_t open_call = gt_callout_begin(GT_CALL_INNER_INIT, "inner plugin", "/x/libA.so", 8, -1);
 
-    struct gt_rec v;
+    struct gt_recfile v;
     char err[GT_ERRLEN];
-    assert_int_equal(gt_rec_parse(r->base, r->size, r->path, &v, err, sizeof(err)), 0);
+    assert_int_equal(gt_recfile_parse(r->base, r->size, r->path, &v, err, sizeof(err)), 0);
     int in_use = 0;
     for (uint32_t i = 0; i < v.ncallee; i++)
         in_use += (int)v.callees[i].in_use;
     assert_int_equal(in_use, 2);
     uint64_t calling[256], nc = 0, returned[256], nr = 0, last_calling = 0;
     struct gtr_event e;
-    for (uint64_t pos = 0; gt_rec_event_next(&v, &pos, &e);) {
+    for (uint64_t pos = 0; gt_recfile_event_next(&v, &pos, &e);) {
         if (e.type == GTR_EV_CALLING) {
             assert_true(nc < 256);
             calling[nc++] = e.a1;
@@ -785,7 +785,7 @@ static void test_foreign_calls_are_bracketed(void **state)
             found += returned[k] == calling[i];
         assert_int_equal(found, calling[i] == open_call ? 0 : 1);
     }
-    gt_rec_free(&v);
+    gt_recfile_free(&v);
     gt_callout_end(open_call, GT_CALL_INNER_INIT, GT_OK);
     gt_callout_end(0, GT_CALL_INNER_INIT, GT_OK); /* "not recorded": nothing */
 
