@@ -16,7 +16,10 @@ cd "$(dirname "$0")/../.." || exit 1
 doc=docs/configuration.md
 fail=0
 srcs="common plugin shim tools include"
-used=$(grep -rhoE '"GDRTRACE_[A-Z0-9_]+"' $srcs | tr -d '"' | sort -u)
+# A literal handed to gt_nccl_unnote() is a key prefix, not a variable.
+literals() { grep -rhE "\"$1" $srcs | grep -v 'gt_nccl_unnote(' | grep -oE "\"$1[A-Z0-9_]+\"" |
+             tr -d '"' | sort -u; }
+used=$(literals GDRTRACE_)
 [ -n "$used" ] || { echo "FAIL: found no GDRTRACE_* names in the sources"; exit 1; }
 for v in $used; do
     if ! grep -q "\`$v\`" "$doc"; then
@@ -59,7 +62,7 @@ done
 # NCCL's own variables the code reads (a string literal "NCCL_..."): each is
 # in the first column of the table under "## NCCL's own variables", and each
 # named there is read by the code.
-nccl_used=$(grep -rhoE '"NCCL_[A-Z0-9_]+"' $srcs | tr -d '"' | sort -u)
+nccl_used=$(literals NCCL_)
 nccl_section=$(sed -n "/^## NCCL's own variables/,/^## /p" "$doc")
 nccl_doc=$(grep -E '^\| `NCCL_' <<< "$nccl_section" | cut -d'|' -f2 | grep -oE 'NCCL_[A-Z0-9_]+' |
     sort -u)
