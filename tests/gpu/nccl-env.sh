@@ -24,7 +24,18 @@ OUTDIR=${OUT:-$ROOT/build/gpu-out}/nccl-env
 for v in $(env | grep -oE '^(NCCL_SOCKET|GDRTRACE_SOCKET|NCCL_NET)[A-Z_]*'); do unset "$v"; done
 unset NCCL_CONF_FILE GDRTRACE_DISABLE
 export NCCL_MNNVL_ENABLE=0 NCCL_NVLS_ENABLE=0 GDRTRACE_TRANSPORT=sock
-other=$(ip -o -4 addr show up scope global 2>/dev/null | awk '$2 != "lo" {print $2; exit}')
+# The first interface besides lo with an IPv4 address (no `ip` on that machine).
+other=$(python3 -c '
+import fcntl, socket, struct
+for _, n in socket.if_nameindex():
+    if n == "lo":
+        continue
+    try:
+        fcntl.ioctl(socket.socket(), 0x8915, struct.pack("256s", n.encode()[:15]))  # SIOCGIFADDR
+        print(n)
+        break
+    except OSError:
+        pass' 2>/dev/null)
 mkdir -p "$OUTDIR"
 printf 'NCCL_SOCKET_IFNAME=lo\nNCCL_SOCKET_SNDBUF=1048576\n' > "$OUTDIR/nccl.conf"
 fail=0
