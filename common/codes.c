@@ -79,11 +79,8 @@ const char *gt_probe_name(int p)
 const char *gt_setting_source_name(int s)
 {
     static const char *const n[GT_SRC_COUNT] = {
-        [GT_SRC_DEFAULT] = "default",
-        [GT_SRC_GDRTRACE] = "gdrtrace",
-        [GT_SRC_NCCL] = "nccl",
-        [GT_SRC_INVALID] = "invalid",
-        [GT_SRC_UNKNOWN] = "unknown",
+        [GT_SRC_DEFAULT] = "default", [GT_SRC_GDRTRACE] = "gdrtrace", [GT_SRC_NCCL] = "nccl",
+        [GT_SRC_INVALID] = "invalid", [GT_SRC_UNKNOWN] = "unknown",
     };
     return (s >= 0 && s < GT_SRC_COUNT) ? n[s] : NULL;
 }

@@ -232,7 +232,8 @@ static void collect_cpu(struct gtr_fingerprint *fp, const char *root)
             continue;
         for (int k = 0; keys[k]; k++) {
             size_t kl = strlen(keys[k]);
-            if (strncmp(line, keys[k], kl) != 0 || (line[kl] != ' ' && line[kl] != '\t' && line[kl] != ':'))
+            if (strncmp(line, keys[k], kl) != 0 ||
+                (line[kl] != ' ' && line[kl] != '\t' && line[kl] != ':'))
                 continue;
             if (found[k][0])
                 continue;
@@ -331,25 +332,25 @@ int gt_fingerprint_diff(const struct gtr_fingerprint *a, const struct gtr_finger
 {
     int n = 0;
     char x[300], y[300];
-#define DIFF_STR(f)                                                                    \
-    do {                                                                               \
-        field_text(x, sizeof(x), a->f, sizeof(a->f));                                  \
-        field_text(y, sizeof(y), b->f, sizeof(b->f));                                  \
-        if (strcmp(x, y) != 0) {                                                       \
-            n++;                                                                       \
-            if (cb)                                                                    \
-                cb(#f, x, y, arg);                                                     \
-        }                                                                              \
+#define DIFF_STR(f)                                                                                \
+    do {                                                                                           \
+        field_text(x, sizeof(x), a->f, sizeof(a->f));                                              \
+        field_text(y, sizeof(y), b->f, sizeof(b->f));                                              \
+        if (strcmp(x, y) != 0) {                                                                   \
+            n++;                                                                                   \
+            if (cb)                                                                                \
+                cb(#f, x, y, arg);                                                                 \
+        }                                                                                          \
     } while (0)
-#define DIFF_INT(f, fmt)                                                               \
-    do {                                                                               \
-        if (a->f != b->f) {                                                            \
-            n++;                                                                       \
-            snprintf(x, sizeof(x), fmt, a->f);                                         \
-            snprintf(y, sizeof(y), fmt, b->f);                                         \
-            if (cb)                                                                    \
-                cb(#f, x, y, arg);                                                     \
-        }                                                                              \
+#define DIFF_INT(f, fmt)                                                                           \
+    do {                                                                                           \
+        if (a->f != b->f) {                                                                        \
+            n++;                                                                                   \
+            snprintf(x, sizeof(x), fmt, a->f);                                                     \
+            snprintf(y, sizeof(y), fmt, b->f);                                                     \
+            if (cb)                                                                                \
+                cb(#f, x, y, arg);                                                                 \
+        }                                                                                          \
     } while (0)
     DIFF_STR(kernel_release);
     DIFF_STR(nvidia_version);

@@ -160,23 +160,23 @@ struct gt_comm_config {
 /* Filled by reg_mr / reg_mr_dmabuf.  Transports set every field they know;
  * the caller zeroes it first. */
 struct gt_reg_report {
-    int asked;            /* enum gt_reg_asked */
-    int method;           /* enum gt_reg_method */
-    int fell_back;        /* 1 if DMA-BUF was tried and another method used */
-    int reason;           /* enum gt_reason: why fallback/failure (NONE on the plain path) */
-    int err;              /* errno of the failed step, 0 if none */
-    int exported_fd;      /* 1 if the plugin exported the dma-buf fd itself (CUDA) */
-    int cache_hit;        /* 1 if served from the MR cache */
+    int asked;       /* enum gt_reg_asked */
+    int method;      /* enum gt_reg_method */
+    int fell_back;   /* 1 if DMA-BUF was tried and another method used */
+    int reason;      /* enum gt_reason: why fallback/failure (NONE on the plain path) */
+    int err;         /* errno of the failed step, 0 if none */
+    int exported_fd; /* 1 if the plugin exported the dma-buf fd itself (CUDA) */
+    int cache_hit;   /* 1 if served from the MR cache */
 };
 
 /* Per-device probe results, filled by get_probe.  Recorded at init. */
 struct gt_dev_probe {
-    int dmabuf;          /* enum gt_probe_state: ibv_reg_dmabuf_mr(fd=-1) probe */
-    int dmabuf_errno;    /* errno the probe returned */
-    int peermem;         /* enum gt_probe_state: nvidia_peermem present */
-    int cuda_dmabuf;     /* enum gt_probe_state: CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED */
-    int advertised;      /* ptrSupport given to NCCL */
-    char why[128];       /* one line: why that ptrSupport */
+    int dmabuf;       /* enum gt_probe_state: ibv_reg_dmabuf_mr(fd=-1) probe */
+    int dmabuf_errno; /* errno the probe returned */
+    int peermem;      /* enum gt_probe_state: nvidia_peermem present */
+    int cuda_dmabuf;  /* enum gt_probe_state: CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED */
+    int advertised;   /* ptrSupport given to NCCL */
+    char why[128];    /* one line: why that ptrSupport */
 };
 
 /* The calling thread's description of a failed call (see "Failures"). */

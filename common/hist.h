@@ -68,7 +68,8 @@ static inline void gt_hist_add_owned(struct gtr_hist *h, uint64_t v)
     /* Single writer: load+store cannot lose an update.  Relaxed atomics keep
      * each 64-bit field untorn for a concurrent reader and tell TSan so. */
     __atomic_store_n(&h->count, __atomic_load_n(&h->count, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
-    __atomic_store_n(&h->sum_ns, __atomic_load_n(&h->sum_ns, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
+    __atomic_store_n(&h->sum_ns, __atomic_load_n(&h->sum_ns, __ATOMIC_RELAXED) + v,
+                     __ATOMIC_RELAXED);
     __atomic_store_n(&h->buckets[i], __atomic_load_n(&h->buckets[i], __ATOMIC_RELAXED) + 1,
                      __ATOMIC_RELAXED);
     if (v < __atomic_load_n(&h->min_ns, __ATOMIC_RELAXED))
@@ -86,12 +87,12 @@ static inline void gt_hist_add_shared(struct gtr_hist *h, uint64_t v)
     /* min/max: CAS only when this value improves the bound, which stops
      * happening soon after start, so the common case is two plain loads. */
     uint64_t cur = __atomic_load_n(&h->min_ns, __ATOMIC_RELAXED);
-    while (v < cur && !__atomic_compare_exchange_n(&h->min_ns, &cur, v, 1, __ATOMIC_RELAXED,
-                                                   __ATOMIC_RELAXED))
+    while (v < cur &&
+           !__atomic_compare_exchange_n(&h->min_ns, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
         ;
     cur = __atomic_load_n(&h->max_ns, __ATOMIC_RELAXED);
-    while (v > cur && !__atomic_compare_exchange_n(&h->max_ns, &cur, v, 1, __ATOMIC_RELAXED,
-                                                   __ATOMIC_RELAXED))
+    while (v > cur &&
+           !__atomic_compare_exchange_n(&h->max_ns, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
         ;
 }
 

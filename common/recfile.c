@@ -26,7 +26,6 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-
 /* A recorder bigger than this is refused rather than read into memory. */
 #define GT_REC_MAX_BYTES (1ull << 34)
 
@@ -56,11 +55,12 @@ static int nul_bounded(const char *s, size_t n)
     return memchr(s, 0, n) != NULL;
 }
 
-#define CHECK_STR(obj, field, what)                                                               \
-    do {                                                                                          \
-        if (!nul_bounded((obj).field, sizeof((obj).field)))                                       \
-            return gt_source_error(err, errlen, source, "%s.%s is not NUL-terminated within its %zu bytes", \
-                        what, #field, sizeof((obj).field));                                       \
+#define CHECK_STR(obj, field, what)                                                                \
+    do {                                                                                           \
+        if (!nul_bounded((obj).field, sizeof((obj).field)))                                        \
+            return gt_source_error(err, errlen, source,                                            \
+                                   "%s.%s is not NUL-terminated within its %zu bytes", what,       \
+                                   #field, sizeof((obj).field));                                   \
     } while (0)
 
 static int check_identity(const struct gtr_identity *id, const char *source, char *err,
@@ -81,11 +81,11 @@ static int check_identity(const struct gtr_identity *id, const char *source, cha
     CHECK_STR(id->node, gpus, "identity.node");
     CHECK_STR(id->node, cpu_model, "identity.node");
     if (id->clock != GTR_CLOCK_MONOTONIC && id->clock != GTR_CLOCK_TSC && id->clock != 0)
-        return gt_source_error(err, errlen, source, "identity.clock is %u (expected 1 monotonic or 2 TSC)",
-                    id->clock);
+        return gt_source_error(err, errlen, source,
+                               "identity.clock is %u (expected 1 monotonic or 2 TSC)", id->clock);
     if (id->clock == GTR_CLOCK_TSC && id->clock_shift > 63)
         return gt_source_error(err, errlen, source, "identity.clock_shift is %u (must be < 64)",
-                    id->clock_shift);
+                               id->clock_shift);
     return 0;
 }
 
@@ -107,8 +107,9 @@ static int check_comm(const struct gtr_comm *c, uint64_t i, const char *source, 
     char what[48];
     snprintf(what, sizeof(what), "comms[%llu]", (unsigned long long)i);
     if (c->state > GTR_COMM_FINALIZED)
-        return gt_source_error(err, errlen, source, "%s.state is %u (expected 0 free, 1 active, 2 finalized)",
-                    what, c->state);
+        return gt_source_error(err, errlen, source,
+                               "%s.state is %u (expected 0 free, 1 active, 2 finalized)", what,
+                               c->state);
     CHECK_STR(*c, error_last_text, what);
     return 0;
 }
@@ -222,32 +223,34 @@ static int read_ring(const unsigned char *buf, const struct gtr_section *sec, st
 {
     uint64_t off = sec->offset, size = sec->size;
     if (size < sizeof(struct gtr_ring_header))
-        return gt_source_error(err, errlen, source, "ring section is %llu bytes, smaller than its %zu-byte header",
-                    (unsigned long long)size, sizeof(struct gtr_ring_header));
+        return gt_source_error(err, errlen, source,
+                               "ring section is %llu bytes, smaller than its %zu-byte header",
+                               (unsigned long long)size, sizeof(struct gtr_ring_header));
     memcpy(&r->ring, buf + off, sizeof(r->ring));
     const struct gtr_ring_header *h = &r->ring;
     if (h->capacity == 0 || (h->capacity & (h->capacity - 1)))
         return gt_source_error(err, errlen, source, "ring capacity %llu is not a power of two",
-                    (unsigned long long)h->capacity);
+                               (unsigned long long)h->capacity);
     if (h->event_size < sizeof(struct gtr_event) || h->event_size % 8)
         return gt_source_error(err, errlen, source,
-                    "ring event_size %u is invalid (at least %zu, a multiple of 8)", h->event_size,
-                    sizeof(struct gtr_event));
+                               "ring event_size %u is invalid (at least %zu, a multiple of 8)",
+                               h->event_size, sizeof(struct gtr_event));
     if (h->mode != GTR_RING_OVERWRITE)
         return gt_source_error(err, errlen, source, "ring mode %u is unknown", h->mode);
     uint64_t body = size - sizeof(struct gtr_ring_header);
     if (h->capacity > body / h->event_size || h->capacity * h->event_size != body)
-        return gt_source_error(err, errlen, source,
-                    "ring holds %llu bytes of events, capacity %llu x event_size %u does not fit",
-                    (unsigned long long)body, (unsigned long long)h->capacity, h->event_size);
+        return gt_source_error(
+            err, errlen, source,
+            "ring holds %llu bytes of events, capacity %llu x event_size %u does not fit",
+            (unsigned long long)body, (unsigned long long)h->capacity, h->event_size);
     if (sec->entry_size != h->event_size || sec->count != h->capacity)
         return gt_source_error(err, errlen, source,
-                    "ring section says %llu entries of %u bytes, its header %llu of %u",
-                    (unsigned long long)sec->count, sec->entry_size,
-                    (unsigned long long)h->capacity, h->event_size);
+                               "ring section says %llu entries of %u bytes, its header %llu of %u",
+                               (unsigned long long)sec->count, sec->entry_size,
+                               (unsigned long long)h->capacity, h->event_size);
     if (h->head > (UINT64_MAX >> 2))
         return gt_source_error(err, errlen, source, "ring head %llu is out of range",
-                    (unsigned long long)h->head);
+                               (unsigned long long)h->head);
 
     struct gt_ring_stats *rs = &r->rs;
     rs->capacity = h->capacity;
@@ -294,10 +297,12 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
 
     /* Invariant 1: identity of the format. */
     if (len < GTR_MAGIC_LEN || memcmp(buf, GTR_MAGIC, GTR_MAGIC_LEN) != 0)
-        return gt_source_error(err, errlen, source, "not a gdrtrace recorder (no \"GDRTRACE\" magic)");
+        return gt_source_error(err, errlen, source,
+                               "not a gdrtrace recorder (no \"GDRTRACE\" magic)");
     if (len < sizeof(struct gtr_header))
-        return gt_source_error(err, errlen, source, "truncated: %zu bytes, the header alone needs %zu", len,
-                    sizeof(struct gtr_header));
+        return gt_source_error(err, errlen, source,
+                               "truncated: %zu bytes, the header alone needs %zu", len,
+                               sizeof(struct gtr_header));
     struct gtr_header *h = &r->hdr;
     memcpy(h, buf, sizeof(*h));
     if (h->endian != GTR_ENDIAN_MARK) {
@@ -305,34 +310,35 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
         uint32_t sw = (e >> 24) | ((e >> 8) & 0xff00) | ((e << 8) & 0xff0000) | (e << 24);
         if (sw == GTR_ENDIAN_MARK)
             return gt_source_error(err, errlen, source,
-                        "written on a machine of the other byte order; read it there");
+                                   "written on a machine of the other byte order; read it there");
         return gt_source_error(err, errlen, source, "endian mark is 0x%08x (expected 0x%08x)", e,
-                    GTR_ENDIAN_MARK);
+                               GTR_ENDIAN_MARK);
     }
     /* Invariant 2: major version must match; a newer minor is read. */
     if (h->version_major != GTR_VERSION_MAJOR)
         return gt_source_error(err, errlen, source,
-                    "format version %u.%u; this gdrtrace reads major version %u only",
-                    h->version_major, h->version_minor, GTR_VERSION_MAJOR);
+                               "format version %u.%u; this gdrtrace reads major version %u only",
+                               h->version_major, h->version_minor, GTR_VERSION_MAJOR);
     if (h->word_size != 8)
         return gt_source_error(err, errlen, source, "word size %u (expected 8)", h->word_size);
     if (h->state > GTR_STATE_CLOSED)
         return gt_source_error(err, errlen, source, "header state %u is unknown", h->state);
     if (h->header_size < sizeof(struct gtr_header) || h->header_size < GTR_HEADER_SIZE)
-        return gt_source_error(err, errlen, source, "header_size %u is smaller than %u", h->header_size,
-                    GTR_HEADER_SIZE);
+        return gt_source_error(err, errlen, source, "header_size %u is smaller than %u",
+                               h->header_size, GTR_HEADER_SIZE);
     if (h->file_size > len)
         return gt_source_error(err, errlen, source,
-                    "truncated: header says %llu bytes, only %zu could be read",
-                    (unsigned long long)h->file_size, len);
+                               "truncated: header says %llu bytes, only %zu could be read",
+                               (unsigned long long)h->file_size, len);
     if (h->header_size > h->file_size)
-        return gt_source_error(err, errlen, source, "header_size %u exceeds file_size %llu", h->header_size,
-                    (unsigned long long)h->file_size);
+        return gt_source_error(err, errlen, source, "header_size %u exceeds file_size %llu",
+                               h->header_size, (unsigned long long)h->file_size);
     if (h->section_count > GTR_MAX_SECTIONS)
         return gt_source_error(err, errlen, source, "section_count %u exceeds the maximum %d",
-                    h->section_count, GTR_MAX_SECTIONS);
+                               h->section_count, GTR_MAX_SECTIONS);
     if (h->state == GTR_STATE_CREATING)
-        return gt_source_error(err, errlen, source, "recorder is still being created (state CREATING)");
+        return gt_source_error(err, errlen, source,
+                               "recorder is still being created (state CREATING)");
 
     /* Invariant 3: sections inside the file, sizes consistent, no overlap. */
     struct gtr_section secs[GTR_MAX_SECTIONS];
@@ -343,17 +349,18 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
         if (s->id == 0)
             continue;
         if (s->offset < h->header_size || !in_bounds(s->offset, s->size, h->file_size))
-            return gt_source_error(err, errlen, source,
-                        "section %u (id %u) at offset %llu size %llu lies outside [%u, %llu)", i,
-                        s->id, (unsigned long long)s->offset, (unsigned long long)s->size,
-                        h->header_size, (unsigned long long)h->file_size);
+            return gt_source_error(
+                err, errlen, source,
+                "section %u (id %u) at offset %llu size %llu lies outside [%u, %llu)", i, s->id,
+                (unsigned long long)s->offset, (unsigned long long)s->size, h->header_size,
+                (unsigned long long)h->file_size);
         if (s->id != GTR_SEC_RING) {
             if (s->entry_size == 0 || s->count > s->size / s->entry_size ||
                 s->count * s->entry_size != s->size)
-                return gt_source_error(err, errlen, source,
-                            "section %u (id %u): entry_size %u x count %llu != size %llu", i,
-                            s->id, s->entry_size, (unsigned long long)s->count,
-                            (unsigned long long)s->size);
+                return gt_source_error(
+                    err, errlen, source,
+                    "section %u (id %u): entry_size %u x count %llu != size %llu", i, s->id,
+                    s->entry_size, (unsigned long long)s->count, (unsigned long long)s->size);
         }
         if (s->id <= GTR_SEC_CALLEES) {
             if (by_id[s->id])
@@ -366,10 +373,10 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
     for (unsigned i = 1; i < nsec; i++)
         if (secs[i].offset < secs[i - 1].offset + secs[i - 1].size)
             return gt_source_error(err, errlen, source,
-                        "sections overlap: id %u [%llu, +%llu) and id %u at %llu", secs[i - 1].id,
-                        (unsigned long long)secs[i - 1].offset,
-                        (unsigned long long)secs[i - 1].size, secs[i].id,
-                        (unsigned long long)secs[i].offset);
+                                   "sections overlap: id %u [%llu, +%llu) and id %u at %llu",
+                                   secs[i - 1].id, (unsigned long long)secs[i - 1].offset,
+                                   (unsigned long long)secs[i - 1].size, secs[i].id,
+                                   (unsigned long long)secs[i].offset);
 
     /* Every writer since 1.0 writes these four; a file without one of them
      * was not written by gdrtrace. */
@@ -386,11 +393,13 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
         return 0;
     const struct gtr_section *s = by_id[GTR_SEC_IDENTITY];
     if (s->count != 1)
-        return gt_source_error(err, errlen, source, "identity section has %llu entries (expected 1)",
-                    (unsigned long long)s->count);
+        return gt_source_error(err, errlen, source,
+                               "identity section has %llu entries (expected 1)",
+                               (unsigned long long)s->count);
     if (s->entry_size < sizeof(struct gtr_identity))
-        return gt_source_error(err, errlen, source, "identity entry_size %u is smaller than version 1.0's %zu",
-                    s->entry_size, sizeof(struct gtr_identity));
+        return gt_source_error(err, errlen, source,
+                               "identity entry_size %u is smaller than version 1.0's %zu",
+                               s->entry_size, sizeof(struct gtr_identity));
     memcpy(&r->id, buf + s->offset, sizeof(r->id));
     if (check_identity(&r->id, source, err, errlen))
         return -1;
@@ -398,12 +407,14 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
     s = by_id[GTR_SEC_DEVICES];
     if (s && s->count) {
         if (s->entry_size < sizeof(struct gtr_device))
-            return gt_source_error(err, errlen, source, "devices entry_size %u is smaller than version 1.0's %zu",
-                        s->entry_size, sizeof(struct gtr_device));
+            return gt_source_error(err, errlen, source,
+                                   "devices entry_size %u is smaller than version 1.0's %zu",
+                                   s->entry_size, sizeof(struct gtr_device));
         if (s->count > 65536)
             return gt_source_error(err, errlen, source, "devices count %llu is implausible",
-                        (unsigned long long)s->count);
-        r->devs = copy_entries(buf, s->offset, s->entry_size, s->count, sizeof(struct gtr_device), present);
+                                   (unsigned long long)s->count);
+        r->devs = copy_entries(buf, s->offset, s->entry_size, s->count, sizeof(struct gtr_device),
+                               present);
         if (!r->devs)
             goto err_oom;
         r->ndev = (uint32_t)s->count;
@@ -416,16 +427,18 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
         /* A 1.0 file's records end before the 1.1 reason slots 16..31:
          * copy_entries() zero-fills them, which is what 1.0 counted there. */
         if (s->entry_size < GTR_COMM_SIZE_1_0) {
-            gt_source_error(err, errlen, source, "comms entry_size %u is smaller than version 1.0's %zu",
-                 s->entry_size, (size_t)GTR_COMM_SIZE_1_0);
+            gt_source_error(err, errlen, source,
+                            "comms entry_size %u is smaller than version 1.0's %zu", s->entry_size,
+                            (size_t)GTR_COMM_SIZE_1_0);
             goto err_free;
         }
         if (s->count >= GTR_NO_COMM) {
-            gt_source_error(err, errlen, source, "comms count %llu exceeds %u", (unsigned long long)s->count,
-                 GTR_NO_COMM - 1);
+            gt_source_error(err, errlen, source, "comms count %llu exceeds %u",
+                            (unsigned long long)s->count, GTR_NO_COMM - 1);
             goto err_free;
         }
-        r->comms = copy_entries(buf, s->offset, s->entry_size, s->count, sizeof(struct gtr_comm), present);
+        r->comms =
+            copy_entries(buf, s->offset, s->entry_size, s->count, sizeof(struct gtr_comm), present);
         if (!r->comms)
             goto err_oom;
         r->ncomm = (uint32_t)s->count;
@@ -436,16 +449,18 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
     s = by_id[GTR_SEC_SETTINGS]; /* 1.2; absent in older files */
     if (s && s->count) {
         if (s->entry_size < sizeof(struct gtr_setting)) {
-            gt_source_error(err, errlen, source, "settings entry_size %u is smaller than version 1.2's %zu",
-                 s->entry_size, sizeof(struct gtr_setting));
+            gt_source_error(err, errlen, source,
+                            "settings entry_size %u is smaller than version 1.2's %zu",
+                            s->entry_size, sizeof(struct gtr_setting));
             goto err_free;
         }
         if (s->count > 4096) {
             gt_source_error(err, errlen, source, "settings count %llu is implausible",
-                 (unsigned long long)s->count);
+                            (unsigned long long)s->count);
             goto err_free;
         }
-        r->settings = copy_entries(buf, s->offset, s->entry_size, s->count, sizeof(struct gtr_setting), present);
+        r->settings = copy_entries(buf, s->offset, s->entry_size, s->count,
+                                   sizeof(struct gtr_setting), present);
         if (!r->settings)
             goto err_oom;
         r->nset = (uint32_t)s->count;
@@ -456,16 +471,18 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
     s = by_id[GTR_SEC_CALLEES]; /* 1.3; absent in older files */
     if (s && s->count) {
         if (s->entry_size < sizeof(struct gtr_callee)) {
-            gt_source_error(err, errlen, source, "callees entry_size %u is smaller than version 1.3's %zu",
-                 s->entry_size, sizeof(struct gtr_callee));
+            gt_source_error(err, errlen, source,
+                            "callees entry_size %u is smaller than version 1.3's %zu",
+                            s->entry_size, sizeof(struct gtr_callee));
             goto err_free;
         }
         if (s->count > 4096) {
             gt_source_error(err, errlen, source, "callees count %llu is implausible",
-                 (unsigned long long)s->count);
+                            (unsigned long long)s->count);
             goto err_free;
         }
-        r->callees = copy_entries(buf, s->offset, s->entry_size, s->count, sizeof(struct gtr_callee), present);
+        r->callees = copy_entries(buf, s->offset, s->entry_size, s->count,
+                                  sizeof(struct gtr_callee), present);
         if (!r->callees)
             goto err_oom;
         r->ncallee = (uint32_t)s->count;
@@ -508,14 +525,14 @@ err_free:
     return -1;
 }
 
-int gt_recfile_parse(const void *buf, size_t len, const char *source, struct gt_recfile *r, char *err,
-                 size_t errlen)
+int gt_recfile_parse(const void *buf, size_t len, const char *source, struct gt_recfile *r,
+                     char *err, size_t errlen)
 {
     return parse(buf, len, source, r, err, errlen, NULL, 0, NULL);
 }
 
 int gt_recfile_parse_owned(unsigned char *buf, size_t len, const char *source, struct gt_recfile *r,
-                       char *err, size_t errlen)
+                           char *err, size_t errlen)
 {
     int rc = parse(buf, len, source, r, err, errlen, buf, 0, NULL);
     if (rc != 0)
@@ -660,7 +677,7 @@ static int open_checked(const char *path, size_t max, int *fdp, struct stat *st,
     }
     if ((uint64_t)st->st_size > max) {
         gt_source_error(err, errlen, path, "%lld bytes is larger than the %zu this reader accepts",
-             (long long)st->st_size, max);
+                        (long long)st->st_size, max);
         goto err_fd;
     }
     *fdp = fd;
@@ -776,7 +793,8 @@ static int pread_sparse(int fd, unsigned char *img, unsigned char *present, uint
     return 0;
 }
 
-int gt_recfile_read_fd(int fd, const char *path, int flags, struct gt_recfile *r, char *err, size_t errlen)
+int gt_recfile_read_fd(int fd, const char *path, int flags, struct gt_recfile *r, char *err,
+                       size_t errlen)
 {
     struct stat st;
     if (fstat(fd, &st) != 0)
@@ -784,8 +802,9 @@ int gt_recfile_read_fd(int fd, const char *path, int flags, struct gt_recfile *r
     if (!S_ISREG(st.st_mode))
         return gt_source_error(err, errlen, path, "not a regular file");
     if ((uint64_t)st.st_size > GT_REC_MAX_BYTES)
-        return gt_source_error(err, errlen, path, "%lld bytes is larger than the %llu this reader accepts",
-                    (long long)st.st_size, GT_REC_MAX_BYTES);
+        return gt_source_error(err, errlen, path,
+                               "%lld bytes is larger than the %llu this reader accepts",
+                               (long long)st.st_size, GT_REC_MAX_BYTES);
     /* The image has the file's layout, but only what the header declares
      * is read into it; the rest stays untouched zero pages (no memory). */
     size_t size = (size_t)st.st_size, maplen = size ? size : 1;
@@ -889,11 +908,16 @@ double gt_recfile_ts_rel_s(const struct gt_recfile *r, uint64_t ticks)
 const char *gt_liveness_name(int l)
 {
     switch (l) {
-    case GT_LIVE_CREATING: return "creating";
-    case GT_LIVE_LIVE: return "live";
-    case GT_LIVE_EXITED: return "exited";
-    case GT_LIVE_CRASHED: return "crashed";
-    default: return "unknown";
+    case GT_LIVE_CREATING:
+        return "creating";
+    case GT_LIVE_LIVE:
+        return "live";
+    case GT_LIVE_EXITED:
+        return "exited";
+    case GT_LIVE_CRASHED:
+        return "crashed";
+    default:
+        return "unknown";
     }
 }
 
@@ -926,10 +950,10 @@ const char *gt_op_name(int op)
 const char *gt_event_name(int t)
 {
     static const char *n[GTR_EV_COUNT] = {
-        "none",     "recorder-open", "init",    "finalize",   "probe",      "transport",
-        "listen",   "connect",       "accept",  "reg",        "dereg",      "fallback",
-        "error",    "close-send",    "close-recv", "close-listen", "send",   "recv",
-        "flush",    "calling",       "returned", "refused",
+        "none",   "recorder-open", "init",       "finalize",     "probe", "transport",
+        "listen", "connect",       "accept",     "reg",          "dereg", "fallback",
+        "error",  "close-send",    "close-recv", "close-listen", "send",  "recv",
+        "flush",  "calling",       "returned",   "refused",
     };
     return t >= 0 && t < GTR_EV_COUNT ? n[t] : "?";
 }

@@ -42,38 +42,38 @@ const char *gt_liveness_name(int l);
 /* What the event ring held, classified per invariant 6. */
 struct gt_ring_stats {
     uint64_t capacity;
-    uint64_t head;         /* absolute positions reserved so far */
-    uint64_t complete;     /* committed records with the expected sequence */
-    uint64_t torn;         /* odd sequence (being written) or never committed */
-    uint64_t overwritten;  /* slot already reused by a later lap, or older than one lap */
-    uint64_t bad;          /* committed but with an out-of-range type or comm slot */
+    uint64_t head;        /* absolute positions reserved so far */
+    uint64_t complete;    /* committed records with the expected sequence */
+    uint64_t torn;        /* odd sequence (being written) or never committed */
+    uint64_t overwritten; /* slot already reused by a later lap, or older than one lap */
+    uint64_t bad;         /* committed but with an out-of-range type or comm slot */
     uint64_t by_type[GTR_EV_COUNT];
 };
 
 struct gt_recfile {
-    char source[1024];       /* path, or "ARCHIVE:MEMBER" */
-    uint64_t size;           /* bytes read */
-    struct gtr_header hdr;   /* as found (validated) */
-    struct gtr_identity id;  /* zero-filled past the writer's entry size */
-    int liveness;            /* enum gt_liveness */
-    int from_archive;        /* read from a dump archive (liveness judged at dump time) */
+    char source[1024];      /* path, or "ARCHIVE:MEMBER" */
+    uint64_t size;          /* bytes read */
+    struct gtr_header hdr;  /* as found (validated) */
+    struct gtr_identity id; /* zero-filled past the writer's entry size */
+    int liveness;           /* enum gt_liveness */
+    int from_archive;       /* read from a dump archive (liveness judged at dump time) */
     uint32_t ndev;
     struct gtr_device *devs; /* ndev entries */
     uint32_t ncomm;
-    struct gtr_comm *comms;  /* ncomm entries (all slots, FREE ones too) */
+    struct gtr_comm *comms; /* ncomm entries (all slots, FREE ones too) */
     uint32_t nset;
     struct gtr_setting *settings; /* nset entries (1.2+; in_use 0 = empty); 0 before 1.2 */
     uint32_t ncallee;
-    struct gtr_callee *callees;   /* ncallee entries (1.3+; in_use 0 = empty); 0 before 1.3 */
+    struct gtr_callee *callees; /* ncallee entries (1.3+; in_use 0 = empty); 0 before 1.3 */
     int has_ring;
     struct gtr_ring_header ring;
     struct gt_ring_stats rs;
     /* The ring's slots, privately owned (never the writer's memory): read
      * them with gt_recfile_event_next(). */
-    unsigned char *snap;     /* owned: the ring slots or the whole snapshot */
-    size_t snap_maplen;      /* 0: snap is malloc'd; else an anonymous mapping this long */
+    unsigned char *snap; /* owned: the ring slots or the whole snapshot */
+    size_t snap_maplen;  /* 0: snap is malloc'd; else an anonymous mapping this long */
     unsigned char *ring_slots;
-    uint64_t ring_first;     /* first absolute position still in the ring */
+    uint64_t ring_first; /* first absolute position still in the ring */
 };
 
 /*! gt_recfile_event_next() : the next complete, valid event at or after *pos
@@ -85,14 +85,14 @@ int gt_recfile_event_next(const struct gt_recfile *r, uint64_t *pos, struct gtr_
 /*! gt_recfile_parse() : validates buf[0, len) as a recorder and fills *r.
  *  source names it in messages.  Keeps no pointer into buf.  On failure *r
  *  holds nothing to free and err says what was wrong. */
-int gt_recfile_parse(const void *buf, size_t len, const char *source, struct gt_recfile *r, char *err,
-                 size_t errlen);
+int gt_recfile_parse(const void *buf, size_t len, const char *source, struct gt_recfile *r,
+                     char *err, size_t errlen);
 
 /*! gt_recfile_parse_owned() : as gt_recfile_parse(), but takes ownership of the
  *  malloc'd buf (freed on failure, or by gt_recfile_free()), which avoids a copy
  *  of the event ring. */
 int gt_recfile_parse_owned(unsigned char *buf, size_t len, const char *source, struct gt_recfile *r,
-                       char *err, size_t errlen);
+                           char *err, size_t errlen);
 
 /*! gt_recfile_load_file() : snapshot of a live or closed recorder file, then
  *  gt_recfile_parse(); judges liveness against this machine. */
@@ -111,7 +111,8 @@ int gt_recfile_load_file(const char *path, struct gt_recfile *r, char *err, size
  *  names the file in messages. */
 #define GT_REC_EVENTS 1
 #define GT_REC_ALL_SECTIONS 2
-int gt_recfile_read_fd(int fd, const char *path, int flags, struct gt_recfile *r, char *err, size_t errlen);
+int gt_recfile_read_fd(int fd, const char *path, int flags, struct gt_recfile *r, char *err,
+                       size_t errlen);
 
 /* Liveness of a parsed recorder as seen from this machine (liveness.c): boot
  * id, the pid, its process's start time against the recorder's creation, and
@@ -145,7 +146,7 @@ const char *gt_reason_slot_name(int slot); /* a counter slot's name: token, "oth
 /* Where a setting's value came from, for text output: "default", "gdrtrace",
  * "nccl: NCCL_X=v", "invalid: GDRTRACE_REG=bogus", "source#N". */
 void gt_setting_source_text(const struct gtr_setting *s, char *out, size_t n);
-const char *gt_op_name(int op);    /* reg, dereg, send, recv, flush */
+const char *gt_op_name(int op); /* reg, dereg, send, recv, flush */
 const char *gt_event_name(int t);
 
 #endif

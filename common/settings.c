@@ -76,8 +76,8 @@ void gt_reg_policy_read(struct gt_reg_policy *p, struct gt_setting s[GT_REG_POLI
 {
     p->mode = gt_setting_choice(s ? &s[0] : NULL, "GDRTRACE_REG", reg_modes, GT_REG_DMABUF, warn);
     /* auto means "DMA-BUF, else peermem": its default allows the fallback */
-    p->allow_peermem = gt_setting_bool(s ? &s[1] : NULL, "GDRTRACE_ALLOW_PEERMEM",
-                                       p->mode == GT_REG_AUTO, warn);
+    p->allow_peermem =
+        gt_setting_bool(s ? &s[1] : NULL, "GDRTRACE_ALLOW_PEERMEM", p->mode == GT_REG_AUTO, warn);
     struct gt_setting ro;
     p->relaxed_ordering = gt_setting_bool(&ro, "GDRTRACE_IB_RELAXED_ORDERING", 1, warn);
     if (ro.source != GT_SRC_GDRTRACE) {
@@ -85,7 +85,8 @@ void gt_reg_policy_read(struct gt_reg_policy *p, struct gt_setting s[GT_REG_POLI
          * always "where ibv_reg_mr_iova2 exists", so 1 and 2 both mean on. */
         struct gt_setting n;
         long v = gt_nccl_long(&n, "NCCL_IB_PCI_RELAXED_ORDERING", NULL, 2, 0, 2, warn);
-        if (n.source != GT_SRC_DEFAULT && (ro.source == GT_SRC_DEFAULT || n.source != GT_SRC_INVALID)) {
+        if (n.source != GT_SRC_DEFAULT &&
+            (ro.source == GT_SRC_DEFAULT || n.source != GT_SRC_INVALID)) {
             p->relaxed_ordering = v != 0;
             snprintf(ro.value, sizeof(ro.value), "%d", p->relaxed_ordering);
             snprintf(ro.origin, sizeof(ro.origin), "%s", n.origin);
@@ -96,8 +97,7 @@ void gt_reg_policy_read(struct gt_reg_policy *p, struct gt_setting s[GT_REG_POLI
         s[2] = ro;
 }
 
-static const char *const transports[GT_TRANSPORT_COUNT + 1] = {"auto", "ib", "sock", "inner",
-                                                              NULL};
+static const char *const transports[GT_TRANSPORT_COUNT + 1] = {"auto", "ib", "sock", "inner", NULL};
 
 const char *gt_transport_name(int id)
 {
@@ -130,6 +130,9 @@ int gt_gpumem_read(struct gt_gpumem_cfg *c, struct gt_setting s[GT_GPUMEM_SETTIN
         GT_WARN("%s='%s' is not an errno number (0..4095); the test switch stays off", name, v);
     char val[16];
     snprintf(val, sizeof(val), "%d", c->dmabuf_errno);
-    fill(s ? &s[3] : NULL, name, val, v, !v ? GT_SRC_DEFAULT : ok ? GT_SRC_GDRTRACE : GT_SRC_INVALID);
+    fill(s ? &s[3] : NULL, name, val, v,
+         !v   ? GT_SRC_DEFAULT
+         : ok ? GT_SRC_GDRTRACE
+              : GT_SRC_INVALID);
     return c->on;
 }

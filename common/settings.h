@@ -55,7 +55,8 @@ struct gt_reg_policy {
 #define GT_REG_POLICY_SETTINGS 3
 /*! gt_reg_policy_read() : GDRTRACE_REG (default dmabuf), GDRTRACE_ALLOW_PEERMEM
  *  (default 1 under GDRTRACE_REG=auto, else 0), GDRTRACE_IB_RELAXED_ORDERING
- *  (else NCCL_IB_PCI_RELAXED_ORDERING: 0 off, 1 or 2 on; default 1).  Fills *p and, when s is not NULL, s[0..2] in that order. */
+ *  (else NCCL_IB_PCI_RELAXED_ORDERING: 0 off, 1 or 2 on; default 1).  Fills *p and, when s is not
+ * NULL, s[0..2] in that order. */
 void gt_reg_policy_read(struct gt_reg_policy *p, struct gt_setting s[GT_REG_POLICY_SETTINGS],
                         int warn);
 const char *gt_reg_mode_name(int mode); /* dmabuf, peermem, host, auto; "?" */

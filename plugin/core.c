@@ -161,8 +161,8 @@ static gt_result select_transport(gt_logger_fn logger, gt_profiler_fn profiler, 
     }
     /* auto: ib when it initialises and has an active device, else sock. */
     if (gpumem_on()) {
-        rc = try_transport(GT_TRANSPORT_SOCK, logger, profiler, &ctx, &ndev, why, sizeof(why),
-                           fail);
+        rc =
+            try_transport(GT_TRANSPORT_SOCK, logger, profiler, &ctx, &ndev, why, sizeof(why), fail);
         if (rc != GT_OK) {
             snprintf(g.why, sizeof(g.why), "GDRTRACE_GPUMEM=1: %s", why);
             GT_WARN("GDRTRACE_GPUMEM=1: %s; the plugin is disabled for this process", why);
@@ -174,8 +174,8 @@ static gt_result select_transport(gt_logger_fn logger, gt_profiler_fn profiler, 
                  why);
         goto chosen;
     }
-    rc = try_transport(GT_TRANSPORT_IB, logger, profiler, &ctx, &ndev, why_ib, sizeof(why_ib),
-                       fail);
+    rc =
+        try_transport(GT_TRANSPORT_IB, logger, profiler, &ctx, &ndev, why_ib, sizeof(why_ib), fail);
     if (rc == GT_OK) {
         g.transport = GT_TRANSPORT_IB;
         snprintf(g.why, sizeof(g.why), "auto: %s", why_ib);

@@ -71,7 +71,8 @@ static void choose(void)
         nanosleep(&nap, NULL);
         sample(&m1, &t1);
         if (m1 > m0 && t1 > t0) {
-            uint64_t hz = (uint64_t)((unsigned __int128)(t1 - t0) * 1000000000u / (uint64_t)(m1 - m0));
+            uint64_t hz =
+                (uint64_t)((unsigned __int128)(t1 - t0) * 1000000000u / (uint64_t)(m1 - m0));
             if (hz >= 100000000ull && hz <= 10000000000ull) {
                 c.kind = GTR_CLOCK_TSC;
                 c.hz = hz;

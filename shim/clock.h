@@ -32,9 +32,9 @@
 #endif
 
 struct gt_clock {
-    uint32_t kind;  /* enum gtr_clock */
+    uint32_t kind; /* enum gtr_clock */
     uint32_t shift;
-    uint64_t mult;  /* ns = (ticks * mult) >> shift for deltas */
+    uint64_t mult; /* ns = (ticks * mult) >> shift for deltas */
     uint64_t tick0;
     int64_t mono0_ns;
     uint64_t hz;

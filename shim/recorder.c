@@ -174,8 +174,7 @@ static int nccl_version(void)
     return v;
 }
 
-static void fill_identity(struct gtr_identity *id, int events_all,
-                          const struct gt_reg_policy *pol)
+static void fill_identity(struct gtr_identity *id, int events_all, const struct gt_reg_policy *pol)
 {
     memset(id, 0, sizeof(*id));
     if (gethostname(id->host, sizeof(id->host) - 1) != 0)
@@ -261,8 +260,8 @@ static int create_file(struct gt_recorder *r, const char *dir, const char *name,
         if (n == 0)
             k = snprintf(r->path, sizeof(r->path), "%s/%s", dir, name);
         else
-            k = snprintf(r->path, sizeof(r->path), "%s/%.*s-%d" GTR_FILE_SUFFIX, dir,
-                         (int)base_len, name, n);
+            k = snprintf(r->path, sizeof(r->path), "%s/%.*s-%d" GTR_FILE_SUFFIX, dir, (int)base_len,
+                         name, n);
         if (k < 0 || (size_t)k >= sizeof(r->path)) {
             set_err(err, errlen, "recorder path under GDRTRACE_DIR='%s' is too long", dir);
             return ENAMETOOLONG;
@@ -356,14 +355,16 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
     }
     e = posix_fallocate(r->fd, 0, (off_t)r->size);
     if (e) {
-        set_err(err, errlen, "cannot allocate %zu bytes for recorder %s: %s (is GDRTRACE_DIR='%s' full?)",
+        set_err(err, errlen,
+                "cannot allocate %zu bytes for recorder %s: %s (is GDRTRACE_DIR='%s' full?)",
                 r->size, r->path, strerror(e), dir);
         goto err_file;
     }
     void *base = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
     if (base == MAP_FAILED) {
         e = errno;
-        set_err(err, errlen, "cannot map recorder %s (%zu bytes): %s", r->path, r->size, strerror(e));
+        set_err(err, errlen, "cannot map recorder %s (%zu bytes): %s", r->path, r->size,
+                strerror(e));
         goto err_file;
     }
     r->base = base;

@@ -72,16 +72,16 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* cold path only */
  * elsewhere (never while this one is). */
 static pthread_mutex_t g_callee_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gt_recorder g_rec;
-static struct gt_recorder *g_recp;                /* non-NULL once open (acquire/release) */
-static int g_failed;                              /* creation failed: never retry, one WARN */
-static const struct gt_net_ops *g_inner;          /* the wrapped transport (acquire/release) */
-static struct shim_slot *g_slots;                 /* one per comm slot */
-static int g_active_inits;                        /* under g_lock */
+static struct gt_recorder *g_recp;       /* non-NULL once open (acquire/release) */
+static int g_failed;                     /* creation failed: never retry, one WARN */
+static const struct gt_net_ops *g_inner; /* the wrapped transport (acquire/release) */
+static struct shim_slot *g_slots;        /* one per comm slot */
+static int g_active_inits;               /* under g_lock */
 static int g_abi_version;
 static int g_devs_filled;
 static int g_atexit_done;
-static int g_lost_warned;                         /* under g_lock: the one "recorder lost" WARN */
-static int g_guard_warned;                        /* under g_lock: the one "guard replaced" WARN */
+static int g_lost_warned;  /* under g_lock: the one "recorder lost" WARN */
+static int g_guard_warned; /* under g_lock: the one "guard replaced" WARN */
 static struct gt_net_ops g_ops;
 
 /* The key of the calling thread for slot ownership (S3): the address of a
@@ -153,8 +153,8 @@ static struct shim_slot *dp_slot_slow(struct shim_slot *p)
     struct shim_slot *head = __atomic_load_n(&p->sibling, __ATOMIC_ACQUIRE);
     do {
         s->sibling = head;
-    } while (!__atomic_compare_exchange_n(&p->sibling, &head, s, 1, __ATOMIC_RELEASE,
-                                          __ATOMIC_ACQUIRE));
+    } while (
+        !__atomic_compare_exchange_n(&p->sibling, &head, s, 1, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE));
 found:
     tls_last_primary = p;
     tls_last_slot = s;
@@ -256,9 +256,10 @@ static void fill_devices_locked(const struct gt_net_ops *inner)
                           inner->name);
         uint32_t bits = (uint32_t)(probe.dmabuf & 0xff) | (uint32_t)(probe.peermem & 0xff) << 8 |
                         (uint32_t)(probe.cuda_dmabuf & 0xff) << 16;
-        gt_rec_event(&g_rec, GTR_EV_PROBE, GTR_NO_COMM, (int16_t)d, GT_OK, probe.dmabuf_errno,
-                     (uint64_t)(have_probe && probe.advertised ? probe.advertised : props.ptr_support),
-                     0, 0, bits);
+        gt_rec_event(
+            &g_rec, GTR_EV_PROBE, GTR_NO_COMM, (int16_t)d, GT_OK, probe.dmabuf_errno,
+            (uint64_t)(have_probe && probe.advertised ? probe.advertised : props.ptr_support), 0, 0,
+            bits);
     }
     gt_rec_event(&g_rec, GTR_EV_TRANSPORT, GTR_NO_COMM, -1, GT_OK, 0, (uint64_t)ndev, 0, 0, 0);
     g_devs_filled = 1;
@@ -503,8 +504,7 @@ static gt_result shim_finalize(void *ctx)
         record_failure(p, 0xff, -1, res, mark, "finalize: result %d", res);
     if (p->refs > 0 && --p->refs == 0 && !p->shared) {
         int64_t now = gt_rec_now_ns(&g_rec);
-        for (struct shim_slot *s = p; s;
-             s = __atomic_load_n(&s->sibling, __ATOMIC_ACQUIRE)) {
+        for (struct shim_slot *s = p; s; s = __atomic_load_n(&s->sibling, __ATOMIC_ACQUIRE)) {
             __atomic_store_n(&s->c->finalize_ns, now, __ATOMIC_RELAXED);
             __atomic_store_n(&s->c->state, GTR_COMM_FINALIZED, __ATOMIC_RELEASE);
         }
@@ -687,8 +687,8 @@ static gt_result reg_common(struct shim_comm *w, void *data, size_t size, int ty
         ctr_add_shared(gtr_reason_counter(c, GTR_FALLBACKS, gtr_reason_slot(reason)), 1);
         __atomic_store_n(&c->fallback_last_errno, rep.err, __ATOMIC_RELAXED);
         __atomic_store_n(&c->fallback_last_reason, reason, __ATOMIC_RELAXED);
-        gt_rec_event(&g_rec, GTR_EV_FALLBACK, p->idx, (int16_t)w->dev, res, rep.err,
-                     (uint64_t)data, size, 0, (uint32_t)reason);
+        gt_rec_event(&g_rec, GTR_EV_FALLBACK, p->idx, (int16_t)w->dev, res, rep.err, (uint64_t)data,
+                     size, 0, (uint32_t)reason);
     }
     if (res != GT_OK) {
         record_error(p, GTR_OP_REG, w->dev, res, f.err, f.reason,
@@ -817,8 +817,8 @@ static gt_result shim_irecv(void *recv_comm, int n, void **data, size_t *sizes, 
     void *ireq = *request;
     uint32_t mark = gt_net_fail_mark();
     uint64_t t0 = gt_clock_now();
-    gt_result res = w->ops->irecv(w->inner, n, data, sizes, tags, mhandles ? imh : NULL, phandles,
-                                  &ireq);
+    gt_result res =
+        w->ops->irecv(w->inner, n, data, sizes, tags, mhandles ? imh : NULL, phandles, &ireq);
     if (__builtin_expect(res != GT_OK, 0)) {
         req_put(w, q);
         *request = NULL;
@@ -1103,8 +1103,8 @@ static uint64_t sink_calling(int site, const char *kind, const char *path, int v
     uint64_t callee = gt_rec_callee(r, kind, path, version);
     pthread_mutex_unlock(&g_callee_lock);
     uint64_t serial = __atomic_add_fetch(&g_call_serial, 1, __ATOMIC_RELAXED);
-    gt_rec_event(r, GTR_EV_CALLING, GTR_NO_COMM, (int16_t)dev, 0, 0, (uint64_t)site, serial,
-                 callee, (uint32_t)version);
+    gt_rec_event(r, GTR_EV_CALLING, GTR_NO_COMM, (int16_t)dev, 0, 0, (uint64_t)site, serial, callee,
+                 (uint32_t)version);
     return serial;
 }
 

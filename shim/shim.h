@@ -5,8 +5,8 @@
  * gt_shim_wrap() returns a gt_net_ops that forwards every call to `inner`
  * unchanged, timing it and recording its outcome in the process's recorder.
  * The caller (plugin/core) opens the recorder first (gt_shim_open), then
- * calls this once, after choosing the transport, unless GDRTRACE_DISABLE=1.  If the recorder cannot be created the shim logs one
- * WARN and returns `inner` itself: the job runs untraced.
+ * calls this once, after choosing the transport, unless GDRTRACE_DISABLE=1.  If the recorder cannot
+ * be created the shim logs one WARN and returns `inner` itself: the job runs untraced.
  */
 #ifndef GDRTRACE_SHIM_H
 #define GDRTRACE_SHIM_H

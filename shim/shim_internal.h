@@ -22,7 +22,8 @@
 #define SHIM_REQ_HEAP 0xffffu
 
 _Static_assert(SHIM_POOL % 64 == 0, "pool is whole bitmap words");
-_Static_assert(SHIM_POOL >= GT_NET_MAX_REQUESTS * 8 + GT_NET_MAX_REQUESTS, "pool covers NCCL's limit");
+_Static_assert(SHIM_POOL >= GT_NET_MAX_REQUESTS * 8 + GT_NET_MAX_REQUESTS,
+               "pool covers NCCL's limit");
 
 /* Process-private companion of one comm slot of the file. */
 struct shim_slot {
@@ -50,9 +51,9 @@ struct shim_req {
     uint64_t t0;    /* ticks at post */
     uint64_t bytes; /* posted bytes */
     int tag;
-    uint16_t index; /* in the pool, or SHIM_REQ_HEAP */
-    uint8_t op;     /* enum gtr_op */
-    uint8_t n;      /* sub-requests */
+    uint16_t index;                 /* in the pool, or SHIM_REQ_HEAP */
+    uint8_t op;                     /* enum gtr_op */
+    uint8_t n;                      /* sub-requests */
     struct shim_req *hprev, *hnext; /* SHIM_REQ_HEAP only: the comm's heap list */
 };
 

@@ -18,7 +18,6 @@
 #include <unistd.h>
 #include <zstd.h>
 
-
 static uint32_t get32(const unsigned char *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -66,7 +65,7 @@ int gt_archive_decompress(const unsigned char *in, size_t inlen, size_t max, uns
         if (len == cap) {
             if (cap >= max) {
                 gt_source_error(err, errlen, source,
-                     "decompresses to more than %zu bytes (GDRTRACE_ARCHIVE_MAX)", max);
+                                "decompresses to more than %zu bytes (GDRTRACE_ARCHIVE_MAX)", max);
                 goto err_buf;
             }
             size_t ncap = cap * 2 > max ? max : cap * 2;
@@ -82,13 +81,15 @@ int gt_archive_decompress(const unsigned char *in, size_t inlen, size_t max, uns
         size_t before_in = ib.pos;
         last = ZSTD_decompressStream(d, &ob, &ib);
         if (ZSTD_isError(last)) {
-            gt_source_error(err, errlen, source, "corrupt archive: zstd: %s", ZSTD_getErrorName(last));
+            gt_source_error(err, errlen, source, "corrupt archive: zstd: %s",
+                            ZSTD_getErrorName(last));
             goto err_buf;
         }
         int progress = ob.pos != len || ib.pos != before_in;
         len = ob.pos;
         if (ib.pos == ib.size && last != 0 && !progress && len < cap) {
-            gt_source_error(err, errlen, source, "truncated archive (the zstd stream ends mid-frame)");
+            gt_source_error(err, errlen, source,
+                            "truncated archive (the zstd stream ends mid-frame)");
             goto err_buf;
         }
     }
@@ -203,7 +204,8 @@ struct member {
 #define MEMBER_CHUNK ((size_t)1 << 20)
 #define ZBLK 4096
 
-static int short_member(struct arc_rd *r, uint32_t idx, const char *name, uint64_t dlen, uint64_t got)
+static int short_member(struct arc_rd *r, uint32_t idx, const char *name, uint64_t dlen,
+                        uint64_t got)
 {
     return gt_source_error(r->err, r->errlen, r->source,
                            "member %u (%s): %llu data bytes, only %llu remain", idx, name,
@@ -240,8 +242,8 @@ static int rd_member(struct arc_rd *r, uint64_t dlen, struct member *m, uint32_t
         return gt_source_error(r->err, r->errlen, r->source, "member %u (%s): out of memory", idx,
                                name);
     m->maplen = (size_t)dlen;
-    m->img = mmap(NULL, m->maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                  -1, 0);
+    m->img = mmap(NULL, m->maplen, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m->img == MAP_FAILED) {
         m->img = NULL;
         return gt_source_error(r->err, r->errlen, r->source,
@@ -295,7 +297,8 @@ static int rd_walk(struct arc_rd *r, gt_archive_cb cb, void *arg)
                                GT_ARC_MAGIC);
     if (get32(h + 8) != 1)
         return gt_source_error(err, errlen, source,
-                               "archive container version %u (this gdrtrace reads 1)", get32(h + 8));
+                               "archive container version %u (this gdrtrace reads 1)",
+                               get32(h + 8));
     uint64_t off = 16;
     uint32_t members = 0;
     struct member mb = {0};
@@ -305,8 +308,8 @@ static int rd_walk(struct arc_rd *r, gt_archive_cb cb, void *arg)
         if (k < 0)
             goto out;
         if (k < 8) {
-            gt_source_error(err, errlen, source, "truncated archive after %u members (no end marker)",
-                            members);
+            gt_source_error(err, errlen, source,
+                            "truncated archive after %u members (no end marker)", members);
             goto out;
         }
         uint32_t magic = get32(h);
@@ -336,10 +339,11 @@ static int rd_walk(struct arc_rd *r, gt_archive_cb cb, void *arg)
         uint64_t dlen = get64(h + 16);
         off += 24;
         char name[GT_ARC_NAME_MAX + 1];
-        if (nlen == 0 || nlen > GT_ARC_NAME_MAX || (k = rd_get(r, (unsigned char *)name, nlen)) < nlen) {
+        if (nlen == 0 || nlen > GT_ARC_NAME_MAX ||
+            (k = rd_get(r, (unsigned char *)name, nlen)) < nlen) {
             if (k >= 0)
-                gt_source_error(err, errlen, source, "member %u: name length %u is invalid", members,
-                                nlen);
+                gt_source_error(err, errlen, source, "member %u: name length %u is invalid",
+                                members, nlen);
             goto out;
         }
         name[nlen] = 0;
@@ -350,10 +354,11 @@ static int rd_walk(struct arc_rd *r, gt_archive_cb cb, void *arg)
         off += nlen;
         /* A length the cap cannot hold is refused before a byte of it is read. */
         if (r->d && dlen > r->max - r->total) {
-            gt_source_error(err, errlen, source,
-                            "member %u (%s) declares %llu data bytes, more than GDRTRACE_ARCHIVE_MAX "
-                            "(%llu) allows",
-                            members, name, (unsigned long long)dlen, (unsigned long long)r->max);
+            gt_source_error(
+                err, errlen, source,
+                "member %u (%s) declares %llu data bytes, more than GDRTRACE_ARCHIVE_MAX "
+                "(%llu) allows",
+                members, name, (unsigned long long)dlen, (unsigned long long)r->max);
             goto out;
         }
         const unsigned char *p;
@@ -361,8 +366,9 @@ static int rd_walk(struct arc_rd *r, gt_archive_cb cb, void *arg)
         if (!r->d) {
             /* raw mode: the bytes are already in memory */
             if (dlen > r->rawn - r->rawpos) {
-                gt_source_error(err, errlen, source, "member %u (%s): %llu data bytes, only %zu remain",
-                                members, name, (unsigned long long)dlen, r->rawn - r->rawpos);
+                gt_source_error(err, errlen, source,
+                                "member %u (%s): %llu data bytes, only %zu remain", members, name,
+                                (unsigned long long)dlen, r->rawn - r->rawpos);
                 goto out;
             }
             p = r->raw + r->rawpos;
@@ -398,8 +404,14 @@ int gt_archive_walk(const unsigned char *raw, size_t n, const char *source, gt_a
 static int stream(int fd, const unsigned char *mem, size_t memn, size_t max, const char *source,
                   gt_archive_cb cb, void *arg, char *err, size_t errlen)
 {
-    struct arc_rd r = {.fd = fd, .mem = mem, .memn = memn, .max = max, .source = source,
-                       .err = err, .errlen = errlen, .last = 1};
+    struct arc_rd r = {.fd = fd,
+                       .mem = mem,
+                       .memn = memn,
+                       .max = max,
+                       .source = source,
+                       .err = err,
+                       .errlen = errlen,
+                       .last = 1};
     r.d = ZSTD_createDCtx();
     r.icap = fd >= 0 ? ZSTD_DStreamInSize() : 0;
     r.ibuf = r.icap ? malloc(r.icap) : NULL;

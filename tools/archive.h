@@ -47,8 +47,8 @@ int gt_archive_decompress(const unsigned char *in, size_t inlen, size_t max, uns
 
 /* Calls cb for each member of a decompressed container, in order; stops
  * and returns cb's value if it is non-zero.  name is NUL-terminated. */
-typedef int (*gt_archive_cb)(const char *name, int liveness, const unsigned char *data,
-                             size_t len, void *arg);
+typedef int (*gt_archive_cb)(const char *name, int liveness, const unsigned char *data, size_t len,
+                             void *arg);
 int gt_archive_walk(const unsigned char *raw, size_t n, const char *source, gt_archive_cb cb,
                     void *arg, char *err, size_t errlen);
 

@@ -26,13 +26,15 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gdrtrace diff [--json] A B\n"
-               "  A/B of two runs (recorder files, archives or folders): method mix,\n"
-               "  fallbacks, errors, latency p50/p95/p99/max per operation with delta and\n"
-               "  ratio B/A.  Warns loudly when A and B differ in anything but the\n"
-               "  registration path (kernel, NVIDIA module, CUDA driver, NCCL version, RDMA\n"
-               "  devices, GPUs, transport, topology), naming each difference.\n"
-               "exit: 0 comparable, 1 not comparable (warning printed), 2 unreadable input, 64 usage\n");
+    fprintf(
+        f,
+        "usage: gdrtrace diff [--json] A B\n"
+        "  A/B of two runs (recorder files, archives or folders): method mix,\n"
+        "  fallbacks, errors, latency p50/p95/p99/max per operation with delta and\n"
+        "  ratio B/A.  Warns loudly when A and B differ in anything but the\n"
+        "  registration path (kernel, NVIDIA module, CUDA driver, NCCL version, RDMA\n"
+        "  devices, GPUs, transport, topology), naming each difference.\n"
+        "exit: 0 comparable, 1 not comparable (warning printed), 2 unreadable input, 64 usage\n");
 }
 
 struct side {
@@ -81,7 +83,8 @@ static int is_reg_path(const char *key)
     return !strcmp(key, "GDRTRACE_REG") || !strcmp(key, "GDRTRACE_ALLOW_PEERMEM");
 }
 
-static const struct gtr_setting *find_setting(const struct gt_recfile *r, const char *key, size_t klen)
+static const struct gtr_setting *find_setting(const struct gt_recfile *r, const char *key,
+                                              size_t klen)
 {
     for (uint32_t i = 0; i < r->nset; i++)
         if (r->settings[i].in_use && strlen(r->settings[i].key) == klen &&
@@ -93,8 +96,8 @@ static const struct gtr_setting *find_setting(const struct gt_recfile *r, const 
 /* 1.2+: the settings in force, key by key: every one but the registration
  * path must have the same value on both sides, and an invalid one (the
  * default was in force, not what the operator wrote) is named on its own. */
-static void compare_settings(struct warns *ws, const struct gt_recfile *a, const struct gt_recfile *b,
-                             const char *la, const char *lb)
+static void compare_settings(struct warns *ws, const struct gt_recfile *a,
+                             const struct gt_recfile *b, const char *la, const char *lb)
 {
     const struct gt_recfile *side[2] = {a, b};
     const char *lab[2] = {la, lb};
@@ -110,11 +113,10 @@ static void compare_settings(struct warns *ws, const struct gt_recfile *a, const
                 continue;
             const struct gtr_setting *y = find_setting(side[1 - s], x->key, strlen(x->key));
             if (!y)
-                warn(ws, "setting %s: %s \"%s\", %s does not record it", x->key, lab[s],
-                     x->value, lab[1 - s]);
+                warn(ws, "setting %s: %s \"%s\", %s does not record it", x->key, lab[s], x->value,
+                     lab[1 - s]);
             else if (s == 0 && strcmp(x->value, y->value))
-                warn(ws, "setting %s: %s \"%s\" vs %s \"%s\"", x->key, la, x->value, lb,
-                     y->value);
+                warn(ws, "setting %s: %s \"%s\" vs %s \"%s\"", x->key, la, x->value, lb, y->value);
         }
 }
 
@@ -165,11 +167,11 @@ static void compare_recs(struct warns *ws, const struct gt_recfile *a, const str
 {
     struct fpctx fc = {ws, la, lb};
     gt_fingerprint_diff(&a->id.node, &b->id.node, fp_cb, &fc);
-#define CMP_INT(f, name)                                                                          \
-    if (a->id.f != b->id.f)                                                                       \
+#define CMP_INT(f, name)                                                                           \
+    if (a->id.f != b->id.f)                                                                        \
     warn(ws, "%s: %s %d vs %s %d", name, la, (int)a->id.f, lb, (int)b->id.f)
-#define CMP_STR(f, name)                                                                          \
-    if (strcmp(a->id.f, b->id.f))                                                                 \
+#define CMP_STR(f, name)                                                                           \
+    if (strcmp(a->id.f, b->id.f))                                                                  \
     warn(ws, "%s: %s \"%s\" vs %s \"%s\"", name, la, a->id.f, lb, b->id.f)
     CMP_INT(nccl_version, "NCCL version");
     CMP_STR(plugin_version, "plugin version");
@@ -228,15 +230,20 @@ static uint64_t qval(const struct gtr_hist *h, int q)
 
 int gt_cmd_diff(int argc, char **argv)
 {
-    static const struct option opts[] = {{"json", no_argument, 0, 'j'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int json = 0, c;
     while ((c = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
         switch (c) {
-        case 'j': json = 1; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return GT_EXIT_USAGE;
+        case 'j':
+            json = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return GT_EXIT_USAGE;
         }
     }
     if (argc - optind != 2) {
@@ -316,27 +323,32 @@ int gt_cmd_diff(int argc, char **argv)
                gt_esc(S[1].path), S[1].in.n, S[1].job.nhosts, gt_esc(S[1].in.recs[0].id.policy_reg),
                gt_verdict_label(S[1].job.overall.code, S[1].job.overall.emulated));
         if (ws.n) {
-            printf("\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n"
-                   "!! WARNING: A and B differ in more than the registration path (%d difference(s)).\n"
-                   "!! The runbook forbids mixing hypotheses: the deltas below cannot be pinned on\n"
-                   "!! DMA-BUF vs peermem vs host staging.\n",
-                   ws.n);
+            printf(
+                "\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n"
+                "!! WARNING: A and B differ in more than the registration path (%d "
+                "difference(s)).\n"
+                "!! The runbook forbids mixing hypotheses: the deltas below cannot be pinned on\n"
+                "!! DMA-BUF vs peermem vs host staging.\n",
+                ws.n);
             for (int i = 0; i < ws.n; i++)
                 printf("!!   %s\n", gt_esc(ws.w[i]));
-            printf("!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n");
-            fprintf(stderr, "gdrtrace diff: WARNING: A and B differ in more than the registration path "
-                            "(%d difference(s), listed above)\n", ws.n);
+            printf(
+                "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n");
+            fprintf(stderr,
+                    "gdrtrace diff: WARNING: A and B differ in more than the registration path "
+                    "(%d difference(s), listed above)\n",
+                    ws.n);
         } else {
             printf("comparable: A and B differ only in the registration path\n");
         }
         uint64_t ta = gt_comm_regs(S[0].tot), tb = gt_comm_regs(S[1].tot);
-        printf("\nmethod mix (all registrations)\n   %-9s %10s %7s %10s %7s\n", "method", "A", "A %",
-               "B", "B %");
+        printf("\nmethod mix (all registrations)\n   %-9s %10s %7s %10s %7s\n", "method", "A",
+               "A %", "B", "B %");
         for (int m = 0; m < GTR_METHOD_COUNT; m++) {
             uint64_t a = did(S[0].tot, m), b = did(S[1].tot, m);
-            printf("   %-9s %10llu %6.1f%% %10llu %6.1f%%\n", gt_method_name(m), (unsigned long long)a,
-                   ta ? 100.0 * (double)a / (double)ta : 0.0, (unsigned long long)b,
-                   tb ? 100.0 * (double)b / (double)tb : 0.0);
+            printf("   %-9s %10llu %6.1f%% %10llu %6.1f%%\n", gt_method_name(m),
+                   (unsigned long long)a, ta ? 100.0 * (double)a / (double)ta : 0.0,
+                   (unsigned long long)b, tb ? 100.0 * (double)b / (double)tb : 0.0);
         }
         printf("\n   %-9s %10s %10s\n", "", "A", "B");
         printf("   %-9s %10llu %10llu\n", "fallbacks", (unsigned long long)S[0].tot->fallback_count,
@@ -350,8 +362,8 @@ int gt_cmd_diff(int argc, char **argv)
         }
         printf("   %-9s %10llu %10llu\n", "errors", (unsigned long long)S[0].tot->error_count,
                (unsigned long long)S[1].tot->error_count);
-        printf("\nlatency (all communicators)\n   %-6s %-4s %10s %10s %11s %8s\n", "op", "", "A", "B",
-               "B-A", "B/A");
+        printf("\nlatency (all communicators)\n   %-6s %-4s %10s %10s %11s %8s\n", "op", "", "A",
+               "B", "B-A", "B/A");
         for (int op = 0; op < GTR_OP_COUNT; op++) {
             const struct gtr_hist *ha = &S[0].tot->hist[op], *hb = &S[1].tot->hist[op];
             if (!ha->count && !hb->count)
@@ -367,8 +379,8 @@ int gt_cmd_diff(int argc, char **argv)
                     snprintf(ratio, sizeof(ratio), "%.2fx", (double)b / (double)a);
                 printf("   %-6s %-4s %10s %10s %11s %8s\n", q ? "" : gt_op_name(op), qn[q],
                        ha->count ? gt_fmt_ns(a, x, sizeof(x)) : "-",
-                       hb->count ? gt_fmt_ns(b, y, sizeof(y)) : "-", (ha->count && hb->count) ? dd : "-",
-                       ratio);
+                       hb->count ? gt_fmt_ns(b, y, sizeof(y)) : "-",
+                       (ha->count && hb->count) ? dd : "-", ratio);
             }
         }
     }

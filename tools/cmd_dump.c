@@ -28,13 +28,14 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gdrtrace dump -o FILE [--force] [--level N] [PATH...]\n"
-               "  Writes a zstd-compressed archive of recorders (default: all of $GDRTRACE_DIR;\n"
-               "  PATH: recorder files, folders, other archives).  Every gdrtrace command reads\n"
-               "  the archive as it reads the live files.  The archive is created 0600; an\n"
-               "  existing FILE is replaced only with --force, and only if it is a regular file.\n"
-               "  --level: zstd level, 1..%d (default 9).\n"
-               "exit: 0 ok, 1 archive not written, 2 an input could not be read, 64 usage\n",
+    fprintf(f,
+            "usage: gdrtrace dump -o FILE [--force] [--level N] [PATH...]\n"
+            "  Writes a zstd-compressed archive of recorders (default: all of $GDRTRACE_DIR;\n"
+            "  PATH: recorder files, folders, other archives).  Every gdrtrace command reads\n"
+            "  the archive as it reads the live files.  The archive is created 0600; an\n"
+            "  existing FILE is replaced only with --force, and only if it is a regular file.\n"
+            "  --level: zstd level, 1..%d (default 9).\n"
+            "exit: 0 ok, 1 archive not written, 2 an input could not be read, 64 usage\n",
             ZSTD_maxCLevel());
 }
 
@@ -50,8 +51,8 @@ static const char *base(const char *p)
     return s ? s + 1 : p;
 }
 
-static int add_one(struct dump_ctx *d, const char *name, int liveness, const unsigned char *b, size_t n,
-                   const char *src)
+static int add_one(struct dump_ctx *d, const char *name, int liveness, const unsigned char *b,
+                   size_t n, const char *src)
 {
     struct gt_recfile r;
     char err[GT_ERRLEN];
@@ -80,7 +81,8 @@ struct member_ctx {
     int failed;
 };
 
-static int member_cb(const char *name, int liveness, const unsigned char *data, size_t len, void *arg)
+static int member_cb(const char *name, int liveness, const unsigned char *data, size_t len,
+                     void *arg)
 {
     struct member_ctx *m = arg;
     char src[1024];
@@ -121,7 +123,8 @@ static int add_file(struct dump_ctx *d, const char *path)
      * live writer), so a file that is not one costs its header, and a
      * sparse one what it holds. */
     struct gt_recfile r;
-    int rc = gt_recfile_read_fd(fd, path, GT_REC_EVENTS | GT_REC_ALL_SECTIONS, &r, err, sizeof(err));
+    int rc =
+        gt_recfile_read_fd(fd, path, GT_REC_EVENTS | GT_REC_ALL_SECTIONS, &r, err, sizeof(err));
     close(fd);
     if (rc) {
         fprintf(stderr, "gdrtrace: %s (not archived)\n", gt_esc(err));
@@ -131,8 +134,8 @@ static int add_file(struct dump_ctx *d, const char *path)
     rc = 0;
     /* Only the bytes the header claims: a live file's tail beyond file_size is not ours. */
     if (!r.snap_maplen || r.hdr.file_size > r.snap_maplen ||
-        gt_archive_add(d->w, base(path), gt_recfile_judge_liveness(&r), r.snap, (size_t)r.hdr.file_size,
-                       err, sizeof(err))) {
+        gt_archive_add(d->w, base(path), gt_recfile_judge_liveness(&r), r.snap,
+                       (size_t)r.hdr.file_size, err, sizeof(err))) {
         if (!r.snap_maplen || r.hdr.file_size > r.snap_maplen)
             snprintf(err, sizeof(err), "%s: no image of the recorder to archive", path);
         fprintf(stderr, "gdrtrace: %s\n", gt_esc(err));
@@ -170,12 +173,14 @@ static int add_path(struct dump_ctx *d, const char *path)
     for (int i = 0; i < n; i++) {
         const char *nm = ents[i]->d_name;
         size_t l = strlen(nm), pl = strlen(GTR_FILE_PREFIX), sl = strlen(GTR_FILE_SUFFIX);
-        int want = (l > pl + sl && !strncmp(nm, GTR_FILE_PREFIX, pl) && !strcmp(nm + l - sl, GTR_FILE_SUFFIX)) ||
+        int want = (l > pl + sl && !strncmp(nm, GTR_FILE_PREFIX, pl) &&
+                    !strcmp(nm + l - sl, GTR_FILE_SUFFIX)) ||
                    (l > 4 && !strcmp(nm + l - 4, ".zst"));
         char p[4096];
         snprintf(p, sizeof(p), "%s/%s", path, nm);
         struct stat s2;
-        if (want && !rc && lstat(p, &s2) == 0 && S_ISREG(s2.st_mode) && strcmp(base(p), base(d->out)))
+        if (want && !rc && lstat(p, &s2) == 0 && S_ISREG(s2.st_mode) &&
+            strcmp(base(p), base(d->out)))
             rc = add_file(d, p);
         free(ents[i]);
     }
@@ -195,8 +200,12 @@ int gt_cmd_dump(int argc, char **argv)
     long lv;
     while ((c = getopt_long(argc, argv, "hfo:l:", opts, NULL)) != -1) {
         switch (c) {
-        case 'o': out = optarg; break;
-        case 'f': force = 1; break;
+        case 'o':
+            out = optarg;
+            break;
+        case 'f':
+            force = 1;
+            break;
         case 'l':
             if (gt_parse_long(optarg, 1, ZSTD_maxCLevel(), &lv)) {
                 fprintf(stderr, "gdrtrace dump: --level '%s' is not an integer in 1..%d\n", optarg,
@@ -205,8 +214,12 @@ int gt_cmd_dump(int argc, char **argv)
             }
             level = (int)lv;
             break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return GT_EXIT_USAGE;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return GT_EXIT_USAGE;
         }
     }
     if (!out) {
@@ -237,6 +250,7 @@ int gt_cmd_dump(int argc, char **argv)
         return 1;
     }
     printf("%s: %d recorder(s), %llu bytes -> %llu bytes (ratio %.1f)\n", out, d.nadded,
-           (unsigned long long)in_b, (unsigned long long)out_b, out_b ? (double)in_b / (double)out_b : 0.0);
+           (unsigned long long)in_b, (unsigned long long)out_b,
+           out_b ? (double)in_b / (double)out_b : 0.0);
     return d.nbad ? GT_EXIT_INPUT : 0;
 }

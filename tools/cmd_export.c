@@ -114,21 +114,27 @@ static void sample(struct sink *k, const char *suffix, const struct lab *l, int 
 static int base_labels(struct lab *l, const struct gt_recfile *r, const struct gtr_comm *c)
 {
     int n = 0;
-    l[n].k = "host"; snprintf(l[n++].v, sizeof(l[0].v), "%s", r->id.host);
-    l[n].k = "job"; snprintf(l[n++].v, sizeof(l[0].v), "%s", r->id.job);
-    l[n].k = "rank"; snprintf(l[n++].v, sizeof(l[0].v), "%d", r->id.rank);
-    l[n].k = "pid"; snprintf(l[n++].v, sizeof(l[0].v), "%d", r->id.pid);
+    l[n].k = "host";
+    snprintf(l[n++].v, sizeof(l[0].v), "%s", r->id.host);
+    l[n].k = "job";
+    snprintf(l[n++].v, sizeof(l[0].v), "%s", r->id.job);
+    l[n].k = "rank";
+    snprintf(l[n++].v, sizeof(l[0].v), "%d", r->id.rank);
+    l[n].k = "pid";
+    snprintf(l[n++].v, sizeof(l[0].v), "%d", r->id.pid);
     if (c) {
-        l[n].k = "comm"; gt_fmt_comm(c, r, l[n++].v, sizeof(l[0].v));
-        l[n].k = "device"; snprintf(l[n++].v, sizeof(l[0].v), "%d", c->dev);
+        l[n].k = "comm";
+        gt_fmt_comm(c, r, l[n++].v, sizeof(l[0].v));
+        l[n].k = "device";
+        snprintf(l[n++].v, sizeof(l[0].v), "%d", c->dev);
     }
     return n;
 }
 
 /* Every communicator of every process, sibling slots summed (into grp). */
-#define EACH_COMM(j, r, c)                                                                        \
-    for (size_t ri_ = 0; ri_ < (j)->nrec; ri_++)                                                  \
-        for (uint32_t s_ = 0; s_ < (j)->recs[ri_].ncomm; s_++)                                    \
+#define EACH_COMM(j, r, c)                                                                         \
+    for (size_t ri_ = 0; ri_ < (j)->nrec; ri_++)                                                   \
+        for (uint32_t s_ = 0; s_ < (j)->recs[ri_].ncomm; s_++)                                     \
             if ((r = &(j)->recs[ri_]), (c = grp), gt_recfile_comm_group(r, s_, grp, NULL))
 
 static void emit_all(struct sink *k, const struct gt_job *j, struct gtr_comm *grp)
@@ -138,46 +144,63 @@ static void emit_all(struct sink *k, const struct gt_job *j, struct gtr_comm *gr
     struct lab l[12];
     int n;
 
-    family(k, "gdrtrace_recorder_info", "gauge", "One per recorder: identity and state of the producer.");
+    family(k, "gdrtrace_recorder_info", "gauge",
+           "One per recorder: identity and state of the producer.");
     for (size_t i = 0; i < j->nrec; i++) {
         r = &j->recs[i];
         n = base_labels(l, r, NULL);
-        l[n].k = "state"; snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_liveness_name(r->liveness));
-        l[n].k = "nccl_version"; snprintf(l[n++].v, sizeof(l[0].v), "%d", r->id.nccl_version);
-        l[n].k = "plugin_version"; snprintf(l[n++].v, sizeof(l[0].v), "%s", r->id.plugin_version);
-        l[n].k = "transport"; snprintf(l[n++].v, sizeof(l[0].v), "%s", r->id.transport);
-        l[n].k = "policy_reg"; snprintf(l[n++].v, sizeof(l[0].v), "%s", r->id.policy_reg);
-        l[n].k = "kernel"; snprintf(l[n++].v, sizeof(l[0].v), "%s", r->id.node.kernel_release);
+        l[n].k = "state";
+        snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_liveness_name(r->liveness));
+        l[n].k = "nccl_version";
+        snprintf(l[n++].v, sizeof(l[0].v), "%d", r->id.nccl_version);
+        l[n].k = "plugin_version";
+        snprintf(l[n++].v, sizeof(l[0].v), "%s", r->id.plugin_version);
+        l[n].k = "transport";
+        snprintf(l[n++].v, sizeof(l[0].v), "%s", r->id.transport);
+        l[n].k = "policy_reg";
+        snprintf(l[n++].v, sizeof(l[0].v), "%s", r->id.policy_reg);
+        l[n].k = "kernel";
+        snprintf(l[n++].v, sizeof(l[0].v), "%s", r->id.node.kernel_release);
         sample(k, NULL, l, n, 1);
     }
     family(k, "gdrtrace_registrations_total", "counter",
-           "Memory registrations: what NCCL asked (dmabuf, cuda, host) and what the plugin did (method).");
-    EACH_COMM(j, r, c) for (int a = 0; a < GTR_ASKED_COUNT; a++) for (int m = 0; m < GTR_METHOD_COUNT; m++)
-    {
-        if (!c->reg_count[a][m])
-            continue;
-        n = base_labels(l, r, c);
-        l[n].k = "asked"; snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_asked_name(a));
-        l[n].k = "method"; snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_method_name(m));
-        sample(k, NULL, l, n, (double)c->reg_count[a][m]);
-    }
-    family(k, "gdrtrace_registered_bytes_total", "counter", "Bytes registered, by asked and method.");
-    EACH_COMM(j, r, c) for (int a = 0; a < GTR_ASKED_COUNT; a++) for (int m = 0; m < GTR_METHOD_COUNT; m++)
-    {
-        if (!c->reg_count[a][m])
-            continue;
-        n = base_labels(l, r, c);
-        l[n].k = "asked"; snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_asked_name(a));
-        l[n].k = "method"; snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_method_name(m));
-        sample(k, NULL, l, n, (double)c->reg_bytes[a][m]);
-    }
-    family(k, "gdrtrace_fallbacks_total", "counter", "Registrations that fell back from DMA-BUF, by reason.");
+           "Memory registrations: what NCCL asked (dmabuf, cuda, host) and what the plugin did "
+           "(method).");
+    EACH_COMM(j, r, c)
+    for (int a = 0; a < GTR_ASKED_COUNT; a++)
+        for (int m = 0; m < GTR_METHOD_COUNT; m++) {
+            if (!c->reg_count[a][m])
+                continue;
+            n = base_labels(l, r, c);
+            l[n].k = "asked";
+            snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_asked_name(a));
+            l[n].k = "method";
+            snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_method_name(m));
+            sample(k, NULL, l, n, (double)c->reg_count[a][m]);
+        }
+    family(k, "gdrtrace_registered_bytes_total", "counter",
+           "Bytes registered, by asked and method.");
+    EACH_COMM(j, r, c)
+    for (int a = 0; a < GTR_ASKED_COUNT; a++)
+        for (int m = 0; m < GTR_METHOD_COUNT; m++) {
+            if (!c->reg_count[a][m])
+                continue;
+            n = base_labels(l, r, c);
+            l[n].k = "asked";
+            snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_asked_name(a));
+            l[n].k = "method";
+            snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_method_name(m));
+            sample(k, NULL, l, n, (double)c->reg_bytes[a][m]);
+        }
+    family(k, "gdrtrace_fallbacks_total", "counter",
+           "Registrations that fell back from DMA-BUF, by reason.");
     EACH_COMM(j, r, c) for (unsigned i = 0; i < GTR_REASON_SLOTS; i++)
     {
         if (!gtr_reason_count(c, GTR_FALLBACKS, i))
             continue;
         n = base_labels(l, r, c);
-        l[n].k = "reason"; snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_reason_slot_name((int)i));
+        l[n].k = "reason";
+        snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_reason_slot_name((int)i));
         sample(k, NULL, l, n, (double)gtr_reason_count(c, GTR_FALLBACKS, i));
     }
     family(k, "gdrtrace_errors_total", "counter", "Errors recorded, by reason.");
@@ -186,7 +209,8 @@ static void emit_all(struct sink *k, const struct gt_job *j, struct gtr_comm *gr
         if (!gtr_reason_count(c, GTR_ERRORS, i))
             continue;
         n = base_labels(l, r, c);
-        l[n].k = "reason"; snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_reason_slot_name((int)i));
+        l[n].k = "reason";
+        snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_reason_slot_name((int)i));
         sample(k, NULL, l, n, (double)gtr_reason_count(c, GTR_ERRORS, i));
     }
     family(k, "gdrtrace_latency_seconds", "summary",
@@ -199,7 +223,8 @@ static void emit_all(struct sink *k, const struct gt_job *j, struct gtr_comm *gr
         static const double q[] = {0.5, 0.95, 0.99};
         static const char *qs[] = {"0.5", "0.95", "0.99"};
         n = base_labels(l, r, c);
-        l[n].k = "op"; snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_op_name(op));
+        l[n].k = "op";
+        snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_op_name(op));
         for (int i = 0; i < 3; i++) {
             l[n].k = "quantile";
             snprintf(l[n].v, sizeof(l[0].v), "%s", qs[i]);
@@ -215,7 +240,8 @@ static void emit_all(struct sink *k, const struct gt_job *j, struct gtr_comm *gr
         static const char *ops[3] = {"send", "recv", "flush"};
         for (int i = 0; i < 3; i++) {
             n = base_labels(l, r, c);
-            l[n].k = "op"; snprintf(l[n++].v, sizeof(l[0].v), "%s", ops[i]);
+            l[n].k = "op";
+            snprintf(l[n++].v, sizeof(l[0].v), "%s", ops[i]);
             sample(k, NULL, l, n, (double)v[i]);
         }
     }
@@ -223,24 +249,29 @@ static void emit_all(struct sink *k, const struct gt_job *j, struct gtr_comm *gr
     EACH_COMM(j, r, c)
     {
         n = base_labels(l, r, c);
-        l[n].k = "op"; snprintf(l[n].v, sizeof(l[0].v), "send");
+        l[n].k = "op";
+        snprintf(l[n].v, sizeof(l[0].v), "send");
         sample(k, NULL, l, n + 1, (double)c->send_bytes);
         snprintf(l[n].v, sizeof(l[0].v), "recv");
         sample(k, NULL, l, n + 1, (double)c->recv_bytes);
     }
-    family(k, "gdrtrace_verdict", "gauge", "1 for the verdict of each communicator of each process.");
+    family(k, "gdrtrace_verdict", "gauge",
+           "1 for the verdict of each communicator of each process.");
     EACH_COMM(j, r, c)
     {
         struct gt_verdict v;
         gt_verdict_of(c, &r, 1, &v);
         n = base_labels(l, r, c);
-        l[n].k = "verdict"; snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_verdict_label(v.code, v.emulated));
+        l[n].k = "verdict";
+        snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_verdict_label(v.code, v.emulated));
         sample(k, NULL, l, n, 1);
     }
-    family(k, "gdrtrace_job_verdict", "gauge", "1 for the verdict of everything exported (all jobs given).");
+    family(k, "gdrtrace_job_verdict", "gauge",
+           "1 for the verdict of everything exported (all jobs given).");
     n = 0;
-    l[n].k = "verdict"; snprintf(l[n++].v, sizeof(l[0].v), "%s",
-                                  gt_verdict_label(j->overall.code, j->overall.emulated));
+    l[n].k = "verdict";
+    snprintf(l[n++].v, sizeof(l[0].v), "%s",
+             gt_verdict_label(j->overall.code, j->overall.emulated));
     sample(k, NULL, l, n, 1);
     family(k, "gdrtrace_events_total", "counter", "Event ring records by class (invariant 6).");
     for (size_t i = 0; i < j->nrec; i++) {
@@ -251,7 +282,8 @@ static void emit_all(struct sink *k, const struct gt_job *j, struct gtr_comm *gr
         static const char *cls[3] = {"complete", "torn", "overwritten"};
         for (int q = 0; q < 3; q++) {
             n = base_labels(l, r, NULL);
-            l[n].k = "class"; snprintf(l[n++].v, sizeof(l[0].v), "%s", cls[q]);
+            l[n].k = "class";
+            snprintf(l[n++].v, sizeof(l[0].v), "%s", cls[q]);
             sample(k, NULL, l, n, (double)v[q]);
         }
     }
@@ -259,23 +291,33 @@ static void emit_all(struct sink *k, const struct gt_job *j, struct gtr_comm *gr
 
 int gt_cmd_export(int argc, char **argv)
 {
-    static const struct option opts[] = {{"prometheus", no_argument, 0, 'p'},
-                                         {"json", no_argument, 0, 'j'},
-                                         {"output", required_argument, 0, 'o'},
-                                         {"job", required_argument, 0, 'J'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"prometheus", no_argument, 0, 'p'},   {"json", no_argument, 0, 'j'},
+        {"output", required_argument, 0, 'o'}, {"job", required_argument, 0, 'J'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     int json = 0, c;
     const char *out = NULL;
     const char *job = NULL;
     while ((c = getopt_long(argc, argv, "hjpo:", opts, NULL)) != -1) {
         switch (c) {
-        case 'p': json = 0; break;
-        case 'j': json = 1; break;
-        case 'o': out = optarg; break;
-        case 'J': job = optarg; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return GT_EXIT_USAGE;
+        case 'p':
+            json = 0;
+            break;
+        case 'j':
+            json = 1;
+            break;
+        case 'o':
+            out = optarg;
+            break;
+        case 'J':
+            job = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return GT_EXIT_USAGE;
         }
     }
     char err[GT_ERRLEN];

@@ -36,10 +36,18 @@ int gt_cmd_ls(int argc, char **argv)
     const char *job = NULL;
     while ((c = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
         switch (c) {
-        case 'j': json = 1; break;
-        case 'J': job = optarg; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return GT_EXIT_USAGE;
+        case 'j':
+            json = 1;
+            break;
+        case 'J':
+            job = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return GT_EXIT_USAGE;
         }
     }
     struct gt_inputs in = {.job = job};

@@ -23,9 +23,11 @@ static void usage(FILE *f)
             "usage: gdrtrace verdict [--json] [--expect dmabuf|peermem|host] [--allow-emulated]\n"
             "                        [--job J] [PATH...]\n"
             "  Did NCCL use the direct GPU<->NIC path?  One line per communicator, one per\n"
-            "  node (when several), and one for all: DIRECT-DMABUF, DIRECT-PEERMEM, HOST-STAGED, MIXED, FALLBACK, ERROR,\n"
+            "  node (when several), and one for all: DIRECT-DMABUF, DIRECT-PEERMEM, HOST-STAGED, "
+            "MIXED, FALLBACK, ERROR,\n"
             "  NO-DATA, BYPASSED, each with the evidence; one per process the plugin refused\n"
-            "  (BYPASSED) or that died inside a call into another library (ERROR).  PATH as for summary.\n"
+            "  (BYPASSED) or that died inside a call into another library (ERROR).  PATH as for "
+            "summary.\n"
             "  --expect X  exit 0 if the whole input is DIRECT-DMABUF (dmabuf),\n"
             "              DIRECT-PEERMEM (peermem) or HOST-STAGED (host), else 20\n"
             "  --allow-emulated  let --expect dmabuf|peermem match a run of the GPU-memory\n"
@@ -39,17 +41,17 @@ static void usage(FILE *f)
 
 int gt_cmd_verdict(int argc, char **argv)
 {
-    static const struct option opts[] = {{"json", no_argument, 0, 'j'},
-                                         {"expect", required_argument, 0, 'x'},
-                                         {"job", required_argument, 0, 'J'},
-                                         {"allow-emulated", no_argument, 0, 'E'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"json", no_argument, 0, 'j'},      {"expect", required_argument, 0, 'x'},
+        {"job", required_argument, 0, 'J'}, {"allow-emulated", no_argument, 0, 'E'},
+        {"help", no_argument, 0, 'h'},      {0, 0, 0, 0}};
     int json = 0, c, expect = -1, allow_emulated = 0;
     const char *job = NULL;
     while ((c = getopt_long(argc, argv, "hjx:", opts, NULL)) != -1) {
         switch (c) {
-        case 'j': json = 1; break;
+        case 'j':
+            json = 1;
+            break;
         case 'x':
             if (!strcmp(optarg, "dmabuf"))
                 expect = GT_V_DIRECT_DMABUF;
@@ -58,15 +60,24 @@ int gt_cmd_verdict(int argc, char **argv)
             else if (!strcmp(optarg, "host"))
                 expect = GT_V_HOST_STAGED;
             else {
-                fprintf(stderr, "gdrtrace verdict: --expect takes dmabuf, peermem or host, not '%s'\n",
+                fprintf(stderr,
+                        "gdrtrace verdict: --expect takes dmabuf, peermem or host, not '%s'\n",
                         optarg);
                 return GT_EXIT_USAGE;
             }
             break;
-        case 'J': job = optarg; break;
-        case 'E': allow_emulated = 1; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return GT_EXIT_USAGE;
+        case 'J':
+            job = optarg;
+            break;
+        case 'E':
+            allow_emulated = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return GT_EXIT_USAGE;
         }
     }
     struct gt_job j;
@@ -78,10 +89,11 @@ int gt_cmd_verdict(int argc, char **argv)
     /* An emulated DIRECT-* verdict never answers "did NCCL use GPUDirect". */
     int emu_refused = expect >= 0 && code == expect && emu && !allow_emulated &&
                       (expect == GT_V_DIRECT_DMABUF || expect == GT_V_DIRECT_PEERMEM);
-    int exit_code = rc ? rc
-                    : expect >= 0
-                        ? (code != expect ? GT_EXIT_EXPECT : emu_refused ? GT_EXIT_EMULATED : 0)
-                        : gt_verdict_exit(code);
+    int exit_code = rc            ? rc
+                    : expect >= 0 ? (code != expect ? GT_EXIT_EXPECT
+                                     : emu_refused  ? GT_EXIT_EMULATED
+                                                    : 0)
+                                  : gt_verdict_exit(code);
     if (json) {
         struct gt_json js;
         gj_init(&js, stdout);
@@ -161,7 +173,8 @@ int gt_cmd_verdict(int argc, char **argv)
                    "--allow-emulated accepts it\n",
                    gt_verdict_name(expect), GT_EMULATED_TEXT);
         if (in.nbad)
-            printf("%d input(s) could not be read (see above): the verdict covers the rest\n", in.nbad);
+            printf("%d input(s) could not be read (see above): the verdict covers the rest\n",
+                   in.nbad);
     }
     gt_job_free(&j);
     gt_inputs_free(&in);

@@ -67,10 +67,18 @@ int gt_cmd_watch(int argc, char **argv)
                 return GT_EXIT_USAGE;
             }
             break;
-        case 'a': all = 1; break;
-        case 'J': job = optarg; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return GT_EXIT_USAGE;
+        case 'a':
+            all = 1;
+            break;
+        case 'J':
+            job = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return GT_EXIT_USAGE;
         }
     }
     if (!(interval > 0) || interval > 86400) {
@@ -120,7 +128,8 @@ int gt_cmd_watch(int argc, char **argv)
             if (in.n)
                 gt_report_text(stdout, &j, 0);
             else
-                printf("no %srecorders in %s\n", all ? "" : "live ", optind < argc ? argv[optind] : gt_default_dir());
+                printf("no %srecorders in %s\n", all ? "" : "live ",
+                       optind < argc ? argv[optind] : gt_default_dir());
             if (tty_in)
                 printf("\n(q to quit)\n");
             fflush(stdout);
@@ -144,7 +153,8 @@ int gt_cmd_watch(int argc, char **argv)
             }
             struct timespec t1;
             clock_gettime(CLOCK_MONOTONIC, &t1);
-            left = interval - ((double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+            left = interval -
+                   ((double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
         }
     }
     if (tty_in)

@@ -101,8 +101,8 @@ static int add_member(const char *name, int liveness, const unsigned char *data,
         problem(c->in, err);
         return 0;
     }
-    r->liveness = liveness >= GT_LIVE_CREATING && liveness <= GT_LIVE_CRASHED ? liveness
-                                                                               : GT_LIVE_UNKNOWN;
+    r->liveness =
+        liveness >= GT_LIVE_CREATING && liveness <= GT_LIVE_CRASHED ? liveness : GT_LIVE_UNKNOWN;
     r->from_archive = 1;
     keep(c->in);
     return 0;
@@ -157,7 +157,8 @@ static int wanted(const char *name)
 {
     size_t n = strlen(name);
     size_t pl = strlen(GTR_FILE_PREFIX), sl = strlen(GTR_FILE_SUFFIX);
-    if (n > pl + sl && !strncmp(name, GTR_FILE_PREFIX, pl) && !strcmp(name + n - sl, GTR_FILE_SUFFIX))
+    if (n > pl + sl && !strncmp(name, GTR_FILE_PREFIX, pl) &&
+        !strcmp(name + n - sl, GTR_FILE_SUFFIX))
         return 1;
     return n > 4 && !strcmp(name + n - 4, ".zst");
 }

@@ -18,8 +18,8 @@ struct gt_job;
 struct gt_inputs {
     struct gt_recfile *recs;
     size_t n, cap;
-    int nbad;       /* inputs that could not be read */
-    int quiet;      /* 1: do not print problems (watch) */
+    int nbad;        /* inputs that could not be read */
+    int quiet;       /* 1: do not print problems (watch) */
     const char *job; /* non-NULL: keep only recorders of this job (--job) */
     /* Fold mode (memory bounded by the digests, not the recorders): set to
      * a gt_job_begin()'d job; each recorder is folded into it as it is read

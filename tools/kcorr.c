@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static void add_dev(struct gt_kcorr *k, const char *name, size_t n)
 {
     for (int i = 0; i < k->ndevs; i++)
@@ -103,8 +102,7 @@ void gt_kcorr_read(struct gt_kcorr *k)
 {
     memset(k, 0, sizeof(*k));
     const char *p = getenv("GDRTRACE_BUFINFO");
-    snprintf(k->path, sizeof(k->path), "%s",
-             p && *p ? p : "/sys/kernel/debug/dma_buf/bufinfo");
+    snprintf(k->path, sizeof(k->path), "%s", p && *p ? p : "/sys/kernel/debug/dma_buf/bufinfo");
     /* debugfs files report size 0: read with a growing buffer, not by size */
     FILE *f = fopen(k->path, "re");
     if (!f) {

@@ -17,16 +17,16 @@
 #define GT_KC_MAX_DEVS 64
 
 struct gt_kcorr {
-    int readable;             /* 0: errno in err_no */
+    int readable; /* 0: errno in err_no */
     int err_no;
     char path[256];
-    uint64_t objects;         /* every dma-buf */
-    uint64_t nv_objects;      /* exporter nv_dmabuf */
+    uint64_t objects;    /* every dma-buf */
+    uint64_t nv_objects; /* exporter nv_dmabuf */
     uint64_t nv_bytes;
     int ndevs;
     struct {
-        char name[64];        /* attached device (PCI address for a NIC) */
-        uint64_t nv_objects;  /* nv_dmabuf objects it is attached to */
+        char name[64];       /* attached device (PCI address for a NIC) */
+        uint64_t nv_objects; /* nv_dmabuf objects it is attached to */
     } devs[GT_KC_MAX_DEVS];
 };
 

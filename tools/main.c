@@ -23,7 +23,8 @@ static const struct subcommand subcommands[] = {
     {"watch", gt_cmd_watch, "live view of running jobs"},
     {"export", gt_cmd_export, "metrics as Prometheus text or JSON"},
     {"prune", gt_cmd_prune, "remove the recorders of exited and crashed processes"},
-    {"doctor", gt_cmd_doctor, "this node's identity, prerequisites and a real DMA-BUF registration"},
+    {"doctor", gt_cmd_doctor,
+     "this node's identity, prerequisites and a real DMA-BUF registration"},
 };
 
 /* The one source of the command's overview: dist/gen-man.sh typesets this

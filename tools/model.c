@@ -17,8 +17,8 @@
 #include "tools/hist.h"
 
 static const char *vnames[GT_V_COUNT] = {
-    "DIRECT-DMABUF", "DIRECT-PEERMEM", "HOST-STAGED", "MIXED", "FALLBACK", "ERROR", "NO-DATA",
-    "BYPASSED",
+    "DIRECT-DMABUF", "DIRECT-PEERMEM", "HOST-STAGED", "MIXED",
+    "FALLBACK",      "ERROR",          "NO-DATA",     "BYPASSED",
 };
 static const int vexit[GT_V_COUNT] = {0, 10, 11, 12, 13, 14, 15, 16};
 
@@ -58,7 +58,8 @@ int gt_verdict_exit(int v)
     return v >= 0 && v < GT_V_COUNT ? vexit[v] : GT_EXIT_INPUT;
 }
 
-static void appendf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void appendf(char *buf, size_t n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static void appendf(char *buf, size_t n, const char *fmt, ...)
 {
     size_t l = strnlen(buf, n);
@@ -235,8 +236,9 @@ static void why_not_direct(char *why, size_t n, const struct gt_recfile *const *
         if (!strcmp(r0->id.policy_reg, "peermem"))
             appendf(why, n, " Policy GDRTRACE_REG=peermem chose peermem.");
         if (gt_recfile_emulated(r0))
-            appendf(why, n, " Emulated (GDRTRACE_GPUMEM=1): sock under the GPU-memory "
-                            "validation layer; no NIC, GPU memory moved by CUDA copies.");
+            appendf(why, n,
+                    " Emulated (GDRTRACE_GPUMEM=1): sock under the GPU-memory "
+                    "validation layer; no NIC, GPU memory moved by CUDA copies.");
         else if (!strncmp(r0->id.transport, "sock", 4))
             appendf(why, n, " Transport sock carries host memory only (%s).",
                     r0->id.transport_why[0] ? r0->id.transport_why : "no reason recorded");
@@ -252,7 +254,8 @@ static void why_not_direct(char *why, size_t n, const struct gt_recfile *const *
                     "disabled by NCCL (GPU-NIC distance beyond NCCL_NET_GDR_LEVEL, "
                     "NCCL_NET_GDR_READ=0, or a GPU without GDR support).");
         else if (any_dev)
-            appendf(why, n, " NCCL never asked for GPU memory: the plugin advertised host memory only.");
+            appendf(why, n,
+                    " NCCL never asked for GPU memory: the plugin advertised host memory only.");
         else
             appendf(why, n, " NCCL never asked for GPU memory (no device record).");
     }
@@ -276,7 +279,8 @@ void gt_verdict_of(const struct gtr_comm *c, const struct gt_recfile *const *ctx
             did[m] += R[a][m];
     }
     uint64_t gpu_dmabuf = R[GT_ASKED_DMABUF][GT_METHOD_DMABUF] + R[GT_ASKED_CUDA][GT_METHOD_DMABUF];
-    uint64_t gpu_peermem = R[GT_ASKED_DMABUF][GT_METHOD_PEERMEM] + R[GT_ASKED_CUDA][GT_METHOD_PEERMEM];
+    uint64_t gpu_peermem =
+        R[GT_ASKED_DMABUF][GT_METHOD_PEERMEM] + R[GT_ASKED_CUDA][GT_METHOD_PEERMEM];
     uint64_t gpu_host = R[GT_ASKED_DMABUF][GT_METHOD_HOST] + R[GT_ASKED_CUDA][GT_METHOD_HOST];
     uint64_t policy_fb = gtr_reason_count(c, GTR_FALLBACKS, GT_REASON_POLICY_PEERMEM) +
                          gtr_reason_count(c, GTR_FALLBACKS, GT_REASON_POLICY_HOST);
@@ -326,7 +330,8 @@ void gt_verdict_of(const struct gtr_comm *c, const struct gt_recfile *const *ctx
         if (gpu_host)
             appendf(why, n, ", %llu GPU buffer(s) handled as host memory",
                     (unsigned long long)gpu_host);
-        appendf(why, n, ", no GPU memory registered with the NIC: data staged through host memory.");
+        appendf(why, n,
+                ", no GPU memory registered with the NIC: data staged through host memory.");
         why_not_direct(why, n, ctx, nctx, c->dev, gpu_asked != 0);
         return;
     }
@@ -343,23 +348,28 @@ void gt_verdict_of(const struct gtr_comm *c, const struct gt_recfile *const *ctx
         appendf(why, n, ", none via peermem.");
     } else if (gpu_peermem && !gpu_dmabuf && !gpu_host) {
         v->code = GT_V_DIRECT_PEERMEM;
-        appendf(why, n, "%llu GPU registration(s) via peermem (ibv_reg_mr on GPU addresses), none via DMA-BUF",
-                (unsigned long long)gpu_peermem);
+        appendf(
+            why, n,
+            "%llu GPU registration(s) via peermem (ibv_reg_mr on GPU addresses), none via DMA-BUF",
+            (unsigned long long)gpu_peermem);
         if (R[GT_ASKED_CUDA][GT_METHOD_PEERMEM] && !R[GT_ASKED_DMABUF][GT_METHOD_PEERMEM])
-            appendf(why, n, "; NCCL asked regMr(NCCL_PTR_CUDA), never regMrDmaBuf "
-                            "(NCCL_DMABUF_ENABLE=0, or NCCL without DMA-BUF support)");
+            appendf(why, n,
+                    "; NCCL asked regMr(NCCL_PTR_CUDA), never regMrDmaBuf "
+                    "(NCCL_DMABUF_ENABLE=0, or NCCL without DMA-BUF support)");
         appendf(why, n, ".");
         why_not_direct(why, n, ctx, nctx, c->dev, 1);
     } else {
         v->code = GT_V_MIXED;
-        appendf(why, n, "GPU memory registered by more than one path: dmabuf %llu, peermem %llu, "
-                        "as host %llu.",
+        appendf(why, n,
+                "GPU memory registered by more than one path: dmabuf %llu, peermem %llu, "
+                "as host %llu.",
                 (unsigned long long)gpu_dmabuf, (unsigned long long)gpu_peermem,
                 (unsigned long long)gpu_host);
     }
     if (host_asked)
-        appendf(why, n, " %llu host registration(s) beside them are NCCL's LL buffers "
-                        "(host memory by design): expected.",
+        appendf(why, n,
+                " %llu host registration(s) beside them are NCCL's LL buffers "
+                "(host memory by design): expected.",
                 (unsigned long long)host_asked);
     if (policy_fb)
         appendf(why, n, " %llu registration(s) took another path by policy.",
@@ -508,15 +518,14 @@ void gt_recfile_fate(const struct gt_recfile *r, struct gt_fate *f)
                      when, c->tid, whom);
         } else if (r->liveness == GT_LIVE_LIVE) {
             f->kind = GT_FATE_IN_CALL;
-            snprintf(f->text, sizeof(f->text),
-                     "inside %s since %s (thread %u), still running; %s", what, when, c->tid,
-                     whom);
+            snprintf(f->text, sizeof(f->text), "inside %s since %s (thread %u), still running; %s",
+                     what, when, c->tid, whom);
         } else {
             f->kind = GT_FATE_CRASHED_IN_CALL;
             f->code = GT_V_ERROR;
             snprintf(f->text, sizeof(f->text),
-                     "crashed inside %s, called at %s (thread %u), which never returned; %s",
-                     what, when, c->tid, whom);
+                     "crashed inside %s, called at %s (thread %u), which never returned; %s", what,
+                     when, c->tid, whom);
         }
         return;
     }
@@ -580,12 +589,12 @@ struct htab {
 
 struct gt_fold {
     struct htab comm_ix, host_ix, job_ix;
-    struct cstate *cs;      /* parallel to j->comms */
-    size_t *node_first;     /* parallel to j->nodes: first recorder of the host */
+    struct cstate *cs;            /* parallel to j->comms */
+    size_t *node_first;           /* parallel to j->nodes: first recorder of the host */
     int (*node_seen)[GT_V_COUNT]; /* per node: codes of its processes' communicators */
-    size_t *rec_node;       /* recorder -> node */
+    size_t *rec_node;             /* recorder -> node */
     size_t nrec_cap, comm_cap, node_cap, ranks_cap, fates_cap;
-    struct gtr_comm *grp;   /* scratch */
+    struct gtr_comm *grp; /* scratch */
 };
 
 static void fold_free(struct gt_job *j)
@@ -879,7 +888,8 @@ static int fold_comm(struct gt_job *j, size_t ri, uint32_t s)
         cs->dev = me;
     }
     if ((x->nmembers & (x->nmembers - 1)) == 0) { /* capacity: the next power of two */
-        struct gt_member *nm = realloc(x->members, (x->nmembers ? 2 * x->nmembers : 1) * sizeof(*nm));
+        struct gt_member *nm =
+            realloc(x->members, (x->nmembers ? 2 * x->nmembers : 1) * sizeof(*nm));
         if (!nm)
             return -1;
         x->members = nm;
@@ -1144,11 +1154,12 @@ int gt_job_finish(struct gt_job *j, struct gt_recfile *recs, size_t nrec)
         int count[GT_V_COUNT] = {0};
         for (size_t i = 0; i < j->ncomm; i++)
             count[codes[i]]++;
-        appendf(j->overall.why, sizeof(j->overall.why), "%zu process(es) on %d host(s), %zu communicator(s):",
-                nrec, j->nhosts, j->ncomm);
+        appendf(j->overall.why, sizeof(j->overall.why),
+                "%zu process(es) on %d host(s), %zu communicator(s):", nrec, j->nhosts, j->ncomm);
         for (int v = 0; v < GT_V_COUNT; v++)
             if (count[v])
-                appendf(j->overall.why, sizeof(j->overall.why), " %s %d", gt_verdict_name(v), count[v]);
+                appendf(j->overall.why, sizeof(j->overall.why), " %s %d", gt_verdict_name(v),
+                        count[v]);
         if (!j->ncomm)
             appendf(j->overall.why, sizeof(j->overall.why), " none");
         appendf(j->overall.why, sizeof(j->overall.why), ".");

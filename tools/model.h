@@ -57,24 +57,24 @@ int gt_verdict_exit(int v);
 
 struct gt_verdict {
     int code;
-    int emulated; /* some recorder it rests on ran the GPU-memory validation mode */
+    int emulated;   /* some recorder it rests on ran the GPU-memory validation mode */
     char why[2048]; /* the evidence, one or more sentences */
 };
 
 /* One communicator (or, for ABI < v11, one process standing for itself). */
 struct gt_member {
-    size_t rec;   /* index into the recorder array */
+    size_t rec;    /* index into the recorder array */
     uint32_t slot; /* index into that recorder's comms */
 };
 
 struct gt_ccomm {
     int has_comm_id;
     uint64_t comm_id;
-    char label[96];        /* "0x..." or "process HOST:PID" */
-    struct gtr_comm sum;   /* counters and histograms summed over members */
+    char label[96];      /* "0x..." or "process HOST:PID" */
+    struct gtr_comm sum; /* counters and histograms summed over members */
     struct gt_member *members;
-    size_t nmembers;       /* comm slots (a process may hold sibling slots) */
-    size_t nprocs;         /* distinct processes */
+    size_t nmembers; /* comm slots (a process may hold sibling slots) */
+    size_t nprocs;   /* distinct processes */
     int nhosts;
     struct gt_verdict v;
 };
@@ -93,17 +93,17 @@ struct gt_node {
  * gdrtrace does not own — the last CALLING event without its RETURNED. */
 enum gt_fate_kind {
     GT_FATE_NONE = 0,
-    GT_FATE_REFUSED,        /* REFUSED, and no transport chosen after it: BYPASSED */
+    GT_FATE_REFUSED,         /* REFUSED, and no transport chosen after it: BYPASSED */
     GT_FATE_CRASHED_IN_CALL, /* state LIVE, the writer not running here: ERROR */
-    GT_FATE_EXITED_IN_CALL, /* state CLOSED (exit() ran) inside the call: ERROR */
-    GT_FATE_IN_CALL,        /* the writer runs and is inside the call now: no verdict */
+    GT_FATE_EXITED_IN_CALL,  /* state CLOSED (exit() ran) inside the call: ERROR */
+    GT_FATE_IN_CALL,         /* the writer runs and is inside the call now: no verdict */
 };
 
 struct gt_fate {
-    int kind;      /* enum gt_fate_kind */
-    int code;      /* the verdict it gives (GT_V_*), GT_V_NO_DATA when none */
-    int site;      /* enum gt_call_site of the open call */
-    int reason;    /* the refusal's enum gt_reason */
+    int kind;        /* enum gt_fate_kind */
+    int code;        /* the verdict it gives (GT_V_*), GT_V_NO_DATA when none */
+    int site;        /* enum gt_call_site of the open call */
+    int reason;      /* the refusal's enum gt_reason */
     char text[1024]; /* one line: what happened, where, when, to whom */
 };
 
@@ -111,7 +111,7 @@ struct gt_fate {
 void gt_recfile_fate(const struct gt_recfile *r, struct gt_fate *f);
 
 struct gt_pfate {
-    size_t rec;          /* index into the recorder array */
+    size_t rec; /* index into the recorder array */
     struct gt_fate f;
 };
 
@@ -121,18 +121,18 @@ struct gt_fold;
  * what outlier detection and joining NCCL's log need, kept when the
  * recorder itself is released (fold mode). */
 struct gt_rank_comm {
-    size_t rec;                       /* index into the recorder array */
-    uint32_t slot;                    /* first slot of the group */
+    size_t rec;    /* index into the recorder array */
+    uint32_t slot; /* first slot of the group */
     int has_comm_id;
     uint64_t comm_id;
-    uint64_t did[GTR_METHOD_COUNT];   /* registrations by method */
+    uint64_t did[GTR_METHOD_COUNT]; /* registrations by method */
     uint64_t fallbacks, errors;
     uint64_t p50_ns[GTR_OP_COUNT], p99_ns[GTR_OP_COUNT]; /* latency; 0: none */
-    int verdict;                      /* judged with this process's context */
+    int verdict;                                         /* judged with this process's context */
 };
 
 struct gt_job {
-    struct gt_recfile *recs;   /* not owned */
+    struct gt_recfile *recs; /* not owned */
     size_t nrec;
     struct gt_ccomm *comms;
     size_t ncomm;
@@ -144,7 +144,7 @@ struct gt_job {
     struct gt_verdict overall;
     struct gt_rank_comm *ranks; /* per process and communicator, in (rec, slot) order */
     size_t nranks;
-    struct gt_fold *fold;  /* between gt_job_begin and gt_job_finish */
+    struct gt_fold *fold; /* between gt_job_begin and gt_job_finish */
 };
 
 /*! gt_recfile_emulated() : 1 when recorder r ran the GPU-memory validation mode
@@ -211,9 +211,9 @@ void gt_comm_clear(struct gtr_comm *c);
 uint64_t gt_comm_regs(const struct gtr_comm *c);
 
 /* Formatting shared by the commands. */
-const char *gt_fmt_ns(uint64_t ns, char *buf, size_t n);    /* 850ns, 12.3us, 1.20ms, 3.40s */
-const char *gt_fmt_bytes(uint64_t b, char *buf, size_t n);  /* 512 B, 1.5 KiB, ... */
-const char *gt_fmt_ptr(int bits, char *buf, size_t n);      /* HOST|CUDA|DMABUF */
+const char *gt_fmt_ns(uint64_t ns, char *buf, size_t n);   /* 850ns, 12.3us, 1.20ms, 3.40s */
+const char *gt_fmt_bytes(uint64_t b, char *buf, size_t n); /* 512 B, 1.5 KiB, ... */
+const char *gt_fmt_ptr(int bits, char *buf, size_t n);     /* HOST|CUDA|DMABUF */
 const char *gt_fmt_comm(const struct gtr_comm *c, const struct gt_recfile *r, char *buf, size_t n);
 
 #endif

@@ -72,8 +72,9 @@ static void kc_text(FILE *f, const struct gt_job *j)
     }
     char b[32];
     fprintf(f, "\n== kernel corroboration (%s, read now)\n", gt_esc(v->k.path));
-    fprintf(f, "   %d live recorder(s) on this host: %llu DMA-BUF registration(s) recorded, %llu "
-               "deregistration(s) of any kind\n",
+    fprintf(f,
+            "   %d live recorder(s) on this host: %llu DMA-BUF registration(s) recorded, %llu "
+            "deregistration(s) of any kind\n",
             v->nlive, (unsigned long long)v->dmabuf_regs, (unsigned long long)v->deregs);
     if (!v->k.readable) {
         fprintf(f, "   not readable: %s (debugfs must be mounted and readable, usually root)\n",
@@ -98,21 +99,23 @@ static void kc_text(FILE *f, const struct gt_job *j)
             int dup = 0;
             for (size_t q = 0; q < i && !dup; q++)
                 for (uint32_t e = 0; live_here(&j->recs[q]) && e < j->recs[q].ndev; e++)
-                    dup |= j->recs[q].devs[e].in_use && !strcmp(j->recs[q].devs[e].pci_path, dv->pci_path);
+                    dup |= j->recs[q].devs[e].in_use &&
+                           !strcmp(j->recs[q].devs[e].pci_path, dv->pci_path);
             for (uint32_t e = 0; e < d; e++)
                 dup |= r->devs[e].in_use && !strcmp(r->devs[e].pci_path, dv->pci_path);
             if (dup)
                 continue;
-            fprintf(f, "   NIC %-12s %-14s nv_dmabuf objects attached: %llu\n", gt_esc(dv->name), gt_esc(bdf),
-                    (unsigned long long)gt_kcorr_attached(&v->k, dv->pci_path));
+            fprintf(f, "   NIC %-12s %-14s nv_dmabuf objects attached: %llu\n", gt_esc(dv->name),
+                    gt_esc(bdf), (unsigned long long)gt_kcorr_attached(&v->k, dv->pci_path));
             shown++;
         }
     }
     if (!shown)
         fprintf(f, "   (no device with a PCI address recorded)\n");
     if (v->dmabuf_regs && !v->k.nv_objects)
-        fprintf(f, "   WARNING: DMA-BUF registrations were recorded but the kernel lists no nv_dmabuf "
-                   "object now (released, or not GPU memory)\n");
+        fprintf(f,
+                "   WARNING: DMA-BUF registrations were recorded but the kernel lists no nv_dmabuf "
+                "object now (released, or not GPU memory)\n");
     free(v);
 }
 
@@ -216,12 +219,15 @@ static void text_matrix(FILE *f, const struct gtr_comm *c, const char *ind)
         if (!row)
             continue;
         fprintf(f, "%s                %-14s", ind,
-                a == GT_ASKED_DMABUF ? "regMrDmaBuf" : a == GT_ASKED_CUDA ? "regMr(CUDA)" : "regMr(HOST)");
+                a == GT_ASKED_DMABUF ? "regMrDmaBuf"
+                : a == GT_ASKED_CUDA ? "regMr(CUDA)"
+                                     : "regMr(HOST)");
         for (int m = 0; m < GTR_METHOD_COUNT; m++)
             fprintf(f, " %10llu", (unsigned long long)c->reg_count[a][m]);
         fprintf(f, "\n%s                %-14s", ind, "  bytes");
         for (int m = 0; m < GTR_METHOD_COUNT; m++)
-            fprintf(f, " %10s", c->reg_count[a][m] ? gt_fmt_bytes(c->reg_bytes[a][m], b, sizeof(b)) : "-");
+            fprintf(f, " %10s",
+                    c->reg_count[a][m] ? gt_fmt_bytes(c->reg_bytes[a][m], b, sizeof(b)) : "-");
         fputc('\n', f);
     }
     if (c->reg_exported_fd || c->reg_cache_hits)
@@ -251,7 +257,8 @@ static void text_comm_body(FILE *f, const struct gtr_comm *c, const char *ind, i
     fprintf(f, "%sfallbacks       %llu", ind, (unsigned long long)c->fallback_count);
     text_reasons(f, c, GTR_FALLBACKS);
     if (c->fallback_count && c->fallback_last_errno)
-        fprintf(f, "; last errno %d (%s)", c->fallback_last_errno, strerror(c->fallback_last_errno));
+        fprintf(f, "; last errno %d (%s)", c->fallback_last_errno,
+                strerror(c->fallback_last_errno));
     fprintf(f, "\n%serrors          %llu", ind, (unsigned long long)c->error_count);
     text_reasons(f, c, GTR_ERRORS);
     if (c->error_count && c->error_last_errno)
@@ -272,13 +279,14 @@ static void text_comm_body(FILE *f, const struct gtr_comm *c, const char *ind, i
         any |= c->hist[op].count != 0;
     if (!any)
         return;
-    fprintf(f, "%slatency         %-6s %10s %10s %10s %10s %10s\n", ind, "op", "count", "p50", "p95",
-            "p99", "max");
+    fprintf(f, "%slatency         %-6s %10s %10s %10s %10s %10s\n", ind, "op", "count", "p50",
+            "p95", "p99", "max");
     for (int op = 0; op < GTR_OP_COUNT; op++) {
         const struct gtr_hist *h = &c->hist[op];
         if (!h->count)
             continue;
-        fprintf(f, "%s                %-6s %10llu", ind, gt_op_name(op), (unsigned long long)h->count);
+        fprintf(f, "%s                %-6s %10llu", ind, gt_op_name(op),
+                (unsigned long long)h->count);
         for (unsigned q = 0; q < 3; q++)
             fprintf(f, " %10s", gt_fmt_ns(gt_hist_quantile(h, qs[q]), b1, sizeof(b1)));
         fprintf(f, " %10s\n", gt_fmt_ns(h->max_ns, b1, sizeof(b1)));
@@ -339,7 +347,9 @@ static void text_process(FILE *f, const struct gt_job *j, size_t ri, int flags)
             fp->kernel_release[0] ? gt_esc(fp->kernel_release) : "?",
             fp->nvidia_flavour <= GTR_NV_ABSENT ? flav[fp->nvidia_flavour] : "unknown",
             fp->nvidia_version[0] ? gt_esc(fp->nvidia_version) : "-",
-            fp->peermem_loaded ? "loaded" : fp->memory_peers ? "memory_peers" : "absent",
+            fp->peermem_loaded ? "loaded"
+            : fp->memory_peers ? "memory_peers"
+                               : "absent",
             fp->cuda_driver_version);
     fprintf(f, "            rdma %s; gpus %s\n",
             fp->rdma_devices[0] ? gt_esc(fp->rdma_devices) : "none",
@@ -358,15 +368,16 @@ static void text_process(FILE *f, const struct gt_job *j, size_t ri, int flags)
         char pd[64];
         snprintf(pd, sizeof(pd), "%s%s", gt_probe_name(d->probe_dmabuf), e);
         fprintf(f, "            %-3d %-12s %-9s %-18s %-12s %-12s %-12s %s\n", d->dev,
-                gt_esc(d->name), gt_esc(d->transport), gt_fmt_ptr(d->ptr_support, b, sizeof(b)),
-                pd, gt_probe_name(d->probe_peermem), gt_probe_name(d->probe_cuda_dmabuf),
+                gt_esc(d->name), gt_esc(d->transport), gt_fmt_ptr(d->ptr_support, b, sizeof(b)), pd,
+                gt_probe_name(d->probe_peermem), gt_probe_name(d->probe_cuda_dmabuf),
                 gt_esc(d->why));
     }
     if (!hdr)
         fprintf(f, "   devices  none recorded\n");
     if (r->has_ring) {
         const struct gt_ring_stats *rs = &r->rs;
-        fprintf(f, "   events   %llu slots, %llu written: %llu complete, %llu torn, %llu overwritten",
+        fprintf(f,
+                "   events   %llu slots, %llu written: %llu complete, %llu torn, %llu overwritten",
                 (unsigned long long)rs->capacity, (unsigned long long)rs->head,
                 (unsigned long long)rs->complete, (unsigned long long)rs->torn,
                 (unsigned long long)rs->overwritten);
@@ -398,9 +409,8 @@ static void text_process(FILE *f, const struct gt_job *j, size_t ri, int flags)
             }
             for (size_t i = 0; i < nlast; i++)
                 fprintf(f, "            %+.6fs %s dev %d comm-slot %u errno %d (%s) reason %s\n",
-                        gt_recfile_ts_rel_s(r, last[i].ts), gt_event_name(last[i].type), last[i].dev,
-                        last[i].comm_slot, last[i].err,
-                        strerror(last[i].err),
+                        gt_recfile_ts_rel_s(r, last[i].ts), gt_event_name(last[i].type),
+                        last[i].dev, last[i].comm_slot, last[i].err, strerror(last[i].err),
                         gt_reason_name((int)last[i].aux));
         }
     }
@@ -421,7 +431,8 @@ static void text_process(FILE *f, const struct gt_job *j, size_t ri, int flags)
                 gt_esc(gt_fmt_comm(c, r, b, sizeof(b))), s, sib, c->abi_version, c->dev,
                 c->state == GTR_COMM_FINALIZED ? "finalized" : "active");
         text_comm_body(f, c, "     ", flags);
-        fprintf(f, "     verdict         %s: %s\n", gt_verdict_label(v.code, v.emulated), gt_esc(v.why));
+        fprintf(f, "     verdict         %s: %s\n", gt_verdict_label(v.code, v.emulated),
+                gt_esc(v.why));
     }
     free(c);
 }
@@ -437,10 +448,10 @@ void gt_report_text(FILE *f, const struct gt_job *j, int flags)
             "dmabuf", "peermem", "host", "failed", "verdict");
     for (size_t i = 0; i < j->nnodes; i++) {
         const struct gt_node *nd = &j->nodes[i];
-        fprintf(f, "   %-24s %9d %6d %10llu %10llu %10llu %10llu  %s\n", gt_esc(nd->host), nd->nproc,
-                nd->ncomm, (unsigned long long)nd->did[0], (unsigned long long)nd->did[1],
-                (unsigned long long)nd->did[2], (unsigned long long)nd->did[3],
-                gt_verdict_label(nd->code, j->overall.emulated));
+        fprintf(f, "   %-24s %9d %6d %10llu %10llu %10llu %10llu  %s\n", gt_esc(nd->host),
+                nd->nproc, nd->ncomm, (unsigned long long)nd->did[0],
+                (unsigned long long)nd->did[1], (unsigned long long)nd->did[2],
+                (unsigned long long)nd->did[3], gt_verdict_label(nd->code, j->overall.emulated));
     }
     for (size_t i = 0; i < j->nrec; i++)
         text_process(f, j, i, flags);
@@ -454,9 +465,9 @@ void gt_report_text(FILE *f, const struct gt_job *j, int flags)
         for (int a = 0; a < GTR_ASKED_COUNT; a++)
             for (int m = 0; m < GTR_METHOD_COUNT; m++)
                 did[m] += x->sum.reg_count[a][m];
-        fprintf(f, "   %-20s %5zu %5d %10llu %10llu %10llu %10llu %9llu %7llu  %s\n", gt_esc(x->label),
-                x->nprocs, x->nhosts, (unsigned long long)did[0], (unsigned long long)did[1],
-                (unsigned long long)did[2], (unsigned long long)did[3],
+        fprintf(f, "   %-20s %5zu %5d %10llu %10llu %10llu %10llu %9llu %7llu  %s\n",
+                gt_esc(x->label), x->nprocs, x->nhosts, (unsigned long long)did[0],
+                (unsigned long long)did[1], (unsigned long long)did[2], (unsigned long long)did[3],
                 (unsigned long long)x->sum.fallback_count, (unsigned long long)x->sum.error_count,
                 gt_verdict_label(x->v.code, x->v.emulated));
     }
@@ -464,8 +475,8 @@ void gt_report_text(FILE *f, const struct gt_job *j, int flags)
         const struct gt_ccomm *x = &j->comms[i];
         if (x->nprocs < 2)
             continue;
-        fprintf(f, "\n   comm %s across %zu process(es) on %d host(s)\n", gt_esc(x->label), x->nprocs,
-                x->nhosts);
+        fprintf(f, "\n   comm %s across %zu process(es) on %d host(s)\n", gt_esc(x->label),
+                x->nprocs, x->nhosts);
         text_comm_body(f, &x->sum, "     ", 0);
     }
     fprintf(f, "\n== verdict\n");

@@ -41,43 +41,163 @@ static int load_done, load_rc; /* guarded by load_lock */
  * missing from a present driver is "not supported". */
 static gt_CUresult stub_ret = GT_CUDA_ERROR_NOT_INITIALIZED;
 
-static gt_CUresult s_init(unsigned int f) { (void)f; return stub_ret; }
-static gt_CUresult s_ver(int *v) { if (v) *v = 0; return stub_ret; }
-static gt_CUresult s_dev_get(gt_CUdevice *d, int o) { (void)d, (void)o; return stub_ret; }
-static gt_CUresult s_count(int *c) { if (c) *c = 0; return stub_ret; }
-static gt_CUresult s_attr(int *v, int a, gt_CUdevice d) { (void)v, (void)a, (void)d; return stub_ret; }
-static gt_CUresult s_busid(char *b, int l, gt_CUdevice d) { (void)b, (void)l, (void)d; return stub_ret; }
-static gt_CUresult s_ptr_attr(void *x, int a, gt_CUdeviceptr p) { (void)x, (void)a, (void)p; return stub_ret; }
-static gt_CUresult s_range(gt_CUdeviceptr *b, size_t *s, gt_CUdeviceptr p) { (void)b, (void)s, (void)p; return stub_ret; }
-static gt_CUresult s_alloc(gt_CUdeviceptr *p, size_t n) { (void)p, (void)n; return stub_ret; }
-static gt_CUresult s_free(gt_CUdeviceptr p) { (void)p; return stub_ret; }
-static gt_CUresult s_htod(gt_CUdeviceptr d, const void *s, size_t n) { (void)d, (void)s, (void)n; return stub_ret; }
-static gt_CUresult s_dtoh(void *d, gt_CUdeviceptr s, size_t n) { (void)d, (void)s, (void)n; return stub_ret; }
-static gt_CUresult s_ctx_get(gt_CUcontext *c) { if (c) *c = NULL; return stub_ret; }
-static gt_CUresult s_ctx_set(gt_CUcontext c) { (void)c; return stub_ret; }
-static gt_CUresult s_retain(gt_CUcontext *c, gt_CUdevice d) { (void)c, (void)d; return stub_ret; }
-static gt_CUresult s_release(gt_CUdevice d) { (void)d; return stub_ret; }
-static gt_CUresult s_errstr(gt_CUresult e, const char **s) { (void)e; if (s) *s = NULL; return stub_ret; }
-static gt_CUresult s_export_unsupported(void *h, gt_CUdeviceptr p, size_t n, int t, unsigned long long f)
+static gt_CUresult s_init(unsigned int f)
+{
+    (void)f;
+    return stub_ret;
+}
+static gt_CUresult s_ver(int *v)
+{
+    if (v)
+        *v = 0;
+    return stub_ret;
+}
+static gt_CUresult s_dev_get(gt_CUdevice *d, int o)
+{
+    (void)d, (void)o;
+    return stub_ret;
+}
+static gt_CUresult s_count(int *c)
+{
+    if (c)
+        *c = 0;
+    return stub_ret;
+}
+static gt_CUresult s_attr(int *v, int a, gt_CUdevice d)
+{
+    (void)v, (void)a, (void)d;
+    return stub_ret;
+}
+static gt_CUresult s_busid(char *b, int l, gt_CUdevice d)
+{
+    (void)b, (void)l, (void)d;
+    return stub_ret;
+}
+static gt_CUresult s_ptr_attr(void *x, int a, gt_CUdeviceptr p)
+{
+    (void)x, (void)a, (void)p;
+    return stub_ret;
+}
+static gt_CUresult s_range(gt_CUdeviceptr *b, size_t *s, gt_CUdeviceptr p)
+{
+    (void)b, (void)s, (void)p;
+    return stub_ret;
+}
+static gt_CUresult s_alloc(gt_CUdeviceptr *p, size_t n)
+{
+    (void)p, (void)n;
+    return stub_ret;
+}
+static gt_CUresult s_free(gt_CUdeviceptr p)
+{
+    (void)p;
+    return stub_ret;
+}
+static gt_CUresult s_htod(gt_CUdeviceptr d, const void *s, size_t n)
+{
+    (void)d, (void)s, (void)n;
+    return stub_ret;
+}
+static gt_CUresult s_dtoh(void *d, gt_CUdeviceptr s, size_t n)
+{
+    (void)d, (void)s, (void)n;
+    return stub_ret;
+}
+static gt_CUresult s_ctx_get(gt_CUcontext *c)
+{
+    if (c)
+        *c = NULL;
+    return stub_ret;
+}
+static gt_CUresult s_ctx_set(gt_CUcontext c)
+{
+    (void)c;
+    return stub_ret;
+}
+static gt_CUresult s_retain(gt_CUcontext *c, gt_CUdevice d)
+{
+    (void)c, (void)d;
+    return stub_ret;
+}
+static gt_CUresult s_release(gt_CUdevice d)
+{
+    (void)d;
+    return stub_ret;
+}
+static gt_CUresult s_errstr(gt_CUresult e, const char **s)
+{
+    (void)e;
+    if (s)
+        *s = NULL;
+    return stub_ret;
+}
+static gt_CUresult s_export_unsupported(void *h, gt_CUdeviceptr p, size_t n, int t,
+                                        unsigned long long f)
 {
     (void)h, (void)p, (void)n, (void)t, (void)f;
     return GT_CUDA_ERROR_NOT_SUPPORTED;
 }
 
 /* The asynchronous-copy set is optional as a whole: absent = NOT_SUPPORTED. */
-static gt_CUresult s_sc(gt_CUstream *s, unsigned int f) { if (s) *s = NULL; (void)f; return GT_CUDA_ERROR_NOT_SUPPORTED; }
-static gt_CUresult s_sd(gt_CUstream s) { (void)s; return GT_CUDA_ERROR_NOT_SUPPORTED; }
-static gt_CUresult s_ec(gt_CUevent *e, unsigned int f) { if (e) *e = NULL; (void)f; return GT_CUDA_ERROR_NOT_SUPPORTED; }
-static gt_CUresult s_ed(gt_CUevent e) { (void)e; return GT_CUDA_ERROR_NOT_SUPPORTED; }
-static gt_CUresult s_er(gt_CUevent e, gt_CUstream s) { (void)e, (void)s; return GT_CUDA_ERROR_NOT_SUPPORTED; }
-static gt_CUresult s_htod_a(gt_CUdeviceptr d, const void *s, size_t n, gt_CUstream st) { (void)d, (void)s, (void)n, (void)st; return GT_CUDA_ERROR_NOT_SUPPORTED; }
-static gt_CUresult s_dtoh_a(void *d, gt_CUdeviceptr s, size_t n, gt_CUstream st) { (void)d, (void)s, (void)n, (void)st; return GT_CUDA_ERROR_NOT_SUPPORTED; }
-static gt_CUresult s_hal(void **p, size_t n, unsigned int f) { if (p) *p = NULL; (void)n, (void)f; return GT_CUDA_ERROR_NOT_SUPPORTED; }
-static gt_CUresult s_hfree(void *p) { (void)p; return GT_CUDA_ERROR_NOT_SUPPORTED; }
+static gt_CUresult s_sc(gt_CUstream *s, unsigned int f)
+{
+    if (s)
+        *s = NULL;
+    (void)f;
+    return GT_CUDA_ERROR_NOT_SUPPORTED;
+}
+static gt_CUresult s_sd(gt_CUstream s)
+{
+    (void)s;
+    return GT_CUDA_ERROR_NOT_SUPPORTED;
+}
+static gt_CUresult s_ec(gt_CUevent *e, unsigned int f)
+{
+    if (e)
+        *e = NULL;
+    (void)f;
+    return GT_CUDA_ERROR_NOT_SUPPORTED;
+}
+static gt_CUresult s_ed(gt_CUevent e)
+{
+    (void)e;
+    return GT_CUDA_ERROR_NOT_SUPPORTED;
+}
+static gt_CUresult s_er(gt_CUevent e, gt_CUstream s)
+{
+    (void)e, (void)s;
+    return GT_CUDA_ERROR_NOT_SUPPORTED;
+}
+static gt_CUresult s_htod_a(gt_CUdeviceptr d, const void *s, size_t n, gt_CUstream st)
+{
+    (void)d, (void)s, (void)n, (void)st;
+    return GT_CUDA_ERROR_NOT_SUPPORTED;
+}
+static gt_CUresult s_dtoh_a(void *d, gt_CUdeviceptr s, size_t n, gt_CUstream st)
+{
+    (void)d, (void)s, (void)n, (void)st;
+    return GT_CUDA_ERROR_NOT_SUPPORTED;
+}
+static gt_CUresult s_hal(void **p, size_t n, unsigned int f)
+{
+    if (p)
+        *p = NULL;
+    (void)n, (void)f;
+    return GT_CUDA_ERROR_NOT_SUPPORTED;
+}
+static gt_CUresult s_hfree(void *p)
+{
+    (void)p;
+    return GT_CUDA_ERROR_NOT_SUPPORTED;
+}
 
 static void fill_stubs(struct gt_cu_fns *t)
 {
-#define FILL(f, s) do { if (!t->f) t->f = s; } while (0)
+#define FILL(f, s)                                                                                 \
+    do {                                                                                           \
+        if (!t->f)                                                                                 \
+            t->f = s;                                                                              \
+    } while (0)
     FILL(init, s_init);
     FILL(driver_get_version, s_ver);
     FILL(device_get, s_dev_get);
@@ -253,12 +373,18 @@ const char *gt_cu_errstr(gt_CUresult r)
     if (gt_cu.get_error_string && gt_cu.get_error_string(r, &s) == GT_CUDA_SUCCESS && s)
         return s;
     switch (r) {
-    case GT_CUDA_SUCCESS: return "CUDA_SUCCESS";
-    case GT_CUDA_ERROR_INVALID_VALUE: return "CUDA_ERROR_INVALID_VALUE";
-    case GT_CUDA_ERROR_NOT_INITIALIZED: return "CUDA_ERROR_NOT_INITIALIZED";
-    case GT_CUDA_ERROR_NO_DEVICE: return "CUDA_ERROR_NO_DEVICE";
-    case GT_CUDA_ERROR_NOT_SUPPORTED: return "CUDA_ERROR_NOT_SUPPORTED";
-    default: return "CUDA error";
+    case GT_CUDA_SUCCESS:
+        return "CUDA_SUCCESS";
+    case GT_CUDA_ERROR_INVALID_VALUE:
+        return "CUDA_ERROR_INVALID_VALUE";
+    case GT_CUDA_ERROR_NOT_INITIALIZED:
+        return "CUDA_ERROR_NOT_INITIALIZED";
+    case GT_CUDA_ERROR_NO_DEVICE:
+        return "CUDA_ERROR_NO_DEVICE";
+    case GT_CUDA_ERROR_NOT_SUPPORTED:
+        return "CUDA_ERROR_NOT_SUPPORTED";
+    default:
+        return "CUDA error";
     }
 }
 

@@ -97,11 +97,11 @@ struct gt_cu_fns {
     gt_CUresult (*mem_host_alloc)(void **p, size_t bytes, unsigned int flags);
     gt_CUresult (*mem_free_host)(void *p);
 
-    int loaded;             /* library present and cuInit(0) succeeded */
-    int driver_version;     /* e.g. 12040, 0 if unknown */
-    int has_dmabuf_export;  /* cuMemGetHandleForAddressRange resolved */
-    int has_async;          /* every asynchronous-copy entry point resolved */
-    char why[256];          /* why not loaded */
+    int loaded;            /* library present and cuInit(0) succeeded */
+    int driver_version;    /* e.g. 12040, 0 if unknown */
+    int has_dmabuf_export; /* cuMemGetHandleForAddressRange resolved */
+    int has_async;         /* every asynchronous-copy entry point resolved */
+    char why[256];         /* why not loaded */
     char why_dmabuf_export[128];
     char why_async[128];
 };

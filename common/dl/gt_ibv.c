@@ -23,8 +23,8 @@
 struct gt_ibv_fns gt_ibv;
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
-static int load_done;   /* guarded by load_lock */
-static int load_rc;     /* guarded by load_lock */
+static int load_done;    /* guarded by load_lock */
+static int load_rc;      /* guarded by load_lock */
 static void *lib_handle; /* kept open for the life of the process */
 
 /* ---- stubs: one per signature ---------------------------------------- */
@@ -35,7 +35,10 @@ static struct ibv_device **stub_get_device_list(int *n)
     errno = EOPNOTSUPP;
     return NULL;
 }
-static void stub_free_device_list(struct ibv_device **l) { (void)l; }
+static void stub_free_device_list(struct ibv_device **l)
+{
+    (void)l;
+}
 static const char *stub_get_device_name(struct ibv_device *d)
 {
     (void)d;
@@ -129,7 +132,10 @@ static const char *stub_wc_status_str(enum ibv_wc_status s)
     snprintf(buf, sizeof(buf), "wc status %d", (int)s);
     return buf;
 }
-static int stub_fork_init(void) { return EOPNOTSUPP; }
+static int stub_fork_init(void)
+{
+    return EOPNOTSUPP;
+}
 static struct ibv_mr *stub_reg_mr_iova2(struct ibv_pd *pd, void *a, size_t l, uint64_t iova,
                                         unsigned int acc)
 {
@@ -252,7 +258,8 @@ static int resolve(void *h, const char *name, const char *ver, void *slot, size_
     memcpy(slot, &p, slot_size);
     return 0;
 }
-#define RESOLVE(h, field, name, ver) resolve((h), (name), (ver), &gt_ibv.field, sizeof(gt_ibv.field))
+#define RESOLVE(h, field, name, ver)                                                               \
+    resolve((h), (name), (ver), &gt_ibv.field, sizeof(gt_ibv.field))
 
 static int do_load(void)
 {

@@ -63,8 +63,8 @@ struct gt_ibv_fns {
                                    unsigned int access); /* IBVERBS_1.8 */
     struct ibv_mr *(*reg_dmabuf_mr)(struct ibv_pd *pd, uint64_t offset, size_t length,
                                     uint64_t iova, int fd, int access); /* IBVERBS_1.12 */
-    int (*query_ece)(struct ibv_qp *qp, struct ibv_ece *ece); /* IBVERBS_1.10 */
-    int (*set_ece)(struct ibv_qp *qp, struct ibv_ece *ece);   /* IBVERBS_1.10 */
+    int (*query_ece)(struct ibv_qp *qp, struct ibv_ece *ece);           /* IBVERBS_1.10 */
+    int (*set_ece)(struct ibv_qp *qp, struct ibv_ece *ece);             /* IBVERBS_1.10 */
     /* The data path: verbs.h's inline calls through the provider's context
      * ops (no libibverbs symbol).  In the table only so that tests can make
      * posts or completions fail on cue; production never replaces them. */
@@ -73,12 +73,12 @@ struct gt_ibv_fns {
     int (*poll_cq)(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 
     /* State, written by gt_ibv_load()/gt_ibv_install() only. */
-    int loaded;               /* core symbols resolved from a real library or installed */
-    int has_reg_mr_iova2;     /* relaxed ordering possible */
+    int loaded;           /* core symbols resolved from a real library or installed */
+    int has_reg_mr_iova2; /* relaxed ordering possible */
     int has_reg_dmabuf_mr;
     int has_ece;
-    char lib[256];            /* the path that was dlopen'd ("" if none) */
-    char why[256];            /* why not loaded ("" when loaded) */
+    char lib[256]; /* the path that was dlopen'd ("" if none) */
+    char why[256]; /* why not loaded ("" when loaded) */
     char why_reg_dmabuf_mr[128];
     char why_reg_mr_iova2[128];
     char why_ece[128];

@@ -75,24 +75,24 @@ enum gt_reason {
     GT_REASON_CUDA_UNAVAILABLE = 4,     /* libcuda.so.1 could not be loaded */
     GT_REASON_CUDA_EXPORT_FAILED = 5,   /* cuMemGetHandleForAddressRange failed */
     /* registration: why peermem was not used or failed */
-    GT_REASON_PEERMEM_ABSENT = 6,       /* nvidia_peermem not loaded */
-    GT_REASON_PEERMEM_NOT_ALLOWED = 7,  /* GDRTRACE_ALLOW_PEERMEM=0 */
-    GT_REASON_PEERMEM_REG_FAILED = 8,   /* ibv_reg_mr on the GPU address failed */
+    GT_REASON_PEERMEM_ABSENT = 6,      /* nvidia_peermem not loaded */
+    GT_REASON_PEERMEM_NOT_ALLOWED = 7, /* GDRTRACE_ALLOW_PEERMEM=0 */
+    GT_REASON_PEERMEM_REG_FAILED = 8,  /* ibv_reg_mr on the GPU address failed */
     /* registration: the policy chose */
-    GT_REASON_POLICY_PEERMEM = 9,       /* GDRTRACE_REG=peermem chose it */
-    GT_REASON_POLICY_HOST = 10,         /* GDRTRACE_REG=host refused GPU memory */
+    GT_REASON_POLICY_PEERMEM = 9, /* GDRTRACE_REG=peermem chose it */
+    GT_REASON_POLICY_HOST = 10,   /* GDRTRACE_REG=host refused GPU memory */
     /* registration: host memory, arguments */
-    GT_REASON_HOST_MEMORY_ONLY = 11,    /* transport supports host memory only (sock) */
-    GT_REASON_HOST_REG_FAILED = 12,     /* registering host memory failed */
-    GT_REASON_BAD_ARGUMENT = 13,        /* NCCL passed something we reject (size, type) */
+    GT_REASON_HOST_MEMORY_ONLY = 11, /* transport supports host memory only (sock) */
+    GT_REASON_HOST_REG_FAILED = 12,  /* registering host memory failed */
+    GT_REASON_BAD_ARGUMENT = 13,     /* NCCL passed something we reject (size, type) */
     /* data path */
-    GT_REASON_TRANSPORT_ERROR = 14,     /* a send/recv/test failed */
-    GT_REASON_PEER_GONE = 15,           /* the peer closed or died */
+    GT_REASON_TRANSPORT_ERROR = 14, /* a send/recv/test failed */
+    GT_REASON_PEER_GONE = 15,       /* the peer closed or died */
     /* transport selection (format 1.1) */
-    GT_REASON_NO_RDMA_DEVICE = 16,      /* ib refused at init: no RDMA device with an active port */
+    GT_REASON_NO_RDMA_DEVICE = 16, /* ib refused at init: no RDMA device with an active port */
     /* the plugin refused to serve the process (format 1.3) */
-    GT_REASON_INNER_LOAD_FAILED = 17,   /* GDRTRACE_INNER unset, not loadable, no ncclNetPlugin_vN */
-    GT_REASON_INNER_INIT_FAILED = 18,   /* the inner plugin's own init returned an error */
+    GT_REASON_INNER_LOAD_FAILED = 17, /* GDRTRACE_INNER unset, not loadable, no ncclNetPlugin_vN */
+    GT_REASON_INNER_INIT_FAILED = 18, /* the inner plugin's own init returned an error */
     /* 19..30: free, each with its own counter slot */
     GT_REASON_COUNT = 19 /* 1 + the highest value this build knows */
 };
@@ -103,12 +103,12 @@ enum gt_reason {
  * Room: 7..2^32-1. */
 enum gt_call_site {
     GT_CALL_NONE = 0,
-    GT_CALL_INNER_LOAD = 1,    /* dlopen of GDRTRACE_INNER: its constructors run */
-    GT_CALL_INNER_INIT = 2,    /* the inner plugin's init */
+    GT_CALL_INNER_LOAD = 1, /* dlopen of GDRTRACE_INNER: its constructors run */
+    GT_CALL_INNER_INIT = 2, /* the inner plugin's init */
     GT_CALL_INNER_LISTEN = 3,
     GT_CALL_INNER_CONNECT = 4,
     GT_CALL_INNER_ACCEPT = 5,
-    GT_CALL_IB_DEVICES = 6,    /* ib's device enumeration and probes through libibverbs */
+    GT_CALL_IB_DEVICES = 6, /* ib's device enumeration and probes through libibverbs */
     GT_CALL_COUNT = 7
 };
 

@@ -116,50 +116,50 @@ enum gtr_nvidia_flavour {
 
 /* The node fingerprint: the same fields `gdrtrace doctor --json` prints. */
 struct gtr_fingerprint {
-    char kernel_release[65];        /* uname -r */
-    char boot_id[37];               /* /proc/sys/kernel/random/boot_id */
-    char nvidia_version[32];        /* NVIDIA kernel module version, "" if absent */
-    uint8_t nvidia_flavour;         /* enum gtr_nvidia_flavour */
-    uint8_t peermem_loaded;         /* /sys/module/nvidia_peermem exists */
-    uint8_t memory_peers;           /* /sys/kernel/mm/memory_peers/<nv_mem*> exists */
+    char kernel_release[65]; /* uname -r */
+    char boot_id[37];        /* /proc/sys/kernel/random/boot_id */
+    char nvidia_version[32]; /* NVIDIA kernel module version, "" if absent */
+    uint8_t nvidia_flavour;  /* enum gtr_nvidia_flavour */
+    uint8_t peermem_loaded;  /* /sys/module/nvidia_peermem exists */
+    uint8_t memory_peers;    /* /sys/kernel/mm/memory_peers/<nv_mem*> exists */
     uint8_t reserved0;
-    int32_t cuda_driver_version;    /* cuDriverGetVersion, -1 if unknown */
-    char rdma_devices[256];         /* "mlx5_0@0000:17:00.0,rxe0@-" sorted by PCI address */
-    char gpus[256];                 /* GPU PCI BDFs, comma-separated, sorted */
+    int32_t cuda_driver_version; /* cuDriverGetVersion, -1 if unknown */
+    char rdma_devices[256];      /* "mlx5_0@0000:17:00.0,rxe0@-" sorted by PCI address */
+    char gpus[256];              /* GPU PCI BDFs, comma-separated, sorted */
     char cpu_model[64];
     uint8_t reserved[64];
 };
 
 struct gtr_identity {
     char host[64];
-    char job[128];          /* GDRTRACE_JOB, SLURM_JOB_ID, ... ("" if none) */
-    char launcher[16];      /* "slurm", "openmpi", "torchrun", "gdrtrace", "" */
-    int32_t rank;           /* -1 when unknown */
-    int32_t local_rank;     /* -1 when unknown */
-    int32_t world_size;     /* -1 when unknown */
+    char job[128];      /* GDRTRACE_JOB, SLURM_JOB_ID, ... ("" if none) */
+    char launcher[16];  /* "slurm", "openmpi", "torchrun", "gdrtrace", "" */
+    int32_t rank;       /* -1 when unknown */
+    int32_t local_rank; /* -1 when unknown */
+    int32_t world_size; /* -1 when unknown */
     int32_t pid;
-    int64_t start_wall_ns;  /* CLOCK_REALTIME at creation */
-    int64_t start_mono_ns;  /* CLOCK_MONOTONIC at creation */
-    int64_t end_wall_ns;    /* CLOCK_REALTIME at clean close, 0 while live */
+    int64_t start_wall_ns; /* CLOCK_REALTIME at creation */
+    int64_t start_mono_ns; /* CLOCK_MONOTONIC at creation */
+    int64_t end_wall_ns;   /* CLOCK_REALTIME at clean close, 0 while live */
     /* Timestamp clock: ns = mono0_ns + ((ticks - tick0) * mult) >> shift */
-    uint32_t clock;         /* enum gtr_clock */
+    uint32_t clock; /* enum gtr_clock */
     uint32_t clock_shift;
     uint64_t clock_mult;
     uint64_t clock_tick0;
     int64_t clock_mono0_ns;
-    uint64_t clock_hz;      /* ticks per second (1e9 for MONOTONIC) */
+    uint64_t clock_hz; /* ticks per second (1e9 for MONOTONIC) */
     char plugin_version[32];
-    int32_t nccl_version;   /* ncclGetVersion code (e.g. 22803), -1 unknown */
-    int32_t abi_version;    /* ncclNetPlugin_vN that NCCL loaded, 0 until init */
-    char transport[16];     /* "sock", "ib", "inner:<name>" */
+    int32_t nccl_version; /* ncclGetVersion code (e.g. 22803), -1 unknown */
+    int32_t abi_version;  /* ncclNetPlugin_vN that NCCL loaded, 0 until init */
+    char transport[16];   /* "sock", "ib", "inner:<name>" */
     char transport_why[128];
     /* The registration policy in force (since 1.2 the settings section says
      * more: the source of each value, and invalid ones). */
-    char policy_reg[16];        /* dmabuf | peermem | host | auto */
+    char policy_reg[16]; /* dmabuf | peermem | host | auto */
     uint8_t policy_allow_peermem;
-    uint8_t policy_events_all;  /* GDRTRACE_EVENTS=all */
+    uint8_t policy_events_all; /* GDRTRACE_EVENTS=all */
     uint8_t reserved0[6];
-    char policy_text[256];      /* every GDRTRACE_* variable set, "K=V K=V" */
+    char policy_text[256]; /* every GDRTRACE_* variable set, "K=V K=V" */
     struct gtr_fingerprint node;
     uint8_t reserved[128];
 };
@@ -174,19 +174,19 @@ struct gtr_identity {
 #define GTR_PROBE_ABSENT GT_PROBE_ABSENT
 
 struct gtr_device {
-    uint32_t in_use;       /* 1 once filled */
-    int32_t dev;           /* NCCL device index */
+    uint32_t in_use; /* 1 once filled */
+    int32_t dev;     /* NCCL device index */
     char name[64];
     char pci_path[256];
     char transport[16];
-    int32_t ptr_support;   /* advertised to NCCL (NCCL_PTR_* bits) */
+    int32_t ptr_support; /* advertised to NCCL (NCCL_PTR_* bits) */
     int32_t speed_mbps;
-    uint8_t probe_dmabuf;  /* enum gt_probe_state */
+    uint8_t probe_dmabuf; /* enum gt_probe_state */
     uint8_t probe_peermem;
     uint8_t probe_cuda_dmabuf;
     uint8_t reserved0;
     int32_t probe_dmabuf_errno;
-    char why[128];         /* why that ptrSupport */
+    char why[128]; /* why that ptrSupport */
     uint8_t reserved[64];
 };
 
@@ -247,19 +247,19 @@ enum gtr_comm_state {
 struct gtr_comm {
     /* cold: identity (written once at init, before state is set ACTIVE
      * with release order) */
-    uint32_t state;        /* enum gtr_comm_state */
-    uint32_t has_comm_id;  /* 0: ABI < v11, the record stands for the process */
-    uint64_t comm_id;      /* NCCL's commId (printed as 0x%lx, like NCCL) */
+    uint32_t state;       /* enum gtr_comm_state */
+    uint32_t has_comm_id; /* 0: ABI < v11, the record stands for the process */
+    uint64_t comm_id;     /* NCCL's commId (printed as 0x%lx, like NCCL) */
     int32_t abi_version;
-    int32_t dev;           /* first device used, -1 until known */
-    int64_t init_ns;       /* timestamp (ns, converted) */
-    int64_t finalize_ns;   /* 0 until finalize */
-    uint8_t pad0[24];      /* keep the hot counters on their own cache line */
+    int32_t dev;         /* first device used, -1 until known */
+    int64_t init_ns;     /* timestamp (ns, converted) */
+    int64_t finalize_ns; /* 0 until finalize */
+    uint8_t pad0[24];    /* keep the hot counters on their own cache line */
 
     /* hot: counters */
     uint64_t reg_count[GTR_ASKED_COUNT][GTR_METHOD_COUNT];
     uint64_t reg_bytes[GTR_ASKED_COUNT][GTR_METHOD_COUNT];
-    uint64_t reg_exported_fd;  /* DMA-BUF fds the plugin exported itself (CUDA) */
+    uint64_t reg_exported_fd; /* DMA-BUF fds the plugin exported itself (CUDA) */
     uint64_t reg_cache_hits;
     uint64_t dereg_count;
     uint64_t fallback_count;
@@ -267,13 +267,13 @@ struct gtr_comm {
     int32_t fallback_last_errno;
     int32_t fallback_last_reason;
     uint64_t error_count;
-    uint64_t error_by_reason_lo[GTR_REASON_SLOTS_1_0];    /* slots 0..15 */
+    uint64_t error_by_reason_lo[GTR_REASON_SLOTS_1_0]; /* slots 0..15 */
     int32_t error_last_errno;
     int32_t error_last_reason;
     uint64_t listen_count, connect_count, accept_count;
     uint64_t close_count;
-    uint64_t send_count, send_bytes;   /* completed sends */
-    uint64_t recv_count, recv_bytes;   /* completed receives (bytes received) */
+    uint64_t send_count, send_bytes; /* completed sends */
+    uint64_t recv_count, recv_bytes; /* completed receives (bytes received) */
     uint64_t flush_count;
     uint64_t send_posted, recv_posted; /* isend/irecv calls that returned a request */
     char error_last_text[128];         /* last error message, for the reader */
@@ -316,11 +316,11 @@ static inline uint64_t gtr_reason_count(const struct gtr_comm *c, int kind, unsi
  * order.  A later version adds settings as new entries, never new fields:
  * a reader shows every entry, known key or not. */
 struct gtr_setting {
-    uint32_t in_use;  /* 1 once filled */
-    uint32_t source;  /* enum gt_setting_source (gdrtrace/codes.h) */
-    char key[48];     /* "GDRTRACE_REG": the setting's GDRTRACE_* name */
-    char value[64];   /* the effective value, as the code uses it */
-    char origin[96];  /* "NAME=text" as set in the environment; "" for a default */
+    uint32_t in_use; /* 1 once filled */
+    uint32_t source; /* enum gt_setting_source (gdrtrace/codes.h) */
+    char key[48];    /* "GDRTRACE_REG": the setting's GDRTRACE_* name */
+    char value[64];  /* the effective value, as the code uses it */
+    char origin[96]; /* "NAME=text" as set in the environment; "" for a default */
     uint8_t reserved[40];
 };
 
@@ -331,10 +331,10 @@ struct gtr_setting {
  * names it; in_use is stored last with release order.  CALLING events name
  * their callee by index. */
 struct gtr_callee {
-    uint32_t in_use;  /* 1 once filled */
-    int32_t version;  /* the ABI the calls go through (ncclNetPlugin_vN), 0 none */
-    char kind[24];    /* "inner plugin", "libibverbs" */
-    char path[480];   /* as loaded (GDRTRACE_INNER, the libibverbs dlopen'd) */
+    uint32_t in_use; /* 1 once filled */
+    int32_t version; /* the ABI the calls go through (ncclNetPlugin_vN), 0 none */
+    char kind[24];   /* "inner plugin", "libibverbs" */
+    char path[480];  /* as loaded (GDRTRACE_INNER, the libibverbs dlopen'd) */
 };
 
 /* ---- event ring -------------------------------------------------------- */
@@ -344,11 +344,11 @@ enum gtr_ring_mode {
 };
 
 struct gtr_ring_header {
-    uint64_t capacity;    /* number of event slots, a power of two */
-    uint32_t event_size;  /* sizeof(struct gtr_event) of the writer */
-    uint32_t mode;        /* enum gtr_ring_mode */
-    uint64_t head;        /* next absolute position to reserve (atomic) */
-    uint64_t dropped;     /* events not recorded (reserved for non-overwrite modes) */
+    uint64_t capacity;   /* number of event slots, a power of two */
+    uint32_t event_size; /* sizeof(struct gtr_event) of the writer */
+    uint32_t mode;       /* enum gtr_ring_mode */
+    uint64_t head;       /* next absolute position to reserve (atomic) */
+    uint64_t dropped;    /* events not recorded (reserved for non-overwrite modes) */
     uint8_t reserved[32];
 };
 
@@ -357,29 +357,29 @@ enum gtr_event_type {
     GTR_EV_RECORDER_OPEN = 1, /* a0: capacity */
     GTR_EV_INIT = 2,          /* comm init; a0: comm_id, aux: abi version */
     GTR_EV_FINALIZE = 3,
-    GTR_EV_PROBE = 4,         /* dev; a0: ptr_support, err: dmabuf errno, aux: probe bits */
-    GTR_EV_TRANSPORT = 5,     /* transport chosen; a0: ndev */
+    GTR_EV_PROBE = 4,     /* dev; a0: ptr_support, err: dmabuf errno, aux: probe bits */
+    GTR_EV_TRANSPORT = 5, /* transport chosen; a0: ndev */
     GTR_EV_LISTEN = 6,
-    GTR_EV_CONNECT = 7,       /* emitted when connect returned a comm */
-    GTR_EV_ACCEPT = 8,        /* emitted when accept returned a comm */
-    GTR_EV_REG = 9,           /* a0: addr, a1: size, a2: duration ns, aux: asked<<8|method */
-    GTR_EV_DEREG = 10,        /* a0: addr, a1: size, a2: duration ns, aux: method */
-    GTR_EV_FALLBACK = 11,     /* a0: addr, a1: size, err: errno, aux: reason */
-    GTR_EV_ERROR = 12,        /* result, err, aux: reason, a0: op (enum gtr_op or 0xff) */
+    GTR_EV_CONNECT = 7,   /* emitted when connect returned a comm */
+    GTR_EV_ACCEPT = 8,    /* emitted when accept returned a comm */
+    GTR_EV_REG = 9,       /* a0: addr, a1: size, a2: duration ns, aux: asked<<8|method */
+    GTR_EV_DEREG = 10,    /* a0: addr, a1: size, a2: duration ns, aux: method */
+    GTR_EV_FALLBACK = 11, /* a0: addr, a1: size, err: errno, aux: reason */
+    GTR_EV_ERROR = 12,    /* result, err, aux: reason, a0: op (enum gtr_op or 0xff) */
     GTR_EV_CLOSE_SEND = 13,
     GTR_EV_CLOSE_RECV = 14,
     GTR_EV_CLOSE_LISTEN = 15,
-    GTR_EV_SEND = 16,         /* per message (GDRTRACE_EVENTS=all): a0: bytes, a2: ns, aux: tag */
-    GTR_EV_RECV = 17,         /* per message: a0: bytes, a2: ns */
-    GTR_EV_FLUSH = 18,        /* per message: a2: ns */
+    GTR_EV_SEND = 16,  /* per message (GDRTRACE_EVENTS=all): a0: bytes, a2: ns, aux: tag */
+    GTR_EV_RECV = 17,  /* per message: a0: bytes, a2: ns */
+    GTR_EV_FLUSH = 18, /* per message: a2: ns */
     /* 1.3: around each call into code gdrtrace does not own (common/callout.h):
      * a0: site (enum gt_call_site), a1: call serial (RETURNED repeats it),
      * a2: callee index (callees section; GTR_NO_CALLEE none), aux: ABI version */
     GTR_EV_CALLING = 19,
-    GTR_EV_RETURNED = 20,     /* a0: site, a1: serial of its CALLING, result */
-    GTR_EV_REFUSED = 21,      /* the plugin refused the process: result, err, aux: reason,
-                               * a0: transport asked (0 auto, 1 ib, 2 sock, 3 inner);
-                               * identity.transport_why says why */
+    GTR_EV_RETURNED = 20, /* a0: site, a1: serial of its CALLING, result */
+    GTR_EV_REFUSED = 21,  /* the plugin refused the process: result, err, aux: reason,
+                           * a0: transport asked (0 auto, 1 ib, 2 sock, 3 inner);
+                           * identity.transport_why says why */
     GTR_EV_COUNT
 };
 
@@ -393,8 +393,8 @@ struct gtr_event {
     uint16_t comm_slot; /* index into the comms section, GTR_NO_COMM if none */
     int16_t dev;        /* -1 if none */
     uint16_t flags;
-    int32_t result;     /* ncclResult_t of the call */
-    int32_t err;        /* errno, 0 if none */
+    int32_t result; /* ncclResult_t of the call */
+    int32_t err;    /* errno, 0 if none */
     uint64_t a0, a1, a2;
     uint32_t tid;
     uint32_t aux;

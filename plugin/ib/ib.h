@@ -24,16 +24,16 @@
 #include "plugin/reg/gt_reg.h"
 
 #define GT_IB_MAGIC 0x47544942u /* "GTIB" */
-#define GT_IB_WIRE_VERSION 2 /* 2: the shared out-of-band handle and hello */
+#define GT_IB_WIRE_VERSION 2    /* 2: the shared out-of-band handle and hello */
 #define GT_IB_MAX_QPS 16
 #define GT_IB_MAX_RECVS 8
 #define GT_IB_MAX_DEVS 32
 
 struct gt_ib_dev {
     char name[64];
-    int index;        /* in gt_ib_devs */
+    int index; /* in gt_ib_devs */
     uint8_t port;
-    int link_layer;   /* IBV_LINK_LAYER_* */
+    int link_layer; /* IBV_LINK_LAYER_* */
     int gid_index;
     union ibv_gid gid;
     uint16_t lid;
@@ -41,7 +41,7 @@ struct gt_ib_dev {
     int speed_mbps;
     int max_qp;
     int max_qp_wr;
-    uint64_t guid;    /* host order */
+    uint64_t guid; /* host order */
     char pci_path[512];
     struct ibv_context *ctx;
     struct ibv_pd *pd;

@@ -123,8 +123,7 @@ static int qp_connect(struct ib_comm *c, struct ibv_qp *qp, uint32_t lpsn, uint3
         a.ah_attr.dlid = le16toh(w->lid);
     int rc = gt_ibv.modify_qp(qp, &a,
                               IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                                  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-                                  IBV_QP_MIN_RNR_TIMER);
+                                  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
     if (rc) {
         *step = "ibv_modify_qp(RTR)";
         return rc;
@@ -178,22 +177,23 @@ static gt_result comm_resources(struct ib_comm *c, int nqps)
     c->cq = gt_ibv.create_cq(d->ctx, (GT_IB_SLOTS + 8) * (nqps + 2) + 64, NULL, NULL, 0);
     if (!c->cq)
         return gt_ib_fail_errno(c, GT_SYSTEM_ERROR, errno, "%s: ibv_create_cq failed: %s", d->name,
-                          strerror(errno));
+                                strerror(errno));
     if (posix_memalign((void **)&c->ctrl, 4096, sizeof(struct ctrl)) != 0)
         return gt_ib_fail_errno(c, GT_SYSTEM_ERROR, ENOMEM, "%s: out of memory", d->name);
     memset(c->ctrl, 0, sizeof(struct ctrl));
-    c->ctrl_mr = gt_ibv.reg_mr(d->pd, c->ctrl, sizeof(struct ctrl),
-                               IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-                                   IBV_ACCESS_REMOTE_READ);
+    c->ctrl_mr =
+        gt_ibv.reg_mr(d->pd, c->ctrl, sizeof(struct ctrl),
+                      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
     if (!c->ctrl_mr)
         return gt_ib_fail_errno(c, GT_SYSTEM_ERROR, errno,
-                          "%s: ibv_reg_mr of the control block failed: %s", d->name,
-                          strerror(errno));
+                                "%s: ibv_reg_mr of the control block failed: %s", d->name,
+                                strerror(errno));
     for (int q = 0; q < nqps; q++) {
         c->qps[q] = create_qp(c, c->sq_depth, GT_IB_RQ_DEPTH);
         if (!c->qps[q])
-            return gt_ib_fail_errno(c, GT_SYSTEM_ERROR, errno, "%s: creating QP %d of %d failed: %s",
-                              d->name, q, nqps, strerror(errno));
+            return gt_ib_fail_errno(c, GT_SYSTEM_ERROR, errno,
+                                    "%s: creating QP %d of %d failed: %s", d->name, q, nqps,
+                                    strerror(errno));
         c->psn[q] = rand24();
     }
     return GT_OK;
@@ -254,12 +254,12 @@ static gt_result connect_qps(struct ib_comm *c, const struct ib_wire *w)
 {
     for (int q = 0; q < c->nqps; q++) {
         const char *step = "";
-        int rc = qp_connect(c, c->qps[q], c->psn[q], le32toh(w->qpn[q]), le32toh(w->psn[q]), w,
-                            &step);
+        int rc =
+            qp_connect(c, c->qps[q], c->psn[q], le32toh(w->qpn[q]), le32toh(w->psn[q]), w, &step);
         if (rc)
             return gt_ib_fail_errno(c, GT_SYSTEM_ERROR, rc,
-                              "%s: %s of QP %u toward %s failed: %s (errno %d)", c->dev->name, step,
-                              c->qps[q]->qp_num, c->peer, strerror(rc), rc);
+                                    "%s: %s of QP %u toward %s failed: %s (errno %d)", c->dev->name,
+                                    step, c->qps[q]->qp_num, c->peer, strerror(rc), rc);
     }
     return GT_OK;
 }
@@ -325,8 +325,7 @@ static gt_result ib_init(void **ctx, uint64_t comm_id, int has_comm_id,
      * would take its Socket transport; an explicit GDRTRACE_TRANSPORT=ib is
      * our override and wins, said once. */
     struct gt_setting dis;
-    long disable = gt_nccl_long(&dis, "NCCL_IB_DISABLE", NULL, 0, -2147483647L - 1,
-                                2147483647L, 1);
+    long disable = gt_nccl_long(&dis, "NCCL_IB_DISABLE", NULL, 0, -2147483647L - 1, 2147483647L, 1);
     if (disable) {
         if (gt_transport_read(NULL, 0) != GT_TRANSPORT_IB) {
             gt_nccl_note(&dis); /* why ib is not in use */
@@ -436,7 +435,7 @@ gt_result gt_ib_make_flush_qp(struct ib_comm *c)
     c->flush_qp = create_qp(c, GT_IB_SLOTS + 4, 1);
     if (!c->flush_qp)
         return gt_ib_fail_errno(c, GT_SYSTEM_ERROR, errno, "ib: %s: creating the flush QP: %s",
-                          c->dev->name, strerror(errno));
+                                c->dev->name, strerror(errno));
     struct ib_wire self;
     memset(&self, 0, sizeof(self));
     memcpy(self.gid, c->dev->gid.raw, 16);
@@ -447,8 +446,8 @@ gt_result gt_ib_make_flush_qp(struct ib_comm *c)
     const char *step = "";
     int rc = qp_connect(c, c->flush_qp, psn, c->flush_qp->qp_num, psn, &self, &step);
     if (rc)
-        return gt_ib_fail(c, GT_SYSTEM_ERROR, "ib: %s: %s of the flush QP %u: %s",
-                    c->dev->name, step, c->flush_qp->qp_num, strerror(rc));
+        return gt_ib_fail(c, GT_SYSTEM_ERROR, "ib: %s: %s of the flush QP %u: %s", c->dev->name,
+                          step, c->flush_qp->qp_num, strerror(rc));
     return GT_OK;
 }
 
@@ -495,8 +494,8 @@ static void oob_addr(union gt_oob_addr *a)
     struct gt_oob_if_settings ifs;
     gt_oob_if_settings_read(&ifs, NULL, 0);
     if (n > 0 && (want ? gt_oob_if_first_ipv4(cands, n, want, &one)
-                       : gt_oob_if_select(cands, n, ifs.has_spec ? ifs.spec : NULL, AF_INET,
-                                          &one, 1) == 1)) {
+                       : gt_oob_if_select(cands, n, ifs.has_spec ? ifs.spec : NULL, AF_INET, &one,
+                                          1) == 1)) {
         *a = one.addr;
         return;
     }
@@ -648,8 +647,8 @@ static gt_result ib_connect(void *ctx, int dev, void *handle, void **send_comm,
         if (k == 0)
             return GT_OK;
         if (k < 0) {
-            r = gt_ib_fail_errno(c, GT_REMOTE_ERROR, errno, "ib: sending setup to %s: %s",
-                                 c->peer, strerror(errno));
+            r = gt_ib_fail_errno(c, GT_REMOTE_ERROR, errno, "ib: sending setup to %s: %s", c->peer,
+                                 strerror(errno));
             goto err;
         }
         c->stage = ST_RECV_INFO;
@@ -691,8 +690,7 @@ static gt_result ib_connect(void *ctx, int dev, void *handle, void **send_comm,
     c->stage = 0;
     stage_set(handle, NULL);
     staged_remove(c);
-    GT_INFO(GT_LOGSUB_NET, "ib: %s connected to %s, %d QP(s)", c->dev->name, c->peer,
-            c->nqps);
+    GT_INFO(GT_LOGSUB_NET, "ib: %s connected to %s, %d QP(s)", c->dev->name, c->peer, c->nqps);
     *send_comm = c;
     return GT_OK;
 err:
@@ -759,11 +757,10 @@ static gt_result ib_accept(void *lc, void **recv_comm, void **recv_dev_comm)
         int k = gt_oob_accept(&l->oob, &conn);
         if (k < 0) {
             int e = errno;
-            GT_WARN("ib: accept on %s: the listening socket failed: %s", l->dev->name,
-                    strerror(e));
+            GT_WARN("ib: accept on %s: the listening socket failed: %s", l->dev->name, strerror(e));
             return gt_net_fail(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, e,
-                               "ib: accept on %s: the listening socket failed: %s",
-                               l->dev->name, strerror(e));
+                               "ib: accept on %s: the listening socket failed: %s", l->dev->name,
+                               strerror(e));
         }
         if (k == 0)
             return GT_OK; /* nobody authenticated yet */
@@ -777,8 +774,8 @@ static gt_result ib_accept(void *lc, void **recv_comm, void **recv_dev_comm)
             return GT_OK;
         if (k < 0) {
             r = gt_ib_fail_errno(c, GT_REMOTE_ERROR, errno,
-                                 "ib: %s: peer %s failed during setup: %s", c->dev->name,
-                                 c->peer, strerror(errno));
+                                 "ib: %s: peer %s failed during setup: %s", c->dev->name, c->peer,
+                                 strerror(errno));
             goto err;
         }
         c->stage = ST_RECV_READY;
@@ -791,11 +788,11 @@ static gt_result ib_accept(void *lc, void **recv_comm, void **recv_dev_comm)
         if (k < 0 || c->ready != 1) {
             r = gt_ib_fail_errno(c, GT_REMOTE_ERROR, k < 0 ? errno : 0,
                                  "ib: %s: peer %s did not finish connection setup: %s",
-                           c->dev->name, c->peer,
-                           k < 0 ? (errno == ETIMEDOUT ? "no ready byte within "
-                                                         "GDRTRACE_OOB_TIMEOUT_MS"
-                                                       : strerror(errno))
-                                 : "bad ready byte");
+                                 c->dev->name, c->peer,
+                                 k < 0 ? (errno == ETIMEDOUT ? "no ready byte within "
+                                                               "GDRTRACE_OOB_TIMEOUT_MS"
+                                                             : strerror(errno))
+                                       : "bad ready byte");
             goto err;
         }
     }

@@ -110,19 +110,19 @@ static gt_result check_peer(struct ib_comm *c)
     ssize_t r = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
     if (r == 0)
         return gt_ib_fail_errno(c, GT_REMOTE_ERROR, 0,
-                          "ib: %s: peer %s closed its connection with requests "
-                          "outstanding (process exited or communicator closed)",
-                          c->dev->name, c->peer);
+                                "ib: %s: peer %s closed its connection with requests "
+                                "outstanding (process exited or communicator closed)",
+                                c->dev->name, c->peer);
     if (r > 0)
         return gt_ib_fail(c, GT_REMOTE_ERROR,
-                    "ib: %s: unexpected bytes from peer %s on the setup socket "
-                    "(not a gdrtrace ib peer, or corrupted)",
-                    c->dev->name, c->peer);
+                          "ib: %s: unexpected bytes from peer %s on the setup socket "
+                          "(not a gdrtrace ib peer, or corrupted)",
+                          c->dev->name, c->peer);
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
         return GT_OK;
     int e = errno;
     return gt_ib_fail_errno(c, GT_REMOTE_ERROR, e, "ib: %s: connection to peer %s failed: %s",
-                      c->dev->name, c->peer, strerror(e));
+                            c->dev->name, c->peer, strerror(e));
 }
 
 /* ---- registration ------------------------------------------------------ */
@@ -135,7 +135,7 @@ static struct gt_ib_dev *comm_dev(void *comm)
 }
 
 gt_result gt_ib_reg_mr_dmabuf(void *comm, void *data, size_t size, int type, uint64_t offset,
-                                  int fd, void **mhandle, struct gt_reg_report *report)
+                              int fd, void **mhandle, struct gt_reg_report *report)
 {
     struct gt_ib_dev *d = comm_dev(comm);
     if (!d)
@@ -154,7 +154,7 @@ gt_result gt_ib_reg_mr_dmabuf(void *comm, void *data, size_t size, int type, uin
 }
 
 gt_result gt_ib_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle,
-                           struct gt_reg_report *report)
+                       struct gt_reg_report *report)
 {
     return gt_ib_reg_mr_dmabuf(comm, data, size, type, 0, -1, mhandle, report);
 }
@@ -179,10 +179,11 @@ static gt_result wc_error(struct ib_comm *c, const struct ibv_wc *wc)
     static const char *const kinds[] = {"?", "send", "recv", "clear-to-send", "flush", "data"};
     int k = WR_KIND(wc->wr_id);
     return gt_ib_fail(c, GT_REMOTE_ERROR,
-                "ib: %s: work completion error '%s' (status %d, vendor_err %#x) "
-                "on QP %u (%s, slot %d) with peer %s",
-                c->dev->name, gt_ibv.wc_status_str(wc->status), (int)wc->status, wc->vendor_err,
-                wc->qp_num, (k >= 0 && k <= 5) ? kinds[k] : "?", WR_SLOT(wc->wr_id), c->peer);
+                      "ib: %s: work completion error '%s' (status %d, vendor_err %#x) "
+                      "on QP %u (%s, slot %d) with peer %s",
+                      c->dev->name, gt_ibv.wc_status_str(wc->status), (int)wc->status,
+                      wc->vendor_err, wc->qp_num, (k >= 0 && k <= 5) ? kinds[k] : "?",
+                      WR_SLOT(wc->wr_id), c->peer);
 }
 
 static gt_result post_slot(struct ib_comm *c, struct send_slot *s);
@@ -196,15 +197,15 @@ static gt_result progress(struct ib_comm *c)
     for (int round = 0; round < 4; round++) {
         int n = gt_ibv.poll_cq(c->cq, 16, wc);
         if (n < 0)
-            return gt_ib_fail(c, GT_SYSTEM_ERROR, "ib: %s: ibv_poll_cq failed (%d)",
-                        c->dev->name, n);
+            return gt_ib_fail(c, GT_SYSTEM_ERROR, "ib: %s: ibv_poll_cq failed (%d)", c->dev->name,
+                              n);
         for (int i = 0; i < n; i++) {
             if (wc[i].status != IBV_WC_SUCCESS)
                 return wc_error(c, &wc[i]);
             int slot = WR_SLOT(wc[i].wr_id), q = WR_QP(wc[i].wr_id);
             if (slot >= GT_IB_SLOTS || q >= GT_IB_MAX_QPS)
                 return gt_ib_fail(c, GT_INTERNAL_ERROR, "ib: bad wr_id %#llx",
-                            (unsigned long long)wc[i].wr_id);
+                                  (unsigned long long)wc[i].wr_id);
             switch (WR_KIND(wc[i].wr_id)) {
             case WR_SEND: {
                 struct send_slot *s = &c->ss[slot];
@@ -218,10 +219,10 @@ static gt_result progress(struct ib_comm *c)
                 uint32_t imm = ntohl(wc[i].imm_data);
                 if (wc[i].opcode != IBV_WC_RECV_RDMA_WITH_IMM || imm != s->seq + 1)
                     return gt_ib_fail(c, GT_REMOTE_ERROR,
-                                "ib: %s: protocol error from %s: QP %d slot %d got "
-                                "opcode %d imm %u, expected seq %u",
-                                c->dev->name, c->peer, q, slot, (int)wc[i].opcode, imm,
-                                s->seq + 1);
+                                      "ib: %s: protocol error from %s: QP %d slot %d got "
+                                      "opcode %d imm %u, expected seq %u",
+                                      c->dev->name, c->peer, q, slot, (int)wc[i].opcode, imm,
+                                      s->seq + 1);
                 s->events--;
                 break;
             }
@@ -234,7 +235,7 @@ static gt_result progress(struct ib_comm *c)
                 break;
             default:
                 return gt_ib_fail(c, GT_INTERNAL_ERROR, "ib: unknown completion %#llx",
-                            (unsigned long long)wc[i].wr_id);
+                                  (unsigned long long)wc[i].wr_id);
             }
         }
         if (n < 16)
@@ -278,9 +279,9 @@ static gt_result post_slot(struct ib_comm *c, struct send_slot *s)
         }
         if (need[q] > GT_IB_MAX_WRS_PER_QP)
             return gt_ib_fail(c, GT_INVALID_ARGUMENT,
-                        "ib: %s: message too large for one slot (%d work requests "
-                        "on one QP; raise GDRTRACE_IB_QPS)",
-                        c->dev->name, need[q]);
+                              "ib: %s: message too large for one slot (%d work requests "
+                              "on one QP; raise GDRTRACE_IB_QPS)",
+                              c->dev->name, need[q]);
         if (c->sq_used[q] + need[q] > c->sq_depth)
             return GT_OK; /* retried from progress() */
     }
@@ -352,8 +353,8 @@ static gt_result post_slot(struct ib_comm *c, struct send_slot *s)
         int rc = gt_ibv.post_send(c->qps[q], &wrs[0], &bad);
         if (rc)
             return gt_ib_fail_errno(c, GT_SYSTEM_ERROR, rc,
-                              "ib: %s: ibv_post_send on QP %u to %s failed: %s (errno %d)",
-                              c->dev->name, c->qps[q]->qp_num, c->peer, strerror(rc), rc);
+                                    "ib: %s: ibv_post_send on QP %u to %s failed: %s (errno %d)",
+                                    c->dev->name, c->qps[q]->qp_num, c->peer, strerror(rc), rc);
         s->wrs[q] = w;
         c->sq_used[q] += w;
     }
@@ -363,8 +364,8 @@ static gt_result post_slot(struct ib_comm *c, struct send_slot *s)
     return GT_OK;
 }
 
-gt_result gt_ib_isend(void *sc, void *data, size_t size, int tag, void *mhandle,
-                          void *phandle, void **request)
+gt_result gt_ib_isend(void *sc, void *data, size_t size, int tag, void *mhandle, void *phandle,
+                      void **request)
 {
     (void)phandle;
     struct ib_comm *c = sc;
@@ -385,9 +386,8 @@ gt_result gt_ib_isend(void *sc, void *data, size_t size, int tag, void *mhandle,
             return progress(c); /* previous use of the slot not yet tested */
         uint32_t n = fe[0].nreqs;
         if (n < 1 || n > GT_IB_MAX_RECVS)
-            return gt_ib_fail(c, GT_REMOTE_ERROR,
-                        "ib: %s: clear-to-send from %s has %u entries", c->dev->name,
-                        c->peer, n);
+            return gt_ib_fail(c, GT_REMOTE_ERROR, "ib: %s: clear-to-send from %s has %u entries",
+                              c->dev->name, c->peer, n);
         for (uint32_t i = 0; i < n; i++)
             if (fe[i].seq != c->seq + 1)
                 return progress(c); /* not all entries landed yet */
@@ -412,19 +412,19 @@ gt_result gt_ib_isend(void *sc, void *data, size_t size, int tag, void *mhandle,
         }
     if (idx < 0)
         return gt_ib_fail(c, GT_INVALID_USAGE,
-                    "ib: %s: isend tag %d matches none of the %d receive(s) posted "
-                    "by %s for slot %u",
-                    c->dev->name, tag, s->nreqs, c->peer, s->seq);
+                          "ib: %s: isend tag %d matches none of the %d receive(s) posted "
+                          "by %s for slot %u",
+                          c->dev->name, tag, s->nreqs, c->peer, s->seq);
     if (size > s->e[idx].size)
         return gt_ib_fail(c, GT_INVALID_USAGE,
-                    "ib: %s: isend of %zu bytes (tag %d) exceeds the %llu bytes the "
-                    "receiver %s posted",
-                    c->dev->name, size, tag, (unsigned long long)s->e[idx].size, c->peer);
+                          "ib: %s: isend of %zu bytes (tag %d) exceeds the %llu bytes the "
+                          "receiver %s posted",
+                          c->dev->name, size, tag, (unsigned long long)s->e[idx].size, c->peer);
     struct gt_mr *mh = mhandle;
     if (size > 0 && (!mh || (uintptr_t)data < mh->base || (uintptr_t)data + size > mh->end))
         return gt_ib_fail(c, GT_INVALID_ARGUMENT,
-                    "ib: %s: isend buffer %p+%zu is not inside its memory handle",
-                    c->dev->name, data, size);
+                          "ib: %s: isend buffer %p+%zu is not inside its memory handle",
+                          c->dev->name, data, size);
     struct ib_req *r = &s->reqs[idx];
     memset(r, 0, sizeof(*r));
     r->type = REQ_SEND;
@@ -449,7 +449,7 @@ gt_result gt_ib_isend(void *sc, void *data, size_t size, int tag, void *mhandle,
 }
 
 gt_result gt_ib_irecv(void *rc, int n, void **data, size_t *sizes, int *tags, void **mhandles,
-                          void **phandles, void **request)
+                      void **phandles, void **request)
 {
     (void)phandles;
     struct ib_comm *c = rc;
@@ -458,7 +458,7 @@ gt_result gt_ib_irecv(void *rc, int n, void **data, size_t *sizes, int *tags, vo
         return gt_ib_again(c);
     if (n < 1 || n > GT_IB_MAX_RECVS)
         return gt_ib_fail(c, GT_INVALID_ARGUMENT, "ib: irecv with n=%d (1..%d)", n,
-                    GT_IB_MAX_RECVS);
+                          GT_IB_MAX_RECVS);
     int si = (int)(c->seq % GT_IB_SLOTS);
     struct recv_slot *s = &c->rs[si];
     if (s->busy || c->sq_used[0] + 1 > c->sq_depth) {
@@ -473,9 +473,9 @@ gt_result gt_ib_irecv(void *rc, int n, void **data, size_t *sizes, int *tags, vo
         if (sizes[i] > 0 &&
             (!mh || (uintptr_t)data[i] < mh->base || (uintptr_t)data[i] + sizes[i] > mh->end))
             return gt_ib_fail(c, GT_INVALID_ARGUMENT,
-                        "ib: %s: irecv buffer %p+%zu is not inside its memory "
-                        "handle",
-                        c->dev->name, data[i], sizes[i]);
+                              "ib: %s: irecv buffer %p+%zu is not inside its memory "
+                              "handle",
+                              c->dev->name, data[i], sizes[i]);
     }
     for (int q = 0; q < c->nqps; q++) {
         struct ibv_recv_wr wr, *bad = NULL;
@@ -484,8 +484,8 @@ gt_result gt_ib_irecv(void *rc, int n, void **data, size_t *sizes, int *tags, vo
         int e = gt_ibv.post_recv(c->qps[q], &wr, &bad);
         if (e)
             return gt_ib_fail_errno(c, GT_SYSTEM_ERROR, e,
-                              "ib: %s: ibv_post_recv on QP %u failed: %s (errno %d)", c->dev->name,
-                              c->qps[q]->qp_num, strerror(e), e);
+                                    "ib: %s: ibv_post_recv on QP %u failed: %s (errno %d)",
+                                    c->dev->name, c->qps[q]->qp_num, strerror(e), e);
         c->rq_used[q]++;
     }
     struct cts_slot *cts = &c->ctrl->cts[si];
@@ -514,8 +514,8 @@ gt_result gt_ib_irecv(void *rc, int n, void **data, size_t *sizes, int *tags, vo
     int e = gt_ibv.post_send(c->qps[0], &wr, &bad);
     if (e)
         return gt_ib_fail(c, GT_SYSTEM_ERROR,
-                    "ib: %s: posting clear-to-send on QP %u to %s failed: %s",
-                    c->dev->name, c->qps[0]->qp_num, c->peer, strerror(e));
+                          "ib: %s: posting clear-to-send on QP %u to %s failed: %s", c->dev->name,
+                          c->qps[0]->qp_num, c->peer, strerror(e));
     c->sq_used[0]++;
     s->busy = 1;
     s->seq = c->seq;
@@ -530,8 +530,7 @@ gt_result gt_ib_irecv(void *rc, int n, void **data, size_t *sizes, int *tags, vo
     return GT_OK;
 }
 
-gt_result gt_ib_iflush(void *rc, int n, void **data, int *sizes, void **mhandles,
-                           void **request)
+gt_result gt_ib_iflush(void *rc, int n, void **data, int *sizes, void **mhandles, void **request)
 {
     struct ib_comm *c = rc;
     *request = NULL;
@@ -560,8 +559,8 @@ gt_result gt_ib_iflush(void *rc, int n, void **data, int *sizes, void **mhandles
     if (fr->type == REQ_FLUSH && !fr->done)
         return progress(c);
     struct gt_mr *mh = mhandles[last];
-    struct ibv_sge sge = {.addr = (uintptr_t)c->ctrl->flush_dst, .length = 1,
-                          .lkey = c->ctrl_mr->lkey};
+    struct ibv_sge sge = {
+        .addr = (uintptr_t)c->ctrl->flush_dst, .length = 1, .lkey = c->ctrl_mr->lkey};
     struct ibv_send_wr wr, *bad = NULL;
     memset(&wr, 0, sizeof(wr));
     wr.wr_id = gt_ib_wr_id(WR_FLUSH, fi, 0);
@@ -573,8 +572,8 @@ gt_result gt_ib_iflush(void *rc, int n, void **data, int *sizes, void **mhandles
     wr.wr.rdma.rkey = mh->mr->rkey;
     int e = gt_ibv.post_send(c->flush_qp, &wr, &bad);
     if (e)
-        return gt_ib_fail(c, GT_SYSTEM_ERROR, "ib: %s: posting the flush READ: %s",
-                    c->dev->name, strerror(e));
+        return gt_ib_fail(c, GT_SYSTEM_ERROR, "ib: %s: posting the flush READ: %s", c->dev->name,
+                          strerror(e));
     memset(fr, 0, sizeof(*fr));
     fr->type = REQ_FLUSH;
     fr->c = c;
@@ -619,16 +618,17 @@ gt_result gt_ib_test(void *request, int *done, int *sizes)
         volatile struct cmpl_rec *rec = &c->ctrl->cmpl[r->slot];
         if (rec->seq != s->seq + 1 || rec->n != (uint32_t)s->n)
             return gt_ib_fail(c, GT_REMOTE_ERROR,
-                        "ib: %s: completion record from %s for slot %u is "
-                        "inconsistent (seq %u n %u)",
-                        c->dev->name, c->peer, s->seq, rec->seq, rec->n);
+                              "ib: %s: completion record from %s for slot %u is "
+                              "inconsistent (seq %u n %u)",
+                              c->dev->name, c->peer, s->seq, rec->seq, rec->n);
         for (int i = 0; i < s->n; i++) {
             uint64_t got = rec->size[i];
             if (got > s->posted_size[i])
                 return gt_ib_fail(c, GT_REMOTE_ERROR,
-                            "ib: %s: peer %s reports %llu bytes for a %zu-byte "
-                            "receive",
-                            c->dev->name, c->peer, (unsigned long long)got, s->posted_size[i]);
+                                  "ib: %s: peer %s reports %llu bytes for a %zu-byte "
+                                  "receive",
+                                  c->dev->name, c->peer, (unsigned long long)got,
+                                  s->posted_size[i]);
             if (sizes)
                 sizes[i] = (int)(got > 0x7fffffff ? 0x7fffffff : got);
         }
@@ -644,8 +644,7 @@ gt_result gt_ib_test(void *request, int *done, int *sizes)
         }
         return GT_OK;
     default:
-        return gt_ib_fail(c, GT_INTERNAL_ERROR, "ib: test() on a finished request %p",
-                    request);
+        return gt_ib_fail(c, GT_INTERNAL_ERROR, "ib: test() on a finished request %p", request);
     }
 }
 

@@ -110,25 +110,55 @@ int gt_ib_speed_mbps(int active_speed, int active_width)
 {
     int lane; /* Mb/s per lane, as NCCL counts them */
     switch (active_speed) {
-    case 1: lane = 2500; break;   /* SDR */
-    case 2: lane = 5000; break;   /* DDR */
-    case 4: lane = 10000; break;  /* QDR */
-    case 8: lane = 10000; break;  /* FDR10 */
-    case 16: lane = 14000; break; /* FDR */
-    case 32: lane = 25000; break; /* EDR */
-    case 64: lane = 50000; break; /* HDR */
-    case 128: lane = 100000; break; /* NDR */
-    case 256: lane = 200000; break; /* XDR */
-    default: return 0;
+    case 1:
+        lane = 2500;
+        break; /* SDR */
+    case 2:
+        lane = 5000;
+        break; /* DDR */
+    case 4:
+        lane = 10000;
+        break; /* QDR */
+    case 8:
+        lane = 10000;
+        break; /* FDR10 */
+    case 16:
+        lane = 14000;
+        break; /* FDR */
+    case 32:
+        lane = 25000;
+        break; /* EDR */
+    case 64:
+        lane = 50000;
+        break; /* HDR */
+    case 128:
+        lane = 100000;
+        break; /* NDR */
+    case 256:
+        lane = 200000;
+        break; /* XDR */
+    default:
+        return 0;
     }
     int width;
     switch (active_width) {
-    case 1: width = 1; break;
-    case 2: width = 4; break;
-    case 4: width = 8; break;
-    case 8: width = 12; break;
-    case 16: width = 2; break;
-    default: return 0;
+    case 1:
+        width = 1;
+        break;
+    case 2:
+        width = 4;
+        break;
+    case 4:
+        width = 8;
+        break;
+    case 8:
+        width = 12;
+        break;
+    case 16:
+        width = 2;
+        break;
+    default:
+        return 0;
     }
     return lane * width;
 }
@@ -188,8 +218,8 @@ static int gid_in_range(const struct gt_ib_gid_rules *r, const uint8_t *g)
 static int roce_version(const char *dev, int port, int i)
 {
     char path[512], type[64] = "";
-    snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%d/gid_attrs/types/%d",
-             gt_ib_sysfs, dev, port, i);
+    snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%d/gid_attrs/types/%d", gt_ib_sysfs,
+             dev, port, i);
     if (read_line(path, type, sizeof(type)))
         return 0;
     if (!strncmp(type, "IB/RoCE v1", 10) || !strncmp(type, "RoCE v1", 7))
@@ -200,12 +230,12 @@ static int roce_version(const char *dev, int port, int i)
 void gt_ib_gid_rules_read(struct gt_ib_gid_rules *r, int warn)
 {
     memset(r, 0, sizeof(*r));
-    r->forced = (int)gt_nccl_long(&r->s_index, "NCCL_IB_GID_INDEX", "GDRTRACE_IB_GID_INDEX", -1,
-                                  -1, 65535, warn);
-    r->roce_version = (int)gt_nccl_long(&r->s_version, "NCCL_IB_ROCE_VERSION_NUM", NULL, 2, 1, 2,
-                                        warn);
-    r->flid_index = (int)gt_nccl_long(NULL, "NCCL_IB_ROUTABLE_FLID_GID_INDEX", NULL, 1, 0, 65535,
-                                      warn);
+    r->forced = (int)gt_nccl_long(&r->s_index, "NCCL_IB_GID_INDEX", "GDRTRACE_IB_GID_INDEX", -1, -1,
+                                  65535, warn);
+    r->roce_version =
+        (int)gt_nccl_long(&r->s_version, "NCCL_IB_ROCE_VERSION_NUM", NULL, 2, 1, 2, warn);
+    r->flid_index =
+        (int)gt_nccl_long(NULL, "NCCL_IB_ROUTABLE_FLID_GID_INDEX", NULL, 1, 0, 65535, warn);
     r->family = AF_INET;
     const char *fam = gt_nccl_str(&r->s_family, "NCCL_IB_ADDR_FAMILY", NULL);
     if (fam && strcmp(fam, "AF_INET6") == 0)
@@ -231,8 +261,8 @@ void gt_ib_gid_rules_read(struct gt_ib_gid_rules *r, int warn)
         if (slash && inet_pton(r->family, a, r->range) == 1 && bits >= 0 && bits <= maxbits)
             r->range_bits = (int)bits;
         else if (warn)
-            GT_WARN("NCCL_IB_ADDR_RANGE='%s' is not an %s address/bits; no range, as NCCL",
-                    range, r->family == AF_INET ? "AF_INET" : "AF_INET6");
+            GT_WARN("NCCL_IB_ADDR_RANGE='%s' is not an %s address/bits; no range, as NCCL", range,
+                    r->family == AF_INET ? "AF_INET" : "AF_INET6");
     }
 }
 
@@ -240,8 +270,8 @@ int gt_ib_pick_gid(struct ibv_context *ctx, const char *dev, int port, int link_
                    int gid_tbl_len, const struct gt_ib_gid_rules *r)
 {
     union ibv_gid g, c;
-    if (r->forced >= 0 && (link_layer == IBV_LINK_LAYER_ETHERNET ||
-                           r->s_index.source == GT_SRC_GDRTRACE))
+    if (r->forced >= 0 &&
+        (link_layer == IBV_LINK_LAYER_ETHERNET || r->s_index.source == GT_SRC_GDRTRACE))
         return r->forced; /* NCCL_IB_GID_INDEX is for RoCE; our twin for both */
     if (link_layer != IBV_LINK_LAYER_ETHERNET) {
         /* IB: the routable-FLID index when its GID carries a FLID (bytes 4-5) */
@@ -286,10 +316,10 @@ void gt_ib_params_read(struct gt_ib_params *p, int warn)
     if (!hca)
         snprintf(p->s_hca.value, sizeof(p->s_hca.value), "every active port");
     gt_ib_gid_rules_read(&p->gid, warn);
-    p->timeout = (int)gt_nccl_long(&p->s_timeout, "NCCL_IB_TIMEOUT", "GDRTRACE_IB_TIMEOUT", 20,
-                                   1, 31, warn);
-    p->retry_cnt = (int)gt_nccl_long(&p->s_retry, "NCCL_IB_RETRY_CNT", "GDRTRACE_IB_RETRY_CNT",
-                                     7, 0, 7, warn);
+    p->timeout =
+        (int)gt_nccl_long(&p->s_timeout, "NCCL_IB_TIMEOUT", "GDRTRACE_IB_TIMEOUT", 20, 1, 31, warn);
+    p->retry_cnt =
+        (int)gt_nccl_long(&p->s_retry, "NCCL_IB_RETRY_CNT", "GDRTRACE_IB_RETRY_CNT", 7, 0, 7, warn);
     p->pkey = (int)gt_nccl_long(&p->s_pkey, "NCCL_IB_PKEY", NULL, 0, 0, 65535, warn);
     /* NCCL accepts up to 128 QPs; we keep GT_IB_MAX_QPS: clamp, said */
     p->qps = (int)gt_nccl_long(&p->s_qps, "NCCL_IB_QPS_PER_CONNECTION", "GDRTRACE_IB_QPS", 1, 1,
@@ -307,10 +337,10 @@ void gt_ib_params_read(struct gt_ib_params *p, int warn)
         snprintf(p->s_sl.value, sizeof(p->s_sl.value), "the communicator's traffic class, else 0");
     if (p->tc < 0)
         snprintf(p->s_tc.value, sizeof(p->s_tc.value), "the communicator's traffic class, else 0");
-    const struct gt_setting *all[] = {&p->s_hca,   &p->gid.s_index, &p->gid.s_version,
+    const struct gt_setting *all[] = {&p->s_hca,        &p->gid.s_index, &p->gid.s_version,
                                       &p->gid.s_family, &p->gid.s_range, &p->s_timeout,
-                                      &p->s_retry, &p->s_pkey,      &p->s_qps,
-                                      &p->s_sl,    &p->s_tc};
+                                      &p->s_retry,      &p->s_pkey,      &p->s_qps,
+                                      &p->s_sl,         &p->s_tc};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         gt_nccl_note(all[i]);
 }
@@ -416,8 +446,8 @@ static int open_all(void)
             d->max_qp_wr = da.max_qp_wr;
             d->guid = be64toh(gt_ibv.get_device_guid(list[i]));
             fill_pci_path(d);
-            d->gid_index = gt_ib_pick_gid(ctx, name, port, pa.link_layer, pa.gid_tbl_len,
-                                          &gt_ib_params.gid);
+            d->gid_index =
+                gt_ib_pick_gid(ctx, name, port, pa.link_layer, pa.gid_tbl_len, &gt_ib_params.gid);
             if (d->gid_index < 0 ||
                 gt_ibv.query_gid(ctx, (uint8_t)port, d->gid_index, &d->gid) != 0) {
                 GT_WARN("%s:%d skipped: no usable GID (index %d)", name, port, d->gid_index);
@@ -447,9 +477,8 @@ static int open_all(void)
             gt_reg_dev_init(&d->reg, rname, d->pd);
             gt_reg_probe(&d->reg, &gt_ib_policy);
             GT_INFO(GT_LOGSUB_INIT | GT_LOGSUB_NET,
-                    "ib: [%d] %s:%d/%s gid %d speed %d Mb/s ptrSupport %#x (%s)%s",
-                    d->index, name, port,
-                    pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB", d->gid_index,
+                    "ib: [%d] %s:%d/%s gid %d speed %d Mb/s ptrSupport %#x (%s)%s", d->index, name,
+                    port, pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB", d->gid_index,
                     d->speed_mbps, d->reg.probe.advertised, d->reg.probe.why,
                     (gt_ib_policy.relaxed_ordering && gt_ibv.has_reg_mr_iova2) ? " [RO]" : "");
             gt_ib_ndevs++;
@@ -464,8 +493,8 @@ static int open_all(void)
     gs.value[0] = '\0';
     for (int i = 0; i < gt_ib_ndevs; i++) {
         size_t l = strlen(gs.value);
-        snprintf(gs.value + l, sizeof(gs.value) - l, "%s%s:%d=%d", i ? " " : "",
-                 gt_ib_devs[i].name, gt_ib_devs[i].port, gt_ib_devs[i].gid_index);
+        snprintf(gs.value + l, sizeof(gs.value) - l, "%s%s:%d=%d", i ? " " : "", gt_ib_devs[i].name,
+                 gt_ib_devs[i].port, gt_ib_devs[i].gid_index);
     }
     gt_nccl_note(&gs);
     return gt_ib_ndevs;

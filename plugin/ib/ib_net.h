@@ -38,7 +38,8 @@ struct ib_wire {
     uint32_t pad;
     char dev[32];
 };
-_Static_assert(sizeof(struct ib_wire) <= GT_OOB_BODY_MAX, "the setup message fits the hello's body");
+_Static_assert(sizeof(struct ib_wire) <= GT_OOB_BODY_MAX,
+               "the setup message fits the hello's body");
 
 /* One clear-to-send entry, written by the receiver into the sender's FIFO. */
 struct cts_entry {
@@ -89,8 +90,8 @@ struct send_slot {
     int active;
     uint32_t seq;
     int nreqs, nposted, ntested;
-    int posted;  /* WRs are on the wire */
-    int events;  /* signaled completions still to come */
+    int posted; /* WRs are on the wire */
+    int events; /* signaled completions still to come */
     int wrs[GT_IB_MAX_QPS];
     int used[GT_IB_MAX_RECVS];
     struct cts_entry e[GT_IB_MAX_RECVS];
@@ -150,7 +151,7 @@ struct ib_comm {
     size_t out_off, in_off;
     uint8_t ready;
     uint64_t nonce;
-    uint64_t deadline_ms; /* acceptor: end of setup (the out-of-band deadline) */
+    uint64_t deadline_ms;              /* acceptor: end of setup (the out-of-band deadline) */
     uint8_t hello[GT_OOB_HELLO_BYTES]; /* connector: sent just before `out` */
 };
 

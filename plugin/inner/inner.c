@@ -43,7 +43,7 @@
 static struct {
     pthread_mutex_t lock;
     void *dl;
-    int ver; /* the inner ABI version in use, 0 until loaded */
+    int ver;           /* the inner ABI version in use, 0 until loaded */
     int legacy_inited; /* < v11: inner init done */
     char path[512];
     union {
@@ -106,10 +106,9 @@ static uint64_t announce(int site, const char *path, int dev)
 
 static gt_result load_locked(void)
 {
-    static const char *const versions[] = {"ncclNetPlugin_v12", "ncclNetPlugin_v11",
-                                           "ncclNetPlugin_v10", "ncclNetPlugin_v9",
-                                           "ncclNetPlugin_v8",  "ncclNetPlugin_v7",
-                                           "ncclNetPlugin_v6"};
+    static const char *const versions[] = {
+        "ncclNetPlugin_v12", "ncclNetPlugin_v11", "ncclNetPlugin_v10", "ncclNetPlugin_v9",
+        "ncclNetPlugin_v8",  "ncclNetPlugin_v7",  "ncclNetPlugin_v6"};
     if (g.dl)
         return GT_OK;
     const char *path = gt_env_str("GDRTRACE_INNER");
@@ -167,8 +166,8 @@ static gt_result load_locked(void)
 static gt_result init_said(gt_result rc)
 {
     if (rc != GT_OK)
-        gt_net_fail(rc, GT_REASON_INNER_INIT_FAILED, 0, "inner plugin %s (ABI v%d): init returned %d",
-                    g.path, g.ver, (int)rc);
+        gt_net_fail(rc, GT_REASON_INNER_INIT_FAILED, 0,
+                    "inner plugin %s (ABI v%d): init returned %d", g.path, g.ver, (int)rc);
     return rc;
 }
 
@@ -453,9 +452,8 @@ static gt_result inner_reg_mr(void *comm, void *data, size_t size, int type, voi
     return said("regMr", rc);
 }
 
-static gt_result inner_reg_mr_dmabuf(void *comm, void *data, size_t size, int type,
-                                     uint64_t offset, int fd, void **mhandle,
-                                     struct gt_reg_report *report)
+static gt_result inner_reg_mr_dmabuf(void *comm, void *data, size_t size, int type, uint64_t offset,
+                                     int fd, void **mhandle, struct gt_reg_report *report)
 {
     int asked = fd >= 0 ? GT_ASKED_DMABUF : (type & GT_PTR_CUDA) ? GT_ASKED_CUDA : GT_ASKED_HOST;
     gt_result rc;

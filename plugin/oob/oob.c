@@ -109,8 +109,9 @@ gt_result gt_oob_handle_decode(const void *handle, size_t len, uint32_t magic, u
     if (m != magic) {
         char want[5] = {(char)(magic >> 24), (char)(magic >> 16), (char)(magic >> 8), (char)magic,
                         0};
-        snprintf(why, whylen, "bad handle magic 0x%08x (want 0x%08x '%s'): not a gdrtrace %s handle",
-                 m, magic, want, what);
+        snprintf(why, whylen,
+                 "bad handle magic 0x%08x (want 0x%08x '%s'): not a gdrtrace %s handle", m, magic,
+                 want, what);
         return GT_INVALID_ARGUMENT;
     }
     uint16_t ver = get16(h + 4);

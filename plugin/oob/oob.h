@@ -57,9 +57,9 @@
 #include "common/settings.h"
 
 #define GT_OOB_HELLO_BYTES 32
-#define GT_OOB_BODY_MAX 512     /* largest transport setup message after the hello */
-#define GT_OOB_MAX_PENDING 64   /* unauthenticated connections per listener */
-#define GT_OOB_HANDLE_MINLEN 40 /* handle bytes that must be present to decode */
+#define GT_OOB_BODY_MAX 512      /* largest transport setup message after the hello */
+#define GT_OOB_MAX_PENDING 64    /* unauthenticated connections per listener */
+#define GT_OOB_HANDLE_MINLEN 40  /* handle bytes that must be present to decode */
 #define GT_OOB_HANDLE_PRIVATE 64 /* first handle byte the connector may use freely */
 #define GT_OOB_TIMEOUT_MS_DEFAULT 10000
 
@@ -173,9 +173,9 @@ struct gt_oob_listener {
     struct gt_oob_pending pend[GT_OOB_MAX_PENDING]; /* oldest first */
     uint64_t seen[GT_OOB_SEEN_IDS];                 /* conn ids handed out (ring) */
     int nseen;
-    union gt_oob_addr logged[GT_OOB_LOGGED_PEERS];  /* peers already WARNed about (ring) */
+    union gt_oob_addr logged[GT_OOB_LOGGED_PEERS]; /* peers already WARNed about (ring) */
     int nlogged;
-    int fd_warned;                                  /* EMFILE & co. logged once */
+    int fd_warned; /* EMFILE & co. logged once */
     uint64_t dropped, evicted;
 };
 

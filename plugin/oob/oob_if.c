@@ -196,5 +196,7 @@ void gt_oob_if_settings_read(struct gt_oob_if_settings *s, const char *twin, int
     }
     s->family = fam;
     snprintf(s->s_family.value, sizeof(s->s_family.value), "%s",
-             fam == AF_INET ? "AF_INET" : fam == AF_INET6 ? "AF_INET6" : "any");
+             fam == AF_INET    ? "AF_INET"
+             : fam == AF_INET6 ? "AF_INET6"
+                               : "any");
 }

@@ -71,9 +71,9 @@ struct gt_mr {
     };
     uintptr_t base; /* registered range [base, end) */
     uintptr_t end;
-    int method;     /* enum gt_reg_method (never FAILED) */
-    int gpu;        /* 1 when the memory is GPU memory (needs iflush) */
-    int refs;       /* guarded by the device lock */
+    int method; /* enum gt_reg_method (never FAILED) */
+    int gpu;    /* 1 when the memory is GPU memory (needs iflush) */
+    int refs;   /* guarded by the device lock */
 };
 
 /* The registrar seam: the only calls that touch a device.  Each returns its

@@ -101,7 +101,6 @@ struct wire_cts_ent {
 };
 _Static_assert(sizeof(struct wire_cts_ent) == 16, "wire_cts_ent is 16 bytes on the wire");
 
-
 enum { REQ_FREE = 0, REQ_SEND, REQ_RECV, REQ_FLUSH };
 
 struct sock_comm;

@@ -117,9 +117,14 @@ static gt_result f_test(void *req, int *done, int *sizes)
         sizes[0] = 4096;
     return GT_OK;
 }
-static const struct gt_net_ops null_ops = {.name = "null", .init = f_init, .devices = f_devices,
-                                           .get_properties = f_props, .connect = f_connect,
-                                           .isend = f_isend, .test = f_test, .get_probe = f_probe};
+static const struct gt_net_ops null_ops = {.name = "null",
+                                           .init = f_init,
+                                           .devices = f_devices,
+                                           .get_properties = f_props,
+                                           .connect = f_connect,
+                                           .isend = f_isend,
+                                           .test = f_test,
+                                           .get_probe = f_probe};
 static const struct gt_net_ops *g_msg_ops;
 static void *g_msg_comm;
 
@@ -171,8 +176,8 @@ static double batch(enum what w, uint64_t salt)
     case W_LTTNG:
 #if GT_BENCH_LTTNG
         for (int i = 0; i < N; i++)
-            lttng_ust_tracepoint(gdrtrace_bench, control, GTR_EV_REG, 1, 0, 0, 0, (uint64_t)i,
-                                 4096, salt, GT_ASKED_DMABUF << 8 | GT_METHOD_DMABUF);
+            lttng_ust_tracepoint(gdrtrace_bench, control, GTR_EV_REG, 1, 0, 0, 0, (uint64_t)i, 4096,
+                                 salt, GT_ASKED_DMABUF << 8 | GT_METHOD_DMABUF);
 #endif
         break;
     case W_MSG:
@@ -262,8 +267,8 @@ int main(void)
     double msg_raw, msg_traced;
     {
         void *ctx, *sdc = NULL;
-        struct gt_rec_config scfg = {.dir = NULL, .mode = -1, .ndevs = 1, .ncomms = 4,
-                                     .ring_events = 1024, .events_all = 0};
+        struct gt_rec_config scfg = {
+            .dir = NULL, .mode = -1, .ndevs = 1, .ncomms = 4, .ring_events = 1024, .events_all = 0};
         g_msg_ops = &null_ops;
         null_ops.init(&ctx, 0, 0, NULL, NULL, NULL);
         null_ops.connect(ctx, 0, NULL, &g_msg_comm, &sdc);
@@ -311,8 +316,9 @@ int main(void)
     printf("  histogram update, owned:   %6.1f ns  (target <= 10: %s)  [data path]\n", hown,
            verdict(hown <= 10));
     printf("  histogram update, shared:  %6.1f ns  [registration; any thread]\n", hsh);
-    printf("  per message (isend + test) through the shim: %.1f ns vs %.1f ns bare: %.1f ns added\n",
-           msg_traced, msg_raw, msg_traced - msg_raw);
+    printf(
+        "  per message (isend + test) through the shim: %.1f ns vs %.1f ns bare: %.1f ns added\n",
+        msg_traced, msg_raw, msg_traced - msg_raw);
 #if GT_BENCH_LTTNG
     printf("  LTTng-UST tracepoint, same payload, disabled: %.1f ns\n", lt_off);
     if (lt_on > 0)
@@ -321,7 +327,8 @@ int main(void)
                lt_on, ev1 / lt_on, verdict(ev1 / lt_on <= 0.5));
     else
         printf("  LTTng-UST tracepoint, enabled: not measured (%s)\n",
-               session ? "the session did not start" : "no session: run tests/bench/bench_rec_lttng.sh");
+               session ? "the session did not start"
+                       : "no session: run tests/bench/bench_rec_lttng.sh");
 #else
     printf("  LTTng-UST: not measured (liblttng-ust-dev not installed)\n");
 #endif

@@ -21,15 +21,15 @@ LTTNG_UST_TRACEPOINT_EVENT(
     gdrtrace_bench, control,
     LTTNG_UST_TP_ARGS(uint16_t, type, uint16_t, slot, int16_t, dev, int32_t, result, int32_t, err,
                       uint64_t, a0, uint64_t, a1, uint64_t, a2, uint32_t, aux),
-    LTTNG_UST_TP_FIELDS(lttng_ust_field_integer(uint16_t, type, type)
-                            lttng_ust_field_integer(uint16_t, slot, slot)
-                                lttng_ust_field_integer(int16_t, dev, dev)
-                                    lttng_ust_field_integer(int32_t, result, result)
-                                        lttng_ust_field_integer(int32_t, err, err)
-                                            lttng_ust_field_integer(uint64_t, a0, a0)
-                                                lttng_ust_field_integer(uint64_t, a1, a1)
-                                                    lttng_ust_field_integer(uint64_t, a2, a2)
-                                                        lttng_ust_field_integer(uint32_t, aux, aux)))
+    LTTNG_UST_TP_FIELDS(lttng_ust_field_integer(uint16_t, type,
+                                                type) lttng_ust_field_integer(uint16_t, slot, slot)
+                            lttng_ust_field_integer(int16_t, dev, dev)
+                                lttng_ust_field_integer(int32_t, result, result)
+                                    lttng_ust_field_integer(int32_t, err, err)
+                                        lttng_ust_field_integer(uint64_t, a0, a0)
+                                            lttng_ust_field_integer(uint64_t, a1, a1)
+                                                lttng_ust_field_integer(uint64_t, a2, a2)
+                                                    lttng_ust_field_integer(uint32_t, aux, aux)))
 
 #endif
 

@@ -23,14 +23,14 @@
 #include "tools/doctor/json.h"
 
 static int failures;
-#define CHECK(cond, ...)                                                                       \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            failures++;                                                                        \
-            printf("  FAILED %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
-            printf(__VA_ARGS__);                                                               \
-            printf("\n");                                                                      \
-        }                                                                                      \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            failures++;                                                                            \
+            printf("  FAILED %s:%d: %s: ", __FILE__, __LINE__, #cond);                             \
+            printf(__VA_ARGS__);                                                                   \
+            printf("\n");                                                                          \
+        }                                                                                          \
     } while (0)
 
 /* ---- the scenario the fakes play ------------------------------------------ */
@@ -56,7 +56,7 @@ struct scenario {
     int ngpu;
     const char *bus[4]; /* as cuDeviceGetPCIBusId spells it */
     int attr[4];
-    int export_err;     /* CUresult of cuMemGetHandleForAddressRange */
+    int export_err; /* CUresult of cuMemGetHandleForAddressRange */
     const char *exp_name;
     int has_dmabuf_sym;
     struct fake_nic nics[4];
@@ -95,8 +95,14 @@ static struct ibv_device **f_get_device_list(int *n)
     *n = sc->nnics;
     return fake_list;
 }
-static void f_free_device_list(struct ibv_device **l) { (void)l; }
-static const char *f_get_device_name(struct ibv_device *d) { return d->name; }
+static void f_free_device_list(struct ibv_device **l)
+{
+    (void)l;
+}
+static const char *f_get_device_name(struct ibv_device *d)
+{
+    return d->name;
+}
 static struct ibv_context *f_open_device(struct ibv_device *d)
 {
     struct ibv_context *c = calloc(1, sizeof(*c));
@@ -104,7 +110,12 @@ static struct ibv_context *f_open_device(struct ibv_device *d)
     live_objs++;
     return c;
 }
-static int f_close_device(struct ibv_context *c) { free(c); live_objs--; return 0; }
+static int f_close_device(struct ibv_context *c)
+{
+    free(c);
+    live_objs--;
+    return 0;
+}
 static struct ibv_pd *f_alloc_pd(struct ibv_context *c)
 {
     struct ibv_pd *pd = calloc(1, sizeof(*pd));
@@ -112,7 +123,12 @@ static struct ibv_pd *f_alloc_pd(struct ibv_context *c)
     live_objs++;
     return pd;
 }
-static int f_dealloc_pd(struct ibv_pd *pd) { free(pd); live_objs--; return 0; }
+static int f_dealloc_pd(struct ibv_pd *pd)
+{
+    free(pd);
+    live_objs--;
+    return 0;
+}
 static struct ibv_mr *new_mr(struct ibv_pd *pd)
 {
     struct ibv_mr *mr = calloc(1, sizeof(*mr));
@@ -143,12 +159,33 @@ static struct ibv_mr *f_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int ac
     }
     return new_mr(pd);
 }
-static int f_dereg_mr(struct ibv_mr *mr) { free(mr); live_objs--; return 0; }
+static int f_dereg_mr(struct ibv_mr *mr)
+{
+    free(mr);
+    live_objs--;
+    return 0;
+}
 
-static gt_CUresult c_init(unsigned f) { (void)f; return 0; }
-static gt_CUresult c_ver(int *v) { *v = sc->cuda_version; return 0; }
-static gt_CUresult c_count(int *n) { *n = sc->ngpu; return 0; }
-static gt_CUresult c_get(gt_CUdevice *d, int i) { *d = i; return i < sc->ngpu ? 0 : 101; }
+static gt_CUresult c_init(unsigned f)
+{
+    (void)f;
+    return 0;
+}
+static gt_CUresult c_ver(int *v)
+{
+    *v = sc->cuda_version;
+    return 0;
+}
+static gt_CUresult c_count(int *n)
+{
+    *n = sc->ngpu;
+    return 0;
+}
+static gt_CUresult c_get(gt_CUdevice *d, int i)
+{
+    *d = i;
+    return i < sc->ngpu ? 0 : 101;
+}
 static gt_CUresult c_busid(char *b, int len, gt_CUdevice d)
 {
     snprintf(b, (size_t)len, "%s", sc->bus[d]);
@@ -165,8 +202,17 @@ static gt_CUresult c_retain(gt_CUcontext *c, gt_CUdevice d)
     live_objs++;
     return 0;
 }
-static gt_CUresult c_release(gt_CUdevice d) { (void)d; live_objs--; return 0; }
-static gt_CUresult c_set(gt_CUcontext c) { (void)c; return 0; }
+static gt_CUresult c_release(gt_CUdevice d)
+{
+    (void)d;
+    live_objs--;
+    return 0;
+}
+static gt_CUresult c_set(gt_CUcontext c)
+{
+    (void)c;
+    return 0;
+}
 static int nalloc;
 static gt_CUresult c_alloc(gt_CUdeviceptr *p, size_t n)
 {
@@ -174,7 +220,12 @@ static gt_CUresult c_alloc(gt_CUdeviceptr *p, size_t n)
     live_objs++;
     return 0;
 }
-static gt_CUresult c_free(gt_CUdeviceptr p) { (void)p; live_objs--; return 0; }
+static gt_CUresult c_free(gt_CUdeviceptr p)
+{
+    (void)p;
+    live_objs--;
+    return 0;
+}
 static gt_CUresult c_handle(void *h, gt_CUdeviceptr p, size_t n, int type, unsigned long long fl)
 {
     (void)p, (void)n, (void)fl;
@@ -204,10 +255,15 @@ static void install(const struct scenario *s)
         setenv("GDRTRACE_IBVERBS_LIB", "/nonexistent/libibverbs.so.1", 1);
     } else {
         struct gt_ibv_fns f = {
-            .get_device_list = f_get_device_list, .free_device_list = f_free_device_list,
-            .get_device_name = f_get_device_name, .open_device = f_open_device,
-            .close_device = f_close_device, .alloc_pd = f_alloc_pd, .dealloc_pd = f_dealloc_pd,
-            .reg_mr = f_reg_mr, .dereg_mr = f_dereg_mr,
+            .get_device_list = f_get_device_list,
+            .free_device_list = f_free_device_list,
+            .get_device_name = f_get_device_name,
+            .open_device = f_open_device,
+            .close_device = f_close_device,
+            .alloc_pd = f_alloc_pd,
+            .dealloc_pd = f_dealloc_pd,
+            .reg_mr = f_reg_mr,
+            .dereg_mr = f_dereg_mr,
             .reg_dmabuf_mr = s->has_dmabuf_sym ? f_reg_dmabuf_mr : NULL,
         };
         gt_ibv_install(&f);
@@ -216,10 +272,16 @@ static void install(const struct scenario *s)
         setenv("GDRTRACE_CUDA_LIB", "/nonexistent/libcuda.so.1", 1);
     } else {
         struct gt_cu_fns c = {
-            .init = c_init, .driver_get_version = c_ver, .device_get = c_get,
-            .device_get_count = c_count, .device_get_attribute = c_attr,
-            .device_get_pci_bus_id = c_busid, .mem_alloc = c_alloc, .mem_free = c_free,
-            .ctx_set_current = c_set, .primary_ctx_retain = c_retain,
+            .init = c_init,
+            .driver_get_version = c_ver,
+            .device_get = c_get,
+            .device_get_count = c_count,
+            .device_get_attribute = c_attr,
+            .device_get_pci_bus_id = c_busid,
+            .mem_alloc = c_alloc,
+            .mem_free = c_free,
+            .ctx_set_current = c_set,
+            .primary_ctx_retain = c_retain,
             .primary_ctx_release = c_release,
             .mem_get_handle_for_address_range = c_handle,
         };
@@ -274,79 +336,219 @@ static void run_scenario(const struct scenario *s)
     unsetenv("GDRTRACE_CUDA_LIB");
 }
 
-#define OK_NIC(n) {n, EBADF, 0, 0, EFAULT}
+#define OK_NIC(n)                                                                                  \
+    {                                                                                              \
+        n, EBADF, 0, 0, EFAULT                                                                     \
+    }
 
 static const struct scenario scenarios[] = {
-    {"open module + mlx5: every step succeeds", "open-mlx5", 0, 0, 12080, 2,
-     {"00000000:18:00.0", "00000000:9A:00.0"}, {1, 1}, 0, NULL, 1,
-     {OK_NIC("mlx5_0"), OK_NIC("mlx5_1")}, 2, 0,
-     {{"identity.kernel", DR_PASS}, {"identity.nvidia_module", DR_PASS},
-      {"identity.peermem", DR_PASS}, {"identity.cuda_driver", DR_PASS},
-      {"identity.gpus", DR_PASS}, {"identity.rdma", DR_PASS}, {"topology.gpu_nic", DR_PASS},
-      {"gate1.open_module", DR_PASS}, {"gate1.kernel", DR_PASS}, {"gate1.cuda_driver", DR_PASS},
+    {"open module + mlx5: every step succeeds",
+     "open-mlx5",
+     0,
+     0,
+     12080,
+     2,
+     {"00000000:18:00.0", "00000000:9A:00.0"},
+     {1, 1},
+     0,
+     NULL,
+     1,
+     {OK_NIC("mlx5_0"), OK_NIC("mlx5_1")},
+     2,
+     0,
+     {{"identity.kernel", DR_PASS},        {"identity.nvidia_module", DR_PASS},
+      {"identity.peermem", DR_PASS},       {"identity.cuda_driver", DR_PASS},
+      {"identity.gpus", DR_PASS},          {"identity.rdma", DR_PASS},
+      {"topology.gpu_nic", DR_PASS},       {"gate1.open_module", DR_PASS},
+      {"gate1.kernel", DR_PASS},           {"gate1.cuda_driver", DR_PASS},
       {"gate1.cuda_dmabuf_attr", DR_PASS}, {"gate1.verbs_reg_dmabuf", DR_PASS},
-      {"gate1.dev_infiniband", DR_PASS}, {"gate1.rdma_active", DR_PASS},
-      {"gate1.dmabuf_probe", DR_PASS}, {"gate1.single_path", DR_PASS},
-      {"gate2.cuda_export", DR_PASS}, {"gate2.host_reg", DR_PASS},
-      {"gate2.gpu_reg_dmabuf", DR_PASS}, {NULL, 0}},
+      {"gate1.dev_infiniband", DR_PASS},   {"gate1.rdma_active", DR_PASS},
+      {"gate1.dmabuf_probe", DR_PASS},     {"gate1.single_path", DR_PASS},
+      {"gate2.cuda_export", DR_PASS},      {"gate2.host_reg", DR_PASS},
+      {"gate2.gpu_reg_dmabuf", DR_PASS},   {NULL, 0}},
      DR_EXIT_PASS},
     {"open module + mlx5, --peermem without nvidia_peermem: the GPU address is refused",
-     "open-mlx5", 0, 0, 12080, 2, {"0000:18:00.0", "0000:9a:00.0"}, {1, 1}, 0, NULL, 1,
-     {OK_NIC("mlx5_0"), OK_NIC("mlx5_1")}, 2, 1,
+     "open-mlx5",
+     0,
+     0,
+     12080,
+     2,
+     {"0000:18:00.0", "0000:9a:00.0"},
+     {1, 1},
+     0,
+     NULL,
+     1,
+     {OK_NIC("mlx5_0"), OK_NIC("mlx5_1")},
+     2,
+     1,
      {{"gate2.gpu_reg_dmabuf", DR_PASS}, {"gate2.gpu_reg_peermem", DR_FAIL}, {NULL, 0}},
      DR_EXIT_FAIL},
-    {"open module + mlx5, the NIC refuses the GPU dma-buf (EFAULT)", "open-mlx5", 0, 0, 12080,
-     2, {"0000:18:00.0", "0000:9a:00.0"}, {1, 1}, 0, NULL, 1,
-     {{"mlx5_0", EBADF, EFAULT, 0, EFAULT}, {"mlx5_1", EBADF, EFAULT, 0, EFAULT}}, 2, 0,
-     {{"gate1.dmabuf_probe", DR_PASS}, {"gate2.cuda_export", DR_PASS},
-      {"gate2.host_reg", DR_PASS}, {"gate2.gpu_reg_dmabuf", DR_FAIL}, {NULL, 0}},
+    {"open module + mlx5, the NIC refuses the GPU dma-buf (EFAULT)",
+     "open-mlx5",
+     0,
+     0,
+     12080,
+     2,
+     {"0000:18:00.0", "0000:9a:00.0"},
+     {1, 1},
+     0,
+     NULL,
+     1,
+     {{"mlx5_0", EBADF, EFAULT, 0, EFAULT}, {"mlx5_1", EBADF, EFAULT, 0, EFAULT}},
+     2,
+     0,
+     {{"gate1.dmabuf_probe", DR_PASS},
+      {"gate2.cuda_export", DR_PASS},
+      {"gate2.host_reg", DR_PASS},
+      {"gate2.gpu_reg_dmabuf", DR_FAIL},
+      {NULL, 0}},
      DR_EXIT_FAIL},
-    {"open module + mlx5, the fd is not GPU memory (exp_name udmabuf)", "open-mlx5", 0, 0,
-     12080, 2, {"0000:18:00.0", "0000:9a:00.0"}, {1, 1}, 0, "udmabuf", 1,
-     {OK_NIC("mlx5_0"), OK_NIC("mlx5_1")}, 2, 0, {{"gate2.cuda_export", DR_FAIL}, {NULL, 0}},
+    {"open module + mlx5, the fd is not GPU memory (exp_name udmabuf)",
+     "open-mlx5",
+     0,
+     0,
+     12080,
+     2,
+     {"0000:18:00.0", "0000:9a:00.0"},
+     {1, 1},
+     0,
+     "udmabuf",
+     1,
+     {OK_NIC("mlx5_0"), OK_NIC("mlx5_1")},
+     2,
+     0,
+     {{"gate2.cuda_export", DR_FAIL}, {NULL, 0}},
      DR_EXIT_FAIL},
-    {"open module + mlx5, old rdma-core without ibv_reg_dmabuf_mr, CUDA 11.4", "open-mlx5", 0,
-     0, 11040, 2, {"0000:18:00.0", "0000:9a:00.0"}, {1, 1}, 0, NULL, 0,
-     {OK_NIC("mlx5_0"), OK_NIC("mlx5_1")}, 2, 0,
-     {{"gate1.cuda_driver", DR_FAIL}, {"gate1.verbs_reg_dmabuf", DR_FAIL},
-      {"gate1.dmabuf_probe", DR_FAIL}, {"gate2.host_reg", DR_PASS}, {NULL, 0}},
+    {"open module + mlx5, old rdma-core without ibv_reg_dmabuf_mr, CUDA 11.4",
+     "open-mlx5",
+     0,
+     0,
+     11040,
+     2,
+     {"0000:18:00.0", "0000:9a:00.0"},
+     {1, 1},
+     0,
+     NULL,
+     0,
+     {OK_NIC("mlx5_0"), OK_NIC("mlx5_1")},
+     2,
+     0,
+     {{"gate1.cuda_driver", DR_FAIL},
+      {"gate1.verbs_reg_dmabuf", DR_FAIL},
+      {"gate1.dmabuf_probe", DR_FAIL},
+      {"gate2.host_reg", DR_PASS},
+      {NULL, 0}},
      DR_EXIT_FAIL},
-    {"open module + mlx5 tree, no libcuda and no libibverbs", "open-mlx5", 1, 1, 0, 0, {0}, {0},
-     0, NULL, 0, {{0}}, 0, 0,
-     {{"identity.cuda_driver", DR_SKIP}, {"gate1.cuda_driver", DR_FAIL},
-      {"gate1.cuda_dmabuf_attr", DR_SKIP}, {"gate1.verbs_reg_dmabuf", DR_FAIL},
-      {"gate1.dmabuf_probe", DR_SKIP}, {"gate1.dev_infiniband", DR_PASS},
-      {"gate2.cuda_export", DR_SKIP}, {"gate2.host_reg", DR_SKIP},
-      {"gate2.gpu_reg_dmabuf", DR_SKIP}, {NULL, 0}},
+    {"open module + mlx5 tree, no libcuda and no libibverbs",
+     "open-mlx5",
+     1,
+     1,
+     0,
+     0,
+     {0},
+     {0},
+     0,
+     NULL,
+     0,
+     {{0}},
+     0,
+     0,
+     {{"identity.cuda_driver", DR_SKIP},
+      {"gate1.cuda_driver", DR_FAIL},
+      {"gate1.cuda_dmabuf_attr", DR_SKIP},
+      {"gate1.verbs_reg_dmabuf", DR_FAIL},
+      {"gate1.dmabuf_probe", DR_SKIP},
+      {"gate1.dev_infiniband", DR_PASS},
+      {"gate2.cuda_export", DR_SKIP},
+      {"gate2.host_reg", DR_SKIP},
+      {"gate2.gpu_reg_dmabuf", DR_SKIP},
+      {NULL, 0}},
      DR_EXIT_FAIL},
-    {"proprietary module + nvidia_peermem: legacy path works, DMA-BUF refused", "prop-peermem",
-     0, 0, 12020, 1, {"0000:43:00.0"}, {0}, GT_CUDA_ERROR_NOT_SUPPORTED, NULL, 1,
-     {{"mlx5_0", EBADF, 0, 0, 0}}, 1, 1,
-     {{"identity.nvidia_module", DR_PASS}, {"identity.peermem", DR_PASS},
-      {"topology.gpu_nic", DR_PASS}, {"gate1.open_module", DR_FAIL}, {"gate1.kernel", DR_PASS},
-      {"gate1.cuda_driver", DR_PASS}, {"gate1.cuda_dmabuf_attr", DR_FAIL},
-      {"gate1.verbs_reg_dmabuf", DR_PASS}, {"gate1.dev_infiniband", DR_PASS},
-      {"gate1.rdma_active", DR_PASS}, {"gate1.dmabuf_probe", DR_PASS},
-      {"gate1.single_path", DR_PASS}, {"gate2.cuda_export", DR_FAIL},
-      {"gate2.host_reg", DR_PASS}, {"gate2.gpu_reg_dmabuf", DR_SKIP},
-      {"gate2.gpu_reg_peermem", DR_PASS}, {NULL, 0}},
+    {"proprietary module + nvidia_peermem: legacy path works, DMA-BUF refused",
+     "prop-peermem",
+     0,
+     0,
+     12020,
+     1,
+     {"0000:43:00.0"},
+     {0},
+     GT_CUDA_ERROR_NOT_SUPPORTED,
+     NULL,
+     1,
+     {{"mlx5_0", EBADF, 0, 0, 0}},
+     1,
+     1,
+     {{"identity.nvidia_module", DR_PASS},
+      {"identity.peermem", DR_PASS},
+      {"topology.gpu_nic", DR_PASS},
+      {"gate1.open_module", DR_FAIL},
+      {"gate1.kernel", DR_PASS},
+      {"gate1.cuda_driver", DR_PASS},
+      {"gate1.cuda_dmabuf_attr", DR_FAIL},
+      {"gate1.verbs_reg_dmabuf", DR_PASS},
+      {"gate1.dev_infiniband", DR_PASS},
+      {"gate1.rdma_active", DR_PASS},
+      {"gate1.dmabuf_probe", DR_PASS},
+      {"gate1.single_path", DR_PASS},
+      {"gate2.cuda_export", DR_FAIL},
+      {"gate2.host_reg", DR_PASS},
+      {"gate2.gpu_reg_dmabuf", DR_SKIP},
+      {"gate2.gpu_reg_peermem", DR_PASS},
+      {NULL, 0}},
      DR_EXIT_FAIL},
-    {"no NIC (the GPU test machine): export works, nothing to register on", "no-nic", 0, 0,
-     13000, 1, {"00000000:01:00.0"}, {1}, 0, NULL, 1, {{0}}, 0, 0,
-     {{"identity.gpus", DR_PASS}, {"identity.rdma", DR_WARN}, {"topology.gpu_nic", DR_SKIP},
-      {"gate1.open_module", DR_PASS}, {"gate1.cuda_dmabuf_attr", DR_PASS},
-      {"gate1.verbs_reg_dmabuf", DR_PASS}, {"gate1.dev_infiniband", DR_FAIL},
-      {"gate1.rdma_active", DR_FAIL}, {"gate1.dmabuf_probe", DR_SKIP},
-      {"gate1.single_path", DR_PASS}, {"gate2.cuda_export", DR_PASS},
-      {"gate2.host_reg", DR_SKIP}, {"gate2.gpu_reg_dmabuf", DR_SKIP}, {NULL, 0}},
+    {"no NIC (the GPU test machine): export works, nothing to register on",
+     "no-nic",
+     0,
+     0,
+     13000,
+     1,
+     {"00000000:01:00.0"},
+     {1},
+     0,
+     NULL,
+     1,
+     {{0}},
+     0,
+     0,
+     {{"identity.gpus", DR_PASS},
+      {"identity.rdma", DR_WARN},
+      {"topology.gpu_nic", DR_SKIP},
+      {"gate1.open_module", DR_PASS},
+      {"gate1.cuda_dmabuf_attr", DR_PASS},
+      {"gate1.verbs_reg_dmabuf", DR_PASS},
+      {"gate1.dev_infiniband", DR_FAIL},
+      {"gate1.rdma_active", DR_FAIL},
+      {"gate1.dmabuf_probe", DR_SKIP},
+      {"gate1.single_path", DR_PASS},
+      {"gate2.cuda_export", DR_PASS},
+      {"gate2.host_reg", DR_SKIP},
+      {"gate2.gpu_reg_dmabuf", DR_SKIP},
+      {NULL, 0}},
      DR_EXIT_FAIL},
     {"mixed: peermem beside the open module, a down port, a far GPU, rxe refuses DMA-BUF",
-     "mixed", 0, 0, 12080, 2, {"0000:18:00.0", "0000:9a:00.0"}, {1, 1}, 0, NULL, 1,
-     {OK_NIC("mlx5_0"), OK_NIC("mlx5_1"), {"rxe0", EOPNOTSUPP, EOPNOTSUPP, 0, EFAULT}}, 3, 0,
-     {{"identity.rdma", DR_PASS}, {"topology.gpu_nic", DR_WARN}, {"gate1.open_module", DR_PASS},
-      {"gate1.rdma_active", DR_WARN}, {"gate1.dmabuf_probe", DR_WARN},
-      {"gate1.single_path", DR_WARN}, {"gate2.cuda_export", DR_PASS},
-      {"gate2.host_reg", DR_PASS}, {"gate2.gpu_reg_dmabuf", DR_WARN}, {NULL, 0}},
+     "mixed",
+     0,
+     0,
+     12080,
+     2,
+     {"0000:18:00.0", "0000:9a:00.0"},
+     {1, 1},
+     0,
+     NULL,
+     1,
+     {OK_NIC("mlx5_0"), OK_NIC("mlx5_1"), {"rxe0", EOPNOTSUPP, EOPNOTSUPP, 0, EFAULT}},
+     3,
+     0,
+     {{"identity.rdma", DR_PASS},
+      {"topology.gpu_nic", DR_WARN},
+      {"gate1.open_module", DR_PASS},
+      {"gate1.rdma_active", DR_WARN},
+      {"gate1.dmabuf_probe", DR_WARN},
+      {"gate1.single_path", DR_WARN},
+      {"gate2.cuda_export", DR_PASS},
+      {"gate2.host_reg", DR_PASS},
+      {"gate2.gpu_reg_dmabuf", DR_WARN},
+      {NULL, 0}},
      DR_EXIT_WARN},
 };
 
@@ -379,12 +581,18 @@ static void test_topology(void)
     struct dr_pci sys = mk("pci0000:97", 1, "0000:97:01.0/0000:98:00.0");
     struct dr_pci virt;
     memset(&virt, 0, sizeof(virt));
-    CHECK(dr_topo_path(&gpu, &pix) == DR_PATH_PIX, "one switch: %s", dr_path_name(dr_topo_path(&gpu, &pix)));
-    CHECK(dr_topo_path(&gpu, &pxb) == DR_PATH_PXB, "nested switches: %s", dr_path_name(dr_topo_path(&gpu, &pxb)));
-    CHECK(dr_topo_path(&gpu, &phb) == DR_PATH_PHB, "other root port: %s", dr_path_name(dr_topo_path(&gpu, &phb)));
-    CHECK(dr_topo_path(&gpu, &phb2) == DR_PATH_PHB, "other root complex, same socket: %s", dr_path_name(dr_topo_path(&gpu, &phb2)));
-    CHECK(dr_topo_path(&gpu, &sys) == DR_PATH_SYS, "other socket: %s", dr_path_name(dr_topo_path(&gpu, &sys)));
-    CHECK(dr_topo_path(&gpu, &virt) == DR_PATH_NA, "virtual device: %s", dr_path_name(dr_topo_path(&gpu, &virt)));
+    CHECK(dr_topo_path(&gpu, &pix) == DR_PATH_PIX, "one switch: %s",
+          dr_path_name(dr_topo_path(&gpu, &pix)));
+    CHECK(dr_topo_path(&gpu, &pxb) == DR_PATH_PXB, "nested switches: %s",
+          dr_path_name(dr_topo_path(&gpu, &pxb)));
+    CHECK(dr_topo_path(&gpu, &phb) == DR_PATH_PHB, "other root port: %s",
+          dr_path_name(dr_topo_path(&gpu, &phb)));
+    CHECK(dr_topo_path(&gpu, &phb2) == DR_PATH_PHB, "other root complex, same socket: %s",
+          dr_path_name(dr_topo_path(&gpu, &phb2)));
+    CHECK(dr_topo_path(&gpu, &sys) == DR_PATH_SYS, "other socket: %s",
+          dr_path_name(dr_topo_path(&gpu, &sys)));
+    CHECK(dr_topo_path(&gpu, &virt) == DR_PATH_NA, "virtual device: %s",
+          dr_path_name(dr_topo_path(&gpu, &virt)));
     CHECK(dr_topo_path(&pix, &gpu) == DR_PATH_PIX, "symmetric");
 }
 
@@ -394,8 +602,21 @@ static void test_json(void)
 {
     printf("json: malformed documents are refused with a line number, valid ones read\n");
     static const char *const bad[] = {
-        "", "{", "[1,]", "{\"a\" 1}", "{\"a\":}", "\"abc", "\"\\x\"", "[1 2]", "{} x",
-        "\"\\u12\"", "[\"\x01\"]", "tru", "-", "{\"a\":1,}", "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+        "",
+        "{",
+        "[1,]",
+        "{\"a\" 1}",
+        "{\"a\":}",
+        "\"abc",
+        "\"\\x\"",
+        "[1 2]",
+        "{} x",
+        "\"\\u12\"",
+        "[\"\x01\"]",
+        "tru",
+        "-",
+        "{\"a\":1,}",
+        "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
         "[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

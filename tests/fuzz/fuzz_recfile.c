@@ -108,7 +108,8 @@ static void same_from_file(const uint8_t *data, size_t size, const struct gt_rec
     uint64_t p1 = 0, p2 = 0;
     struct gtr_event e1, e2;
     int n1, n2;
-    while ((n1 = gt_recfile_event_next(&r, &p1, &e1)) | (n2 = gt_recfile_event_next(whole, &p2, &e2)))
+    while ((n1 = gt_recfile_event_next(&r, &p1, &e1)) |
+           (n2 = gt_recfile_event_next(whole, &p2, &e2)))
         if (n1 != n2 || memcmp(&e1, &e2, sizeof(e1)))
             abort();
     gt_recfile_free(&r);
@@ -128,15 +129,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t rawn;
         /* a small cap: decompression bombs are refused, not followed */
         int whole = -1;
-        if (gt_archive_decompress(data, size, 8u << 20, &raw, &rawn, "fuzz.zst", err, sizeof(err)) == 0) {
+        if (gt_archive_decompress(data, size, 8u << 20, &raw, &rawn, "fuzz.zst", err,
+                                  sizeof(err)) == 0) {
             whole = gt_archive_walk(raw, rawn, "fuzz.zst", member, &in, err, sizeof(err));
             free(raw);
         }
         /* The streaming reader (what gdrtrace uses) accepts exactly what
          * decompressing first and walking accepts, member for member. */
         struct gt_inputs in2 = {0};
-        int streamed = gt_archive_stream_mem(data, size, 8u << 20, "fuzz.zst", member, &in2, err,
-                                             sizeof(err));
+        int streamed =
+            gt_archive_stream_mem(data, size, 8u << 20, "fuzz.zst", member, &in2, err, sizeof(err));
         if ((streamed == 0) != (whole == 0) || (whole == 0 && in2.n != in.n))
             abort();
         gt_inputs_free(&in2);

@@ -15,7 +15,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* The target's default corpus folder and what it exercises, for the summary line. */
 extern const char gt_fuzz_corpus[], gt_fuzz_what[];

@@ -53,8 +53,7 @@ static struct gt_reg_policy g_pol;
 static int g_exports_seen, g_nv_dmabuf_seen;
 static int g_token; /* the address stands for the one comm/ctx */
 
-static void logger(int level, unsigned long flags, const char *file, int line, const char *fmt,
-                   ...)
+static void logger(int level, unsigned long flags, const char *file, int line, const char *fmt, ...)
 {
     (void)flags;
     va_list ap;
@@ -159,8 +158,8 @@ static gt_result d_reg_dmabuf(void *comm, void *data, size_t size, int type, uin
     struct gt_reg_report own = {0};
     if (!rep)
         rep = &own;
-    gt_result r = gt_reg_register(&g_dev, &g_pol, data, size, type, offset, fd, &mr, rep, err,
-                                  sizeof(err));
+    gt_result r =
+        gt_reg_register(&g_dev, &g_pol, data, size, type, offset, fd, &mr, rep, err, sizeof(err));
     *mh = mr;
     if (r != GT_OK) {
         GT_WARN("%s", err);
@@ -297,8 +296,10 @@ int main(void)
     snprintf(g_dev.probe.why, sizeof(g_dev.probe.why),
              "dmabuf_reg driver: no RDMA device on this node (ibv_get_device_list is empty)");
 
-    net = gt_shim_wrap(&driver_ops, "tests/gpu/dmabuf_reg: plugin registration path, no RDMA "
-                                    "device on this node", logger);
+    net = gt_shim_wrap(&driver_ops,
+                       "tests/gpu/dmabuf_reg: plugin registration path, no RDMA "
+                       "device on this node",
+                       logger);
     if (net == &driver_ops)
         printf("# WARNING: the recorder is off (GDRTRACE_DISABLE or no recorder file)\n");
     struct gt_comm_config cfg = {.traffic_class = -1};
@@ -322,7 +323,8 @@ int main(void)
 
     if (g_nv_dmabuf_seen && r != GT_OK) {
         printf("PASS: the plugin exported a real nv_dmabuf fd (%d export(s)); the registration "
-               "failed for want of an RDMA device\n", g_exports_seen);
+               "failed for want of an RDMA device\n",
+               g_exports_seen);
         rc = 0;
     } else {
         printf("FAIL: exports seen %d, nv_dmabuf %d, registration result %d\n", g_exports_seen,

@@ -52,24 +52,24 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
-#define CUDA_OK(call)                                                                        \
-    do {                                                                                     \
-        cudaError_t e_ = (call);                                                             \
-        if (e_ != cudaSuccess) {                                                             \
-            fprintf(stderr, "rank %d: %s failed: %s (%s:%d)\n", g_rank, #call,               \
-                    cudaGetErrorString(e_), __FILE__, __LINE__);                             \
-            goto fail;                                                                       \
-        }                                                                                    \
+#define CUDA_OK(call)                                                                              \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "rank %d: %s failed: %s (%s:%d)\n", g_rank, #call,                     \
+                    cudaGetErrorString(e_), __FILE__, __LINE__);                                   \
+            goto fail;                                                                             \
+        }                                                                                          \
     } while (0)
 
-#define NCCL_OK(call)                                                                        \
-    do {                                                                                     \
-        ncclResult_t r_ = (call);                                                            \
-        if (r_ != ncclSuccess) {                                                             \
-            fprintf(stderr, "rank %d: %s failed: %s (%s:%d)\n", g_rank, #call,               \
-                    ncclGetErrorString(r_), __FILE__, __LINE__);                             \
-            goto fail;                                                                       \
-        }                                                                                    \
+#define NCCL_OK(call)                                                                              \
+    do {                                                                                           \
+        ncclResult_t r_ = (call);                                                                  \
+        if (r_ != ncclSuccess) {                                                                   \
+            fprintf(stderr, "rank %d: %s failed: %s (%s:%d)\n", g_rank, #call,                     \
+                    ncclGetErrorString(r_), __FILE__, __LINE__);                                   \
+            goto fail;                                                                             \
+        }                                                                                          \
     } while (0)
 
 enum op { OP_ALL_REDUCE, OP_ALL_GATHER, OP_REDUCE_SCATTER, OP_BROADCAST, OP_SENDRECV, OP_COUNT };
@@ -102,11 +102,22 @@ static size_t parse_size(const char *s)
     if (errno || end == s)
         return 0;
     switch (*end) {
-    case 'K': case 'k': v <<= 10; break;
-    case 'M': case 'm': v <<= 20; break;
-    case 'G': case 'g': v <<= 30; break;
-    case '\0': break;
-    default: return 0;
+    case 'K':
+    case 'k':
+        v <<= 10;
+        break;
+    case 'M':
+    case 'm':
+        v <<= 20;
+        break;
+    case 'G':
+    case 'g':
+        v <<= 30;
+        break;
+    case '\0':
+        break;
+    default:
+        return 0;
     }
     return (size_t)v;
 }
@@ -116,11 +127,16 @@ static size_t parse_size(const char *s)
 static int iters_for(size_t bytes, double scale)
 {
     int n;
-    if (bytes <= (1u << 20)) n = 20;
-    else if (bytes <= (32u << 20)) n = 10;
-    else if (bytes <= (128u << 20)) n = 5;
-    else if (bytes <= (512u << 20)) n = 3;
-    else n = 2;
+    if (bytes <= (1u << 20))
+        n = 20;
+    else if (bytes <= (32u << 20))
+        n = 10;
+    else if (bytes <= (128u << 20))
+        n = 5;
+    else if (bytes <= (512u << 20))
+        n = 3;
+    else
+        n = 2;
     n = (int)(n * scale + 0.5);
     return n < 1 ? 1 : n;
 }
@@ -137,10 +153,13 @@ static size_t next_size(size_t b, const struct opts *o)
 static double bus_factor(enum op op, int n)
 {
     switch (op) {
-    case OP_ALL_REDUCE: return 2.0 * (n - 1) / n;
+    case OP_ALL_REDUCE:
+        return 2.0 * (n - 1) / n;
     case OP_ALL_GATHER:
-    case OP_REDUCE_SCATTER: return (double)(n - 1) / n;
-    default: return 1.0;
+    case OP_REDUCE_SCATTER:
+        return (double)(n - 1) / n;
+    default:
+        return 1.0;
     }
 }
 
@@ -164,7 +183,8 @@ static ncclResult_t launch(enum op op, ncclComm_t comm, int rank, int n, const f
     case OP_SENDRECV: {
         /* A ring: send to rank+1, receive from rank-1 (for 2 ranks: exchange). */
         int to = (rank + 1) % n, from = (rank - 1 + n) % n;
-        if ((r = ncclGroupStart()) != ncclSuccess) return r;
+        if ((r = ncclGroupStart()) != ncclSuccess)
+            return r;
         r = ncclSend(sbuf, count, ncclFloat, to, comm, st);
         if (r == ncclSuccess)
             r = ncclRecv(rbuf, count, ncclFloat, from, comm, st);
@@ -199,12 +219,20 @@ static uint64_t check(enum op op, int rank, int n, const float *h, size_t count)
         switch (op) {
         case OP_ALL_REDUCE:
         case OP_REDUCE_SCATTER:
-            for (int r = 0; r < n; r++) want += val(r, gi);
+            for (int r = 0; r < n; r++)
+                want += val(r, gi);
             break;
-        case OP_ALL_GATHER: want = val((int)(gi / (count / n)), gi); break;
-        case OP_BROADCAST: want = val(0, gi); break;
-        case OP_SENDRECV: want = val(from, gi); break;
-        default: break;
+        case OP_ALL_GATHER:
+            want = val((int)(gi / (count / n)), gi);
+            break;
+        case OP_BROADCAST:
+            want = val(0, gi);
+            break;
+        case OP_SENDRECV:
+            want = val(from, gi);
+            break;
+        default:
+            break;
         }
         if (h[i] != want) {
             if (shown++ < 4)
@@ -310,8 +338,8 @@ static int run_rank(const struct opts *o, int rank)
         ncclGetVersion(&v);
         printf("# nccl_version=%d nranks=%d init_ms=%.1f\n", v, n,
                (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
-        printf("# %-14s %12s %6s %12s %10s %10s %8s\n", "op", "bytes", "iters", "time_us",
-               "algbw", "busbw", "check");
+        printf("# %-14s %12s %6s %12s %10s %10s %8s\n", "op", "bytes", "iters", "time_us", "algbw",
+               "busbw", "check");
         fflush(stdout);
     }
 
@@ -385,9 +413,9 @@ static int run_rank(const struct opts *o, int rank)
                 printf("RESULT op=%s bytes=%zu iters=%d time_us=%.2f algbw_GBps=%.4f "
                        "busbw_GBps=%.4f errors=%d check=%s avg_time_us=%.2f "
                        "busbw_avg_GBps=%.4f busbw_slowest_GBps=%.4f\n",
-                       op_names[op], count * sizeof(float), iters, us, algbw,
-                       algbw * bf, all, all == 0 ? "OK" : "FAIL", avg_us,
-                       bytes_d / (avg_us * 1e3) * bf, bytes_d / (max_us * 1e3) * bf);
+                       op_names[op], count * sizeof(float), iters, us, algbw, algbw * bf, all,
+                       all == 0 ? "OK" : "FAIL", avg_us, bytes_d / (avg_us * 1e3) * bf,
+                       bytes_d / (max_us * 1e3) * bf);
                 fflush(stdout);
             }
         }
@@ -410,23 +438,29 @@ fail:
         }
     }
     free(hbuf);
-    if (derr) cudaFree(derr);
-    if (dtime) cudaFree(dtime);
-    if (drecv) cudaFree(drecv);
-    if (dsend) cudaFree(dsend);
-    if (ev0) cudaEventDestroy(ev0);
-    if (ev1) cudaEventDestroy(ev1);
-    if (st) cudaStreamDestroy(st);
+    if (derr)
+        cudaFree(derr);
+    if (dtime)
+        cudaFree(dtime);
+    if (drecv)
+        cudaFree(drecv);
+    if (dsend)
+        cudaFree(dsend);
+    if (ev0)
+        cudaEventDestroy(ev0);
+    if (ev1)
+        cudaEventDestroy(ev1);
+    if (st)
+        cudaStreamDestroy(st);
     return rc;
 }
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: nccl_check [-n ranks] [-b min] [-e max] [-f factor] [-o ops] [-s scale]\n"
-            "                  [-d device] [-i idfile]\n"
-            "  sizes take K/M/G; ops: comma list of all_reduce,all_gather,reduce_scatter,\n"
-            "  broadcast,sendrecv or 'all'; -s scales the iteration counts.\n");
+    fprintf(f, "usage: nccl_check [-n ranks] [-b min] [-e max] [-f factor] [-o ops] [-s scale]\n"
+               "                  [-d device] [-i idfile]\n"
+               "  sizes take K/M/G; ops: comma list of all_reduce,all_gather,reduce_scatter,\n"
+               "  broadcast,sendrecv or 'all'; -s scales the iteration counts.\n");
 }
 
 static int parse_ops(const char *s, unsigned *out)
@@ -456,24 +490,48 @@ static int parse_ops(const char *s, unsigned *out)
 
 int main(int argc, char **argv)
 {
-    struct opts o = {.nranks = 2, .min_bytes = 8, .max_bytes = 1u << 30, .factor = 4,
-                     .ops = (1u << OP_COUNT) - 1, .device = 0, .iter_scale = 1.0};
+    struct opts o = {.nranks = 2,
+                     .min_bytes = 8,
+                     .max_bytes = 1u << 30,
+                     .factor = 4,
+                     .ops = (1u << OP_COUNT) - 1,
+                     .device = 0,
+                     .iter_scale = 1.0};
     char idpath[PATH_MAX];
     int c;
     while ((c = getopt(argc, argv, "n:b:e:f:o:s:d:i:h")) != -1) {
         switch (c) {
-        case 'n': o.nranks = atoi(optarg); break;
-        case 'b': o.min_bytes = parse_size(optarg); break;
-        case 'e': o.max_bytes = parse_size(optarg); break;
-        case 'f': o.factor = atoi(optarg); break;
-        case 'o':
-            if (parse_ops(optarg, &o.ops) != 0) return 2;
+        case 'n':
+            o.nranks = atoi(optarg);
             break;
-        case 's': o.iter_scale = atof(optarg); break;
-        case 'd': o.device = atoi(optarg); break;
-        case 'i': o.idfile = optarg; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 'b':
+            o.min_bytes = parse_size(optarg);
+            break;
+        case 'e':
+            o.max_bytes = parse_size(optarg);
+            break;
+        case 'f':
+            o.factor = atoi(optarg);
+            break;
+        case 'o':
+            if (parse_ops(optarg, &o.ops) != 0)
+                return 2;
+            break;
+        case 's':
+            o.iter_scale = atof(optarg);
+            break;
+        case 'd':
+            o.device = atoi(optarg);
+            break;
+        case 'i':
+            o.idfile = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
         }
     }
     if (o.nranks < 1 || o.nranks > 64 || o.min_bytes < sizeof(float) || o.max_bytes < o.min_bytes ||

@@ -74,10 +74,10 @@ __attribute__((visibility("default"))) ncclNet_v11_t ncclNetPlugin_v11;
 static const ncclNet_v11_t *inner;
 static int fuse;
 static size_t hdr_len = 4; /* GT_REFSOCK_HDR: bytes before each payload (NCCL's Socket: 4) */
-static int only_tested; /* GT_REFSOCK_ONE=1: test(r) moves nothing posted after r */
-static size_t max_bytes;  /* 0: the inner plugin's */
-static char alone_if[64]; /* standalone: the one device's interface */
-static char *alone_pci;   /* its realpath(/sys/class/net/<if>/device), or NULL */
+static int only_tested;    /* GT_REFSOCK_ONE=1: test(r) moves nothing posted after r */
+static size_t max_bytes;   /* 0: the inner plugin's */
+static char alone_if[64];  /* standalone: the one device's interface */
+static char *alone_pci;    /* its realpath(/sys/class/net/<if>/device), or NULL */
 static int alone_speed;
 
 union rs_addr {
@@ -100,13 +100,13 @@ struct rs_req {
     int state;
     int sending;
     char *data;
-    size_t size;  /* posted size; then the message's size */
+    size_t size; /* posted size; then the message's size */
     union {
-        int32_t size;          /* the size on the wire, first */
+        int32_t size;                /* the size on the wire, first */
         unsigned char b[RS_HDR_MAX]; /* then GT_REFSOCK_HDR - 4 zero bytes */
     } wire;
     size_t hoff; /* bytes of `wire` moved */
-    size_t off;   /* bytes of the payload moved */
+    size_t off;  /* bytes of the payload moved */
     uint64_t seq;
     struct rs_comm *c;
 };
@@ -351,8 +351,7 @@ static int io(struct rs_comm *c, int sending, void *p, size_t len, size_t *off)
 static int io_fused(struct rs_comm *c, struct rs_req *q)
 {
     while (q->hoff < hdr_len) {
-        struct iovec v[2] = {{(char *)q->wire.b + q->hoff, hdr_len - q->hoff},
-                             {q->data, q->size}};
+        struct iovec v[2] = {{(char *)q->wire.b + q->hoff, hdr_len - q->hoff}, {q->data, q->size}};
         struct msghdr m = {.msg_iov = v, .msg_iovlen = q->size ? 2 : 1};
         ssize_t n = sendmsg(c->fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
         if (n < 0)

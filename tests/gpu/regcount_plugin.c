@@ -205,8 +205,8 @@ static ncclResult_t rc_regMr(void *comm, void *data, size_t size, int type, void
     return r;
 }
 
-static ncclResult_t rc_regMrDmaBuf(void *comm, void *data, size_t size, int type,
-                                   uint64_t offset, int fd, void **mhandle)
+static ncclResult_t rc_regMrDmaBuf(void *comm, void *data, size_t size, int type, uint64_t offset,
+                                   int fd, void **mhandle)
 {
     ncclResult_t r = inner->regMrDmaBuf(comm, data, size, type, offset, fd, mhandle);
     count_reg(comm, fd >= 0 ? 2 : (type == NCCL_PTR_CUDA ? 1 : 0), r);
@@ -276,4 +276,3 @@ __attribute__((constructor)) static void at_load(void)
     if (inner->finalize)
         table.finalize = rc_finalize;
 }
-

@@ -28,9 +28,8 @@ static void crash_if(const char *call)
         raise(SIGSEGV);
 }
 
-static void fill_common(int dev, const struct gt_props *p, char **name, char **pci,
-                        uint64_t *guid, int *ptr, int *speed, int *port, float *lat,
-                        int *maxc, int *maxr)
+static void fill_common(int dev, const struct gt_props *p, char **name, char **pci, uint64_t *guid,
+                        int *ptr, int *speed, int *port, float *lat, int *maxc, int *maxr)
 {
     (void)dev;
     *name = (char *)p->name;
@@ -89,20 +88,38 @@ static ncclResult_t v11_set_attr(void *ctx, ncclNetAttr_v11_t *a)
     return (ncclResult_t)S.set_net_attr(ctx, a);
 }
 /* Pass-throughs whose signatures are the same in v8 and v11. */
-static ncclResult_t f_devices(int *n) { return (ncclResult_t)S.devices(n); }
+static ncclResult_t f_devices(int *n)
+{
+    return (ncclResult_t)S.devices(n);
+}
 static ncclResult_t f_listen11(void *ctx, int dev, void *h, void **l)
 {
     return (ncclResult_t)S.listen(ctx, dev, h, l);
 }
-static ncclResult_t f_dereg(void *c, void *m) { return (ncclResult_t)S.dereg_mr(c, m); }
+static ncclResult_t f_dereg(void *c, void *m)
+{
+    return (ncclResult_t)S.dereg_mr(c, m);
+}
 static ncclResult_t f_iflush(void *rc, int n, void **d, int *sz, void **m, void **req)
 {
     return (ncclResult_t)S.iflush(rc, n, d, sz, m, req);
 }
-static ncclResult_t f_test(void *r, int *done, int *sz) { return (ncclResult_t)S.test(r, done, sz); }
-static ncclResult_t f_close_send(void *c) { return (ncclResult_t)S.close_send(c); }
-static ncclResult_t f_close_recv(void *c) { return (ncclResult_t)S.close_recv(c); }
-static ncclResult_t f_close_listen(void *c) { return (ncclResult_t)S.close_listen(c); }
+static ncclResult_t f_test(void *r, int *done, int *sz)
+{
+    return (ncclResult_t)S.test(r, done, sz);
+}
+static ncclResult_t f_close_send(void *c)
+{
+    return (ncclResult_t)S.close_send(c);
+}
+static ncclResult_t f_close_recv(void *c)
+{
+    return (ncclResult_t)S.close_recv(c);
+}
+static ncclResult_t f_close_listen(void *c)
+{
+    return (ncclResult_t)S.close_listen(c);
+}
 static ncclResult_t f_get_dev_mr(void *c, void *m, void **d)
 {
     return (ncclResult_t)S.get_device_mr(c, m, d);
@@ -111,13 +128,16 @@ static ncclResult_t f_consumed(void *rc, int n, void *r)
 {
     return (ncclResult_t)S.irecv_consumed(rc, n, r);
 }
-static ncclResult_t f_finalize(void *ctx) { return (ncclResult_t)S.finalize(ctx); }
+static ncclResult_t f_finalize(void *ctx)
+{
+    return (ncclResult_t)S.finalize(ctx);
+}
 static ncclResult_t v11_isend(void *sc, void *d, size_t sz, int tag, void *m, void *ph, void **r)
 {
     return (ncclResult_t)S.isend(sc, d, sz, tag, m, ph, r);
 }
-static ncclResult_t v11_irecv(void *rc, int n, void **d, size_t *sz, int *tags, void **m,
-                              void **ph, void **r)
+static ncclResult_t v11_irecv(void *rc, int n, void **d, size_t *sz, int *tags, void **m, void **ph,
+                              void **r)
 {
     return (ncclResult_t)S.irecv(rc, n, d, sz, tags, m, ph, r);
 }

@@ -58,7 +58,8 @@ static int ratio(const char *what, unsigned char **imgs, size_t *lens, int n)
     }
     double dt = now() - t0;
     unlink(path);
-    printf("archive (%s): %llu bytes -> %llu bytes, compression ratio %.1f, %.0f MB/s (zstd level 9)\n",
+    printf("archive (%s): %llu bytes -> %llu bytes, compression ratio %.1f, %.0f MB/s (zstd level "
+           "9)\n",
            what, (unsigned long long)in, (unsigned long long)out, (double)in / (double)out,
            (double)in / dt / 1e6);
     return 0;
@@ -145,16 +146,21 @@ int main(void)
         }
         unlink(path);
         if (best_f < 1e30)
-            printf("reader: same recorder read from /dev/shm and summarized in %.1f ms: %.1f million "
-                   "events/s including the read() snapshot\n",
-                   best_f * 1e3, (double)summarized / best_f / 1e6);
+            printf(
+                "reader: same recorder read from /dev/shm and summarized in %.1f ms: %.1f million "
+                "events/s including the read() snapshot\n",
+                best_f * 1e3, (double)summarized / best_f / 1e6);
     }
 
     unsigned char *imgs[8];
     size_t lens[8];
     for (int i = 0; i < 8; i++) {
-        struct fx_opts q = {.kind = FX_DMABUF, .rank = i, .world = 8, .pid = 1000 + i,
-                            .ring_cap = 16384, .events = 40000};
+        struct fx_opts q = {.kind = FX_DMABUF,
+                            .rank = i,
+                            .world = 8,
+                            .pid = 1000 + i,
+                            .ring_cap = 16384,
+                            .events = 40000};
         imgs[i] = fx_build(&q, &lens[i]);
         if (!imgs[i])
             return 1;

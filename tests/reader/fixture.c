@@ -20,10 +20,10 @@
 #define NDEV 2
 #define NCOMM_DEFAULT 4
 
-static const char *knames[FX_KIND_COUNT] = {"dmabuf", "peermem", "host", "mixed",
-                                            "fallback", "error", "nodata"};
-static const char *kverd[FX_KIND_COUNT] = {"DIRECT-DMABUF", "DIRECT-PEERMEM", "HOST-STAGED", "MIXED",
-                                           "FALLBACK", "ERROR", "NO-DATA"};
+static const char *knames[FX_KIND_COUNT] = {"dmabuf",   "peermem", "host",  "mixed",
+                                            "fallback", "error",   "nodata"};
+static const char *kverd[FX_KIND_COUNT] = {
+    "DIRECT-DMABUF", "DIRECT-PEERMEM", "HOST-STAGED", "MIXED", "FALLBACK", "ERROR", "NO-DATA"};
 
 int fx_kind_parse(const char *s)
 {
@@ -33,14 +33,35 @@ int fx_kind_parse(const char *s)
     return -1;
 }
 
-const char *fx_kind_name(int k) { return knames[k]; }
-const char *fx_kind_verdict(int k) { return kverd[k]; }
+const char *fx_kind_name(int k)
+{
+    return knames[k];
+}
+const char *fx_kind_verdict(int k)
+{
+    return kverd[k];
+}
 
-size_t fx_off_identity(void) { return GTR_HEADER_SIZE; }
-size_t fx_off_devices(void) { return ALIGN64(fx_off_identity() + sizeof(struct gtr_identity)); }
-size_t fx_off_comms(void) { return ALIGN64(fx_off_devices() + NDEV * sizeof(struct gtr_device)); }
-static size_t off_ring(int ncomm) { return ALIGN64(fx_off_comms() + (size_t)ncomm * sizeof(struct gtr_comm)); }
-size_t fx_off_ring(void) { return off_ring(NCOMM_DEFAULT); }
+size_t fx_off_identity(void)
+{
+    return GTR_HEADER_SIZE;
+}
+size_t fx_off_devices(void)
+{
+    return ALIGN64(fx_off_identity() + sizeof(struct gtr_identity));
+}
+size_t fx_off_comms(void)
+{
+    return ALIGN64(fx_off_devices() + NDEV * sizeof(struct gtr_device));
+}
+static size_t off_ring(int ncomm)
+{
+    return ALIGN64(fx_off_comms() + (size_t)ncomm * sizeof(struct gtr_comm));
+}
+size_t fx_off_ring(void)
+{
+    return off_ring(NCOMM_DEFAULT);
+}
 
 /* The documented bucket formula, written again here on purpose: the reader's
  * copy (tools/hist.c) is checked against this one. */
@@ -177,8 +198,8 @@ uint64_t fx_expected_regs(const struct fx_opts *oin)
     return n;
 }
 
-static void sec(struct gtr_header *h, int i, uint32_t id, uint32_t esz, uint64_t off, uint64_t count,
-                uint64_t size)
+static void sec(struct gtr_header *h, int i, uint32_t id, uint32_t esz, uint64_t off,
+                uint64_t count, uint64_t size)
 {
     h->sections[i].id = id;
     h->sections[i].entry_size = esz;
@@ -234,18 +255,30 @@ static void fill_settings(struct gtr_setting *set, const struct fx_opts *o)
 unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
 {
     struct fx_opts o = *oin;
-    if (!o.host) o.host = "node-a";
-    if (!o.job) o.job = "job42";
-    if (!o.pid) o.pid = 4242;
-    if (!o.world) o.world = 2;
-    if (!o.comm_id) o.comm_id = 0x1234abcd5678ef00ull;
-    if (!o.state) o.state = GTR_STATE_CLOSED;
-    if (!o.kernel) o.kernel = "6.1.0-test";
-    if (!o.ring_cap) o.ring_cap = 1024;
-    if (!o.events) o.events = 300;
-    if (!o.nccl_version) o.nccl_version = 22803;
-    if (o.ncomm <= 0) o.ncomm = NCOMM_DEFAULT;
-    if (!o.lat_pct) o.lat_pct = 100;
+    if (!o.host)
+        o.host = "node-a";
+    if (!o.job)
+        o.job = "job42";
+    if (!o.pid)
+        o.pid = 4242;
+    if (!o.world)
+        o.world = 2;
+    if (!o.comm_id)
+        o.comm_id = 0x1234abcd5678ef00ull;
+    if (!o.state)
+        o.state = GTR_STATE_CLOSED;
+    if (!o.kernel)
+        o.kernel = "6.1.0-test";
+    if (!o.ring_cap)
+        o.ring_cap = 1024;
+    if (!o.events)
+        o.events = 300;
+    if (!o.nccl_version)
+        o.nccl_version = 22803;
+    if (o.ncomm <= 0)
+        o.ncomm = NCOMM_DEFAULT;
+    if (!o.lat_pct)
+        o.lat_pct = 100;
     if (!o.reg)
         o.reg = o.kind == FX_PEERMEM ? "peermem" : "dmabuf";
 
@@ -318,13 +351,16 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
     snprintf(id.policy_text, sizeof(id.policy_text), "GDRTRACE_REG=%s%s", o.reg,
              o.kind == FX_FALLBACK ? " GDRTRACE_ALLOW_PEERMEM=1" : "");
     snprintf(id.node.kernel_release, sizeof(id.node.kernel_release), "%s", o.kernel);
-    snprintf(id.node.nvidia_version, sizeof(id.node.nvidia_version), "%s", host_only ? "" : "570.86.15");
+    snprintf(id.node.nvidia_version, sizeof(id.node.nvidia_version), "%s",
+             host_only ? "" : "570.86.15");
     id.node.nvidia_flavour = host_only ? GTR_NV_ABSENT : GTR_NV_OPEN;
-    id.node.peermem_loaded = !host_only; /* a node where both GPU paths exist: A/B runs differ only in policy */
+    id.node.peermem_loaded =
+        !host_only; /* a node where both GPU paths exist: A/B runs differ only in policy */
     id.node.cuda_driver_version = host_only ? -1 : 12080;
     snprintf(id.node.rdma_devices, sizeof(id.node.rdma_devices), "%s",
              host_only ? "" : "mlx5_0@0000:17:00.0,mlx5_1@0000:3d:00.0");
-    snprintf(id.node.gpus, sizeof(id.node.gpus), "%s", host_only ? "" : "0000:18:00.0,0000:3e:00.0");
+    snprintf(id.node.gpus, sizeof(id.node.gpus), "%s",
+             host_only ? "" : "0000:18:00.0,0000:3e:00.0");
     snprintf(id.node.cpu_model, sizeof(id.node.cpu_model), "Test CPU");
     memcpy(b + fx_off_identity(), &id, sizeof(id));
 
@@ -348,10 +384,13 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
             dv.probe_dmabuf_errno = o.kind == FX_FALLBACK ? EOPNOTSUPP : 0;
             dv.probe_peermem = id.node.peermem_loaded ? GTR_PROBE_SUPPORTED : GTR_PROBE_ABSENT;
             dv.probe_cuda_dmabuf = GTR_PROBE_SUPPORTED;
-            snprintf(dv.why, sizeof(dv.why), "%s", o.kind == FX_FALLBACK ? "dmabuf probe failed: EOPNOTSUPP; peermem allowed" : "dmabuf probe ok");
+            snprintf(dv.why, sizeof(dv.why), "%s",
+                     o.kind == FX_FALLBACK ? "dmabuf probe failed: EOPNOTSUPP; peermem allowed"
+                                           : "dmabuf probe ok");
             dv.speed_mbps = 200000;
         }
-        snprintf(dv.pci_path, sizeof(dv.pci_path), "/sys/devices/pci0000:00/0000:%02x:00.0", 0x17 + d);
+        snprintf(dv.pci_path, sizeof(dv.pci_path), "/sys/devices/pci0000:00/0000:%02x:00.0",
+                 0x17 + d);
         memcpy(b + fx_off_devices() + d * sizeof(dv), &dv, sizeof(dv));
     }
 
@@ -391,14 +430,24 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
         e.dev = 0;
         e.tid = 7;
         switch (pos % 10) {
-        case 0: e.type = GTR_EV_REG; e.a1 = 4 << 20; e.a2 = 20000; break;
-        case 1: e.type = GTR_EV_DEREG; break;
+        case 0:
+            e.type = GTR_EV_REG;
+            e.a1 = 4 << 20;
+            e.a2 = 20000;
+            break;
+        case 1:
+            e.type = GTR_EV_DEREG;
+            break;
         case 2:
             e.type = o.kind == FX_FALLBACK ? GTR_EV_FALLBACK : GTR_EV_CONNECT;
             e.err = o.kind == FX_FALLBACK ? EINVAL : 0;
             e.aux = o.kind == FX_FALLBACK ? GT_REASON_DMABUF_REG_FAILED : 0;
             break;
-        default: e.type = GTR_EV_SEND; e.a0 = 65536; e.a2 = 8000; break;
+        default:
+            e.type = GTR_EV_SEND;
+            e.a0 = 65536;
+            e.a2 = 8000;
+            break;
         }
         if (pos == 0) {
             e.type = GTR_EV_RECORDER_OPEN;

@@ -13,7 +13,14 @@
 
 /* Content kinds: one per verdict. */
 enum fx_kind {
-    FX_DMABUF, FX_PEERMEM, FX_HOST, FX_MIXED, FX_FALLBACK, FX_ERROR, FX_NODATA, FX_KIND_COUNT
+    FX_DMABUF,
+    FX_PEERMEM,
+    FX_HOST,
+    FX_MIXED,
+    FX_FALLBACK,
+    FX_ERROR,
+    FX_NODATA,
+    FX_KIND_COUNT
 };
 
 struct fx_opts {

@@ -23,14 +23,14 @@
 #include "common/recfile.h"
 
 static int failures;
-#define EXPECT(cond, ...)                                                                         \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            failures++;                                                                           \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                \
-            printf(__VA_ARGS__);                                                                  \
-            printf("\n");                                                                         \
-        }                                                                                         \
+#define EXPECT(cond, ...)                                                                          \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            failures++;                                                                            \
+            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                 \
+            printf(__VA_ARGS__);                                                                   \
+            printf("\n");                                                                          \
+        }                                                                                          \
     } while (0)
 
 /* Issues 23 and 19.1: what became of a process, from its recorder alone. */
@@ -71,13 +71,14 @@ static void selftest_fates(void)
         r.liveness = cases[i].live;
         struct gt_fate f;
         gt_recfile_fate(&r, &f);
-        EXPECT(f.kind == cases[i].kind, "case %zu: fate %d, want %d (%s)", i, f.kind,
-               cases[i].kind, f.text);
-        EXPECT(f.code == cases[i].code, "case %zu: verdict %s, want %s", i,
-               gt_verdict_name(f.code), gt_verdict_name(cases[i].code));
-        EXPECT(strstr(f.text, cases[i].says) != NULL, "case %zu: '%s' does not say '%s'", i,
-               f.text, cases[i].says);
-        EXPECT(cases[i].kind == GT_FATE_NONE || strstr(f.text, "host node-a, pid 4242, rank 0, job job42"),
+        EXPECT(f.kind == cases[i].kind, "case %zu: fate %d, want %d (%s)", i, f.kind, cases[i].kind,
+               f.text);
+        EXPECT(f.code == cases[i].code, "case %zu: verdict %s, want %s", i, gt_verdict_name(f.code),
+               gt_verdict_name(cases[i].code));
+        EXPECT(strstr(f.text, cases[i].says) != NULL, "case %zu: '%s' does not say '%s'", i, f.text,
+               cases[i].says);
+        EXPECT(cases[i].kind == GT_FATE_NONE ||
+                   strstr(f.text, "host node-a, pid 4242, rank 0, job job42"),
                "case %zu: '%s' does not name the process", i, f.text);
         gt_recfile_free(&r);
     }
@@ -90,11 +91,12 @@ static void selftest_fates(void)
     EXPECT(gt_verdict_combine(fb, 2) == GT_V_FALLBACK, "fallback + bypassed");
     int er[] = {GT_V_BYPASSED, GT_V_ERROR, GT_V_FALLBACK};
     EXPECT(gt_verdict_combine(er, 3) == GT_V_ERROR, "error + bypassed");
-    EXPECT(gt_verdict_exit(GT_V_BYPASSED) == 16, "BYPASSED exits %d", gt_verdict_exit(GT_V_BYPASSED));
+    EXPECT(gt_verdict_exit(GT_V_BYPASSED) == 16, "BYPASSED exits %d",
+           gt_verdict_exit(GT_V_BYPASSED));
     /* a job: one DIRECT-DMABUF process, one refused: BYPASSED for the whole */
     struct gt_recfile recs[2];
-    struct fx_opts od = {.kind = FX_DMABUF}, orf = {.kind = FX_NODATA, .fate = FX_FATE_REFUSED,
-                                                       .pid = 4343};
+    struct fx_opts od = {.kind = FX_DMABUF},
+                   orf = {.kind = FX_NODATA, .fate = FX_FATE_REFUSED, .pid = 4343};
     const struct fx_opts *os[2] = {&od, &orf};
     int ok = 1;
     for (int i = 0; i < 2; i++) {
@@ -111,7 +113,8 @@ static void selftest_fates(void)
     EXPECT(j.overall.code == GT_V_BYPASSED, "job verdict %s (%s)", gt_verdict_name(j.overall.code),
            j.overall.why);
     EXPECT(j.nfates == 1 && j.fates[0].rec == 1, "fates %zu", j.nfates);
-    EXPECT(j.ncomm == 1 && j.comms[0].v.code == GT_V_DIRECT_DMABUF, "the refused process has no comm");
+    EXPECT(j.ncomm == 1 && j.comms[0].v.code == GT_V_DIRECT_DMABUF,
+           "the refused process has no comm");
     gt_job_free(&j);
     gt_recfile_free(&recs[0]);
     gt_recfile_free(&recs[1]);
@@ -211,9 +214,9 @@ static int selftest(void)
     /* The bucket bounds agree with the documented index formula. */
     for (uint64_t v = 0; v < (1ull << 43); v = v < 4096 ? v + 1 : v + v / 7 + 1) {
         unsigned i = gt_hist_index(v);
-        EXPECT(gt_hist_bucket_lo(i) <= v && v < gt_hist_bucket_hi(i), "value %llu bucket %u [%llu, %llu)",
-               (unsigned long long)v, i, (unsigned long long)gt_hist_bucket_lo(i),
-               (unsigned long long)gt_hist_bucket_hi(i));
+        EXPECT(gt_hist_bucket_lo(i) <= v && v < gt_hist_bucket_hi(i),
+               "value %llu bucket %u [%llu, %llu)", (unsigned long long)v, i,
+               (unsigned long long)gt_hist_bucket_lo(i), (unsigned long long)gt_hist_bucket_hi(i));
         if (failures > 10)
             break;
     }
@@ -222,7 +225,8 @@ static int selftest(void)
         printf("%d check(s) failed\n", failures);
         return 1;
     }
-    printf("process fates (refused, died in a call) read back; all fixture kinds parse with their verdict, counts, percentiles and ring classes\n");
+    printf("process fates (refused, died in a call) read back; all fixture kinds parse with their "
+           "verdict, counts, percentiles and ring classes\n");
     return 0;
 }
 
@@ -265,64 +269,122 @@ static int hold_as_writer(struct fx_opts *o, const char *path)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: reader_fixture KIND PATH [--host H] [--job J] [--pid P] [--rank R] [--world W]\n"
-               "         [--comm ID] [--kernel K] [--reg R] [--state live|closed] [--events N]\n"
-               "         [--cap N] [--torn N] [--nccl V] [--scale N] [--ncomm N] [--latency PCT]\n"
-               "         [--start-mono NS|now] [--hold] [--setting KEY=VALUE] [--no-settings]\n"
-               "         [--invalid KEY=TEXT] [--fate refused|crashed|returned]\n"
-               "  KIND: dmabuf peermem host mixed fallback error nodata\n"
-               "  --hold: be the writer: a LIVE recorder with this process's pid, created now,\n"
-               "          held open and mapped; prints \"ready\" and holds until stdin closes.\n"
-               "  --fate: the newest events say the plugin refused the process, or that it\n"
-               "          died inside (or returned from) an inner plugin's connect.\n"
-               "  Without arguments: self-test.\n");
+    fprintf(
+        f, "usage: reader_fixture KIND PATH [--host H] [--job J] [--pid P] [--rank R] [--world W]\n"
+           "         [--comm ID] [--kernel K] [--reg R] [--state live|closed] [--events N]\n"
+           "         [--cap N] [--torn N] [--nccl V] [--scale N] [--ncomm N] [--latency PCT]\n"
+           "         [--start-mono NS|now] [--hold] [--setting KEY=VALUE] [--no-settings]\n"
+           "         [--invalid KEY=TEXT] [--fate refused|crashed|returned]\n"
+           "  KIND: dmabuf peermem host mixed fallback error nodata\n"
+           "  --hold: be the writer: a LIVE recorder with this process's pid, created now,\n"
+           "          held open and mapped; prints \"ready\" and holds until stdin closes.\n"
+           "  --fate: the newest events say the plugin refused the process, or that it\n"
+           "          died inside (or returned from) an inner plugin's connect.\n"
+           "  Without arguments: self-test.\n");
 }
 
 int main(int argc, char **argv)
 {
     if (argc == 1)
         return selftest();
-    static const struct option opts[] = {
-        {"host", 1, 0, 'H'}, {"job", 1, 0, 'j'},    {"pid", 1, 0, 'p'},    {"rank", 1, 0, 'r'},
-        {"world", 1, 0, 'w'}, {"comm", 1, 0, 'c'},  {"kernel", 1, 0, 'k'}, {"reg", 1, 0, 'g'},
-        {"state", 1, 0, 's'}, {"events", 1, 0, 'e'}, {"cap", 1, 0, 'C'},  {"torn", 1, 0, 't'},
-        {"nccl", 1, 0, 'n'}, {"scale", 1, 0, 'S'}, {"ncomm", 1, 0, 'N'}, {"latency", 1, 0, 'L'}, {"age", 1, 0, 'a'},  {"help", 0, 0, 'h'},
-        {"start-mono", 1, 0, 'M'}, {"hold", 0, 0, 'O'},
-        {"setting", 1, 0, 'Z'}, {"no-settings", 0, 0, 'X'},
-        {"invalid", 1, 0, 'I'}, {"fate", 1, 0, 'F'}, {0, 0, 0, 0}};
+    static const struct option opts[] = {{"host", 1, 0, 'H'},
+                                         {"job", 1, 0, 'j'},
+                                         {"pid", 1, 0, 'p'},
+                                         {"rank", 1, 0, 'r'},
+                                         {"world", 1, 0, 'w'},
+                                         {"comm", 1, 0, 'c'},
+                                         {"kernel", 1, 0, 'k'},
+                                         {"reg", 1, 0, 'g'},
+                                         {"state", 1, 0, 's'},
+                                         {"events", 1, 0, 'e'},
+                                         {"cap", 1, 0, 'C'},
+                                         {"torn", 1, 0, 't'},
+                                         {"nccl", 1, 0, 'n'},
+                                         {"scale", 1, 0, 'S'},
+                                         {"ncomm", 1, 0, 'N'},
+                                         {"latency", 1, 0, 'L'},
+                                         {"age", 1, 0, 'a'},
+                                         {"help", 0, 0, 'h'},
+                                         {"start-mono", 1, 0, 'M'},
+                                         {"hold", 0, 0, 'O'},
+                                         {"setting", 1, 0, 'Z'},
+                                         {"no-settings", 0, 0, 'X'},
+                                         {"invalid", 1, 0, 'I'},
+                                         {"fate", 1, 0, 'F'},
+                                         {0, 0, 0, 0}};
     struct fx_opts o = {0};
     int c, hold = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
-        case 'H': o.host = optarg; break;
-        case 'j': o.job = optarg; break;
-        case 'p': o.pid = atoi(optarg); break;
-        case 'r': o.rank = atoi(optarg); break;
-        case 'w': o.world = atoi(optarg); break;
-        case 'c': o.comm_id = strtoull(optarg, NULL, 0); break;
-        case 'k': o.kernel = optarg; break;
-        case 'g': o.reg = optarg; break;
-        case 's': o.state = !strcmp(optarg, "live") ? 1 : 2; break;
-        case 'e': o.events = strtoull(optarg, NULL, 0); break;
-        case 'C': o.ring_cap = strtoull(optarg, NULL, 0); break;
-        case 't': o.torn = atoi(optarg); break;
-        case 'n': o.nccl_version = atoi(optarg); break;
-        case 'S': o.scale = atoi(optarg); break;
-        case 'N': o.ncomm = atoi(optarg); break;
-        case 'L': o.lat_pct = atoi(optarg); break;
+        case 'H':
+            o.host = optarg;
+            break;
+        case 'j':
+            o.job = optarg;
+            break;
+        case 'p':
+            o.pid = atoi(optarg);
+            break;
+        case 'r':
+            o.rank = atoi(optarg);
+            break;
+        case 'w':
+            o.world = atoi(optarg);
+            break;
+        case 'c':
+            o.comm_id = strtoull(optarg, NULL, 0);
+            break;
+        case 'k':
+            o.kernel = optarg;
+            break;
+        case 'g':
+            o.reg = optarg;
+            break;
+        case 's':
+            o.state = !strcmp(optarg, "live") ? 1 : 2;
+            break;
+        case 'e':
+            o.events = strtoull(optarg, NULL, 0);
+            break;
+        case 'C':
+            o.ring_cap = strtoull(optarg, NULL, 0);
+            break;
+        case 't':
+            o.torn = atoi(optarg);
+            break;
+        case 'n':
+            o.nccl_version = atoi(optarg);
+            break;
+        case 'S':
+            o.scale = atoi(optarg);
+            break;
+        case 'N':
+            o.ncomm = atoi(optarg);
+            break;
+        case 'L':
+            o.lat_pct = atoi(optarg);
+            break;
         case 'M':
             o.start_mono_ns = !strcmp(optarg, "now") ? mono_now() : strtoll(optarg, NULL, 0);
             break;
-        case 'O': hold = 1; break;
+        case 'O':
+            hold = 1;
+            break;
         case 'a': {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             o.end_wall_ns = ((int64_t)ts.tv_sec - strtoll(optarg, NULL, 10)) * 1000000000ll;
             break;
         }
-        case 'Z': o.setting = optarg; break;
-        case 'X': o.no_settings = 1; break;
-        case 'I': o.invalid = optarg; break;
+        case 'Z':
+            o.setting = optarg;
+            break;
+        case 'X':
+            o.no_settings = 1;
+            break;
+        case 'I':
+            o.invalid = optarg;
+            break;
         case 'F':
             o.fate = !strcmp(optarg, "refused")    ? FX_FATE_REFUSED
                      : !strcmp(optarg, "crashed")  ? FX_FATE_CRASHED
@@ -333,8 +395,12 @@ int main(int argc, char **argv)
                 return 64;
             }
             break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 64;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 64;
         }
     }
     if (argc - optind != 2) {

@@ -40,12 +40,16 @@ static void check(const char *what, const unsigned char *img, size_t n, int expe
     free(copy);
     if (rc == 0)
         gt_recfile_free(&r);
-    int ok = expect_ok ? rc == 0 : rc != 0 && strstr(err, "hostile.rec:") == err &&
-                                       (!needle || strstr(err, needle));
+    int ok = expect_ok ? rc == 0
+                       : rc != 0 && strstr(err, "hostile.rec:") == err &&
+                             (!needle || strstr(err, needle));
     if (!ok) {
         failures++;
         printf("FAIL %s: rc %d, message \"%s\" (wanted %s%s%s)\n", what, rc, err,
-               expect_ok ? "acceptance" : "refusal mentioning \"", expect_ok ? "" : needle ? needle : "",
+               expect_ok ? "acceptance" : "refusal mentioning \"",
+               expect_ok ? ""
+               : needle  ? needle
+                         : "",
                expect_ok ? "" : "\"");
     } else {
         printf("ok   %s%s%s\n", what, rc ? ": " : "", rc ? err : "");
@@ -64,57 +68,108 @@ int main(void)
 
     RESET();
     check("valid fixture", m, n, 1, NULL);
-    RESET(); memcpy(m, "GDRTRACX", 8);
+    RESET();
+    memcpy(m, "GDRTRACX", 8);
     check("bad magic", m, n, 0, "magic");
-    RESET(); h.endian = 0x04030201; STORE();
+    RESET();
+    h.endian = 0x04030201;
+    STORE();
     check("other byte order", m, n, 0, "byte order");
-    RESET(); h.version_major = 2; STORE();
+    RESET();
+    h.version_major = 2;
+    STORE();
     check("major version 2", m, n, 0, "major version");
-    RESET(); h.version_minor = 7; STORE();
+    RESET();
+    h.version_minor = 7;
+    STORE();
     check("newer minor version is read", m, n, 1, NULL);
-    RESET(); h.word_size = 4; STORE();
+    RESET();
+    h.word_size = 4;
+    STORE();
     check("word size 4", m, n, 0, "word size");
-    RESET(); h.sections[2].offset = n - 100; STORE();
+    RESET();
+    h.sections[2].offset = n - 100;
+    STORE();
     check("comms section past the end", m, n, 0, "outside");
-    RESET(); h.sections[2].offset = UINT64_MAX - 10; STORE();
+    RESET();
+    h.sections[2].offset = UINT64_MAX - 10;
+    STORE();
     check("offset near 2^64", m, n, 0, "outside");
-    RESET(); h.sections[1].count = 1ull << 60; STORE();
+    RESET();
+    h.sections[1].count = 1ull << 60;
+    STORE();
     check("huge device count", m, n, 0, "count");
-    RESET(); h.sections[1].size = 1ull << 62; STORE();
+    RESET();
+    h.sections[1].size = 1ull << 62;
+    STORE();
     check("huge section size", m, n, 0, "outside");
-    RESET(); h.sections[2].entry_size = 8; h.sections[2].count = h.sections[2].size / 8; STORE();
+    RESET();
+    h.sections[2].entry_size = 8;
+    h.sections[2].count = h.sections[2].size / 8;
+    STORE();
     check("comm entry size smaller than v1.0", m, n, 0, "entry_size");
-    RESET(); h.sections[1].entry_size = 0; STORE();
+    RESET();
+    h.sections[1].entry_size = 0;
+    STORE();
     check("zero entry size", m, n, 0, "entry_size");
-    RESET(); h.sections[1].count += 1; STORE();
+    RESET();
+    h.sections[1].count += 1;
+    STORE();
     check("entry_size x count != size", m, n, 0, "!= size");
-    RESET(); h.sections[2].offset = h.sections[1].offset + 64; STORE();
+    RESET();
+    h.sections[2].offset = h.sections[1].offset + 64;
+    STORE();
     check("overlapping sections", m, n, 0, "overlap");
-    RESET(); h.sections[3] = h.sections[1]; STORE();
+    RESET();
+    h.sections[3] = h.sections[1];
+    STORE();
     check("duplicate section", m, n, 0, "");
-    RESET(); h.sections[0].id = 0; STORE();
+    RESET();
+    h.sections[0].id = 0;
+    STORE();
     check("missing identity", m, n, 0, "identity");
-    RESET(); h.sections[3].count = 7; STORE();
+    RESET();
+    h.sections[3].count = 7;
+    STORE();
     check("ring section count disagrees with the ring header", m, n, 0, "ring section");
-    RESET(); h.section_count = 99; STORE();
+    RESET();
+    h.section_count = 99;
+    STORE();
     check("section_count 99", m, n, 0, "section_count");
-    RESET(); h.file_size = n + 4096; STORE();
+    RESET();
+    h.file_size = n + 4096;
+    STORE();
     check("file_size beyond the data", m, n, 0, "truncated");
-    RESET(); h.header_size = 100; STORE();
+    RESET();
+    h.header_size = 100;
+    STORE();
     check("header_size too small", m, n, 0, "header_size");
-    RESET(); h.state = 9; STORE();
+    RESET();
+    h.state = 9;
+    STORE();
     check("unknown state", m, n, 0, "state");
-    RESET(); h.sections[9].id = 77; h.sections[9].entry_size = 1; h.sections[9].offset = 64;
-    h.sections[9].size = 1; h.sections[9].count = 1; h.section_count = 10; STORE();
+    RESET();
+    h.sections[9].id = 77;
+    h.sections[9].entry_size = 1;
+    h.sections[9].offset = 64;
+    h.sections[9].size = 1;
+    h.sections[9].count = 1;
+    h.section_count = 10;
+    STORE();
     check("unknown section inside the header", m, n, 0, "outside");
-    RESET(); memset(m + fx_off_identity(), 'A', 64);
+    RESET();
+    memset(m + fx_off_identity(), 'A', 64);
     check("host not NUL-terminated", m, n, 0, "identity.host");
-    RESET(); memset(m + fx_off_identity() + offsetof(struct gtr_identity, node) +
-                        offsetof(struct gtr_fingerprint, gpus), 'B', 256);
+    RESET();
+    memset(m + fx_off_identity() + offsetof(struct gtr_identity, node) +
+               offsetof(struct gtr_fingerprint, gpus),
+           'B', 256);
     check("gpus not NUL-terminated", m, n, 0, "gpus");
-    RESET(); memset(m + fx_off_devices() + offsetof(struct gtr_device, why), 'C', 128);
+    RESET();
+    memset(m + fx_off_devices() + offsetof(struct gtr_device, why), 'C', 128);
     check("device why not NUL-terminated", m, n, 0, "devices[0].why");
-    RESET(); memset(m + fx_off_comms() + offsetof(struct gtr_comm, error_last_text), 'D', 128);
+    RESET();
+    memset(m + fx_off_comms() + offsetof(struct gtr_comm, error_last_text), 'D', 128);
     check("comm error text not NUL-terminated", m, n, 0, "error_last_text");
     {
         RESET();
@@ -194,7 +249,8 @@ int main(void)
         }
         static const unsigned char c1[] = "GDRTARC1\x01\0\0\0\0\0\0\0GTAM";
         int cb_calls = 0;
-        int rc = gt_archive_walk(c1, sizeof(c1) - 1, "short.arc", NULL, &cb_calls, err, sizeof(err));
+        int rc =
+            gt_archive_walk(c1, sizeof(c1) - 1, "short.arc", NULL, &cb_calls, err, sizeof(err));
         if (rc == 0) {
             failures++;
             printf("FAIL truncated container accepted\n");

@@ -125,8 +125,8 @@ static void cuda_missing_library_gives_stubs(void **state)
     assert_int_equal(gt_cu.device_get_count(&n), GT_CUDA_ERROR_NOT_INITIALIZED);
     assert_int_equal(n, 0);
     int fd = -1;
-    assert_int_equal(gt_cu.mem_get_handle_for_address_range(&fd, 0x1000, 4096,
-                                                            GT_CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0),
+    assert_int_equal(gt_cu.mem_get_handle_for_address_range(
+                         &fd, 0x1000, 4096, GT_CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0),
                      GT_CUDA_ERROR_NOT_SUPPORTED);
     assert_string_equal(gt_cu_errstr(GT_CUDA_ERROR_NOT_SUPPORTED), "CUDA_ERROR_NOT_SUPPORTED");
     assert_int_equal(gt_cu.has_dmabuf_export, 0);

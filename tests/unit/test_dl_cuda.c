@@ -106,8 +106,8 @@ int main(void)
         gt_CUresult r = gt_cu.mem_get_handle_for_address_range(
             &fd, p, size, GT_CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
         off_t fsz = fd >= 0 ? lseek(fd, 0, SEEK_END) : -1;
-        printf("cuMemGetHandleForAddressRange: %s, fd %d, dma-buf size %lld\n", gt_cu_errstr(r),
-               fd, (long long)fsz);
+        printf("cuMemGetHandleForAddressRange: %s, fd %d, dma-buf size %lld\n", gt_cu_errstr(r), fd,
+               (long long)fsz);
         CHECK(r == GT_CUDA_SUCCESS && fd >= 0 && fsz == (off_t)size, "export");
         if (fd >= 0)
             close(fd);
@@ -125,13 +125,13 @@ int main(void)
         struct gt_mr *m = NULL;
         struct gt_reg_report rep = {0};
         char err[512] = "";
-        gt_result res = gt_reg_register(&d, &pol, (void *)(uintptr_t)(p + 4096), 65536,
-                                        GT_PTR_CUDA, 0, -1, &m, &rep, err, sizeof(err));
+        gt_result res = gt_reg_register(&d, &pol, (void *)(uintptr_t)(p + 4096), 65536, GT_PTR_CUDA,
+                                        0, -1, &m, &rep, err, sizeof(err));
         printf("regMr(CUDA) under dmabuf: result %d asked=%d method=%s exported_fd=%d; "
                "ibv_reg_dmabuf_mr saw fd %d (size %lld) iova %#llx off %llu len %zu %s\n",
                res, rep.asked, gt_method_name(rep.method), rep.exported_fd, seen_fd,
-               (long long)seen_fd_size, (unsigned long long)seen_iova,
-               (unsigned long long)seen_off, seen_len, err);
+               (long long)seen_fd_size, (unsigned long long)seen_iova, (unsigned long long)seen_off,
+               seen_len, err);
         CHECK(res == GT_OK && rep.asked == GT_ASKED_CUDA && rep.method == GT_METHOD_DMABUF &&
                   rep.exported_fd == 1,
               "report");

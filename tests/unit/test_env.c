@@ -134,10 +134,8 @@ int main(void)
 {
     gt_log_set_logger(logger);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_long),
-        cmocka_unit_test(test_env_long),
-        cmocka_unit_test(test_choice_and_bool),
-        cmocka_unit_test(test_retired),
+        cmocka_unit_test(test_parse_long),      cmocka_unit_test(test_env_long),
+        cmocka_unit_test(test_choice_and_bool), cmocka_unit_test(test_retired),
         cmocka_unit_test(test_debug_variable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -161,15 +161,24 @@ static void check_distribution(const char *name, uint64_t (*gen)(void), size_t n
     free(h);
 }
 
-static uint64_t gen_uniform_small(void) { return xorshift() % 40; }
-static uint64_t gen_uniform_us(void) { return 1000 + xorshift() % 100000; }
+static uint64_t gen_uniform_small(void)
+{
+    return xorshift() % 40;
+}
+static uint64_t gen_uniform_us(void)
+{
+    return 1000 + xorshift() % 100000;
+}
 static uint64_t gen_lognormalish(void)
 {
     /* heavy tail: exponent spread over 2^5 .. 2^40 */
     unsigned e = 5 + (unsigned)(xorshift() % 36);
     return (1ull << e) + xorshift() % (1ull << e);
 }
-static uint64_t gen_bimodal(void) { return (xorshift() & 1) ? 2500 + xorshift() % 50 : 4000000 + xorshift() % 100000; }
+static uint64_t gen_bimodal(void)
+{
+    return (xorshift() & 1) ? 2500 + xorshift() % 50 : 4000000 + xorshift() % 100000;
+}
 
 static void test_percentiles_vs_sorted_reference(void **state)
 {

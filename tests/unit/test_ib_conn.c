@@ -358,9 +358,8 @@ static void nccl_settings_reach_qps(void **state)
 {
     (void)state;
     static const char *const vars[][2] = {
-        {"NCCL_IB_TC", "106"},          {"NCCL_IB_SL", "3"},
-        {"NCCL_IB_TIMEOUT", "22"},      {"NCCL_IB_RETRY_CNT", "5"},
-        {"NCCL_IB_PKEY", "2"},          {"NCCL_IB_QPS_PER_CONNECTION", "4"}};
+        {"NCCL_IB_TC", "106"},      {"NCCL_IB_SL", "3"},   {"NCCL_IB_TIMEOUT", "22"},
+        {"NCCL_IB_RETRY_CNT", "5"}, {"NCCL_IB_PKEY", "2"}, {"NCCL_IB_QPS_PER_CONNECTION", "4"}};
     for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
         setenv(vars[i][0], vars[i][1], 1);
     gt_ib_params_read(&gt_ib_params, 1);

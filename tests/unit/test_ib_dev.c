@@ -90,7 +90,7 @@ static void speed(void **state)
     assert_int_equal(gt_ib_speed_mbps(128, 2), 400000); /* NDR x4 */
     assert_int_equal(gt_ib_speed_mbps(32, 2), 100000);  /* EDR x4 */
     assert_int_equal(gt_ib_speed_mbps(1, 1), 2500);
-    assert_int_equal(gt_ib_speed_mbps(3, 2), 0);        /* unknown encoding */
+    assert_int_equal(gt_ib_speed_mbps(3, 2), 0); /* unknown encoding */
 }
 
 /* A fake RoCE GID table and its gid_attrs/types, as a port with IPv4 and
@@ -109,13 +109,22 @@ static void gid_at(int i, uint8_t *g)
     static const uint8_t v6[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
     switch (i) {
     case 0:
-    case 1: g[0] = 0xfe, g[1] = 0x80, g[15] = 1; break;
+    case 1:
+        g[0] = 0xfe, g[1] = 0x80, g[15] = 1;
+        break;
     case 2:
-    case 3: g[10] = g[11] = 0xff, g[12] = 10, g[15] = 1; break;
+    case 3:
+        g[10] = g[11] = 0xff, g[12] = 10, g[15] = 1;
+        break;
     case 4:
-    case 5: memcpy(g, v6, 16); break;
-    case 6: g[10] = g[11] = 0xff, g[12] = 192, g[13] = 168, g[14] = 1, g[15] = 5; break;
-    default: break;
+    case 5:
+        memcpy(g, v6, 16);
+        break;
+    case 6:
+        g[10] = g[11] = 0xff, g[12] = 192, g[13] = 168, g[14] = 1, g[15] = 5;
+        break;
+    default:
+        break;
     }
 }
 static int fake_query_gid(struct ibv_context *c, uint8_t p, int i, union ibv_gid *g)
@@ -139,9 +148,9 @@ static void write_file(const char *rel, const char *text)
     fclose(f);
 }
 
-static const char *const gid_vars[] = {"NCCL_IB_GID_INDEX", "GDRTRACE_IB_GID_INDEX",
+static const char *const gid_vars[] = {"NCCL_IB_GID_INDEX",        "GDRTRACE_IB_GID_INDEX",
                                        "NCCL_IB_ROCE_VERSION_NUM", "NCCL_IB_ADDR_FAMILY",
-                                       "NCCL_IB_ADDR_RANGE", NULL};
+                                       "NCCL_IB_ADDR_RANGE",       NULL};
 
 /* The index NCCL's rules give under `env` ("NAME=value" pairs, NULL-ended). */
 static int pick(int link_layer, int len, const char *const *env)

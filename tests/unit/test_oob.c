@@ -64,8 +64,8 @@ static int tcp_to(const union gt_oob_addr *a)
 /* A hello + body as a real connector sends them. */
 static size_t real_bytes(const struct gt_oob_listener *l, uint64_t conn_id, uint8_t *out)
 {
-    struct gt_oob_hello h = {.magic = MAGIC, .version = 3, .body_len = BODY, .nonce = l->nonce,
-                             .conn_id = conn_id};
+    struct gt_oob_hello h = {
+        .magic = MAGIC, .version = 3, .body_len = BODY, .nonce = l->nonce, .conn_id = conn_id};
     gt_oob_hello_encode(&h, out);
     memset(out + GT_OOB_HELLO_BYTES, 0x42, BODY);
     return GT_OOB_HELLO_BYTES + BODY;
@@ -127,22 +127,24 @@ static void handle_codec(void **state)
     gt_oob_handle_encode(MAGIC, 3, &a, 0x1122334455667788ull, h);
     uint64_t nonce = 0;
     char why[200];
-    assert_int_equal(gt_oob_handle_decode(h, sizeof(h), MAGIC, 3, "test", &b, &nonce, why,
-                                          sizeof(why)), GT_OK);
+    assert_int_equal(
+        gt_oob_handle_decode(h, sizeof(h), MAGIC, 3, "test", &b, &nonce, why, sizeof(why)), GT_OK);
     assert_int_equal(nonce, 0x1122334455667788ull);
     assert_int_equal(b.in4.sin_port, htons(4242));
     assert_int_equal(b.in4.sin_addr.s_addr, htonl(0x0a000001));
     for (int i = 0; i < 40; i++) { /* every covered byte is checked */
         h[i] ^= 0x10;
-        assert_int_equal(gt_oob_handle_decode(h, sizeof(h), MAGIC, 3, "test", &b, &nonce, why,
-                                              sizeof(why)), GT_INVALID_ARGUMENT);
+        assert_int_equal(
+            gt_oob_handle_decode(h, sizeof(h), MAGIC, 3, "test", &b, &nonce, why, sizeof(why)),
+            GT_INVALID_ARGUMENT);
         h[i] ^= 0x10;
     }
     assert_int_equal(gt_oob_handle_decode(h, 39, MAGIC, 3, "test", &b, &nonce, why, sizeof(why)),
                      GT_INVALID_ARGUMENT);
     assert_non_null(strstr(why, "truncated"));
-    assert_int_equal(gt_oob_handle_decode(h, sizeof(h), MAGIC + 1, 3, "test", &b, &nonce, why,
-                                          sizeof(why)), GT_INVALID_ARGUMENT);
+    assert_int_equal(
+        gt_oob_handle_decode(h, sizeof(h), MAGIC + 1, 3, "test", &b, &nonce, why, sizeof(why)),
+        GT_INVALID_ARGUMENT);
     assert_non_null(strstr(why, "not a gdrtrace test handle"));
 }
 
@@ -215,7 +217,7 @@ static void idle_connection_expires(void **state)
     struct gt_oob_conn c;
     assert_int_equal(accept_within(l, &c, 0.02), 0);
     assert_int_equal(l->npend, 1);
-    real_peer_completes(l, 2); /* not behind the idle one */
+    real_peer_completes(l, 2);                      /* not behind the idle one */
     assert_int_equal(accept_within(l, &c, 0.4), 0); /* past its 200 ms deadline */
     assert_int_equal(l->npend, 0);
     assert_true(closed_by_listener(idle, 1000));

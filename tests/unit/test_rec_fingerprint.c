@@ -83,7 +83,8 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 static int setup(void **state)
 {
     (void)state;
-    snprintf(g_root, sizeof(g_root), "%s/gt-fp-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    snprintf(g_root, sizeof(g_root), "%s/gt-fp-XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     return mkdtemp(g_root) ? 0 : -1;
 }
 
@@ -141,8 +142,8 @@ static void test_open_module_full_node(void **state)
 static void test_proprietary_module(void **state)
 {
     (void)state;
-    put("proc/driver/nvidia/version",
-        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023\n");
+    put("proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  "
+                                      "Sat Aug 19 01:15:15 UTC 2023\n");
     mkdirs("sys/module/nvidia");
     mkdirs("sys/kernel/mm/memory_peers/nv_mem_nc");
     struct gtr_fingerprint fp;

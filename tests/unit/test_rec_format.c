@@ -48,7 +48,8 @@ static void clean_dir(void)
 static int setup(void **state)
 {
     (void)state;
-    snprintf(g_dir, sizeof(g_dir), "%s/gt-fmt-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    snprintf(g_dir, sizeof(g_dir), "%s/gt-fmt-XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     return mkdtemp(g_dir) ? 0 : -1;
 }
 
@@ -61,8 +62,8 @@ static int teardown(void **state)
 
 static void open_rec(struct gt_recorder *r, int mode)
 {
-    struct gt_rec_config cfg = {.dir = g_dir, .mode = mode, .ndevs = 4, .ncomms = 4,
-                                .ring_events = 100, .events_all = 0};
+    struct gt_rec_config cfg = {
+        .dir = g_dir, .mode = mode, .ndevs = 4, .ncomms = 4, .ring_events = 100, .events_all = 0};
     char err[512] = "";
     int e = gt_rec_open(r, &cfg, err, sizeof(err));
     if (e)
@@ -140,7 +141,8 @@ static void test_settings_in_force(void **state)
     assert_int_equal(v.id.policy_allow_peermem, 0);
     assert_string_equal(setting(&v, "GDRTRACE_ALLOW_PEERMEM")->value, "0");
     assert_int_equal(setting(&v, "GDRTRACE_ALLOW_PEERMEM")->source, GT_SRC_GDRTRACE);
-    assert_string_equal(setting(&v, "GDRTRACE_ALLOW_PEERMEM")->origin, "GDRTRACE_ALLOW_PEERMEM=off");
+    assert_string_equal(setting(&v, "GDRTRACE_ALLOW_PEERMEM")->origin,
+                        "GDRTRACE_ALLOW_PEERMEM=off");
     gt_recfile_free(&v);
 
     rec_under(NULL, "maybe", &v); /* invalid bool: dmabuf's default, 0 */
@@ -180,10 +182,12 @@ static void test_round_trip(void **state)
     assert_int_equal(st.st_mode & 0777, 0600);
     assert_int_equal((uint64_t)st.st_size, r.size);
 
-    struct gt_props props = {.name = "mlx5_0", .pci_path = "/sys/x", .ptr_support = 7,
-                             .speed_mbps = 400000};
-    struct gt_dev_probe probe = {.dmabuf = GT_PROBE_UNSUPPORTED, .dmabuf_errno = EOPNOTSUPP,
-                                 .peermem = GT_PROBE_SUPPORTED, .advertised = 3};
+    struct gt_props props = {
+        .name = "mlx5_0", .pci_path = "/sys/x", .ptr_support = 7, .speed_mbps = 400000};
+    struct gt_dev_probe probe = {.dmabuf = GT_PROBE_UNSUPPORTED,
+                                 .dmabuf_errno = EOPNOTSUPP,
+                                 .peermem = GT_PROBE_SUPPORTED,
+                                 .advertised = 3};
     snprintf(probe.why, sizeof(probe.why), "dmabuf probe EOPNOTSUPP, peermem allowed");
     gt_rec_set_device(&r, 1, &props, &probe, "ib");
     gt_rec_set_transport(&r, "ib", "auto: mlx5_0 port 1 ACTIVE");

@@ -30,14 +30,14 @@
 
 static int g_fail;
 
-#define CHECK(cond, ...)                                                                     \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                  \
-            fprintf(stderr, __VA_ARGS__);                                                    \
-            fprintf(stderr, "\n");                                                           \
-            g_fail = 1;                                                                      \
-        }                                                                                    \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+            g_fail = 1;                                                                            \
+        }                                                                                          \
     } while (0)
 
 struct said { /* what the harness printed for one process */
@@ -70,8 +70,8 @@ static int summarise(const char *path, int abi, struct rec_sum *s)
         CHECK(v->hdr.state == GTR_STATE_CLOSED, "%s: state %u, expected CLOSED", path,
               v->hdr.state);
     else
-        CHECK(v->hdr.state == GTR_STATE_LIVE || v->hdr.state == GTR_STATE_CLOSED,
-              "%s: state %u", path, v->hdr.state);
+        CHECK(v->hdr.state == GTR_STATE_LIVE || v->hdr.state == GTR_STATE_CLOSED, "%s: state %u",
+              path, v->hdr.state);
     CHECK(v->id.abi_version == abi, "%s: abi %d, expected %d", path, v->id.abi_version, abi);
     CHECK(strcmp(v->id.transport, "sock") == 0, "%s: transport '%.16s'", path, v->id.transport);
     CHECK(v->id.transport_why[0] != '\0', "%s: no transport reason", path);
@@ -128,7 +128,8 @@ static int summarise(const char *path, int abi, struct rec_sum *s)
 static int run_version(const char *harness, int abi)
 {
     char dir[PATH_MAX];
-    snprintf(dir, sizeof(dir), "%s/gt-harness-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    snprintf(dir, sizeof(dir), "%s/gt-harness-XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
         return 1;
@@ -204,12 +205,12 @@ static int run_version(const char *harness, int abi)
                   said[k].flushes, (unsigned long long)s->flushes);
             CHECK(s->send_posted == s->send_count, "%s: %llu sends posted, %llu completed", who,
                   (unsigned long long)s->send_posted, (unsigned long long)s->send_count);
-            CHECK(s->recv_posted <= s->recv_count &&
-                      s->recv_posted > 0,
+            CHECK(s->recv_posted <= s->recv_count && s->recv_posted > 0,
                   "%s: %llu receive requests for %llu messages", who,
                   (unsigned long long)s->recv_posted, (unsigned long long)s->recv_count);
-            CHECK(s->reg > 0 && s->reg == s->reg_host_host, "%s: %llu registrations, %llu host/host",
-                  who, (unsigned long long)s->reg, (unsigned long long)s->reg_host_host);
+            CHECK(s->reg > 0 && s->reg == s->reg_host_host,
+                  "%s: %llu registrations, %llu host/host", who, (unsigned long long)s->reg,
+                  (unsigned long long)s->reg_host_host);
             CHECK(s->dereg == s->reg, "%s: %llu registrations, %llu deregistrations", who,
                   (unsigned long long)s->reg, (unsigned long long)s->dereg);
             CHECK(s->errors == 0 && s->fallbacks == 0, "%s: %llu errors, %llu fallbacks", who,
@@ -220,12 +221,12 @@ static int run_version(const char *harness, int abi)
                   (unsigned long long)s->listens, (unsigned long long)s->connects,
                   (unsigned long long)s->accepts, (unsigned long long)s->closes);
             if (abi >= 11)
-                CHECK(s->finalized == s->comm_records, "%s: %d of %d comm records finalized",
-                      who, s->finalized, s->comm_records);
+                CHECK(s->finalized == s->comm_records, "%s: %d of %d comm records finalized", who,
+                      s->finalized, s->comm_records);
             if (abi >= 11)
                 CHECK(s->with_id == s->comm_records && s->nids >= 2,
-                      "%s: %d records with a commId, %d ids (expected every record, >= 2 ids)",
-                      who, s->with_id, s->nids);
+                      "%s: %d records with a commId, %d ids (expected every record, >= 2 ids)", who,
+                      s->with_id, s->nids);
             else
                 CHECK(s->with_id == 0 && s->nids == 1,
                       "%s: v%d must have one process record, not %d ids", who, abi, s->nids);

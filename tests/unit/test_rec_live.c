@@ -53,8 +53,8 @@ int main(void)
     snprintf(dir, sizeof(dir), "%s/gt-live-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(dir))
         return 1;
-    struct gt_rec_config cfg = {.dir = dir, .mode = -1, .ndevs = 1, .ncomms = 2,
-                                .ring_events = CAP, .events_all = 0};
+    struct gt_rec_config cfg = {
+        .dir = dir, .mode = -1, .ndevs = 1, .ncomms = 2, .ring_events = CAP, .events_all = 0};
     char err[GT_ERRLEN];
     if (gt_rec_open(&g_rec, &cfg, err, sizeof(err))) {
         printf("FAIL cannot open a recorder: %s\n", err);

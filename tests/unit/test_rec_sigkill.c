@@ -35,14 +35,14 @@ static struct gt_recorder g_rec;
 static struct gtr_comm *g_comm[THREADS];
 static uint32_t g_slot[THREADS];
 
-#define CHECK(cond, ...)                                                                     \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                  \
-            fprintf(stderr, __VA_ARGS__);                                                    \
-            fprintf(stderr, "\n");                                                           \
-            return 1;                                                                        \
-        }                                                                                    \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+            return 1;                                                                              \
+        }                                                                                          \
     } while (0)
 
 static void *produce(void *arg)
@@ -52,16 +52,20 @@ static void *produce(void *arg)
     for (uint64_t i = 1;; i++) {
         __atomic_store_n(&c->send_count, i, __ATOMIC_RELAXED);
         gt_hist_add_owned(&c->hist[GTR_OP_SEND], i & 1023);
-        gt_rec_event(&g_rec, GTR_EV_SEND, (uint16_t)g_slot[t], (int16_t)t, 0, 0, i,
-                     i * 2654435761u, (uint64_t)t, (uint32_t)(i ^ 0x5a5a));
+        gt_rec_event(&g_rec, GTR_EV_SEND, (uint16_t)g_slot[t], (int16_t)t, 0, 0, i, i * 2654435761u,
+                     (uint64_t)t, (uint32_t)(i ^ 0x5a5a));
     }
     return NULL;
 }
 
 static int child(const char *dir, int ready_fd)
 {
-    struct gt_rec_config cfg = {.dir = dir, .mode = -1, .ndevs = 1, .ncomms = THREADS + 1,
-                                .ring_events = CAP, .events_all = 1};
+    struct gt_rec_config cfg = {.dir = dir,
+                                .mode = -1,
+                                .ndevs = 1,
+                                .ncomms = THREADS + 1,
+                                .ring_events = CAP,
+                                .events_all = 1};
     char err[512];
     if (gt_rec_open(&g_rec, &cfg, err, sizeof(err)) != 0) {
         fprintf(stderr, "child: %s\n", err);
@@ -148,8 +152,8 @@ int main(void)
                   e.comm_slot == (uint16_t)t /* slots are handed out in order */,
               "torn record accepted at %llu", (unsigned long long)pos);
         /* consecutive unless a lapped producer discarded one (counted) */
-        CHECK(last_i[t] == 0 || (pos > last_pos[t] && (e.a0 == last_i[t] + 1 ||
-                                                       (e.a0 > last_i[t] && v->ring.dropped))),
+        CHECK(last_i[t] == 0 || (pos > last_pos[t] &&
+                                 (e.a0 == last_i[t] + 1 || (e.a0 > last_i[t] && v->ring.dropped))),
               "thread %d: record %llu after %llu", t, (unsigned long long)e.a0,
               (unsigned long long)last_i[t]);
         last_i[t] = e.a0;
@@ -157,8 +161,8 @@ int main(void)
     }
     uint64_t missing = CAP - intact;
     printf("killed at head %llu: %llu intact of the last %d, %llu missing, %llu dropped\n",
-           (unsigned long long)head, (unsigned long long)intact, CAP,
-           (unsigned long long)missing, (unsigned long long)v->ring.dropped);
+           (unsigned long long)head, (unsigned long long)intact, CAP, (unsigned long long)missing,
+           (unsigned long long)v->ring.dropped);
     CHECK(v->rs.bad == 0, "%llu committed records with an invalid type or comm slot",
           (unsigned long long)v->rs.bad);
     CHECK(missing <= THREADS + v->ring.dropped, "%llu records missing from the last lap",

@@ -33,17 +33,17 @@
 
 /* ---- fakes ------------------------------------------------------------- */
 static struct {
-    int probe_errno;      /* what reg_dmabuf_mr(fd -1) says */
-    int dmabuf_fail;      /* real-fd reg_dmabuf_mr fails with dmabuf_errno */
+    int probe_errno; /* what reg_dmabuf_mr(fd -1) says */
+    int dmabuf_fail; /* real-fd reg_dmabuf_mr fails with dmabuf_errno */
     int dmabuf_errno;
-    int va_fail;          /* reg_mr / reg_mr_iova2 fail with va_errno */
+    int va_fail; /* reg_mr / reg_mr_iova2 fail with va_errno */
     int va_errno;
-    int export_fail;      /* cuMemGetHandleForAddressRange fails */
+    int export_fail; /* cuMemGetHandleForAddressRange fails */
     int n_dmabuf, n_va, n_iova2, n_dereg, n_export, n_live;
     int last_fd, last_access;
     uint64_t last_offset, last_iova;
     size_t last_len;
-    int exported_fd;      /* the fd handed out by the CUDA fake */
+    int exported_fd; /* the fd handed out by the CUDA fake */
 } F;
 
 static struct ibv_mr *new_mr(void *addr, size_t len)
@@ -156,8 +156,10 @@ static void install(int probe, int cuda, int with_iova2)
         gt_cu_load();
         unsetenv("GDRTRACE_CUDA_LIB");
     } else {
-        struct gt_cu_fns c = {.device_get_count = f_count, .device_get = f_dev_get,
-                              .device_get_attribute = f_attr, .mem_get_address_range = f_range,
+        struct gt_cu_fns c = {.device_get_count = f_count,
+                              .device_get = f_dev_get,
+                              .device_get_attribute = f_attr,
+                              .mem_get_address_range = f_range,
                               .mem_get_handle_for_address_range = f_export};
         gt_cu_install(&c);
     }
@@ -242,8 +244,8 @@ static void oracle(const struct combo *c, struct expect *x)
             x->rep.method = GT_METHOD_DMABUF;
             return;
         }
-        reason = c->probe == PROBE_UNSUP ? GT_REASON_DMABUF_UNSUPPORTED
-                                         : GT_REASON_DMABUF_REG_FAILED;
+        reason =
+            c->probe == PROBE_UNSUP ? GT_REASON_DMABUF_UNSUPPORTED : GT_REASON_DMABUF_REG_FAILED;
         err = dmabuf_errno;
     } else if (c->probe == PROBE_UNSUP) {
         reason = GT_REASON_DMABUF_UNSUPPORTED, err = EOPNOTSUPP;
@@ -296,101 +298,129 @@ static void every_policy_combination(void **state)
     int n = 0;
     char *gpu = aligned_alloc(4096, 3 * 4096); /* stands in for GPU memory */
     for (int mode = 0; mode < 4; mode++)
-    for (int allow = 0; allow < ALLOW_N; allow++)
-    for (int probe = 0; probe < PROBE_N; probe++)
-    for (int peermem = 0; peermem < 2; peermem++)
-    for (int cuda = 0; cuda < CUDA_N; cuda++)
-    for (int dfail = 0; dfail < 2; dfail++)
-    for (int vfail = 0; vfail < 2; vfail++)
-    for (int asked = 0; asked < GT_ASKED_COUNT; asked++) {
-        struct combo c = {mode, allow, probe, peermem, cuda, dfail, vfail, asked};
-        char label[160];
-        snprintf(label, sizeof(label),
-                 "REG=%s ALLOW=%s probe=%d peermem=%d cuda=%d dmabuf_fail=%d va_fail=%d asked=%d",
-                 mode_env[mode], allow == ALLOW_UNSET ? "unset" : allow == ALLOW_0 ? "0" : "1",
-                 probe, peermem, cuda, dfail, vfail, asked);
-        setenv("GDRTRACE_REG", mode_env[mode], 1);
-        if (allow == ALLOW_UNSET)
-            unsetenv("GDRTRACE_ALLOW_PEERMEM");
-        else
-            setenv("GDRTRACE_ALLOW_PEERMEM", allow == ALLOW_1 ? "1" : "0", 1);
-        struct gt_reg_policy pol;
-        gt_reg_policy_from_env(&pol);
-        install(probe, cuda, 0);
-        set_peermem(peermem);
-        memset(&F, 0, sizeof(F));
-        F.probe_errno = probe == PROBE_UNSUP ? EOPNOTSUPP : EBADF;
-        F.dmabuf_fail = dfail;
-        F.dmabuf_errno = probe == PROBE_UNSUP ? EOPNOTSUPP : EINVAL;
-        F.va_fail = vfail;
-        F.va_errno = EFAULT;
-        F.export_fail = cuda == CUDA_EXPORT_FAIL;
+        for (int allow = 0; allow < ALLOW_N; allow++)
+            for (int probe = 0; probe < PROBE_N; probe++)
+                for (int peermem = 0; peermem < 2; peermem++)
+                    for (int cuda = 0; cuda < CUDA_N; cuda++)
+                        for (int dfail = 0; dfail < 2; dfail++)
+                            for (int vfail = 0; vfail < 2; vfail++)
+                                for (int asked = 0; asked < GT_ASKED_COUNT; asked++) {
+                                    struct combo c = {mode, allow, probe, peermem,
+                                                      cuda, dfail, vfail, asked};
+                                    char label[160];
+                                    snprintf(label, sizeof(label),
+                                             "REG=%s ALLOW=%s probe=%d peermem=%d cuda=%d "
+                                             "dmabuf_fail=%d va_fail=%d asked=%d",
+                                             mode_env[mode],
+                                             allow == ALLOW_UNSET ? "unset"
+                                             : allow == ALLOW_0   ? "0"
+                                                                  : "1",
+                                             probe, peermem, cuda, dfail, vfail, asked);
+                                    setenv("GDRTRACE_REG", mode_env[mode], 1);
+                                    if (allow == ALLOW_UNSET)
+                                        unsetenv("GDRTRACE_ALLOW_PEERMEM");
+                                    else
+                                        setenv("GDRTRACE_ALLOW_PEERMEM",
+                                               allow == ALLOW_1 ? "1" : "0", 1);
+                                    struct gt_reg_policy pol;
+                                    gt_reg_policy_from_env(&pol);
+                                    install(probe, cuda, 0);
+                                    set_peermem(peermem);
+                                    memset(&F, 0, sizeof(F));
+                                    F.probe_errno = probe == PROBE_UNSUP ? EOPNOTSUPP : EBADF;
+                                    F.dmabuf_fail = dfail;
+                                    F.dmabuf_errno = probe == PROBE_UNSUP ? EOPNOTSUPP : EINVAL;
+                                    F.va_fail = vfail;
+                                    F.va_errno = EFAULT;
+                                    F.export_fail = cuda == CUDA_EXPORT_FAIL;
 
-        struct gt_reg_dev d;
-        gt_reg_dev_init(&d, "fakedev0", (struct ibv_pd *)&d);
-        gt_reg_probe(&d, &pol);
-        /* The probe itself. */
-        int want_dmabuf = probe == PROBE_SUP ? GT_PROBE_SUPPORTED : GT_PROBE_UNSUPPORTED;
-        if (d.probe.dmabuf != want_dmabuf || d.probe.dmabuf_errno != (probe == PROBE_SUP ? EBADF : EOPNOTSUPP) ||
-            d.probe.peermem != (peermem ? GT_PROBE_SUPPORTED : GT_PROBE_ABSENT) ||
-            d.probe.cuda_dmabuf != (cuda == CUDA_NONE ? GT_PROBE_ABSENT : GT_PROBE_SUPPORTED))
-            fail_msg("%s: probe dmabuf=%d/%d peermem=%d cuda=%d", label, d.probe.dmabuf,
-                     d.probe.dmabuf_errno, d.probe.peermem, d.probe.cuda_dmabuf);
-        F.n_dmabuf = 0;
+                                    struct gt_reg_dev d;
+                                    gt_reg_dev_init(&d, "fakedev0", (struct ibv_pd *)&d);
+                                    gt_reg_probe(&d, &pol);
+                                    /* The probe itself. */
+                                    int want_dmabuf = probe == PROBE_SUP ? GT_PROBE_SUPPORTED
+                                                                         : GT_PROBE_UNSUPPORTED;
+                                    if (d.probe.dmabuf != want_dmabuf ||
+                                        d.probe.dmabuf_errno !=
+                                            (probe == PROBE_SUP ? EBADF : EOPNOTSUPP) ||
+                                        d.probe.peermem !=
+                                            (peermem ? GT_PROBE_SUPPORTED : GT_PROBE_ABSENT) ||
+                                        d.probe.cuda_dmabuf != (cuda == CUDA_NONE
+                                                                    ? GT_PROBE_ABSENT
+                                                                    : GT_PROBE_SUPPORTED))
+                                        fail_msg("%s: probe dmabuf=%d/%d peermem=%d cuda=%d", label,
+                                                 d.probe.dmabuf, d.probe.dmabuf_errno,
+                                                 d.probe.peermem, d.probe.cuda_dmabuf);
+                                    F.n_dmabuf = 0;
 
-        int fd = asked == GT_ASKED_DMABUF ? open("/dev/null", O_RDONLY) : -1;
-        int type = asked == GT_ASKED_HOST ? GT_PTR_HOST : GT_PTR_CUDA;
-        struct gt_mr *mr = NULL;
-        struct gt_reg_report rep;
-        char err[512];
-        char *buf = gpu + 100;
-        gt_result r = gt_reg_register(&d, &pol, buf, 5000, type, 100, fd, &mr, &rep, err,
-                                      sizeof(err));
-        if (fd >= 0)
-            close(fd);
-        struct expect x;
-        oracle(&c, &x);
-        if (r != x.res || rep.asked != x.rep.asked || rep.method != x.rep.method ||
-            rep.reason != x.rep.reason || rep.err != x.rep.err ||
-            rep.fell_back != x.rep.fell_back || rep.exported_fd != x.rep.exported_fd ||
-            rep.cache_hit != 0)
-            fail_msg("%s:\n got res=%d method=%s reason=%s err=%d fell_back=%d exported=%d\n"
-                     " want res=%d method=%s reason=%s err=%d fell_back=%d exported=%d\n err: %s",
-                     label, r, gt_method_name(rep.method), gt_reg_reason_name(rep.reason),
-                     rep.err, rep.fell_back, rep.exported_fd, x.res,
-                     gt_method_name(x.rep.method), gt_reg_reason_name(x.rep.reason),
-                     x.rep.err, x.rep.fell_back, x.rep.exported_fd, err);
-        if (F.n_dmabuf != x.calls_dmabuf || F.n_va != x.calls_va || F.n_export != x.calls_export)
-            fail_msg("%s: calls dmabuf=%d va=%d export=%d, want %d %d %d", label, F.n_dmabuf,
-                     F.n_va, F.n_export, x.calls_dmabuf, x.calls_va, x.calls_export);
-        if (r == GT_OK) {
-            assert_non_null(mr);
-            assert_string_equal(err, "");
-            assert_true(mr->base <= (uintptr_t)buf && (uintptr_t)buf + 5000 <= mr->end);
-            assert_int_equal(gt_reg_deregister(&d, mr), GT_OK);
-        } else {
-            assert_null(mr);
-            char addr[32];
-            snprintf(addr, sizeof(addr), "%p", (void *)buf);
-            if (!strstr(err, "fakedev0") || !strstr(err, addr) || !strstr(err, "5000"))
-                fail_msg("%s: error text lacks device/buffer/size: %s", label, err);
-            for (int i = 0; i < 4 && x.text[i]; i++)
-                if (!strstr(err, x.text[i]))
-                    fail_msg("%s: error text lacks '%s': %s", label, x.text[i], err);
-            if (x.rep.err && x.rep.reason != GT_REASON_CUDA_EXPORT_FAILED) {
-                char en[24];
-                snprintf(en, sizeof(en), "errno %d", x.rep.err);
-                if (!strstr(err, en))
-                    fail_msg("%s: error text lacks '%s': %s", label, en, err);
-            }
-        }
-        /* The exported fd is ours: it must be closed before the call returns. */
-        if (F.n_export && !F.export_fail)
-            assert_int_equal(fcntl(F.exported_fd, F_GETFD), -1);
-        assert_int_equal(F.n_live, 0);
-        gt_reg_dev_fini(&d);
-        n++;
-    }
+                                    int fd =
+                                        asked == GT_ASKED_DMABUF ? open("/dev/null", O_RDONLY) : -1;
+                                    int type = asked == GT_ASKED_HOST ? GT_PTR_HOST : GT_PTR_CUDA;
+                                    struct gt_mr *mr = NULL;
+                                    struct gt_reg_report rep;
+                                    char err[512];
+                                    char *buf = gpu + 100;
+                                    gt_result r = gt_reg_register(&d, &pol, buf, 5000, type, 100,
+                                                                  fd, &mr, &rep, err, sizeof(err));
+                                    if (fd >= 0)
+                                        close(fd);
+                                    struct expect x;
+                                    oracle(&c, &x);
+                                    if (r != x.res || rep.asked != x.rep.asked ||
+                                        rep.method != x.rep.method || rep.reason != x.rep.reason ||
+                                        rep.err != x.rep.err || rep.fell_back != x.rep.fell_back ||
+                                        rep.exported_fd != x.rep.exported_fd || rep.cache_hit != 0)
+                                        fail_msg("%s:\n got res=%d method=%s reason=%s err=%d "
+                                                 "fell_back=%d exported=%d\n"
+                                                 " want res=%d method=%s reason=%s err=%d "
+                                                 "fell_back=%d exported=%d\n err: %s",
+                                                 label, r, gt_method_name(rep.method),
+                                                 gt_reg_reason_name(rep.reason), rep.err,
+                                                 rep.fell_back, rep.exported_fd, x.res,
+                                                 gt_method_name(x.rep.method),
+                                                 gt_reg_reason_name(x.rep.reason), x.rep.err,
+                                                 x.rep.fell_back, x.rep.exported_fd, err);
+                                    if (F.n_dmabuf != x.calls_dmabuf || F.n_va != x.calls_va ||
+                                        F.n_export != x.calls_export)
+                                        fail_msg(
+                                            "%s: calls dmabuf=%d va=%d export=%d, want %d %d %d",
+                                            label, F.n_dmabuf, F.n_va, F.n_export, x.calls_dmabuf,
+                                            x.calls_va, x.calls_export);
+                                    if (r == GT_OK) {
+                                        assert_non_null(mr);
+                                        assert_string_equal(err, "");
+                                        assert_true(mr->base <= (uintptr_t)buf &&
+                                                    (uintptr_t)buf + 5000 <= mr->end);
+                                        assert_int_equal(gt_reg_deregister(&d, mr), GT_OK);
+                                    } else {
+                                        assert_null(mr);
+                                        char addr[32];
+                                        snprintf(addr, sizeof(addr), "%p", (void *)buf);
+                                        if (!strstr(err, "fakedev0") || !strstr(err, addr) ||
+                                            !strstr(err, "5000"))
+                                            fail_msg("%s: error text lacks device/buffer/size: %s",
+                                                     label, err);
+                                        for (int i = 0; i < 4 && x.text[i]; i++)
+                                            if (!strstr(err, x.text[i]))
+                                                fail_msg("%s: error text lacks '%s': %s", label,
+                                                         x.text[i], err);
+                                        if (x.rep.err &&
+                                            x.rep.reason != GT_REASON_CUDA_EXPORT_FAILED) {
+                                            char en[24];
+                                            snprintf(en, sizeof(en), "errno %d", x.rep.err);
+                                            if (!strstr(err, en))
+                                                fail_msg("%s: error text lacks '%s': %s", label, en,
+                                                         err);
+                                        }
+                                    }
+                                    /* The exported fd is ours: it must be closed before the call
+                                     * returns. */
+                                    if (F.n_export && !F.export_fail)
+                                        assert_int_equal(fcntl(F.exported_fd, F_GETFD), -1);
+                                    assert_int_equal(F.n_live, 0);
+                                    gt_reg_dev_fini(&d);
+                                    n++;
+                                }
     unsetenv("GDRTRACE_REG");
     unsetenv("GDRTRACE_ALLOW_PEERMEM");
     free(gpu);
@@ -448,26 +478,30 @@ static void mr_cache(void **state)
     struct gt_mr *a, *b, *c, *g;
     struct gt_reg_report rep;
     char err[256];
-    assert_int_equal(gt_reg_register(&d, &pol, buf + 10, 8000, GT_PTR_HOST, 0, -1, &a, &rep, err,
-                                     sizeof(err)), GT_OK);
+    assert_int_equal(
+        gt_reg_register(&d, &pol, buf + 10, 8000, GT_PTR_HOST, 0, -1, &a, &rep, err, sizeof(err)),
+        GT_OK);
     assert_int_equal(rep.cache_hit, 0);
     /* page-aligned */
     assert_int_equal(a->base, (uintptr_t)buf);
     assert_int_equal(a->end, (uintptr_t)buf + 8192);
-    assert_int_equal(gt_reg_register(&d, &pol, buf + 4096, 100, GT_PTR_HOST, 0, -1, &b, &rep, err,
-                                     sizeof(err)), GT_OK);
+    assert_int_equal(
+        gt_reg_register(&d, &pol, buf + 4096, 100, GT_PTR_HOST, 0, -1, &b, &rep, err, sizeof(err)),
+        GT_OK);
     assert_int_equal(rep.cache_hit, 1);
     assert_int_equal(rep.method, GT_METHOD_HOST);
     assert_ptr_equal(a, b);
     assert_int_equal(F.n_va, 1);
     /* Beyond the cached range: a new MR. */
-    assert_int_equal(gt_reg_register(&d, &pol, buf + 8000, 1000, GT_PTR_HOST, 0, -1, &c, &rep, err,
-                                     sizeof(err)), GT_OK);
+    assert_int_equal(
+        gt_reg_register(&d, &pol, buf + 8000, 1000, GT_PTR_HOST, 0, -1, &c, &rep, err, sizeof(err)),
+        GT_OK);
     assert_int_equal(rep.cache_hit, 0);
     assert_ptr_not_equal(a, c);
     /* Same addresses as GPU memory: not served from a host entry. */
-    assert_int_equal(gt_reg_register(&d, &pol, buf + 10, 100, GT_PTR_CUDA, 0, -1, &g, &rep, err,
-                                     sizeof(err)), GT_OK);
+    assert_int_equal(
+        gt_reg_register(&d, &pol, buf + 10, 100, GT_PTR_CUDA, 0, -1, &g, &rep, err, sizeof(err)),
+        GT_OK);
     assert_int_equal(rep.cache_hit, 0);
     assert_int_equal(rep.method, GT_METHOD_DMABUF);
     assert_int_equal(gt_reg_deregister(&d, a), GT_OK);
@@ -477,16 +511,17 @@ static void mr_cache(void **state)
     /* a/b is gone: a third deregistration is refused, not a double free. */
     assert_int_equal(gt_reg_deregister(&d, a), GT_INTERNAL_ERROR);
     /* After invalidation the same range registers afresh. */
-    assert_int_equal(gt_reg_register(&d, &pol, buf + 10, 8000, GT_PTR_HOST, 0, -1, &a, &rep, err,
-                                     sizeof(err)), GT_OK);
+    assert_int_equal(
+        gt_reg_register(&d, &pol, buf + 10, 8000, GT_PTR_HOST, 0, -1, &a, &rep, err, sizeof(err)),
+        GT_OK);
     assert_int_equal(rep.cache_hit, 0);
     assert_int_equal(gt_reg_deregister(&d, a), GT_OK);
     assert_int_equal(gt_reg_deregister(&d, c), GT_OK);
     assert_int_equal(gt_reg_deregister(&d, g), GT_OK);
     assert_int_equal(F.n_live, 0);
     /* fini releases what is left */
-    assert_int_equal(gt_reg_register(&d, &pol, buf, 10, GT_PTR_HOST, 0, -1, &a, &rep, err,
-                                     sizeof(err)), GT_OK);
+    assert_int_equal(
+        gt_reg_register(&d, &pol, buf, 10, GT_PTR_HOST, 0, -1, &a, &rep, err, sizeof(err)), GT_OK);
     gt_reg_dev_fini(&d);
     assert_int_equal(F.n_live, 0);
     free(buf);
@@ -508,8 +543,9 @@ static void relaxed_ordering(void **state)
             gt_reg_dev_init(&d, "fakedev0", (struct ibv_pd *)&d);
             struct gt_mr *m;
             char err[256];
-            assert_int_equal(gt_reg_register(&d, &pol, buf, 64, GT_PTR_HOST, 0, -1, &m, NULL,
-                                             err, sizeof(err)), GT_OK);
+            assert_int_equal(
+                gt_reg_register(&d, &pol, buf, 64, GT_PTR_HOST, 0, -1, &m, NULL, err, sizeof(err)),
+                GT_OK);
             int want = iova2 && ro;
             assert_int_equal(F.n_iova2, want);
             assert_int_equal(!!(F.last_access & IBV_ACCESS_RELAXED_ORDERING), want);
@@ -536,8 +572,9 @@ static void dmabuf_fd_offset(void **state)
     struct gt_mr *m;
     char err[256];
     /* buf+300 is byte 300 of the dma-buf: the page start is byte 0. */
-    assert_int_equal(gt_reg_register(&d, &pol, buf + 300, 1000, GT_PTR_CUDA, 300, fd, &m, NULL,
-                                     err, sizeof(err)), GT_OK);
+    assert_int_equal(gt_reg_register(&d, &pol, buf + 300, 1000, GT_PTR_CUDA, 300, fd, &m, NULL, err,
+                                     sizeof(err)),
+                     GT_OK);
     assert_int_equal(F.last_offset, 0);
     assert_int_equal(F.last_iova, (uintptr_t)buf);
     assert_int_equal(F.last_len, 1300);
@@ -546,8 +583,9 @@ static void dmabuf_fd_offset(void **state)
     /* buf+300 is byte 100: it cannot reach back to the page start. */
     gt_reg_dev_init(&d, "fakedev0", (struct ibv_pd *)&d);
     d.probe.dmabuf = GT_PROBE_SUPPORTED;
-    assert_int_equal(gt_reg_register(&d, &pol, buf + 300, 1000, GT_PTR_CUDA, 100, fd, &m, NULL,
-                                     err, sizeof(err)), GT_OK);
+    assert_int_equal(gt_reg_register(&d, &pol, buf + 300, 1000, GT_PTR_CUDA, 100, fd, &m, NULL, err,
+                                     sizeof(err)),
+                     GT_OK);
     assert_int_equal(F.last_offset, 100);
     assert_int_equal(F.last_iova, (uintptr_t)(buf + 300));
     assert_int_equal(F.last_len, 1000);

@@ -48,8 +48,8 @@ struct fake_req {
 };
 static struct fake_req fake_reqs[1024];
 static int fake_nreq;
-static int connect_polls;      /* connect returns NULL this many times */
-static int fill_report = 1;    /* 0: behave like a plugin that knows no report */
+static int connect_polls;   /* connect returns NULL this many times */
+static int fill_report = 1; /* 0: behave like a plugin that knows no report */
 static struct gt_reg_report next_report;
 static gt_result next_reg_result;
 static void *last_isend_mh, *last_irecv_mh[4], *last_test_req, *last_irecv_preset;
@@ -144,8 +144,8 @@ static gt_result f_reg_mr(void *comm, void *data, size_t size, int type, void **
     (void)data, (void)size, (void)type;
     return f_reg_common(comm, mh, rep);
 }
-static gt_result f_reg_mr_dmabuf(void *comm, void *data, size_t size, int type, uint64_t off, int fd,
-                                 void **mh, struct gt_reg_report *rep)
+static gt_result f_reg_mr_dmabuf(void *comm, void *data, size_t size, int type, uint64_t off,
+                                 int fd, void **mh, struct gt_reg_report *rep)
 {
     (void)data, (void)size, (void)type, (void)off, (void)fd;
     return f_reg_common(comm, mh, rep);
@@ -337,8 +337,8 @@ static gt_result reg(void *comm, int dmabuf, int type, int fd, size_t size, void
 
 static struct gt_reg_report rep(int asked, int method, int fell_back, int reason, int err)
 {
-    struct gt_reg_report r = {.asked = asked, .method = method, .fell_back = fell_back,
-                              .reason = reason, .err = err};
+    struct gt_reg_report r = {
+        .asked = asked, .method = method, .fell_back = fell_back, .reason = reason, .err = err};
     return r;
 }
 
@@ -363,8 +363,8 @@ static void *second_sender(void *arg)
 static void test_every_call_recorded(void **state)
 {
     (void)state;
-    struct gt_rec_config cfg = {.dir = g_dir, .mode = -1, .ndevs = 4, .ncomms = 8,
-                                .ring_events = 1024, .events_all = 1};
+    struct gt_rec_config cfg = {
+        .dir = g_dir, .mode = -1, .ndevs = 4, .ncomms = 8, .ring_events = 1024, .events_all = 1};
     ops = gt_shim_wrap_cfg(&fake_ops, "test: fake transport", NULL, &cfg);
     assert_ptr_not_equal(ops, &fake_ops);
     assert_ptr_equal(gt_shim_wrap(&fake_ops, "again", NULL), ops); /* idempotent */
@@ -532,7 +532,7 @@ static void test_every_call_recorded(void **state)
     assert_int_equal(c->send_count, 1);
     assert_int_equal(c->send_bytes, 1000);
     assert_int_equal(c->recv_posted, 1);
-    assert_int_equal(c->recv_count, 2); /* messages: one request of n = 2 */
+    assert_int_equal(c->recv_count, 2);        /* messages: one request of n = 2 */
     assert_int_equal(c->recv_bytes, 2000 + 0); /* test's sizes, not the posted 8000 */
     assert_int_equal(c->flush_count, 1);
     assert_int_equal(c->hist[GTR_OP_SEND].count, 1);
@@ -655,7 +655,8 @@ static void test_every_call_recorded(void **state)
     assert_int_equal(r->hdr->state, GTR_STATE_CLOSED);
     assert_true(r->id->end_wall_ns >= r->id->start_wall_ns);
     events_now(&ev);
-    assert_int_equal(ev.n[GTR_EV_CLOSE_SEND] + ev.n[GTR_EV_CLOSE_RECV] + ev.n[GTR_EV_CLOSE_LISTEN], 3);
+    assert_int_equal(ev.n[GTR_EV_CLOSE_SEND] + ev.n[GTR_EV_CLOSE_RECV] + ev.n[GTR_EV_CLOSE_LISTEN],
+                     3);
     assert_int_equal(ev.n[GTR_EV_FINALIZE], 1);
 
     /* a new init after the last finalize makes the file LIVE again */
@@ -730,7 +731,8 @@ static void *announce_calls(void *arg)
 {
     const struct announcer *a = arg;
     for (int i = 0; i < 50; i++) {
-        uint64_t t = gt_callout_begin(GT_CALL_INNER_CONNECT, "inner plugin", a->path, a->version, 0);
+        uint64_t t =
+            gt_callout_begin(GT_CALL_INNER_CONNECT, "inner plugin", a->path, a->version, 0);
         assert_int_not_equal(t, 0);
         gt_callout_end(t, GT_CALL_INNER_CONNECT, GT_OK);
     }
@@ -742,8 +744,8 @@ static void test_foreign_calls_are_bracketed(void **state)
     (void)state;
     assert_non_null(ops); /* the recorder is open, so the sink is installed */
     struct gt_recorder *r = gt_shim_recorder();
-    struct announcer who[4] = {{"/x/libA.so", 8}, {"/x/libB.so", 11}, {"/x/libA.so", 8},
-                               {"/x/libB.so", 11}};
+    struct announcer who[4] = {
+        {"/x/libA.so", 8}, {"/x/libB.so", 11}, {"/x/libA.so", 8}, {"/x/libB.so", 11}};
     pthread_t th[4];
     for (int i = 0; i < 4; i++)
         assert_int_equal(pthread_create(&th[i], NULL, announce_calls, &who[i]), 0);
@@ -806,7 +808,8 @@ static void test_foreign_calls_are_bracketed(void **state)
 
 int main(void)
 {
-    snprintf(g_dir, sizeof(g_dir), "%s/gt-shim-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    snprintf(g_dir, sizeof(g_dir), "%s/gt-shim-XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(g_dir))
         return 1;
     const struct CMUnitTest tests[] = {

@@ -1636,9 +1636,12 @@ static void test_retired_warned_once(void **state)
 /* Only GDRTRACE_SOCKET_IFNAME=lo: everything else as shipped.  Any other
  * sock variable is cleared, so a developer's environment cannot change what
  * a group tests. */
-static const char *const nccl_sock_vars[] = {"NCCL_SOCKET_IFNAME", "NCCL_SOCKET_FAMILY",
-                                             "NCCL_SOCKET_SNDBUF", "NCCL_SOCKET_RCVBUF",
-                                             "NCCL_SOCKET_NTHREADS", "NCCL_NSOCKS_PERTHREAD",
+static const char *const nccl_sock_vars[] = {"NCCL_SOCKET_IFNAME",
+                                             "NCCL_SOCKET_FAMILY",
+                                             "NCCL_SOCKET_SNDBUF",
+                                             "NCCL_SOCKET_RCVBUF",
+                                             "NCCL_SOCKET_NTHREADS",
+                                             "NCCL_NSOCKS_PERTHREAD",
                                              NULL};
 
 static int setup_env(const char *sndbuf, int retired)

@@ -325,8 +325,8 @@ static int do_init(void)
         printf("dev %d: %s port %d speed %d Mb/s guid %#llx pci %s ptrSupport %#x maxComms %d "
                "maxRecvs %d | probe dmabuf=%d errno=%d peermem=%d cuda=%d why: %s\n",
                i, pr.name, pr.port, pr.speed_mbps, (unsigned long long)pr.guid, pr.pci_path,
-               pr.ptr_support, pr.max_comms, pr.max_recvs, pb.dmabuf, pb.dmabuf_errno,
-               pb.peermem, pb.cuda_dmabuf, pb.why);
+               pr.ptr_support, pr.max_comms, pr.max_recvs, pb.dmabuf, pb.dmabuf_errno, pb.peermem,
+               pb.cuda_dmabuf, pb.why);
         CHECK(pr.max_recvs == 8 && pr.reg_is_global == 1 && pr.max_p2p_bytes == (1ULL << 40),
               "props of %s", pr.name);
     }
@@ -464,7 +464,8 @@ static int test_faults(void)
         CHECK(rs == GT_OK && r == GT_OK && sc && rc,
               "real peer after strangers: connect %d accept %d", rs, r);
         printf("faults: scanner, HTTP, garbage, %d idle connections -> accept GT_OK; "
-               "real peer %s\n", nfd - 2, sc && rc ? "connected" : "FAILED");
+               "real peer %s\n",
+               nfd - 2, sc && rc ? "connected" : "FAILED");
         if (sc)
             N->close_send(sc);
         if (rc)
@@ -577,8 +578,7 @@ static int test_faults(void)
         t0 = now();
         while (r == GT_OK && !done && now() - t0 < 30)
             r = N->test(sreq, &done, NULL);
-        CHECK(r == GT_REMOTE_ERROR, "sender sees the work-completion error: %d (done %d)", r,
-              done);
+        CHECK(r == GT_REMOTE_ERROR, "sender sees the work-completion error: %d (done %d)", r, done);
         CHECK(strstr(last_warn, "remote access error") || strstr(last_warn, "Flushed"),
               "the error names the status: %s", last_warn);
         gt_result rr = GT_OK;
@@ -639,8 +639,8 @@ static int test_dmabuf(const char *expect)
     struct gt_reg_report rep = {0};
     gt_result r = N->reg_mr_dmabuf(p.rc, addr, size, GT_PTR_CUDA, 0, fd, &mh, &rep);
     printf("dmabuf: regMrDmaBuf(fd %d) -> %d asked=%d method=%s reason=%s err=%d fell_back=%d\n",
-           fd, r, rep.asked, gt_method_name(rep.method), gt_reg_reason_name(rep.reason),
-           rep.err, rep.fell_back);
+           fd, r, rep.asked, gt_method_name(rep.method), gt_reg_reason_name(rep.reason), rep.err,
+           rep.fell_back);
     CHECK(rep.asked == GT_ASKED_DMABUF, "asked");
     /* The first cause is recorded, unless the fallback itself failed. */
     int pf = !strcmp(expect, "peermemfails");
@@ -779,9 +779,8 @@ static int test_bw(size_t size, unsigned long count, unsigned long depth)
     }
     double dt = now() - t0;
     double gbps = (double)count * (double)size * 8 / dt / 1e9;
-    printf("@@BW size=%zu msgs=%lu depth=%lu seconds=%.3f gbps=%.3f qps=%s yield=%d\n", size,
-           count, depth, dt, gbps,
-           getenv("GDRTRACE_IB_QPS") ? getenv("GDRTRACE_IB_QPS") : "1", yield);
+    printf("@@BW size=%zu msgs=%lu depth=%lu seconds=%.3f gbps=%.3f qps=%s yield=%d\n", size, count,
+           depth, dt, gbps, getenv("GDRTRACE_IB_QPS") ? getenv("GDRTRACE_IB_QPS") : "1", yield);
     N->dereg_mr(p.sc, smh);
     N->dereg_mr(p.rc, rmh);
     close_pair(&p);
@@ -824,8 +823,8 @@ static int test_qpattrs(int tc, int sl, int timeout, int qps)
         return 1;
     struct ib_comm *side[2] = {p.sc, p.rc};
     for (int k = 0; k < 2; k++) {
-        CHECK(side[k]->nqps == qps, "%s side: %d QPs, want %d", k ? "recv" : "send",
-              side[k]->nqps, qps);
+        CHECK(side[k]->nqps == qps, "%s side: %d QPs, want %d", k ? "recv" : "send", side[k]->nqps,
+              qps);
         for (int q = 0; q < side[k]->nqps; q++) {
             struct ibv_qp_attr a;
             struct ibv_qp_init_attr ia;
@@ -834,11 +833,11 @@ static int test_qpattrs(int tc, int sl, int timeout, int qps)
                               IBV_QP_STATE | IBV_QP_AV | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT, &ia);
             CHECK(rc == 0, "ibv_query_qp: %s", strerror(rc));
             printf("%s QP %d: state %d tc %d sl %d timeout %d retry %d gid index %d\n",
-                   k ? "recv" : "send", q, a.qp_state, a.ah_attr.grh.traffic_class,
-                   a.ah_attr.sl, a.timeout, a.retry_cnt, a.ah_attr.grh.sgid_index);
+                   k ? "recv" : "send", q, a.qp_state, a.ah_attr.grh.traffic_class, a.ah_attr.sl,
+                   a.timeout, a.retry_cnt, a.ah_attr.grh.sgid_index);
             CHECK(a.qp_state == IBV_QPS_RTS, "state %d", a.qp_state);
-            CHECK(a.ah_attr.grh.traffic_class == tc, "tc %d, want %d",
-                  a.ah_attr.grh.traffic_class, tc);
+            CHECK(a.ah_attr.grh.traffic_class == tc, "tc %d, want %d", a.ah_attr.grh.traffic_class,
+                  tc);
             /* rxe keeps no SL for RoCE: its query_qp rebuilds ah_attr from
              * the GRH and port alone (rxe_av_to_attr), so it reads back 0
              * whatever modify_qp set.  SL is an InfiniBand LRH field; on
@@ -852,8 +851,8 @@ static int test_qpattrs(int tc, int sl, int timeout, int qps)
     static const size_t sizes[] = {0, 1, 4097, 1 << 20};
     for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++)
         round_trip(&p, 1, &sizes[k], 900u + (unsigned)k, 0);
-    printf("qpattrs: tc %d sl %d timeout %d qps %d, data byte-checked: %s\n", tc, sl, timeout,
-           qps, failures ? "FAILED" : "ok");
+    printf("qpattrs: tc %d sl %d timeout %d qps %d, data byte-checked: %s\n", tc, sl, timeout, qps,
+           failures ? "FAILED" : "ok");
     close_pair(&p);
     N->finalize(ctx);
     return failures ? 1 : 0;

@@ -17,29 +17,30 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: gdrtrace doctor [--json] [--peermem] [--dmabuf-source=vgem] [--no-live | --live]\n"
-            "       gdrtrace doctor --compare OTHER.json | --compare A.json B.json\n"
-            "\n"
-            "The runbook's gates 0-2 on this node: identity (kernel, NVIDIA module flavour,\n"
-            "peermem, CUDA, GPUs and RDMA devices by PCI address), GPU/NIC topology in NCCL's\n"
-            "terms, the DMA-BUF prerequisites, and a real DMA-BUF export of GPU memory\n"
-            "registered on every RDMA device (host memory as the negative control).\n"
-            "\n"
-            "  --json            the evidence bundle as JSON (fingerprint, inventory, checks)\n"
-            "  --peermem         also try ibv_reg_mr on GPU memory (the legacy peermem path)\n"
-            "  --no-live         sysfs/procfs only: no libcuda, no libibverbs calls\n"
-            "  --dmabuf-source=vgem\n"
-            "                    also register a dma-buf from vgem on every device: a real\n"
-            "                    dma-buf fd on a machine without GPU (CI, the Soft-RoCE VM)\n"
-            "  --live            run the live probes even when GDRTRACE_SYSFS_ROOT is set\n"
-            "  --compare F       this node against the bundle F (another node's --json);\n"
-            "  --compare A B     two bundles: same topology class and software set?\n"
-            "                    every difference is listed\n"
-            "\n"
-            "GDRTRACE_SYSFS_ROOT=DIR reads /sys, /proc and /dev under DIR (test fixtures).\n"
-            "Exit: 0 all PASS, 1 WARN or SKIP, 2 a gate FAILed, 64 usage.\n"
-            "With --compare: 0 fair canary pair, 1 they differ, 64 unreadable document.\n");
+    fprintf(
+        f,
+        "usage: gdrtrace doctor [--json] [--peermem] [--dmabuf-source=vgem] [--no-live | --live]\n"
+        "       gdrtrace doctor --compare OTHER.json | --compare A.json B.json\n"
+        "\n"
+        "The runbook's gates 0-2 on this node: identity (kernel, NVIDIA module flavour,\n"
+        "peermem, CUDA, GPUs and RDMA devices by PCI address), GPU/NIC topology in NCCL's\n"
+        "terms, the DMA-BUF prerequisites, and a real DMA-BUF export of GPU memory\n"
+        "registered on every RDMA device (host memory as the negative control).\n"
+        "\n"
+        "  --json            the evidence bundle as JSON (fingerprint, inventory, checks)\n"
+        "  --peermem         also try ibv_reg_mr on GPU memory (the legacy peermem path)\n"
+        "  --no-live         sysfs/procfs only: no libcuda, no libibverbs calls\n"
+        "  --dmabuf-source=vgem\n"
+        "                    also register a dma-buf from vgem on every device: a real\n"
+        "                    dma-buf fd on a machine without GPU (CI, the Soft-RoCE VM)\n"
+        "  --live            run the live probes even when GDRTRACE_SYSFS_ROOT is set\n"
+        "  --compare F       this node against the bundle F (another node's --json);\n"
+        "  --compare A B     two bundles: same topology class and software set?\n"
+        "                    every difference is listed\n"
+        "\n"
+        "GDRTRACE_SYSFS_ROOT=DIR reads /sys, /proc and /dev under DIR (test fixtures).\n"
+        "Exit: 0 all PASS, 1 WARN or SKIP, 2 a gate FAILed, 64 usage.\n"
+        "With --compare: 0 fair canary pair, 1 they differ, 64 unreadable document.\n");
 }
 
 static char *slurp(const char *path, char *err, size_t errlen)
@@ -192,8 +193,7 @@ int gt_cmd_doctor(int argc, char **argv)
             }
         }
         if (!a)
-            snprintf(err, sizeof(err), "could not build this node's document: %s",
-                     strerror(errno));
+            snprintf(err, sizeof(err), "could not build this node's document: %s", strerror(errno));
     }
     int rc = -1;
     if (a && b)

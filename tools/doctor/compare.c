@@ -192,8 +192,9 @@ static struct dj *load(const char *text, const char *label, char *err, size_t er
         return NULL;
     }
     if (strcmp(dj_str(d, "kind"), "gdrtrace-doctor") != 0 || dj_num(d, "format", 0) != 1) {
-        snprintf(err, errlen, "%s: not a gdrtrace doctor document (kind \"%s\", format %.0f; "
-                              "expected \"gdrtrace-doctor\", 1)",
+        snprintf(err, errlen,
+                 "%s: not a gdrtrace doctor document (kind \"%s\", format %.0f; "
+                 "expected \"gdrtrace-doctor\", 1)",
                  label, dj_str(d, "kind"), dj_num(d, "format", 0));
         dj_free(d);
         return NULL;
@@ -225,8 +226,9 @@ int dr_compare_docs(const char *a_text, const char *a_label, const char *b_text,
             st.identity, st.identity == 1 ? "" : "s");
     int same = !st.software && !st.topology;
     fprintf(out, "verdict: %s\n",
-            same ? "a fair canary pair" : "NOT a fair canary pair: fix or record the differences "
-                                          "above before comparing results");
+            same ? "a fair canary pair"
+                 : "NOT a fair canary pair: fix or record the differences "
+                   "above before comparing results");
     dj_free(a);
     dj_free(b);
     return same ? 0 : 1;

@@ -47,75 +47,75 @@
 /* ---- inventory ---------------------------------------------------------- */
 
 struct dr_pci {
-    char bdf[16];                  /* "0000:17:00.0"; "" for virtual devices */
-    char root[24];                 /* "pci0000:16": the host bridge (root complex) */
-    int chain_len;                 /* bridges + the device itself, root port first */
-    char chain[DR_MAX_CHAIN][16];  /* BDFs from the root port down to the device */
-    int numa_node;                 /* -1 when unknown */
+    char bdf[16];                 /* "0000:17:00.0"; "" for virtual devices */
+    char root[24];                /* "pci0000:16": the host bridge (root complex) */
+    int chain_len;                /* bridges + the device itself, root port first */
+    char chain[DR_MAX_CHAIN][16]; /* BDFs from the root port down to the device */
+    int numa_node;                /* -1 when unknown */
     char local_cpulist[64];
-    char vendor[8], device[8];     /* "0x15b3" */
-    char pci_class[10];            /* "0x020700" */
+    char vendor[8], device[8]; /* "0x15b3" */
+    char pci_class[10];        /* "0x020700" */
 };
 
 struct dr_gpu {
     struct dr_pci pci;
-    char model[64];        /* /proc/driver/nvidia/gpus/<bdf>/information, "" if absent */
+    char model[64]; /* /proc/driver/nvidia/gpus/<bdf>/information, "" if absent */
     /* Filled by dr_live_run (cuda index -1 = CUDA does not see it). */
     int cuda_index;
-    int dmabuf_attr;       /* CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, -1 unknown */
+    int dmabuf_attr; /* CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, -1 unknown */
 };
 
 struct dr_gid {
     int index;
     char gid[48];
-    char type[16];   /* "RoCE v2", "IB/RoCE v1" */
+    char type[16]; /* "RoCE v2", "IB/RoCE v1" */
     char ndev[32];
 };
 
 struct dr_port {
     int num;
-    char state[24];       /* "ACTIVE" (the number stripped) */
-    char phys_state[24];  /* "LinkUp" */
-    char link_layer[16];  /* "InfiniBand" | "Ethernet" */
+    char state[24];      /* "ACTIVE" (the number stripped) */
+    char phys_state[24]; /* "LinkUp" */
+    char link_layer[16]; /* "InfiniBand" | "Ethernet" */
     char rate[40];
     int ngids;
     struct dr_gid gids[DR_MAX_GIDS]; /* non-zero GIDs only */
 };
 
 struct dr_nic {
-    char name[32];        /* current kernel name: mlx5_0, rxe0 (changes; not the key) */
-    struct dr_pci pci;    /* bdf "" for virtual devices (rxe) */
+    char name[32];     /* current kernel name: mlx5_0, rxe0 (changes; not the key) */
+    struct dr_pci pci; /* bdf "" for virtual devices (rxe) */
     int is_virtual;
     char fw_ver[32];
     char node_type[24];
     char hca_type[32];
     char board_id[32];
-    char netdevs[96];     /* comma-separated */
+    char netdevs[96]; /* comma-separated */
     int nports;
     struct dr_port ports[DR_MAX_PORTS];
     /* Filled by dr_live_run. */
-    int verbs_index;      /* -1: libibverbs does not list it */
-    int probe_state;      /* enum gtr_probe (ibv_reg_dmabuf_mr fd=-1 probe) */
+    int verbs_index; /* -1: libibverbs does not list it */
+    int probe_state; /* enum gtr_probe (ibv_reg_dmabuf_mr fd=-1 probe) */
     int probe_errno;
-    int host_reg_errno;   /* -1 not tried, 0 ok, else errno */
+    int host_reg_errno;     /* -1 not tried, 0 ok, else errno */
     int gpu_count_for_near; /* how many GPUs have this NIC nearest */
 };
 
 struct dr_inventory {
-    char root[DR_PATH];           /* GDRTRACE_SYSFS_ROOT or "" */
-    struct gtr_fingerprint fp;    /* the recorder's fingerprint, same fields */
+    char root[DR_PATH];        /* GDRTRACE_SYSFS_ROOT or "" */
+    struct gtr_fingerprint fp; /* the recorder's fingerprint, same fields */
     char kernel_release[65];
     /* NVIDIA module */
-    int nv_loaded;                /* /sys/module/nvidia or /proc/driver/nvidia present */
-    int nv_flavour;               /* enum gtr_nvidia_flavour */
+    int nv_loaded;  /* /sys/module/nvidia or /proc/driver/nvidia present */
+    int nv_flavour; /* enum gtr_nvidia_flavour */
     char nv_version[32];
-    char nv_version_line[256];    /* /proc/driver/nvidia/version first line */
-    char nv_taint[16];            /* /sys/module/nvidia/taint ("P" = proprietary licence) */
+    char nv_version_line[256]; /* /proc/driver/nvidia/version first line */
+    char nv_taint[16];         /* /sys/module/nvidia/taint ("P" = proprietary licence) */
     char nv_flavour_why[160];
     int peermem_loaded;
-    char memory_peers[128];       /* entries of /sys/kernel/mm/memory_peers, comma-separated */
-    int dev_infiniband;           /* /dev/infiniband exists */
-    char uverbs[128];             /* its uverbs* entries */
+    char memory_peers[128]; /* entries of /sys/kernel/mm/memory_peers, comma-separated */
+    int dev_infiniband;     /* /dev/infiniband exists */
+    char uverbs[128];       /* its uverbs* entries */
     int ngpus;
     struct dr_gpu gpus[DR_MAX_GPUS];
     int nnics;
@@ -142,7 +142,7 @@ int dr_topo_path(const struct dr_pci *a, const struct dr_pci *b);
 
 struct dr_topology {
     int path[DR_MAX_GPUS][DR_MAX_NICS];
-    int nearest[DR_MAX_GPUS];          /* NIC index or -1 */
+    int nearest[DR_MAX_GPUS];            /* NIC index or -1 */
     int order[DR_MAX_GPUS][DR_MAX_NICS]; /* NIC indexes, nearest first */
 };
 void dr_topo_compute(const struct dr_inventory *inv, struct dr_topology *topo);
@@ -159,27 +159,27 @@ extern int (*dr_fd_exporter)(int fd, char *name, size_t len);
 
 struct dr_options {
     int json;
-    int peermem;        /* --peermem: also ibv_reg_mr on GPU memory */
-    int no_live;        /* skip CUDA/verbs: --no-live, or a fixture root without --live */
+    int peermem; /* --peermem: also ibv_reg_mr on GPU memory */
+    int no_live; /* skip CUDA/verbs: --no-live, or a fixture root without --live */
     char no_live_why[160];
-    int live;           /* --live: run them even under a fixture root */
-    int vgem;           /* --dmabuf-source=vgem: also register a vgem dma-buf (no GPU needed) */
-    size_t reg_size;    /* bytes registered per test */
+    int live;        /* --live: run them even under a fixture root */
+    int vgem;        /* --dmabuf-source=vgem: also register a vgem dma-buf (no GPU needed) */
+    size_t reg_size; /* bytes registered per test */
 };
 
 /* One GPU x NIC registration attempt. */
 struct dr_reg {
     int gpu, nic;
-    int rc;             /* -1 not tried, 0 ok, else errno */
+    int rc; /* -1 not tried, 0 ok, else errno */
     char err[160];
 };
 
 struct dr_live {
-    int attempted;            /* 0: skipped (why says why) */
+    int attempted; /* 0: skipped (why says why) */
     char skip_why[256];
     int cuda_ok;
     char cuda_err[256];
-    int cuda_version;         /* -1 unknown */
+    int cuda_version; /* -1 unknown */
     int cuda_count;
     int verbs_ok;
     char verbs_err[256];
@@ -187,7 +187,7 @@ struct dr_live {
     int verbs_count;
     char verbs_names[DR_MAX_NICS][32];
     /* per GPU export */
-    int export_rc[DR_MAX_GPUS];       /* -1 not tried, 0 ok, errno */
+    int export_rc[DR_MAX_GPUS]; /* -1 not tried, 0 ok, errno */
     char export_err[DR_MAX_GPUS][160];
     char export_name[DR_MAX_GPUS][32]; /* fdinfo exp_name */
     int nreg;
@@ -195,7 +195,7 @@ struct dr_live {
     int npeer;
     struct dr_reg peer[DR_MAX_GPUS * 4];
     /* --dmabuf-source=vgem */
-    int vgem_rc;              /* -1 not tried, 0 exported, else errno */
+    int vgem_rc; /* -1 not tried, 0 exported, else errno */
     char vgem_err[160];
     char vgem_card[32];
     char vgem_exp_name[32];
@@ -215,14 +215,14 @@ enum dr_status { DR_PASS = 0, DR_WARN = 1, DR_FAIL = 2, DR_SKIP = 3 };
 const char *dr_status_name(int s);
 
 struct dr_check {
-    const char *id;       /* stable: "gate1.open_module" */
-    int gate;             /* 0 identity, 1 prerequisites, 2 registration; topology is 0 */
+    const char *id; /* stable: "gate1.open_module" */
+    int gate;       /* 0 identity, 1 prerequisites, 2 registration; topology is 0 */
     const char *title;
     int status;
     char summary[256];
     int nevidence;
     char *evidence[DR_MAX_EVIDENCE]; /* owned */
-    char next[512];       /* what to do next ("" on PASS) */
+    char next[512];                  /* what to do next ("" on PASS) */
 };
 
 struct dr_report {

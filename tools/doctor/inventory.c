@@ -234,7 +234,8 @@ static void collect_nvidia(struct dr_inventory *inv)
         inv->nv_flavour = GTR_NV_UNKNOWN;
         snprintf(inv->nv_flavour_why, sizeof(inv->nv_flavour_why),
                  "contradiction: version says Open Kernel Module but taint \"%s\" has P "
-                 "(proprietary licence)", inv->nv_taint);
+                 "(proprietary licence)",
+                 inv->nv_taint);
     } else if (says_prop || taint_p) {
         inv->nv_flavour = GTR_NV_PROPRIETARY;
         snprintf(inv->nv_flavour_why, sizeof(inv->nv_flavour_why), "%s%s%s",
@@ -334,8 +335,8 @@ static void collect_port(const char *root, const char *dev, int num, struct dr_p
     char path[DR_PATH + 16];
     memset(p, 0, sizeof(*p));
     p->num = num;
-#define PORT_ATTR(field, attr)                                                                 \
-    snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%d/" attr, dev, num);         \
+#define PORT_ATTR(field, attr)                                                                     \
+    snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%d/" attr, dev, num);             \
     dr_read_line(root, path, p->field, sizeof(p->field))
     PORT_ATTR(state, "state");
     PORT_ATTR(phys_state, "phys_state");
@@ -391,8 +392,8 @@ static void collect_nics(struct dr_inventory *inv)
             d->pci.numa_node = -1;
             d->is_virtual = 1;
         }
-#define DEV_ATTR(field, attr)                                                                  \
-    snprintf(path, sizeof(path), "/sys/class/infiniband/%s/" attr, d->name);                   \
+#define DEV_ATTR(field, attr)                                                                      \
+    snprintf(path, sizeof(path), "/sys/class/infiniband/%s/" attr, d->name);                       \
     dr_read_line(inv->root, path, d->field, sizeof(d->field))
         DEV_ATTR(fw_ver, "fw_ver");
         DEV_ATTR(node_type, "node_type");

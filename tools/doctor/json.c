@@ -133,14 +133,30 @@ static char *parse_string(struct dj_parser *p)
         }
         char e = p->s[p->pos++];
         switch (e) {
-        case '"': out[o++] = '"'; break;
-        case '\\': out[o++] = '\\'; break;
-        case '/': out[o++] = '/'; break;
-        case 'b': out[o++] = '\b'; break;
-        case 'f': out[o++] = '\f'; break;
-        case 'n': out[o++] = '\n'; break;
-        case 'r': out[o++] = '\r'; break;
-        case 't': out[o++] = '\t'; break;
+        case '"':
+            out[o++] = '"';
+            break;
+        case '\\':
+            out[o++] = '\\';
+            break;
+        case '/':
+            out[o++] = '/';
+            break;
+        case 'b':
+            out[o++] = '\b';
+            break;
+        case 'f':
+            out[o++] = '\f';
+            break;
+        case 'n':
+            out[o++] = '\n';
+            break;
+        case 'r':
+            out[o++] = '\r';
+            break;
+        case 't':
+            out[o++] = '\t';
+            break;
         case 'u': {
             unsigned cp;
             if (p->pos > end || hex4(p, &cp) || p->pos > end) {
@@ -294,8 +310,7 @@ static struct dj *parse_value(struct dj_parser *p, int depth)
     if (c == '-' || (c >= '0' && c <= '9')) {
         char buf[64];
         size_t n = 0;
-        while (p->pos < p->len && n < sizeof(buf) - 1 &&
-               strchr("+-0123456789.eE", p->s[p->pos]))
+        while (p->pos < p->len && n < sizeof(buf) - 1 && strchr("+-0123456789.eE", p->s[p->pos]))
             buf[n++] = p->s[p->pos++];
         buf[n] = '\0';
         char *endp;

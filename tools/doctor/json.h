@@ -16,10 +16,10 @@ enum dj_type { DJ_NULL, DJ_BOOL, DJ_NUM, DJ_STR, DJ_ARR, DJ_OBJ };
 
 struct dj {
     int type;
-    double num;       /* DJ_NUM, DJ_BOOL (0/1) */
-    char *str;        /* DJ_STR */
-    int n;            /* DJ_ARR / DJ_OBJ: number of items */
-    char **keys;      /* DJ_OBJ: n keys */
+    double num;  /* DJ_NUM, DJ_BOOL (0/1) */
+    char *str;   /* DJ_STR */
+    int n;       /* DJ_ARR / DJ_OBJ: number of items */
+    char **keys; /* DJ_OBJ: n keys */
     struct dj **items;
 };
 

@@ -208,8 +208,8 @@ static void gpu_phase(struct dr_inventory *inv, const struct dr_topology *topo,
     }
     r = gt_cu.mem_alloc(&dptr, size);
     if (r != GT_CUDA_SUCCESS) {
-        snprintf(live->export_err[g], sizeof(live->export_err[g]), "cuMemAlloc(%zu): %s (%d)",
-                 size, gt_cu_errstr(r), r);
+        snprintf(live->export_err[g], sizeof(live->export_err[g]), "cuMemAlloc(%zu): %s (%d)", size,
+                 gt_cu_errstr(r), r);
         live->export_rc[g] = ENOMEM;
         goto err_ctx;
     }
@@ -228,8 +228,7 @@ static void gpu_phase(struct dr_inventory *inv, const struct dr_topology *topo,
             live->export_rc[g] = 0;
             int e = dr_fd_exporter(fd, live->export_name[g], sizeof(live->export_name[g]));
             if (e)
-                snprintf(live->export_name[g], sizeof(live->export_name[g]), "?(%s)",
-                         strerror(e));
+                snprintf(live->export_name[g], sizeof(live->export_name[g]), "?(%s)", strerror(e));
         }
     }
     for (int i = 0; i < inv->nnics; i++) {
@@ -313,8 +312,8 @@ static int vgem_export(struct dr_live *live, size_t size, int *card_fd)
         ph.handle = cd.handle;
         if (ioctl(card, DR_DRM_IOCTL_PRIME_HANDLE_TO_FD, &ph) != 0) {
             last = errno;
-            snprintf(live->vgem_err, sizeof(live->vgem_err),
-                     "%s: DRM_IOCTL_PRIME_HANDLE_TO_FD: %s", path, strerror(errno));
+            snprintf(live->vgem_err, sizeof(live->vgem_err), "%s: DRM_IOCTL_PRIME_HANDLE_TO_FD: %s",
+                     path, strerror(errno));
             close(card);
             continue;
         }
@@ -329,8 +328,7 @@ static int vgem_export(struct dr_live *live, size_t size, int *card_fd)
     return -1;
 }
 
-static void vgem_phase(struct dr_inventory *inv, struct dr_live *live, struct vdev *vd,
-                       size_t size)
+static void vgem_phase(struct dr_inventory *inv, struct dr_live *live, struct vdev *vd, size_t size)
 {
     int card = -1;
     int fd = vgem_export(live, size, &card);

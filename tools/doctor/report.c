@@ -19,11 +19,21 @@ static void jstr(FILE *f, const char *s)
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\t': fputs("\\t", f); break;
-        case '\r': fputs("\\r", f); break;
+        case '"':
+            fputs("\\\"", f);
+            break;
+        case '\\':
+            fputs("\\\\", f);
+            break;
+        case '\n':
+            fputs("\\n", f);
+            break;
+        case '\t':
+            fputs("\\t", f);
+            break;
+        case '\r':
+            fputs("\\r", f);
+            break;
         default:
             if (*p < 0x20 || *p == 0x7f)
                 fprintf(f, "\\u%04x", *p);
@@ -244,9 +254,12 @@ void dr_report_json(FILE *f, const struct dr_inventory *inv, const struct dr_top
 static const char *exit_words(int code)
 {
     switch (code) {
-    case DR_EXIT_PASS: return "every check passed";
-    case DR_EXIT_WARN: return "warnings or unchecked items, no gate failed";
-    default: return "a gate failed";
+    case DR_EXIT_PASS:
+        return "every check passed";
+    case DR_EXIT_WARN:
+        return "warnings or unchecked items, no gate failed";
+    default:
+        return "a gate failed";
     }
 }
 
@@ -297,6 +310,6 @@ void dr_report_text(FILE *f, const struct dr_inventory *inv, const struct dr_top
                 fprintf(f, "  %-24s %s\n", rep->checks[i].id, rep->checks[i].summary);
     }
     fprintf(f, "\nSummary: %d PASS, %d WARN, %d FAIL, %d SKIP -> exit %d (%s)\n",
-            rep->counts[DR_PASS], rep->counts[DR_WARN], rep->counts[DR_FAIL],
-            rep->counts[DR_SKIP], rep->exit_code, exit_words(rep->exit_code));
+            rep->counts[DR_PASS], rep->counts[DR_WARN], rep->counts[DR_FAIL], rep->counts[DR_SKIP],
+            rep->exit_code, exit_words(rep->exit_code));
 }
