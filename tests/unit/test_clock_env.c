@@ -15,26 +15,12 @@
 
 #include "common/log.h"
 #include "shim/clock.h"
-
-static int g_warns;
-static char g_last[512];
-
-static void logger(int level, unsigned long flags, const char *file, int line, const char *fmt, ...)
-{
-    (void)flags, (void)file, (void)line;
-    if (level != GT_LOG_WARN)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(g_last, sizeof(g_last), fmt, ap);
-    va_end(ap);
-    g_warns++;
-}
+#include "tests/unit/capture_log.h"
 
 /* 0 if the clock chosen under GDRTRACE_CLOCK=value behaves as expected. */
 static int child(const char *value, int want_warns, int want_monotonic)
 {
-    gt_log_set_logger(logger);
+    gt_log_set_logger(capture_logger);
     setenv("GDRTRACE_CLOCK", value, 1);
     gt_clock_init();
     if (g_warns != want_warns) {

@@ -22,21 +22,7 @@
 
 #include "common/env.h"
 #include "common/log.h"
-
-static int g_warns;
-static char g_last[512];
-
-static void logger(int level, unsigned long flags, const char *file, int line, const char *fmt, ...)
-{
-    (void)flags, (void)file, (void)line;
-    if (level != GT_LOG_WARN)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(g_last, sizeof(g_last), fmt, ap);
-    va_end(ap);
-    g_warns++;
-}
+#include "tests/unit/capture_log.h"
 
 static void test_parse_long(void **state)
 {
@@ -132,7 +118,7 @@ static void test_debug_variable(void **state)
 
 int main(void)
 {
-    gt_log_set_logger(logger);
+    gt_log_set_logger(capture_logger);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_long),      cmocka_unit_test(test_env_long),
         cmocka_unit_test(test_choice_and_bool), cmocka_unit_test(test_retired),

@@ -27,23 +27,10 @@
 
 #include "common/log.h"
 #include "common/nccl_env.h"
+#include "tests/unit/capture_log.h"
 
-static int g_warns;
-static char g_last[1024];
 static char g_dir[64];
 static char g_etc[128], g_user[128], g_home_conf[128];
-
-static void logger(int level, unsigned long flags, const char *file, int line, const char *fmt, ...)
-{
-    (void)flags, (void)file, (void)line;
-    if (level != GT_LOG_WARN)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(g_last, sizeof(g_last), fmt, ap);
-    va_end(ap);
-    g_warns++;
-}
 
 static void write_file(const char *path, const char *text)
 {
@@ -340,7 +327,7 @@ static void noted_by_key(void **state)
 
 int main(void)
 {
-    gt_log_set_logger(logger);
+    gt_log_set_logger(capture_logger);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(order_env_conf_file_etc, setup, teardown),
         cmocka_unit_test_setup_teardown(file_syntax, setup, teardown),

@@ -49,6 +49,7 @@
 #include "shim/shim.h"
 #include "shim/shim_internal.h"
 #include "shim/sigbus.h"
+#include "tests/unit/capture_log.h"
 
 static char g_dir[PATH_MAX];
 
@@ -63,21 +64,6 @@ static char g_dir[PATH_MAX];
     } while (0)
 
 /* ---- helpers ------------------------------------------------------------ */
-
-static int g_warns;
-static char g_warn_text[1024];
-
-static void logger(int level, unsigned long flags, const char *file, int line, const char *fmt, ...)
-{
-    (void)flags, (void)file, (void)line;
-    if (level != GT_LOG_WARN)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(g_warn_text, sizeof(g_warn_text), fmt, ap);
-    va_end(ap);
-    g_warns++;
-}
 
 static int open_rec(struct gt_recorder *r)
 {
@@ -296,7 +282,7 @@ static const struct gt_net_ops fake = {
 static const struct gt_net_ops *shim_open(void)
 {
     struct gt_rec_config cfg = {.dir = g_dir, .mode = -1, .ring_events = 1024, .events_all = -1};
-    const struct gt_net_ops *ops = gt_shim_wrap_cfg(&fake, "test", logger, &cfg);
+    const struct gt_net_ops *ops = gt_shim_wrap_cfg(&fake, "test", capture_logger, &cfg);
     return ops != &fake && gt_shim_recorder() ? ops : NULL;
 }
 
@@ -305,17 +291,17 @@ static int case_shim_warns_lost(void)
     const struct gt_net_ops *ops = shim_open();
     CHECK(ops, "shim did not wrap");
     void *ctx;
-    CHECK(ops->init(&ctx, 1, 1, NULL, logger, NULL) == GT_OK, "init");
-    CHECK(g_warns == 0, "no WARN yet, got: %s", g_warn_text);
+    CHECK(ops->init(&ctx, 1, 1, NULL, capture_logger, NULL) == GT_OK, "init");
+    CHECK(g_warns == 0, "no WARN yet, got: %s", g_last);
     truncate_path(gt_shim_recorder()->path, 0);
     write_all(gt_shim_recorder(), 10);
     CHECK(ops->finalize(ctx) == GT_OK, "finalize");
     CHECK(g_warns == 1, "one WARN after the loss, got %d", g_warns);
-    CHECK(strstr(g_warn_text, "lost") && strstr(g_warn_text, gt_shim_recorder()->path),
-          "the WARN says lost and names the file: %s", g_warn_text);
-    CHECK(ops->init(&ctx, 1, 1, NULL, logger, NULL) == GT_OK, "init again");
+    CHECK(strstr(g_last, "lost") && strstr(g_last, gt_shim_recorder()->path),
+          "the WARN says lost and names the file: %s", g_last);
+    CHECK(ops->init(&ctx, 1, 1, NULL, capture_logger, NULL) == GT_OK, "init again");
     CHECK(ops->finalize(ctx) == GT_OK, "finalize again");
-    CHECK(g_warns == 1, "no second WARN, got %d: %s", g_warns, g_warn_text);
+    CHECK(g_warns == 1, "no second WARN, got %d: %s", g_warns, g_last);
     return 0;
 }
 
@@ -327,9 +313,8 @@ static int case_shim_warns_replaced(void)
     set_handler(SA_SIGINFO, NULL, app_siginfo, 0);
     CHECK(!gt_sigbus_installed(), "an application handler installed after ours replaces it");
     void *ctx;
-    CHECK(ops->init(&ctx, 1, 1, NULL, logger, NULL) == GT_OK, "init");
-    CHECK(g_warns == 1 && strstr(g_warn_text, "SIGBUS handler"), "one WARN: %d %s", g_warns,
-          g_warn_text);
+    CHECK(ops->init(&ctx, 1, 1, NULL, capture_logger, NULL) == GT_OK, "init");
+    CHECK(g_warns == 1 && strstr(g_last, "SIGBUS handler"), "one WARN: %d %s", g_warns, g_last);
     CHECK(ops->finalize(ctx) == GT_OK, "finalize");
     CHECK(g_warns == 1, "no second WARN, got %d", g_warns);
     return 0;
@@ -546,7 +531,7 @@ static int scen_ignored_fault(void)
 
 static int case_mode(void)
 {
-    gt_log_set_logger(logger);
+    gt_log_set_logger(capture_logger);
     umask(0);
     static const struct {
         const char *env;
@@ -569,8 +554,8 @@ static int case_mode(void)
         CHECK(g_warns == cases[i].warns, "GDRTRACE_MODE=%s: %d WARNs, want %d", cases[i].env,
               g_warns, cases[i].warns);
         if (cases[i].warns)
-            CHECK(strstr(g_warn_text, "GDRTRACE_MODE") && strstr(g_warn_text, cases[i].env),
-                  "the WARN names the variable and value: %s", g_warn_text);
+            CHECK(strstr(g_last, "GDRTRACE_MODE") && strstr(g_last, cases[i].env),
+                  "the WARN names the variable and value: %s", g_last);
         gt_rec_unmap(&r);
         unlink(r.path);
     }

@@ -20,21 +20,7 @@
 
 #include "shim/shim.h"
 #include "shim/shim_internal.h"
-
-static int g_warns;
-static char g_last[1024];
-
-static void logger(int level, unsigned long flags, const char *file, int line, const char *fmt, ...)
-{
-    (void)flags, (void)file, (void)line;
-    if (level != GT_LOG_WARN)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(g_last, sizeof(g_last), fmt, ap);
-    va_end(ap);
-    g_warns++;
-}
+#include "tests/unit/capture_log.h"
 
 static gt_result f_devices(int *n)
 {
@@ -48,7 +34,7 @@ static void test_disable(void **state)
 {
     (void)state;
     setenv("GDRTRACE_DISABLE", "1", 1);
-    assert_ptr_equal(gt_shim_wrap(&inner, "test", logger), &inner);
+    assert_ptr_equal(gt_shim_wrap(&inner, "test", capture_logger), &inner);
     assert_null(gt_shim_recorder());
     assert_int_equal(g_warns, 0);
     unsetenv("GDRTRACE_DISABLE");
@@ -59,14 +45,14 @@ static void test_cannot_create(void **state)
     (void)state;
     setenv("GDRTRACE_DIR", "/nonexistent/gdrtrace-test-dir", 1);
     setenv("GDRTRACE_EVENTS", "everything", 1);
-    assert_ptr_equal(gt_shim_wrap(&inner, "test", logger), &inner);
+    assert_ptr_equal(gt_shim_wrap(&inner, "test", capture_logger), &inner);
     assert_null(gt_shim_recorder());
     /* one WARN for the bad GDRTRACE_EVENTS, one for the recorder */
     assert_int_equal(g_warns, 2);
     assert_non_null(strstr(g_last, "running untraced"));
     assert_non_null(strstr(g_last, "/nonexistent/gdrtrace-test-dir"));
     assert_non_null(strstr(g_last, "No such file or directory"));
-    assert_ptr_equal(gt_shim_wrap(&inner, "test", logger), &inner);
+    assert_ptr_equal(gt_shim_wrap(&inner, "test", capture_logger), &inner);
     assert_int_equal(g_warns, 2); /* never retried, never repeated */
     unsetenv("GDRTRACE_DIR");
     unsetenv("GDRTRACE_EVENTS");
