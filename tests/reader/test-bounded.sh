@@ -25,18 +25,8 @@
 #  * grouping is linear: `verdict` of an archive of 8,192 small members
 #    takes at most 12 x (+1 s) the time of 1,024, in 4 x the limit
 #    (ce69281: quadratic, 16k members 7.7 s and 1.8 GB).
-set -u
-BUILD=${BUILD:-build/default}
-G=$BUILD/gdrtrace
-FX=$BUILD/tests/reader_fixture
+. "$(dirname "$0")/lib.sh"
 S=$BUILD/tests/reader_scale
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-pass() { echo "ok   $*"; }
-fail() { echo "FAIL $*"; fails=$((fails + 1)); }
-export GDRTRACE_DIR=$T/empty
-mkdir -p "$GDRTRACE_DIR"
 limit=$((64 * 1024))
 [ "$(basename "$BUILD")" = default ] || limit=$((160 * 1024))
 
@@ -137,5 +127,4 @@ else
     fail "archive of 8,192 members: exit $rc, ${secs}s (1,024: ${t1}s), peak ${kib} KiB: $(grep '^all' "$T/out")"
 fi
 
-[ $fails = 0 ] || { echo "$fails check(s) failed"; exit 1; }
-echo "the reader's memory stayed bounded in every case"
+finish "the reader's memory stayed bounded in every case"

@@ -10,17 +10,7 @@
 #    holds the recorder open (not a reused pid, not another pid namespace's);
 #  * a truncated recorder gives a message naming the file and exit 2, no crash;
 #  * every subcommand answers --help with exit 0.
-set -u
-BUILD=${BUILD:-build/default}
-G=$BUILD/gdrtrace
-FX=$BUILD/tests/reader_fixture
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-pass() { echo "ok   $*"; }
-fail() { echo "FAIL $*"; fails=$((fails + 1)); }
-export GDRTRACE_DIR=$T/empty
-mkdir -p "$GDRTRACE_DIR"
+. "$(dirname "$0")/lib.sh"
 
 declare -A CODE=([dmabuf]=0 [peermem]=10 [host]=11 [mixed]=12 [fallback]=13 [error]=14 [nodata]=15)
 declare -A NAME=([dmabuf]=DIRECT-DMABUF [peermem]=DIRECT-PEERMEM [host]=HOST-STAGED [mixed]=MIXED
@@ -279,5 +269,4 @@ for c in ls summary verdict dump diff watch export prune; do
     fi
 done
 
-[ $fails = 0 ] && echo "all gdrtrace command checks passed" || echo "$fails check(s) failed"
-[ $fails = 0 ]
+finish "all gdrtrace command checks passed"

@@ -11,17 +11,7 @@
 #  * end to end: the NCCL-like harness through the real plugin with
 #    GDRTRACE_GPUMEM=1 writes recorders the reader marks emulated (no GPU
 #    here, so HOST-STAGED/ERROR/NO-DATA, each labelled).
-set -u
-BUILD=${BUILD:-build/default}
-G=$BUILD/gdrtrace
-FX=$BUILD/tests/reader_fixture
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-pass() { echo "ok   $*"; }
-fail() { echo "FAIL $*"; fails=$((fails + 1)); }
-export GDRTRACE_DIR=$T/empty
-mkdir -p "$GDRTRACE_DIR"
+. "$(dirname "$0")/lib.sh"
 EMU='(emulated: no NIC; GPU memory moved by CUDA copies)'
 
 for k in dmabuf peermem host fallback error; do
@@ -99,6 +89,4 @@ if [ -x "$BUILD/harness/harness" ]; then
     fi
 fi
 
-[ $fails = 0 ] && echo "test-emulated: all passed" && exit 0
-echo "test-emulated: $fails failure(s)"
-exit 1
+finish "test-emulated: all passed"

@@ -13,17 +13,8 @@
 #  * GDRTRACE_ARCHIVE_MAX: -1, 0, 4G, 010x and above 16 GiB give one WARN
 #    naming the variable and use the 4 GiB default; a small valid value is
 #    enforced (an archive larger than it is refused).
-set -u
-BUILD=${BUILD:-build/default}
-G=$BUILD/gdrtrace
-FX=$BUILD/tests/reader_fixture
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-pass() { echo "ok   $*"; }
-fail() { echo "FAIL $*"; fails=$((fails + 1)); }
-export GDRTRACE_DIR=$T/empty
-mkdir -p "$GDRTRACE_DIR" "$T/bad" "$T/good"
+. "$(dirname "$0")/lib.sh"
+mkdir -p "$T/bad" "$T/good"
 
 esc=$'\e'
 host="n${esc}[2Jx"$'\r'"y"$'\n'"FORGED line"
@@ -84,5 +75,4 @@ out=$(GDRTRACE_ARCHIVE_MAX=1000 $G ls "$T/a.zst" 2>&1); rc=$?
 [ $rc = 2 ] && ! grep -q WARN <<<"$out" && pass "GDRTRACE_ARCHIVE_MAX=1000 is enforced (archive refused)" ||
     fail "GDRTRACE_ARCHIVE_MAX=1000: exit $rc: $out"
 
-[ $fails = 0 ] && echo "all escaping and reader-variable checks passed" || echo "$fails check(s) failed"
-[ $fails = 0 ]
+finish "all escaping and reader-variable checks passed"

@@ -13,17 +13,8 @@
 #  * dump --level: a strict integer in 1..22 (`3x`, `0`, `99`, `` refused
 #    with a usage error naming the value); watch --count and --interval
 #    refuse `2x`, `0`, `1s`, `abc` the same way.
-set -u
-BUILD=${BUILD:-build/default}
-G=$BUILD/gdrtrace
-FX=$BUILD/tests/reader_fixture
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-pass() { echo "ok   $*"; }
-fail() { echo "FAIL $*"; fails=$((fails + 1)); }
-export GDRTRACE_DIR=$T/empty
-mkdir -p "$GDRTRACE_DIR" "$T/job"
+. "$(dirname "$0")/lib.sh"
+mkdir -p "$T/job"
 $FX dmabuf "$T/job/gdrtrace.job42.node-a.4242.rec" || { echo "FAIL fixture"; exit 1; }
 mode() { stat -c %a "$1"; }
 no_tmp() { ! ls "$T"/out 2>/dev/null | grep -q '\.tmp\.'; }
@@ -95,5 +86,4 @@ for args in "--count 2x" "--count 0" "--count ''" "--interval 1s" "--interval ab
         fail "watch $args: exit $rc: $(head -2 <<<"$out")"
 done
 
-[ $fails = 0 ] && echo "all output-path checks passed" || echo "$fails check(s) failed"
-[ $fails = 0 ]
+finish "all output-path checks passed"
