@@ -9,6 +9,9 @@
 #     commands it prints to try next work as printed;
 #   * a DEMO_DIR that holds something else is refused and left untouched.
 set -u
+# A parent `make -s` passes -s down through MAKEFLAGS and would hide the very
+# command lines V=1 must print: the demo is checked as a user runs it.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 BUILD=${BUILD:-build/default}
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT

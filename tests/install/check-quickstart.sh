@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# check-quickstart.sh — README's "Quick start in a real job" block, run
+# literally (issue 21): every line as README prints it, in one shell, from the
+# repository root, except the job line (`mpirun ... ./your_training_job`),
+# which becomes the NCCL-like harness loading the installed plugin by name.
+#
+# Before the block the test sets only what a job's environment would carry:
+# a private GDRTRACE_DIR (so other tests' recorders in /dev/shm do not count),
+# a job id (SLURM_JOB_ID, which the block's prune line uses, and which the
+# plugin records as the job), /usr/local/bin first on PATH, and `sudo` as a
+# plain call when already root.  Each line's exit code is then held against
+# what that line means on a machine without RDMA or GPU:
+#   make / install / exports / the job / summary / dump / prune   0
+#   verdict --expect dmabuf     20 (the job was HOST-STAGED: expectation not met)
+#   doctor                      0, 1 or 2 (a gate may fail here: no GPU, no NIC)
+# and the lines' effects are checked: HOST-STAGED named, an archive of the
+# job that the reader accepts, the job's recorders gone after prune.
+#
+# Root only, and only when nothing of ours is installed in /usr/local (it
+# installs there for real and uninstalls in a trap, as check-install.sh does).
+set -u
+BUILD=${BUILD:-build/default}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root" || exit 1
+so=libnccl-net-gdrtrace.so
+if [ "$(id -u)" -ne 0 ]; then
+    echo "skip: not root (the quick start installs into /usr/local)"
+    exit 77
+fi
+if [ "$BUILD" != build/default ]; then
+    echo "skip: $BUILD: the quick start builds and installs the default build"
+    exit 77
+fi
+if [ -e /usr/local/bin/gdrtrace ] || [ -e /usr/local/lib/$so ] || ldconfig -p | grep -q "$so "; then
+    echo "skip: gdrtrace is installed already (/usr/local or the linker cache): left alone"
+    exit 77
+fi
+if [ -e node.zst ]; then
+    echo "skip: node.zst exists in the repository root; the quick start's dump would need --force"
+    exit 77
+fi
+harness=$root/$BUILD/harness/harness
+[ -x "$harness" ] || { echo "FAIL: $harness not built (make tests)"; exit 1; }
+
+tmp=$(mktemp -d) || exit 1
+dirs="bin lib share share/man share/man/man1 share/bash-completion share/bash-completion/completions share/doc"
+new_dirs=""
+for d in $dirs; do [ -d "/usr/local/$d" ] || new_dirs="/usr/local/$d $new_dirs"; done
+cleanup() {
+    make --no-print-directory uninstall PREFIX=/usr/local >/dev/null 2>&1
+    for d in $new_dirs; do rmdir "$d" 2>/dev/null; done
+    rm -f "$root/node.zst"
+    [ -n "${GT_KEEP:-}" ] || rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# The block: from the line after the heading's ```sh to the closing ```.
+block=$(awk '/^## Quick start in a real job/ {h=1; next}
+             h && /^```sh/ {on=1; next}
+             on && /^```/ {exit}
+             on {print}' README.md)
+[ -n "$block" ] || { echo "FAIL: README.md has no sh block under '## Quick start in a real job'"; exit 1; }
+job_lines=$(grep -c '^mpirun \.\.\. ' <<<"$block")
+[ "$job_lines" -eq 1 ] || { echo "FAIL: expected one 'mpirun ...' job line in the block, found $job_lines"; exit 1; }
+
+# One shell runs every line and writes down each line's exit code.
+script=$tmp/quickstart.sh
+{
+    echo "set -u"
+    echo "sudo() { \"\$@\"; }"
+    echo "export GDRTRACE_DIR=$tmp/rec SLURM_JOB_ID=qs$$ PATH=/usr/local/bin:\$PATH"
+    echo "mkdir -p \"\$GDRTRACE_DIR\""
+    echo "cd '$root'"
+    n=0
+    while IFS= read -r line; do
+        [ -n "${line// /}" ] || continue
+        n=$((n + 1))
+        cmd=${line%%#*}
+        if [[ "$line" == "mpirun ... "* ]]; then
+            cmd="(cd '$tmp' && env -u BUILD '$harness' --abi 11 --data-only --iters 4 --max-size 1M --dir \"\$GDRTRACE_DIR\")"
+        fi
+        printf 'echo "== %s"\n' "${line//\"/\\\"}"
+        printf '%s\n' "$cmd"
+        printf 'echo "rc %d $?" >>%s\n' "$n" "$tmp/rcs"
+    done <<<"$block"
+} >"$script"
+bash "$script" >"$tmp/out.log" 2>&1
+
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+rc_of() { # the exit code of the block's line that starts with $1
+    local i=0 line
+    while IFS= read -r line; do
+        [ -n "${line// /}" ] || continue
+        i=$((i + 1))
+        if [[ "$line" == "$1"* ]]; then
+            awk -v n="$i" '$2 == n {print $3}' "$tmp/rcs"
+            return
+        fi
+    done <<<"$block"
+}
+expect_rc() { # LINE-PREFIX ALLOWED-CODES...
+    local p=$1 rc
+    shift
+    rc=$(rc_of "$p")
+    for a in "$@"; do [ "$rc" = "$a" ] && return 0; done
+    bad "'$p…' exited ${rc:-(did not run)}, expected $*"
+}
+expect_rc "make && sudo make install" 0
+expect_rc "export NCCL_NET_PLUGIN" 0
+expect_rc "export GDRTRACE_REG" 0
+expect_rc "mpirun ..." 0
+expect_rc "gdrtrace verdict --expect dmabuf" 20
+expect_rc "gdrtrace summary" 0
+expect_rc "gdrtrace dump -o node.zst" 0
+expect_rc "gdrtrace doctor" 0 1 2
+expect_rc "gdrtrace prune --job" 0
+
+grep -q "NCCL_NET_PLUGIN: dlopen(\"$so\") loaded /usr/local/lib/" "$tmp/out.log" ||
+    bad "the job did not load the installed plugin by name"
+grep -q 'HOST-STAGED' "$tmp/out.log" || bad "the verdict did not say HOST-STAGED"
+if [ -f node.zst ]; then
+    /usr/local/bin/gdrtrace verdict node.zst >"$tmp/v.log" 2>&1
+    rc=$?
+    [ $rc -eq 11 ] || bad "the archive's verdict: exit $rc, expected 11 (HOST-STAGED): $(head -n 3 "$tmp/v.log")"
+else
+    bad "dump -o node.zst wrote no node.zst"
+fi
+left=$(find "$tmp/rec" -name "gdrtrace.qs$$.*.rec" | wc -l)
+[ "$left" -eq 0 ] || bad "prune --job left $left recorder(s) of the finished job"
+
+if [ $fail -ne 0 ]; then
+    echo "--- the block's output:"
+    tail -n 60 "$tmp/out.log"
+    exit 1
+fi
+echo "PASS: README's quick start, run line by line ($(wc -l <"$tmp/rcs") lines), as README says"
