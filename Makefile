@@ -142,7 +142,7 @@ deps-demo:
 ASAN_SKIP_SCRIPTS := tests/vm/run-vm.sh tests/fuzz/run-fuzz.sh tests/fuzz/run-fuzz-oob.sh tests/doctor/run-fuzz-doctor.sh \
                      tests/docs/check-config-doc.sh tests/layers/check-layers.sh \
                      tests/format/check-format.sh tests/install/check-deb.sh tests/check-demo.sh \
-                     tests/install/check-quickstart.sh
+                     tests/install/check-quickstart.sh tests/reader/check-examples.sh
 TSAN_TESTS := test_ring test_hist test_shim test_shim_untraced test_rec_format test_rec_sigkill \
               test_rec_sigbus test_rec_harness test_rec_live test_sock test_abi
 check: deps

@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: Apache-2.0
 # gen-examples.sh — regenerates docs/examples/ from real runs of the built
 # gdrtrace on fixture recorders (and on the harness's recorders when the
-# harness is built).  Not a test; run it after changing any output:
+# harness is built).  Run it after changing any output (check-examples.sh,
+# in make check, fails until the examples match):
 #     make tests && tests/reader/gen-examples.sh
 set -eu
 BUILD=${BUILD:-build/default}
 G=$BUILD/gdrtrace
 FX=$BUILD/tests/reader_fixture
-D=docs/examples
+D=${EXAMPLES_DIR:-docs/examples}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 mkdir -p "$D" "$T/dev/shm" "$T/job" "$T/peermem-run" "$T/dmabuf-run" "$T/other-kernel"

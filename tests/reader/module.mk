@@ -26,3 +26,5 @@ reader_scale_SRCS = tests/reader/scale.c tests/reader/fixture.c $(READER_SRCS) $
 reader_scale_LIBS := -lzstd -lm
 TEST_SCRIPTS += tests/reader/test-bounded.sh
 BENCH_SCRIPTS += tests/reader/bench-scale.sh
+# docs/examples/ equals what gdrtrace prints now (gen-examples.sh), no dangling references.
+TEST_SCRIPTS += tests/reader/check-examples.sh
