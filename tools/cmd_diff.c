@@ -238,12 +238,8 @@ int gt_cmd_diff(int argc, char **argv)
         case 'j':
             json = 1;
             break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
-            return GT_EXIT_USAGE;
+        default: /* --help, or an option getopt refused */
+            return gt_usage_exit(c, usage);
         }
     }
     if (argc - optind != 2) {

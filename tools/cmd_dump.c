@@ -214,12 +214,8 @@ int gt_cmd_dump(int argc, char **argv)
             }
             level = (int)lv;
             break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
-            return GT_EXIT_USAGE;
+        default: /* --help, or an option getopt refused */
+            return gt_usage_exit(c, usage);
         }
     }
     if (!out) {

@@ -9,6 +9,7 @@
  * refused, tools/outfile.h).  Exit: 0, 1 output not written, 2 unreadable input, 64 usage.
  */
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,18 @@ struct lab {
     const char *k;
     char v[160];
 };
+
+/* Sets label n to key = the formatted value; returns n + 1. */
+__attribute__((format(printf, 4, 5))) static int label(struct lab *l, int n, const char *key,
+                                                       const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    l[n].k = key;
+    vsnprintf(l[n].v, sizeof(l[n].v), fmt, ap);
+    va_end(ap);
+    return n + 1;
+}
 
 struct sink {
     FILE *f;
@@ -114,19 +127,14 @@ static void sample(struct sink *k, const char *suffix, const struct lab *l, int 
 static int base_labels(struct lab *l, const struct gt_recfile *r, const struct gtr_comm *c)
 {
     int n = 0;
-    l[n].k = "host";
-    snprintf(l[n++].v, sizeof(l[0].v), "%s", r->id.host);
-    l[n].k = "job";
-    snprintf(l[n++].v, sizeof(l[0].v), "%s", r->id.job);
-    l[n].k = "rank";
-    snprintf(l[n++].v, sizeof(l[0].v), "%d", r->id.rank);
-    l[n].k = "pid";
-    snprintf(l[n++].v, sizeof(l[0].v), "%d", r->id.pid);
+    n = label(l, n, "host", "%s", r->id.host);
+    n = label(l, n, "job", "%s", r->id.job);
+    n = label(l, n, "rank", "%d", r->id.rank);
+    n = label(l, n, "pid", "%d", r->id.pid);
     if (c) {
         l[n].k = "comm";
         gt_fmt_comm(c, r, l[n++].v, sizeof(l[0].v));
-        l[n].k = "device";
-        snprintf(l[n++].v, sizeof(l[0].v), "%d", c->dev);
+        n = label(l, n, "device", "%d", c->dev);
     }
     return n;
 }
@@ -136,6 +144,41 @@ static int base_labels(struct lab *l, const struct gt_recfile *r, const struct g
     for (size_t ri_ = 0; ri_ < (j)->nrec; ri_++)                                                   \
         for (uint32_t s_ = 0; s_ < (j)->recs[ri_].ncomm; s_++)                                     \
             if ((r = &(j)->recs[ri_]), (c = grp), gt_recfile_comm_group(r, s_, grp, NULL))
+
+/* Registrations by what NCCL asked and what the plugin did: their count, or
+ * (bytes) their bytes.  Pairs never used are left out, in both families. */
+static void emit_regs(struct sink *k, const struct gt_job *j, struct gtr_comm *grp, int bytes)
+{
+    const struct gt_recfile *r;
+    const struct gtr_comm *c;
+    struct lab l[12];
+    EACH_COMM(j, r, c)
+    for (int a = 0; a < GTR_ASKED_COUNT; a++)
+        for (int m = 0; m < GTR_METHOD_COUNT; m++) {
+            if (!c->reg_count[a][m])
+                continue;
+            int n = base_labels(l, r, c);
+            n = label(l, n, "asked", "%s", gt_asked_name(a));
+            n = label(l, n, "method", "%s", gt_method_name(m));
+            sample(k, NULL, l, n, (double)(bytes ? c->reg_bytes[a][m] : c->reg_count[a][m]));
+        }
+}
+
+/* Fallbacks or errors (kind: enum gtr_reason_kind), by reason. */
+static void emit_reasons(struct sink *k, const struct gt_job *j, struct gtr_comm *grp, int kind)
+{
+    const struct gt_recfile *r;
+    const struct gtr_comm *c;
+    struct lab l[12];
+    EACH_COMM(j, r, c) for (unsigned i = 0; i < GTR_REASON_SLOTS; i++)
+    {
+        if (!gtr_reason_count(c, kind, i))
+            continue;
+        int n = base_labels(l, r, c);
+        n = label(l, n, "reason", "%s", gt_reason_slot_name((int)i));
+        sample(k, NULL, l, n, (double)gtr_reason_count(c, kind, i));
+    }
+}
 
 static void emit_all(struct sink *k, const struct gt_job *j, struct gtr_comm *grp)
 {
@@ -149,70 +192,26 @@ static void emit_all(struct sink *k, const struct gt_job *j, struct gtr_comm *gr
     for (size_t i = 0; i < j->nrec; i++) {
         r = &j->recs[i];
         n = base_labels(l, r, NULL);
-        l[n].k = "state";
-        snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_liveness_name(r->liveness));
-        l[n].k = "nccl_version";
-        snprintf(l[n++].v, sizeof(l[0].v), "%d", r->id.nccl_version);
-        l[n].k = "plugin_version";
-        snprintf(l[n++].v, sizeof(l[0].v), "%s", r->id.plugin_version);
-        l[n].k = "transport";
-        snprintf(l[n++].v, sizeof(l[0].v), "%s", r->id.transport);
-        l[n].k = "policy_reg";
-        snprintf(l[n++].v, sizeof(l[0].v), "%s", r->id.policy_reg);
-        l[n].k = "kernel";
-        snprintf(l[n++].v, sizeof(l[0].v), "%s", r->id.node.kernel_release);
+        n = label(l, n, "state", "%s", gt_liveness_name(r->liveness));
+        n = label(l, n, "nccl_version", "%d", r->id.nccl_version);
+        n = label(l, n, "plugin_version", "%s", r->id.plugin_version);
+        n = label(l, n, "transport", "%s", r->id.transport);
+        n = label(l, n, "policy_reg", "%s", r->id.policy_reg);
+        n = label(l, n, "kernel", "%s", r->id.node.kernel_release);
         sample(k, NULL, l, n, 1);
     }
     family(k, "gdrtrace_registrations_total", "counter",
            "Memory registrations: what NCCL asked (dmabuf, cuda, host) and what the plugin did "
            "(method).");
-    EACH_COMM(j, r, c)
-    for (int a = 0; a < GTR_ASKED_COUNT; a++)
-        for (int m = 0; m < GTR_METHOD_COUNT; m++) {
-            if (!c->reg_count[a][m])
-                continue;
-            n = base_labels(l, r, c);
-            l[n].k = "asked";
-            snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_asked_name(a));
-            l[n].k = "method";
-            snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_method_name(m));
-            sample(k, NULL, l, n, (double)c->reg_count[a][m]);
-        }
+    emit_regs(k, j, grp, 0);
     family(k, "gdrtrace_registered_bytes_total", "counter",
            "Bytes registered, by asked and method.");
-    EACH_COMM(j, r, c)
-    for (int a = 0; a < GTR_ASKED_COUNT; a++)
-        for (int m = 0; m < GTR_METHOD_COUNT; m++) {
-            if (!c->reg_count[a][m])
-                continue;
-            n = base_labels(l, r, c);
-            l[n].k = "asked";
-            snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_asked_name(a));
-            l[n].k = "method";
-            snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_method_name(m));
-            sample(k, NULL, l, n, (double)c->reg_bytes[a][m]);
-        }
+    emit_regs(k, j, grp, 1);
     family(k, "gdrtrace_fallbacks_total", "counter",
            "Registrations that fell back from DMA-BUF, by reason.");
-    EACH_COMM(j, r, c) for (unsigned i = 0; i < GTR_REASON_SLOTS; i++)
-    {
-        if (!gtr_reason_count(c, GTR_FALLBACKS, i))
-            continue;
-        n = base_labels(l, r, c);
-        l[n].k = "reason";
-        snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_reason_slot_name((int)i));
-        sample(k, NULL, l, n, (double)gtr_reason_count(c, GTR_FALLBACKS, i));
-    }
+    emit_reasons(k, j, grp, GTR_FALLBACKS);
     family(k, "gdrtrace_errors_total", "counter", "Errors recorded, by reason.");
-    EACH_COMM(j, r, c) for (unsigned i = 0; i < GTR_REASON_SLOTS; i++)
-    {
-        if (!gtr_reason_count(c, GTR_ERRORS, i))
-            continue;
-        n = base_labels(l, r, c);
-        l[n].k = "reason";
-        snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_reason_slot_name((int)i));
-        sample(k, NULL, l, n, (double)gtr_reason_count(c, GTR_ERRORS, i));
-    }
+    emit_reasons(k, j, grp, GTR_ERRORS);
     family(k, "gdrtrace_latency_seconds", "summary",
            "Latency per operation (reg, dereg, send, recv, flush) from the recorder's histograms.");
     EACH_COMM(j, r, c) for (int op = 0; op < GTR_OP_COUNT; op++)
@@ -223,8 +222,7 @@ static void emit_all(struct sink *k, const struct gt_job *j, struct gtr_comm *gr
         static const double q[] = {0.5, 0.95, 0.99};
         static const char *qs[] = {"0.5", "0.95", "0.99"};
         n = base_labels(l, r, c);
-        l[n].k = "op";
-        snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_op_name(op));
+        n = label(l, n, "op", "%s", gt_op_name(op));
         for (int i = 0; i < 3; i++) {
             l[n].k = "quantile";
             snprintf(l[n].v, sizeof(l[0].v), "%s", qs[i]);
@@ -240,8 +238,7 @@ static void emit_all(struct sink *k, const struct gt_job *j, struct gtr_comm *gr
         static const char *ops[3] = {"send", "recv", "flush"};
         for (int i = 0; i < 3; i++) {
             n = base_labels(l, r, c);
-            l[n].k = "op";
-            snprintf(l[n++].v, sizeof(l[0].v), "%s", ops[i]);
+            n = label(l, n, "op", "%s", ops[i]);
             sample(k, NULL, l, n, (double)v[i]);
         }
     }
@@ -262,16 +259,13 @@ static void emit_all(struct sink *k, const struct gt_job *j, struct gtr_comm *gr
         struct gt_verdict v;
         gt_verdict_of(c, &r, 1, &v);
         n = base_labels(l, r, c);
-        l[n].k = "verdict";
-        snprintf(l[n++].v, sizeof(l[0].v), "%s", gt_verdict_label(v.code, v.emulated));
+        n = label(l, n, "verdict", "%s", gt_verdict_label(v.code, v.emulated));
         sample(k, NULL, l, n, 1);
     }
     family(k, "gdrtrace_job_verdict", "gauge",
            "1 for the verdict of everything exported (all jobs given).");
     n = 0;
-    l[n].k = "verdict";
-    snprintf(l[n++].v, sizeof(l[0].v), "%s",
-             gt_verdict_label(j->overall.code, j->overall.emulated));
+    n = label(l, n, "verdict", "%s", gt_verdict_label(j->overall.code, j->overall.emulated));
     sample(k, NULL, l, n, 1);
     family(k, "gdrtrace_events_total", "counter", "Event ring records by class (invariant 6).");
     for (size_t i = 0; i < j->nrec; i++) {
@@ -282,8 +276,7 @@ static void emit_all(struct sink *k, const struct gt_job *j, struct gtr_comm *gr
         static const char *cls[3] = {"complete", "torn", "overwritten"};
         for (int q = 0; q < 3; q++) {
             n = base_labels(l, r, NULL);
-            l[n].k = "class";
-            snprintf(l[n++].v, sizeof(l[0].v), "%s", cls[q]);
+            n = label(l, n, "class", "%s", cls[q]);
             sample(k, NULL, l, n, (double)v[q]);
         }
     }
@@ -312,12 +305,8 @@ int gt_cmd_export(int argc, char **argv)
         case 'J':
             job = optarg;
             break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
-            return GT_EXIT_USAGE;
+        default: /* --help, or an option getopt refused */
+            return gt_usage_exit(c, usage);
         }
     }
     char err[GT_ERRLEN];

@@ -42,12 +42,8 @@ int gt_cmd_ls(int argc, char **argv)
         case 'J':
             job = optarg;
             break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
-            return GT_EXIT_USAGE;
+        default: /* --help, or an option getopt refused */
+            return gt_usage_exit(c, usage);
         }
     }
     struct gt_inputs in = {.job = job};

@@ -566,12 +566,8 @@ int gt_cmd_prune(int argc, char **argv)
         case 'j':
             pr.json = 1;
             break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
-            return GT_EXIT_USAGE;
+        default: /* --help, or an option getopt refused */
+            return gt_usage_exit(c, usage);
         }
     }
     if (argc - optind > 1) {

@@ -72,12 +72,8 @@ int gt_cmd_verdict(int argc, char **argv)
         case 'E':
             allow_emulated = 1;
             break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
-            return GT_EXIT_USAGE;
+        default: /* --help, or an option getopt refused */
+            return gt_usage_exit(c, usage);
         }
     }
     struct gt_job j;

@@ -73,12 +73,8 @@ int gt_cmd_watch(int argc, char **argv)
         case 'J':
             job = optarg;
             break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
-            return GT_EXIT_USAGE;
+        default: /* --help, or an option getopt refused */
+            return gt_usage_exit(c, usage);
         }
     }
     if (!(interval > 0) || interval > 86400) {

@@ -7,6 +7,8 @@
 #ifndef GDRTRACE_TOOLS_COMMANDS_H
 #define GDRTRACE_TOOLS_COMMANDS_H
 
+#include <stdio.h>
+
 int gt_cmd_ls(int argc, char **argv);
 int gt_cmd_summary(int argc, char **argv);
 int gt_cmd_verdict(int argc, char **argv);
@@ -19,5 +21,18 @@ int gt_cmd_prune(int argc, char **argv);
 
 /* Exit code for usage errors, shared by every subcommand. */
 #define GT_EXIT_USAGE 64
+
+/* The last case of every subcommand's option switch: --help (c == 'h')
+ * prints the usage on stdout and exits 0; an option getopt refused prints
+ * it on stderr and exits GT_EXIT_USAGE.  c is what getopt_long returned. */
+static inline int gt_usage_exit(int c, void (*usage)(FILE *))
+{
+    if (c == 'h') {
+        usage(stdout);
+        return 0;
+    }
+    usage(stderr);
+    return GT_EXIT_USAGE;
+}
 
 #endif
