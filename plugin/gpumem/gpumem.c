@@ -500,6 +500,10 @@ static gt_result gm_dereg_mr(void *comm, void *mhandle)
 {
     struct gm_comm *c = comm_of(comm);
     struct gm_mh *h = mhandle;
+    /* NCCL frees a connection whose registration failed with deregMr(comm,
+     * NULL) (src/transport/net.cc sendProxyFree): a no-op, as in sock and ib. */
+    if (c && !h)
+        return GT_OK;
     if (!c || !h || h->magic != MH_MAGIC)
         return bad("deregMr");
     gt_result rc = GT_OK;
