@@ -92,8 +92,11 @@ def cmd_ncclcheck(a):
 
 # ---- NCCL's own log --------------------------------------------------------
 
-LINE_RE = re.compile(r"^(?P<host>[^:\s]+):(?P<pid>\d+):(?P<tid>\d+) \[\d+\] NCCL (?P<lvl>\w+) "
-                     r"(?P<msg>.*)$")
+# NCCL 2.28 (src/debug.cc): "[%F %T] " first on levels NCCL_DEBUG_TIMESTAMP_LEVELS
+# names (WARN by default), and "file:line " before "NCCL WARN" (and TRACE):
+#   [2026-12-03 11:13:54] vm:2034:2047 [0] plugin/reg/gt_reg.c:500 NCCL WARN ...
+LINE_RE = re.compile(r"^(?:\[[^\]]*\] )?(?P<host>[^:\s]+):(?P<pid>\d+):(?P<tid>\d+) \[\d+\] "
+                     r"(?:[\d.]+ )?(?:\S+:\d+ )?NCCL (?P<lvl>\w+) (?P<msg>.*)$")
 INIT_RE = re.compile(r"(?P<fn>ncclCommInit\w*|ncclCommSplit\w*) comm (?P<comm>0x[0-9a-f]+) rank "
                      r"(?P<rank>\d+) nranks (?P<nranks>\d+) .*commId (?P<id>0x[0-9a-f]+)"
                      r" - Init (?P<phase>START|COMPLETE)")

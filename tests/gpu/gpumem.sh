@@ -139,22 +139,43 @@ judge() {
     return $rc
 }
 # Step 1's kernel corroboration: `gdrtrace summary` while the job runs, until
-# the kernel lists nv_dmabuf objects (or the job ends).
+# the kernel lists nv_dmabuf objects (or the job ends).  Each try leaves one
+# line in kcorr-tries.txt; when none succeeds, kcorr.txt is the last try that
+# saw a live recorder (its section says why: bufinfo not readable, 0 objects),
+# not the try after the job ended, which has no kernel section at all.
 kcorr_watch() {
     local d=$1 pid=$2
+    : > "$d/kcorr-tries.txt"
     while kill -0 "$pid" 2>/dev/null; do
         sleep 2
         ls "$d/rec"/*.rec >/dev/null 2>&1 || continue
         "$TOOL" summary --no-bars "$d/rec" > "$d/kcorr-try.txt" 2>&1
+        echo "$(date +%T) $(grep -E -m1 'kernel: |not readable: ' "$d/kcorr-try.txt" ||
+            echo 'no kernel section (no live recorder)')" >> "$d/kcorr-tries.txt"
+        grep -q '== kernel corroboration' "$d/kcorr-try.txt" && cp "$d/kcorr-try.txt" "$d/kcorr-live.txt"
         if grep -Eq 'exported by nv_dmabuf' "$d/kcorr-try.txt" &&
            ! grep -Eq ' 0 exported by nv_dmabuf' "$d/kcorr-try.txt"; then
             cp "$d/kcorr-try.txt" "$d/kcorr.txt"
             return 0
         fi
     done
-    cp "$d/kcorr-try.txt" "$d/kcorr.txt" 2>/dev/null
+    if [ -f "$d/kcorr-live.txt" ]; then
+        cp "$d/kcorr-live.txt" "$d/kcorr.txt"
+    else
+        cp "$d/kcorr-try.txt" "$d/kcorr.txt" 2>/dev/null
+    fi
     return 1
 }
+# The kernel's dma-buf list is in debugfs, which a VM may not mount.
+BUFINFO=${GDRTRACE_BUFINFO:-/sys/kernel/debug/dma_buf/bufinfo}
+if ! [ -r "$BUFINFO" ] && [ "$(id -u)" = 0 ] && ! mountpoint -q /sys/kernel/debug 2>/dev/null; then
+    mount -t debugfs debugfs /sys/kernel/debug 2>&1 | sed 's/^/  debugfs: /'
+fi
+if [ -r "$BUFINFO" ]; then
+    echo "  $BUFINFO readable"
+else
+    echo "  $BUFINFO not readable: step 1's kernel corroboration will fail"
+fi
 
 if part a; then
 echo "== a. NCCL 2.28.3, nccl_check"

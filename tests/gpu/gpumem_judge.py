@@ -28,26 +28,34 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpucheck  # noqa: E402
 
 EMU = "(emulated: no NIC; GPU memory moved by CUDA copies)"
-GDR_ANY = re.compile(r"GPU Direct RDMA (?P<st>Enabled|Disabled) for (?:GPU \d+ / )?HCA \d+.*")
+# NCCL's per-GPU decision (src/graph/paths.cc, ncclTopoCheckGdr): "GPU Direct RDMA
+# Enabled for GPU 0 / HCA 0 (distance 8 <= 9), read 1 mode Default" or "... Disabled
+# ... (distance 8 > 5)".  Not the per-NIC capability line of src/graph/topo.cc,
+# "NET/gdrtrace : GPU Direct RDMA Enabled for HCA 0 'eth0'" (gpucheck.GDR_RE), which
+# says only that the plugin offers GPU memory: it reads Enabled in every step.
+GDR_PATH = re.compile(r"GPU Direct RDMA (?P<st>Enabled|Disabled) for GPU \d+ / HCA \w+.*")
 DIST = re.compile(r"distance (\d+) (>|<=) (\d+)")
 
 
 def nccl_lines(rundir):
-    """(gdr lines, channel lines, warn lines) quoted from NCCL's own logs."""
-    gdr, chans, warns = [], [], []
+    """(per-GPU gdr lines, per-NIC gdr lines, channel lines, warn lines) quoted
+    from NCCL's own logs."""
+    gdr, nic, chans, warns = [], [], [], []
     for path in sorted(glob.glob(os.path.join(rundir, "nccl.*.log"))):
         with open(path, errors="replace") as f:
             for line in f:
                 line = line.rstrip("\n")
                 m = gpucheck.LINE_RE.match(line)
                 msg = m["msg"] if m else line
-                if (g := GDR_ANY.search(msg)):
+                if (g := GDR_PATH.search(msg)):
                     gdr.append(g.group(0))
+                elif gpucheck.GDR_RE.search(msg):
+                    nic.append(msg)
                 if gpucheck.CHAN_RE.search(msg):
                     chans.append(msg)
                 if m and m["lvl"] == "WARN":
                     warns.append(msg)
-    return gdr, chans, warns
+    return gdr, nic, chans, warns
 
 
 def tool(t, args, rundir, name):
@@ -111,6 +119,13 @@ def verdict_is(j, v, name, why_words=()):
         j.ok(good, f"comm {c.get('comm')}: {c.get('verdict')} — {why[:300]}")
 
 
+def nic_offered(j, nic):
+    """The plugin offered GPU memory: NCCL's per-NIC line says Enabled (what
+    NCCL then decided per GPU is the per-GPU line's business)."""
+    j.ok(nic and all(" GPU Direct RDMA Enabled for HCA" in x for x in nic),
+         f"NCCL saw GPU memory offered ({len(nic)} line(s)): " + (nic[0] if nic else "no NIC line"))
+
+
 def same_comms(j, rundir, v):
     s = gpucheck.nccl_summary(rundir)
     nccl_ids = set(s["comm_ids"])
@@ -128,7 +143,7 @@ def step(a):
     n, d = a.n, a.rundir
     j = gpucheck.Judge(f"issue 20 step {n} ({d})")
     rc = rc_of(d)
-    gdr, chans, warns = nccl_lines(d)
+    gdr, nic, chans, warns = nccl_lines(d)
     gdrdma = [c for c in chans if "/GDRDMA" in c]
     if n != "3b":
         j.ok(rc == 0, f"the run exited {rc}")
@@ -141,6 +156,7 @@ def step(a):
     R = regs(sm)
     if n in ("0", "4"):
         results_ok(j, d)
+        nic_offered(j, nic)
         quote(j, gdr, "GPU Direct RDMA")
         j.ok(gdr and all(g.startswith("GPU Direct RDMA Disabled") for g in gdr),
              f"NCCL kept GPU Direct off ({len(gdr)} line(s), all Disabled)")
@@ -167,6 +183,7 @@ def step(a):
         return j.done()
     if n in ("1", "2", "3a"):
         results_ok(j, d, a.max_bytes if n == "1" else None)
+        nic_offered(j, nic)
         quote(j, gdr, "GPU Direct RDMA")
         j.ok(gdr and all(g.startswith("GPU Direct RDMA Enabled") for g in gdr),
              f"NCCL enabled GPU Direct ({len(gdr)} line(s), all Enabled)")
@@ -197,7 +214,10 @@ def step(a):
                       "expect-allow.txt").returncode
             j.ok(e1 == 21 and e2 == 0,
                  f"verdict --expect dmabuf exits {e1} (21: emulated), with --allow-emulated {e2}")
-            fl = sum(c.get("flushes", 0) for c in sm.get("communicators", []))
+            # the count is the recorder's traffic.flushes (tools/report.c); NCCL 2.28 calls
+            # iflush when getProperties says forceFlush=1 (src/graph/paths.cc
+            # ncclTopoNeedFlush), else not on sm90 and later outside C2C platforms
+            fl = sum(c.get("traffic", {}).get("flushes", 0) for c in sm.get("communicators", []))
             if a.force_flush:
                 j.ok(fl > 0, f"GDRTRACE_GPUMEM_FORCE_FLUSH=1: NCCL flushed GPU receives ({fl} iflush)")
             else:
@@ -211,9 +231,16 @@ def step(a):
             m = re.search(r"kernel: (\d+) dma-buf object\(s\), (\d+) exported by nv_dmabuf", kc)
             print("  " + "\n  ".join(l for l in kc.splitlines()
                                      if "kernel" in l or "nv_dmabuf" in l or "DMA-BUF" in l))
-            j.ok(m is not None and int(m[2]) > 0,
-                 "kernel corroboration while the job ran: "
-                 + (f"{m[2]} nv_dmabuf object(s) of {m[1]}" if m else "no kernel line"))
+            if m:
+                why = f"{m[2]} nv_dmabuf object(s) of {m[1]}"
+            elif (nr := re.search(r"not readable: (.*)", kc)):
+                why = f"no kernel line: bufinfo not readable ({nr[1].strip()})"
+            elif "== kernel corroboration" not in kc:
+                # `gdrtrace summary` prints the section only while a recorder is live here
+                why = "no kernel line: no try saw a live recorder (kcorr-tries.txt)"
+            else:
+                why = "no kernel line"
+            j.ok(m is not None and int(m[2]) > 0, "kernel corroboration while the job ran: " + why)
             j.ok(m is not None and (re.search(r"nv_dmabuf objects attached: 0\b", kc) is not None
                                     or " NIC " not in kc),
                  "NCCL's dma-bufs are exported, attached to no device (no NIC: emulated)")

@@ -176,6 +176,7 @@ static void fill_comm(struct gtr_comm *c, const struct fx_opts *o)
     c->send_bytes = 1000 * s * 65536;
     c->recv_count = c->recv_posted = 1000 * s;
     c->recv_bytes = 1000 * s * 65536;
+    c->flush_count = o->flushes * s;
     hist_add(&c->hist[GTR_OP_SEND], 8000, 500 * s);
     hist_add(&c->hist[GTR_OP_SEND], 12000, 500 * s);
     hist_add(&c->hist[GTR_OP_RECV], 9000, 1000 * s);

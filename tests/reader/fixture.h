@@ -49,6 +49,7 @@ struct fx_opts {
     const char *invalid;   /* "KEY=TEXT": that entry keeps its value (the default in force),
                             * source invalid, origin KEY=TEXT */
     int fate;              /* enum fx_fate: what the newest events say became of the process */
+    uint64_t flushes;      /* iflush calls on slot 0 (default 0: sm90 NCCL flushes none) */
 };
 
 /* Format 1.3's facts about a process, as the newest events of the ring (and

@@ -275,6 +275,7 @@ static void usage(FILE *f)
            "         [--cap N] [--torn N] [--nccl V] [--scale N] [--ncomm N] [--latency PCT]\n"
            "         [--start-mono NS|now] [--hold] [--setting KEY=VALUE] [--no-settings]\n"
            "         [--invalid KEY=TEXT] [--fate refused|crashed|returned]\n"
+           "         [--flushes N]\n"
            "  KIND: dmabuf peermem host mixed fallback error nodata\n"
            "  --hold: be the writer: a LIVE recorder with this process's pid, created now,\n"
            "          held open and mapped; prints \"ready\" and holds until stdin closes.\n"
@@ -287,31 +288,19 @@ int main(int argc, char **argv)
 {
     if (argc == 1)
         return selftest();
-    static const struct option opts[] = {{"host", 1, 0, 'H'},
-                                         {"job", 1, 0, 'j'},
-                                         {"pid", 1, 0, 'p'},
-                                         {"rank", 1, 0, 'r'},
-                                         {"world", 1, 0, 'w'},
-                                         {"comm", 1, 0, 'c'},
-                                         {"kernel", 1, 0, 'k'},
-                                         {"reg", 1, 0, 'g'},
-                                         {"state", 1, 0, 's'},
-                                         {"events", 1, 0, 'e'},
-                                         {"cap", 1, 0, 'C'},
-                                         {"torn", 1, 0, 't'},
-                                         {"nccl", 1, 0, 'n'},
-                                         {"scale", 1, 0, 'S'},
-                                         {"ncomm", 1, 0, 'N'},
-                                         {"latency", 1, 0, 'L'},
-                                         {"age", 1, 0, 'a'},
-                                         {"help", 0, 0, 'h'},
-                                         {"start-mono", 1, 0, 'M'},
-                                         {"hold", 0, 0, 'O'},
-                                         {"setting", 1, 0, 'Z'},
-                                         {"no-settings", 0, 0, 'X'},
-                                         {"invalid", 1, 0, 'I'},
-                                         {"fate", 1, 0, 'F'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {{"host", 1, 0, 'H'},       {"job", 1, 0, 'j'},
+                                         {"pid", 1, 0, 'p'},        {"rank", 1, 0, 'r'},
+                                         {"world", 1, 0, 'w'},      {"comm", 1, 0, 'c'},
+                                         {"kernel", 1, 0, 'k'},     {"reg", 1, 0, 'g'},
+                                         {"state", 1, 0, 's'},      {"events", 1, 0, 'e'},
+                                         {"cap", 1, 0, 'C'},        {"torn", 1, 0, 't'},
+                                         {"nccl", 1, 0, 'n'},       {"scale", 1, 0, 'S'},
+                                         {"ncomm", 1, 0, 'N'},      {"latency", 1, 0, 'L'},
+                                         {"age", 1, 0, 'a'},        {"help", 0, 0, 'h'},
+                                         {"start-mono", 1, 0, 'M'}, {"hold", 0, 0, 'O'},
+                                         {"setting", 1, 0, 'Z'},    {"no-settings", 0, 0, 'X'},
+                                         {"invalid", 1, 0, 'I'},    {"fate", 1, 0, 'F'},
+                                         {"flushes", 1, 0, 'U'},    {0, 0, 0, 0}};
     struct fx_opts o = {0};
     int c, hold = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -394,6 +383,9 @@ int main(int argc, char **argv)
                 fprintf(stderr, "reader_fixture: --fate takes refused, crashed or returned\n");
                 return 64;
             }
+            break;
+        case 'U':
+            o.flushes = strtoull(optarg, NULL, 0);
             break;
         case 'h':
             usage(stdout);
