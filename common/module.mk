@@ -4,13 +4,13 @@
 # the internal network interface).  Included first (module.mk files are read
 # in sorted order), so every later fragment may use these lists with :=.
 BASE_SRCS := common/log.c common/env.c common/settings.c common/codes.c common/net_fail.c \
-             common/nccl_env.c common/callout.c
+             common/nccl_env.c common/callout.c common/procid.c
 DL_SRCS := common/dl/gt_ibv.c common/dl/gt_cuda.c
 FINGERPRINT_SRCS := common/fingerprint.c
 COMMON_SRCS += $(BASE_SRCS) $(FINGERPRINT_SRCS)
 # The one validator of the recorder format: the reader's parser, which the
 # writer's tests link too.  Not in the plugin.
-RECFILE_SRCS := common/recfile.c common/liveness.c common/codes.c
+RECFILE_SRCS := common/recfile.c common/liveness.c common/codes.c common/procid.c
 PLUGIN_SRCS += $(DL_SRCS)
 
 # Strict GDRTRACE_* parsing: base 10, one WARN naming the variable, the default.

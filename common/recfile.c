@@ -887,7 +887,7 @@ int gt_recfile_load_file(const char *path, struct gt_recfile *r, char *err, size
     int rc = gt_recfile_read_fd(fd, path, GT_REC_EVENTS, r, err, errlen);
     close(fd);
     if (rc == 0)
-        r->liveness = gt_recfile_judge_liveness(r);
+        r->liveness = gt_recfile_judge_liveness_why(r, &r->liveness_why);
     return rc;
 }
 

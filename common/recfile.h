@@ -51,12 +51,13 @@ struct gt_ring_stats {
 };
 
 struct gt_recfile {
-    char source[1024];      /* path, or "ARCHIVE:MEMBER" */
-    uint64_t size;          /* bytes read */
-    struct gtr_header hdr;  /* as found (validated) */
-    struct gtr_identity id; /* zero-filled past the writer's entry size */
-    int liveness;           /* enum gt_liveness */
-    int from_archive;       /* read from a dump archive (liveness judged at dump time) */
+    char source[1024];        /* path, or "ARCHIVE:MEMBER" */
+    uint64_t size;            /* bytes read */
+    struct gtr_header hdr;    /* as found (validated) */
+    struct gtr_identity id;   /* zero-filled past the writer's entry size */
+    int liveness;             /* enum gt_liveness */
+    const char *liveness_why; /* NULL/"" or GT_LIVE_WHY_* (gt_recfile_judge_liveness_why) */
+    int from_archive;         /* read from a dump archive (liveness judged at dump time) */
     uint32_t ndev;
     struct gtr_device *devs; /* ndev entries */
     uint32_t ncomm;
@@ -115,9 +116,15 @@ int gt_recfile_read_fd(int fd, const char *path, int flags, struct gt_recfile *r
                        size_t errlen);
 
 /* Liveness of a parsed recorder as seen from this machine (liveness.c): boot
- * id, the pid, its process's start time against the recorder's creation, and
- * whether that process holds the file r->source open. */
+ * id, the writer's pid namespace (1.4), the pid, its process's start time
+ * against the writer's (1.4) or the recorder's creation, and whether that
+ * process holds the file r->source open. */
 int gt_recfile_judge_liveness(const struct gt_recfile *r);
+/* The same; *why (why may be NULL) is "" or, for an unknown that the pid
+ * cannot settle, one of these words (shown as "unknown (WHY)"). */
+#define GT_LIVE_WHY_OTHER_NS "other pid namespace"
+#define GT_LIVE_WHY_NS_UNREADABLE "pid namespace unreadable"
+int gt_recfile_judge_liveness_why(const struct gt_recfile *r, const char **why);
 
 void gt_recfile_free(struct gt_recfile *r);
 /* Frees the ring's slots only (gt_recfile_event_next() then finds none; r->rs

@@ -41,6 +41,7 @@
 #include "common/log.h"
 #include "common/fingerprint.h"
 #include "common/hist.h"
+#include "common/procid.h"
 #include "shim/sigbus.h"
 
 extern char **environ;
@@ -182,6 +183,11 @@ static void fill_identity(struct gtr_identity *id, int events_all, const struct 
     id->host[sizeof(id->host) - 1] = '\0';
     fill_launcher(id);
     id->pid = (int32_t)getpid();
+    /* 1.4: which process this pid is, for the reader's liveness judgement */
+    gt_proc_ns("pid", &id->pidns_dev, &id->pidns_ino);
+    gt_proc_ns("time", &id->timens_dev, &id->timens_ino);
+    int64_t started = gt_proc_start_ticks(0);
+    id->proc_start_ticks = started > 0 ? (uint64_t)started : 0;
     id->start_wall_ns = wall_ns();
     id->start_mono_ns = gt_clock_mono_ns();
     id->clock = gt_clock_g.kind;

@@ -9,6 +9,7 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "tools/commands.h"
 #include "tools/esc.h"
@@ -61,6 +62,7 @@ int gt_cmd_ls(int argc, char **argv)
             gj_str(&js, "job", r->id.job);
             gj_i64(&js, "rank", r->id.rank);
             gj_str(&js, "state", gt_liveness_name(r->liveness));
+            gj_str(&js, "state_why", r->liveness_why ? r->liveness_why : "");
             gj_u64(&js, "size", r->size);
             gj_i64(&js, "start_wall_ns", r->id.start_wall_ns);
             struct gt_fate f;
@@ -78,6 +80,11 @@ int gt_cmd_ls(int argc, char **argv)
             printf("%-20s %8d %-16s %5d %-8s %10llu  %s\n", gt_esc(r->id.host), r->id.pid,
                    r->id.job[0] ? gt_esc(r->id.job) : "-", r->id.rank,
                    gt_liveness_name(r->liveness), (unsigned long long)r->size, gt_esc(r->source));
+            if (r->liveness_why && r->liveness_why[0])
+                printf("    %s (%s): %s\n", gt_liveness_name(r->liveness), r->liveness_why,
+                       !strcmp(r->liveness_why, GT_LIVE_WHY_OTHER_NS)
+                           ? "the writer's pid namespace is not this reader's; judge it from there"
+                           : "the writer's or this reader's /proc/self/ns/pid could not be read");
             /* what became of it, from the recorder alone (refused, died in a call) */
             struct gt_fate f;
             gt_recfile_fate(r, &f);

@@ -396,7 +396,8 @@ static void prune_one(struct prune *pr, const char *name)
     }
     parsed = 1;
     o.rec = &rec;
-    int l = gt_recfile_judge_liveness(&rec);
+    const char *lwhy = "";
+    int l = gt_recfile_judge_liveness_why(&rec, &lwhy);
     o.state = gt_liveness_name(l);
     int64_t last = last_activity_ns(&rec, pr->now_ns);
     o.age_s = (pr->now_ns - last) / 1000000000;
@@ -426,10 +427,18 @@ static void prune_one(struct prune *pr, const char *name)
     case GT_LIVE_CRASHED:
         break;
     default:
-        snprintf(o.reason, sizeof(o.reason),
-                 "cannot tell whether pid %d is its writer (another pid namespace, or a process "
-                 "whose /proc cannot be read)",
-                 pid);
+        if (!strcmp(lwhy, GT_LIVE_WHY_OTHER_NS))
+            snprintf(o.reason, sizeof(o.reason),
+                     "unknown (%s): pid %d is its writer's number in another pid namespace", lwhy,
+                     pid);
+        else if (lwhy[0])
+            snprintf(o.reason, sizeof(o.reason),
+                     "unknown (%s): cannot tell which process its writer's pid %d is", lwhy, pid);
+        else
+            snprintf(o.reason, sizeof(o.reason),
+                     "cannot tell whether pid %d is its writer (another pid namespace, or a "
+                     "process whose /proc cannot be read)",
+                     pid);
         goto out;
     }
     if (pr->older_ns >= 0 && pr->now_ns - last <= pr->older_ns) {

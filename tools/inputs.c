@@ -143,7 +143,7 @@ static int add_file(struct gt_inputs *in, const char *path)
         problem(in, err);
         return -1;
     }
-    r->liveness = gt_recfile_judge_liveness(r);
+    r->liveness = gt_recfile_judge_liveness_why(r, &r->liveness_why);
     keep(in);
     return 0;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * recorder_format.h — the gdrtrace flight-recorder file format, version 1.3.
+ * recorder_format.h — the gdrtrace flight-recorder file format, version 1.4.
  *
  * This header is the one contract between the writer (shim/, inside the NCCL
  * job) and the readers (tools/gdrtrace).  The human spec is
@@ -57,8 +57,11 @@
  *     values, for 1.0/1.1 readers)
  *  3  the callees section (GTR_SEC_CALLEES) and events CALLING, RETURNED,
  *     REFUSED: a crash inside code gdrtrace calls, and a refusal, are
- *     recorded facts */
-#define GTR_VERSION_MINOR 3
+ *     recorded facts
+ *  4  identity.pidns_*, timens_*, proc_start_ticks (in reserved bytes): the
+ *     writer's pid namespace and process start, so a reader tells a reused
+ *     pid and another namespace's pid from the writer */
+#define GTR_VERSION_MINOR 4
 #define GTR_ENDIAN_MARK 0x01020304u
 #define GTR_HEADER_SIZE 4096u
 #define GTR_MAX_SECTIONS 16
@@ -161,7 +164,16 @@ struct gtr_identity {
     uint8_t reserved0[6];
     char policy_text[256]; /* every GDRTRACE_* variable set, "K=V K=V" */
     struct gtr_fingerprint node;
-    uint8_t reserved[128];
+    /* 1.4: who the writer is beyond its pid (common/procid.h); zero in older
+     * files, and in a 1.4 file where /proc could not tell. */
+    uint64_t pidns_dev;  /* st_dev of /proc/self/ns/pid; 0 with pidns_ino: unreadable */
+    uint64_t pidns_ino;  /* st_ino of /proc/self/ns/pid */
+    uint64_t timens_dev; /* the same for /proc/self/ns/time (0: none, kernel < 5.6) */
+    uint64_t timens_ino;
+    /* field 22 of /proc/self/stat: clock ticks since boot (node.boot_id) as
+     * the writer's time namespace sees it; 0 unreadable */
+    uint64_t proc_start_ticks;
+    uint8_t reserved[88];
 };
 
 /* ---- devices ----------------------------------------------------------- */
@@ -421,6 +433,7 @@ _Static_assert(sizeof(struct gtr_ring_header) == 64, "ring header one cache line
 _Static_assert(GTR_HIST_BUCKETS == 640, "histogram bucket count");
 _Static_assert(sizeof(struct gtr_setting) == 256, "a setting is 256 bytes");
 _Static_assert(sizeof(struct gtr_callee) == 512, "a callee is 512 bytes");
+_Static_assert(sizeof(struct gtr_identity) == 1664, "1.4 fills identity's reserved bytes");
 /* The matrix and counter dimensions against the codes they are indexed by. */
 _Static_assert((int)GTR_ASKED_COUNT == (int)GT_ASKED_COUNT, "asked dimension");
 _Static_assert((int)GTR_METHOD_COUNT == (int)GT_METHOD_COUNT, "method dimension");

@@ -15,6 +15,7 @@
 
 #include "gdrtrace/recorder_format.h"
 #include "common/gt_net.h"
+#include "common/procid.h"
 
 #define ALIGN64(x) (((x) + 63) & ~(size_t)63)
 #define NDEV 2
@@ -319,6 +320,8 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
     } else {
         h.version_minor = 1;
     }
+    if (o.minor)
+        h.version_minor = (uint16_t)o.minor;
     memcpy(b, &h, sizeof(h));
 
     struct gtr_identity id = {0};
@@ -363,6 +366,18 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
     snprintf(id.node.gpus, sizeof(id.node.gpus), "%s",
              host_only ? "" : "0000:18:00.0,0000:3e:00.0");
     snprintf(id.node.cpu_model, sizeof(id.node.cpu_model), "Test CPU");
+    if (h.version_minor >= 4) {
+        if (o.pidns == FX_PIDNS_SELF)
+            gt_proc_ns("pid", &id.pidns_dev, &id.pidns_ino);
+        else if (o.pidns == FX_PIDNS_GIVEN) {
+            id.pidns_dev = o.pidns_dev;
+            id.pidns_ino = o.pidns_ino;
+        }
+        if (o.pidns != FX_PIDNS_NONE)
+            gt_proc_ns("time", &id.timens_dev, &id.timens_ino);
+        int64_t t = o.start_ticks < 0 ? gt_proc_start_ticks(0) : o.start_ticks;
+        id.proc_start_ticks = t > 0 ? (uint64_t)t : 0;
+    }
     memcpy(b + fx_off_identity(), &id, sizeof(id));
 
     for (int d = 0; d < NDEV; d++) {

@@ -50,6 +50,20 @@ struct fx_opts {
                             * source invalid, origin KEY=TEXT */
     int fate;              /* enum fx_fate: what the newest events say became of the process */
     uint64_t flushes;      /* iflush calls on slot 0 (default 0: sm90 NCCL flushes none) */
+    /* Format 1.4's writer identity (identity.pidns_*, timens_*, proc_start_ticks). */
+    int pidns;                     /* enum fx_pidns */
+    uint64_t pidns_dev, pidns_ino; /* FX_PIDNS_GIVEN */
+    int64_t start_ticks;           /* proc_start_ticks; 0: not recorded (as a writer that could
+                                    * not read it), -1: this process's own */
+    int minor;                     /* version_minor to write; 0: the current one.  3 writes a 1.3
+                                    * file: no 1.4 identity fields */
+};
+
+/* Whose pid namespace a fixture records as its writer's. */
+enum fx_pidns {
+    FX_PIDNS_SELF = 0, /* this process's pid and time namespaces (as the writer would) */
+    FX_PIDNS_NONE,     /* zeros: the writer could not read /proc/self/ns/pid */
+    FX_PIDNS_GIVEN,    /* pidns_dev:pidns_ino, and this process's time namespace */
 };
 
 /* Format 1.3's facts about a process, as the newest events of the ring (and

@@ -20,6 +20,7 @@
 #include "tests/reader/fixture.h"
 #include "tools/hist.h"
 #include "tools/model.h"
+#include "common/procid.h"
 #include "common/recfile.h"
 
 static int failures;
@@ -118,6 +119,86 @@ static void selftest_fates(void)
     gt_job_free(&j);
     gt_recfile_free(&recs[0]);
     gt_recfile_free(&recs[1]);
+}
+
+static int64_t mono_now(void);
+
+/* Issue 17.9: liveness by the writer's pid namespace and process start
+ * (format 1.4, common/liveness.c), each rule on a file this process writes,
+ * with our own pid standing for "a process with that pid runs here". */
+static void selftest_liveness(void)
+{
+    char dir[] = "/tmp/fx-liveness.XXXXXX", path[64], err[GT_ERRLEN];
+    if (!mkdtemp(dir)) {
+        EXPECT(0, "mkdtemp: %s", strerror(errno));
+        return;
+    }
+    snprintf(path, sizeof(path), "%s/gdrtrace.j.h.1.rec", dir);
+    uint64_t dev, ino;
+    gt_proc_ns("pid", &dev, &ino);
+    if (!ino) {
+        printf("note: /proc/self/ns/pid unreadable, the 1.4 liveness rules not checked\n");
+        rmdir(dir);
+        return;
+    }
+    int me = (int)getpid(), gone = 99999999;
+    struct {
+        const char *what;
+        int pid, pidns, minor, hold;
+        int64_t ticks; /* -2: ours + 1 */
+        int live;
+        const char *why;
+    } cases[] = {
+        {"another namespace, that pid runs here", me, FX_PIDNS_GIVEN, 0, 0, -1, GT_LIVE_UNKNOWN,
+         GT_LIVE_WHY_OTHER_NS},
+        {"another namespace, no such pid here", gone, FX_PIDNS_GIVEN, 0, 0, 0, GT_LIVE_UNKNOWN,
+         GT_LIVE_WHY_OTHER_NS},
+        {"another namespace, holding the file", me, FX_PIDNS_GIVEN, 0, 1, -1, GT_LIVE_UNKNOWN,
+         GT_LIVE_WHY_OTHER_NS},
+        {"namespace not recorded", gone, FX_PIDNS_NONE, 0, 0, 0, GT_LIVE_UNKNOWN,
+         GT_LIVE_WHY_NS_UNREADABLE},
+        {"our namespace, no such pid", gone, FX_PIDNS_SELF, 0, 0, 0, GT_LIVE_CRASHED, ""},
+        {"our namespace, that pid started at another tick", me, FX_PIDNS_SELF, 0, 1, -2,
+         GT_LIVE_CRASHED, ""},
+        {"our namespace, the writer's start, holding", me, FX_PIDNS_SELF, 0, 1, -1, GT_LIVE_LIVE,
+         ""},
+        {"our namespace, the writer's start, not holding", me, FX_PIDNS_SELF, 0, 0, -1,
+         GT_LIVE_UNKNOWN, ""},
+        {"our namespace, no start recorded, holding", me, FX_PIDNS_SELF, 0, 1, 0, GT_LIVE_LIVE, ""},
+        {"1.3: no such pid", gone, FX_PIDNS_GIVEN, 3, 0, 0, GT_LIVE_CRASHED, ""},
+        {"1.3: that pid runs, not holding", me, FX_PIDNS_GIVEN, 3, 0, 0, GT_LIVE_UNKNOWN, ""},
+        {"1.3: that pid runs, holding", me, FX_PIDNS_GIVEN, 3, 1, 0, GT_LIVE_LIVE, ""},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct fx_opts o = {.kind = FX_NODATA,
+                            .state = GTR_STATE_LIVE,
+                            .pid = cases[i].pid,
+                            .pidns = cases[i].pidns,
+                            .pidns_dev = dev,
+                            .pidns_ino = ino + 1, /* not ours */
+                            .minor = cases[i].minor,
+                            .start_mono_ns = mono_now(),
+                            .start_ticks = cases[i].ticks};
+        if (cases[i].ticks == -2)
+            o.start_ticks = gt_proc_start_ticks(0) + 1;
+        unlink(path);
+        EXPECT(fx_write(&o, path) == 0, "%s: write %s", cases[i].what, strerror(errno));
+        int fd = cases[i].hold ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+        struct gt_recfile r;
+        if (gt_recfile_load_file(path, &r, err, sizeof(err)) != 0) {
+            EXPECT(0, "%s: %s", cases[i].what, err);
+        } else {
+            const char *why = r.liveness_why ? r.liveness_why : "";
+            EXPECT(r.liveness == cases[i].live && !strcmp(why, cases[i].why),
+                   "%s: %s (%s), want %s (%s)", cases[i].what, gt_liveness_name(r.liveness), why,
+                   gt_liveness_name(cases[i].live), cases[i].why);
+            gt_recfile_free(&r);
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    unlink(path);
+    rmdir(dir);
 }
 
 static int selftest(void)
@@ -221,12 +302,14 @@ static int selftest(void)
             break;
     }
     selftest_fates();
+    selftest_liveness();
     if (failures) {
         printf("%d check(s) failed\n", failures);
         return 1;
     }
-    printf("process fates (refused, died in a call) read back; all fixture kinds parse with their "
-           "verdict, counts, percentiles and ring classes\n");
+    printf("process fates (refused, died in a call) read back; liveness by pid namespace and "
+           "start; all fixture kinds parse with their verdict, counts, percentiles and ring "
+           "classes\n");
     return 0;
 }
 
@@ -244,6 +327,8 @@ static int hold_as_writer(struct fx_opts *o, const char *path)
 {
     o->pid = (int)getpid();
     o->state = GTR_STATE_LIVE;
+    if (!o->start_ticks)
+        o->start_ticks = -1; /* the writer's own start, as shim/recorder.c records it */
     if (!o->start_mono_ns)
         o->start_mono_ns = mono_now();
     size_t len;
@@ -276,11 +361,15 @@ static void usage(FILE *f)
            "         [--start-mono NS|now] [--hold] [--setting KEY=VALUE] [--no-settings]\n"
            "         [--invalid KEY=TEXT] [--fate refused|crashed|returned]\n"
            "         [--flushes N]\n"
+           "         [--pidns self|none|DEV:INO] [--start-ticks N|self] [--minor N]\n"
            "  KIND: dmabuf peermem host mixed fallback error nodata\n"
            "  --hold: be the writer: a LIVE recorder with this process's pid, created now,\n"
            "          held open and mapped; prints \"ready\" and holds until stdin closes.\n"
            "  --fate: the newest events say the plugin refused the process, or that it\n"
            "          died inside (or returned from) an inner plugin's connect.\n"
+           "  --pidns: the writer's pid namespace to record (1.4; default self: ours);\n"
+           "  --start-ticks: its process start, /proc/PID/stat field 22 (default 0: none);\n"
+           "  --minor 3: write a format 1.3 file (no pid namespace, no start).\n"
            "  Without arguments: self-test.\n");
 }
 
@@ -288,19 +377,35 @@ int main(int argc, char **argv)
 {
     if (argc == 1)
         return selftest();
-    static const struct option opts[] = {{"host", 1, 0, 'H'},       {"job", 1, 0, 'j'},
-                                         {"pid", 1, 0, 'p'},        {"rank", 1, 0, 'r'},
-                                         {"world", 1, 0, 'w'},      {"comm", 1, 0, 'c'},
-                                         {"kernel", 1, 0, 'k'},     {"reg", 1, 0, 'g'},
-                                         {"state", 1, 0, 's'},      {"events", 1, 0, 'e'},
-                                         {"cap", 1, 0, 'C'},        {"torn", 1, 0, 't'},
-                                         {"nccl", 1, 0, 'n'},       {"scale", 1, 0, 'S'},
-                                         {"ncomm", 1, 0, 'N'},      {"latency", 1, 0, 'L'},
-                                         {"age", 1, 0, 'a'},        {"help", 0, 0, 'h'},
-                                         {"start-mono", 1, 0, 'M'}, {"hold", 0, 0, 'O'},
-                                         {"setting", 1, 0, 'Z'},    {"no-settings", 0, 0, 'X'},
-                                         {"invalid", 1, 0, 'I'},    {"fate", 1, 0, 'F'},
-                                         {"flushes", 1, 0, 'U'},    {0, 0, 0, 0}};
+    static const struct option opts[] = {{"host", 1, 0, 'H'},
+                                         {"job", 1, 0, 'j'},
+                                         {"pid", 1, 0, 'p'},
+                                         {"rank", 1, 0, 'r'},
+                                         {"world", 1, 0, 'w'},
+                                         {"comm", 1, 0, 'c'},
+                                         {"kernel", 1, 0, 'k'},
+                                         {"reg", 1, 0, 'g'},
+                                         {"state", 1, 0, 's'},
+                                         {"events", 1, 0, 'e'},
+                                         {"cap", 1, 0, 'C'},
+                                         {"torn", 1, 0, 't'},
+                                         {"nccl", 1, 0, 'n'},
+                                         {"scale", 1, 0, 'S'},
+                                         {"ncomm", 1, 0, 'N'},
+                                         {"latency", 1, 0, 'L'},
+                                         {"age", 1, 0, 'a'},
+                                         {"help", 0, 0, 'h'},
+                                         {"start-mono", 1, 0, 'M'},
+                                         {"hold", 0, 0, 'O'},
+                                         {"setting", 1, 0, 'Z'},
+                                         {"no-settings", 0, 0, 'X'},
+                                         {"invalid", 1, 0, 'I'},
+                                         {"fate", 1, 0, 'F'},
+                                         {"flushes", 1, 0, 'U'},
+                                         {"pidns", 1, 0, 'P'},
+                                         {"start-ticks", 1, 0, 'T'},
+                                         {"minor", 1, 0, 'm'},
+                                         {0, 0, 0, 0}};
     struct fx_opts o = {0};
     int c, hold = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -386,6 +491,28 @@ int main(int argc, char **argv)
             break;
         case 'U':
             o.flushes = strtoull(optarg, NULL, 0);
+            break;
+        case 'P': {
+            unsigned long long dev, ino;
+            if (!strcmp(optarg, "self"))
+                o.pidns = FX_PIDNS_SELF;
+            else if (!strcmp(optarg, "none"))
+                o.pidns = FX_PIDNS_NONE;
+            else if (sscanf(optarg, "%llu:%llu", &dev, &ino) == 2) {
+                o.pidns = FX_PIDNS_GIVEN;
+                o.pidns_dev = dev;
+                o.pidns_ino = ino;
+            } else {
+                fprintf(stderr, "reader_fixture: --pidns takes self, none or DEV:INO\n");
+                return 64;
+            }
+            break;
+        }
+        case 'T':
+            o.start_ticks = !strcmp(optarg, "self") ? -1 : strtoll(optarg, NULL, 10);
+            break;
+        case 'm':
+            o.minor = atoi(optarg);
             break;
         case 'h':
             usage(stdout);

@@ -128,13 +128,64 @@ if unshare --user --map-root-user --pid --fork true 2>/dev/null; then
     coproc NSW { exec unshare --user --map-root-user --pid --fork "$FX" dmabuf "$T/pidns/gdrtrace.j.h.1.rec" --hold; }
     holder=$NSW_PID
     read -r ready <&"${NSW[0]}"
-    $G ls "$T/pidns" | grep -Eq ' 1 .* unknown ' && pass "ls: a writer in another pid namespace is not shown as live" ||
-        fail "ls writer in a pid namespace: $($G ls "$T/pidns")"
+    out=$($G ls "$T/pidns")
+    grep -Eq ' 1 .* unknown ' <<<"$out" && grep -q 'unknown (other pid namespace)' <<<"$out" &&
+        pass "ls: a writer in another pid namespace is unknown (other pid namespace), not live" ||
+        fail "ls writer in a pid namespace: $out"
+    out=$($G prune --dry-run "$T/pidns"); rc=$?
+    grep -Eq '^kept +unknown .*unknown \(other pid namespace\)' <<<"$out" && [ $rc = 0 ] &&
+        pass "prune keeps a recorder of another pid namespace" || fail "prune other pid namespace: exit $rc: $out"
     exec {NSW[1]}>&-
     wait "$holder"
+    # read from inside the writer's namespace (its own /proc): the writer is live there
+    mkdir -p "$T/pidns-in"
+    out=$(unshare --user --map-root-user --pid --fork --mount-proc bash -c '
+        coproc W { exec "$1" dmabuf "$2/gdrtrace.j.h.in.rec" --hold; }
+        read -r ready <&"${W[0]}"
+        "$3" ls "$2"
+        exec {W[1]}>&-   # not before: bash would exec ls in its place, closing it at once
+        wait' _ "$FX" "$T/pidns-in" "$G" 2>&1)
+    if grep -q 'mount' <<<"$out" && ! grep -q ' live ' <<<"$out"; then
+        echo "note: unshare --mount-proc not permitted here, the in-namespace reader not run"
+    else
+        grep -Eq ' 2 .* live ' <<<"$out" && pass "ls in the writer's own pid namespace: live" ||
+            fail "ls inside the writer's namespace: $out"
+    fi
 else
     echo "note: unshare --user --pid not permitted here, the real pid-namespace case not run"
 fi
+rm -f "$T/pidns/"*
+# Format 1.4 names the writer's pid namespace and process start (common/liveness.c):
+# another namespace whose pid number does not exist here is not "crashed" by that number;
+$FX dmabuf "$T/pidns/gdrtrace.j.h.o.rec" --pid 99999999 --state live --pidns 1:2
+out=$($G ls "$T/pidns")
+grep -q ' unknown ' <<<"$out" && grep -q 'unknown (other pid namespace)' <<<"$out" &&
+    pass "ls: a missing pid of another pid namespace is unknown, not crashed" || fail "ls other namespace, missing pid: $out"
+$G ls --json "$T/pidns" | grep -q '"state_why": *"other pid namespace"' &&
+    pass "ls --json: state_why other pid namespace" || fail "ls --json: $($G ls --json "$T/pidns")"
+rm -f "$T/pidns/"*
+# a writer that could not read its namespace: unknown, not judged by pid number;
+$FX dmabuf "$T/pidns/gdrtrace.j.h.n.rec" --pid 99999999 --state live --pidns none
+out=$($G ls "$T/pidns")
+grep -q 'unknown (pid namespace unreadable)' <<<"$out" &&
+    pass "ls: a writer whose pid namespace was not recorded is unknown" || fail "ls unreadable namespace: $out"
+rm -f "$T/pidns/"*
+# our namespace, that pid runs, created after it started, but it started at another tick: reused
+$FX dmabuf "$T/pidns/gdrtrace.j.h.r.rec" --pid $$ --state live --start-mono now --start-ticks 1
+$G ls "$T/pidns" | grep -q ' crashed ' && pass "ls: a pid whose start differs from the writer's is crashed (reused)" ||
+    fail "ls reused pid by start ticks: $($G ls "$T/pidns")"
+# the same start: the existing rules (it does not hold the file: unknown, no namespace words)
+$FX dmabuf "$T/pidns/gdrtrace.j.h.r.rec" --pid $$ --state live --start-mono now \
+    --start-ticks "$(sed 's/.*) //' /proc/$$/stat | cut -d' ' -f20)"
+out=$($G ls "$T/pidns")
+grep -q ' unknown ' <<<"$out" && ! grep -q 'namespace' <<<"$out" &&
+    pass "ls: that pid with the writer's start, not holding the file, is unknown" || fail "ls same start: $out"
+rm -f "$T/pidns/"*
+# a 1.3 file (no namespace, no start): today's rules, a missing pid is crashed
+$FX dmabuf "$T/pidns/gdrtrace.j.h.3.rec" --pid 99999999 --state live --minor 3
+out=$($G ls "$T/pidns")
+grep -q ' crashed ' <<<"$out" && pass "ls: a format 1.3 recorder with a missing pid is crashed" || fail "ls 1.3: $out"
+rm -f "$T/pidns/"*
 
 # diff: only GDRTRACE_REG differs -> no warning; another kernel and NCCL -> warning naming both
 mkdir -p "$T/A" "$T/B" "$T/C"

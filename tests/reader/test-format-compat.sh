@@ -9,6 +9,11 @@
 # the last slot 1.0 had), 6 regMrDmaBuf->peermem and 3 host->host.  This
 # build reads it with every count in place and nothing invented in the slots
 # 1.1 appended.
+#
+# A 1.3 file (written by the fixture with --minor 3: identity's reserved
+# bytes zero, where 1.4 keeps the writer's pid namespace and start) is read
+# as 1.3 and judged by the rules 1.3 had: a LIVE one whose pid is gone is
+# crashed, not "unknown" for want of a namespace.
 set -u
 BUILD=${BUILD:-build/default}
 G=$BUILD/gdrtrace
@@ -52,5 +57,29 @@ txt=$($G summary "$F" 2>&1)
 grep -q "format   1.0" <<<"$txt" && grep -q "fallbacks       6 (dmabuf-unsupported x6)" <<<"$txt" &&
     grep -q "errors          2 (peer-gone x2)" <<<"$txt" &&
     pass "summary text of a 1.0 recorder" || fail "summary text: $txt"
+
+FX=$BUILD/tests/reader_fixture
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+R=$T/gdrtrace.job42.node-a.99999999.rec
+$FX dmabuf "$R" --minor 3 --state live --pid 99999999 || fail "fixture --minor 3"
+# identity's last 128 bytes (reserved in 1.3) are zero in the file
+off=$(python3 -c 'import struct,sys
+h=open(sys.argv[1],"rb").read(4096)
+n=struct.unpack_from("<I",h,36)[0]
+for i in range(n):
+    sid,esz,o,sz,c=struct.unpack_from("<IIQQQ",h,40+32*i)
+    if sid==1: print(o+esz-128)' "$R")
+z=$(od -v -A n -t x1 -j "$off" -N 128 "$R" | tr -d ' \n' | tr -d 0)
+[ -n "$off" ] && [ -z "$z" ] && pass "a 1.3 file has zeros where 1.4 keeps the writer's namespace" ||
+    fail "1.3 fixture identity tail: offset '$off', bytes '$z'"
+out=$($G summary --json "$R" 2>&1); rc=$?
+[ $rc = 0 ] && python3 -c 'import json,sys; p=json.loads(sys.argv[1])["processes"][0]; sys.exit(p["format"]!="1.3")' "$out" &&
+    pass "a 1.3 recorder without the 1.4 fields parses as 1.3" || fail "1.3 recorder: exit $rc: ${out:0:400}"
+$G verdict "$R" >/dev/null; rc=$?
+[ $rc = 0 ] && pass "a 1.3 recorder: its verdict" || fail "1.3 recorder verdict: exit $rc"
+out=$($G ls "$R")
+grep -q ' crashed ' <<<"$out" && ! grep -q 'namespace' <<<"$out" &&
+    pass "a LIVE 1.3 recorder whose pid is gone: crashed, as 1.3 judged it" || fail "1.3 liveness: $out"
 
 [ $fails -eq 0 ] || exit 1

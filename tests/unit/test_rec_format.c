@@ -221,6 +221,24 @@ static void test_round_trip(void **state)
     assert_int_equal(v->id.local_rank, 1);
     assert_int_equal(v->id.world_size, 16);
     assert_int_equal(v->id.pid, getpid());
+    /* 1.4: which process that pid is, as /proc tells it (independently read) */
+    struct stat nsst;
+    assert_int_equal(stat("/proc/self/ns/pid", &nsst), 0);
+    assert_true(v->id.pidns_dev == (uint64_t)nsst.st_dev &&
+                v->id.pidns_ino == (uint64_t)nsst.st_ino);
+    FILE *sf = fopen("/proc/self/stat", "r");
+    char sbuf[1024] = "";
+    assert_non_null(sf);
+    assert_non_null(fgets(sbuf, sizeof(sbuf), sf));
+    fclose(sf);
+    unsigned long long started = 0;
+    char *rest = strrchr(sbuf, ')');
+    for (int field = 2; rest && field < 22; field++)
+        rest = strchr(rest + 1, ' ');
+    assert_non_null(rest);
+    started = strtoull(rest + 1, NULL, 10);
+    assert_true(started > 0);
+    assert_int_equal(v->id.proc_start_ticks, started);
     assert_string_equal(v->id.host, host);
     assert_string_equal(v->id.policy_reg, "peermem");
     assert_int_equal(v->id.policy_allow_peermem, 1);
