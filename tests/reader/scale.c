@@ -10,14 +10,16 @@
  *                                 rest are holes, so 8,192 of them take
  *                                 seconds and ~0.3 GB of disk, not 22 GB
  *                                 (small: 2 comm slots, 64 ring slots)
- *   reader_scale bomb FILE BYTES [zeros|container|member|recorder]
+ *   reader_scale bomb FILE BYTES [zeros|container|member|recorder|comms]
  *                                 a small zstd file that expands to BYTES:
  *                                 zeros (not an archive); container (a valid
  *                                 container whose one member declares BYTES
  *                                 and holds a few); member (a valid container
  *                                 whose member is BYTES of zeros); recorder
  *                                 (the same, the member starting with a
- *                                 recorder's magic)
+ *                                 recorder's magic); comms (a member that is a
+ *                                 valid recorder whose comms section declares
+ *                                 BYTES slots, all but one zeros)
  *   reader_scale measure CMD...   runs CMD; prints "wall_s peak_rss_kib exit"
  *                                 from wait4()'s rusage of that child
  *   reader_scale                  self-test: gen writes holes and the files
@@ -179,6 +181,17 @@ static int bomb(const char *path, unsigned long long bytes, const char *kind)
         return -1;
     int rc = 0;
     unsigned long long zeros = bytes;
+    unsigned char *rec = NULL;
+    size_t reclen = 0;
+    if (!strcmp(kind, "comms")) { /* a valid recorder declaring `bytes` comm slots, zeros */
+        struct fx_opts o = {.kind = FX_DMABUF, .ring_cap = 64, .ncomm = (int)bytes, .events = 60};
+        rec = fx_build(&o, &reclen);
+        if (!rec) {
+            fclose(f);
+            return -1;
+        }
+        bytes = reclen;
+    }
     if (strcmp(kind, "zeros")) {
         static const char name[] = "gdrtrace.bomb.node.1.rec";
         unsigned char h[16 + 24 + sizeof(name) - 1];
@@ -211,11 +224,20 @@ static int bomb(const char *path, unsigned long long bytes, const char *kind)
         if (!bigf || ZSTD_isError(big))
             rc = -1;
     }
+    for (size_t at = 0; rec && !rc && at < reclen; at += chunk) { /* zero chunks: one frame */
+        size_t n = reclen - at < chunk ? reclen - at : chunk;
+        if (n == chunk && !memcmp(rec + at, z, n))
+            rc = fwrite(bigf, 1, big, f) != big ? -1 : 0;
+        else
+            rc = frame(f, rec + at, n);
+    }
+    if (rec)
+        zeros = 0;
     for (; !rc && zeros >= chunk; zeros -= chunk)
         rc = fwrite(bigf, 1, big, f) != big ? -1 : 0;
     if (!rc && zeros)
         rc = frame(f, z, (size_t)zeros);
-    if (!rc && (!strcmp(kind, "member") || !strcmp(kind, "recorder"))) {
+    if (!rc && strcmp(kind, "zeros") && strcmp(kind, "container")) {
         unsigned char e[8];
         le32(e, GT_ARC_END);
         le32(e + 4, 1);
@@ -223,6 +245,7 @@ static int bomb(const char *path, unsigned long long bytes, const char *kind)
     }
     free(bigf);
     free(z);
+    free(rec);
     if (fclose(f))
         rc = -1;
     return rc;
@@ -364,7 +387,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "measure") && argc > 2)
         return measure(argv + 2);
     fprintf(stderr, "usage: reader_scale [gen DIR N [small] | bomb FILE BYTES "
-                    "[zeros|container|member|recorder] | "
+                    "[zeros|container|member|recorder|comms] | "
                     "measure CMD...]\n");
     return 64;
 }
