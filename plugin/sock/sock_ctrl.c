@@ -36,6 +36,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -190,7 +191,7 @@ static gt_result handle_data(struct sock_comm *c, const struct wire_hdr *h, cons
 }
 
 /* Bytes that follow header h in the control stream (0 for a CTS whose n is
- * not 1: parse_in rejects it). */
+ * not 1: gt_sock_frame rejects it). */
 static size_t msg_body(const struct wire_hdr *h)
 {
     if (h->type == W_CTS)
@@ -200,6 +201,27 @@ static size_t msg_body(const struct wire_hdr *h)
     return 0;
 }
 
+int gt_sock_frame(const uint8_t *p, size_t len, struct wire_hdr *h, size_t *total, char *why,
+                  size_t whylen)
+{
+    *total = sizeof(*h);
+    if (len < sizeof(*h))
+        return 0;
+    memcpy(h, p, sizeof(*h));
+    if (h->type == W_CTS && h->sub != 1) {
+        if (why)
+            snprintf(why, whylen, "peer CTS with n=%u (single receives only)", h->sub);
+        return -1;
+    }
+    if (h->type != W_CTS && h->type != W_DATA) {
+        if (why)
+            snprintf(why, whylen, "peer sent unknown control message type %u", h->type);
+        return -1;
+    }
+    *total += msg_body(h);
+    return len >= *total;
+}
+
 static gt_result parse_in(struct sock_comm *c)
 {
     size_t off = 0;
@@ -207,20 +229,16 @@ static gt_result parse_in(struct sock_comm *c)
     c->stalled = 0;
     while (c->in_len - off >= sizeof(struct wire_hdr)) {
         struct wire_hdr h;
-        memcpy(&h, c->in + off, sizeof(h));
-        if (h.type == W_CTS && h.sub != 1) {
-            rc = gt_sock_fail(c, GT_REMOTE_ERROR, "peer CTS with n=%u (single receives only)",
-                              h.sub);
+        size_t total;
+        char why[96];
+        int f = gt_sock_frame(c->in + off, c->in_len - off, &h, &total, why, sizeof(why));
+        if (f < 0) {
+            rc = gt_sock_fail(c, GT_REMOTE_ERROR, "%s", why);
             break;
         }
-        if (h.type != W_CTS && h.type != W_DATA) {
-            rc = gt_sock_fail(c, GT_REMOTE_ERROR, "peer sent unknown control message type %u",
-                              h.type);
+        if (f == 0)
             break;
-        }
-        size_t body = msg_body(&h);
-        if (c->in_len - off < sizeof(h) + body)
-            break;
+        size_t body = total - sizeof(h);
         const uint8_t *b = c->in + off + sizeof(h);
         rc = h.type == W_CTS ? handle_cts(c, &h, b) : handle_data(c, &h, b);
         if (rc != GT_OK || c->stalled)
@@ -250,11 +268,9 @@ static gt_result parse_in(struct sock_comm *c)
  * parse_in left): the rest of its header, else the rest of its body. */
 static size_t ctrl_need(const struct sock_comm *c)
 {
-    if (c->in_len < sizeof(struct wire_hdr))
-        return sizeof(struct wire_hdr) - c->in_len;
     struct wire_hdr h;
-    memcpy(&h, c->in, sizeof(h));
-    size_t total = sizeof(h) + msg_body(&h);
+    size_t total;
+    gt_sock_frame(c->in, c->in_len, &h, &total, NULL, 0);
     return total > c->in_len ? total - c->in_len : 0;
 }
 

@@ -216,6 +216,17 @@ int gt_sock_out_room(struct sock_comm *c, size_t need);
  * stalls (2a), the tested request completed (4a) or EOF; a receiver moves
  * each payload before the next header (1a). */
 gt_result gt_sock_read_ctrl(struct sock_comm *c);
+/* The framing of the control message at the start of the `len` bytes a
+ * peer sent: pure (no comm, no I/O; reads p[0..len) only, allocates
+ * nothing), so the fuzz target (tests/fuzz/fuzz_sock.c) calls it as
+ * gt_sock_read_ctrl does.  Decodes the header into *h; *total = the
+ * message's bytes known so far (the header, then header and inline body,
+ * never more than sizeof(wire_hdr) + INLINE_MAX: a message always fits in
+ * the control buffer).  1: a whole message is there; 0: more bytes needed;
+ * -1: refused (unknown type, or a CTS whose n is not 1), why[] says so
+ * (why may be NULL). */
+int gt_sock_frame(const uint8_t *p, size_t len, struct wire_hdr *h, size_t *total, char *why,
+                  size_t whylen);
 /* Invariant 2: index of the oldest CTS with this tag, or -1. */
 int gt_sock_cts_match(const struct sock_comm *c, int tag);
 

@@ -14,3 +14,11 @@ fuzz_oob_replay_SRCS := tests/fuzz/replay.c tests/fuzz/fuzz_oob.c $(IB_SRCS) $(O
                         $(REG_SRCS) $(DL_SRCS) $(BASE_SRCS)
 fuzz_oob_replay_LIBS := -ldl -lpthread
 TEST_SCRIPTS += tests/fuzz/run-fuzz-oob.sh
+
+# sock control-stream fuzzing (owner: sock): gt_sock_frame, the framing
+# gt_sock_read_ctrl parses a peer's bytes with.  fuzz_sock_replay replays
+# tests/fuzz/sock-corpus in every build; run-fuzz-oob.sh fuzzes it too.
+TESTS += fuzz_sock_replay
+fuzz_sock_replay_SRCS := tests/fuzz/replay.c tests/fuzz/fuzz_sock.c $(SOCK_SRCS) $(OOB_SRCS) \
+                         $(BASE_SRCS)
+fuzz_sock_replay_LIBS := -lpthread

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# run-fuzz-oob.sh — builds the out-of-band hello / ib setup-message libFuzzer
-# target (tests/fuzz/fuzz_oob.c; clang, -fsanitize=fuzzer,address,undefined)
-# and fuzzes it for GDRTRACE_FUZZ_SECONDS (default 30) from the checked-in
-# seed corpus tests/fuzz/oob-corpus; new inputs go to $BUILD/fuzz-oob/corpus,
-# never into the repository.  Passes when libFuzzer finds no crash, leak,
+# run-fuzz-oob.sh — builds the libFuzzer targets of what a network peer
+# sends (clang, -fsanitize=fuzzer,address,undefined): the out-of-band hello
+# and ib's setup message (tests/fuzz/fuzz_oob.c, seeds tests/fuzz/oob-corpus)
+# and sock's control stream (tests/fuzz/fuzz_sock.c, seeds
+# tests/fuzz/sock-corpus), and fuzzes each for GDRTRACE_FUZZ_SECONDS
+# (default 30); new inputs go to $BUILD/fuzz-oob/corpus and
+# $BUILD/fuzz-sock/corpus, never into the repository.  Passes when libFuzzer finds no crash, leak,
 # timeout or sanitizer report; skips (77) without clang's libFuzzer runtime.
 . "$(dirname "$0")/lib.sh"
 out=$BUILD/fuzz-oob
@@ -17,3 +19,13 @@ srcs=$(make -s --no-print-directory \
 fuzz_build "$out" fuzz_oob "-ldl -lpthread" $srcs
 fuzz_run "$out" fuzz_oob "${GDRTRACE_FUZZ_SECONDS:-30}" \
     "the out-of-band hello and ib setup parsers" tests/fuzz/oob-corpus -rss_limit_mb=2048 -max_len=4096
+
+# sock's control stream, from fuzz_sock_replay's sources the same way.
+out=$BUILD/fuzz-sock
+srcs=$(make -s --no-print-directory \
+    --eval='gt-print-sock-srcs: ; @echo $(filter-out tests/fuzz/replay.c,$(fuzz_sock_replay_SRCS))' \
+    gt-print-sock-srcs) || { echo "cannot get fuzz_sock_replay_SRCS from make"; exit 1; }
+# shellcheck disable=SC2086 # a list of paths
+fuzz_build "$out" fuzz_sock "-lpthread" $srcs
+fuzz_run "$out" fuzz_sock "${GDRTRACE_FUZZ_SECONDS:-30}" \
+    "the sock control-stream parser" tests/fuzz/sock-corpus -rss_limit_mb=2048 -max_len=70000
