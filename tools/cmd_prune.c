@@ -67,6 +67,7 @@
 
 #include "common/recfile.h"
 #include "tools/commands.h"
+#include "tools/duration.h"
 #include "tools/esc.h"
 #include "tools/inputs.h"
 #include "tools/json.h"
@@ -117,35 +118,6 @@ static void usage(FILE *f)
         "                  failed, bytes, exit}\n"
         "exit: 0 ok, 1 a recorder could not be removed, 2 DIR or an entry could not be read,\n"
         "      64 usage\n");
-}
-
-/* Strict: digits then exactly one unit; no sign, no space, no fraction. */
-static int parse_duration(const char *s, int64_t *ns)
-{
-    static const struct {
-        char unit;
-        int64_t sec;
-    } units[] = {{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}, {'w', 7 * 86400}};
-    const char *p = s;
-    int64_t v = 0;
-    if (!isdigit((unsigned char)*p))
-        return -1;
-    for (; isdigit((unsigned char)*p); p++) {
-        if (v > (INT64_MAX - 9) / 10)
-            return -1;
-        v = v * 10 + (*p - '0');
-    }
-    if (!p[0] || p[1])
-        return -1;
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-        if (*p != units[i].unit)
-            continue;
-        if (v > INT64_MAX / units[i].sec / 1000000000)
-            return -1;
-        *ns = v * units[i].sec * 1000000000;
-        return 0;
-    }
-    return -1;
 }
 
 static void fmt_age(char *out, size_t n, int64_t s)
@@ -231,28 +203,6 @@ static int read_fd(int fd, size_t size, size_t max, unsigned char **out, size_t 
 /* When the recorder last showed activity (wall ns): its clean close, else
  * its newest complete event, else its creation.  Clamped to [start, now]:
  * the values come from a file anyone with write access could have forged. */
-static int64_t last_activity_ns(const struct gt_recfile *r, int64_t now)
-{
-    int64_t start = r->id.start_wall_ns, t = start;
-    if (r->hdr.state == GTR_STATE_CLOSED && r->id.end_wall_ns > 0) {
-        t = r->id.end_wall_ns;
-    } else if (r->has_ring) {
-        struct gtr_event ev;
-        uint64_t pos = 0, last_ts = 0;
-        int any = 0;
-        while (gt_recfile_event_next(r, &pos, &ev)) {
-            last_ts = ev.ts;
-            any = 1;
-        }
-        double rel = any ? gt_recfile_ts_rel_s(r, last_ts) : 0;
-        if (rel > 0 && rel < 1e10)
-            t = start + (int64_t)(rel * 1e9);
-    }
-    if (t < start)
-        t = start;
-    return t > now ? now : t;
-}
-
 /* The writer's process, as `ls` judges it, independent of the header state
  * (invariant 2): the same judgement on a copy that says LIVE. */
 static int writer_runs(const struct gt_recfile *r)
@@ -399,7 +349,7 @@ static void prune_one(struct prune *pr, const char *name)
     const char *lwhy = "";
     int l = gt_recfile_judge_liveness_why(&rec, &lwhy);
     o.state = gt_liveness_name(l);
-    int64_t last = last_activity_ns(&rec, pr->now_ns);
+    int64_t last = gt_last_activity_ns(&rec, pr->now_ns);
     o.age_s = (pr->now_ns - last) / 1000000000;
     char age[32];
     fmt_age(age, sizeof(age), o.age_s);
@@ -558,7 +508,7 @@ int gt_cmd_prune(int argc, char **argv)
         switch (c) {
         case 'o':
             pr.older_arg = optarg;
-            if (parse_duration(optarg, &pr.older_ns) != 0) {
+            if (gt_parse_duration(optarg, &pr.older_ns) != 0) {
                 fprintf(stderr,
                         "gdrtrace prune: --older-than '%s' is not a duration: want a whole number "
                         "and one unit s, m, h, d or w (30m, 12h, 7d)\n",

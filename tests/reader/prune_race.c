@@ -180,8 +180,8 @@ static void test_durations(void)
               {"7d", 604800}, {"2w", 1209600}, {"007d", 604800}, {"106751d", 106751LL * 86400}};
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
         int64_t ns = -1;
-        EXPECT(parse_duration(ok[i].s, &ns) == 0 && ns == ok[i].sec * 1000000000, "'%s' -> %lld ns",
-               ok[i].s, (long long)ns);
+        EXPECT(gt_parse_duration(ok[i].s, &ns) == 0 && ns == ok[i].sec * 1000000000,
+               "'%s' -> %lld ns", ok[i].s, (long long)ns);
     }
     static const char *bad[] = {"",
                                 "12",
@@ -202,7 +202,8 @@ static void test_durations(void)
                                 "9223372036854775807s"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         int64_t ns = -1;
-        EXPECT(parse_duration(bad[i], &ns) != 0, "'%s' accepted as %lld ns", bad[i], (long long)ns);
+        EXPECT(gt_parse_duration(bad[i], &ns) != 0, "'%s' accepted as %lld ns", bad[i],
+               (long long)ns);
     }
 }
 
