@@ -19,6 +19,7 @@ check=(
     clang-format-14 # make check: the format check is pinned to this major version
     bash-completion man-db # tests/install: the completion and the man pages, as a user has them
     iproute2
+    prometheus # tests/reader/test-prometheus.sh: promtool check metrics on export --prometheus
     # the Soft-RoCE VM test (tests/vm): a real kernel verbs stack under QEMU
     qemu-system-x86 busybox-static rdma-core ibverbs-providers ibverbs-utils perftest cpio kmod
 )

@@ -7,15 +7,25 @@
  * temporary file in FILE's folder and rename() so the collector never reads a
  * half file; FILE must be absent or a regular file (a FIFO or device node is
  * refused, tools/outfile.h).  Exit: 0, 1 output not written, 2 unreadable input, 64 usage.
+ *
+ * Labels follow Prometheus' conventions: no label named like a target label
+ * (job, instance: the job is `gdrtrace_job`), and by default no per-process
+ * label (pid, rank), because each run would make new series: samples with
+ * equal names and labels are summed (per host, job, communicator, device).
+ * Every sample is buffered, merged, and printed in first-seen order, so each
+ * family stays whole.  Exited or crashed recorders whose last activity is
+ * older than --exited-within are left out (a comment line counts them).
  */
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tools/commands.h"
+#include "tools/duration.h"
 #include "tools/esc.h"
 #include "tools/hist.h"
 #include "tools/outfile.h"
@@ -23,7 +33,8 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gdrtrace export [--prometheus|--json] [-o FILE] [--job J] [PATH...]\n"
+    fprintf(f, "usage: gdrtrace export [--prometheus|--json] [-o FILE] [--job J] [--per-process]\n"
+               "                       [--exited-within DURATION] [PATH...]\n"
                "  Metrics of every recorder (default: $GDRTRACE_DIR) in Prometheus text format\n"
                "  (for node_exporter's textfile collector; -o FILE replaces FILE atomically,\n"
                "  and only if it is a regular file) or JSON.  Families:\n"
@@ -31,7 +42,13 @@ static void usage(FILE *f)
                "  gdrtrace_fallbacks_total, gdrtrace_errors_total, gdrtrace_latency_seconds\n"
                "  (summary, quantiles 0.5/0.95/0.99), gdrtrace_messages_total,\n"
                "  gdrtrace_message_bytes_total, gdrtrace_verdict, gdrtrace_job_verdict,\n"
-               "  gdrtrace_events_total, gdrtrace_recorder_info.\n"
+               "  gdrtrace_events_total, gdrtrace_recorders.  Labels: host, gdrtrace_job, comm,\n"
+               "  device, ...; samples of one host, job and communicator are summed.\n"
+               "  --per-process         add rank and pid labels (a new series per process and\n"
+               "                        run) and the latency quantiles\n"
+               "  --exited-within D     leave out exited or crashed recorders whose last\n"
+               "                        activity is older than D (default 15m: a whole number\n"
+               "                        and a unit s, m, h, d or w); archives keep them all\n"
                "exit: 0 ok, 1 output not written, 2 an input could not be read, 64 usage\n");
 }
 
@@ -52,11 +69,27 @@ __attribute__((format(printf, 4, 5))) static int label(struct lab *l, int n, con
     return n + 1;
 }
 
+/* One buffered sample: key is "name\0k\0v\0k\0v\0..." (klen bytes). */
+struct smp {
+    size_t fam, seq;
+    char *key;
+    size_t klen;
+    int nl;
+    double v;
+};
+
+struct fam {
+    const char *name, *type, *help;
+};
+
 struct sink {
     FILE *f;
-    int json;
+    int json, oom;
     struct gt_json js;
-    const char *family;
+    struct fam fams[16];
+    size_t nfam;
+    struct smp *s;
+    size_t ns, cap;
 };
 
 /* Label values: escape \\ " and newline as the format requires; other control
@@ -86,51 +119,138 @@ static void prom_escape(FILE *f, const char *s)
 
 static void family(struct sink *k, const char *name, const char *type, const char *help)
 {
-    k->family = name;
-    if (k->json)
-        return;
-    fprintf(k->f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+    if (k->nfam < sizeof(k->fams) / sizeof(k->fams[0]))
+        k->fams[k->nfam++] = (struct fam){name, type, help};
 }
 
 static void sample(struct sink *k, const char *suffix, const struct lab *l, int nl, double v)
 {
+    if (k->oom || !k->nfam)
+        return;
     char name[128];
-    snprintf(name, sizeof(name), "%s%s", k->family, suffix ? suffix : "");
+    snprintf(name, sizeof(name), "%s%s", k->fams[k->nfam - 1].name, suffix ? suffix : "");
+    size_t len = strlen(name) + 1;
+    for (int i = 0; i < nl; i++)
+        len += strlen(l[i].k) + strlen(l[i].v) + 2;
+    if (k->ns == k->cap) {
+        size_t cap = k->cap ? 2 * k->cap : 256;
+        struct smp *n = realloc(k->s, cap * sizeof(*n));
+        if (!n) {
+            k->oom = 1;
+            return;
+        }
+        k->s = n;
+        k->cap = cap;
+    }
+    char *key = malloc(len), *p = key;
+    if (!key) {
+        k->oom = 1;
+        return;
+    }
+    p = stpcpy(p, name) + 1;
+    for (int i = 0; i < nl; i++) {
+        p = stpcpy(p, l[i].k) + 1;
+        p = stpcpy(p, l[i].v) + 1;
+    }
+    k->s[k->ns] = (struct smp){k->nfam - 1, k->ns, key, len, nl, v};
+    k->ns++;
+}
+
+static int by_key(const void *a, const void *b)
+{
+    const struct smp *x = a, *y = b;
+    if (x->fam != y->fam)
+        return x->fam < y->fam ? -1 : 1;
+    size_t n = x->klen < y->klen ? x->klen : y->klen;
+    int c = memcmp(x->key, y->key, n);
+    if (c || x->klen == y->klen)
+        return c ? c : (x->seq < y->seq ? -1 : x->seq > y->seq);
+    return x->klen < y->klen ? -1 : 1;
+}
+
+static int by_seq(const void *a, const void *b)
+{
+    const struct smp *x = a, *y = b;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void put(struct sink *k, const struct smp *m)
+{
+    const char *name = m->key, *p = name + strlen(name) + 1;
     if (k->json) {
         gj_obj(&k->js, NULL);
         gj_str(&k->js, "name", name);
         gj_obj(&k->js, "labels");
-        for (int i = 0; i < nl; i++)
-            gj_str(&k->js, l[i].k, l[i].v);
+        for (int i = 0; i < m->nl; i++, p += strlen(p) + 1, p += strlen(p) + 1)
+            gj_str(&k->js, p, p + strlen(p) + 1);
         gj_end(&k->js, '}');
-        gj_dbl(&k->js, "value", v);
+        gj_dbl(&k->js, "value", m->v);
         gj_end(&k->js, '}');
         return;
     }
     fputs(name, k->f);
-    if (nl) {
+    if (m->nl) {
         fputc('{', k->f);
-        for (int i = 0; i < nl; i++) {
-            fprintf(k->f, "%s%s=\"", i ? "," : "", l[i].k);
-            prom_escape(k->f, l[i].v);
+        for (int i = 0; i < m->nl; i++) {
+            fprintf(k->f, "%s%s=\"", i ? "," : "", p);
+            p += strlen(p) + 1;
+            prom_escape(k->f, p);
+            p += strlen(p) + 1;
             fputc('"', k->f);
         }
         fputc('}', k->f);
     }
-    if (v == (double)(uint64_t)v && v < 1e18)
-        fprintf(k->f, " %llu\n", (unsigned long long)v);
+    if (m->v == (double)(uint64_t)m->v && m->v < 1e18)
+        fprintf(k->f, " %llu\n", (unsigned long long)m->v);
     else
-        fprintf(k->f, " %.9g\n", v);
+        fprintf(k->f, " %.9g\n", m->v);
+}
+
+/* Sums samples of equal name and labels (first-seen order kept), prints
+ * every family whole, and frees the buffer. */
+static void flush_all(struct sink *k)
+{
+    size_t n = 0;
+    if (k->ns)
+        qsort(k->s, k->ns, sizeof(*k->s), by_key);
+    for (size_t i = 0; i < k->ns; i++) {
+        if (n && k->s[n - 1].fam == k->s[i].fam && k->s[n - 1].klen == k->s[i].klen &&
+            !memcmp(k->s[n - 1].key, k->s[i].key, k->s[i].klen)) {
+            k->s[n - 1].v += k->s[i].v;
+            free(k->s[i].key);
+            continue;
+        }
+        k->s[n++] = k->s[i];
+    }
+    if (n)
+        qsort(k->s, n, sizeof(*k->s), by_seq);
+    for (size_t f = 0; f < k->nfam; f++) {
+        if (!k->json)
+            fprintf(k->f, "# HELP %s %s\n# TYPE %s %s\n", k->fams[f].name, k->fams[f].help,
+                    k->fams[f].name, k->fams[f].type);
+        for (size_t i = 0; i < n; i++)
+            if (k->s[i].fam == f)
+                put(k, &k->s[i]);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(k->s[i].key);
+    free(k->s);
+    k->s = NULL;
+    k->ns = k->cap = 0;
 }
 
 /* Base labels of one process (+ comm, device). */
+static int per_process;
+
 static int base_labels(struct lab *l, const struct gt_recfile *r, const struct gtr_comm *c)
 {
     int n = 0;
     n = label(l, n, "host", "%s", r->id.host);
-    n = label(l, n, "job", "%s", r->id.job);
-    n = label(l, n, "rank", "%d", r->id.rank);
-    n = label(l, n, "pid", "%d", r->id.pid);
+    n = label(l, n, "gdrtrace_job", "%s", r->id.job);
+    if (per_process) {
+        n = label(l, n, "rank", "%d", r->id.rank);
+        n = label(l, n, "pid", "%d", r->id.pid);
+    }
     if (c) {
         l[n].k = "comm";
         gt_fmt_comm(c, r, l[n++].v, sizeof(l[0].v));
@@ -180,15 +300,16 @@ static void emit_reasons(struct sink *k, const struct gt_job *j, struct gtr_comm
     }
 }
 
-static void emit_all(struct sink *k, const struct gt_job *j, struct gtr_comm *grp)
+static void emit_all(struct sink *k, const struct gt_job *j, struct gtr_comm *grp,
+                     const struct gt_verdict *overall)
 {
     const struct gt_recfile *r;
     const struct gtr_comm *c;
     struct lab l[12];
     int n;
 
-    family(k, "gdrtrace_recorder_info", "gauge",
-           "One per recorder: identity and state of the producer.");
+    family(k, "gdrtrace_recorders", "gauge",
+           "Recorders exported, by identity and state of the producer.");
     for (size_t i = 0; i < j->nrec; i++) {
         r = &j->recs[i];
         n = base_labels(l, r, NULL);
@@ -213,7 +334,8 @@ static void emit_all(struct sink *k, const struct gt_job *j, struct gtr_comm *gr
     family(k, "gdrtrace_errors_total", "counter", "Errors recorded, by reason.");
     emit_reasons(k, j, grp, GTR_ERRORS);
     family(k, "gdrtrace_latency_seconds", "summary",
-           "Latency per operation (reg, dereg, send, recv, flush) from the recorder's histograms.");
+           "Latency per operation (reg, dereg, send, recv, flush) from the recorder's histograms "
+           "(quantiles with --per-process only: they cannot be summed).");
     EACH_COMM(j, r, c) for (int op = 0; op < GTR_OP_COUNT; op++)
     {
         const struct gtr_hist *h = &c->hist[op];
@@ -223,7 +345,7 @@ static void emit_all(struct sink *k, const struct gt_job *j, struct gtr_comm *gr
         static const char *qs[] = {"0.5", "0.95", "0.99"};
         n = base_labels(l, r, c);
         n = label(l, n, "op", "%s", gt_op_name(op));
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; per_process && i < 3; i++) {
             l[n].k = "quantile";
             snprintf(l[n].v, sizeof(l[0].v), "%s", qs[i]);
             sample(k, NULL, l, n + 1, (double)gt_hist_quantile(h, q[i]) / 1e9);
@@ -252,8 +374,7 @@ static void emit_all(struct sink *k, const struct gt_job *j, struct gtr_comm *gr
         snprintf(l[n].v, sizeof(l[0].v), "recv");
         sample(k, NULL, l, n + 1, (double)c->recv_bytes);
     }
-    family(k, "gdrtrace_verdict", "gauge",
-           "1 for the verdict of each communicator of each process.");
+    family(k, "gdrtrace_verdict", "gauge", "Processes whose communicator has this verdict.");
     EACH_COMM(j, r, c)
     {
         struct gt_verdict v;
@@ -263,9 +384,10 @@ static void emit_all(struct sink *k, const struct gt_job *j, struct gtr_comm *gr
         sample(k, NULL, l, n, 1);
     }
     family(k, "gdrtrace_job_verdict", "gauge",
-           "1 for the verdict of everything exported (all jobs given).");
+           "1 for the verdict of everything exported (all jobs given, recorders left out by "
+           "--exited-within not counted).");
     n = 0;
-    n = label(l, n, "verdict", "%s", gt_verdict_label(j->overall.code, j->overall.emulated));
+    n = label(l, n, "verdict", "%s", gt_verdict_label(overall->code, overall->emulated));
     sample(k, NULL, l, n, 1);
     family(k, "gdrtrace_events_total", "counter", "Event ring records by class (invariant 6).");
     for (size_t i = 0; i < j->nrec; i++) {
@@ -282,13 +404,38 @@ static void emit_all(struct sink *k, const struct gt_job *j, struct gtr_comm *gr
     }
 }
 
+/* Appends code to codes (nc used of cap); NULL (codes freed) when out of memory. */
+static int *push_code(int *codes, size_t *nc, size_t *cap, int code)
+{
+    if (*nc == *cap) {
+        int *n = realloc(codes, 2 * *cap * sizeof(int));
+        if (!n) {
+            free(codes);
+            return NULL;
+        }
+        codes = n;
+        *cap *= 2;
+    }
+    codes[(*nc)++] = code;
+    return codes;
+}
+
+/* Exited or crashed, not from an archive, and last active before now - within. */
+static int left_out_rec(const struct gt_recfile *r, int64_t now, int64_t within)
+{
+    int gone = r->liveness == GT_LIVE_EXITED || r->liveness == GT_LIVE_CRASHED;
+    return gone && !r->from_archive && now - gt_last_activity_ns(r, now) > within;
+}
+
 int gt_cmd_export(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"prometheus", no_argument, 0, 'p'},   {"json", no_argument, 0, 'j'},
         {"output", required_argument, 0, 'o'}, {"job", required_argument, 0, 'J'},
+        {"per-process", no_argument, 0, 'P'},  {"exited-within", required_argument, 0, 'E'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     int json = 0, c;
+    int64_t within = 15LL * 60 * 1000000000;
     const char *out = NULL;
     const char *job = NULL;
     while ((c = getopt_long(argc, argv, "hjpo:", opts, NULL)) != -1) {
@@ -304,6 +451,18 @@ int gt_cmd_export(int argc, char **argv)
             break;
         case 'J':
             job = optarg;
+            break;
+        case 'P':
+            per_process = 1;
+            break;
+        case 'E':
+            if (gt_parse_duration(optarg, &within) != 0) {
+                fprintf(stderr,
+                        "gdrtrace export: --exited-within '%s' is not a duration: want a whole "
+                        "number and a unit s, m, h, d or w (15m, 12h)\n",
+                        gt_esc(optarg));
+                return 64;
+            }
             break;
         default: /* --help, or an option getopt refused */
             return gt_usage_exit(c, usage);
@@ -344,7 +503,72 @@ int gt_cmd_export(int argc, char **argv)
         }
         goto done;
     }
-    emit_all(&k, &j, grp);
+    /* The view: live recorders, and exited/crashed ones of the last `within`.
+     * Archive members are a snapshot taken at dump time, so they all stay. */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    struct gt_job view = j;
+    size_t left_out = 0;
+    view.recs = j.nrec ? malloc(j.nrec * sizeof(*j.recs)) : NULL;
+    if (j.nrec && !view.recs) {
+        fprintf(stderr, "gdrtrace export: out of memory\n");
+        rc = 1;
+        free(grp);
+        if (out) {
+            fclose(f);
+            unlink(tmp);
+        }
+        goto done;
+    }
+    view.nrec = 0;
+    for (size_t i = 0; i < j.nrec; i++) {
+        const struct gt_recfile *r = &j.recs[i];
+        if (left_out_rec(r, now, within))
+            left_out++;
+        else
+            view.recs[view.nrec++] = *r;
+    }
+    struct gt_verdict overall = j.overall;
+    if (left_out) { /* the model's verdict counted them: combine what is kept */
+        int *codes = calloc(1, sizeof(int));
+        size_t nc = 0, cap = 1;
+        overall.emulated = 0;
+        for (size_t i = 0; codes && i < view.nrec; i++) {
+            const struct gt_recfile *r = &view.recs[i];
+            overall.emulated |= gt_recfile_emulated(r);
+            for (uint32_t s = 0; codes && s < r->ncomm; s++) {
+                if (!gt_recfile_comm_group(r, s, grp, NULL))
+                    continue;
+                struct gt_verdict v;
+                gt_verdict_of(grp, &r, 1, &v);
+                codes = push_code(codes, &nc, &cap, v.code);
+            }
+        }
+        for (size_t i = 0; codes && i < j.nfates; i++) { /* fates of the processes kept */
+            if (j.fates[i].rec >= j.nrec || left_out_rec(&j.recs[j.fates[i].rec], now, within))
+                continue;
+            codes = push_code(codes, &nc, &cap, j.fates[i].f.code);
+        }
+        if (!codes) {
+            fprintf(stderr, "gdrtrace export: out of memory\n");
+            rc = 1;
+        } else
+            overall.code = gt_verdict_combine(codes, nc);
+        free(codes);
+    }
+    if (!json)
+        fprintf(f,
+                "# gdrtrace: %zu exited or crashed recorder(s) left out: last activity older "
+                "than --exited-within\n",
+                left_out);
+    emit_all(&k, &view, grp, &overall);
+    flush_all(&k);
+    if (k.oom) {
+        fprintf(stderr, "gdrtrace export: out of memory\n");
+        rc = 1;
+    }
+    free(view.recs);
     free(grp);
     if (json) {
         gj_end(&k.js, ']');

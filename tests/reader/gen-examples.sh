@@ -49,8 +49,15 @@ run dump dump -o "$T/job42-again.zst" "$T/job"
 run verdict-archive verdict "$T/job42.zst"
 run diff diff "$T/dmabuf-run" "$T/peermem-run"
 run diff-warning diff "$T/dmabuf-run" "$T/other-kernel"
-run export export "$T/job"
-run export-json export --json "$T/dmabuf"
+# export: a node's folder with two ranks of job42 that exited a minute ago
+# and one of job41 that exited two hours ago (left out: --exited-within 15m)
+mkdir -p "$T/node"
+$FX dmabuf "$T/node/gdrtrace.job42.node-a.1001.rec" --host node-a --pid 1001 --rank 0 --comm 0x5e1a7c0ffee00001 --age 60
+$FX dmabuf "$T/node/gdrtrace.job42.node-a.1002.rec" --host node-a --pid 1002 --rank 1 --comm 0x5e1a7c0ffee00001 --age 60 --latency 110
+$FX host "$T/node/gdrtrace.job41.node-a.901.rec" --host node-a --pid 901 --job job41 --age 7200
+run export export "$T/node"
+run export-per-process export --per-process "$T/node"
+run export-json export --json "$T/node"
 run watch watch --all --count 1 "$T/job"
 # prune: a node's folder after two jobs (a live rank, exited and crashed
 # ones, a stray file); the live rank is the fixture holding its recorder

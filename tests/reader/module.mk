@@ -18,6 +18,8 @@ reader_prune_SRCS = tests/reader/prune_race.c tests/reader/fixture.c $(READER_SR
 reader_prune_LIBS := -lzstd -lm
 TEST_SCRIPTS += tests/reader/test-prune.sh
 TEST_SCRIPTS += tests/reader/test-epilog.sh
+# export --prometheus: promtool clean, conventional labels, the exited window
+TEST_SCRIPTS += tests/reader/test-prometheus.sh
 # Bounded memory and scale (owner: reader): reader_scale generates sparse
 # recorders and zstd bombs and measures a child's peak RSS; test-bounded.sh
 # holds the regression tests, bench-scale.sh the `make bench` figures.

@@ -252,15 +252,15 @@ out=$($G diff "$T/A" "$T/F" 2>&1); rc=$?
     fail "diff A F: exit $rc: $out"
 
 # export: every sample line is valid exposition syntax; families present
-out=$($G export "$T/job"); rc=$?
+out=$($G export --per-process --exited-within 1000w "$T/job"); rc=$?
 bad=$(grep -v '^#' <<<"$out" | grep -Ev '^[a-z_]+(\{([a-z_]+="([^"\\]|\\.)*",?)*\})? [0-9.e+-]+$' | head -3)
-if [ $rc = 0 ] && [ -z "$bad" ] && grep -q '^gdrtrace_registrations_total{host="node-a",job="job42",rank="0",pid="100",comm="0x1234abcd5678ef00",device="0",asked="dmabuf",method="dmabuf"} 8$' <<<"$out" &&
+if [ $rc = 0 ] && [ -z "$bad" ] && grep -q '^gdrtrace_registrations_total{host="node-a",gdrtrace_job="job42",rank="0",pid="100",comm="0x1234abcd5678ef00",device="0",asked="dmabuf",method="dmabuf"} 8$' <<<"$out" &&
    grep -q 'gdrtrace_latency_seconds{.*op="reg",quantile="0.99"}' <<<"$out"; then
     pass "export --prometheus: valid lines, registrations and latency quantiles"
 else fail "export: exit $rc, bad lines: $bad"; fi
-$G export -o "$T/metrics.prom" "$T/job" && grep -q '^# TYPE gdrtrace_fallbacks_total counter' "$T/metrics.prom" &&
+$G export -o "$T/metrics.prom" --exited-within 1000w "$T/job" && grep -q '^# TYPE gdrtrace_fallbacks_total counter' "$T/metrics.prom" &&
     pass "export -o writes the textfile" || fail "export -o"
-$G export --json "$T/job" | grep -q '"name": "gdrtrace_verdict"' && pass "export --json" || fail "export --json"
+$G export --json --exited-within 1000w "$T/job" | grep -q '"name": "gdrtrace_verdict"' && pass "export --json" || fail "export --json"
 
 # watch: bounded refreshes, plain output when not a terminal
 out=$(timeout 10 $G watch --all --count 2 --interval 0.1 "$T/job" </dev/null); rc=$?

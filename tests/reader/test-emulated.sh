@@ -59,14 +59,14 @@ grep -qF "DIRECT-DMABUF $EMU" <<<"$out" && grep -q "GDRTRACE_GPUMEM=1" <<<"$out"
 out=$($G summary --json "$T/emu-dmabuf")
 grep -qF "DIRECT-DMABUF $EMU" <<<"$out" && grep -q '"emulated"' <<<"$out" &&
     pass "summary --json: label and emulated" || fail "summary --json emulated: $out"
-out=$($G export --prometheus "$T/emu-dmabuf")
+out=$($G export --prometheus --exited-within 1000w "$T/emu-dmabuf")
 grep -F 'gdrtrace_job_verdict' <<<"$out" | grep -qF "verdict=\"DIRECT-DMABUF $EMU\"" &&
     pass "export --prometheus: label" || fail "export emulated: $(grep verdict <<<"$out")"
 out=$($G diff "$T/emu-dmabuf" "$T/emu-peermem")
 grep -qF "verdict DIRECT-DMABUF $EMU" <<<"$out" && grep -qF "verdict DIRECT-PEERMEM $EMU" <<<"$out" &&
     pass "diff: both sides labelled" || fail "diff emulated: $out"
 
-out=$($G verdict "$T/real-dmabuf"; $G summary "$T/real-dmabuf"; $G export --prometheus "$T/real-dmabuf")
+out=$($G verdict "$T/real-dmabuf"; $G summary "$T/real-dmabuf"; $G export --prometheus --exited-within 1000w "$T/real-dmabuf")
 ! grep -qi "emulated" <<<"$out" && pass "a real run carries no emulated label" ||
     fail "real run labelled: $(grep -i emulated <<<"$out")"
 

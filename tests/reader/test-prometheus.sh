@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# test-prometheus.sh — `gdrtrace export --prometheus` as Prometheus wants it:
+# `promtool check metrics` is clean; no label clashes with a target label
+# (job, instance) and no per-process label (pid, rank) unless --per-process;
+# samples of one host, job and communicator are summed; exited recorders
+# older than --exited-within are left out with a comment counting them.
+# Skips (77) only when promtool is missing (scripts/install-deps.sh check).
+# OLD_OUTPUT=FILE checks that file instead (to show the checks fail on the
+# output of an older gdrtrace).
+. tests/reader/lib.sh
+if ! command -v promtool >/dev/null; then
+    echo "skip: promtool not installed (Debian package prometheus; scripts/install-deps.sh check)"
+    exit 77
+fi
+N=$T/node
+mkdir -p "$N"
+$FX dmabuf "$N/gdrtrace.job42.node-a.1001.rec" --host node-a --pid 1001 --rank 0 --comm 0x5e1a7c0ffee00001 --age 60
+$FX dmabuf "$N/gdrtrace.job42.node-a.1002.rec" --host node-a --pid 1002 --rank 1 --comm 0x5e1a7c0ffee00001 --age 60
+$FX host "$N/gdrtrace.job41.node-a.901.rec" --host node-a --pid 901 --rank 0 --job job41 --age 7200
+
+labels() { # the label names used by the samples of file $1, one a line
+    grep -v '^#' "$1" | sed -n 's/^[^{]*{\(.*\)} [^ ]*$/\1/p' | grep -o '[a-z_]*="' | tr -d '="' | sort -u
+}
+if [ -n "${OLD_OUTPUT:-}" ]; then cp "$OLD_OUTPUT" "$T/def.prom"; else
+    $G export --prometheus "$N" >"$T/def.prom" || fail "export --prometheus: exit $?"
+fi
+out=$(promtool check metrics <"$T/def.prom" 2>&1) && pass "promtool check metrics: clean" ||
+    fail "promtool check metrics: $out"
+bad=$(labels "$T/def.prom" | grep -xE 'job|instance|pid|rank' | tr '\n' ' ')
+[ -z "$bad" ] && labels "$T/def.prom" | grep -qx gdrtrace_job &&
+    pass "default labels: gdrtrace_job, no job/instance/pid/rank" || fail "default labels: clashing or per-process: $bad"
+grep -qx 'gdrtrace_messages_total{host="node-a",gdrtrace_job="job42",comm="0x5e1a7c0ffee00001",device="0",op="send"} 2000' "$T/def.prom" &&
+    pass "the two ranks of one communicator are summed into one series" || fail "no summed send count"
+grep -v '^#' "$T/def.prom" | grep -q 'job41' && fail "job41 (exited 2h ago) exported" ||
+    pass "an exited recorder older than 15m is left out"
+grep -qx '# gdrtrace: 1 exited or crashed recorder(s) left out: last activity older than --exited-within' "$T/def.prom" &&
+    pass "a comment counts the recorders left out" || fail "no comment counting the left out"
+grep -qx 'gdrtrace_job_verdict{verdict="DIRECT-DMABUF"} 1' "$T/def.prom" &&
+    pass "the job verdict leaves out the host-staged recorder left out" ||
+    fail "job verdict: $(grep '^gdrtrace_job_verdict' "$T/def.prom")"
+[ -n "${OLD_OUTPUT:-}" ] && { finish "test-prometheus: ok"; exit; }
+
+$G export --per-process "$N" >"$T/pp.prom" || fail "export --per-process: exit $?"
+out=$(promtool check metrics <"$T/pp.prom" 2>&1) && pass "--per-process: promtool clean" ||
+    fail "--per-process: promtool: $out"
+labels "$T/pp.prom" | grep -qx pid && labels "$T/pp.prom" | grep -qx rank &&
+    ! labels "$T/pp.prom" | grep -qxE 'job|instance' && grep -q 'quantile="0.99"' "$T/pp.prom" &&
+    pass "--per-process adds pid, rank and the quantiles" || fail "--per-process: no pid/rank/quantile"
+$G export --exited-within 3h "$N" >"$T/3h.prom" && grep -q 'gdrtrace_job="job41"' "$T/3h.prom" &&
+    grep -q '^# gdrtrace: 0 exited' "$T/3h.prom" && pass "--exited-within 3h keeps the 2h-old recorder" ||
+    fail "--exited-within 3h"
+$G export --exited-within 30s "$N" >"$T/30s.prom" && ! grep -q 'gdrtrace_job=' "$T/30s.prom" &&
+    grep -q '^# gdrtrace: 3 exited' "$T/30s.prom" && promtool check metrics <"$T/30s.prom" >/dev/null 2>&1 &&
+    pass "--exited-within 30s leaves out all three, still valid" || fail "--exited-within 30s"
+$G export --exited-within 15 "$N" >/dev/null 2>"$T/err"; rc=$?
+[ $rc = 64 ] && grep -q "not a duration" "$T/err" && pass "--exited-within 15: usage error" ||
+    fail "--exited-within 15: exit $rc"
+finish "test-prometheus: ok"
