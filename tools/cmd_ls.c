@@ -24,6 +24,7 @@ static void usage(FILE *f)
                "  is another process (the writer's is from another pid namespace) or cannot\n"
                "  be inspected), size.  Default: $GDRTRACE_DIR (/dev/shm).\n"
                "  Archive members show the state seen when the archive was made.\n"
+               "  --job J     only the recorders of job J (--job -: those without a job id)\n"
                "exit: 0 ok, 2 an input could not be read, 64 usage\n");
 }
 

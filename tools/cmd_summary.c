@@ -2,7 +2,8 @@
 /*
  * cmd_summary.c — `gdrtrace summary [--json] [--no-bars] [--events] [PATH...]`.
  * Exit: 0, GT_EXIT_INPUT (2) when an input could not be read (the rest is
- * still reported), GT_EXIT_USAGE on bad options.
+ * still reported), 15 (verdict's NO-DATA) when no recorder was found, so that
+ * summary and verdict agree on an empty input, GT_EXIT_USAGE on bad options.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -23,8 +24,9 @@ static void usage(FILE *f)
                "  --json      machine-readable output (shape in docs/reader.md)\n"
                "  --no-bars   leave out the histogram bars\n"
                "  --events    list the most recent fallback/error events of each process\n"
-               "  --job J     only the recorders of job J (GDRTRACE_JOB, SLURM_JOB_ID, ...)\n"
-               "exit: 0 ok, 2 an input could not be read, 64 usage\n");
+               "  --job J     only the recorders of job J (GDRTRACE_JOB, SLURM_JOB_ID, ...);\n"
+               "              --job - : those written without a job id\n"
+               "exit: 0 ok, 2 an input could not be read, 15 no recorder found, 64 usage\n");
 }
 
 int gt_cmd_summary(int argc, char **argv)
@@ -56,6 +58,8 @@ int gt_cmd_summary(int argc, char **argv)
     struct gt_inputs in = {.job = job};
     struct gt_job j;
     int rc = gt_load_job(argv + optind, argc - optind, &in, &j);
+    if (!rc && !in.n)
+        rc = gt_verdict_exit(GT_V_NO_DATA);
     if (json) {
         struct gt_json js;
         gj_init(&js, stdout);

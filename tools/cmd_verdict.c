@@ -32,7 +32,7 @@ static void usage(FILE *f)
             "              DIRECT-PEERMEM (peermem) or HOST-STAGED (host), else 20\n"
             "  --allow-emulated  let --expect dmabuf|peermem match a run of the GPU-memory\n"
             "              validation mode (GDRTRACE_GPUMEM=1: no NIC, CUDA copies); else 21\n"
-            "  --job J     only the recorders of job J\n"
+            "  --job J     only the recorders of job J (--job -: those without a job id)\n"
             "  --json      machine-readable output\n"
             "exit: 0 DIRECT-DMABUF, 10 DIRECT-PEERMEM, 11 HOST-STAGED, 12 MIXED, 13 FALLBACK,\n"
             "      14 ERROR, 15 NO-DATA, 16 BYPASSED, 20 --expect mismatch, 21 --expect met only\n"

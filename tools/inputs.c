@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,14 +59,81 @@ static struct gt_recfile *slot(struct gt_inputs *in)
     return &in->recs[in->n];
 }
 
+/* A process's identity across a live recorder and its archived copy: host,
+ * pid, start time, boot and job.  Two recorder files are never merged (one
+ * process writes one file): only where at least one is an archive member. */
+static int same_proc(const struct gt_recfile *a, const struct gt_recfile *b)
+{
+    return (a->from_archive || b->from_archive) && a->id.pid == b->id.pid &&
+           a->id.start_wall_ns == b->id.start_wall_ns &&
+           a->id.start_mono_ns == b->id.start_mono_ns && !strcmp(a->id.host, b->id.host) &&
+           !strcmp(a->id.node.boot_id, b->id.node.boot_id) && !strcmp(a->id.job, b->id.job);
+}
+
+static size_t proc_hash(const struct gt_recfile *r)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const char *c = r->id.host; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    h = (h ^ (uint64_t)(uint32_t)r->id.pid) * 1099511628211ull;
+    h = (h ^ (uint64_t)r->id.start_wall_ns) * 1099511628211ull;
+    return (size_t)h;
+}
+
+/* Index of an earlier recorder of the same process, or in->n; records
+ * in->recs[in->n] as seen otherwise.  Out of memory: no dedup (counted twice
+ * rather than lost). */
+static size_t seen_before(struct gt_inputs *in)
+{
+    if (2 * (in->n + 1) > in->seen_cap) {
+        size_t nc = in->seen_cap ? in->seen_cap * 2 : 64;
+        size_t *ns = calloc(nc, sizeof(*ns));
+        if (!ns)
+            return in->n;
+        for (size_t i = 0; i < in->seen_cap; i++)
+            if (in->seen[i]) {
+                size_t k = proc_hash(&in->recs[in->seen[i] - 1]) & (nc - 1);
+                while (ns[k])
+                    k = (k + 1) & (nc - 1);
+                ns[k] = in->seen[i];
+            }
+        free(in->seen);
+        in->seen = ns;
+        in->seen_cap = nc;
+    }
+    const struct gt_recfile *r = &in->recs[in->n];
+    size_t k = proc_hash(r) & (in->seen_cap - 1);
+    for (; in->seen[k]; k = (k + 1) & (in->seen_cap - 1))
+        if (same_proc(&in->recs[in->seen[k] - 1], r))
+            return in->seen[k] - 1;
+    in->seen[k] = in->n + 1;
+    return in->n;
+}
+
 /* Takes the recorder just parsed into in->recs[in->n]: drops it when --job
  * wants another job; in fold mode folds it into in->fold and keeps only its
  * digest (gt_recfile_release). */
 static void keep(struct gt_inputs *in)
 {
     struct gt_recfile *r = &in->recs[in->n];
-    if (in->job && strcmp(r->id.job, in->job)) {
+    if (in->job && strcmp(r->id.job, strcmp(in->job, GT_JOB_NONE) ? in->job : "")) {
+        if (!in->skip_job++)
+            snprintf(in->other_job, sizeof(in->other_job), "%s", r->id.job);
         gt_recfile_free(r);
+        return;
+    }
+    size_t prev = seen_before(in);
+    if (prev != in->n) {
+        /* Keep the live one.  Folded recorders cannot be taken back, so a
+         * folder is read live-first (add_dir); here the later one goes unless
+         * it is live and the earlier one, not folded, came from an archive. */
+        in->dups++;
+        if (!in->fold && in->recs[prev].from_archive && !r->from_archive) {
+            gt_recfile_free(&in->recs[prev]);
+            in->recs[prev] = *r;
+        } else {
+            gt_recfile_free(r);
+        }
         return;
     }
     if (in->fold) {
@@ -118,6 +186,7 @@ static int add_file(struct gt_inputs *in, const char *path)
         problem(in, err);
         return -1;
     }
+    in->nfiles++;
     unsigned char b[4];
     int rc = 0;
     if (pread(fd, b, sizeof(b), 0) == (ssize_t)sizeof(b) && gt_archive_sniff(b, sizeof(b))) {
@@ -148,9 +217,17 @@ static int add_file(struct gt_inputs *in, const char *path)
     return 0;
 }
 
+static int is_zst(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 4 && !strcmp(name + n - 4, ".zst");
+}
+
+/* Recorders before archives, so the live copy of a process is the one kept. */
 static int name_cmp(const void *a, const void *b)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    const char *x = *(char *const *)a, *y = *(char *const *)b;
+    return is_zst(x) != is_zst(y) ? is_zst(x) - is_zst(y) : strcmp(x, y);
 }
 
 static int wanted(const char *name)
@@ -160,7 +237,7 @@ static int wanted(const char *name)
     if (n > pl + sl && !strncmp(name, GTR_FILE_PREFIX, pl) &&
         !strcmp(name + n - sl, GTR_FILE_SUFFIX))
         return 1;
-    return n > 4 && !strcmp(name + n - 4, ".zst");
+    return is_zst(name);
 }
 
 static int add_dir(struct gt_inputs *in, const char *path)
@@ -172,12 +249,18 @@ static int add_dir(struct gt_inputs *in, const char *path)
         problem(in, msg);
         return -1;
     }
+    if (in->ndirs < (int)(sizeof(in->dirs) / sizeof(in->dirs[0])))
+        in->dirs[in->ndirs] = path;
+    in->ndirs++;
     char **names = NULL;
     size_t nn = 0, cap = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        if (!wanted(e->d_name))
+        if (!wanted(e->d_name)) {
+            if (e->d_name[0] != '.' && !in->skip_name++)
+                snprintf(in->skip_name_eg, sizeof(in->skip_name_eg), "%s", e->d_name);
             continue;
+        }
         if (nn == cap) {
             cap = cap ? cap * 2 : 32;
             char **nv = realloc(names, cap * sizeof(*names));
@@ -228,7 +311,34 @@ int gt_inputs_load(struct gt_inputs *in, char **paths, int n)
         gt_inputs_add(in, paths[i]);
     if (!in->fold) /* in fold mode gt_job_finish() sorts */
         gt_inputs_sort(in);
+    gt_inputs_explain(in, stderr);
     return in->nbad;
+}
+
+void gt_inputs_explain(const struct gt_inputs *in, FILE *f)
+{
+    if (in->n || in->quiet)
+        return;
+    fprintf(f, "gdrtrace: no recorders found\n");
+    for (int i = 0; i < in->ndirs && i < (int)(sizeof(in->dirs) / sizeof(in->dirs[0])); i++)
+        fprintf(f, "  read folder %s\n", gt_esc(in->dirs[i]));
+    fprintf(f, "  %d folder(s), %d file(s) read; job filter: %s\n", in->ndirs, in->nfiles,
+            in->job ? gt_esc(in->job) : "none (every job)");
+    if (in->skip_job)
+        fprintf(f, "  skipped %d recorder(s) of another job (e.g. --job %s)\n", in->skip_job,
+                in->other_job[0] ? gt_esc(in->other_job) : GT_JOB_NONE);
+    if (in->skip_name)
+        fprintf(f, "  skipped %d file(s) not named gdrtrace.*.rec or *.zst (e.g. %s)\n",
+                in->skip_name, gt_esc(in->skip_name_eg));
+    if (in->nbad)
+        fprintf(f, "  skipped %d input(s) unreadable or not a recorder (above)\n", in->nbad);
+    fprintf(f,
+            "  likely causes, most likely first:\n"
+            "    1. NCCL did not load the plugin: look for \"NET/Plugin\" in NCCL's log\n"
+            "       (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET)\n"
+            "    2. the job wrote to another GDRTRACE_DIR (this run read %s)\n"
+            "    3. the recorders were pruned (gdrtrace prune, the job's epilog)\n",
+            in->ndirs ? gt_esc(in->dirs[0]) : "the paths given");
 }
 
 static int rec_cmp(const void *a, const void *b)
@@ -247,5 +357,6 @@ void gt_inputs_free(struct gt_inputs *in)
     for (size_t i = 0; i < in->n; i++)
         gt_recfile_free(&in->recs[i]);
     free(in->recs);
+    free(in->seen);
     memset(in, 0, sizeof(*in));
 }

@@ -10,6 +10,7 @@
 #define GDRTRACE_TOOLS_INPUTS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "common/recfile.h"
 
@@ -28,6 +29,16 @@ struct gt_inputs {
      * (communicator sums and verdicts, nodes), never of recs[].comms. */
     struct gt_job *fold;
     int fold_failed; /* out of memory while folding */
+    /* What was looked at, for gt_inputs_explain() when nothing was kept. */
+    const char *dirs[4];    /* the first folders read (argv or gt_default_dir: not owned) */
+    int ndirs, nfiles;      /* folders opened, files read */
+    int skip_job;           /* recorders of another job than --job */
+    char other_job[128];    /* one of them ("" = no job id) */
+    int skip_name;          /* folder entries not named gdrtrace.*.rec or *.zst */
+    char skip_name_eg[256]; /* NAME_MAX + 1 */
+    int dups;               /* the same process seen twice (live and archived): counted once */
+    /* open-addressing set of recs[] indices + 1 by process identity */
+    size_t *seen, seen_cap;
 };
 
 /* Directory used when no path is given. */
@@ -41,6 +52,12 @@ int gt_inputs_load(struct gt_inputs *in, char **paths, int n);
 /* Sorts recorders by job, host, rank, pid so every output is stable. */
 void gt_inputs_sort(struct gt_inputs *in);
 void gt_inputs_free(struct gt_inputs *in);
+/* When no recorder was kept and not quiet: says on f where it looked, the
+ * --job filter, what it skipped and why, and the likely causes in order. */
+void gt_inputs_explain(const struct gt_inputs *in, FILE *f);
+/* --job value that selects recorders written without a job id (what `ls`
+ * prints for them). */
+#define GT_JOB_NONE "-"
 
 /* Maximum decompressed archive size: GDRTRACE_ARCHIVE_MAX bytes, 1 .. 16 GiB
  * (the largest recorder file the reader reads), default 4 GiB; any other

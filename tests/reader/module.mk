@@ -7,6 +7,7 @@ reader_hostile_SRCS = tests/reader/hostile.c tests/reader/fixture.c $(READER_SRC
 reader_hostile_LIBS := -lzstd -lm
 TEST_SCRIPTS += tests/reader/test-emulated.sh
 TEST_SCRIPTS += tests/reader/test-cli.sh tests/reader/test-output.sh tests/reader/test-escape.sh
+TEST_SCRIPTS += tests/reader/test-empty.sh
 BENCHES += reader_bench
 reader_bench_SRCS = tests/reader/bench_reader.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
 reader_bench_LIBS := -lzstd -lm
