@@ -345,6 +345,20 @@ static struct gm_comm *wrap_comm(void *inner, int send)
     return c;
 }
 
+/* Wraps a comm sock just made; on failure closes it again, so neither
+ * connect nor accept leaves a comm NCCL was never given. */
+static gt_result adopt_comm(void *in, int send, void **out)
+{
+    struct gm_comm *c = wrap_comm(in, send);
+    if (!c) {
+        (send ? g.inner->close_send : g.inner->close_recv)(in);
+        return gt_net_fail(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, ENOMEM,
+                           "gpumem: out of memory for a %s comm", send ? "send" : "receive");
+    }
+    *out = c;
+    return GT_OK;
+}
+
 static gt_result gm_connect(void *ctx, int dev, void *handle, void **send_comm,
                             void **send_dev_comm)
 {
@@ -353,14 +367,7 @@ static gt_result gm_connect(void *ctx, int dev, void *handle, void **send_comm,
     *send_comm = NULL;
     if (rc != GT_OK || !in)
         return rc;
-    struct gm_comm *c = wrap_comm(in, 1);
-    if (!c) {
-        g.inner->close_send(in);
-        return gt_net_fail(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, ENOMEM,
-                           "gpumem: out of memory for a send comm");
-    }
-    *send_comm = c;
-    return GT_OK;
+    return adopt_comm(in, 1, send_comm);
 }
 
 static gt_result gm_accept(void *listen_comm, void **recv_comm, void **recv_dev_comm)
@@ -370,14 +377,7 @@ static gt_result gm_accept(void *listen_comm, void **recv_comm, void **recv_dev_
     *recv_comm = NULL;
     if (rc != GT_OK || !in)
         return rc;
-    struct gm_comm *c = wrap_comm(in, 0);
-    if (!c) {
-        g.inner->close_recv(in);
-        return gt_net_fail(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, ENOMEM,
-                           "gpumem: out of memory for a receive comm");
-    }
-    *recv_comm = c;
-    return GT_OK;
+    return adopt_comm(in, 0, recv_comm);
 }
 
 static struct gm_comm *comm_of(void *p)
