@@ -20,6 +20,9 @@ check=(
     bash-completion man-db # tests/install: the completion and the man pages, as a user has them
     iproute2
     prometheus # tests/reader/test-prometheus.sh: promtool check metrics on export --prometheus
+    # tests/reader/test-prometheus-live.sh: export -o read by node_exporter's textfile
+    # collector, scraped by prometheus, queried over its HTTP API (both on loopback)
+    prometheus-node-exporter curl
     # the Soft-RoCE VM test (tests/vm): a real kernel verbs stack under QEMU
     qemu-system-x86 busybox-static rdma-core ibverbs-providers ibverbs-utils perftest cpio kmod
 )

@@ -21,6 +21,8 @@ TEST_SCRIPTS += tests/reader/test-prune.sh
 TEST_SCRIPTS += tests/reader/test-epilog.sh
 # export --prometheus: promtool clean, conventional labels, the exited window
 TEST_SCRIPTS += tests/reader/test-prometheus.sh
+# the same read back by a real node_exporter + Prometheus on loopback
+TEST_SCRIPTS += tests/reader/test-prometheus-live.sh
 # Bounded memory and scale (owner: reader): reader_scale generates sparse
 # recorders and zstd bombs and measures a child's peak RSS; test-bounded.sh
 # holds the regression tests, bench-scale.sh the `make bench` figures.
