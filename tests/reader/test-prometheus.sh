@@ -4,7 +4,8 @@
 # `promtool check metrics` is clean; no label clashes with a target label
 # (job, instance) and no per-process label (pid, rank) unless --per-process;
 # samples of one host, job and communicator are summed; exited recorders
-# older than --exited-within are left out with a comment counting them.
+# older than --exited-within are left out with a comment counting them; a
+# live one is kept however long it has been idle.
 # Skips (77) only when promtool is missing (scripts/install-deps.sh check).
 # OLD_OUTPUT=FILE checks that file instead (to show the checks fail on the
 # output of an older gdrtrace).
@@ -53,6 +54,21 @@ $G export --exited-within 3h "$N" >"$T/3h.prom" && grep -q 'gdrtrace_job="job41"
 $G export --exited-within 30s "$N" >"$T/30s.prom" && ! grep -q 'gdrtrace_job=' "$T/30s.prom" &&
     grep -q '^# gdrtrace: 3 exited' "$T/30s.prom" && promtool check metrics <"$T/30s.prom" >/dev/null 2>&1 &&
     pass "--exited-within 30s leaves out all three, still valid" || fail "--exited-within 30s"
+# A live recorder stays however long it has been idle: a writer holding one
+# created 2 h ago (no event since) is exported even with --exited-within 30s.
+mkdir -p "$T/live"; mkfifo "$T/hold"
+$FX dmabuf "$T/live/gdrtrace.job43.node-b.held.rec" --host node-b --job job43 --age 7200 --hold \
+    <"$T/hold" >"$T/hold.out" &
+exec {HOLD_FD}>"$T/hold"
+trap 'exec {HOLD_FD}>&-; rm -rf "$T"' EXIT
+for _ in $(seq 200); do grep -q ready "$T/hold.out" 2>/dev/null && break; sleep 0.05; done
+$G export --exited-within 30s "$T/live" >"$T/live.prom"
+grep -q '^gdrtrace_recorders{host="node-b",gdrtrace_job="job43",state="live",' "$T/live.prom" &&
+    grep -q '^# gdrtrace: 0 exited' "$T/live.prom" &&
+    grep -qx 'gdrtrace_job_verdict{verdict="DIRECT-DMABUF"} 1' "$T/live.prom" &&
+    pass "a live recorder idle for 2 h is kept with --exited-within 30s" ||
+    fail "live recorder idle 2 h: $(grep -v '^# [HT]' "$T/live.prom" | head -3)"
+exec {HOLD_FD}>&-
 $G export --exited-within 15 "$N" >/dev/null 2>"$T/err"; rc=$?
 [ $rc = 64 ] && grep -q "not a duration" "$T/err" && pass "--exited-within 15: usage error" ||
     fail "--exited-within 15: exit $rc"
