@@ -34,7 +34,7 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: gdrtrace export [--prometheus|--json] [-o FILE] [--job J] [--per-process]\n"
-               "                       [--exited-within DURATION] [PATH...]\n"
+               "                       [--exited-within DURATION] [--quiet] [PATH...]\n"
                "  Metrics of every recorder (default: $GDRTRACE_DIR) in Prometheus text format\n"
                "  (for node_exporter's textfile collector; -o FILE replaces FILE atomically,\n"
                "  and only if it is a regular file) or JSON.  Families:\n"
@@ -49,6 +49,8 @@ static void usage(FILE *f)
                "  --exited-within D     leave out exited or crashed recorders whose last\n"
                "                        activity is older than D (default 15m: a whole number\n"
                "                        and a unit s, m, h, d or w); archives keep them all\n"
+               "  --quiet               no note on stderr when no recorder is found (for a\n"
+               "                        timer: an idle node is normal); errors still printed\n"
                "exit: 0 ok, 1 output not written, 2 an input could not be read, 64 usage\n");
 }
 
@@ -429,16 +431,20 @@ static int left_out_rec(const struct gt_recfile *r, int64_t now, int64_t within)
 
 int gt_cmd_export(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"prometheus", no_argument, 0, 'p'},   {"json", no_argument, 0, 'j'},
-        {"output", required_argument, 0, 'o'}, {"job", required_argument, 0, 'J'},
-        {"per-process", no_argument, 0, 'P'},  {"exited-within", required_argument, 0, 'E'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-    int json = 0, c;
+    static const struct option opts[] = {{"prometheus", no_argument, 0, 'p'},
+                                         {"json", no_argument, 0, 'j'},
+                                         {"output", required_argument, 0, 'o'},
+                                         {"job", required_argument, 0, 'J'},
+                                         {"per-process", no_argument, 0, 'P'},
+                                         {"exited-within", required_argument, 0, 'E'},
+                                         {"quiet", no_argument, 0, 'q'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int json = 0, quiet = 0, c;
     int64_t within = 15LL * 60 * 1000000000;
     const char *out = NULL;
     const char *job = NULL;
-    while ((c = getopt_long(argc, argv, "hjpo:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hjpqo:", opts, NULL)) != -1) {
         switch (c) {
         case 'p':
             json = 0;
@@ -454,6 +460,9 @@ int gt_cmd_export(int argc, char **argv)
             break;
         case 'P':
             per_process = 1;
+            break;
+        case 'q':
+            quiet = 1;
             break;
         case 'E':
             if (gt_parse_duration(optarg, &within) != 0) {
@@ -473,7 +482,7 @@ int gt_cmd_export(int argc, char **argv)
         fprintf(stderr, "gdrtrace export: %s\n", gt_esc(err));
         return 1;
     }
-    struct gt_inputs in = {.job = job};
+    struct gt_inputs in = {.job = job, .quiet_empty = quiet};
     struct gt_job j;
     int rc = gt_load_job(argv + optind, argc - optind, &in, &j);
     char tmp[4200];

@@ -317,7 +317,7 @@ int gt_inputs_load(struct gt_inputs *in, char **paths, int n)
 
 void gt_inputs_explain(const struct gt_inputs *in, FILE *f)
 {
-    if (in->n || in->quiet)
+    if (in->n || in->quiet || in->quiet_empty)
         return;
     fprintf(f, "gdrtrace: no recorders found\n");
     for (int i = 0; i < in->ndirs && i < (int)(sizeof(in->dirs) / sizeof(in->dirs[0])); i++)

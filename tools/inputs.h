@@ -21,6 +21,7 @@ struct gt_inputs {
     size_t n, cap;
     int nbad;        /* inputs that could not be read */
     int quiet;       /* 1: do not print problems (watch) */
+    int quiet_empty; /* 1: no gt_inputs_explain() note (export --quiet: an idle node) */
     const char *job; /* non-NULL: keep only recorders of this job (--job) */
     /* Fold mode (memory bounded by the digests, not the recorders): set to
      * a gt_job_begin()'d job; each recorder is folded into it as it is read

@@ -5,7 +5,8 @@
 # (job, instance) and no per-process label (pid, rank) unless --per-process;
 # samples of one host, job and communicator are summed; exited recorders
 # older than --exited-within are left out with a comment counting them; a
-# live one is kept however long it has been idle.
+# live one is kept however long it has been idle; --quiet silences only the
+# "no recorders found" note.
 # Skips (77) only when promtool is missing (scripts/install-deps.sh check).
 # OLD_OUTPUT=FILE checks that file instead (to show the checks fail on the
 # output of an older gdrtrace).
@@ -69,6 +70,16 @@ grep -q '^gdrtrace_recorders{host="node-b",gdrtrace_job="job43",state="live",' "
     pass "a live recorder idle for 2 h is kept with --exited-within 30s" ||
     fail "live recorder idle 2 h: $(grep -v '^# [HT]' "$T/live.prom" | head -3)"
 exec {HOLD_FD}>&-
+# --quiet (the timer's): an idle node says nothing; an unreadable input still does
+mkdir -p "$T/idle"
+$G export --quiet -o "$T/idle.prom" "$T/idle" 2>"$T/err"; rc=$?
+[ $rc = 0 ] && [ ! -s "$T/err" ] && promtool check metrics <"$T/idle.prom" >/dev/null 2>&1 &&
+    $G export "$T/idle" 2>&1 >/dev/null | grep -q 'no recorders found' &&
+    pass "--quiet: no recorder, exit 0, nothing on stderr (the note without it)" ||
+    fail "--quiet on an empty folder: exit $rc, stderr: $(head -2 "$T/err")"
+$G export --quiet "$T/nothere" >/dev/null 2>"$T/err"; rc=$?
+[ $rc = 2 ] && grep -q "nothere: No such file" "$T/err" && ! grep -q 'no recorders found' "$T/err" &&
+    pass "--quiet: a missing folder is still an error (exit 2, named)" || fail "--quiet, missing folder: exit $rc"
 $G export --exited-within 15 "$N" >/dev/null 2>"$T/err"; rc=$?
 [ $rc = 64 ] && grep -q "not a duration" "$T/err" && pass "--exited-within 15: usage error" ||
     fail "--exited-within 15: exit $rc"
