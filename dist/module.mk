@@ -12,12 +12,17 @@
 #                                            LD_LIBRARY_PATH (not named "gdrtrace":
 #                                            the bare name is looked up there too)
 #   $(MANDIR)/man1/gdrtrace*.1, $(BASHCOMPDIR)/gdrtrace, $(DOCDIR)/
+#   $(SYSTEMDUNITDIR)/gdrtrace-export.{service,timer}  export into node_exporter's
+#                                            textfile folder every 30 s, installed
+#                                            disabled (dist/systemd/, docs/metrics.md);
+#                                            the service's @BINDIR@ becomes $(BINDIR)
 # `make deb` builds the Debian package (debian/) with the same layout.
 BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
 MANDIR ?= $(PREFIX)/share/man
 DOCDIR ?= $(PREFIX)/share/doc/gdrtrace
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 PLUGINDIR = $(LIBDIR)/nccl-net-gdrtrace
 
 MAN_DIR := $(BUILD)/man
@@ -38,13 +43,17 @@ $(COMPLETION): $(TOOL) dist/gen-completion.sh
 .PHONY: uninstall deb
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(MANDIR)/man1 \
-	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DOCDIR)
+	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSTEMDUNITDIR)
 	install -m 0644 $(PLUGIN) $(DESTDIR)$(LIBDIR)/libnccl-net-gdrtrace.so
 	ln -sfn ../libnccl-net-gdrtrace.so $(DESTDIR)$(PLUGINDIR)/libnccl-net-gdrtrace.so
 	install -m 0755 $(TOOL) $(DESTDIR)$(BINDIR)/gdrtrace
 	install -m 0644 $(MAN_DIR)/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 $(COMPLETION) $(DESTDIR)$(BASHCOMPDIR)/gdrtrace
 	install -m 0644 README.md $(wildcard docs/*.md) $(DESTDIR)$(DOCDIR)/
+	sed 's|@BINDIR@|$(BINDIR)|g' dist/systemd/gdrtrace-export.service.in \
+	    >$(DESTDIR)$(SYSTEMDUNITDIR)/gdrtrace-export.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/gdrtrace-export.service
+	install -m 0644 dist/systemd/gdrtrace-export.timer $(DESTDIR)$(SYSTEMDUNITDIR)/
 	@dist/ldcache.sh install "$(DESTDIR)" $(LIBDIR)
 
 # Removes exactly what install wrote (the man pages of every command this
@@ -52,7 +61,9 @@ install: all
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/gdrtrace $(DESTDIR)$(LIBDIR)/libnccl-net-gdrtrace.so \
 	    $(DESTDIR)$(PLUGINDIR)/libnccl-net-gdrtrace.so $(DESTDIR)$(BASHCOMPDIR)/gdrtrace \
-	    $(DESTDIR)$(MANDIR)/man1/gdrtrace.1 $(DESTDIR)$(MANDIR)/man1/gdrtrace-*.1
+	    $(DESTDIR)$(MANDIR)/man1/gdrtrace.1 $(DESTDIR)$(MANDIR)/man1/gdrtrace-*.1 \
+	    $(DESTDIR)$(SYSTEMDUNITDIR)/gdrtrace-export.service \
+	    $(DESTDIR)$(SYSTEMDUNITDIR)/gdrtrace-export.timer
 	rm -rf $(DESTDIR)$(DOCDIR)
 	-rmdir $(DESTDIR)$(PLUGINDIR) 2>/dev/null
 	@dist/ldcache.sh uninstall "$(DESTDIR)" $(LIBDIR)

@@ -23,6 +23,7 @@ check=(
     # tests/reader/test-prometheus-live.sh: export -o read by node_exporter's textfile
     # collector, scraped by prometheus, queried over its HTTP API (both on loopback)
     prometheus-node-exporter curl
+    systemd # tests/install/check-systemd.sh: systemd-analyze verify on gdrtrace-export.*
     # the Soft-RoCE VM test (tests/vm): a real kernel verbs stack under QEMU
     qemu-system-x86 busybox-static rdma-core ibverbs-providers ibverbs-utils perftest cpio kmod
 )

@@ -5,7 +5,8 @@
 # dpkg -i, then a job through it BY NAME (NCCL_NET_PLUGIN=gdrtrace, no
 # LD_LIBRARY_PATH, no hand-run ldconfig: the NCCL-like harness looks the
 # name up as NCCL does) whose recorders the installed `gdrtrace verdict`
-# judges; the man pages and the completion where man and bash look; then
+# judges; the man pages and the completion where man and bash look; the
+# export timer installed but not enabled; then
 # removed and purged (also in a trap, so the machine is left as it was).
 # Skips (77) when not root, without dpkg-buildpackage/debhelper
 # (scripts/install-deps.sh deb installs them; make check does), or when a
@@ -63,6 +64,13 @@ grep -q "HOST-STAGED" "$tmp/v.log" || bad "verdict does not say HOST-STAGED"
 [ "$(man -w gdrtrace-verdict 2>/dev/null)" = /usr/share/man/man1/gdrtrace-verdict.1.gz ] ||
     bad "man does not find gdrtrace-verdict(1): $(man -w gdrtrace-verdict 2>&1)"
 [ -f /usr/share/bash-completion/completions/gdrtrace ] || bad "no bash completion installed"
+# gdrtrace-export.{service,timer}: shipped for the installed command, left disabled
+svc=$(dpkg -L gdrtrace | grep '/systemd/system/gdrtrace-export.service$')
+[ -n "$svc" ] && grep -q '^ExecStart=/usr/bin/gdrtrace export ' "$svc" &&
+    dpkg -L gdrtrace | grep -q '/systemd/system/gdrtrace-export.timer$' ||
+    bad "no gdrtrace-export.service/.timer for /usr/bin/gdrtrace: $(dpkg -L gdrtrace | grep systemd)"
+[ -e /etc/systemd/system/timers.target.wants/gdrtrace-export.timer ] &&
+    bad "the package enabled gdrtrace-export.timer (the site turns it on)"
 
 dpkg -r gdrtrace >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; bad "dpkg -r gdrtrace"; }
 [ ! -e "$lib" ] && [ ! -e /usr/bin/gdrtrace ] || bad "dpkg -r left the plugin or the command"

@@ -17,7 +17,7 @@ fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 real=""
 # The folders a real install may create: those it created go again with it.
-dirs="bin lib share share/man share/man/man1 share/bash-completion share/bash-completion/completions share/doc"
+dirs="bin lib lib/systemd lib/systemd/system share share/man share/man/man1 share/bash-completion share/bash-completion/completions share/doc"
 new_dirs=""
 for d in $dirs; do [ -d "/usr/local/$d" ] || new_dirs="/usr/local/$d $new_dirs"; done
 cleanup() {
