@@ -5,14 +5,15 @@
 # `export -o` puts them in a textfile-collector folder; Debian's
 # prometheus-node-exporter (textfile collector only) and prometheus (scraping
 # it every second) run on loopback ports picked now; then, through
-# Prometheus' HTTP API:
+# Prometheus' HTTP API (the export is the command of the shipped
+# gdrtrace-export.service, its folder swapped for a scratch one):
 #  * gdrtrace_job_verdict has one series whose verdict is what the exit code
 #    of `gdrtrace verdict` says, value 1, labels only job, instance, verdict;
 #  * every communicator's gdrtrace_verdict agrees with `gdrtrace verdict`;
 #  * no gdrtrace_* series has exported_job/exported_instance (no clash with
 #    the target labels), pid or rank; the two processes are summed
 #    (sum(gdrtrace_recorders) = 2) under gdrtrace_job, the job they recorded;
-#  * node_exporter reported no textfile error;
+#  * node_exporter reported no textfile error; docs/metrics.md's queries run;
 # and, against node_exporter directly, that `export -o` rewriting the file in
 # a loop never shows a scrape a half or empty file (the atomic rename).
 # Both servers are ours (never the system services), stopped on exit.
@@ -88,7 +89,14 @@ declare -A byrc=([0]=DIRECT-DMABUF [10]=DIRECT-PEERMEM [11]=HOST-STAGED [12]=MIX
 want=${byrc[$vrc]:-}
 [ -n "$want" ] && grep -q "^all  *$want " "$T/verdict.txt" && pass "gdrtrace verdict: exit $vrc = $want" ||
     { cat "$T/verdict.txt"; fail "gdrtrace verdict: exit $vrc is not a verdict"; }
-$G export --prometheus -o "$T/textfile/gdrtrace.prom" "$T/rec" || fail "export -o: exit $?"
+S=dist/systemd/gdrtrace-export.service.in
+cmd=$(sed -n 's|^ExecStart=@BINDIR@/gdrtrace ||p' $S)
+dir=$(sed -n 's/^ReadWritePaths=//p' $S)
+[ -n "$cmd" ] && [ -n "$dir" ] || { fail "no ExecStart or ReadWritePaths in $S"; finish x; exit 1; }
+cmd=${cmd//$dir/$T/textfile}
+export GDRTRACE_DIR=$T/rec
+$G $cmd || fail "gdrtrace $cmd: exit $?"
+[ -f "$T/textfile/gdrtrace.prom" ] && pass "gdrtrace $cmd" || fail "gdrtrace $cmd wrote no gdrtrace.prom"
 
 # 2. node_exporter with the textfile collector only, Prometheus scraping it each second
 start node-exporter /metrics "$NE" --web.listen-address=127.0.0.1:@PORT@ \
@@ -144,11 +152,23 @@ got=$(query node_textfile_scrape_error | series)
 [ "$got" = "\"__name__\":\"node_textfile_scrape_error\",\"instance\":\"127.0.0.1:$NP\",\"job\":\"gdrtrace-live\" 0" ] &&
     pass "node_textfile_scrape_error 0" || fail "node_textfile_scrape_error: [$got]"
 
-# 4. the collector never reads a half file: export -o rewrites it in a loop
+# the alert queries of docs/metrics.md parse and run; the first (job verdict
+# not DIRECT-DMABUF) finds this HOST-STAGED run
+nq=0 qbad=$fails
+while read -r q; do
+    nq=$((nq + 1))
+    r=$(query "$q")
+    grep -q '^{"status":"success"' <<<"$r" || fail "docs/metrics.md query '$q': $r"
+    [ $nq = 1 ] && [ "$want" != DIRECT-DMABUF ] && [ -z "$(series <<<"$r")" ] && fail "'$q' found nothing"
+done < <(sed -n '/^```promql$/,/^```$/{/^```/d;p}' docs/metrics.md)
+[ $nq -ge 3 ] && [ $fails = $qbad ] && pass "the $nq queries of docs/metrics.md run; the first finds the $want node" ||
+    fail "$nq queries in docs/metrics.md's promql block, $((fails - qbad)) failed"
+
+# 4. the collector never reads a half file: the service's export rewrites it
 #    while node_exporter is scraped (a plain `>` redirection fails this)
 (
     end=$(($(date +%s) + 2))
-    while [ "$(date +%s)" -lt $end ]; do $G export -o "$T/textfile/gdrtrace.prom" "$T/rec" || exit 1; done
+    while [ "$(date +%s)" -lt $end ]; do $G $cmd || exit 1; done
 ) &
 wpid=$!
 scrapes=0 torn=0
