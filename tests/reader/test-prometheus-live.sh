@@ -27,6 +27,7 @@ done
 [ -n "$NE" ] || { echo "skip: prometheus-node-exporter not installed (scripts/install-deps.sh check)"; exit 77; }
 [ -x "$H" ] || { echo "skip: $H is not built"; exit 77; }
 
+get() { curl --noproxy '*' "$@"; } # loopback: never through an http_proxy
 NEPID= PRPID=
 stop() { # stops our two servers (by pid), waits for them, at most 10 s
     for p in $NEPID $PRPID; do kill "$p" 2>/dev/null; done
@@ -61,7 +62,7 @@ start() {
         "${@//@PORT@/$PORT}" >"$T/$name.log" 2>&1 &
         PID=$!
         for i in $(seq 100); do
-            curl -sf -o /dev/null --max-time 1 "http://127.0.0.1:$PORT$path" && return 0
+            get -sf -o /dev/null --max-time 1 "http://127.0.0.1:$PORT$path" && return 0
             kill -0 "$PID" 2>/dev/null || break
             sleep 0.1
         done
@@ -71,7 +72,7 @@ start() {
     return 1
 }
 query() { # query EXPR: the instant-query JSON
-    curl -sfG --max-time 2 "http://127.0.0.1:$PP/api/v1/query" --data-urlencode "query=$1"
+    get -sfG --max-time 5 "http://127.0.0.1:$PP/api/v1/query" --data-urlencode "query=$1"
 }
 series() { # the result of query JSON on stdin, one series a line: LABELS VALUE
     sed 's/{"metric":{/\n/g' | sed -n 's/^\([^}]*\)},"value":\[[0-9.e+]*,"\([^"]*\)"\]}.*/\1 \2/p'
@@ -140,7 +141,7 @@ done < <(grep '^comm ' "$T/verdict.txt")
     pass "gdrtrace_verdict of each of the $n communicators = gdrtrace verdict's, value 2 (two processes)" ||
     fail "$n communicators in verdict, series: $comms"
 
-names=$(curl -sfG --max-time 2 "http://127.0.0.1:$PP/api/v1/labels" --data-urlencode 'match[]={__name__=~"gdrtrace_.+"}')
+names=$(get -sfG --max-time 5 "http://127.0.0.1:$PP/api/v1/labels" --data-urlencode 'match[]={__name__=~"gdrtrace_.+"}')
 bad=$(grep -oE '"(exported_[a-z_]*|pid|rank)"' <<<"$names" | tr '\n' ' ')
 [ -n "$names" ] && [ -z "$bad" ] && grep -q '"gdrtrace_job"' <<<"$names" &&
     pass "no exported_job/exported_instance, pid or rank label on any gdrtrace_* series" ||
@@ -173,7 +174,7 @@ done < <(sed -n '/^```promql$/,/^```$/{/^```/d;p}' docs/metrics.md)
 wpid=$!
 scrapes=0 torn=0
 while kill -0 $wpid 2>/dev/null; do
-    m=$(curl -sf --max-time 2 "http://127.0.0.1:$NP/metrics")
+    m=$(get -sf --max-time 5 "http://127.0.0.1:$NP/metrics") || continue # slow, not torn
     scrapes=$((scrapes + 1))
     grep -q '^node_textfile_scrape_error 0$' <<<"$m" && grep -q "^gdrtrace_job_verdict{verdict=\"$want\"} 1$" <<<"$m" ||
         torn=$((torn + 1))
