@@ -4,7 +4,7 @@
 # the internal network interface).  Included first (module.mk files are read
 # in sorted order), so every later fragment may use these lists with :=.
 BASE_SRCS := common/log.c common/env.c common/settings.c common/codes.c common/net_fail.c \
-             common/nccl_env.c common/callout.c common/procid.c
+             common/nccl_env.c common/nccl_cfg.c common/callout.c common/procid.c
 DL_SRCS := common/dl/gt_ibv.c common/dl/gt_cuda.c
 FINGERPRINT_SRCS := common/fingerprint.c
 COMMON_SRCS += $(BASE_SRCS) $(FINGERPRINT_SRCS)

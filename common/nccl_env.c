@@ -23,6 +23,7 @@
 #include "common/log.h"
 
 const char *gt_nccl_etc_conf = "/etc/nccl.conf";
+const char *gt_nccl_proc_environ = "/proc/self/environ";
 
 #define MAX_FILE_VARS 256
 #define MAX_NOTED 32
@@ -37,6 +38,10 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int files_read;
 static struct file_var *files;
 static int nfiles;
+/* The environment the process started with ("A=1\0B=2\0"), NULL when
+ * unreadable: NCCL's setenv(..., 0) of conf-file values does not change it. */
+static char *initial_env;
+static size_t initial_len;
 static struct gt_setting noted[MAX_NOTED];
 static int nnoted;
 static int plugin_checked;
@@ -80,6 +85,65 @@ static void read_file(const char *path)
     fclose(f);
 }
 
+/* Caller holds lock.  /proc/self/environ is the block exec() gave the
+ * process; setenv() builds new strings elsewhere, so a name missing here
+ * but present in getenv() was set by the process itself (NCCL's initEnv()
+ * for conf-file values, before any plugin is loaded). */
+static void read_initial_env(void)
+{
+    free(initial_env);
+    initial_env = NULL;
+    initial_len = 0;
+    FILE *f = fopen(gt_nccl_proc_environ, "r");
+    if (!f)
+        return;
+    size_t cap = 0, len = 0;
+    char *buf = NULL;
+    for (;;) {
+        if (len == cap) {
+            size_t nc = cap ? 2 * cap : 8192;
+            char *nb = nc > (64u << 20) ? NULL : realloc(buf, nc + 1);
+            if (!nb) { /* absurdly large or no memory: say nothing rather than guess */
+                free(buf);
+                fclose(f);
+                return;
+            }
+            buf = nb;
+            cap = nc;
+        }
+        size_t r = fread(buf + len, 1, cap - len, f);
+        if (r == 0)
+            break;
+        len += r;
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (err) {
+        free(buf);
+        return;
+    }
+    buf[len] = '\0';
+    initial_env = buf;
+    initial_len = len;
+}
+
+/* Caller holds lock: 1 when `name` was in the environment at exec, 0 when
+ * not, -1 when that is unknown. */
+static int in_initial_env(const char *name)
+{
+    if (!initial_env)
+        return -1;
+    size_t nl = strlen(name);
+    for (size_t i = 0; i < initial_len;) {
+        const char *e = initial_env + i;
+        size_t el = strnlen(e, initial_len - i);
+        if (el > nl && e[nl] == '=' && memcmp(e, name, nl) == 0)
+            return 1;
+        i += el + 1;
+    }
+    return 0;
+}
+
 /* Caller holds lock. */
 static void load_files(void)
 {
@@ -99,26 +163,31 @@ static void load_files(void)
         read_file(path);
     }
     read_file(gt_nccl_etc_conf);
+    read_initial_env();
 }
 
 const char *gt_nccl_raw(const char *name, const char **where)
 {
-    const char *v = getenv(name);
-    if (v) {
-        if (where)
-            *where = "environment";
-        return v;
-    }
+    const char *env = getenv(name);
+    const char *v = NULL, *path = NULL;
     pthread_mutex_lock(&lock);
     load_files();
     for (int i = 0; i < nfiles; i++)
         if (strcmp(files[i].name, name) == 0) {
             v = files[i].value;
-            if (where)
-                *where = files[i].path;
+            path = files[i].path;
             break;
         }
+    /* In the environment now: the environment's, unless NCCL put it there
+     * from the file that names it with this very value (it was not in the
+     * environment the process started with). */
+    if (env && !(v && strcmp(env, v) == 0 && in_initial_env(name) == 0)) {
+        v = env;
+        path = "environment";
+    }
     pthread_mutex_unlock(&lock);
+    if (where)
+        *where = v ? path : NULL;
     return v;
 }
 
@@ -337,6 +406,9 @@ void gt_nccl_env_reload(void)
     pthread_mutex_lock(&lock);
     files_read = 0;
     nfiles = 0;
+    free(initial_env);
+    initial_env = NULL;
+    initial_len = 0;
     nnoted = 0;
     plugin_checked = 0;
     plugin_name = NULL;

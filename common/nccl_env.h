@@ -9,7 +9,12 @@
  *  2. the file named by NCCL_CONF_FILE (environment only, non-empty), or,
  *     when that is unset or empty, $HOME/.nccl.conf;
  *  3. /etc/nccl.conf.
- * The first of these that names the variable wins.  A file line is
+ * The first of these that names the variable wins.  NCCL applies 2 and 3
+ * with setenv(name, value, 0) before it loads a net plugin, so inside a job
+ * a file's value is in the environment by the time we look: a variable
+ * that is in the environment but was not in the one the process started
+ * with (/proc/self/environ), and that a file names with the same value, is
+ * attributed to that file.  A file line is
  * NAME=VALUE up to the end of the line (a trailing CR dropped); nothing is
  * trimmed; a line starting with '#' or without '=' is skipped.  A value that
  * is empty means "unset" to every consumer here, as it does to NCCL.
@@ -81,5 +86,7 @@ void gt_nccl_env_reload(void);
 
 /* Where the system-wide file is (tests point it at a temporary file). */
 extern const char *gt_nccl_etc_conf;
+/* The environment the process started with (tests point it at a file). */
+extern const char *gt_nccl_proc_environ;
 
 #endif

@@ -74,3 +74,9 @@ test_plugin_unload_LIBS := -ldl
 TESTS += test_rec_live
 test_rec_live_SRCS := tests/unit/test_rec_live.c $(SHIM_TEST_SRCS)
 test_rec_live_LIBS := -lpthread -ldl
+
+# NCCL's own GPU Direct and transport settings, read as NCCL reads them and
+# recorded by the writer (common/nccl_cfg.c, issue 19.2).
+TESTS += test_nccl_cfg
+test_nccl_cfg_SRCS := tests/unit/test_nccl_cfg.c $(SHIM_TEST_SRCS)
+test_nccl_cfg_LIBS := -lcmocka -lpthread -ldl

@@ -41,6 +41,7 @@
 #include "common/log.h"
 #include "common/fingerprint.h"
 #include "common/hist.h"
+#include "common/nccl_cfg.h"
 #include "common/procid.h"
 #include "shim/sigbus.h"
 
@@ -318,7 +319,7 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
     }
     /* The settings in force, each parsed by the function its user calls
      * (common/settings.c), quietly: that user WARNs about invalid values. */
-    struct gt_setting set[GT_REG_POLICY_SETTINGS + 2 + GT_GPUMEM_SETTINGS];
+    struct gt_setting set[GT_REG_POLICY_SETTINGS + 2 + GT_GPUMEM_SETTINGS + GT_NCCL_CFG_MAX];
     struct gt_reg_policy pol;
     gt_reg_policy_read(&pol, set, 0);
     uint32_t nset = GT_REG_POLICY_SETTINGS;
@@ -329,6 +330,10 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
     struct gt_gpumem_cfg gm;
     if (gt_gpumem_read(&gm, &set[nset], 0))
         nset += GT_GPUMEM_SETTINGS;
+    /* NCCL's own settings that decide GPU Direct and the transport (NCCL
+     * acts on them, not us): the recorder opens at the first init, after
+     * NCCL applied its conf files, so these are the values NCCL uses. */
+    nset += (uint32_t)gt_nccl_cfg_read(&set[nset], GT_NCCL_CFG_MAX);
 
     gt_clock_init();
     struct gtr_identity id;

@@ -416,7 +416,10 @@ struct gtr_event {
 #define GTR_DEFAULT_DEVICES 32
 #define GTR_DEFAULT_COMMS 64
 #define GTR_DEFAULT_RING_EVENTS 16384
-#define GTR_DEFAULT_SETTINGS 32
+/* Settings entries: 32 at first; 64 since NCCL's own GPU Direct and
+ * transport settings are recorded too.  A reader takes the count from the
+ * section, so files of either size read everywhere. */
+#define GTR_DEFAULT_SETTINGS 64
 #define GTR_DEFAULT_CALLEES 4
 
 /* File name: <GDRTRACE_DIR>/gdrtrace.<job|nojob>.<host>.<pid>.rec */

@@ -19,6 +19,10 @@
 
 #define ALIGN64(x) (((x) + 63) & ~(size_t)63)
 #define NDEV 2
+/* Settings entries of a fixture: the writers' first count (GTR_DEFAULT_SETTINGS
+ * grew to 64 later), so fixture files and the examples made from them keep
+ * their size. */
+#define FX_SETTINGS 32
 #define NCOMM_DEFAULT 4
 
 static const char *knames[FX_KIND_COUNT] = {"dmabuf",   "peermem", "host",  "mixed",
@@ -214,7 +218,7 @@ static void put_setting(struct gtr_setting *set, const char *key, const char *va
                         uint32_t source)
 {
     struct gtr_setting *e = NULL;
-    for (int i = 0; i < GTR_DEFAULT_SETTINGS && !e; i++)
+    for (int i = 0; i < FX_SETTINGS && !e; i++)
         if (!set[i].in_use || !strcmp(set[i].key, key))
             e = &set[i];
     if (!e)
@@ -243,10 +247,11 @@ static void fill_settings(struct gtr_setting *set, const struct fx_opts *o)
         if (!eq || (size_t)(eq - o->setting) >= sizeof(key))
             return;
         snprintf(key, sizeof(key), "%.*s", (int)(eq - o->setting), o->setting);
-        put_setting(set, key, eq + 1, GT_SRC_GDRTRACE);
+        /* an NCCL_* key is one of NCCL's own settings, set in the environment */
+        put_setting(set, key, eq + 1, strncmp(key, "NCCL_", 5) ? GT_SRC_GDRTRACE : GT_SRC_NCCL);
     }
     const char *eq = o->invalid ? strchr(o->invalid, '=') : NULL;
-    for (int i = 0; eq && i < GTR_DEFAULT_SETTINGS; i++)
+    for (int i = 0; eq && i < FX_SETTINGS; i++)
         if (set[i].in_use && strlen(set[i].key) == (size_t)(eq - o->invalid) &&
             !strncmp(set[i].key, o->invalid, (size_t)(eq - o->invalid))) {
             set[i].source = GT_SRC_INVALID;
@@ -287,7 +292,7 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
     size_t ring_size = sizeof(struct gtr_ring_header) + o.ring_cap * sizeof(struct gtr_event);
     size_t ringoff = off_ring(o.ncomm);
     size_t setoff = (ringoff + ring_size + 63) & ~(size_t)63;
-    size_t set_size = o.no_settings ? 0 : GTR_DEFAULT_SETTINGS * sizeof(struct gtr_setting);
+    size_t set_size = o.no_settings ? 0 : FX_SETTINGS * sizeof(struct gtr_setting);
     size_t calleeoff = ALIGN64(setoff + set_size);
     size_t callee_size = o.no_settings ? 0 : GTR_DEFAULT_CALLEES * sizeof(struct gtr_callee);
     size_t total = calleeoff + callee_size;
@@ -313,8 +318,7 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
     sec(&h, 3, GTR_SEC_RING, sizeof(struct gtr_event), ringoff, o.ring_cap, ring_size);
     if (!o.no_settings) {
         h.section_count = 6;
-        sec(&h, 4, GTR_SEC_SETTINGS, sizeof(struct gtr_setting), setoff, GTR_DEFAULT_SETTINGS,
-            set_size);
+        sec(&h, 4, GTR_SEC_SETTINGS, sizeof(struct gtr_setting), setoff, FX_SETTINGS, set_size);
         sec(&h, 5, GTR_SEC_CALLEES, sizeof(struct gtr_callee), calleeoff, GTR_DEFAULT_CALLEES,
             callee_size);
     } else {

@@ -43,8 +43,8 @@ struct fx_opts {
     int64_t start_mono_ns; /* CLOCK_MONOTONIC at creation (default 1000: just after boot) */
     int64_t end_wall_ns;   /* last activity (close, or newest event) at this wall time;
                               0: the fixed dates of 2025-12-02 */
-    const char *setting;   /* "KEY=VALUE": one more setting in force (source gdrtrace), or
-                            * replaces the fixture's entry of that key */
+    const char *setting;   /* "KEY=VALUE": one more setting in force (source gdrtrace; nccl
+                            * for an NCCL_* key), or replaces the fixture's entry of that key */
     int no_settings;       /* write no settings section (a file of format 1.1 or older) */
     const char *invalid;   /* "KEY=TEXT": that entry keeps its value (the default in force),
                             * source invalid, origin KEY=TEXT */
@@ -95,7 +95,7 @@ size_t fx_off_identity(void);
 size_t fx_off_devices(void);
 size_t fx_off_comms(void);
 size_t fx_off_ring(void);
-/* The settings section's entries (GTR_DEFAULT_SETTINGS of them) follow the
+/* The settings section's entries (32 of them) follow the
  * ring, 64-byte aligned. */
 
 #endif
