@@ -8,7 +8,9 @@
  * fingerprint (common/fingerprint.c's gt_fingerprint_diff: kernel, NVIDIA
  * flavour/version, peermem, CUDA driver, RDMA devices, GPUs, CPU), NCCL and
  * plugin versions, net ABI, transport, devices, process and host counts, other
- * GDRTRACE_* settings; and when the recorders of one side disagree among
+ * GDRTRACE_* settings, NCCL's own settings that decide GPU Direct and the
+ * transport (NCCL_NET_GDR_LEVEL, NCCL_DMABUF_ENABLE, NCCL_NET …: what NCCL
+ * hands the plugin); and when the recorders of one side disagree among
  * themselves.  Exit: 0 comparable, 1 warning printed, 2 unreadable input,
  * 64 usage.
  */
@@ -19,9 +21,11 @@
 #include <string.h>
 
 #include "common/fingerprint.h"
+#include "common/nccl_cfg.h"
 #include "tools/commands.h"
 #include "tools/esc.h"
 #include "tools/hist.h"
+#include "tools/ncclcfg.h"
 #include "tools/report.h"
 
 static void usage(FILE *f)
@@ -33,7 +37,8 @@ static void usage(FILE *f)
         "  fallbacks, errors, latency p50/p95/p99/max per operation with delta and\n"
         "  ratio B/A.  Warns loudly when A and B differ in anything but the\n"
         "  registration path (kernel, NVIDIA module, CUDA driver, NCCL version, RDMA\n"
-        "  devices, GPUs, transport, topology), naming each difference.\n"
+        "  devices, GPUs, transport, topology, NCCL's GPU Direct settings such as\n"
+        "  NCCL_NET_GDR_LEVEL), naming each difference.\n"
         "exit: 0 comparable, 1 not comparable (warning printed), 2 unreadable input, 64 usage\n");
 }
 
@@ -106,11 +111,11 @@ static void compare_settings(struct warns *ws, const struct gt_recfile *a,
             const struct gtr_setting *x = &side[s]->settings[i];
             if (!x->in_use)
                 continue;
-            if (x->source == GT_SRC_INVALID)
+            if (x->source == GT_SRC_INVALID && !gt_nccl_cfg_find(x->key))
                 warn(ws, "setting %s: %s has the invalid %s; the default \"%s\" was in force",
                      x->key, lab[s], x->origin, x->value);
-            if (is_reg_path(x->key))
-                continue;
+            if (is_reg_path(x->key) || gt_nccl_cfg_find(x->key))
+                continue; /* NCCL's own: compare_nccl_settings() */
             const struct gtr_setting *y = find_setting(side[1 - s], x->key, strlen(x->key));
             if (!y)
                 warn(ws, "setting %s: %s \"%s\", %s does not record it", x->key, lab[s], x->value,
@@ -118,6 +123,54 @@ static void compare_settings(struct warns *ws, const struct gt_recfile *a,
             else if (s == 0 && strcmp(x->value, y->value))
                 warn(ws, "setting %s: %s \"%s\" vs %s \"%s\"", x->key, la, x->value, lb, y->value);
         }
+}
+
+/* NCCL's own settings that decide GPU Direct and the transport
+ * (common/nccl_cfg.h), by what NCCL made of them: NCCL, not gdrtrace, acts
+ * on these, so a difference changes what NCCL hands the plugin, and the
+ * runs no longer differ in the registration path only.  A side whose
+ * recorder predates their recording is said once. */
+static void compare_nccl_settings(struct warns *ws, const struct gt_recfile *a,
+                                  const struct gt_recfile *b, const char *la, const char *lb)
+{
+    int ra = gt_ncclcfg_recorded(a), rb = gt_ncclcfg_recorded(b);
+    if (!ra && !rb)
+        return;
+    if (!ra || !rb) {
+        warn(ws,
+             "NCCL settings: %s records NCCL's GPU Direct and transport settings, %s's recorder "
+             "(plugin %s) does not: whether NCCL ran both the same way is unknown",
+             ra ? la : lb, ra ? lb : la, (ra ? b : a)->id.plugin_version);
+        return;
+    }
+    size_t n;
+    const struct gt_nccl_cfg *t = gt_nccl_cfg_table(&n);
+    static const char *const role[] = {"decides GPU Direct", "decides the transport",
+                                       "ignored by NCCL 2.4 and later"};
+    for (size_t i = 0; i < n; i++) {
+        const struct gtr_setting *x = gt_ncclcfg_get(a, t[i].name);
+        const struct gtr_setting *y = gt_ncclcfg_get(b, t[i].name);
+        const struct gtr_setting *side[2] = {x, y};
+        const char *lab[2] = {la, lb};
+        char tx[320], ty[320];
+        for (int k = 0; k < 2; k++)
+            if (side[k] && side[k]->source == GT_SRC_INVALID)
+                warn(ws, "NCCL setting %s: %s has %s", t[i].name, lab[k],
+                     gt_ncclcfg_text(side[k], tx, sizeof(tx)));
+        const char *vx = x ? x->value : "", *vy = y ? y->value : "";
+        if (!strcmp(vx, vy))
+            continue;
+        if (x)
+            gt_ncclcfg_text(x, tx, sizeof(tx));
+        else
+            snprintf(tx, sizeof(tx), "%s unset", t[i].name);
+        if (y)
+            gt_ncclcfg_text(y, ty, sizeof(ty));
+        else
+            snprintf(ty, sizeof(ty), "%s unset", t[i].name);
+        warn(ws, "NCCL setting %s (%s): %s %s vs %s %s", t[i].name,
+             role[t[i].role < 3 ? t[i].role : 0], la, tx, lb, ty);
+    }
 }
 
 /* GDRTRACE_* variables set, other than the registration path and those the
@@ -184,6 +237,7 @@ static void compare_recs(struct warns *ws, const struct gt_recfile *a, const str
     const struct gt_recfile *sa = NULL, *sb = NULL;
     if (a->nset && b->nset) {
         compare_settings(ws, a, b, la, lb);
+        compare_nccl_settings(ws, a, b, la, lb);
         sa = a;
         sb = b;
     }

@@ -14,7 +14,9 @@
 #include <time.h>
 
 #include "common/gt_net.h"
+#include "common/nccl_cfg.h"
 #include "tools/hist.h"
+#include "tools/ncclcfg.h"
 
 static const char *vnames[GT_V_COUNT] = {
     "DIRECT-DMABUF", "DIRECT-PEERMEM", "HOST-STAGED", "MIXED",
@@ -248,7 +250,9 @@ static void why_not_direct(char *why, size_t n, const struct gt_recfile *const *
             appendf(why, n, " nvidia_peermem is absent on %s.", r0->id.host);
     }
     if (!gpu_asked) {
-        if (gpu_advertised)
+        if (gpu_advertised && gt_ncclcfg_why_host(why, n, ctx, nctx))
+            ; /* named the NCCL setting, or NCCL's topology, and how to confirm */
+        else if (gpu_advertised)
             appendf(why, n,
                     " The plugin advertised GPU memory but NCCL never asked to register any: GDR "
                     "disabled by NCCL (GPU-NIC distance beyond NCCL_NET_GDR_LEVEL, "
@@ -342,9 +346,11 @@ void gt_verdict_of(const struct gtr_comm *c, const struct gt_recfile *const *ctx
                          c->reg_bytes[GT_ASKED_CUDA][GT_METHOD_DMABUF];
         appendf(why, n, "%llu GPU registration(s) via DMA-BUF (%s)", (unsigned long long)gpu_dmabuf,
                 gt_fmt_bytes(bytes, b1, sizeof(b1)));
-        if (R[GT_ASKED_CUDA][GT_METHOD_DMABUF])
+        if (R[GT_ASKED_CUDA][GT_METHOD_DMABUF]) {
             appendf(why, n, ", %llu of them asked as regMr(CUDA) and exported by the plugin",
                     (unsigned long long)R[GT_ASKED_CUDA][GT_METHOD_DMABUF]);
+            gt_ncclcfg_why_cuda(why, n, ctx, nctx);
+        }
         appendf(why, n, ", none via peermem.");
     } else if (gpu_peermem && !gpu_dmabuf && !gpu_host) {
         v->code = GT_V_DIRECT_PEERMEM;
@@ -352,7 +358,8 @@ void gt_verdict_of(const struct gtr_comm *c, const struct gt_recfile *const *ctx
             why, n,
             "%llu GPU registration(s) via peermem (ibv_reg_mr on GPU addresses), none via DMA-BUF",
             (unsigned long long)gpu_peermem);
-        if (R[GT_ASKED_CUDA][GT_METHOD_PEERMEM] && !R[GT_ASKED_DMABUF][GT_METHOD_PEERMEM])
+        if (R[GT_ASKED_CUDA][GT_METHOD_PEERMEM] && !R[GT_ASKED_DMABUF][GT_METHOD_PEERMEM] &&
+            !gt_ncclcfg_why_cuda(why, n, ctx, nctx))
             appendf(why, n,
                     "; NCCL asked regMr(NCCL_PTR_CUDA), never regMrDmaBuf "
                     "(NCCL_DMABUF_ENABLE=0, or NCCL without DMA-BUF support)");
@@ -366,11 +373,13 @@ void gt_verdict_of(const struct gtr_comm *c, const struct gt_recfile *const *ctx
                 (unsigned long long)gpu_dmabuf, (unsigned long long)gpu_peermem,
                 (unsigned long long)gpu_host);
     }
-    if (host_asked)
+    if (host_asked) {
         appendf(why, n,
                 " %llu host registration(s) beside them are NCCL's LL buffers "
                 "(host memory by design): expected.",
                 (unsigned long long)host_asked);
+        gt_ncclcfg_why_read(why, n, ctx, nctx);
+    }
     if (policy_fb)
         appendf(why, n, " %llu registration(s) took another path by policy.",
                 (unsigned long long)policy_fb);
@@ -636,11 +645,12 @@ void gt_recfile_release(struct gt_recfile *r)
     free(r->comms);
     r->comms = NULL;
     r->ncomm = 0;
-    /* settings: only the one a verdict reads (gt_recfile_emulated); the policy
-     * in force stays in the identity's policy_* */
+    /* settings: only those a verdict reads (gt_recfile_emulated, NCCL's own
+     * in tools/ncclcfg.c); the policy in force stays in the identity's policy_* */
     uint32_t ks = 0;
     for (uint32_t i = 0; i < r->nset; i++)
-        if (r->settings[i].in_use && !strcmp(r->settings[i].key, "GDRTRACE_GPUMEM"))
+        if (r->settings[i].in_use && (!strcmp(r->settings[i].key, "GDRTRACE_GPUMEM") ||
+                                      gt_nccl_cfg_find(r->settings[i].key)))
             r->settings[ks++] = r->settings[i];
     r->nset = ks;
     if (!ks) {

@@ -170,7 +170,7 @@ int gt_job_add(struct gt_job *j, struct gt_recfile *recs, size_t ri);
 int gt_job_finish(struct gt_job *j, struct gt_recfile *recs, size_t nrec);
 
 /* Reduces a folded recorder to what the job keeps (identity, source, ring
- * statistics, devices in use, the GDRTRACE_GPUMEM setting): frees its
+ * statistics, devices in use, the GDRTRACE_GPUMEM and NCCL settings): frees its
  * communicator slots, other settings, callees and events. */
 void gt_recfile_release(struct gt_recfile *r);
 

@@ -14,9 +14,11 @@
 #include <string.h>
 
 #include "common/gt_net.h"
+#include "common/nccl_cfg.h"
 #include "tools/esc.h"
 #include "tools/hist.h"
 #include "tools/kcorr.h"
+#include "tools/ncclcfg.h"
 
 #include <unistd.h>
 
@@ -324,7 +326,7 @@ static void text_process(FILE *f, const struct gt_job *j, size_t ri, int flags)
         int k = 0;
         for (uint32_t i = 0; i < r->nset; i++) {
             const struct gtr_setting *s = &r->settings[i];
-            if (!s->in_use)
+            if (!s->in_use || gt_nccl_cfg_find(s->key)) /* NCCL's own: their lines below */
                 continue;
             char src[112];
             gt_setting_source_text(s, src, sizeof(src));
@@ -334,6 +336,7 @@ static void text_process(FILE *f, const struct gt_job *j, size_t ri, int flags)
         }
         if (k)
             fputc('\n', f);
+        gt_ncclcfg_print(f, r);
         if (id->policy_text[0])
             fprintf(f, "   set      %s\n", gt_esc(id->policy_text));
     } else {

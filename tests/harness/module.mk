@@ -18,3 +18,15 @@ TEST_SCRIPTS += tests/harness/check_exports.sh \
                 $(foreach v,6 7 8 9 10 11 12,tests/harness/harness_v$(v).sh) \
                 tests/harness/harness_sockbuf.sh tests/harness/harness_refsock.sh \
                 tests/harness/harness_nccl_env.sh
+
+# A stand-in libcuda with one "GPU" that can export DMA-BUF and no device
+# memory, loaded through GDRTRACE_CUDA_LIB: the GPU-memory validation layer
+# then offers GPU memory on a machine without a GPU (fake_cuda.c).
+FAKE_CUDA := $(BUILD)/tests/libfakecuda.so
+$(FAKE_CUDA): $(call obj,tests/harness/fake_cuda.c)
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)
+	$(Q)$(CC) -shared -o $@ $< $(LDFLAGS)
+tests: $(FAKE_CUDA)
+# NCCL's settings recorded, named in the verdict, compared by diff (issue 19.2).
+TEST_SCRIPTS += tests/reader/test-nccl-settings.sh
