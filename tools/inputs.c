@@ -111,7 +111,7 @@ static size_t seen_before(struct gt_inputs *in)
 }
 
 /* Takes the recorder just parsed into in->recs[in->n]: drops it when --job
- * wants another job; in fold mode folds it into in->fold and keeps only its
+ * wants another job or live_only a live one; in fold mode folds it into in->fold and keeps only its
  * digest (gt_recfile_release). */
 static void keep(struct gt_inputs *in)
 {
@@ -119,6 +119,12 @@ static void keep(struct gt_inputs *in)
     if (in->job && strcmp(r->id.job, strcmp(in->job, GT_JOB_NONE) ? in->job : "")) {
         if (!in->skip_job++)
             snprintf(in->other_job, sizeof(in->other_job), "%s", r->id.job);
+        gt_recfile_free(r);
+        return;
+    }
+    /* before folding: the job's verdict is then over the live processes only */
+    if (in->live_only && r->liveness != GT_LIVE_LIVE) {
+        in->skip_dead++;
         gt_recfile_free(r);
         return;
     }
@@ -327,6 +333,8 @@ void gt_inputs_explain(const struct gt_inputs *in, FILE *f)
     if (in->skip_job)
         fprintf(f, "  skipped %d recorder(s) of another job (e.g. --job %s)\n", in->skip_job,
                 in->other_job[0] ? gt_esc(in->other_job) : GT_JOB_NONE);
+    if (in->skip_dead)
+        fprintf(f, "  skipped %d recorder(s) whose process is not running\n", in->skip_dead);
     if (in->skip_name)
         fprintf(f, "  skipped %d file(s) not named gdrtrace.*.rec or *.zst (e.g. %s)\n",
                 in->skip_name, gt_esc(in->skip_name_eg));

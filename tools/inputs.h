@@ -23,6 +23,7 @@ struct gt_inputs {
     int quiet;       /* 1: do not print problems (watch) */
     int quiet_empty; /* 1: no gt_inputs_explain() note (export --quiet: an idle node) */
     const char *job; /* non-NULL: keep only recorders of this job (--job) */
+    int live_only;   /* 1: keep only recorders judged live (watch without --all) */
     /* Fold mode (memory bounded by the digests, not the recorders): set to
      * a gt_job_begin()'d job; each recorder is folded into it as it is read
      * and reduced to its digest (gt_recfile_release), and recs stay unsorted
@@ -34,6 +35,7 @@ struct gt_inputs {
     const char *dirs[4];    /* the first folders read (argv or gt_default_dir: not owned) */
     int ndirs, nfiles;      /* folders opened, files read */
     int skip_job;           /* recorders of another job than --job */
+    int skip_dead;          /* recorders not live, left out by live_only */
     char other_job[128];    /* one of them ("" = no job id) */
     int skip_name;          /* folder entries not named gdrtrace.*.rec or *.zst */
     char skip_name_eg[256]; /* NAME_MAX + 1 */

@@ -984,6 +984,8 @@ int gt_job_add(struct gt_job *j, struct gt_recfile *recs, size_t ri)
                 rc->did[m] += f->grp->reg_count[a][m];
         rc->fallbacks = f->grp->fallback_count;
         rc->errors = f->grp->error_count;
+        rc->msgs = f->grp->send_count + f->grp->recv_count;
+        rc->bytes = f->grp->send_bytes + f->grp->recv_bytes;
         for (int op = 0; op < GTR_OP_COUNT; op++) {
             rc->p50_ns[op] = gt_hist_quantile(&f->grp->hist[op], 0.50);
             rc->p99_ns[op] = gt_hist_quantile(&f->grp->hist[op], 0.99);

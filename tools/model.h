@@ -127,6 +127,7 @@ struct gt_rank_comm {
     uint64_t comm_id;
     uint64_t did[GTR_METHOD_COUNT]; /* registrations by method */
     uint64_t fallbacks, errors;
+    uint64_t msgs, bytes; /* completed sends + receives, and their bytes (watch's rates) */
     uint64_t p50_ns[GTR_OP_COUNT], p99_ns[GTR_OP_COUNT]; /* latency; 0: none */
     int verdict;                                         /* judged with this process's context */
 };

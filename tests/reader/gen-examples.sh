@@ -58,7 +58,7 @@ $FX host "$T/node/gdrtrace.job41.node-a.901.rec" --host node-a --pid 901 --job j
 run export export "$T/node"
 run export-per-process export --per-process "$T/node"
 run export-json export --json "$T/node"
-run watch watch --all --count 1 "$T/job"
+run watch watch --all --once --rows 30 --cols 100 "$T/job"
 # prune: a node's folder after two jobs (a live rank, exited and crashed
 # ones, a stray file); the live rank is the fixture holding its recorder
 mkdir -p "$T/shm"; mkfifo "$T/hold"

@@ -33,3 +33,10 @@ TEST_SCRIPTS += tests/reader/test-bounded.sh
 BENCH_SCRIPTS += tests/reader/bench-scale.sh
 # docs/examples/ equals what gdrtrace prints now (gen-examples.sh), no dangling references.
 TEST_SCRIPTS += tests/reader/check-examples.sh
+# watch's frames (issue 21): rates from known counter deltas, severity order,
+# the frame fits rows x cols; test-watch.sh: the command (sizes, rates between
+# two frames, a pseudo-terminal: SIGWINCH, restore on q and SIGTERM; 512 recorders)
+TESTS += reader_watch
+reader_watch_SRCS = tests/reader/watch.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
+reader_watch_LIBS := -lzstd -lm
+TEST_SCRIPTS += tests/reader/test-watch.sh

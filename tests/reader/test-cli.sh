@@ -264,7 +264,7 @@ $G export --json --exited-within 1000w "$T/job" | grep -q '"name": "gdrtrace_ver
 
 # watch: bounded refreshes, plain output when not a terminal
 out=$(timeout 10 $G watch --all --count 2 --interval 0.1 "$T/job" </dev/null); rc=$?
-[ $rc = 0 ] && [ "$(grep -c '^gdrtrace watch' <<<"$out")" = 2 ] && grep -q '== verdict' <<<"$out" &&
+[ $rc = 0 ] && [ "$(grep -c '^gdrtrace watch' <<<"$out")" = 2 ] && [ "$(grep -c '^all ' <<<"$out")" = 2 ] &&
     pass "watch --count 2 refreshes twice and exits" || fail "watch: exit $rc: $out"
 
 # every --json output is valid JSON, also when a recorder holds bytes that are not UTF-8

@@ -43,7 +43,7 @@ $G verdict "$T/bad" >"$T/verdict.txt"; check "verdict" "$T/verdict.txt"
 $G diff "$T/good" "$T/bad" >"$T/diff.txt" 2>&1
 clean "$T/diff.txt" && grep -q '^B: ' "$T/diff.txt" && pass "diff: no control byte, no forged line" ||
     fail "diff: $(LC_ALL=C cat -v "$T/diff.txt" | head -5)"
-timeout 10 $G watch --all --count 1 --interval 0.1 "$T/bad" </dev/null >"$T/watch.txt"; check "watch" "$T/watch.txt"
+timeout 10 $G watch --all --once --rows 0 --cols 0 "$T/bad" </dev/null >"$T/watch.txt"; check "watch" "$T/watch.txt"
 if command -v python3 >/dev/null; then
     $G ls --json "$T/bad" | python3 -c '
 import json, sys
