@@ -195,10 +195,28 @@ static void reasons(char *why, size_t n, const struct gtr_comm *c, int kind, con
         appendf(why, n, "%s", skip_note);
 }
 
+/* 1 when a device record of ctx (device dev, or any when dev < 0) offered
+ * NCCL GPU memory. */
+static int gpu_offered(const struct gt_recfile *const *ctx, size_t nctx, int dev)
+{
+    for (size_t i = 0; i < nctx; i++)
+        for (uint32_t k = 0; k < ctx[i]->ndev; k++) {
+            const struct gtr_device *d = &ctx[i]->devs[k];
+            if (d->in_use && (dev < 0 || d->dev == dev) &&
+                (d->ptr_support & (GT_PTR_CUDA | GT_PTR_DMABUF)))
+                return 1;
+        }
+    return 0;
+}
+
 /* Why the GPU path was not taken, from what the producers recorded. */
 static void why_not_direct(char *why, size_t n, const struct gt_recfile *const *ctx, size_t nctx,
                            int dev, int gpu_asked)
 {
+    /* GPU memory offered, none asked: the NCCL setting (or NCCL's topology)
+     * that explains it is the answer, so it goes first, before the device
+     * lines that could fill the evidence on a node of many NICs. */
+    int named = !gpu_asked && gpu_offered(ctx, nctx, dev) && gt_ncclcfg_why_host(why, n, ctx, nctx);
     int gpu_advertised = 0, any_dev = 0;
     char seen[8][160];
     int nseen = 0;
@@ -250,7 +268,7 @@ static void why_not_direct(char *why, size_t n, const struct gt_recfile *const *
             appendf(why, n, " nvidia_peermem is absent on %s.", r0->id.host);
     }
     if (!gpu_asked) {
-        if (gpu_advertised && gt_ncclcfg_why_host(why, n, ctx, nctx))
+        if (named)
             ; /* named the NCCL setting, or NCCL's topology, and how to confirm */
         else if (gpu_advertised)
             appendf(why, n,
