@@ -13,7 +13,9 @@
 #  * no gdrtrace_* series has exported_job/exported_instance (no clash with
 #    the target labels), pid or rank; the two processes are summed
 #    (sum(gdrtrace_recorders) = 2) under gdrtrace_job, the job they recorded;
-#  * node_exporter reported no textfile error; docs/metrics.md's queries run;
+#  * node_exporter reported no textfile error;
+#  * the rules of docs/examples/prometheus-alerts.yml load, and only the
+#    not-direct alert is active (pending), for this HOST-STAGED run;
 # and, against node_exporter directly, that `export -o` rewriting the file in
 # a loop never shows a scrape a half or empty file (the atomic rename).
 # Both servers are ours (never the system services), stopped on exit.
@@ -105,7 +107,8 @@ start node-exporter /metrics "$NE" --web.listen-address=127.0.0.1:@PORT@ \
     { fail "node_exporter never served /metrics"; finish x; exit 1; }
 NEPID=$PID NP=$PORT
 cat >"$T/prometheus.yml" <<EOF
-global: {scrape_interval: 1s, scrape_timeout: 1s}
+global: {scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s}
+rule_files: ['$PWD/docs/examples/prometheus-alerts.yml']
 scrape_configs:
   - job_name: gdrtrace-live
     static_configs: [{targets: ['127.0.0.1:$NP']}]
@@ -153,17 +156,26 @@ got=$(query node_textfile_scrape_error | series)
 [ "$got" = "\"__name__\":\"node_textfile_scrape_error\",\"instance\":\"127.0.0.1:$NP\",\"job\":\"gdrtrace-live\" 0" ] &&
     pass "node_textfile_scrape_error 0" || fail "node_textfile_scrape_error: [$got]"
 
-# the alert queries of docs/metrics.md parse and run; the first (job verdict
-# not DIRECT-DMABUF) finds this HOST-STAGED run
-nq=0 qbad=$fails
-while read -r q; do
-    nq=$((nq + 1))
-    r=$(query "$q")
-    grep -q '^{"status":"success"' <<<"$r" || fail "docs/metrics.md query '$q': $r"
-    [ $nq = 1 ] && [ "$want" != DIRECT-DMABUF ] && [ -z "$(series <<<"$r")" ] && fail "'$q' found nothing"
-done < <(sed -n '/^```promql$/,/^```$/{/^```/d;p}' docs/metrics.md)
-[ $nq -ge 3 ] && [ $fails = $qbad ] && pass "the $nq queries of docs/metrics.md run; the first finds the $want node" ||
-    fail "$nq queries in docs/metrics.md's promql block, $((fails - qbad)) failed"
+# the example alerting rules, evaluated each second: all healthy; the
+# not-direct alert is pending exactly when the verdict is neither
+# DIRECT-DMABUF nor NO-DATA; the export is fresh and readable (no alert)
+t0=$(date +%s)
+while [ $(($(date +%s) - t0)) -lt 10 ]; do
+    rules=$(get -sf --max-time 5 "http://127.0.0.1:$PP/api/v1/rules")
+    alerts=$(get -sf --max-time 5 "http://127.0.0.1:$PP/api/v1/alerts")
+    [ "$(grep -o '"health":"ok"' <<<"$rules" | wc -l)" = 5 ] && grep -q GdrtraceNotDirect <<<"$alerts" && break
+    sleep 0.5
+done
+nrule=$(grep -o '"type":"alerting"' <<<"$rules" | wc -l)
+[ "$nrule" = 5 ] && [ "$(grep -o '"health":"ok"' <<<"$rules" | wc -l)" = 5 ] &&
+    pass "the 5 rules of docs/examples/prometheus-alerts.yml loaded and evaluate (health ok)" ||
+    fail "rules: $nrule loaded: $rules"
+case $want in DIRECT-DMABUF | NO-DATA) expect= ;; *) expect=GdrtraceNotDirect ;; esac
+firing=$(grep -o '"alertname":"[A-Za-z]*"' <<<"$alerts" | cut -d'"' -f4 | sort -u | tr '\n' ' ')
+[ "$firing" = "${expect:+$expect }" ] &&
+    { [ -z "$expect" ] || grep -q "\"alertname\":\"$expect\",\"instance\":\"127.0.0.1:$NP\",\"job\":\"gdrtrace-live\",\"severity\":\"warning\",\"verdict\":\"$want\"}" <<<"$alerts"; } &&
+    pass "alerts active: ${firing:-none}(verdict $want; export fresh, file readable)" ||
+    fail "alerts active: [$firing], want [$expect]: $alerts"
 
 # 4. the collector never reads a half file: the service's export rewrites it
 #    while node_exporter is scraped (a plain `>` redirection fails this)

@@ -6,7 +6,7 @@
 # samples of one host, job and communicator are summed; exited recorders
 # older than --exited-within are left out with a comment counting them; a
 # live one is kept however long it has been idle; --quiet silences only the
-# "no recorders found" note.
+# "no recorders found" note; the example alerting rules pass their unit tests.
 # Skips (77) only when promtool is missing (scripts/install-deps.sh check).
 # OLD_OUTPUT=FILE checks that file instead (to show the checks fail on the
 # output of an older gdrtrace).
@@ -83,4 +83,10 @@ $G export --quiet "$T/nothere" >/dev/null 2>"$T/err"; rc=$?
 $G export --exited-within 15 "$N" >/dev/null 2>"$T/err"; rc=$?
 [ $rc = 64 ] && grep -q "not a duration" "$T/err" && pass "--exited-within 15: usage error" ||
     fail "--exited-within 15: exit $rc"
+# the alerting rules of docs/examples/prometheus-alerts.yml: valid, and each
+# fires where and when its unit test says (tests/reader/prometheus-alerts.test.yml)
+out=$(promtool check rules docs/examples/prometheus-alerts.yml 2>&1) && pass "promtool check rules: clean" ||
+    fail "promtool check rules: $out"
+out=$(promtool test rules tests/reader/prometheus-alerts.test.yml 2>&1) && pass "promtool test rules: every alert as expected" ||
+    fail "promtool test rules: $out"
 finish "test-prometheus: ok"
