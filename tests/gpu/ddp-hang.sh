@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# ddp-hang.sh — diagnose a stalled DDP run under the GPU-memory validation
+# mode: start train_ddp.py with CASE's variables, wait WAIT seconds, then keep
+# every rank's thread stacks (gdb, else /proc wchan/syscall), the recorders'
+# summary with per-message events, and NCCL's logs.  CI never runs it.
+#
+#   CASES="peermem dmabuf gdrread0" WAIT=25 bash tests/gpu/ddp-hang.sh
+# Output: $OUT/ddp-hang/<case>/ (stacks.txt, summary.txt, stdout/stderr, logs).
+set -u -o pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$ROOT" || exit 1
+OUTDIR=${OUT:-$ROOT/build/gpu-out}
+W=$OUTDIR/ddp-hang
+WAIT=${WAIT:-25}
+CASES=${CASES:-peermem dmabuf gdrread0}
+mkdir -p "$W"
+. tests/gpu/build.sh env
+[ -x build/default/gdrtrace ] || bash tests/gpu/build.sh > "$W/build.log" 2>&1
+PLUGIN=$ROOT/build/default/libnccl-net-gdrtrace.so
+TOOL=$ROOT/build/default/gdrtrace
+export NCCL_MNNVL_ENABLE=0 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 PYTHONUNBUFFERED=1
+for c in $CASES; do
+    d=$W/$c
+    mkdir -p "$d/rec"
+    base="NCCL_NET_PLUGIN=$PLUGIN GDRTRACE_DIR=$d/rec GDRTRACE_GPUMEM=1 NCCL_NET_GDR_LEVEL=SYS GDRTRACE_GPUMEM_PEERMEM=1 GDRTRACE_EVENTS=all NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,PROXY NCCL_DEBUG_FILE=$d/nccl.%h.%p.log"
+    case $c in
+    peermem) vars="$base GDRTRACE_REG=peermem" ;;
+    dmabuf) vars="$base" ;;
+    gdrread0) vars="$base GDRTRACE_REG=peermem NCCL_NET_GDR_READ=0" ;;
+    simple) vars="$base GDRTRACE_REG=peermem NCCL_PROTO=Simple" ;;
+    *) vars="$base $c" ;;
+    esac
+    echo "$vars" > "$d/command.txt"
+    # shellcheck disable=SC2086
+    env $vars python3 tests/gpu/train_ddp.py run --out "$d/losses" --steps 5 \
+        --timeout $((WAIT + 15)) > "$d/stdout.txt" 2> "$d/stderr.txt" &
+    top=$!
+    for _ in $(seq 1 "$WAIT"); do
+        sleep 1
+        kill -0 $top 2> /dev/null || break
+    done
+    {
+        for p in $(pgrep -f "train_ddp.py.*--rank" || true); do
+            echo "=== pid $p: $(tr '\0' ' ' < /proc/$p/cmdline | cut -c1-120)"
+            for t in /proc/$p/task/*; do
+                echo "  tid ${t##*/} $(cat "$t/comm") wchan=$(cat "$t/wchan" 2> /dev/null) syscall=$(cut -d' ' -f1 "$t/syscall" 2> /dev/null)"
+            done
+            if command -v gdb > /dev/null; then
+                timeout 60 gdb -p "$p" -batch -ex 'set pagination off' \
+                    -ex 'thread apply all bt 14' 2>&1 | grep -E '^Thread|^#' | cut -c1-220
+            fi
+        done
+    } > "$d/stacks.txt" 2>&1
+    wait $top
+    echo "$?" > "$d/rc"
+    "$TOOL" summary --no-bars "$d/rec" > "$d/summary.txt" 2>&1
+    "$TOOL" dump -o "$d/recorders.zst" "$d/rec" > /dev/null 2>&1
+    rm -rf "$d/rec"
+    echo "== $c: rc $(cat "$d/rc"), $(grep -c '^Thread' "$d/stacks.txt") thread stacks, $(tail -1 "$d/stdout.txt")"
+done
+tar -C "$OUTDIR" -czf "$OUTDIR/ddp-hang.tar.gz" ddp-hang
