@@ -14,6 +14,7 @@ int gt_cmd_summary(int argc, char **argv);
 int gt_cmd_verdict(int argc, char **argv);
 int gt_cmd_dump(int argc, char **argv);
 int gt_cmd_diff(int argc, char **argv);
+int gt_cmd_report(int argc, char **argv);
 int gt_cmd_watch(int argc, char **argv);
 int gt_cmd_export(int argc, char **argv);
 int gt_cmd_doctor(int argc, char **argv);

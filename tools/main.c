@@ -20,6 +20,7 @@ static const struct subcommand subcommands[] = {
     {"verdict", gt_cmd_verdict, "did NCCL use the direct GPU<->NIC path? (exit code says which)"},
     {"dump", gt_cmd_dump, "write a zstd archive of recorders"},
     {"diff", gt_cmd_diff, "A/B of two runs; warns when they differ beyond the registration path"},
+    {"report", gt_cmd_report, "one self-contained HTML page: verdict grid, latency (A/B)"},
     {"watch", gt_cmd_watch, "live view of running jobs"},
     {"export", gt_cmd_export, "metrics as Prometheus text or JSON"},
     {"prune", gt_cmd_prune, "remove the recorders of exited and crashed processes"},

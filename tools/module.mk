@@ -3,9 +3,11 @@ TOOL_SRCS += tools/main.c
 # tests/reader and tests/fuzz; the cmd_*.c files define the gt_cmd_* of commands.h.
 READER_SRCS := $(RECFILE_SRCS) tools/hist.c tools/archive.c tools/inputs.c \
                tools/model.c tools/ncclcfg.c tools/json.c tools/report.c tools/kcorr.c tools/outfile.c tools/esc.c tools/duration.c \
+               tools/html.c \
                common/codes.c
 # watch's frames (tools/watch_frame.c): the command and tests/reader/watch_frame.c
 READER_SRCS += tools/watch_frame.c
 TOOL_SRCS += $(READER_SRCS) tools/cmd_ls.c tools/cmd_summary.c tools/cmd_verdict.c \
              tools/cmd_dump.c tools/cmd_diff.c \
-             tools/cmd_export.c tools/cmd_watch.c tools/cmd_prune.c
+             tools/cmd_export.c tools/cmd_watch.c tools/cmd_prune.c \
+             tools/cmd_html.c

@@ -313,7 +313,7 @@ out=$($G verdict "$T/junk.rec" 2>&1); rc=$?
 [ $rc = 2 ] && grep -q "junk.rec: not a gdrtrace recorder" <<<"$out" && pass "junk file refused with exit 2" ||
     fail "junk: exit $rc: $out"
 
-for c in ls summary verdict dump diff watch export prune; do
+for c in ls summary verdict dump diff report watch export prune; do
     if $G "$c" --help 2>/dev/null | grep -q "usage: gdrtrace $c"; then pass "$c --help"
     else
         if $G "$c" --help 2>&1 | grep -q "not built"; then fail "$c not built"; else fail "$c --help"; fi
