@@ -135,14 +135,16 @@ deps-demo:
 # `make check` (and CI) runs, in one pass with one summary line: every test of
 # the default build; every test again under ASan+UBSan, except the Soft-RoCE
 # VM (its guest is not instrumented), the fuzzers (sanitized already), the
-# docs check (no code of ours runs) and the Debian package (built from source
-# with Debian's flags, not from this build); and
+# docs check (no code of ours runs), the Debian package (built from source
+# with Debian's flags, not from this build) and report's page in chromium (the
+# browser's part; reader_html runs the page's code under ASan); and
 # the concurrent pieces (recorder ring, shim, sock, ABI refcount) under TSan.
 # `make check-run` runs one build's suite (SAN=... picks it).
 ASAN_SKIP_SCRIPTS := tests/vm/run-vm.sh tests/fuzz/run-fuzz.sh tests/fuzz/run-fuzz-oob.sh tests/doctor/run-fuzz-doctor.sh \
                      tests/docs/check-config-doc.sh tests/layers/check-layers.sh \
                      tests/format/check-format.sh tests/install/check-deb.sh tests/check-demo.sh \
-                     tests/install/check-quickstart.sh tests/reader/check-examples.sh
+                     tests/install/check-quickstart.sh tests/reader/check-examples.sh \
+                     tests/reader/test-report-html.sh
 TSAN_TESTS := test_ring test_hist test_shim test_shim_untraced test_rec_format test_rec_sigkill \
               test_rec_sigbus test_rec_harness test_rec_live test_sock test_abi
 check: deps

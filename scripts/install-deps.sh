@@ -24,6 +24,7 @@ check=(
     # collector, scraped by prometheus, queried over its HTTP API (both on loopback)
     prometheus-node-exporter curl
     systemd # tests/install/check-systemd.sh: systemd-analyze verify on gdrtrace-export.*
+    chromium python3 # tests/reader/test-report-html.sh: report's page in a headless browser, its DOM read
     # the Soft-RoCE VM test (tests/vm): a real kernel verbs stack under QEMU
     qemu-system-x86 busybox-static rdma-core ibverbs-providers ibverbs-utils perftest cpio kmod
 )

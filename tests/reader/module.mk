@@ -8,10 +8,11 @@ reader_hostile_LIBS := -lzstd -lm
 TEST_SCRIPTS += tests/reader/test-emulated.sh
 TEST_SCRIPTS += tests/reader/test-cli.sh tests/reader/test-output.sh tests/reader/test-escape.sh
 TEST_SCRIPTS += tests/reader/test-empty.sh
-# report's HTML page: escaping, grid, packing (without a browser)
+# report's HTML page: escaping, grid, packing (C); the page in a real browser (script)
 TESTS += reader_html
 reader_html_SRCS = tests/reader/html_test.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
 reader_html_LIBS := -lzstd -lm
+TEST_SCRIPTS += tests/reader/test-report-html.sh
 BENCHES += reader_bench
 reader_bench_SRCS = tests/reader/bench_reader.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
 reader_bench_LIBS := -lzstd -lm
