@@ -582,12 +582,50 @@ void gt_recfile_fate(const struct gt_recfile *r, struct gt_fate *f)
  * when the recorders were folded sorted.  Lookups (communicator by id, host,
  * job) go through open-addressing hash tables: linear in the recorders. */
 
+int gt_natcmp(const char *a, const char *b)
+{
+    const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
+    while (*x && *y) {
+        if (*x >= '0' && *x <= '9' && *y >= '0' && *y <= '9') {
+            /* a run of digits each: by value (leading zeros skipped, then the
+             * longer run is the larger number, then digit by digit) */
+            const unsigned char *xs = x, *ys = y;
+            while (*xs == '0')
+                xs++;
+            while (*ys == '0')
+                ys++;
+            const unsigned char *xe = xs, *ye = ys;
+            while (*xe >= '0' && *xe <= '9')
+                xe++;
+            while (*ye >= '0' && *ye <= '9')
+                ye++;
+            if (xe - xs != ye - ys)
+                return xe - xs < ye - ys ? -1 : 1;
+            for (; xs < xe; xs++, ys++)
+                if (*xs != *ys)
+                    return *xs < *ys ? -1 : 1;
+            x = xe;
+            y = ye;
+            continue;
+        }
+        if (*x != *y)
+            return *x < *y ? -1 : 1;
+        x++;
+        y++;
+    }
+    if (*x || *y)
+        return *x ? 1 : -1;
+    /* equal by value ("node02" and "node2"): bytes decide, so the order is total */
+    int c = strcmp(a, b);
+    return (c > 0) - (c < 0);
+}
+
 int gt_recfile_cmp(const struct gt_recfile *x, const struct gt_recfile *y)
 {
-    int c = strcmp(x->id.job, y->id.job);
+    int c = gt_natcmp(x->id.job, y->id.job);
     if (c)
         return c;
-    if ((c = strcmp(x->id.host, y->id.host)))
+    if ((c = gt_natcmp(x->id.host, y->id.host)))
         return c;
     if (x->id.rank != y->id.rank)
         return x->id.rank < y->id.rank ? -1 : 1;
@@ -649,6 +687,8 @@ void gt_job_free(struct gt_job *j)
     free(j->comms);
     free(j->nodes);
     free(j->ranks);
+    free(j->rank_ix);
+    j->rank_ix = NULL;
     free(j->fates);
     j->fates = NULL;
     j->nfates = 0;
@@ -982,7 +1022,6 @@ int gt_job_add(struct gt_job *j, struct gt_recfile *recs, size_t ri)
     for (uint32_t s = 0; s < r->ncomm; s++) {
         if (!gt_recfile_comm_group(r, s, f->grp, NULL))
             continue;
-        nd->ncomm++;
         for (int a = 0; a < GTR_ASKED_COUNT; a++)
             for (int m = 0; m < GTR_METHOD_COUNT; m++)
                 nd->did[m] += f->grp->reg_count[a][m];
@@ -1004,6 +1043,7 @@ int gt_job_add(struct gt_job *j, struct gt_recfile *recs, size_t ri)
         rc->errors = f->grp->error_count;
         rc->msgs = f->grp->send_count + f->grp->recv_count;
         rc->bytes = f->grp->send_bytes + f->grp->recv_bytes;
+        rc->deregs = f->grp->dereg_count;
         for (int op = 0; op < GTR_OP_COUNT; op++) {
             rc->p50_ns[op] = gt_hist_quantile(&f->grp->hist[op], 0.50);
             rc->p99_ns[op] = gt_hist_quantile(&f->grp->hist[op], 0.99);
@@ -1063,6 +1103,46 @@ static int rank_cmp(const void *a, const void *b)
     return (x->slot > y->slot) - (x->slot < y->slot);
 }
 
+/* Each digest's communicator (the member with its recorder and first slot),
+ * and j->rank_ix: the digests grouped by communicator, in (rec, slot) order
+ * within each (x->rix, x->nrix).  Linear after one sort. */
+static int index_ranks(struct gt_job *j)
+{
+    if (j->nranks > 1)
+        qsort(j->ranks, j->nranks, sizeof(*j->ranks), rank_cmp);
+    for (size_t i = 0; i < j->nranks; i++)
+        j->ranks[i].comm = SIZE_MAX;
+    for (size_t i = 0; i < j->ncomm; i++) {
+        struct gt_ccomm *x = &j->comms[i];
+        x->nrix = 0;
+        for (size_t k = 0; k < x->nmembers; k++) {
+            struct gt_rank_comm key = {.rec = x->members[k].rec, .slot = x->members[k].slot};
+            struct gt_rank_comm *d =
+                bsearch(&key, j->ranks, j->nranks, sizeof(*j->ranks), rank_cmp);
+            if (d && d->comm == SIZE_MAX) { /* sibling slots have no digest of their own */
+                d->comm = i;
+                x->nrix++;
+            }
+        }
+    }
+    free(j->rank_ix);
+    j->rank_ix = malloc((j->nranks ? j->nranks : 1) * sizeof(*j->rank_ix));
+    if (!j->rank_ix)
+        return -1;
+    size_t at = 0;
+    for (size_t i = 0; i < j->ncomm; i++) {
+        j->comms[i].rix = at;
+        at += j->comms[i].nrix;
+        j->comms[i].nrix = 0;
+    }
+    for (size_t i = 0; i < j->nranks; i++) {
+        size_t c = j->ranks[i].comm;
+        if (c != SIZE_MAX)
+            j->rank_ix[j->comms[c].rix + j->comms[c].nrix++] = i;
+    }
+    return 0;
+}
+
 struct node_ord {
     struct gt_node nd;
     size_t first;
@@ -1119,8 +1199,6 @@ int gt_job_finish(struct gt_job *j, struct gt_recfile *recs, size_t nrec)
             qsort(j->fates, j->nfates, sizeof(*j->fates), fate_cmp);
         for (size_t i = 0; i < j->nranks; i++)
             j->ranks[i].rec = inv[j->ranks[i].rec];
-        if (j->nranks > 1)
-            qsort(j->ranks, j->nranks, sizeof(*j->ranks), rank_cmp);
         size_t *rn = malloc((nrec ? nrec : 1) * sizeof(*rn));
         if (!rn)
             goto out;
@@ -1165,14 +1243,17 @@ int gt_job_finish(struct gt_job *j, struct gt_recfile *recs, size_t nrec)
             if (!nctx || ctx[nctx - 1] != &recs[ri])
                 ctx[nctx++] = &recs[ri];
             size_t nd = f->rec_node[ri];
-            if (stamp[nd] != i) {
+            if (stamp[nd] != i) { /* a communicator counts once per host it spans */
                 stamp[nd] = i;
                 x->nhosts++;
+                j->nodes[nd].ncomm++;
             }
         }
         gt_verdict_of(&x->sum, ctx, nctx, &x->v);
         codes[i] = x->v.code;
     }
+    if (index_ranks(j))
+        goto out;
     j->overall.emulated = 0;
     for (size_t i = 0; i < nrec; i++)
         j->overall.emulated |= gt_recfile_emulated(&recs[i]);
@@ -1223,6 +1304,93 @@ out:
     if (rc)
         gt_job_free(j);
     return rc;
+}
+
+/* ---- Ranks that differ from their communicator (rules in model.h) ---- */
+
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of v[0, n), n > 0 (sorts v): the lower middle when n is even,
+ * a value some process really showed. */
+static uint64_t median_of(uint64_t *v, size_t n)
+{
+    qsort(v, n, sizeof(*v), u64_cmp);
+    return v[(n - 1) / 2];
+}
+
+int gt_comm_norm(const struct gt_job *j, size_t ci, struct gt_comm_norm *n)
+{
+    const struct gt_ccomm *x = &j->comms[ci];
+    memset(n, 0, sizeof(*n));
+    n->nranks = x->nrix;
+    n->majority = GT_V_NO_DATA;
+    size_t seen[GT_V_COUNT] = {0};
+    for (size_t k = 0; k < x->nrix; k++) {
+        const struct gt_rank_comm *d = &j->ranks[j->rank_ix[x->rix + k]];
+        if (d->verdict >= 0 && d->verdict < GT_V_COUNT)
+            seen[d->verdict]++;
+        n->nfallback += d->fallbacks != 0;
+        n->nerror += d->errors != 0;
+    }
+    for (int v = 0; v < GT_V_COUNT; v++)
+        if (seen[v] > n->nmajority) { /* strictly more: a tie keeps the lower code */
+            n->nmajority = seen[v];
+            n->majority = v;
+        }
+    if (!x->nrix)
+        return 0;
+    uint64_t *vals = malloc(x->nrix * sizeof(*vals));
+    if (!vals)
+        return -1;
+    for (int op = 0; op < GTR_OP_COUNT; op++) {
+        size_t m = 0;
+        for (size_t k = 0; k < x->nrix; k++) {
+            uint64_t p = j->ranks[j->rank_ix[x->rix + k]].p50_ns[op];
+            if (p)
+                vals[m++] = p;
+        }
+        n->nop[op] = m;
+        if (!m)
+            continue;
+        uint64_t med = median_of(vals, m);
+        for (size_t k = 0; k < m; k++)
+            vals[k] = vals[k] > med ? vals[k] - med : med - vals[k];
+        n->median[op] = med;
+        n->mad[op] = median_of(vals, m);
+    }
+    free(vals);
+    return 0;
+}
+
+unsigned gt_rank_differs(const struct gt_comm_norm *n, const struct gt_rank_comm *d,
+                         unsigned *slow_ops)
+{
+    unsigned bits = 0, slow = 0;
+    if (d->verdict != n->majority)
+        bits |= GT_DIFF_VERDICT;
+    if (d->fallbacks && 2 * n->nfallback < n->nranks)
+        bits |= GT_DIFF_FALLBACK;
+    if (d->errors && 2 * n->nerror < n->nranks)
+        bits |= GT_DIFF_ERROR;
+    for (int op = 0; op < GTR_OP_COUNT; op++) {
+        uint64_t p = d->p50_ns[op], m = n->median[op];
+        if (!p || n->nop[op] < GT_OUTLIER_MIN || p <= m)
+            continue;
+        /* K x 1.4826 x MAD, in ten-thousandths to stay in integers */
+        long double spread = (long double)n->mad[op] * GT_OUTLIER_K * 14826 / 10000;
+        if (p > GT_OUTLIER_RATIO * m && (long double)(p - m) > spread &&
+            p - m >= GT_OUTLIER_FLOOR_NS)
+            slow |= 1u << op;
+    }
+    if (slow)
+        bits |= GT_DIFF_SLOW;
+    if (slow_ops)
+        *slow_ops = slow;
+    return bits;
 }
 
 int gt_job_build(struct gt_job *j, struct gt_recfile *recs, size_t nrec)

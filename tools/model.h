@@ -77,13 +77,15 @@ struct gt_ccomm {
     size_t nprocs;   /* distinct processes */
     int nhosts;
     struct gt_verdict v;
+    size_t rix, nrix; /* its processes' digests: j->ranks[j->rank_ix[rix .. rix + nrix)] */
 };
 
 /* One host: its processes' communicators (sibling slots summed), judged with
  * each process's own context and combined. */
 struct gt_node {
     char host[64];
-    int nproc, ncomm;
+    int nproc; /* processes */
+    int ncomm; /* distinct communicators with a member here (as the verdict counts them) */
     uint64_t did[GTR_METHOD_COUNT]; /* registrations by method */
     int code;                       /* combined verdict */
 };
@@ -128,8 +130,10 @@ struct gt_rank_comm {
     uint64_t did[GTR_METHOD_COUNT]; /* registrations by method */
     uint64_t fallbacks, errors;
     uint64_t msgs, bytes; /* completed sends + receives, and their bytes (watch's rates) */
+    uint64_t deregs;      /* deregistrations (kernel check) */
     uint64_t p50_ns[GTR_OP_COUNT], p99_ns[GTR_OP_COUNT]; /* latency; 0: none */
     int verdict;                                         /* judged with this process's context */
+    size_t comm;                                         /* index into j->comms */
 };
 
 struct gt_job {
@@ -145,8 +149,57 @@ struct gt_job {
     struct gt_verdict overall;
     struct gt_rank_comm *ranks; /* per process and communicator, in (rec, slot) order */
     size_t nranks;
+    size_t *rank_ix;      /* indices into ranks grouped by communicator (gt_ccomm.rix) */
     struct gt_fold *fold; /* between gt_job_begin and gt_job_finish */
 };
+
+/* ---- Ranks that differ from their communicator (summary, issue 21) ----
+ *
+ * A communicator's norm is what most of its processes show.  A process
+ * differs when (bits of gt_rank_differs):
+ *   VERDICT   its own verdict (judged with its context) is not the most
+ *             frequent one among the communicator's processes (ties: the
+ *             better verdict, lower code, is the norm, so the worse is named);
+ *   FALLBACK  it fell back while fewer than half of them did;
+ *   ERROR     it recorded errors while fewer than half of them did;
+ *   SLOW      for some operation, its p50 is an outlier among the p50s of the
+ *             processes that have that operation (at least GT_OUTLIER_MIN of
+ *             them): more than GT_OUTLIER_RATIO x their median, more than
+ *             GT_OUTLIER_K scaled MADs (1.4826 x the median absolute deviation,
+ *             the robust standard deviation) above it, and at least
+ *             GT_OUTLIER_FLOOR_NS above it.  The ratio alone would flag a
+ *             communicator whose ranks spread widely (no majority to differ
+ *             from); the MAD alone would flag a 1 ns step when all agree (MAD 0:
+ *             the histograms' buckets make equal p50s common).  Only slow
+ *             outliers: a rank faster than its peers is nothing to chase. */
+#define GT_OUTLIER_MIN 3
+#define GT_OUTLIER_RATIO 2
+#define GT_OUTLIER_K 3
+#define GT_OUTLIER_FLOOR_NS 1000
+
+#define GT_DIFF_VERDICT 0x1
+#define GT_DIFF_FALLBACK 0x2
+#define GT_DIFF_ERROR 0x4
+#define GT_DIFF_SLOW 0x8
+
+struct gt_comm_norm {
+    size_t nranks;                 /* digests (processes) of the communicator */
+    int majority;                  /* the norm's verdict (GT_V_*) */
+    size_t nmajority;              /* processes with it */
+    size_t nfallback, nerror;      /* processes with fallbacks, with errors */
+    size_t nop[GTR_OP_COUNT];      /* processes with data for the operation */
+    uint64_t median[GTR_OP_COUNT]; /* median of their p50s (ns); 0: none */
+    uint64_t mad[GTR_OP_COUNT];    /* median absolute deviation of the same (ns) */
+};
+
+/*! gt_comm_norm() : the norm of communicator j->comms[ci]; 0, or -1 (out of
+ *  memory).  Time O(n log n) in its processes. */
+int gt_comm_norm(const struct gt_job *j, size_t ci, struct gt_comm_norm *n);
+/*! gt_rank_differs() : GT_DIFF_* bits for digest d against its
+ *  communicator's norm; *slow_ops (may be NULL): bit op set for each
+ *  operation (enum gt_op) whose p50 is an outlier. */
+unsigned gt_rank_differs(const struct gt_comm_norm *n, const struct gt_rank_comm *d,
+                         unsigned *slow_ops);
 
 /*! gt_recfile_emulated() : 1 when recorder r ran the GPU-memory validation mode
  *  (its settings hold GDRTRACE_GPUMEM=1, or its transport is sock+gpumem). */
@@ -175,7 +228,12 @@ int gt_job_finish(struct gt_job *j, struct gt_recfile *recs, size_t nrec);
  * communicator slots, other settings, callees and events. */
 void gt_recfile_release(struct gt_recfile *r);
 
-/* The report order of recorders: job, host, rank, pid, source. */
+/*! gt_natcmp() : natural order of two strings: runs of digits compare by
+ *  value, so "node2" < "node10"; strings equal by value ("n02", "n2") are
+ *  ordered by their bytes, so the order is total.  strcmp's sign. */
+int gt_natcmp(const char *a, const char *b);
+
+/* The report order of recorders: job, host (both natural), rank, pid, source. */
 int gt_recfile_cmp(const struct gt_recfile *x, const struct gt_recfile *y);
 void gt_job_free(struct gt_job *j);
 
