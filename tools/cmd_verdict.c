@@ -138,15 +138,22 @@ int gt_cmd_verdict(int argc, char **argv)
             gj_str(&js, "expect", gt_verdict_name(expect));
             gj_bool(&js, "expect_met", code == expect && !emu_refused);
         }
+        char next[1024];
+        gt_next_step(&j, argv + optind, argc - optind, next, sizeof(next));
+        gj_str(&js, "next", next);
         gj_i64(&js, "unreadable_inputs", in.nbad);
         gj_i64(&js, "exit", exit_code);
         gj_end(&js, '}');
         gj_done(&js);
     } else {
-        for (size_t i = 0; i < j.ncomm; i++)
-            printf("comm %-20s %-15s %s\n", gt_esc(j.comms[i].label),
-                   gt_verdict_label(j.comms[i].v.code, j.comms[i].v.emulated),
-                   gt_esc(j.comms[i].v.why));
+        /* evidence wrapped under itself: no line wider than GT_REPORT_COLS */
+        char head[256];
+        for (size_t i = 0; i < j.ncomm; i++) {
+            int w = snprintf(head, sizeof(head), "comm %-20s %-15s ", gt_esc(j.comms[i].label),
+                             gt_verdict_label(j.comms[i].v.code, j.comms[i].v.emulated));
+            fputs(head, stdout);
+            gt_report_wrap(stdout, w, w, gt_esc(j.comms[i].v.why));
+        }
         for (size_t i = 0; i < j.nfates; i++) {
             const struct gt_recfile *r = &j.recs[j.fates[i].rec];
             char label[96];
@@ -154,14 +161,18 @@ int gt_cmd_verdict(int argc, char **argv)
             const char *v = j.fates[i].f.kind == GT_FATE_IN_CALL
                                 ? "-"
                                 : gt_verdict_label(j.fates[i].f.code, emu);
-            printf("proc %-20s %-15s %s\n", gt_esc(label), v, gt_esc(j.fates[i].f.text));
+            int w = snprintf(head, sizeof(head), "proc %-20s %-15s ", gt_esc(label), v);
+            fputs(head, stdout);
+            gt_report_wrap(stdout, w, w, gt_esc(j.fates[i].f.text));
         }
         if (j.nnodes > 1)
             for (size_t i = 0; i < j.nnodes; i++)
                 printf("node %-20s %-15s %d process(es), %d communicator(s)\n",
                        gt_esc(j.nodes[i].host), gt_verdict_label(j.nodes[i].code, emu),
                        j.nodes[i].nproc, j.nodes[i].ncomm);
-        printf("%-25s %-15s %s\n", "all", gt_verdict_label(code, emu), gt_esc(j.overall.why));
+        int w = snprintf(head, sizeof(head), "%-25s %-15s ", "all", gt_verdict_label(code, emu));
+        fputs(head, stdout);
+        gt_report_wrap(stdout, w, w, gt_esc(j.overall.why));
         if (expect >= 0 && code != expect)
             printf("expected %s, got %s\n", gt_verdict_name(expect), gt_verdict_label(code, emu));
         if (emu_refused)
@@ -171,6 +182,7 @@ int gt_cmd_verdict(int argc, char **argv)
         if (in.nbad)
             printf("%d input(s) could not be read (see above): the verdict covers the rest\n",
                    in.nbad);
+        gt_report_next(stdout, "", &j, argv + optind, argc - optind);
     }
     gt_job_free(&j);
     gt_inputs_free(&in);

@@ -14,9 +14,27 @@
 
 #define GT_REPORT_BARS 0x1   /* draw histograms */
 #define GT_REPORT_EVENTS 0x2 /* list the recent control events */
+#define GT_REPORT_FULL 0x4   /* per node, per process and per communicator detail */
+#define GT_REPORT_RANKS 0x8  /* the compact report with every process of each communicator */
+
+#define GT_REPORT_COLS 100    /* no line of summary or verdict is wider */
+#define GT_REPORT_LIST_MAX 16 /* the compact report names at most this many of a kind */
 
 void gt_report_text(FILE *f, const struct gt_job *j, int flags);
 void gt_report_json(struct gt_json *js, const struct gt_job *j);
+
+/*! gt_report_wrap() : prints text on a line where `used` columns are
+ *  already taken, breaking at spaces so that no line is wider than
+ *  GT_REPORT_COLS; continuation lines start with `indent` spaces (at most
+ *  half the width); a word longer than a line is cut.  Ends the line. */
+void gt_report_wrap(FILE *f, int used, int indent, const char *text);
+
+/*! gt_report_next() : ind, then "next: ...": the one next step for the outcome of
+ *  job j (its overall verdict; no recorder: NO-DATA) read from paths (the
+ *  command's PATH arguments, none: $GDRTRACE_DIR); docs/runbook-gates.md
+ *  maps the gates.  gt_next_step() : the same text without "next: ". */
+void gt_report_next(FILE *f, const char *ind, const struct gt_job *j, char **paths, int npaths);
+void gt_next_step(const struct gt_job *j, char **paths, int npaths, char *buf, size_t n);
 
 /* Pieces reused by other commands. */
 void gt_report_hist_bars(FILE *f, const struct gtr_hist *h, const char *indent, int width);

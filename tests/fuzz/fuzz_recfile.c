@@ -44,7 +44,11 @@ static void exercise(struct gt_inputs *in)
         return;
     FILE *f = sink();
     if (f) {
-        gt_report_text(f, &j, GT_REPORT_BARS | GT_REPORT_EVENTS);
+        /* the three views: compact (the norm, differing ranks), --ranks, --full */
+        gt_report_text(f, &j, 0);
+        gt_report_text(f, &j, GT_REPORT_RANKS);
+        gt_report_text(f, &j, GT_REPORT_FULL | GT_REPORT_BARS | GT_REPORT_EVENTS);
+        gt_report_next(f, "", &j, NULL, 0);
         struct gt_json js;
         gj_init(&js, f);
         gt_report_json(&js, &j);

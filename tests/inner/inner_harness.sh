@@ -32,7 +32,7 @@ for inner_v in 11 8; do
             echo "FAIL: inner v$inner_v / outer v$outer_v"; tail -n 20 "$log"; fail=1
         fi
         # The recorder must say which transport and which inner ABI carried it.
-        sum=$("$BUILD/gdrtrace" summary "$dir" 2>&1)
+        sum=$("$BUILD/gdrtrace" summary --full "$dir" 2>&1)
         if grep -q "transport inner" <<<"$sum" && grep -q "inner plugin v$inner_v " <<<"$sum"; then
             echo "ok: the recorder names the inner transport and its v$inner_v ABI"
         else

@@ -34,6 +34,7 @@ check() {
     local name=$1 dir=$2 want=$3; shift 3
     local v l rc
     v=$("$gdrtrace" verdict "$dir" 2>&1); rc=$?
+    v=$(tr -s ' \n' '  ' <<<"$v") # the evidence wraps at 100 columns: match across lines
     l=$("$gdrtrace" ls "$dir" 2>&1)
     if [ "$rc" -ne "$want" ]; then
         echo "FAIL: $name: verdict exited $rc, expected $want"; echo "$v"; fail=1; return

@@ -8,6 +8,9 @@
 #    time (best of two runs) and the child's peak RSS (wait4, the larger).
 #    Targets at 8k: <= 512 MiB and <= 30 s on 2 cores, time linear
 #    (8k / 1k <= 8 x 1.5);
+#  * `gdrtrace summary` (the default report, issue 21) over 1k and 8k of the
+#    same: wall time, peak RSS, its line count (<= 60: every rank agrees) and
+#    lines over 100 columns (none); at 8k the same targets as verdict;
 #  * a 2 GiB zstd bomb (zeros, 68 KB on disk), a container whose member is
 #    2 GiB of zeros, and one whose member is a recorder's magic then 2 GiB
 #    of zeros: refused in <= 64 MiB and < 2 s.
@@ -45,6 +48,24 @@ for n in 1024 2048 4096 8192; do
     printf 'reader scale: verdict over %5d recorders: %6.2f s, peak RSS %4d MiB, exit %d (generated in %.1f s)\n' \
         "$n" "$secs" $((kib / 1024)) "$rc" "$(echo "$g1 - $g0" | bc)"
     [ "$rc" = 0 ] || miss "verdict exit $rc (want 0, DIRECT-DMABUF)"
+    if [ "$n" = 1024 ] || [ "$n" = 8192 ]; then # summary's default report (issue 21)
+        read -r ss sk src < <("$S" measure "$G" summary "$T/$n" 2>/dev/null | tail -1)
+        read -r s2 k2 rc2 < <("$S" measure "$G" summary "$T/$n" 2>/dev/null | tail -1)
+        if awk "BEGIN { exit !($s2 < $ss) }"; then ss=$s2; fi
+        [ "$k2" -gt "$sk" ] && sk=$k2
+        [ "$rc2" = 0 ] || src=$rc2
+        lines=$("$G" summary "$T/$n" 2>/dev/null | wc -l)
+        wide=$("$G" summary "$T/$n" 2>/dev/null | awk 'length($0) > 100' | wc -l)
+        printf 'reader scale: summary over %5d recorders: %6.2f s, peak RSS %4d MiB, exit %d, %d lines (%d > 100 columns)\n' \
+            "$n" "$ss" $((sk / 1024)) "$src" "$lines" "$wide"
+        [ "$src" = 0 ] || miss "summary exit $src (want 0)"
+        [ "$lines" -le 60 ] || miss "summary of $n alike ranks: $lines lines > 60"
+        [ "$wide" = 0 ] || miss "summary: $wide line(s) wider than 100 columns"
+        if [ "$n" = 8192 ]; then
+            [ $((sk / 1024)) -le 512 ] || miss "summary peak RSS $((sk / 1024)) MiB > 512 MiB"
+            awk "BEGIN { exit !($ss <= 30) }" || miss "summary $ss s > 30 s"
+        fi
+    fi
     [ "$n" = 1024 ] && t1=$secs
     if [ "$n" = 8192 ]; then
         [ $((kib / 1024)) -le 512 ] || miss "peak RSS $((kib / 1024)) MiB > 512 MiB"

@@ -31,7 +31,13 @@ run() { # name, command...: "$ cmd" then its output and exit code
 cd_run() { (cd "$T" && run "$@"); }
 run ls ls "$T/job" "$T/fallback"
 run summary summary "$T/job"
-run summary-fallback summary --events --no-bars "$T/fallback"
+run summary-full summary --full "$T/job"
+run summary-fallback summary --full --events --no-bars "$T/fallback"
+# a thousand ranks (reader_scale gen: 8 a node, a world communicator and one
+# per node), four made to differ: peermem, a fallback, 10x slower, no rank
+mkdir -p "$T/ranks1000"
+$BUILD/tests/reader_scale gen "$T/ranks1000" 1000 small natural peermem=17 fallback=42 slow=99 unknown=500
+run summary-1000-ranks summary "$T/ranks1000"
 run summary-json summary --json "$T/dmabuf"
 for k in dmabuf peermem host mixed fallback error nodata; do run "verdict-$k" verdict "$T/$k"; done
 # what became of a process (format 1.3): refused by the plugin, died inside an inner plugin's call

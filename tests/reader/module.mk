@@ -35,6 +35,8 @@ TESTS += reader_scale
 reader_scale_SRCS = tests/reader/scale.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
 reader_scale_LIBS := -lzstd -lm
 TEST_SCRIPTS += tests/reader/test-bounded.sh
+# summary at a thousand ranks (issue 21): short, exact, ? not -1, width, order, next:
+TEST_SCRIPTS += tests/reader/test-summary-scale.sh
 BENCH_SCRIPTS += tests/reader/bench-scale.sh
 # docs/examples/ equals what gdrtrace prints now (gen-examples.sh), no dangling references.
 TEST_SCRIPTS += tests/reader/check-examples.sh

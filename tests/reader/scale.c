@@ -3,13 +3,19 @@
  * scale.c — `reader_scale`: inputs for the reader's memory and scale tests
  * (test-bounded.sh, bench-scale.sh), and a way to measure a command.
  *
- *   reader_scale gen DIR N [small] N recorders of the default size (64 comm
+ *   reader_scale gen DIR N [small] [natural] [peermem=R,..] [fallback=R,..]
+ *                    [slow=R,..] [unknown=R,..]
+ *                                 N recorders of the default size (64 comm
  *                                 slots, 16,384 ring slots) of one job, 8
  *                                 ranks a node, written sparse: only the
  *                                 4 KiB blocks that hold data are written, the
  *                                 rest are holes, so 8,192 of them take
  *                                 seconds and ~0.3 GB of disk, not 22 GB
- *                                 (small: 2 comm slots, 64 ring slots)
+ *                                 (small: 2 comm slots, 64 ring slots;
+ *                                 natural: hosts node0..nodeN, not
+ *                                 node-0000; the ranks listed register by
+ *                                 peermem, fall back, take 10x the latency,
+ *                                 or have no rank and no NCCL version)
  *   reader_scale bomb FILE BYTES [zeros|container|member|recorder|comms]
  *                                 a small zstd file that expands to BYTES:
  *                                 zeros (not an archive); container (a valid
@@ -43,6 +49,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "common/hist.h"
 #include "common/recfile.h"
 #include "tests/reader/fixture.h"
 #include "tools/archive.h"
@@ -96,60 +103,176 @@ static int write_sparse(const char *path, const unsigned char *img, size_t len, 
 
 #define GEN_SMALL 1
 #define GEN_REVERSE 2 /* pids fall as ranks rise: file names sort against rank order */
+#define GEN_NATURAL 4 /* hosts node0, node1, ... node10: only a natural sort orders them */
 
-static int gen(const char *dir, long n, int flags)
+/* What some ranks show instead of the job's DMA-BUF (summary tests: the
+ * processes that differ from their communicator's majority). */
+enum { V_BASE, V_PEERMEM, V_FALLBACK, V_SLOW, V_COUNT };
+
+struct variant {
+    unsigned char *img;
+    size_t len, *nz, nnz;
+    struct gtr_identity id; /* as built: each rank's is patched from it */
+};
+
+#define MAX_ODD 64
+struct gen_opts {
+    int flags;
+    long odd[V_COUNT][MAX_ODD]; /* ranks of each variant (V_BASE unused) */
+    int nodd[V_COUNT];
+    long unknown[MAX_ODD]; /* ranks written as the writer does without a launcher */
+    int nunknown;
+};
+
+static int listed(const long *v, int n, long r)
 {
-    int small = flags & GEN_SMALL;
-    struct fx_opts o = {.kind = FX_DMABUF,
+    for (int i = 0; i < n; i++)
+        if (v[i] == r)
+            return 1;
+    return 0;
+}
+
+/* The image of a variant: the fixture's recorder, slot 1 a copy of slot 0
+ * (then given the node's commId per rank), and its non-zero blocks. */
+static int build_variant(struct variant *v, int kind, int small, int lat_pct, long n)
+{
+    struct fx_opts o = {.kind = kind,
                         .world = (int)n,
                         .ring_cap = GTR_DEFAULT_RING_EVENTS,
                         .ncomm = GTR_DEFAULT_COMMS,
-                        .events = 300};
+                        .events = 300,
+                        .lat_pct = lat_pct};
     if (small) { /* the smallest recorder with two communicators */
         o.ring_cap = 64;
         o.ncomm = 2;
         o.events = 60;
     }
-    size_t len;
-    unsigned char *img = fx_build(&o, &len);
-    if (!img)
+    v->img = fx_build(&o, &v->len);
+    if (!v->img)
         return -1;
-    /* slot 1: a communicator of the node's 8 ranks (its own commId) */
+    memcpy(&v->id, v->img + fx_off_identity(), sizeof(v->id));
     size_t c0 = fx_off_comms(), c1 = c0 + sizeof(struct gtr_comm);
-    memcpy(img + c1, img + c0, sizeof(struct gtr_comm));
-    size_t nblk = (len + BLK - 1) / BLK, nnz = 0;
-    size_t *nz = malloc(nblk * sizeof(*nz));
-    if (!nz)
+    if (lat_pct != 100) { /* the fixture scales reg and dereg; sends too, as a slow rank's */
+        struct gtr_comm c;
+        memcpy(&c, v->img + c0, sizeof(c));
+        gt_hist_init(&c.hist[GTR_OP_SEND]);
+        for (int i = 0; i < 1000; i++)
+            gt_hist_add_owned(&c.hist[GTR_OP_SEND],
+                              (uint64_t)(i < 500 ? 8000 : 12000) * (uint64_t)lat_pct / 100);
+        memcpy(v->img + c0, &c, sizeof(c));
+    }
+    /* slot 1: a communicator of the node's 8 ranks (its own commId) */
+    memcpy(v->img + c1, v->img + c0, sizeof(struct gtr_comm));
+    size_t nblk = (v->len + BLK - 1) / BLK;
+    v->nz = malloc(nblk * sizeof(*v->nz));
+    if (!v->nz)
         return -1;
     static const unsigned char zero[BLK];
+    v->nnz = 0;
     for (size_t b = 0; b < nblk; b++) {
-        size_t n2 = len - b * BLK < BLK ? len - b * BLK : BLK;
-        if (memcmp(img + b * BLK, zero, n2))
-            nz[nnz++] = b;
+        size_t n2 = v->len - b * BLK < BLK ? v->len - b * BLK : BLK;
+        if (memcmp(v->img + b * BLK, zero, n2))
+            v->nz[v->nnz++] = b;
     }
-    struct gtr_identity id;
-    memcpy(&id, img + fx_off_identity(), sizeof(id));
-    struct gtr_comm c;
-    memcpy(&c, img + c1, sizeof(c));
+    return 0;
+}
+
+static int gen(const char *dir, long n, const struct gen_opts *g)
+{
+    int flags = g->flags;
+    struct variant var[V_COUNT] = {{0}};
+    static const int kinds[V_COUNT] = {FX_DMABUF, FX_PEERMEM, FX_FALLBACK, FX_DMABUF};
+    static const int lat[V_COUNT] = {100, 100, 100, 1000};
+    int rc = -1;
+    for (int k = 0; k < V_COUNT; k++)
+        if ((k == V_BASE || g->nodd[k]) &&
+            build_variant(&var[k], kinds[k], flags & GEN_SMALL, lat[k], n))
+            goto out;
+    size_t c1 = fx_off_comms() + sizeof(struct gtr_comm);
     for (long r = 0; r < n; r++) {
-        snprintf(id.host, sizeof(id.host), "node-%04ld", r / 8);
+        int k = V_BASE;
+        for (int q = 1; q < V_COUNT; q++)
+            if (listed(g->odd[q], g->nodd[q], r))
+                k = q;
+        unsigned char *img = var[k].img;
+        struct gtr_identity id = var[k].id;
+        if (flags & GEN_NATURAL)
+            snprintf(id.host, sizeof(id.host), "node%ld", r / 8);
+        else
+            snprintf(id.host, sizeof(id.host), "node-%04ld", r / 8);
         id.rank = (int32_t)r;
         id.local_rank = (int32_t)(r % 8);
         id.pid = (int32_t)((flags & GEN_REVERSE) ? 200000 - r : 100000 + r);
+        if (listed(g->unknown, g->nunknown, r)) { /* no launcher, NCCL not visible */
+            id.rank = id.local_rank = id.world_size = -1;
+            id.launcher[0] = 0;
+            id.nccl_version = -1;
+        }
         memcpy(img + fx_off_identity(), &id, sizeof(id));
+        struct gtr_comm c;
+        memcpy(&c, img + c1, sizeof(c));
         c.comm_id = 0x4e0de00000000000ull + (uint64_t)(r / 8);
         memcpy(img + c1, &c, sizeof(c));
         char path[4096];
         snprintf(path, sizeof(path), "%s/gdrtrace.scale.%s.%d.rec", dir, id.host, id.pid);
-        if (write_sparse(path, img, len, nz, nnz)) {
+        if (write_sparse(path, img, var[k].len, var[k].nz, var[k].nnz)) {
             fprintf(stderr, "reader_scale: %s: %s\n", path, strerror(errno));
-            free(nz);
-            free(img);
-            return -1;
+            goto out;
         }
     }
-    free(nz);
-    free(img);
+    rc = 0;
+out:
+    for (int k = 0; k < V_COUNT; k++) {
+        free(var[k].nz);
+        free(var[k].img);
+    }
+    return rc;
+}
+
+/* gen's options after DIR N: small, natural, peermem=R,R.. fallback=.. slow=..
+ * unknown=..; 0, or -1 with a message. */
+static int gen_args(int argc, char **argv, struct gen_opts *g)
+{
+    static const char *const names[V_COUNT] = {NULL, "peermem=", "fallback=", "slow="};
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "small")) {
+            g->flags |= GEN_SMALL;
+            continue;
+        }
+        if (!strcmp(a, "natural")) {
+            g->flags |= GEN_NATURAL;
+            continue;
+        }
+        long *list = NULL;
+        int *cnt = NULL;
+        for (int k = 1; k < V_COUNT; k++)
+            if (!strncmp(a, names[k], strlen(names[k]))) {
+                list = g->odd[k];
+                cnt = &g->nodd[k];
+                a += strlen(names[k]);
+            }
+        if (!list && !strncmp(a, "unknown=", 8)) {
+            list = g->unknown;
+            cnt = &g->nunknown;
+            a += 8;
+        }
+        if (!list) {
+            fprintf(stderr, "reader_scale gen: unknown option '%s'\n", argv[i]);
+            return -1;
+        }
+        while (*a) {
+            char *end;
+            long r = strtol(a, &end, 10);
+            if (end == a || r < 0 || *cnt == MAX_ODD || (*end && *end != ',')) {
+                fprintf(stderr, "reader_scale gen: '%s': ranks are R,R,... (at most %d)\n", argv[i],
+                        MAX_ODD);
+                return -1;
+            }
+            list[(*cnt)++] = r;
+            a = *end ? end + 1 : end;
+        }
+    }
     return 0;
 }
 
@@ -331,7 +454,8 @@ static int selftest(void)
     if (!mkdtemp(dir))
         return 1;
     int fails = 0;
-    if (gen(dir, 16, 0)) {
+    struct gen_opts plain = {0}, rev = {.flags = GEN_REVERSE | GEN_SMALL};
+    if (gen(dir, 16, &plain)) {
         printf("FAIL gen\n");
         return 1;
     }
@@ -365,7 +489,7 @@ static int selftest(void)
     /* again with files read in another order than the report's */
     char rdir[4200];
     snprintf(rdir, sizeof(rdir), "%s/rev", dir);
-    if (mkdir(rdir, 0700) || gen(rdir, 24, GEN_REVERSE | GEN_SMALL))
+    if (mkdir(rdir, 0700) || gen(rdir, 24, &rev))
         fails++;
     else
         fails += fold_check(rdir);
@@ -380,13 +504,18 @@ int main(int argc, char **argv)
 {
     if (argc == 1)
         return selftest();
-    if (!strcmp(argv[1], "gen") && (argc == 4 || (argc == 5 && !strcmp(argv[4], "small"))))
-        return gen(argv[2], atol(argv[3]), argc == 5 ? GEN_SMALL : 0) ? 1 : 0;
+    if (!strcmp(argv[1], "gen") && argc >= 4) {
+        struct gen_opts g = {0};
+        if (gen_args(argc - 4, argv + 4, &g))
+            return 64;
+        return gen(argv[2], atol(argv[3]), &g) ? 1 : 0;
+    }
     if (!strcmp(argv[1], "bomb") && (argc == 4 || argc == 5))
         return bomb(argv[2], strtoull(argv[3], NULL, 10), argc == 5 ? argv[4] : "zeros") ? 1 : 0;
     if (!strcmp(argv[1], "measure") && argc > 2)
         return measure(argv + 2);
-    fprintf(stderr, "usage: reader_scale [gen DIR N [small] | bomb FILE BYTES "
+    fprintf(stderr, "usage: reader_scale [gen DIR N [small] [natural] [peermem=R,..] "
+                    "[fallback=R,..] [slow=R,..] [unknown=R,..] | bomb FILE BYTES "
                     "[zeros|container|member|recorder|comms] | "
                     "measure CMD...]\n");
     return 64;

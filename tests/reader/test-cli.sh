@@ -35,14 +35,14 @@ $G verdict --expect host "$T/host" >/dev/null; rc=$?
 out=$($G verdict "$T/host")
 grep -q "host memory only" <<<"$out" && pass "HOST-STAGED says why (host memory only)" ||
     fail "HOST-STAGED without reason: $out"
-out=$($G verdict "$T/dmabuf")
+out=$($G verdict "$T/dmabuf" | tr -s ' \n' '  ') # evidence wraps at 100 columns
 grep -q "LL buffers" <<<"$out" && pass "DIRECT-DMABUF explains the host LL registrations" ||
     fail "no LL explanation: $out"
 $G verdict --json "$T/fallback" | grep -q '"verdict": "FALLBACK"' && pass "verdict --json" ||
     fail "verdict --json"
 
 # summary counts (dmabuf fixture: 8 regMrDmaBuf->dmabuf, 2 regMr(HOST)->host)
-out=$($G summary "$T/dmabuf")
+out=$($G summary --full "$T/dmabuf")
 if grep -Eq 'regMrDmaBuf +8 +0 +0 +0' <<<"$out" && grep -Eq 'regMr\(HOST\) +0 +0 +2 +0' <<<"$out"; then
     pass "summary shows the fixture's registration matrix"
 else
@@ -69,8 +69,8 @@ if grep -q "^comm 0x1234abcd5678ef00 .*DIRECT-DMABUF" <<<"$out" && grep -q "^com
 else
     fail "multi-node verdict: exit $rc: $out"
 fi
-$G summary "$T/job" | grep -Eq '^   0x1234abcd5678ef00 +2 +2 +16 ' && pass "summary merges the comm across 2 processes on 2 hosts" ||
-    fail "summary merge: $($G summary --no-bars "$T/job" | grep -A4 'communicators across')"
+$G summary --full "$T/job" | grep -Eq '^   0x1234abcd5678ef00 +2 +2 +16 ' && pass "summary merges the comm across 2 processes on 2 hosts" ||
+    fail "summary merge: $($G summary --full --no-bars "$T/job" | grep -A4 'communicators across')"
 
 mkdir -p "$T/twojobs"; cp "$T/job/"*.rec "$T/twojobs/"
 $FX error "$T/twojobs/gdrtrace.other.node-c.300.rec" --job other --host node-c --pid 300
@@ -81,11 +81,12 @@ $G verdict --job job42 "$T/twojobs" >/dev/null; rc2=$?
 
 # dump + summary of the archive == summary of the live files
 $G dump -o "$T/job.zst" "$T/job" >/dev/null || fail "dump"
-a=$($G summary "$T/job" | grep -v '^   source')
-b=$($G summary "$T/job.zst" | grep -v '^   source')
+# (the next: step names the input given: it ends either output)
+a=$($G summary --full "$T/job" | grep -v '^   source' | sed '/^ *next: /,$d')
+b=$($G summary --full "$T/job.zst" | grep -v '^   source' | sed '/^ *next: /,$d')
 if [ -n "$a" ] && [ "$a" = "$b" ]; then pass "summary of the archive equals summary of the live files"
 else fail "archive summary differs: $(diff <(echo "$a") <(echo "$b") | head -20)"; fi
-a=$($G verdict "$T/job"); b=$($G verdict "$T/job.zst")
+a=$($G verdict "$T/job" | sed '/^next: /,$d'); b=$($G verdict "$T/job.zst" | sed '/^next: /,$d')
 [ "$a" = "$b" ] && pass "verdict of the archive equals verdict of the live files" || fail "archive verdict differs"
 mkdir -p "$T/arcs"; cp "$T/job.zst" "$T/arcs/node-all.zst"
 $G verdict "$T/arcs" >/dev/null; rc=$?
@@ -225,7 +226,7 @@ $FX peermem "$T/H2/gdrtrace.job42.node-a.9.rec" --pid 9 --setting 'GDRTRACE_IB_G
 out=$($G diff "$T/H1" "$T/H2" 2>&1); rc=$?
 [ $rc = 1 ] && grep -q 'setting GDRTRACE_IB_GID_INDEX: A "mlx5_0:1=3" vs B "mlx5_0:1=0"' <<<"$out" &&
     pass "diff names another GID index in force" || fail "diff H1 H2: exit $rc: $out"
-out=$($G summary "$T/D")
+out=$($G summary --full "$T/D")
 grep -q 'settings GDRTRACE_REG=peermem \[gdrtrace\]  GDRTRACE_ALLOW_PEERMEM=0 \[default\]' <<<"$out" &&
     grep -q 'GDRTRACE_EVENTS=all \[gdrtrace\]' <<<"$out" &&
     pass "summary shows the settings in force with their sources" || fail "summary settings: $out"
@@ -238,7 +239,7 @@ assert s["GDRTRACE_ALLOW_PEERMEM"]["source"] == "default", s
 # an invalid value is shown as such, and diff names it even on the registration path
 mkdir -p "$T/G"
 $FX peermem "$T/G/gdrtrace.job42.node-a.7.rec" --pid 7 --reg peermem --invalid GDRTRACE_REG=peermen
-out=$($G summary "$T/G")
+out=$($G summary --full "$T/G")
 grep -q 'GDRTRACE_REG=peermem \[invalid: GDRTRACE_REG=peermen\]' <<<"$out" &&
     pass "summary marks an invalid setting and shows what was set" || fail "summary invalid: $out"
 out=$($G diff "$T/A" "$T/G" 2>&1); rc=$?

@@ -60,7 +60,7 @@ n=$($G ls "$T/both" | grep -c " 4242 ")
 v=$($G verdict "$T/both")
 grep -q "^all .* 1 process(es)" <<<"$v" && pass "verdict: live + archived copy counted once" ||
     fail "verdict both: $v"
-row=$($G summary --no-bars "$T/both" | grep -A1 "^   host .*processes" | tail -1)
+row=$($G summary --full --no-bars "$T/both" | grep -A1 "^   host .*procs" | tail -1)
 [ "$(awk '{print $2, $4}' <<<"$row")" = "1 8" ] &&
     pass "summary: live + archived copy counted once (1 process, 8 DMA-BUF registrations)" ||
     fail "summary both: $row"

@@ -53,7 +53,7 @@ for k in fallback error; do
     grep -qF "$EMU" <<<"$out" && pass "verdict $k labelled" || fail "verdict $k: $out"
 done
 
-out=$($G summary "$T/emu-dmabuf")
+out=$($G summary --full "$T/emu-dmabuf")
 grep -qF "DIRECT-DMABUF $EMU" <<<"$out" && grep -q "GDRTRACE_GPUMEM=1" <<<"$out" &&
     pass "summary: label and the setting" || fail "summary emulated: $out"
 out=$($G summary --json "$T/emu-dmabuf")
@@ -77,7 +77,7 @@ if [ -x "$BUILD/harness/harness" ]; then
         out=$($G verdict "$T/e2e")
         n=$(grep -c "^comm " <<<"$out")
         m=$(grep -cF "$EMU" <<<"$out")
-        s=$($G summary "$T/e2e")
+        s=$($G summary --full "$T/e2e")
         if [ "$n" -ge 1 ] && [ "$m" -ge "$n" ] && grep -q "transport sock+gpumem" <<<"$s" &&
            grep -q "GDRTRACE_GPUMEM=1 \[gdrtrace\]" <<<"$s"; then
             pass "harness with GDRTRACE_GPUMEM=1: $n communicator(s), every verdict emulated"

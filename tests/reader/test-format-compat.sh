@@ -53,7 +53,7 @@ PY
 )
 [ "$py" = OK ] && pass "format 1.0 recorder: every count read in place" || fail "format 1.0 recorder: $py"
 
-txt=$($G summary "$F" 2>&1)
+txt=$($G summary --full "$F" 2>&1)
 grep -q "format   1.0" <<<"$txt" && grep -q "fallbacks       6 (dmabuf-unsupported x6)" <<<"$txt" &&
     grep -q "errors          2 (peer-gone x2)" <<<"$txt" &&
     pass "summary text of a 1.0 recorder" || fail "summary text: $txt"
