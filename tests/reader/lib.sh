@@ -18,6 +18,15 @@ fail() { echo "FAIL $*"; fails=$((fails + 1)); }
 export GDRTRACE_DIR=$T/empty
 mkdir -p "$GDRTRACE_DIR"
 
+# unwrap: verdict/summary text with each wrapped line joined back onto the
+# line it continues (a continuation starts with spaces where the line it
+# continues is not deeper indented: verdict's evidence wraps under itself).
+# For greps of a sentence that may cross a line break; verdict's lines only.
+unwrap() {
+    awk 'NR > 1 && /^ / { sub(/^ +/, " "); printf "%s", $0; next }
+         NR > 1 { print "" } { printf "%s", $0 } END { if (NR) print "" }'
+}
+
 finish() {
     [ $fails = 0 ] && echo "$1" && return 0
     echo "$fails check(s) failed"

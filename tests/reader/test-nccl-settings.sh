@@ -41,6 +41,7 @@ run() { # name [VAR=VALUE ...]: the harness with recorders in $T/name
 
 run loc NCCL_NET_GDR_LEVEL=LOC
 out=$($G verdict "$T/loc"); rc=$?
+out=$(unwrap <<<"$out") # the evidence wraps at 100 columns
 comm=$(grep '^comm ' <<<"$out" | grep HOST-STAGED)
 if [ $rc = 11 ] && grep -q 'ptrSupport HOST|CUDA|DMABUF' <<<"$comm" &&
     grep -qF 'NCCL never asked to register any: NCCL_NET_GDR_LEVEL=LOC (from environment) turns GPU Direct RDMA off' <<<"$comm"; then
@@ -50,7 +51,7 @@ else
 fi
 grep -qF 'GPU Direct RDMA Disabled for GPU' <<<"$comm" &&
     pass "the verdict says how to confirm from NCCL's log" || fail "no confirmation: $comm"
-sum=$($G summary --no-bars "$T/loc")
+sum=$($G summary --full --no-bars "$T/loc")
 if grep -qE '^   nccl     NCCL_NET_GDR_LEVEL=LOC \(from environment\)$' <<<"$sum" &&
     grep -qE "other NCCL setting\(s\) deciding GPU Direct and the transport unset" <<<"$sum"; then
     pass "summary: the nccl line shows the setting and its source"
@@ -74,11 +75,13 @@ fi
 printf '# site\nNCCL_NET_GDR_LEVEL=LOC\n' >"$T/site.conf"
 run conf NCCL_CONF_FILE="$T/site.conf"
 out=$($G verdict "$T/conf"); rc=$?
+out=$(unwrap <<<"$out")
 [ $rc = 11 ] && grep -qF "NCCL_NET_GDR_LEVEL=LOC (from $T/site.conf)" <<<"$out" &&
     pass "from NCCL_CONF_FILE: the verdict names the file" || fail "verdict conf: exit $rc: $out"
 
 run topo
 out=$($G verdict "$T/topo"); rc=$?
+out=$(unwrap <<<"$out")
 if [ $rc = 11 ] && grep -qF "no setting explains it (NCCL_NET_GDR_LEVEL unset): NCCL's topology decided" <<<"$out" &&
     grep -qF 'GPU Direct RDMA Disabled for GPU' <<<"$out" && ! grep -q 'NCCL_NET_GDR_LEVEL=' <<<"$out"; then
     pass "nothing set: NCCL's topology decided, and how to confirm"
@@ -107,13 +110,15 @@ $FX peermem "$T/pm/gdrtrace.job42.node-a.4242.rec" --setting NCCL_DMABUF_ENABLE=
 $FX dmabuf "$T/rd/gdrtrace.job42.node-a.4242.rec" --setting NCCL_NET_GDR_READ=0 || fail "fixture rd"
 $FX dmabuf "$T/old/gdrtrace.job42.node-a.4242.rec" || fail "fixture old"
 out=$($G verdict "$T/pm"); rc=$?
+out=$(unwrap <<<"$out")
 [ $rc = 10 ] && grep -qF 'NCCL_DMABUF_ENABLE=0 (from environment) made NCCL call regMr(NCCL_PTR_CUDA), never regMrDmaBuf' <<<"$out" &&
     pass "DIRECT-PEERMEM: NCCL_DMABUF_ENABLE=0 named as why NCCL asked regMr(CUDA)" ||
     fail "verdict pm: exit $rc: $out"
 out=$($G verdict "$T/rd"); rc=$?
+out=$(unwrap <<<"$out")
 [ $rc = 0 ] && grep -qF 'NCCL_NET_GDR_READ=0 (from environment): NCCL keeps its send buffers in host memory' <<<"$out" &&
     pass "DIRECT-DMABUF: NCCL_NET_GDR_READ=0 explains host-staged sends" || fail "verdict rd: exit $rc: $out"
-out=$($G verdict "$T/old")
+out=$($G verdict "$T/old" | unwrap)
 ! grep -q 'NCCL_NET_GDR_READ=0\|NCCL_DMABUF_ENABLE=0' <<<"$out" &&
     pass "no NCCL settings recorded: nothing named" || fail "verdict old names a setting: $out"
 out=$($G diff "$T/old" "$T/rd" 2>&1); rc=$?
