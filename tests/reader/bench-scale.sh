@@ -7,7 +7,8 @@
 #    communicator and one per node; 8,192 = a 1,024-node x 8-GPU job): wall
 #    time (best of two runs) and the child's peak RSS (wait4, the larger).
 #    Targets at 8k: <= 512 MiB and <= 30 s on 2 cores, time linear
-#    (8k / 1k <= 8 x 1.5);
+#    (8k / 1k <= 8 x 1.5); at 8k also one `watch --once` frame at 30x100
+#    (issue 21): the same bounds, and it must fit;
 #  * `gdrtrace summary` (the default report, issue 21) over 1k and 8k of the
 #    same: wall time, peak RSS, its line count (<= 60: every rank agrees) and
 #    lines over 100 columns (none); at 8k the same targets as verdict;
@@ -73,6 +74,18 @@ for n in 1024 2048 4096 8192; do
         r=$(awk "BEGIN { printf \"%.1f\", $secs / $t1 }")
         echo "reader scale: 8k / 1k time ratio $r (linear: 8; target <= 12)"
         awk "BEGIN { exit !($r <= 12) }" || miss "time not linear (ratio $r)"
+        # one `watch` frame over the same job (issue 21): it folds as verdict
+        # does; it must fit 30x100 in the same bounds
+        read -r secs kib rc < <("$S" measure "$G" watch --all --once --rows 30 --cols 100 "$T/$n" \
+            2>/dev/null >"$T/watch.raw"; tail -1 "$T/watch.raw")
+        head -n -1 "$T/watch.raw" >"$T/watch.txt"
+        lines=$(wc -l <"$T/watch.txt")
+        wide=$(LC_ALL=C sed 's/\xe2\x80[\xa6\x94]/./g' "$T/watch.txt" | LC_ALL=C awk 'length($0) > 100' | wc -l)
+        printf 'reader scale: watch frame over %5d recorders: %6.2f s, peak RSS %4d MiB, exit %d, %d lines, %d wider than 100\n' \
+            "$n" "$secs" $((kib / 1024)) "$rc" "$lines" "$wide"
+        [ "$rc" = 0 ] && [ "$lines" -le 30 ] && [ "$wide" = 0 ] || miss "watch frame does not fit 30x100 (exit $rc)"
+        [ $((kib / 1024)) -le 512 ] || miss "watch peak RSS $((kib / 1024)) MiB > 512 MiB"
+        awk "BEGIN { exit !($secs <= 30) }" || miss "watch $secs s > 30 s"
     fi
     rm -rf "${T:?}/$n"
 done
