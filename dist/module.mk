@@ -24,12 +24,20 @@ DOCDIR ?= $(PREFIX)/share/doc/gdrtrace
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 PLUGINDIR = $(LIBDIR)/nccl-net-gdrtrace
+BUILD_PLUGINDIR := $(BUILD)/nccl-net-gdrtrace
 
 MAN_DIR := $(BUILD)/man
 MAN_STAMP := $(MAN_DIR)/.generated
 COMPLETION := $(BUILD)/completion/gdrtrace
 
-all: $(MAN_STAMP) $(COMPLETION)
+all: $(MAN_STAMP) $(COMPLETION) $(BUILD_PLUGINDIR)/libnccl-net-gdrtrace.so
+
+# The build tree has the plugin-only folder too, beside the command as
+# $(PLUGINDIR) is beside $(BINDIR)/../lib: `gdrtrace run` works uninstalled.
+$(BUILD_PLUGINDIR)/libnccl-net-gdrtrace.so: | $(PLUGIN)
+	@mkdir -p $(dir $@)
+	$(call say,LN,$@)
+	$(Q)ln -sfn ../libnccl-net-gdrtrace.so $@
 
 $(MAN_STAMP): $(TOOL) dist/gen-man.sh
 	$(call say,GEN,$(MAN_DIR)/gdrtrace*.1)

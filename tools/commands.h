@@ -19,6 +19,7 @@ int gt_cmd_watch(int argc, char **argv);
 int gt_cmd_export(int argc, char **argv);
 int gt_cmd_doctor(int argc, char **argv);
 int gt_cmd_prune(int argc, char **argv);
+int gt_cmd_run(int argc, char **argv);
 
 /* Exit code for usage errors, shared by every subcommand. */
 #define GT_EXIT_USAGE 64

@@ -24,6 +24,7 @@ static const struct subcommand subcommands[] = {
     {"watch", gt_cmd_watch, "live view of running jobs"},
     {"export", gt_cmd_export, "metrics as Prometheus text or JSON"},
     {"prune", gt_cmd_prune, "remove the recorders of exited and crashed processes"},
+    {"run", gt_cmd_run, "run a job with the plugin, archive its recorders, print the verdict"},
     {"doctor", gt_cmd_doctor,
      "this node's identity, prerequisites and a real DMA-BUF registration"},
 };

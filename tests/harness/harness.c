@@ -43,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -109,6 +110,54 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* NCCL's debug file, as NCCL writes one: with NCCL_DEBUG=INFO (or TRACE)
+ * and NCCL_DEBUG_FILE set, each process appends "HOST:PID:TID [0] NCCL
+ * INFO …" lines to the file the pattern names, %h the host name and %p the
+ * pid (NCCL's src/debug.cc).  Tools that read NCCL's log beside the recorders
+ * (`gdrtrace run`) see one from the harness too.  Opened once per process:
+ * a forked child writes its own file. */
+static FILE *nccl_debug_file(void)
+{
+    static pid_t owner;
+    static FILE *f;
+    if (owner == getpid())
+        return f;
+    owner = getpid();
+    f = NULL; /* the parent's stays the parent's (line-buffered: nothing pending) */
+    const char *lvl = getenv("NCCL_DEBUG"), *pat = getenv("NCCL_DEBUG_FILE");
+    if (!lvl || (strcasecmp(lvl, "INFO") && strcasecmp(lvl, "TRACE")) || !pat || !*pat)
+        return NULL;
+    char host[256] = "", path[PATH_MAX];
+    gethostname(host, sizeof(host) - 1);
+    size_t o = 0;
+    for (const char *c = pat; *c && o + 1 < sizeof(path); c++) {
+        if (c[0] == '%' && c[1] == 'h') {
+            o += (size_t)snprintf(path + o, sizeof(path) - o, "%s", host);
+            c++;
+        } else if (c[0] == '%' && c[1] == 'p') {
+            o += (size_t)snprintf(path + o, sizeof(path) - o, "%d", (int)getpid());
+            c++;
+        } else {
+            path[o++] = *c;
+        }
+    }
+    path[o < sizeof(path) ? o : sizeof(path) - 1] = '\0';
+    f = fopen(path, "a");
+    if (f)
+        setvbuf(f, NULL, _IOLBF, 0);
+    return f;
+}
+
+static void nccl_debug_line(const char *level, const char *text)
+{
+    FILE *f = nccl_debug_file();
+    if (!f || (!strcmp(level, "TRACE") && strcasecmp(getenv("NCCL_DEBUG"), "TRACE")))
+        return;
+    char host[256] = "";
+    gethostname(host, sizeof(host) - 1);
+    fprintf(f, "%s:%d:%d [0] NCCL %s %s\n", host, (int)getpid(), (int)gettid(), level, text);
+}
+
 /* NCCL's logger, as the plugin sees it.  Checks the flags convention: WARN
  * with NCCL_ALL, INFO/TRACE with a real subsystem. */
 static void logger(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
@@ -119,6 +168,10 @@ static void logger(ncclDebugLogLevel level, unsigned long flags, const char *fil
     va_start(ap, fmt);
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
+    nccl_debug_line(level == NCCL_LOG_WARN   ? "WARN"
+                    : level == NCCL_LOG_INFO ? "INFO"
+                                             : "TRACE",
+                    buf);
     if (level == NCCL_LOG_WARN) {
         g_warns++;
         if (flags != NCCL_ALL)
@@ -246,6 +299,11 @@ static void net_open(struct net *n, int abi)
     n->tab = dlsym(h, sym);
     if (!n->tab)
         FAIL("%s has no symbol %s: %s", opt.plugin, sym, dlerror());
+    /* NCCL's own line once a plugin is loaded (every ncclNet_vN_t starts with its name) */
+    char line[256];
+    snprintf(line, sizeof(line), "NET/Plugin: Loaded net plugin %s (v%d)",
+             *(const char *const *)n->tab, abi);
+    nccl_debug_line("INFO", line);
     Dl_info where;
     if (opt.by_name && dladdr(n->tab, &where) && where.dli_fname)
         say("NCCL_NET_PLUGIN: dlopen(\"%s\") loaded %s", opt.plugin, where.dli_fname);

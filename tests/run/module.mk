@@ -1,0 +1,6 @@
+# SPDX-License-Identifier: Apache-2.0
+# tests/run: `gdrtrace run` (tools/cmd_run.c) around the NCCL-like harness,
+# and its refusal of a network filesystem (tools/netfs.c).
+TEST_SCRIPTS += tests/run/test-run.sh
+TESTS += test_netfs
+test_netfs_SRCS := tests/run/test_netfs.c tools/netfs.c

@@ -1,0 +1,888 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cmd_run.c — `gdrtrace run [--expect X] [--dir DIR] [--inner] [--keep] -- COMMAND...`:
+ * one command for a canary job.  It makes NCCL load the plugin installed with
+ * this gdrtrace (NCCL_NET_PLUGIN=gdrtrace and the plugin-only folder first on
+ * LD_LIBRARY_PATH: the name works on every NCCL version, dist/module.mk), has
+ * the recorders written into a folder of its own under GDRTRACE_DIR and
+ * NCCL's INFO log for INIT,NET beside them, runs COMMAND, archives the
+ * recorders (tools/cmd_dump.c) and copies the log into DIR, prints the verdict
+ * (tools/cmd_verdict.c) and exits with the command's failure or the verdict.
+ * Under a launcher it runs once per rank and judges only its own recorders;
+ * `gdrtrace verdict DIR` judges the job.
+ *
+ * Invariants:
+ *  1. Nothing the job set is overridden silently.  NCCL_NET_PLUGIN naming
+ *     another plugin is refused, or wrapped with --inner (the plugin's inner
+ *     transport); NCCL_NET and NCCL_DEBUG* are kept as set; each such
+ *     decision is one "gdrtrace run:" line on stderr, and the log is read
+ *     where the job's NCCL_DEBUG_FILE puts it.
+ *  2. Recorders go only into a folder this process created (mkdtemp, 0700)
+ *     under a GDRTRACE_DIR that is not on a network filesystem (netfs.h): a
+ *     recorder is a shared mapping the job stores into.
+ *  3. A failed command's status wins (128+N for a death by signal N, as a
+ *     shell reports it); only a command that succeeded exits with the
+ *     verdict's code.  gdrtrace's own failures use 125, 126, 127 as env(1)
+ *     and timeout(1) do, so they cannot be taken for a verdict.
+ *  4. The recorders are removed only after their archive was written, and
+ *     only what the plugin and NCCL wrote into the private folder.
+ *  5. SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 sent to gdrtrace
+ *     reach the command's process group (the command and what it started);
+ *     a signal the caller ignored stays ignored for the command too.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <glob.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tools/commands.h"
+#include "tools/esc.h"
+#include "tools/inputs.h"
+#include "tools/model.h"
+#include "tools/netfs.h"
+
+#define EXIT_SETUP 125    /* gdrtrace run could not set up, or could not archive */
+#define EXIT_NOEXEC 126   /* COMMAND found but not executable */
+#define EXIT_NOTFOUND 127 /* COMMAND not found */
+
+#define PLUGIN_SO "libnccl-net-gdrtrace.so"
+#define PLUGIN_SUBDIR "nccl-net-gdrtrace"
+#define LOG_NAME "nccl.%h.%p.log"
+
+static void usage(FILE *f)
+{
+    fprintf(
+        f,
+        "usage: gdrtrace run [--expect dmabuf|peermem|host] [--dir DIR] [OPTION...] -- COMMAND...\n"
+        "  One command for a canary job: runs COMMAND with NCCL loading the plugin\n"
+        "  installed with this gdrtrace (NCCL_NET_PLUGIN=gdrtrace, its plugin-only folder\n"
+        "  first on LD_LIBRARY_PATH), the recorders in a private folder under\n"
+        "  $GDRTRACE_DIR (default /dev/shm; a network filesystem is refused) and NCCL's\n"
+        "  INFO log for INIT,NET beside them; then archives both into DIR, prints the\n"
+        "  verdict of these recorders and removes them.  Under mpirun or srun, run it\n"
+        "  per rank: each rank archives only its own (DIR/JOB.HOST.rRANK.zst, or\n"
+        "  .pPID without a rank), and 'gdrtrace verdict DIR' judges the whole job.\n"
+        "  NCCL_NET_PLUGIN, NCCL_NET and NCCL_DEBUG* set by the job are kept and said\n"
+        "  on stderr; GDRTRACE_JOB is set from the launcher's job id when unset.\n"
+        "  --expect X  as verdict: exit 0 if the recorders are\n"
+        "              DIRECT-DMABUF (dmabuf), DIRECT-PEERMEM (peermem) or\n"
+        "              HOST-STAGED (host), else 20\n"
+        "  --allow-emulated  as verdict: let --expect match a GDRTRACE_GPUMEM=1 run\n"
+        "  --dir DIR   where the archive and NCCL's log go (default: the current\n"
+        "              folder; created if missing)\n"
+        "  --inner     when the job's NCCL_NET_PLUGIN names another plugin, trace\n"
+        "              that one through the plugin (GDRTRACE_TRANSPORT=inner); else\n"
+        "              such a job is refused\n"
+        "  --keep      keep the private folder of recorders and log after archiving\n"
+        "exit: the command's status when it failed (128+N when signal N killed it),\n"
+        "      else the verdict's code (0, 10-16; with --expect 0, 20 or 21; 2 an\n"
+        "      unreadable recorder); 125 run could not set up or archive (the\n"
+        "      recorders are kept), 126 COMMAND cannot be executed, 127 COMMAND not\n"
+        "      found, 64 usage\n");
+}
+
+struct run {
+    const char *expect;
+    int allow_emulated, inner, keep;
+    const char *dir; /* --dir */
+    char **cmd;
+    char host[256];
+    char job[128];
+    char stem[PATH_MAX]; /* DIR/JOB.HOST.rRANK (or .pPID), without ".zst" */
+    char plugindir[PATH_MAX];
+    char recdir[PATH_MAX];      /* the private folder (GDRTRACE_DIR of the command) */
+    char logpat[PATH_MAX + 64]; /* NCCL_DEBUG_FILE as NCCL sees it; "" if NCCL logs to stdout */
+    int own_log;                /* logpat is ours, inside recdir */
+    time_t t0;
+};
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "gdrtrace run: %s\n", gt_esc(buf));
+}
+
+static const char *env(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+static int set(const char *name, const char *value)
+{
+    if (setenv(name, value, 1) == 0)
+        return 0;
+    say("cannot set %s: %s", name, strerror(errno));
+    return -1;
+}
+
+/* Letters, digits, '-', '_' and '.' stay; anything else (a '/' of a job id)
+ * becomes '_', so a name built from it stays one entry of DIR. */
+static void name_part(char *dst, size_t n, const char *src)
+{
+    size_t i = 0;
+    for (; src[i] && i + 1 < n; i++) {
+        char c = src[i];
+        dst[i] = ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '-' || c == '_' || c == '.')
+                     ? c
+                     : '_';
+    }
+    dst[i] = '\0';
+}
+
+/* ---- where the plugin is ---------------------------------------------- */
+
+/* A folder fit for LD_LIBRARY_PATH: it holds the plugin and no entry named
+ * "gdrtrace" (NCCL <= 2.26 first dlopens the bare NCCL_NET_PLUGIN value). */
+static int plugin_only(const char *dir)
+{
+    char p[PATH_MAX + 32];
+    struct stat st;
+    snprintf(p, sizeof(p), "%s/" PLUGIN_SO, dir);
+    if (stat(p, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
+    snprintf(p, sizeof(p), "%s/gdrtrace", dir);
+    return lstat(p, &st) != 0;
+}
+
+/* The plugin installed with this executable: $BINDIR/../lib[/<multiarch>]/
+ * nccl-net-gdrtrace (make install, the Debian package), or, in the build
+ * tree, the plugin-only folder beside the executable. */
+static int find_plugin(struct run *r)
+{
+    char exe[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (k <= 0) {
+        say("cannot read /proc/self/exe to find the plugin installed with gdrtrace: %s",
+            strerror(errno));
+        return -1;
+    }
+    exe[k] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash)
+        *slash = '\0';
+    static const char *const rel[] = {
+        "../lib/" PLUGIN_SUBDIR,
+#ifdef GT_MULTIARCH
+        "../lib/" GT_MULTIARCH "/" PLUGIN_SUBDIR,
+#endif
+        "../lib64/" PLUGIN_SUBDIR, PLUGIN_SUBDIR, /* the build tree */
+    };
+    char tried[1024] = "";
+    size_t tl = 0;
+    for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+        char p[PATH_MAX * 2];
+        snprintf(p, sizeof(p), "%s/%s", exe, rel[i]);
+        char *real = realpath(p, NULL);
+        if (real && strlen(real) < sizeof(r->plugindir) && plugin_only(real)) {
+            snprintf(r->plugindir, sizeof(r->plugindir), "%s", real);
+            free(real);
+            return 0;
+        }
+        free(real);
+        if (tl < sizeof(tried))
+            tl += (size_t)snprintf(tried + tl, sizeof(tried) - tl, "%s%s", tl ? ", " : "", p);
+    }
+    say("no plugin installed with this gdrtrace (%s): looked for a folder holding only %s in %s",
+        exe, PLUGIN_SO, tried);
+    return -1;
+}
+
+/* ---- the job's environment -------------------------------------------- */
+
+static void pick_job(struct run *r)
+{
+    const char *v = env("GDRTRACE_JOB");
+    if (v) {
+        snprintf(r->job, sizeof(r->job), "%s", v);
+        say("job %s (GDRTRACE_JOB, as the job set it)", r->job);
+        return;
+    }
+    /* The plugin's own order (shim/recorder.c), so the recorders and the
+     * archive name agree with a run without gdrtrace run. */
+    static const char *const from[] = {"SLURM_JOB_ID", "TORCHELASTIC_RUN_ID",
+                                       "OMPI_MCA_orte_ess_jobid", "PMIX_NAMESPACE"};
+    for (size_t i = 0; i < sizeof(from) / sizeof(from[0]); i++) {
+        if ((v = env(from[i])) != NULL) {
+            snprintf(r->job, sizeof(r->job), "%s", v);
+            if (set("GDRTRACE_JOB", r->job) == 0)
+                say("job %s (GDRTRACE_JOB set from %s)", r->job, from[i]);
+            return;
+        }
+    }
+    struct tm tm;
+    time_t now = time(NULL);
+    char when[32];
+    strftime(when, sizeof(when), "%Y%m%dT%H%M%S", gmtime_r(&now, &tm));
+    snprintf(r->job, sizeof(r->job), "run-%s-%d", when, (int)getpid());
+    if (set("GDRTRACE_JOB", r->job) == 0)
+        say("job %s (GDRTRACE_JOB generated: no launcher job id in the environment)", r->job);
+}
+
+/* This process's rank, for the archive's name: the launcher's own variable. */
+static const char *pick_rank(void)
+{
+    static const char *const from[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
+                                       "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof(from) / sizeof(from[0]); i++) {
+        const char *v = env(from[i]);
+        if (v && strspn(v, "0123456789") == strlen(v) && strlen(v) < 12)
+            return v;
+    }
+    return NULL;
+}
+
+static int names_gdrtrace(const char *v)
+{
+    const char *b = strrchr(v, '/');
+    b = b ? b + 1 : v;
+    return !strcmp(v, "gdrtrace") || !strcmp(b, PLUGIN_SO);
+}
+
+/* NCCL_NET_PLUGIN and the inner transport (invariant 1).  0, or the exit code. */
+static int pick_plugin(struct run *r)
+{
+    const char *v = env("NCCL_NET_PLUGIN");
+    if (v && names_gdrtrace(v)) {
+        say("NCCL_NET_PLUGIN=%s (the job's) names gdrtrace already: kept", v);
+        if (r->inner)
+            say("--inner: the job names no other plugin to wrap; ignored");
+        return 0;
+    }
+    if (!v && !r->inner)
+        return set("NCCL_NET_PLUGIN", "gdrtrace") ? EXIT_SETUP : 0;
+    if (v && !r->inner) {
+        say("the job sets NCCL_NET_PLUGIN=%s (another net plugin) and NCCL loads one: run "
+            "with --inner to trace that plugin through gdrtrace (GDRTRACE_TRANSPORT=inner), or "
+            "unset NCCL_NET_PLUGIN to trace gdrtrace's own transports; nothing was run",
+            v);
+        return EXIT_SETUP;
+    }
+    /* --inner */
+    const char *t = env("GDRTRACE_TRANSPORT");
+    if (t && strcmp(t, "inner") != 0) {
+        say("--inner conflicts with the job's GDRTRACE_TRANSPORT=%s; nothing was run", t);
+        return EXIT_SETUP;
+    }
+    char lib[PATH_MAX];
+    const char *set_inner = env("GDRTRACE_INNER");
+    if (!v) {
+        if (!set_inner) {
+            say("--inner: the job sets no NCCL_NET_PLUGIN (nor GDRTRACE_INNER) naming a plugin "
+                "to wrap");
+            return GT_EXIT_USAGE;
+        }
+        snprintf(lib, sizeof(lib), "%s", set_inner);
+    } else {
+        if (strchr(v, ',') || !strcasecmp(v, "none") || !strcmp(v, "STATIC_PLUGIN")) {
+            say("--inner wraps one plugin library, and the job's NCCL_NET_PLUGIN=%s is %s; "
+                "nothing was run",
+                v,
+                strchr(v, ',')           ? "a list"
+                : !strcasecmp(v, "none") ? "none (no external plugin)"
+                                         : "the executable's own plugin");
+            return EXIT_SETUP;
+        }
+        /* NCCL's lookup: a path or a lib*.so name as is, else libnccl-net-NAME.so. */
+        size_t n = strlen(v);
+        if (strchr(v, '/') || (!strncmp(v, "lib", 3) && n > 3 && strstr(v, ".so")))
+            snprintf(lib, sizeof(lib), "%s", v);
+        else
+            snprintf(lib, sizeof(lib), "libnccl-net-%s.so", v);
+        if (set_inner && strcmp(set_inner, lib) != 0) {
+            say("--inner: the job sets both NCCL_NET_PLUGIN=%s and GDRTRACE_INNER=%s; which one "
+                "to wrap is unclear; nothing was run",
+                v, set_inner);
+            return EXIT_SETUP;
+        }
+    }
+    if (set("NCCL_NET_PLUGIN", "gdrtrace") || set("GDRTRACE_TRANSPORT", "inner") ||
+        set("GDRTRACE_INNER", lib))
+        return EXIT_SETUP;
+    if (v)
+        say("the job's NCCL_NET_PLUGIN=%s is wrapped: NCCL_NET_PLUGIN=gdrtrace "
+            "GDRTRACE_TRANSPORT=inner GDRTRACE_INNER=%s",
+            v, lib);
+    else
+        say("the job's GDRTRACE_INNER=%s is wrapped: NCCL_NET_PLUGIN=gdrtrace "
+            "GDRTRACE_TRANSPORT=inner",
+            lib);
+    return 0;
+}
+
+/* NCCL_NET and NCCL_DEBUG* (invariant 1): kept when set, ours when not. */
+static int pick_nccl_env(struct run *r)
+{
+    const char *net = env("NCCL_NET");
+    if (net && strcasecmp(net, "gdrtrace") != 0)
+        say("NCCL_NET=%s (the job's) kept: NCCL uses only the network named %s, so the "
+            "plugin (named gdrtrace) may carry no traffic (verdict NO-DATA)",
+            net, net);
+    else if (net)
+        say("NCCL_NET=%s (the job's) kept", net);
+
+    const char *dbg = env("NCCL_DEBUG"), *sub = env("NCCL_DEBUG_SUBSYS"),
+               *file = env("NCCL_DEBUG_FILE");
+    char own[sizeof(r->logpat)];
+    snprintf(own, sizeof(own), "%.*s/%s", PATH_MAX, r->recdir, LOG_NAME);
+    if (!dbg) {
+        /* NCCL_DEBUG unset: the job logs nothing; ours adds INFO for INIT,NET,
+         * into the job's own file if it names one. */
+        if (set("NCCL_DEBUG", "INFO") || (!sub && set("NCCL_DEBUG_SUBSYS", "INIT,NET")) ||
+            (!file && set("NCCL_DEBUG_FILE", own)))
+            return EXIT_SETUP;
+        if (sub)
+            say("NCCL_DEBUG_SUBSYS=%s (the job's) kept%s", sub,
+                strstr(sub, "INIT") && strstr(sub, "NET")
+                    ? ""
+                    : ": NCCL's INIT and NET lines are logged only if it selects them");
+        if (file)
+            say("NCCL_DEBUG_FILE=%s (the job's) kept: NCCL_DEBUG=INFO logs there, read from there",
+                file);
+    } else {
+        /* The job chose its log: every NCCL_DEBUG* stays as set. */
+        say("NCCL_DEBUG=%s%s%s (the job's) kept; NCCL's log %s%s", dbg,
+            sub ? " NCCL_DEBUG_SUBSYS=" : "", sub ? sub : "",
+            file ? "is read from NCCL_DEBUG_FILE="
+                 : "goes to the job's output (no NCCL_DEBUG_FILE): "
+                   "not archived",
+            file ? file : "");
+    }
+    const char *pat = dbg ? file : (file ? file : own);
+    if (pat && strlen(pat) >= sizeof(r->logpat)) {
+        say("NCCL_DEBUG_FILE is longer than %zu bytes; nothing was run", sizeof(r->logpat) - 1);
+        return EXIT_SETUP;
+    }
+    snprintf(r->logpat, sizeof(r->logpat), "%s", pat ? pat : "");
+    r->own_log = !dbg && !file;
+    return 0;
+}
+
+static int prepend_ld_path(const char *dir)
+{
+    const char *old = env("LD_LIBRARY_PATH");
+    size_t n = strlen(dir) + (old ? strlen(old) + 1 : 0) + 1;
+    char *v = malloc(n);
+    if (!v) {
+        say("out of memory");
+        return -1;
+    }
+    snprintf(v, n, "%s%s%s", dir, old ? ":" : "", old ? old : "");
+    int rc = set("LD_LIBRARY_PATH", v);
+    free(v);
+    return rc;
+}
+
+/* mkdir -p DIR, then a writable folder: checked before the job runs, so a
+ * long job never ends with nowhere to put its evidence. */
+static int make_dir(const char *dir)
+{
+    char p[PATH_MAX];
+    if (snprintf(p, sizeof(p), "%s", dir) >= (int)sizeof(p)) {
+        say("--dir %s: path too long", dir);
+        return -1;
+    }
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            say("--dir %s: cannot create %s: %s", dir, p, strerror(errno));
+            return -1;
+        }
+        *s = '/';
+    }
+    if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+        say("--dir %s: cannot create it: %s", dir, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        say("--dir %s: not a folder", dir);
+        return -1;
+    }
+    if (access(p, W_OK | X_OK) != 0) {
+        say("--dir %s: cannot write into it: %s", dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* The archive's name, DIR/JOB.HOST.rRANK (.pPID without a rank): ranks of
+ * one job never collide in DIR; a second run of the same rank into the same
+ * DIR gets .2, .3 … rather than replacing the first's evidence. */
+static int pick_stem(struct run *r)
+{
+    char j[128], h[128], who[32];
+    name_part(j, sizeof(j), r->job);
+    name_part(h, sizeof(h), r->host);
+    const char *rank = pick_rank();
+    if (rank)
+        snprintf(who, sizeof(who), "r%s", rank);
+    else
+        snprintf(who, sizeof(who), "p%d", (int)getpid());
+    for (int i = 1; i < 1000; i++) {
+        char suffix[16] = "";
+        if (i > 1)
+            snprintf(suffix, sizeof(suffix), ".%d", i);
+        char p[PATH_MAX + 8];
+        snprintf(r->stem, sizeof(r->stem), "%s/%s.%s.%s%s", r->dir, j, h, who, suffix);
+        snprintf(p, sizeof(p), "%s.zst", r->stem);
+        if (access(p, F_OK) != 0 && errno == ENOENT)
+            return 0;
+    }
+    say("--dir %s holds %s.%s.%s.zst and 998 more runs of it: choose another DIR", r->dir, j, h,
+        who);
+    return -1;
+}
+
+/* ---- running the command ---------------------------------------------- */
+
+static const int fwd_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+#define NFWD (sizeof(fwd_sigs) / sizeof(fwd_sigs[0]))
+static volatile sig_atomic_t g_child; /* the command's pid = its process group; 0 before */
+
+static void forward(int sig)
+{
+    int e = errno;
+    pid_t c = (pid_t)g_child;
+    if (c > 0 && kill(-c, sig) != 0)
+        kill(c, sig); /* its group is gone: the command alone, if still there */
+    errno = e;
+}
+
+/* The terminal goes to the command's process group when gdrtrace holds it,
+ * so that ^C, ^Z and reads reach the command as if the shell had started it;
+ * SIGTTOU is blocked around the handover, which a background group makes. */
+static int tty_fd = -1;
+
+static void give_tty(pid_t pgrp)
+{
+    if (tty_fd < 0)
+        return;
+    sigset_t m, old;
+    sigemptyset(&m);
+    sigaddset(&m, SIGTTOU);
+    sigprocmask(SIG_BLOCK, &m, &old);
+    tcsetpgrp(tty_fd, pgrp);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Runs the command; returns its wait status, or -1 when it could not be
+ * started (*exit_code set: 126, 127 or 125). */
+static int run_command(struct run *r, int *exit_code)
+{
+    struct sigaction old[NFWD], sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = forward;
+    sigemptyset(&sa.sa_mask);
+    sigset_t block, prev;
+    sigemptyset(&block);
+    for (size_t i = 0; i < NFWD; i++)
+        sigaddset(&block, fwd_sigs[i]);
+    sigprocmask(SIG_BLOCK, &block, &prev);
+    for (size_t i = 0; i < NFWD; i++) {
+        sigaction(fwd_sigs[i], NULL, &old[i]);
+        if (old[i].sa_handler != SIG_IGN) /* ignored by the caller: ignored by the job too */
+            sigaction(fwd_sigs[i], &sa, NULL);
+    }
+    if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp())
+        tty_fd = STDIN_FILENO;
+
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) != 0) {
+        say("pipe: %s", strerror(errno));
+        *exit_code = EXIT_SETUP;
+        return -1;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        say("fork: %s", strerror(errno));
+        *exit_code = EXIT_SETUP;
+        close(pfd[0]);
+        close(pfd[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(pfd[0]);
+        setpgid(0, 0);
+        give_tty(getpid());
+        for (size_t i = 0; i < NFWD; i++)
+            sigaction(fwd_sigs[i], &old[i], NULL);
+        sigprocmask(SIG_SETMASK, &prev, NULL);
+        execvp(r->cmd[0], r->cmd);
+        int e = errno;
+        if (write(pfd[1], &e, sizeof(e)) < 0) {
+            /* the parent reads a short pipe as "exec failed, cause unknown" */
+        }
+        _exit(EXIT_NOTFOUND);
+    }
+    close(pfd[1]);
+    setpgid(pid, pid); /* also here: whichever of the two runs first */
+    give_tty(pid);
+    g_child = pid;
+    sigprocmask(SIG_SETMASK, &prev, NULL);
+
+    int e = 0;
+    ssize_t n;
+    while ((n = read(pfd[0], &e, sizeof(e))) < 0 && errno == EINTR)
+        ;
+    close(pfd[0]);
+
+    int st = 0;
+    for (;;) {
+        pid_t w = waitpid(pid, &st, WUNTRACED);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0) {
+            say("waitpid: %s", strerror(errno));
+            st = -1;
+            break;
+        }
+        if (!WIFSTOPPED(st))
+            break;
+        /* ^Z stopped the command: stop too, so the shell sees its job stopped;
+         * when continued (fg or bg) continue the command, in the foreground if
+         * gdrtrace is. */
+        if (tty_fd < 0)
+            continue; /* stopped by someone else (a scheduler's suspend): theirs to continue */
+        give_tty(getpgrp());
+        raise(SIGTSTP);
+        if (tcgetpgrp(tty_fd) == getpgrp())
+            give_tty(pid);
+        kill(-pid, SIGCONT);
+    }
+    give_tty(getpgrp());
+    g_child = 0;
+    for (size_t i = 0; i < NFWD; i++)
+        sigaction(fwd_sigs[i], &old[i], NULL);
+
+    if (n > 0) {
+        say("cannot run %s: %s", r->cmd[0], strerror(e));
+        *exit_code = e == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
+        return -1;
+    }
+    return st;
+}
+
+/* ---- after the command ------------------------------------------------ */
+
+/* NCCL_DEBUG_FILE's pattern as a glob of the files NCCL wrote on this host:
+ * %h is the host name, %p a pid; the rest is literal (glob's own characters
+ * escaped). */
+static void log_glob(const struct run *r, char *out, size_t n)
+{
+    size_t o = 0;
+    for (const char *s = r->logpat; *s && o + 1 < n; s++) {
+        const char *add = NULL;
+        char one[3] = {0};
+        if (s[0] == '%' && s[1] == 'h') {
+            add = r->host, s++;
+        } else if (s[0] == '%' && s[1] == 'p') {
+            add = "[0-9]*", s++;
+        } else if (strchr("*?[\\", *s)) {
+            one[0] = '\\', one[1] = *s, add = one;
+        } else {
+            one[0] = *s, add = one;
+        }
+        o += (size_t)snprintf(out + o, n - o, "%s", add);
+    }
+    if (o >= n)
+        o = n - 1;
+    out[o] = '\0';
+}
+
+static int copy_file(const char *from, const char *to)
+{
+    int in = open(from, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return -1;
+    int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (out < 0) {
+        int e = errno;
+        close(in);
+        errno = e;
+        return -1;
+    }
+    char buf[65536];
+    ssize_t k;
+    int rc = 0;
+    while ((k = read(in, buf, sizeof(buf))) != 0) {
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0) {
+            rc = -1;
+            break;
+        }
+        for (ssize_t off = 0; off < k;) {
+            ssize_t w = write(out, buf + off, (size_t)(k - off));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0) {
+                rc = -1;
+                break;
+            }
+            off += w;
+        }
+        if (rc)
+            break;
+    }
+    int e = errno;
+    close(in);
+    if (close(out) != 0 && !rc)
+        rc = -1, e = errno;
+    if (rc)
+        unlink(to);
+    errno = e;
+    return rc;
+}
+
+/* Copies the NCCL logs of this run into DIR as STEM.<their name>.  Returns
+ * how many; -1 when one could not be copied. */
+static int copy_logs(const struct run *r)
+{
+    if (!r->logpat[0])
+        return 0;
+    char pat[PATH_MAX * 2];
+    log_glob(r, pat, sizeof(pat));
+    glob_t g;
+    int grc = glob(pat, 0, NULL, &g);
+    if (grc == GLOB_NOMATCH) {
+        say("NCCL wrote no log (%s): was NCCL initialised?", r->logpat);
+        return 0;
+    }
+    if (grc != 0) {
+        say("cannot list NCCL's logs (%s)", r->logpat);
+        return -1;
+    }
+    int n = 0, rc = 0;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        struct stat st;
+        /* a log of an earlier run (a pattern without %p, a shared folder) is not this run's */
+        if (stat(g.gl_pathv[i], &st) != 0 || !S_ISREG(st.st_mode) || st.st_mtime < r->t0 - 1)
+            continue;
+        const char *b = strrchr(g.gl_pathv[i], '/');
+        b = b ? b + 1 : g.gl_pathv[i];
+        char to[PATH_MAX * 2];
+        snprintf(to, sizeof(to), "%s.%s", r->stem, b);
+        if (copy_file(g.gl_pathv[i], to) != 0) {
+            say("cannot copy NCCL's log %s to %s: %s", g.gl_pathv[i], to, strerror(errno));
+            rc = -1;
+            continue;
+        }
+        n++;
+    }
+    globfree(&g);
+    return rc ? -1 : n;
+}
+
+/* Calls a subcommand in this process with an argv built here, as the
+ * command line would; getopt is restarted for it. */
+static int call(int (*cmd)(int, char **), char **argv)
+{
+    int argc = 0;
+    while (argv[argc])
+        argc++;
+    optind = 0;
+    fflush(NULL);
+    int rc = cmd(argc, argv);
+    fflush(NULL);
+    return rc;
+}
+
+/* The verdict of this process's recorders, as `gdrtrace verdict` prints it. */
+static int verdict(const struct run *r)
+{
+    char *argv[8];
+    int a = 0;
+    argv[a++] = "verdict";
+    if (r->expect) {
+        argv[a++] = "--expect";
+        argv[a++] = (char *)r->expect;
+    }
+    if (r->allow_emulated)
+        argv[a++] = "--allow-emulated";
+    argv[a++] = (char *)r->recdir;
+    argv[a] = NULL;
+    return call(gt_cmd_verdict, argv);
+}
+
+static int archive(const struct run *r)
+{
+    char out[PATH_MAX + 8];
+    snprintf(out, sizeof(out), "%s.zst", r->stem);
+    char *argv[] = {"dump", "-o", out, (char *)r->recdir, NULL};
+    return call(gt_cmd_dump, argv);
+}
+
+/* Removes what the plugin and NCCL wrote into the private folder (invariant
+ * 4), then the folder; anything else the job put there stays, and is said. */
+static void clean(const struct run *r)
+{
+    char pat[PATH_MAX + 32];
+    const char *const kinds[] = {GTR_FILE_PREFIX "*" GTR_FILE_SUFFIX, "nccl.*.log"};
+    for (size_t k = 0; k < 2; k++) {
+        if (k == 1 && !r->own_log)
+            break;
+        snprintf(pat, sizeof(pat), "%s/%s", r->recdir, kinds[k]);
+        glob_t g;
+        if (glob(pat, 0, NULL, &g) != 0)
+            continue;
+        for (size_t i = 0; i < g.gl_pathc; i++)
+            unlink(g.gl_pathv[i]);
+        globfree(&g);
+    }
+    if (rmdir(r->recdir) != 0)
+        say("left %s: %s", r->recdir,
+            errno == ENOTEMPTY ? "the job wrote other files into it" : strerror(errno));
+}
+
+int gt_cmd_run(int argc, char **argv)
+{
+    static const struct option opts[] = {{"expect", required_argument, 0, 'x'},
+                                         {"allow-emulated", no_argument, 0, 'E'},
+                                         {"dir", required_argument, 0, 'd'},
+                                         {"inner", no_argument, 0, 'i'},
+                                         {"keep", no_argument, 0, 'k'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    struct run r = {.dir = "."};
+    int c;
+    /* '+': the options end at COMMAND, whose own options are not ours. */
+    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'x':
+            if (strcmp(optarg, "dmabuf") && strcmp(optarg, "peermem") && strcmp(optarg, "host")) {
+                fprintf(stderr, "gdrtrace run: --expect takes dmabuf, peermem or host, not '%s'\n",
+                        optarg);
+                return GT_EXIT_USAGE;
+            }
+            r.expect = optarg;
+            break;
+        case 'E':
+            r.allow_emulated = 1;
+            break;
+        case 'd':
+            if (!*optarg) {
+                fprintf(stderr, "gdrtrace run: --dir needs a folder, not ''\n");
+                return GT_EXIT_USAGE;
+            }
+            r.dir = optarg;
+            break;
+        case 'i':
+            r.inner = 1;
+            break;
+        case 'k':
+            r.keep = 1;
+            break;
+        default: /* --help, or an option getopt refused */
+            return gt_usage_exit(c, usage);
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "gdrtrace run: no COMMAND to run (gdrtrace run [options] -- COMMAND)\n");
+        usage(stderr);
+        return GT_EXIT_USAGE;
+    }
+    r.cmd = argv + optind;
+    if (gethostname(r.host, sizeof(r.host) - 1) != 0)
+        snprintf(r.host, sizeof(r.host), "nohost");
+
+    /* Everything that can refuse, before the job runs. */
+    if (find_plugin(&r) || make_dir(r.dir))
+        return EXIT_SETUP;
+    int rc = pick_plugin(&r);
+    if (rc)
+        return rc;
+    pick_job(&r);
+    if (pick_stem(&r))
+        return EXIT_SETUP;
+    /* Absolute, so that a command that changes folder still finds it. */
+    const char *dir_var = env("GDRTRACE_DIR") ? env("GDRTRACE_DIR") : "/dev/shm";
+    char base[PATH_MAX];
+    if (!realpath(dir_var, base)) {
+        say("GDRTRACE_DIR=%s: %s; nothing was run", dir_var, strerror(errno));
+        return EXIT_SETUP;
+    }
+    char err[PATH_MAX + 128];
+    int nfs = gt_netfs_check(base, err, sizeof(err));
+    if (nfs) {
+        say("GDRTRACE_DIR: %s%s; nothing was run", err,
+            nfs > 0 ? ": a recorder is a shared memory mapping and must be node-local (set "
+                      "GDRTRACE_DIR to a local folder; the default is /dev/shm)"
+                    : "");
+        return EXIT_SETUP;
+    }
+    if (snprintf(r.recdir, sizeof(r.recdir), "%s/gdrtrace-run.XXXXXX", base) >=
+            (int)sizeof(r.recdir) ||
+        !mkdtemp(r.recdir)) {
+        say("cannot create a folder for the recorders in GDRTRACE_DIR=%s: %s", base,
+            strerror(errno));
+        return EXIT_SETUP;
+    }
+    if (set("GDRTRACE_DIR", r.recdir) || (rc = pick_nccl_env(&r)) != 0 ||
+        prepend_ld_path(r.plugindir)) {
+        rmdir(r.recdir);
+        return rc ? rc : EXIT_SETUP;
+    }
+    if (env("GDRTRACE_DISABLE") && strcmp(env("GDRTRACE_DISABLE"), "0") != 0)
+        say("GDRTRACE_DISABLE=%s (the job's) kept: the plugin records nothing (verdict NO-DATA)",
+            env("GDRTRACE_DISABLE"));
+    say("plugin %s/%s, recorders in %s, archive %s.zst", r.plugindir, PLUGIN_SO, r.recdir, r.stem);
+
+    r.t0 = time(NULL);
+    int code = 0;
+    int st = run_command(&r, &code);
+    if (st == -1) {
+        rmdir(r.recdir);
+        return code;
+    }
+    int cmd_code = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WIFEXITED(st) ? WEXITSTATUS(st) : 0;
+    if (WIFSIGNALED(st))
+        say("%s was killed by signal %d (%s): exit %d", r.cmd[0], WTERMSIG(st),
+            strsignal(WTERMSIG(st)), cmd_code);
+
+    int arc = archive(&r);
+    int nlogs = copy_logs(&r);
+    int vrc = verdict(&r);
+    /* dump's 2: archived, but a file in the folder was not a readable
+     * recorder; the verdict says 2 too, and the folder stays for a look. */
+    int saved = arc == 0 || arc == GT_EXIT_INPUT;
+    if (!saved)
+        say("the archive %s.zst could not be written: the recorders stay in %s", r.stem, r.recdir);
+    else if (arc == GT_EXIT_INPUT)
+        say("a file in %s could not be archived (above): the folder stays", r.recdir);
+    else if (nlogs < 0)
+        say("NCCL's log could not be copied into %s: the recorders and log stay in %s", r.dir,
+            r.recdir);
+    else if (r.keep)
+        say("--keep: the recorders stay in %s", r.recdir);
+    else
+        clean(&r);
+
+    if (cmd_code) {
+        say("%s failed (exit %d): that is the exit code; the verdict above is %d", r.cmd[0],
+            cmd_code, vrc);
+        return cmd_code;
+    }
+    return saved && nlogs >= 0 ? vrc : EXIT_SETUP;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * netfs.h — is a folder on a network filesystem?  A recorder is a shared
+ * memory mapping that the writer stores into on its hot path: on NFS, Lustre,
+ * GPFS, CIFS … every page would go over the network (or be lost to another
+ * node's cache), so `gdrtrace run` refuses such a GDRTRACE_DIR.  Decided by
+ * statfs(2)'s f_type against the kernel's magic numbers (linux/magic.h and the
+ * out-of-tree filesystems' own).  FUSE is not in the table: it is as often
+ * local (fuse-overlayfs) as remote, and cannot be told apart.
+ */
+#ifndef GDRTRACE_TOOLS_NETFS_H
+#define GDRTRACE_TOOLS_NETFS_H
+
+#include <stddef.h>
+
+/* The name of the network filesystem whose statfs f_type is `type`
+ * ("nfs", "lustre", "gpfs" …), or NULL when it is not one we know. */
+const char *gt_netfs_name(unsigned long type);
+
+/* 0 when `dir` is on a local filesystem; -1 with errno and a reason in
+ * err[errlen] when statfs fails; 1 with the reason ("DIR is on nfs (a network
+ * filesystem)") when it is on one of the table's network filesystems. */
+int gt_netfs_check(const char *dir, char *err, size_t errlen);
+
+#endif /* GDRTRACE_TOOLS_NETFS_H */
