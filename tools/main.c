@@ -38,7 +38,8 @@ static void usage(FILE *f)
                "       gdrtrace --version | --help\n"
                "Reads the flight recorders that the gdrtrace NCCL net plugin\n"
                "(libnccl-net-gdrtrace.so) leaves in $GDRTRACE_DIR (default /dev/shm), live\n"
-               "or archived, and checks this node's GPU Direct prerequisites.\n"
+               "or archived; runs a job with the plugin (run); and checks this node's GPU\n"
+               "Direct prerequisites.\n"
                "\ncommands:\n");
     for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
         fprintf(f, "  %-8s %s\n", subcommands[i].name, subcommands[i].what);

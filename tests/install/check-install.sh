@@ -5,7 +5,9 @@
 #     SONAME, lib/nccl-net-gdrtrace/ holding the plugin and nothing else (NCCL dlopens
 #     the bare name "gdrtrace" first: no executable of that name may sit in a
 #     library folder), man pages man(1) opens, the completion; uninstall
-#     removes every file it wrote;
+#     removes every file it wrote; `gdrtrace run` of the staged command finds
+#     the plugin installed beside it (also in the Debian layout, LIBDIR
+#     /usr/lib/<multiarch>) and a job loads it from there by name;
 #   * as root, for real under PREFIX=/usr/local (when nothing of ours is there
 #     already; removed again in a trap): a job finds the plugin by name,
 #     NCCL_NET_PLUGIN=gdrtrace with no LD_LIBRARY_PATH and no hand-run ldconfig,
@@ -49,6 +51,34 @@ for c in "" $("$p/bin/gdrtrace" --help | awk '/^commands:$/ {on=1; next} on && /
     command -v man >/dev/null && { MANWIDTH=80 man -l "$page" 2>&1 | grep -q '^NAME' || bad "man -l $page shows no NAME"; }
 done
 [ -f "$p/share/bash-completion/completions/gdrtrace" ] || bad "no completion in share/bash-completion/completions"
+# `gdrtrace run` finds the plugin installed with it, BINDIR/../lib/nccl-net-gdrtrace
+# (make install) or BINDIR/../lib/<multiarch>/nccl-net-gdrtrace (the package's
+# LIBDIR), and a job loads it from there by name (the harness, as NCCL does).
+run_finds_plugin() { # PREFIX-IN-STAGE LIBDIR-IN-STAGE
+    local out=$tmp/run-out rc loaded
+    rm -rf "$out" "$tmp/run-rec" && mkdir -p "$tmp/run-rec"
+    (cd "$tmp" && env -u BUILD -u NCCL_NET_PLUGIN -u NCCL_DEBUG GDRTRACE_DIR="$tmp/run-rec" \
+        "$1/bin/gdrtrace" run --dir "$out" -- "$OLDPWD/$BUILD/harness/harness" --abi 11 --data-only \
+        --iters 2 --max-size 64K) >"$tmp/run.log" 2>&1
+    rc=$?
+    loaded=$(sed -n "s/.*NCCL_NET_PLUGIN: dlopen(\"$so\") loaded //p" "$tmp/run.log" | sort -u)
+    [ $rc -eq 11 ] && [ "$(readlink -f "$(dirname "$loaded")")" = "$(readlink -f "$2/nccl-net-gdrtrace")" ] &&
+        [ "$(ls "$out" | grep -c '\.zst$')" = 1 ] ||
+        bad "gdrtrace run of $1 (exit $rc) did not load $2/nccl-net-gdrtrace/$so: '$loaded': $(tail -n 5 "$tmp/run.log")"
+}
+if [ -x "$BUILD/harness/harness" ]; then
+    run_finds_plugin "$p" "$p/lib"
+    ma=$(${CC:-gcc} -print-multiarch 2>/dev/null)
+    if [ -n "$ma" ]; then
+        st2=$tmp/stage-multiarch
+        make --no-print-directory install SAN="$san" BUILD="$BUILD" DESTDIR="$st2" PREFIX=/usr \
+            LIBDIR=/usr/lib/$ma >"$tmp/install2.log" 2>&1 || { cat "$tmp/install2.log"; bad "make install LIBDIR=/usr/lib/$ma"; }
+        run_finds_plugin "$st2/usr" "$st2/usr/lib/$ma"
+    fi
+else
+    bad "$BUILD/harness/harness not built (make tests)"
+fi
+
 make --no-print-directory uninstall SAN="$san" BUILD="$BUILD" DESTDIR="$st" PREFIX=/usr/local >"$tmp/uninstall.log" 2>&1 ||
     { cat "$tmp/uninstall.log"; bad "make uninstall failed"; }
 left=$(find "$st" ! -type d)

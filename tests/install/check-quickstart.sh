@@ -2,20 +2,24 @@
 # SPDX-License-Identifier: Apache-2.0
 # check-quickstart.sh — README's "Quick start in a real job" block, run
 # literally (issue 21): every line as README prints it, in one shell, from the
-# repository root, except the job line (`mpirun ... ./your_training_job`),
-# which becomes the NCCL-like harness loading the installed plugin by name.
+# repository root, except in the job line (`mpirun ... gdrtrace run ... --
+# ./your_training_job`): `mpirun ... ` goes (one rank) and the training job
+# becomes the NCCL-like harness, which `gdrtrace run` makes load the
+# installed plugin by name.
 #
 # Before the block the test sets only what a job's environment would carry:
 # a private GDRTRACE_DIR (so other tests' recorders in /dev/shm do not count),
-# a job id (SLURM_JOB_ID, which the block's prune line uses, and which the
-# plugin records as the job), /usr/local/bin first on PATH, and `sudo` as a
-# plain call when already root.  Each line's exit code is then held against
-# what that line means on a machine without RDMA or GPU:
-#   make / install / exports / the job / summary / dump / prune   0
+# a job id (SLURM_JOB_ID, which `gdrtrace run` names the job and its archive
+# by), /usr/local/bin first on PATH, and `sudo` as a plain call when already
+# root.  Each line's exit code is then held against what that line means on a
+# machine without RDMA or GPU:
+#   make / install / export / summary                 0
+#   the job (gdrtrace run)      11 (its verdict: HOST-STAGED, the job itself passed)
 #   verdict --expect dmabuf     20 (the job was HOST-STAGED: expectation not met)
 #   doctor                      0, 1 or 2 (a gate may fail here: no GPU, no NIC)
-# and the lines' effects are checked: HOST-STAGED named, an archive of the
-# job that the reader accepts, the job's recorders gone after prune.
+# and the lines' effects are checked: the installed plugin loaded by name from
+# its plugin-only folder, HOST-STAGED named, an archive of the job and NCCL's
+# logs in the job's folder, the private folder of recorders gone.
 #
 # Root only, and only when nothing of ours is installed in /usr/local (it
 # installs there for real and uninstalls in a trap, as check-install.sh does).
@@ -36,8 +40,8 @@ if [ -e /usr/local/bin/gdrtrace ] || [ -e /usr/local/lib/$so ] || ldconfig -p | 
     echo "skip: gdrtrace is installed already (/usr/local or the linker cache): left alone"
     exit 77
 fi
-if [ -e node.zst ]; then
-    echo "skip: node.zst exists in the repository root; the quick start's dump would need --force"
+if [ -e gdrtrace-job ]; then
+    echo "skip: gdrtrace-job exists in the repository root; the quick start's archives would mix with it"
     exit 77
 fi
 harness=$root/$BUILD/harness/harness
@@ -50,8 +54,8 @@ for d in $dirs; do [ -d "/usr/local/$d" ] || new_dirs="/usr/local/$d $new_dirs";
 cleanup() {
     make --no-print-directory uninstall PREFIX=/usr/local >/dev/null 2>&1
     for d in $new_dirs; do rmdir "$d" 2>/dev/null; done
-    rm -f "$root/node.zst"
-    [ -n "${GT_KEEP:-}" ] || rm -rf "$tmp"
+    rm -rf "$root/gdrtrace-job"
+    [ -n "${GT_KEEP:-}" ] && echo "kept $tmp" || rm -rf "$tmp"
 }
 trap cleanup EXIT
 
@@ -61,8 +65,8 @@ block=$(awk '/^## Quick start in a real job/ {h=1; next}
              on && /^```/ {exit}
              on {print}' README.md)
 [ -n "$block" ] || { echo "FAIL: README.md has no sh block under '## Quick start in a real job'"; exit 1; }
-job_lines=$(grep -c '^mpirun \.\.\. ' <<<"$block")
-[ "$job_lines" -eq 1 ] || { echo "FAIL: expected one 'mpirun ...' job line in the block, found $job_lines"; exit 1; }
+job_lines=$(grep -c '^mpirun \.\.\. gdrtrace run .* -- \./your_training_job' <<<"$block")
+[ "$job_lines" -eq 1 ] || { echo "FAIL: expected one 'mpirun ... gdrtrace run ... -- ./your_training_job' line in the block, found $job_lines"; exit 1; }
 
 # One shell runs every line and writes down each line's exit code.
 script=$tmp/quickstart.sh
@@ -78,7 +82,9 @@ script=$tmp/quickstart.sh
         n=$((n + 1))
         cmd=${line%%#*}
         if [[ "$line" == "mpirun ... "* ]]; then
-            cmd="(cd '$tmp' && env -u BUILD '$harness' --abi 11 --data-only --iters 4 --max-size 1M --dir \"\$GDRTRACE_DIR\")"
+            cmd=${cmd#mpirun ... }
+            job="env -u BUILD '$harness' --abi 11 --data-only --iters 4 --max-size 1M"
+            cmd=${cmd/.\/your_training_job/$job}
         fi
         printf 'echo "== %s"\n' "${line//\"/\\\"}"
         printf '%s\n' "$cmd"
@@ -108,27 +114,28 @@ expect_rc() { # LINE-PREFIX ALLOWED-CODES...
     bad "'$p…' exited ${rc:-(did not run)}, expected $*"
 }
 expect_rc "make && sudo make install" 0
-expect_rc "export NCCL_NET_PLUGIN" 0
 expect_rc "export GDRTRACE_REG" 0
-expect_rc "mpirun ..." 0
+expect_rc "mpirun ..." 11
 expect_rc "gdrtrace verdict --expect dmabuf" 20
 expect_rc "gdrtrace summary" 0
-expect_rc "gdrtrace dump -o node.zst" 0
 expect_rc "gdrtrace doctor" 0 1 2
-expect_rc "gdrtrace prune --job" 0
 
-grep -q "NCCL_NET_PLUGIN: dlopen(\"$so\") loaded /usr/local/lib/" "$tmp/out.log" ||
-    bad "the job did not load the installed plugin by name"
+loaded=$(sed -n "s/.*NCCL_NET_PLUGIN: dlopen(\"$so\") loaded //p" "$tmp/out.log" | sort -u)
+[ "$loaded" = "/usr/local/lib/nccl-net-gdrtrace/$so" ] ||
+    bad "the job did not load the installed plugin by name from /usr/local/lib/nccl-net-gdrtrace: '$loaded'"
 grep -q 'HOST-STAGED' "$tmp/out.log" || bad "the verdict did not say HOST-STAGED"
-if [ -f node.zst ]; then
-    /usr/local/bin/gdrtrace verdict node.zst >"$tmp/v.log" 2>&1
+archive=$(ls gdrtrace-job/qs$$.*.zst 2>/dev/null)
+if [ -n "$archive" ] && [ "$(wc -l <<<"$archive")" -eq 1 ]; then
+    /usr/local/bin/gdrtrace verdict "$archive" >"$tmp/v.log" 2>&1
     rc=$?
     [ $rc -eq 11 ] || bad "the archive's verdict: exit $rc, expected 11 (HOST-STAGED): $(head -n 3 "$tmp/v.log")"
 else
-    bad "dump -o node.zst wrote no node.zst"
+    bad "gdrtrace run wrote no one archive of job qs$$ into gdrtrace-job: $(ls gdrtrace-job 2>&1)"
 fi
-left=$(find "$tmp/rec" -name "gdrtrace.qs$$.*.rec" | wc -l)
-[ "$left" -eq 0 ] || bad "prune --job left $left recorder(s) of the finished job"
+logs=$(ls gdrtrace-job 2>/dev/null | grep -c "^qs$$\..*\.nccl\..*\.log$")
+[ "$logs" -eq 2 ] || bad "gdrtrace-job holds $logs NCCL log(s), expected the harness's 2"
+left=$(find "$tmp/rec" -mindepth 1 | wc -l)
+[ "$left" -eq 0 ] || bad "gdrtrace run left $left entries in GDRTRACE_DIR: $(find "$tmp/rec" -mindepth 1)"
 
 if [ $fail -ne 0 ]; then
     echo "--- the block's output:"
