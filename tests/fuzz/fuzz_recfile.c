@@ -6,7 +6,8 @@
  * the header-first reading of the bytes as a file must agree with parsing
  * them whole)
  * either refuses with a message or yields recorders that the
- * verdict, the text report and the JSON report process without reading out
+ * verdict, the text report, the JSON report and report's HTML page
+ * (tools/html.c) process without reading out
  * of bounds, crashing or leaking.  Built as a libFuzzer target by
  * run-fuzz.sh (clang, -fsanitize=fuzzer,address,undefined) and linked with
  * replay.c into `fuzz_replay`, which runs the checked-in corpus as an
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "tools/archive.h"
+#include "tools/html.h"
 #include "tools/inputs.h"
 #include "tools/kcorr.h"
 #include "tools/model.h"
@@ -52,6 +54,8 @@ static void exercise(struct gt_inputs *in)
         struct gt_json js;
         gj_init(&js, f);
         gt_report_json(&js, &j);
+        struct gt_html_run run = {.job = &j};
+        gt_html_write(f, &run, NULL, "fuzz");
     }
     gt_job_free(&j);
 }
