@@ -71,7 +71,7 @@ one c-notfound 0 "NCCL_NET_PLUGIN=gdrtrase" $C
 one c-gm-default 0 "NCCL_NET_PLUGIN=$PLUGIN GDRTRACE_GPUMEM=1" $C
 one c-gm-sys 0 "NCCL_NET_PLUGIN=$PLUGIN GDRTRACE_GPUMEM=1 NCCL_NET_GDR_LEVEL=SYS" $C
 one c-gm-loc 0 "NCCL_NET_PLUGIN=$PLUGIN GDRTRACE_GPUMEM=1 NCCL_NET_GDR_LEVEL=LOC" $C
-T="python3 tests/gpu/pg_multi.py --ranks 2"
+T="python3 tests/gpu/pg_multi.py --ranks 2 --eager"
 TL="LD_LIBRARY_PATH=$TNCCL:${LD_LIBRARY_PATH:-}"
 one t-multi 0 "$TL NCCL_NET_PLUGIN=$PLUGIN" $T
 one t-refused 0 "$TL NCCL_NET_PLUGIN=$PLUGIN GDRTRACE_TRANSPORT=ib" $T

@@ -5,10 +5,16 @@ the point-to-point communicator PyTorch makes for a send/recv pair.  Two ranks
 share the one GPU as two "hosts" (different NCCL_HOSTIDs), so every
 communicator crosses NCCL's NET transport.
 
-  python3 pg_multi.py [--ranks 2] [--bytes 1048576]
+  python3 pg_multi.py [--ranks 2] [--bytes 1048576] [--eager]
       spawns the ranks, runs one checked operation per communicator, prints
       `PG_MULTI rank=<r> ok=<n>/<n>` per rank and exits 0 only when every
       rank's every check passed.
+
+Lazy (the default): PyTorch creates each communicator at its first use, and
+the send/recv pair gets a communicator of its own ("0:1") — four in all.
+--eager passes device_id to init_process_group: the world communicator is
+made at once, the groups are ncclCommSplit children of it, and point-to-point
+runs on the world communicator — three in all (PyTorch 2.11, NCCL 2.28.9).
 
 Invariants: values are small integers, so sums are exact and checks are
 equality; each rank's exit status is its own, the parent's is the worst.
@@ -27,8 +33,9 @@ def worker(args):
     rank, world = args.rank, args.ranks
     dev = torch.device("cuda", 0)
     torch.cuda.set_device(dev)
+    extra = {"device_id": dev} if args.eager else {}
     dist.init_process_group("nccl", init_method="file://" + args.store, rank=rank,
-                            world_size=world, device_id=dev)
+                            world_size=world, **extra)
     n = max(1, args.bytes // 4)
     checks = []
 
@@ -73,6 +80,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ranks", type=int, default=2)
     ap.add_argument("--bytes", type=int, default=1 << 20)
+    ap.add_argument("--eager", action="store_true")
     ap.add_argument("--rank", type=int, default=-1)
     ap.add_argument("--store", default="")
     args = ap.parse_args()
@@ -86,7 +94,8 @@ def main():
             env["NCCL_HOSTID"] = f"gdrtrace-node{r}"
         procs.append(subprocess.Popen(
             [sys.executable, __file__, "--rank", str(r), "--ranks", str(args.ranks),
-             "--bytes", str(args.bytes), "--store", store], env=env))
+             "--bytes", str(args.bytes), "--store", store]
+            + (["--eager"] if args.eager else []), env=env))
     worst = 0
     for p in procs:
         rc = p.wait()
