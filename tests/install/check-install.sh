@@ -11,7 +11,10 @@
 #   * as root, for real under PREFIX=/usr/local (when nothing of ours is there
 #     already; removed again in a trap): a job finds the plugin by name,
 #     NCCL_NET_PLUGIN=gdrtrace with no LD_LIBRARY_PATH and no hand-run ldconfig,
-#     and again through the plugin-only folder on LD_LIBRARY_PATH.
+#     and again through the plugin-only folder on LD_LIBRARY_PATH;
+#   * as root, a LIBDIR outside the linker's path: install adds it in
+#     /etc/ld.so.conf.d/gdrtrace.conf, a job finds the plugin by name,
+#     uninstall removes the entry (dist/ldcache.sh).
 set -u
 BUILD=${BUILD:-build/default}
 tmp=$(mktemp -d) || exit 1
@@ -22,7 +25,9 @@ real=""
 dirs="bin lib lib/systemd lib/systemd/system share share/man share/man/man1 share/bash-completion share/bash-completion/completions share/doc"
 new_dirs=""
 for d in $dirs; do [ -d "/usr/local/$d" ] || new_dirs="/usr/local/$d $new_dirs"; done
+real2=""
 cleanup() {
+    [ -n "$real2" ] && make --no-print-directory uninstall PREFIX="$real2" >/dev/null 2>&1
     [ -n "$real" ] && make --no-print-directory uninstall PREFIX=/usr/local >/dev/null 2>&1
     [ -n "$real" ] && for d in $new_dirs; do rmdir "$d" 2>/dev/null; done
     rm -rf "$tmp"
@@ -120,6 +125,30 @@ else
     [ ! -e /usr/local/bin/gdrtrace ] && [ ! -e /usr/local/lib/$so ] && [ ! -e /usr/local/lib/nccl-net-gdrtrace ] ||
         bad "uninstall left files in /usr/local"
     ldconfig -p | grep -q "$so " && bad "the linker cache still lists $so after uninstall"
+fi
+# As root, a LIBDIR outside the linker's path: install adds it in
+# /etc/ld.so.conf.d/gdrtrace.conf, so a job finds the plugin by name with no
+# LD_LIBRARY_PATH; uninstall takes the entry away again.
+conf=/etc/ld.so.conf.d/gdrtrace.conf
+if [ "$(id -u)" -ne 0 ] || [ "$BUILD" != build/default ]; then
+    echo "note: not root or not the default build: the ld.so.conf.d entry not tried"
+elif [ -e "$conf" ] || ldconfig -p | grep -q "$so "; then
+    echo "note: $conf exists or $so is in the linker cache: the ld.so.conf.d entry not tried"
+elif [ -x "$harness" ]; then
+    real2=$tmp/prefix
+    make --no-print-directory install PREFIX="$real2" >"$tmp/conf.log" 2>&1 || { cat "$tmp/conf.log"; bad "make install PREFIX=$real2"; }
+    grep -q "wrote $conf ($real2/lib); NCCL_NET_PLUGIN=gdrtrace finds $real2/lib/$so" "$tmp/conf.log" &&
+        [ "$(cat "$conf" 2>/dev/null)" = "$real2/lib" ] ||
+        bad "install to a LIBDIR outside the linker's path did not add $conf: $(tail -n 3 "$tmp/conf.log")"
+    mkdir -p "$tmp/rec-conf"
+    (cd "$tmp" && env -u BUILD -u LD_LIBRARY_PATH NCCL_NET_PLUGIN=gdrtrace "$OLDPWD/$harness" --abi 11 --data-only \
+        --iters 2 --max-size 64K --dir "$tmp/rec-conf") >"$tmp/h-conf.log" 2>&1
+    loaded=$(sed -n "s/.*NCCL_NET_PLUGIN: dlopen(\"$so\") loaded //p" "$tmp/h-conf.log" | sort -u)
+    [ "$loaded" = "$real2/lib/$so" ] || bad "a job did not find $real2/lib/$so by name through $conf: '$loaded'"
+    make --no-print-directory uninstall PREFIX="$real2" >"$tmp/unconf.log" 2>&1 || bad "make uninstall PREFIX=$real2"
+    real2=""
+    [ ! -e "$conf" ] || bad "uninstall left $conf"
+    ldconfig -p | grep -q "$so " && bad "the linker cache still lists $so after uninstall PREFIX=$tmp/prefix"
 fi
 [ $fail -eq 0 ] && echo "PASS: install layout, man pages, completion, uninstall${real:+}"
 exit $fail
