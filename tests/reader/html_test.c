@@ -14,7 +14,8 @@
  *    the model gave (cell = gt_verdict_combine of the processes' verdicts),
  *    emulated cells and the banner marked;
  *  - above GT_HTML_UNPACKED_MAX communicators, packed columns never put two
- *    cells of a row in one column, and node-local communicators share one.
+ *    cells of a row in one column, and node-local communicators share one;
+ *  - a process the plugin refused (no communicator) makes its node BYPASSED.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -344,6 +345,32 @@ static void test_packing(void)
         gt_recfile_free(&rs.r[i]);
 }
 
+/* A process the plugin refused has no communicator: its node's square says
+ * BYPASSED (the model's node verdict), the fates table says why. */
+static void test_refused(void)
+{
+    static struct recs rs;
+    memset(&rs, 0, sizeof(rs));
+    struct fx_opts o = {.kind = FX_NODATA, .host = "gpu7", .pid = 77, .fate = FX_FATE_REFUSED};
+    size_t n;
+    unsigned char *b = fx_build(&o, &n);
+    char err[GT_ERRLEN];
+    EXPECT(gt_recfile_parse_owned(b, n, "refused", &rs.r[0], err, sizeof(err)) == 0, "%s", err);
+    rs.n = 1;
+    struct gt_job j;
+    EXPECT(gt_job_build(&j, rs.r, rs.n) == 0, "job");
+    char *html = page(&j, NULL);
+    EXPECT(count(html, "<rect class=\"cell ") == 0, "cells for a process without a communicator");
+    EXPECT(strstr(html, "<rect class=\"node v7\"") &&
+               strstr(html, "data-node=\"gpu7\" data-verdict=\"BYPASSED\""),
+           "the refused node's square is not BYPASSED");
+    EXPECT(strstr(html, "the plugin refused this process") != NULL, "no fates table");
+    no_fetch(html, "refused page");
+    free(html);
+    gt_job_free(&j);
+    gt_recfile_free(&rs.r[0]);
+}
+
 int main(void)
 {
     test_escape();
@@ -351,6 +378,7 @@ int main(void)
     test_hostile_page();
     test_emulated_ab();
     test_packing();
+    test_refused();
     if (failures) {
         printf("%d failure(s)\n", failures);
         return 1;
