@@ -28,7 +28,8 @@
  *     only what the plugin and NCCL wrote into the private folder.
  *  5. SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 sent to gdrtrace
  *     reach the command's process group (the command and what it started);
- *     a signal the caller ignored stays ignored for the command too.
+ *     a signal the caller ignored stays ignored for the command too.  Once
+ *     the command ended they are only noted: the archive is finished first.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -105,6 +106,8 @@ struct run {
     char recdir[PATH_MAX];      /* the private folder (GDRTRACE_DIR of the command) */
     char logpat[PATH_MAX + 64]; /* NCCL_DEBUG_FILE as NCCL sees it; "" if NCCL logs to stdout */
     int own_log;                /* logpat is ours, inside recdir */
+    char **logs;                /* this run's NCCL logs as copied into DIR */
+    size_t nlogs;
     time_t t0;
 };
 
@@ -459,14 +462,27 @@ static int pick_stem(struct run *r)
 static const int fwd_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 #define NFWD (sizeof(fwd_sigs) / sizeof(fwd_sigs[0]))
 static volatile sig_atomic_t g_child; /* the command's pid = its process group; 0 before */
+static volatile sig_atomic_t g_late;  /* a signal that came after the command ended */
+static struct sigaction g_old[NFWD];  /* the caller's dispositions, restored at the end */
 
+/* While the command runs: to its group.  After it ended, while its evidence
+ * is archived (milliseconds): noted, so that the scheduler's SIGTERM that
+ * follows a job's end does not leave a half-written archive behind. */
 static void forward(int sig)
 {
     int e = errno;
     pid_t c = (pid_t)g_child;
-    if (c > 0 && kill(-c, sig) != 0)
+    if (c <= 0)
+        g_late = sig;
+    else if (kill(-c, sig) != 0)
         kill(c, sig); /* its group is gone: the command alone, if still there */
     errno = e;
+}
+
+static void restore_signals(void)
+{
+    for (size_t i = 0; i < NFWD; i++)
+        sigaction(fwd_sigs[i], &g_old[i], NULL);
 }
 
 /* The terminal goes to the command's process group when gdrtrace holds it,
@@ -490,7 +506,7 @@ static void give_tty(pid_t pgrp)
  * started (*exit_code set: 126, 127 or 125). */
 static int run_command(struct run *r, int *exit_code)
 {
-    struct sigaction old[NFWD], sa;
+    struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = forward;
     sigemptyset(&sa.sa_mask);
@@ -500,8 +516,8 @@ static int run_command(struct run *r, int *exit_code)
         sigaddset(&block, fwd_sigs[i]);
     sigprocmask(SIG_BLOCK, &block, &prev);
     for (size_t i = 0; i < NFWD; i++) {
-        sigaction(fwd_sigs[i], NULL, &old[i]);
-        if (old[i].sa_handler != SIG_IGN) /* ignored by the caller: ignored by the job too */
+        sigaction(fwd_sigs[i], NULL, &g_old[i]);
+        if (g_old[i].sa_handler != SIG_IGN) /* ignored by the caller: ignored by the job too */
             sigaction(fwd_sigs[i], &sa, NULL);
     }
     if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp())
@@ -526,8 +542,7 @@ static int run_command(struct run *r, int *exit_code)
         close(pfd[0]);
         setpgid(0, 0);
         give_tty(getpid());
-        for (size_t i = 0; i < NFWD; i++)
-            sigaction(fwd_sigs[i], &old[i], NULL);
+        restore_signals();
         sigprocmask(SIG_SETMASK, &prev, NULL);
         execvp(r->cmd[0], r->cmd);
         int e = errno;
@@ -573,8 +588,6 @@ static int run_command(struct run *r, int *exit_code)
     }
     give_tty(getpgrp());
     g_child = 0;
-    for (size_t i = 0; i < NFWD; i++)
-        sigaction(fwd_sigs[i], &old[i], NULL);
 
     if (n > 0) {
         say("cannot run %s: %s", r->cmd[0], strerror(e));
@@ -656,9 +669,9 @@ static int copy_file(const char *from, const char *to)
     return rc;
 }
 
-/* Copies the NCCL logs of this run into DIR as STEM.<their name>.  Returns
- * how many; -1 when one could not be copied. */
-static int copy_logs(const struct run *r)
+/* Copies the NCCL logs of this run into DIR as STEM.<their name>, listed in
+ * r->logs.  Returns how many; -1 when one could not be copied. */
+static int copy_logs(struct run *r)
 {
     if (!r->logpat[0])
         return 0;
@@ -684,14 +697,26 @@ static int copy_logs(const struct run *r)
         b = b ? b + 1 : g.gl_pathv[i];
         char to[PATH_MAX * 2];
         snprintf(to, sizeof(to), "%s.%s", r->stem, b);
+        char **more = realloc(r->logs, (r->nlogs + 1) * sizeof(*more));
+        if (more)
+            r->logs = more;
+        if (!more || !(r->logs[r->nlogs] = strdup(to))) {
+            say("out of memory copying NCCL's logs");
+            rc = -1;
+            break;
+        }
         if (copy_file(g.gl_pathv[i], to) != 0) {
             say("cannot copy NCCL's log %s to %s: %s", g.gl_pathv[i], to, strerror(errno));
+            free(r->logs[r->nlogs]);
             rc = -1;
             continue;
         }
+        r->nlogs++;
         n++;
     }
     globfree(&g);
+    if (n)
+        say("NCCL's log: %d file(s) copied to %s.*", n, r->stem);
     return rc ? -1 : n;
 }
 
@@ -853,6 +878,7 @@ int gt_cmd_run(int argc, char **argv)
     int code = 0;
     int st = run_command(&r, &code);
     if (st == -1) {
+        restore_signals();
         rmdir(r.recdir);
         return code;
     }
@@ -879,6 +905,13 @@ int gt_cmd_run(int argc, char **argv)
     else
         clean(&r);
 
+    for (size_t i = 0; i < r.nlogs; i++)
+        free(r.logs[i]);
+    free(r.logs);
+    restore_signals();
+    if (g_late)
+        say("signal %d (%s) came after %s ended: the archive was finished first", (int)g_late,
+            strsignal((int)g_late), r.cmd[0]);
     if (cmd_code) {
         say("%s failed (exit %d): that is the exit code; the verdict above is %d", r.cmd[0],
             cmd_code, vrc);

@@ -73,6 +73,7 @@ else
 fi
 logs=$(ls "$D" | grep -c "^42\.$host\.r3\.nccl\.$host\.[0-9]*\.log$")
 [ "$logs" = 2 ] && grep -qh "NCCL INFO NET/Plugin: Loaded net plugin gdrtrace" "$D"/*.log &&
+    grep -q "^gdrtrace run: NCCL's log: 2 file(s) copied to $D/42.$host.r3\.\*" "$T/1.err" &&
     pass "NCCL's INFO log of both processes copied beside the archive" || fail "$logs logs: $(ls "$D")"
 no_private_left "--expect host"
 
