@@ -175,10 +175,14 @@ int gt_cmd_verdict(int argc, char **argv)
         gt_report_wrap(stdout, w, w, gt_esc(j.overall.why));
         if (expect >= 0 && code != expect)
             printf("expected %s, got %s\n", gt_verdict_name(expect), gt_verdict_label(code, emu));
-        if (emu_refused)
-            printf("expected %s: met only by the GPU-memory validation mode (%s); "
-                   "--allow-emulated accepts it\n",
-                   gt_verdict_name(expect), GT_EMULATED_TEXT);
+        if (emu_refused) {
+            char line[256];
+            snprintf(line, sizeof(line),
+                     "expected %s: met only by the GPU-memory validation mode (%s); "
+                     "--allow-emulated accepts it",
+                     gt_verdict_name(expect), GT_EMULATED_TEXT);
+            gt_report_wrap(stdout, 0, 4, line);
+        }
         if (in.nbad)
             printf("%d input(s) could not be read (see above): the verdict covers the rest\n",
                    in.nbad);

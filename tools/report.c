@@ -68,15 +68,22 @@ static void kc_text(FILE *f, const struct gt_job *j)
         free(v);
         return;
     }
-    char b[32];
-    fprintf(f, "\n== kernel corroboration (%s, read now)\n", gt_esc(v->k.path));
-    fprintf(f,
-            "   %d live recorder(s) on this host: %llu DMA-BUF registration(s) recorded, %llu "
-            "deregistration(s) of any kind\n",
-            v->nlive, (unsigned long long)v->dmabuf_regs, (unsigned long long)v->deregs);
+    char b[32], line[512];
+    snprintf(line, sizeof(line), "== kernel corroboration (%s, read now)", gt_esc(v->k.path));
+    fputc('\n', f);
+    gt_report_wrap(f, 0, 3, line);
+    snprintf(line, sizeof(line),
+             "%d live recorder(s) on this host: %llu DMA-BUF registration(s) recorded, %llu "
+             "deregistration(s) of any kind",
+             v->nlive, (unsigned long long)v->dmabuf_regs, (unsigned long long)v->deregs);
+    fprintf(f, "   ");
+    gt_report_wrap(f, 3, 5, line);
     if (!v->k.readable) {
-        fprintf(f, "   not readable: %s (debugfs must be mounted and readable, usually root)\n",
-                strerror(v->k.err_no));
+        snprintf(line, sizeof(line),
+                 "not readable: %s (debugfs must be mounted and readable, usually root)",
+                 strerror(v->k.err_no));
+        fprintf(f, "   ");
+        gt_report_wrap(f, 3, 5, line);
         free(v);
         return;
     }
@@ -111,9 +118,8 @@ static void kc_text(FILE *f, const struct gt_job *j)
     if (!shown)
         fprintf(f, "   (no device with a PCI address recorded)\n");
     if (v->dmabuf_regs && !v->k.nv_objects)
-        fprintf(f,
-                "   WARNING: DMA-BUF registrations were recorded but the kernel lists no nv_dmabuf "
-                "object now (released, or not GPU memory)\n");
+        fprintf(f, "   WARNING: DMA-BUF registrations were recorded but the kernel lists no\n"
+                   "   nv_dmabuf object now (released, or not GPU memory)\n");
     free(v);
 }
 
