@@ -86,6 +86,17 @@ if [ -x "$BUILD/harness/harness" ]; then
         --plugin "$BUILD/libnccl-net-gdrtrace.so" >"$D/harness-run.txt" 2>&1 || true
     run harness-verdict verdict "$T/harness"
     run harness-summary summary "$T/harness"
+    # gdrtrace run around the harness: its lines and the verdict (the harness's
+    # own lines are in harness-run.txt)
+    mkdir -p "$T/run-shm"
+    job="harness --abi 12 --data-only --iters 4 --max-size 256K"
+    {
+        echo "\$ gdrtrace run --dir job42 -- $job"
+        (cd "$T" && env -u NCCL_NET_PLUGIN -u NCCL_DEBUG GDRTRACE_DIR="$T/run-shm" SLURM_JOB_ID=42 \
+            SLURM_PROCID=0 "$OLDPWD/$G" run --dir job42 -- "$OLDPWD/$BUILD/harness/"$job 2>&1 |
+            grep -v -e '^\[v12' -e '^harness: '
+            echo "[exit ${PIPESTATUS[0]}]")
+    } | sed "s|$T/||g; s|$PWD/||g" >"$D/harness-gdrtrace-run.txt"
 fi
 # the examples must not carry machine-specific paths or times
 sed -i -E 's/gdrtrace watch  [0-9-]+ [0-9:]+/gdrtrace watch  (time)/' "$D/watch.txt"
