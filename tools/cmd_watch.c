@@ -11,10 +11,11 @@
  *    end, the rest of the screen cleared below the frame; never a full
  *    clear between frames (no flicker); the cursor hidden while it runs;
  *  * keys: stdin a terminal is put in non-canonical mode for 'q';
- *  * the way out: 'q', SIGINT/SIGTERM or the last of --frames N restore the
- *    terminal (mode, cursor) and exit 0; a second SIGINT/SIGTERM (while a
- *    large folder is being read) restores it from the handler and exits
- *    128+signal at once.
+ *  * the way out: 'q', SIGINT/SIGTERM/SIGHUP or the last of --frames N
+ *    restore the terminal (mode, cursor) and exit 0; a second signal (while
+ *    a large folder is being read) restores it from the handler and exits
+ *    128+signal at once; Ctrl-Z (SIGTSTP) restores it before stopping and
+ *    sets it again, redrawing, when continued.
  * Recorders are folded as they are read (bounded memory: inputs.h), live
  * ones only unless --all, so the verdict is the running job's.
  */
@@ -38,10 +39,12 @@
 
 #define DIM_MAX 100000L
 
-static volatile sig_atomic_t stop, winch;
-/* What the handler restores on a second SIGINT/SIGTERM. */
-static struct termios saved_tio;
+static volatile sig_atomic_t stop, winch, resumed;
+/* What the handlers restore (a second SIGINT/SIGTERM, SIGTSTP) and set
+ * again (SIGCONT after SIGTSTP). */
+static struct termios saved_tio, raw_tio;
 static volatile sig_atomic_t tio_saved, cursor_hidden;
+static struct sigaction tstp_sa;
 
 static void restore_terminal(void)
 {
@@ -67,6 +70,35 @@ static void on_winch(int sig)
 {
     (void)sig;
     winch = 1;
+}
+
+/* Ctrl-Z: the shell gets its terminal back as it was (mode, cursor), the
+ * process stops; when continued, the mode and the hidden cursor are set
+ * again and the main loop redraws from a cleared screen.  Only
+ * async-signal-safe calls. */
+static void on_tstp(int sig)
+{
+    int e = errno;
+    restore_terminal();
+    struct sigaction dfl = {0};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(SIGTSTP, &dfl, NULL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTSTP);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig); /* stops here until SIGCONT */
+    sigaction(SIGTSTP, &tstp_sa, NULL);
+    if (tio_saved)
+        tcsetattr(STDIN_FILENO, TCSANOW, &raw_tio);
+    if (cursor_hidden) {
+        static const char hide[] = "\033[?25l";
+        ssize_t w = write(STDOUT_FILENO, hide, sizeof(hide) - 1);
+        (void)w;
+    }
+    resumed = 1;
+    errno = e;
 }
 
 static void usage(FILE *f)
@@ -223,12 +255,12 @@ int gt_cmd_watch(int argc, char **argv)
     /* one write per frame on a terminal: never half a frame on screen */
     setvbuf(stdout, NULL, _IOFBF, 1 << 16);
     if (tty_in && tcgetattr(STDIN_FILENO, &saved_tio) == 0) {
-        struct termios raw = saved_tio;
-        raw.c_lflag &= (tcflag_t) ~(ICANON | ECHO);
-        raw.c_cc[VMIN] = 0;
-        raw.c_cc[VTIME] = 0;
+        raw_tio = saved_tio;
+        raw_tio.c_lflag &= (tcflag_t) ~(ICANON | ECHO);
+        raw_tio.c_cc[VMIN] = 0;
+        raw_tio.c_cc[VTIME] = 0;
         tio_saved = 1;
-        tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+        tcsetattr(STDIN_FILENO, TCSANOW, &raw_tio);
     } else {
         tty_in = 0;
     }
@@ -237,8 +269,14 @@ int gt_cmd_watch(int argc, char **argv)
     sa.sa_handler = on_stop; /* no SA_RESTART: poll() returns at once */
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
     sa.sa_handler = on_winch;
     sigaction(SIGWINCH, &sa, NULL);
+    if (tio_saved || tty_out) {
+        tstp_sa = sa;
+        tstp_sa.sa_handler = on_tstp;
+        sigaction(SIGTSTP, &tstp_sa, NULL);
+    }
     if (tty_out) {
         fputs("\033[?25l\033[H\033[2J", stdout); /* cursor hidden; the screen cleared once */
         fflush(stdout);
@@ -290,8 +328,10 @@ int gt_cmd_watch(int argc, char **argv)
             break;
         /* the next sample is due interval after this one began */
         for (;;) {
-            if (winch) {
-                winch = 0;
+            if (winch || resumed) {
+                if (resumed && tty_out) /* the shell wrote on the screen meanwhile */
+                    fputs("\033[H\033[2J", stdout);
+                winch = resumed = 0;
                 if (have_frame)
                     draw(&f, tty_out, opt_rows, opt_cols, 0);
             }
