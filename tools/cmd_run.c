@@ -204,7 +204,8 @@ static int find_plugin(struct run *r)
         if (tl < sizeof(tried))
             tl += (size_t)snprintf(tried + tl, sizeof(tried) - tl, "%s%s", tl ? ", " : "", p);
     }
-    say("no plugin installed with this gdrtrace (%s): looked for a folder holding only %s in %s",
+    say("no plugin installed with this gdrtrace (%s): no folder holding %s and nothing named "
+        "gdrtrace among %s",
         exe, PLUGIN_SO, tried);
     return -1;
 }
