@@ -1314,12 +1314,15 @@ static int u64_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The median of v[0, n), n > 0 (sorts v): the lower middle when n is even,
- * a value some process really showed. */
+/* The median of v[0, n), n > 0 (sorts v): the mean of the two middle
+ * values when n is even, so that a communicator split half and half has a
+ * MAD as wide as the split (the lower middle would make it 0 and flag the
+ * slower half as outliers of a majority that does not exist). */
 static uint64_t median_of(uint64_t *v, size_t n)
 {
     qsort(v, n, sizeof(*v), u64_cmp);
-    return v[(n - 1) / 2];
+    return n % 2 ? v[n / 2]
+                 : v[n / 2 - 1] / 2 + v[n / 2] / 2 + (v[n / 2 - 1] % 2 + v[n / 2] % 2) / 2;
 }
 
 int gt_comm_norm(const struct gt_job *j, size_t ci, struct gt_comm_norm *n)
@@ -1380,7 +1383,7 @@ unsigned gt_rank_differs(const struct gt_comm_norm *n, const struct gt_rank_comm
         uint64_t p = d->p50_ns[op], m = n->median[op];
         if (!p || n->nop[op] < GT_OUTLIER_MIN || p <= m)
             continue;
-        /* K x 1.4826 x MAD, in ten-thousandths to stay in integers */
+        /* K x 1.4826 x MAD: the robust standard deviation, K of them */
         long double spread = (long double)n->mad[op] * GT_OUTLIER_K * 14826 / 10000;
         if (p > GT_OUTLIER_RATIO * m && (long double)(p - m) > spread &&
             p - m >= GT_OUTLIER_FLOOR_NS)

@@ -1331,6 +1331,67 @@ static void json_verdict(struct gt_json *js, const struct gt_verdict *v)
     gj_end(js, '}');
 }
 
+/* The communicator's norm and the processes that differ from it (the
+ * compact report's lines, whole: no limit). */
+static void json_differing(struct gt_json *js, const struct gt_job *j, size_t ci)
+{
+    const struct gt_ccomm *x = &j->comms[ci];
+    struct gt_comm_norm nm;
+    if (gt_comm_norm(j, ci, &nm))
+        return;
+    gj_obj(js, "norm");
+    gj_str(js, "verdict", gt_verdict_name(nm.majority));
+    gj_u64(js, "processes_with_it", nm.nmajority);
+    gj_obj(js, "p50_median_ns");
+    for (int op = 0; op < GTR_OP_COUNT; op++)
+        if (nm.nop[op])
+            gj_u64(js, gt_op_name(op), nm.median[op]);
+    gj_end(js, '}');
+    gj_obj(js, "p50_mad_ns");
+    for (int op = 0; op < GTR_OP_COUNT; op++)
+        if (nm.nop[op])
+            gj_u64(js, gt_op_name(op), nm.mad[op]);
+    gj_end(js, '}');
+    gj_end(js, '}');
+    gj_arr(js, "differing");
+    for (size_t k = 0; k < x->nrix; k++) {
+        const struct gt_rank_comm *d = &j->ranks[j->rank_ix[x->rix + k]];
+        unsigned slow;
+        unsigned bits = gt_rank_differs(&nm, d, &slow);
+        if (!bits)
+            continue;
+        const struct gt_recfile *r = &j->recs[d->rec];
+        gj_obj(js, NULL);
+        gj_i64(js, "rank", r->id.rank);
+        gj_str(js, "host", r->id.host);
+        gj_i64(js, "pid", r->id.pid);
+        gj_str(js, "verdict", gt_verdict_name(d->verdict));
+        gj_u64(js, "fallbacks", d->fallbacks);
+        gj_u64(js, "errors", d->errors);
+        gj_arr(js, "why");
+        if (bits & GT_DIFF_VERDICT)
+            gj_str(js, NULL, "verdict");
+        if (bits & GT_DIFF_FALLBACK)
+            gj_str(js, NULL, "fallbacks");
+        if (bits & GT_DIFF_ERROR)
+            gj_str(js, NULL, "errors");
+        for (int op = 0; op < GTR_OP_COUNT; op++)
+            if (slow & (1u << op)) {
+                char w[32];
+                snprintf(w, sizeof(w), "slow %s", gt_op_name(op));
+                gj_str(js, NULL, w);
+            }
+        gj_end(js, ']');
+        gj_obj(js, "p50_ns");
+        for (int op = 0; op < GTR_OP_COUNT; op++)
+            if (d->p50_ns[op])
+                gj_u64(js, gt_op_name(op), d->p50_ns[op]);
+        gj_end(js, '}');
+        gj_end(js, '}');
+    }
+    gj_end(js, ']');
+}
+
 void gt_report_json(struct gt_json *js, const struct gt_job *j)
 {
     gj_obj(js, NULL);
@@ -1428,18 +1489,14 @@ void gt_report_json(struct gt_json *js, const struct gt_job *j)
         gj_str(js, "comm", x->label);
         gj_u64(js, "processes", x->nprocs);
         gj_i64(js, "hosts", x->nhosts);
-        gj_arr(js, "ranks");
-        for (size_t k = 0; k < x->nmembers; k++) {
-            int dup = 0;
-            for (size_t q = 0; q < k; q++)
-                dup |= x->members[q].rec == x->members[k].rec;
-            if (!dup)
-                gj_i64(js, NULL, j->recs[x->members[k].rec].id.rank);
-        }
+        gj_arr(js, "ranks"); /* one digest per process, in report order */
+        for (size_t k = 0; k < x->nrix; k++)
+            gj_i64(js, NULL, j->recs[j->ranks[j->rank_ix[x->rix + k]].rec].id.rank);
         gj_end(js, ']');
         gt_json_comm_counts(js, &x->sum);
         gt_json_latency(js, &x->sum);
         json_verdict(js, &x->v);
+        json_differing(js, j, i);
         gj_end(js, '}');
     }
     gj_end(js, ']');

@@ -448,8 +448,88 @@ static int fold_check(char *dir)
     return fails;
 }
 
+/* gt_natcmp: digits by value, a total order. */
+static int natcmp_check(void)
+{
+    static const char *const asc[] = {
+        "",       "a",     "a1",     "a02",    "a2",
+        "a010",   "a10",   "a10b",   "a11",    "b",
+        "node-1", "node2", "node10", "node10", "z99999999999999999999"};
+    int ok = 1;
+    size_t n = sizeof(asc) / sizeof(asc[0]);
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < n; k++) {
+            int c = gt_natcmp(asc[i], asc[k]),
+                want = strcmp(asc[i], asc[k]) ? (i > k) - (i < k) : 0;
+            if ((c > 0) - (c < 0) != want) {
+                printf("FAIL gt_natcmp(\"%s\", \"%s\") = %d, want %d\n", asc[i], asc[k], c, want);
+                ok = 0;
+            }
+        }
+    ok &= gt_natcmp("node2", "node10") < 0 && gt_natcmp("node10", "node9") > 0 &&
+          gt_natcmp("node-1", "node10") < 0 && gt_natcmp("a02", "a2") < 0 &&
+          gt_natcmp("a2", "a02") > 0 && gt_natcmp("x", "x") == 0;
+    printf("%s gt_natcmp: node2 < node10, a02 < a2 < a10 (equal values ordered by bytes)\n",
+           ok ? "ok  " : "FAIL");
+    return !ok;
+}
+
+/* gt_comm_norm / gt_rank_differs on digests made by hand: which p50s are
+ * slow outliers, and the verdict majority. */
+static int norm_case(const char *what, const uint64_t *p50, const int *verdict, size_t n,
+                     unsigned want_slow_mask)
+{
+    struct gt_rank_comm d[32];
+    size_t ix[32];
+    struct gt_ccomm c = {.rix = 0, .nrix = n};
+    struct gt_job j = {.ranks = d, .nranks = n, .rank_ix = ix, .comms = &c, .ncomm = 1};
+    memset(d, 0, sizeof(d));
+    for (size_t i = 0; i < n; i++) {
+        ix[i] = i;
+        d[i].p50_ns[GTR_OP_SEND] = p50[i];
+        d[i].verdict = verdict ? verdict[i] : GT_V_DIRECT_DMABUF;
+    }
+    struct gt_comm_norm nm;
+    unsigned got = 0;
+    if (gt_comm_norm(&j, 0, &nm))
+        return 1;
+    for (size_t i = 0; i < n; i++)
+        if (gt_rank_differs(&nm, &d[i], NULL))
+            got |= 1u << i;
+    printf("%s %s: differing ranks 0x%x (want 0x%x; median %llu, MAD %llu, majority %s)\n",
+           got == want_slow_mask ? "ok  " : "FAIL", what, got, want_slow_mask,
+           (unsigned long long)nm.median[GTR_OP_SEND], (unsigned long long)nm.mad[GTR_OP_SEND],
+           gt_verdict_name(nm.majority));
+    return got != want_slow_mask;
+}
+
+static int norm_check(void)
+{
+    int fails = 0;
+    const uint64_t alike[8] = {8000, 8000, 8000, 8000, 8000, 8000, 8000, 8000};
+    const uint64_t one_slow[8] = {8000, 8000, 8000, 20000, 8000, 8000, 8000, 8000};
+    const uint64_t not_2x[8] = {8000, 8000, 8000, 15000, 8000, 8000, 8000, 8000};
+    /* 30 us is 2.4x the median (12.5 us) but within 3 scaled MADs (6 us) of it */
+    const uint64_t spread[8] = {2000, 5000, 8000, 11000, 14000, 17000, 20000, 30000};
+    const uint64_t halves[8] = {10000, 10000, 10000, 10000, 30000, 30000, 30000, 30000};
+    const uint64_t tiny[8] = {100, 100, 100, 900, 100, 100, 100, 100};
+    const uint64_t two[2] = {8000, 80000};
+    const int tie[2] = {GT_V_DIRECT_PEERMEM, GT_V_DIRECT_DMABUF};
+    fails += norm_case("all alike", alike, NULL, 8, 0);
+    fails += norm_case("one at 2.5x the median", one_slow, NULL, 8, 1u << 3);
+    fails += norm_case("one at 1.9x: not an outlier", not_2x, NULL, 8, 0);
+    fails += norm_case("widely spread: 2.4x, within 3 scaled MADs", spread, NULL, 8, 0);
+    fails += norm_case("half and half: none", halves, NULL, 8, 0);
+    fails += norm_case("9x but under 1 us above: none", tiny, NULL, 8, 0);
+    fails += norm_case("two processes: too few for latency", two, NULL, 2, 0);
+    fails += norm_case("verdicts tied: the worse is named", alike, tie, 2, 1u << 0);
+    return fails;
+}
+
 static int selftest(void)
 {
+    if (natcmp_check() + norm_check())
+        return 1;
     char dir[] = "/tmp/reader-scale-XXXXXX";
     if (!mkdtemp(dir))
         return 1;

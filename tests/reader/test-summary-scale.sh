@@ -46,6 +46,14 @@ listed=$(grep -oE '^     rank [0-9?]+ ' "$T/o.txt" | awk '{ print $2 }' | sort -
     grep -q 'rank 99 (node12 pid 100099): reg p50 .*10.0x the median' "$T/o.txt" &&
     pass "1,000 ranks, 3 made to differ: exactly ranks 17, 42, 99 listed, each in 2 communicators ($n lines)" ||
     fail "odd: exit $rc, $n lines, listed: $listed: $(cat "$T/o.txt")"
+js=$($G summary --json "$T/odd" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(sorted("%d:%s" % (x["rank"], ",".join(x["why"])) for c in d["communicators"] for x in c["differing"]))')
+want="['17:verdict', '17:verdict', '42:verdict,fallbacks', '42:verdict,fallbacks', \
+'99:slow reg,slow dereg,slow send', '99:slow reg,slow dereg,slow send']"
+[ "$js" = "$want" ] && pass "summary --json: the same processes differ, each with why" ||
+    fail "summary --json differing: $js"
 grep -q '^   ranks    0..999 (999 process(es) with a rank); ? for 1 process(es) (no launcher variable' "$T/o.txt" &&
     grep -q 'NCCL 2.28.3 x999, ? x1' "$T/o.txt" &&
     grep -q '^   ?        NCCL: ncclGetVersion not visible' "$T/o.txt" &&
