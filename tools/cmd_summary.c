@@ -11,16 +11,19 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tools/commands.h"
+#include "tools/esc.h"
+#include "tools/nccljoin.h"
 #include "tools/report.h"
 
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: gdrtrace summary [--ranks|--full] [--json] [--no-bars] [--events] [--job J]\n"
-            "                        [PATH...]\n"
+            "                        [--nccl-log FILE|DIR]... [PATH...]\n"
             "  The job (processes, nodes, versions, verdicts), then each communicator with\n"
             "  only the processes that differ from its majority: another verdict, fallbacks,\n"
             "  errors, a p50 latency outlier (over 2x the median and 3 scaled MADs above it);\n"
@@ -37,18 +40,50 @@ static void usage(FILE *f)
             "  --events    --full, with the last fallback/error events of each process\n"
             "  --job J     only the recorders of job J (GDRTRACE_JOB, SLURM_JOB_ID, ...);\n"
             "              --job - : those written without a job id\n"
+            "  --nccl-log FILE|DIR  NCCL's log (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET),\n"
+            "              joined by commId: what NCCL loaded, each communicator's ranks,\n"
+            "              hosts and channels, GPU Direct decisions, the verdict with it\n"
             "exit: 0 ok, 2 an input could not be read, 15 no recorder found, 64 usage\n");
+}
+
+/* summary --json's "nccl_log" key and the verdict with it */
+static void json_log(struct gt_json *js, const void *arg)
+{
+    const struct gt_nccl_join *nj = arg;
+    gt_nccl_join_json(js, nj);
+    gj_arr(js, "nccl_communicators");
+    for (size_t i = 0; i < nj->ncomm; i++) {
+        gj_obj(js, NULL);
+        gj_str(js, "comm", nj->comms[i].label);
+        gj_str(js, "verdict", gt_nj_label(&nj->comms[i]));
+        gj_str(js, "why", nj->comms[i].why);
+        gt_nccl_join_json_comm(js, &nj->comms[i]);
+        gj_end(js, '}');
+    }
+    gj_end(js, ']');
+    gj_obj(js, "nccl_verdict");
+    gj_str(js, "code", gt_verdict_name(nj->code));
+    gj_i64(js, "exit", gt_verdict_exit(nj->code));
+    gj_str(js, "why", nj->why);
+    gj_end(js, '}');
 }
 
 int gt_cmd_summary(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"json", no_argument, 0, 'j'},   {"no-bars", no_argument, 0, 'b'},
-        {"events", no_argument, 0, 'e'}, {"job", required_argument, 0, 'J'},
-        {"ranks", no_argument, 0, 'r'},  {"full", no_argument, 0, 'f'},
-        {"help", no_argument, 0, 'h'},   {0, 0, 0, 0}};
-    int json = 0, flags = GT_REPORT_BARS, c;
+    static const struct option opts[] = {{"json", no_argument, 0, 'j'},
+                                         {"no-bars", no_argument, 0, 'b'},
+                                         {"events", no_argument, 0, 'e'},
+                                         {"job", required_argument, 0, 'J'},
+                                         {"ranks", no_argument, 0, 'r'},
+                                         {"full", no_argument, 0, 'f'},
+                                         {"nccl-log", required_argument, 0, 'L'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int json = 0, flags = GT_REPORT_BARS, c, nlogs = 0;
     const char *job = NULL;
+    char **logs = calloc((size_t)argc + 1, sizeof(*logs));
+    if (!logs)
+        return GT_EXIT_INPUT;
     while ((c = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
         switch (c) {
         case 'j':
@@ -69,12 +104,17 @@ int gt_cmd_summary(int argc, char **argv)
         case 'f':
             flags |= GT_REPORT_FULL;
             break;
+        case 'L':
+            logs[nlogs++] = optarg;
+            break;
         default: /* --help, or an option getopt refused */
+            free(logs);
             return gt_usage_exit(c, usage);
         }
     }
     if ((flags & GT_REPORT_RANKS) && (flags & GT_REPORT_FULL)) {
         fprintf(stderr, "gdrtrace summary: --ranks and --full are two views: give one\n");
+        free(logs);
         return GT_EXIT_USAGE;
     }
     struct gt_inputs in = {.job = job};
@@ -84,16 +124,42 @@ int gt_cmd_summary(int argc, char **argv)
     if (!json && !(flags & GT_REPORT_FULL))
         in.fold = &j;
     int rc = gt_load_job(argv + optind, argc - optind, &in, &j);
-    if (!rc && !in.n)
+    /* NCCL's log, joined (tools/nccljoin.h) */
+    struct gt_nlog log;
+    struct gt_nccl_join nj = {0};
+    int joined = 0;
+    if (nlogs && !gt_nlog_init(&log)) {
+        int bad = gt_nccl_log_load(&log, logs, nlogs);
+        joined = !gt_nccl_join(&log, &j, &nj);
+        if ((bad || !joined) && !rc)
+            rc = GT_EXIT_INPUT;
+    } else if (nlogs) {
+        rc = GT_EXIT_INPUT;
+        nlogs = 0;
+    }
+    if (!rc && !in.n && !(joined && log.ncomm))
         rc = gt_verdict_exit(GT_V_NO_DATA);
     if (json) {
         struct gt_json js;
         gj_init(&js, stdout);
-        gt_report_json(&js, &j);
+        gt_report_json_ex(&js, &j, joined ? json_log : NULL, &nj);
     } else {
         gt_report_text(stdout, &j, flags);
+        if (joined) {
+            gt_nccl_join_print_section(stdout, &nj);
+            printf("\n== verdict with NCCL's log\n");
+            gt_nccl_join_print_comms(stdout, &nj);
+            gt_nccl_join_print_procs(stdout, &nj, j.overall.emulated);
+            printf("%-25s %-15s %s\n", "all", gt_verdict_label(nj.code, j.overall.emulated),
+                   gt_esc(nj.why));
+        }
         gt_report_next(stdout, "   ", &j, argv + optind, argc - optind);
     }
+    if (nlogs) {
+        gt_nccl_join_free(&nj);
+        gt_nlog_free(&log);
+    }
+    free(logs);
     gt_job_free(&j);
     gt_inputs_free(&in);
     return rc;

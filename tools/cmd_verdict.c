@@ -11,17 +11,19 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tools/commands.h"
 #include "tools/esc.h"
+#include "tools/nccljoin.h"
 #include "tools/report.h"
 
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: gdrtrace verdict [--json] [--expect dmabuf|peermem|host] [--allow-emulated]\n"
-            "                        [--job J] [PATH...]\n"
+            "                        [--job J] [--nccl-log FILE|DIR]... [PATH...]\n"
             "  Did NCCL use the direct GPU<->NIC path?  One line per communicator, one per\n"
             "  node (when several), and one for all: DIRECT-DMABUF, DIRECT-PEERMEM, HOST-STAGED, "
             "MIXED, FALLBACK, ERROR,\n"
@@ -33,6 +35,10 @@ static void usage(FILE *f)
             "  --allow-emulated  let --expect dmabuf|peermem match a run of the GPU-memory\n"
             "              validation mode (GDRTRACE_GPUMEM=1: no NIC, CUDA copies); else 21\n"
             "  --job J     only the recorders of job J (--job -: those without a job id)\n"
+            "  --nccl-log FILE|DIR  NCCL's log (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET; a\n"
+            "              folder: each regular file in it), joined by commId: every\n"
+            "              communicator NCCL created gets a verdict (INTRA-NODE: no network;\n"
+            "              BYPASSED: an internal NCCL transport, NCCL's line quoted)\n"
             "  --json      machine-readable output\n"
             "exit: 0 DIRECT-DMABUF, 10 DIRECT-PEERMEM, 11 HOST-STAGED, 12 MIXED, 13 FALLBACK,\n"
             "      14 ERROR, 15 NO-DATA, 16 BYPASSED, 20 --expect mismatch, 21 --expect met only\n"
@@ -41,12 +47,18 @@ static void usage(FILE *f)
 
 int gt_cmd_verdict(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"json", no_argument, 0, 'j'},      {"expect", required_argument, 0, 'x'},
-        {"job", required_argument, 0, 'J'}, {"allow-emulated", no_argument, 0, 'E'},
-        {"help", no_argument, 0, 'h'},      {0, 0, 0, 0}};
-    int json = 0, c, expect = -1, allow_emulated = 0;
+    static const struct option opts[] = {{"json", no_argument, 0, 'j'},
+                                         {"expect", required_argument, 0, 'x'},
+                                         {"job", required_argument, 0, 'J'},
+                                         {"allow-emulated", no_argument, 0, 'E'},
+                                         {"nccl-log", required_argument, 0, 'L'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int json = 0, c, expect = -1, allow_emulated = 0, nlogs = 0;
     const char *job = NULL;
+    char **logs = calloc((size_t)argc + 1, sizeof(*logs));
+    if (!logs)
+        return GT_EXIT_INPUT;
     while ((c = getopt_long(argc, argv, "hjx:", opts, NULL)) != -1) {
         switch (c) {
         case 'j':
@@ -63,6 +75,7 @@ int gt_cmd_verdict(int argc, char **argv)
                 fprintf(stderr,
                         "gdrtrace verdict: --expect takes dmabuf, peermem or host, not '%s'\n",
                         optarg);
+                free(logs);
                 return GT_EXIT_USAGE;
             }
             break;
@@ -72,7 +85,11 @@ int gt_cmd_verdict(int argc, char **argv)
         case 'E':
             allow_emulated = 1;
             break;
+        case 'L':
+            logs[nlogs++] = optarg;
+            break;
         default: /* --help, or an option getopt refused */
+            free(logs);
             return gt_usage_exit(c, usage);
         }
     }
@@ -81,6 +98,28 @@ int gt_cmd_verdict(int argc, char **argv)
     struct gt_inputs in = {.job = job, .fold = &j};
     int rc = gt_load_job(argv + optind, argc - optind, &in, &j);
     int code = j.overall.code;
+    /* NCCL's log, joined (tools/nccljoin.h): its verdict covers every
+     * communicator NCCL created, and the whole input's takes them in. */
+    struct gt_nlog log;
+    struct gt_nccl_join nj = {0};
+    int joined = 0, badlogs = 0;
+    if (nlogs) {
+        if (gt_nlog_init(&log)) {
+            fprintf(stderr, "gdrtrace verdict: out of memory\n");
+            rc = GT_EXIT_INPUT;
+        } else {
+            badlogs = gt_nccl_log_load(&log, logs, nlogs);
+            if (badlogs && !rc)
+                rc = GT_EXIT_INPUT;
+            if (gt_nccl_join(&log, &j, &nj)) {
+                fprintf(stderr, "gdrtrace verdict: out of memory joining NCCL's log\n");
+                rc = GT_EXIT_INPUT;
+            } else {
+                joined = 1;
+                code = nj.code;
+            }
+        }
+    }
     int emu = j.overall.emulated;
     /* An emulated DIRECT-* verdict never answers "did NCCL use GPUDirect". */
     int emu_refused = expect >= 0 && code == expect && emu && !allow_emulated &&
@@ -95,7 +134,18 @@ int gt_cmd_verdict(int argc, char **argv)
         gj_init(&js, stdout);
         gj_obj(&js, NULL);
         gj_arr(&js, "communicators");
-        for (size_t i = 0; i < j.ncomm; i++) {
+        for (size_t i = 0; joined && i < nj.ncomm; i++) {
+            const struct gt_nj_comm *x = &nj.comms[i];
+            gj_obj(&js, NULL);
+            gj_str(&js, "comm", x->label);
+            gj_u64(&js, "processes", x->ccomm >= 0 ? j.comms[x->ccomm].nprocs : x->nprocs);
+            gj_i64(&js, "hosts", x->ccomm >= 0 ? j.comms[x->ccomm].nhosts : x->nhosts);
+            gj_str(&js, "verdict", gt_nj_label(x));
+            gj_str(&js, "why", x->why);
+            gt_nccl_join_json_comm(&js, x);
+            gj_end(&js, '}');
+        }
+        for (size_t i = 0; !joined && i < j.ncomm; i++) {
             gj_obj(&js, NULL);
             gj_str(&js, "comm", j.comms[i].label);
             gj_u64(&js, "processes", j.comms[i].nprocs);
@@ -128,11 +178,13 @@ int gt_cmd_verdict(int argc, char **argv)
             gj_end(&js, '}');
         }
         gj_end(&js, ']');
+        if (joined)
+            gt_nccl_join_json(&js, &nj);
         gj_obj(&js, "all");
         gj_str(&js, "verdict", gt_verdict_label(code, emu));
         if (emu)
             gj_str(&js, "emulated", GT_EMULATED_TEXT);
-        gj_str(&js, "why", j.overall.why);
+        gj_str(&js, "why", joined ? nj.why : j.overall.why);
         gj_end(&js, '}');
         if (expect >= 0) {
             gj_str(&js, "expect", gt_verdict_name(expect));
@@ -141,14 +193,16 @@ int gt_cmd_verdict(int argc, char **argv)
         char next[1024];
         gt_next_step(&j, argv + optind, argc - optind, next, sizeof(next));
         gj_str(&js, "next", next);
-        gj_i64(&js, "unreadable_inputs", in.nbad);
+        gj_i64(&js, "unreadable_inputs", in.nbad + badlogs);
         gj_i64(&js, "exit", exit_code);
         gj_end(&js, '}');
         gj_done(&js);
     } else {
         /* evidence wrapped under itself: no line wider than GT_REPORT_COLS */
         char head[256];
-        for (size_t i = 0; i < j.ncomm; i++) {
+        if (joined)
+            gt_nccl_join_print_comms(stdout, &nj);
+        for (size_t i = 0; !joined && i < j.ncomm; i++) {
             int w = snprintf(head, sizeof(head), "comm %-20s %-15s ", gt_esc(j.comms[i].label),
                              gt_verdict_label(j.comms[i].v.code, j.comms[i].v.emulated));
             fputs(head, stdout);
@@ -165,14 +219,18 @@ int gt_cmd_verdict(int argc, char **argv)
             fputs(head, stdout);
             gt_report_wrap(stdout, w, w, gt_esc(j.fates[i].f.text));
         }
+        if (joined)
+            gt_nccl_join_print_procs(stdout, &nj, emu);
         if (j.nnodes > 1)
             for (size_t i = 0; i < j.nnodes; i++)
                 printf("node %-20s %-15s %d process(es), %d communicator(s)\n",
                        gt_esc(j.nodes[i].host), gt_verdict_label(j.nodes[i].code, emu),
                        j.nodes[i].nproc, j.nodes[i].ncomm);
+        if (joined)
+            gt_nccl_join_print_counts(stdout, &nj);
         int w = snprintf(head, sizeof(head), "%-25s %-15s ", "all", gt_verdict_label(code, emu));
         fputs(head, stdout);
-        gt_report_wrap(stdout, w, w, gt_esc(j.overall.why));
+        gt_report_wrap(stdout, w, w, gt_esc(joined ? nj.why : j.overall.why));
         if (expect >= 0 && code != expect)
             printf("expected %s, got %s\n", gt_verdict_name(expect), gt_verdict_label(code, emu));
         if (emu_refused) {
@@ -183,11 +241,16 @@ int gt_cmd_verdict(int argc, char **argv)
                      gt_verdict_name(expect), GT_EMULATED_TEXT);
             gt_report_wrap(stdout, 0, 4, line);
         }
-        if (in.nbad)
+        if (in.nbad + badlogs)
             printf("%d input(s) could not be read (see above): the verdict covers the rest\n",
-                   in.nbad);
+                   in.nbad + badlogs);
         gt_report_next(stdout, "", &j, argv + optind, argc - optind);
     }
+    if (nlogs) {
+        gt_nccl_join_free(&nj);
+        gt_nlog_free(&log);
+    }
+    free(logs);
     gt_job_free(&j);
     gt_inputs_free(&in);
     return exit_code;

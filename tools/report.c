@@ -1394,6 +1394,12 @@ static void json_differing(struct gt_json *js, const struct gt_job *j, size_t ci
 
 void gt_report_json(struct gt_json *js, const struct gt_job *j)
 {
+    gt_report_json_ex(js, j, NULL, NULL);
+}
+
+void gt_report_json_ex(struct gt_json *js, const struct gt_job *j,
+                       void (*extra)(struct gt_json *js, const void *arg), const void *arg)
+{
     gj_obj(js, NULL);
     gj_arr(js, "processes");
     for (size_t i = 0; i < j->nrec; i++) {
@@ -1503,6 +1509,8 @@ void gt_report_json(struct gt_json *js, const struct gt_job *j)
     gj_i64(js, "hosts", j->nhosts);
     kc_json(js, j);
     json_verdict(js, &j->overall);
+    if (extra)
+        extra(js, arg);
     gj_end(js, '}');
     gj_done(js);
 }

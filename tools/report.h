@@ -22,6 +22,10 @@
 
 void gt_report_text(FILE *f, const struct gt_job *j, int flags);
 void gt_report_json(struct gt_json *js, const struct gt_job *j);
+/* The same, with extra(js, arg) writing more keys into the top object last
+ * (summary --nccl-log's "nccl_log"). */
+void gt_report_json_ex(struct gt_json *js, const struct gt_job *j,
+                       void (*extra)(struct gt_json *js, const void *arg), const void *arg);
 
 /*! gt_report_wrap() : prints text on a line where `used` columns are
  *  already taken, breaking at spaces so that no line is wider than

@@ -47,3 +47,10 @@ TESTS += reader_watch
 reader_watch_SRCS = tests/reader/watch.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
 reader_watch_LIBS := -lzstd -lm
 TEST_SCRIPTS += tests/reader/test-watch.sh
+# NCCL's log (tools/nccllog.c): the fixtures of tests/reader/nccl-logs, launcher
+# prefixes, any split of the stream, attribution, junk in bounded memory.
+TESTS += test_nccllog
+test_nccllog_SRCS := tests/unit/test_nccllog.c tools/nccllog.c
+test_nccllog_LIBS := -lcmocka
+# verdict/summary --nccl-log on harness recorders and on the fixtures
+TEST_SCRIPTS += tests/reader/test-nccl-log.sh

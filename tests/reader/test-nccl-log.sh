@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# test-nccl-log.sh — `verdict|summary --nccl-log` (tools/nccllog.c, tools/nccljoin.c):
+#  * on NCCL's logs alone (tests/reader/nccl-logs): an internal transport is
+#    BYPASSED (16) quoting NCCL's channel line, no plugin found is BYPASSED
+#    quoting NCCL's NET/Plugin line, intra-node P2P is INTRA-NODE (15);
+#  * the same output with srun --label and mpirun --tag-output prefixes, and
+#    on a truncated log with binary junk appended (counted, never fatal);
+#    an unreadable log is exit 2;
+#  * joined to real recorders (the harness, ABI v12: two communicators per
+#    process): the world communicator by commId (HOST-STAGED, exit 11), a
+#    split (no commId in NCCL's line) by elimination; a third communicator
+#    NCCL carried over IB makes the whole BYPASSED (16), --expect host 20;
+#  * ABI v10 recorders (one record per process): joined by host+pid.
+# Skips (77) when the harness is not built.
+. "$(dirname "$0")/lib.sh"
+H=$BUILD/harness/harness
+L=tests/reader/nccl-logs
+[ -x "$H" ] || { echo "skip: $H is not built"; exit 77; }
+
+# --- logs alone ------------------------------------------------------------
+out=$($G verdict --nccl-log "$L/synthetic-2.28-bypass-ib" 2>&1); rc=$?
+if [ $rc = 16 ] && grep -q '^comm 0x77e1c0d4a9b85f26 .*BYPASSED .*"Channel 00/0 : 0\[0\] -> 1\[0\] \[send\] via NET/IB/0"' <<<"$out" &&
+    grep -q '^nccl nodeC:5555 .*BYPASSED .*"Failed to initialize NET plugin gdrtrace"' <<<"$out"; then
+    pass "IB instead of gdrtrace: BYPASSED (16), NCCL's channel and plugin lines quoted"
+else fail "bypass-ib: exit $rc: $out"; fi
+
+out=$($G verdict --nccl-log "$L/synthetic-2.18-notfound-socket" 2>&1); rc=$?
+if [ $rc = 16 ] && grep -q '^nccl nodeE:7777 .*BYPASSED .*NCCL found no net plugin: "NET/Plugin : No plugin found' <<<"$out" &&
+    grep -q 'via NET/Socket/0' <<<"$out"; then
+    pass "2.18, no plugin found: BYPASSED (16) quoting NET/Plugin and the Socket channel"
+else fail "2.18 not found: exit $rc: $out"; fi
+
+out=$($G verdict --nccl-log "$L/synthetic-2.28-intra" 2>&1); rc=$?
+if [ $rc = 15 ] && grep -q '^comm 0x4c2e9d1f77a0b312 .*INTRA-NODE .*"Channel 00/0 : 0\[0\] -> 1\[1\] via P2P/CUMEM/read"' <<<"$out"; then
+    pass "intra-node P2P: INTRA-NODE, the channel line quoted, nothing judged (15)"
+else fail "intra: exit $rc: $out"; fi
+
+# the same with launcher prefixes
+ref=$($G verdict --nccl-log "$L/synthetic-2.28-bypass-ib" 2>&1 | grep -v '^nccl-log:')
+for style in srun mpirun; do
+    mkdir -p "$T/$style"
+    i=0
+    for f in "$L"/synthetic-2.28-bypass-ib/*; do
+        case $style in
+        srun) sed "s/^/$i: /" "$f" ;;
+        mpirun) sed "s/^/[1,$i]<stdout>:/" "$f" ;;
+        esac >"$T/$style/$(basename "$f")"
+        i=$((i + 1))
+    done
+    got=$($G verdict --nccl-log "$T/$style" 2>&1 | grep -v '^nccl-log:')
+    [ "$got" = "$ref" ] && pass "$style's per-line prefix: the same verdict" ||
+        fail "$style prefix: $(diff <(echo "$ref") <(echo "$got") | head)"
+done
+
+# truncated mid-line, binary junk appended: counted, the rest read
+mkdir -p "$T/junk"
+cp "$L"/synthetic-2.28-bypass-ib/* "$T/junk/"
+f=$(ls "$T"/junk/* | head -1)
+head -c -20 "$f" >"$T/cut" && mv "$T/cut" "$f"
+head -c 300000 /dev/urandom >>"$f"
+out=$($G verdict --nccl-log "$T/junk" 2>&1); rc=$?
+if [ $rc = 16 ] && grep -q '^nccl-log: .*unknown: [0-9]* line(s) not NCCL.s' <<<"$out" &&
+    grep -q '^comm 0x77e1c0d4a9b85f26 .*BYPASSED' <<<"$out"; then
+    pass "truncated log with binary junk: counted as unknown, verdict unchanged (16)"
+else fail "junk: exit $rc: $out"; fi
+
+out=$($G verdict --nccl-log "$T/no-such-log" 2>&1); rc=$?
+[ $rc = 2 ] && grep -q 'no-such-log: cannot read NCCL log' <<<"$out" &&
+    pass "an unreadable log: named on stderr, exit 2" || fail "unreadable log: exit $rc: $out"
+
+# --- joined to harness recorders --------------------------------------------
+# gen_log HOST PID RANK PEER COMMID [IB_COMMID]: NCCL 2.28's lines for the
+# process, a world communicator through gdrtrace and a split of it (its Init
+# lines name the parent, not a commId); with IB_COMMID a third, over IB.
+gen_log() {
+    local h=$1 p=$2 r=$3 o=$4 id=$5 ib=${6:-}
+    cat <<EOF
+$h:$p:$p [0] NCCL INFO NCCL version 2.28.3+cuda12.9
+$h:$p:$p [0] NCCL INFO NET/Plugin: Loaded net plugin gdrtrace (v12)
+$h:$p:$p [0] NCCL INFO Using network gdrtrace
+$h:$p:$p [0] NCCL INFO ncclCommInitRank comm 0x5500 rank $r nranks 2 cudaDev 0 nvmlDev 0 busId 1b000 commId $id - Init START
+$h:$p:$p [0] NCCL INFO comm 0x5500 rank $r nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0
+$h:$p:$p [0] NCCL INFO GPU Direct RDMA Disabled for GPU $r / HCA 0 (distance 5 > 4)
+$h:$p:$p [0] NCCL INFO ncclCommInitRank comm 0x5500 rank $r nranks 2 cudaDev 0 nvmlDev 0 busId 1b000 commId $id - Init COMPLETE
+$h:$p:$p [0] NCCL INFO Channel 00/0 : $r[0] -> $o[0] [send] via NET/gdrtrace/0
+$h:$p:$p [0] NCCL INFO Channel 00/0 : $o[0] -> $r[0] [receive] via NET/gdrtrace/0
+$h:$p:$p [0] NCCL INFO Using network gdrtrace
+$h:$p:$p [0] NCCL INFO ncclCommSplit comm 0x5600 rank $r nranks 2 cudaDev 0 nvmlDev 0 busId 1b000 parent 0x5500 splitCount 1 color 0 key $r- Init START
+$h:$p:$p [0] NCCL INFO comm 0x5600 rank $r nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0
+$h:$p:$p [0] NCCL INFO ncclCommSplit comm 0x5600 rank $r nranks 2 cudaDev 0 nvmlDev 0 busId 1b000 parent 0x5500 splitCount 1 color 0 key $r - Init COMPLETE
+EOF
+    [ -n "$ib" ] && cat <<EOF
+$h:$p:$p [0] NCCL INFO Using network IB
+$h:$p:$p [0] NCCL INFO ncclCommInitRank comm 0x5700 rank $r nranks 2 cudaDev 0 nvmlDev 0 busId 1b000 commId $ib - Init START
+$h:$p:$p [0] NCCL INFO Channel 00/0 : $r[0] -> $o[0] [send] via NET/IB/0/GDRDMA
+EOF
+    return 0
+}
+
+run_harness() { # ABI DIR
+    mkdir -p "$2"
+    timeout 120 "$H" --abi "$1" --data-only --iters 3 --max-size 64K --dir "$2" \
+        --plugin "$BUILD/libnccl-net-gdrtrace.so" >"$2.out" 2>&1 ||
+        { cat "$2.out"; echo "FAIL: the harness failed"; exit 1; }
+}
+
+run_harness 12 "$T/r12"
+mapfile -t procs < <($G ls "$T/r12" | awk 'NR > 1 { print $1, $2 }')
+ids=$($G verdict "$T/r12" | sed -n 's/^comm \(0x[0-9a-f]*\) .*/\1/p')
+world=$($G verdict "$T/r12" | sed -n 's/^comm \(0x[0-9a-f]*\) *HOST-STAGED.*/\1/p')
+split=$(grep -v "^$world\$" <<<"$ids")
+if [ ${#procs[@]} = 2 ] && [ -n "$world" ] && [ -n "$split" ]; then
+    mkdir -p "$T/log12" "$T/log12ib"
+    r=0
+    for hp in "${procs[@]}"; do
+        set -- $hp
+        gen_log "$1" "$2" $r $((1 - r)) "$world" >"$T/log12/nccl.$1.$2"
+        gen_log "$1" "$2" $r $((1 - r)) "$world" 0xabc123 >"$T/log12ib/nccl.$1.$2"
+        r=$((r + 1))
+    done
+    out=$($G verdict --nccl-log "$T/log12" "$T/r12" 2>&1); rc=$?
+    if [ $rc = 11 ] && grep -q "^comm $world .*HOST-STAGED .*NCCL: 4 channel line(s) via NET/gdrtrace, 0 with GDRDMA. NCCL: \"GPU Direct RDMA Disabled for GPU 0 / HCA 0 (distance 5 > 4)\"" <<<"$out" &&
+        grep -q "^comm $split .*NO-DATA" <<<"$out"; then
+        pass "v12 recorders + log: world by commId (HOST-STAGED, 11), NCCL's GDR decision quoted"
+    else fail "v12 join: exit $rc: $out"; fi
+    js=$($G verdict --json --nccl-log "$T/log12" "$T/r12" | tr -d '\n')
+    grep -q "\"comm\": *\"$split\",[^}]*\"joined_by\": *\"elimination\"" <<<"$js" &&
+        grep -q "\"comm\": *\"$world\",[^}]*\"joined_by\": *\"commId\"" <<<"$js" &&
+        pass "the split (parent named, no commId) joined its recorder communicator by elimination" ||
+        fail "split join: $js"
+    out=$($G verdict --nccl-log "$T/log12ib" "$T/r12" 2>&1); rc=$?
+    if [ $rc = 16 ] && grep -q '^comm 0xabc123 .*BYPASSED .*via NET/IB/0/GDRDMA' <<<"$out" &&
+        grep -q '^all .*BYPASSED' <<<"$out"; then
+        pass "a communicator NCCL carried over IB: the whole input BYPASSED (16)"
+    else fail "v12 + IB: exit $rc: $out"; fi
+    $G verdict --expect host --nccl-log "$T/log12ib" "$T/r12" >/dev/null 2>&1; rc=$?
+    [ $rc = 20 ] && pass "--expect host is not met when NCCL bypassed gdrtrace (20)" || fail "--expect: exit $rc"
+    sum=$($G summary --no-bars --nccl-log "$T/log12" "$T/r12" 2>&1); rc=$?
+    if [ $rc = 0 ] && grep -q "^== NCCL's log" <<<"$sum" &&
+        grep -q "^comm $world  through-gdrtrace  ranks 2/2 on 1 host(s)" <<<"$sum"; then
+        pass "summary --nccl-log: the joined section"
+    else fail "summary: exit $rc: $(sed -n "/^== NCCL's log/,\$p" <<<"$sum")"; fi
+else fail "harness v12 recorders: procs [${procs[*]}] world [$world] split [$split]"; fi
+
+run_harness 10 "$T/r10"
+mapfile -t procs < <($G ls "$T/r10" | awk 'NR > 1 { print $1, $2 }')
+mkdir -p "$T/log10"
+r=0
+for hp in "${procs[@]}"; do
+    set -- $hp
+    gen_log "$1" "$2" $r $((1 - r)) 0x5151 >"$T/log10/nccl.$1.$2"
+    r=$((r + 1))
+done
+out=$($G verdict --nccl-log "$T/log10" "$T/r10" 2>&1); rc=$?
+if [ $rc = 11 ] && grep -q '^comm 0x5151 .*HOST-STAGED .*Joined by process (net ABI <= v10' <<<"$out"; then
+    pass "v10 recorders (one per process): joined by host+pid, and it says so"
+else fail "v10 join: exit $rc: $out"; fi
+
+finish "verdict --nccl-log joins NCCL's log to the recorders"
