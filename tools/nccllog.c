@@ -301,6 +301,16 @@ static struct gt_nlog_comm *comm_by_ptr(struct gt_nlog *l, long pi, uint64_t ptr
     return NULL;
 }
 
+/* The same among the records older than c. */
+static struct gt_nlog_comm *comm_by_ptr_before(struct gt_nlog *l, uint64_t ptr,
+                                               const struct gt_nlog_comm *c)
+{
+    for (int32_t i = c->prev; i >= 0; i = l->comms[i].prev)
+        if (l->comms[i].ptr == ptr && !l->comms[i].destroyed)
+            return &l->comms[i];
+    return NULL;
+}
+
 static struct gt_nlog_comm *comm_open_on(struct gt_nlog *l, long pi, int tid)
 {
     for (int32_t i = l->procs[pi].first_comm; i >= 0; i = l->comms[i].prev)
@@ -389,7 +399,8 @@ static int on_init(struct gt_nlog *l, const struct ctx *x, const char *m, int co
                 break;
             }
         if (HAS(&kv, K_PARENT)) {
-            struct gt_nlog_comm *pa = comm_by_ptr(l, x->pi, kv.u[K_PARENT]);
+            /* the parent is an older record (a line naming itself is not) */
+            struct gt_nlog_comm *pa = comm_by_ptr_before(l, kv.u[K_PARENT], c);
             c->parent = pa ? (int32_t)(pa - l->comms) : -1;
         }
     }

@@ -22,3 +22,10 @@ TESTS += fuzz_sock_replay
 fuzz_sock_replay_SRCS := tests/fuzz/replay.c tests/fuzz/fuzz_sock.c $(SOCK_SRCS) $(OOB_SRCS) \
                          $(BASE_SRCS)
 fuzz_sock_replay_LIBS := -lpthread
+
+# NCCL log reader fuzzing (owner: reader, --nccl-log): tools/nccllog.c and its
+# join.  fuzz_nccllog_replay replays tests/fuzz/nccllog-corpus in every build;
+# run-fuzz.sh fuzzes it too.
+TESTS += fuzz_nccllog_replay
+fuzz_nccllog_replay_SRCS = tests/fuzz/replay.c tests/fuzz/fuzz_nccllog.c $(READER_SRCS) $(BASE_SRCS)
+fuzz_nccllog_replay_LIBS := -lzstd -lm

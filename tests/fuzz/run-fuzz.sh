@@ -18,3 +18,10 @@ reader=$(make -s --no-print-directory \
 fuzz_build "$out" fuzz_recfile "-lzstd -lm" tests/fuzz/fuzz_recfile.c $reader
 fuzz_run "$out" fuzz_recfile "${GDRTRACE_FUZZ_SECONDS:-30}" "the reader" tests/fuzz/corpus \
     -rss_limit_mb=2048 -max_len=300000
+
+# NCCL's log (verdict --nccl-log): the reader and its join, the same sources.
+out=$BUILD/fuzz-nccllog
+# shellcheck disable=SC2086 # a list of paths
+fuzz_build "$out" fuzz_nccllog "-lzstd -lm" tests/fuzz/fuzz_nccllog.c $reader
+fuzz_run "$out" fuzz_nccllog "${GDRTRACE_FUZZ_SECONDS:-30}" "the NCCL log reader" \
+    tests/fuzz/nccllog-corpus -rss_limit_mb=2048 -max_len=65536
