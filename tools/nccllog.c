@@ -500,7 +500,10 @@ static void on_channel_line(struct gt_nlog *l, const struct ctx *x, int ch, int 
     struct gt_nlog_comm *c = comm_open_on(l, x->pi, x->tid), *cand[2] = {NULL, NULL};
     int ncand = 0, nthread = 0;
     struct gt_nlog_comm *on_thread = NULL;
-    if (c && !(c->rank == myrank && (peer < 0 || c->nranks < 0 || peer < c->nranks)))
+    /* A NET line names comm->ncclNet, which "Using network X" printed for
+     * the communicator: a communicator of another network is not it. */
+    if (c && !(c->rank == myrank && (peer < 0 || c->nranks < 0 || peer < c->nranks) &&
+               (!net || !c->net[0] || !strcasecmp(c->net, net))))
         c = NULL;
     if (!c) {
         for (int32_t i = p->first_comm; i >= 0; i = l->comms[i].prev) {
@@ -508,7 +511,8 @@ static void on_channel_line(struct gt_nlog *l, const struct ctx *x, int ch, int 
             if (k->destroyed || k->rank != myrank ||
                 (peer >= 0 && k->nranks >= 0 && peer >= k->nranks) ||
                 (mynvml >= 0 && k->nvml_dev >= 0 && k->nvml_dev != mynvml) ||
-                (k->cuda_dev >= 0 && k->cuda_dev != x->dev))
+                (k->cuda_dev >= 0 && k->cuda_dev != x->dev) ||
+                (net && k->net[0] && strcasecmp(k->net, net)))
                 continue;
             if (ncand < 2)
                 cand[ncand] = k;
@@ -531,7 +535,8 @@ static void on_channel_line(struct gt_nlog *l, const struct ctx *x, int ch, int 
             for (int32_t i = p->first_comm; i >= 0; i = l->comms[i].prev) {
                 struct gt_nlog_comm *k = &l->comms[i];
                 if (!k->destroyed && k->rank == myrank &&
-                    !(peer >= 0 && k->nranks >= 0 && peer >= k->nranks))
+                    !(peer >= 0 && k->nranks >= 0 && peer >= k->nranks) &&
+                    !(net && k->net[0] && strcasecmp(k->net, net)))
                     k->amb++;
             }
         }

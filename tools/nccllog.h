@@ -28,8 +28,9 @@
  *  4. Attribution.  A channel line names no communicator: it is given to
  *     the communicator of its process (host, pid) whose init is open on its
  *     thread and has its rank; else to the one communicator of the process
- *     with its rank, a peer rank below nranks, its nvmlDev and cudaDev; of
- *     several, the one initialised on its thread.  Otherwise it is counted
+ *     with its rank, a peer rank below nranks, its nvmlDev and cudaDev, and
+ *     for a NET line the network its "Using network X" named; of several,
+ *     the one initialised on its thread.  Otherwise it is counted
  *     as not attributed, per process and transport, with the first line
  *     quoted (and each candidate's `amb` count rises).
  *  5. Strings kept are NUL-terminated and at most their field's size less

@@ -50,6 +50,9 @@ run verdict-crashed verdict "$T/crashed"
 run ls-crashed ls "$T/crashed" "$T/refused"
 run verdict-expect verdict --expect dmabuf "$T/host"
 run verdict-json verdict --json "$T/job"
+# NCCL's log of job42 joined: its communicator, one NCCL put on IB, a node-local one
+run verdict-nccl-log verdict --nccl-log tests/reader/nccl-logs/synthetic-example-job42 "$T/job"
+run summary-nccl-log summary --no-bars --nccl-log tests/reader/nccl-logs/synthetic-example-job42 "$T/job"
 $G dump -o "$T/job42.zst" "$T/job" >/dev/null
 run dump dump -o "$T/job42-again.zst" "$T/job"
 run verdict-archive verdict "$T/job42.zst"

@@ -338,6 +338,36 @@ static void test_attribution(void **state)
     gt_nlog_free(&l);
 }
 
+/* Two communicators of one rank on one thread after init (runtime connect):
+ * a NET line goes to the one whose "Using network X" names its network. */
+static void test_attribution_by_network(void **state)
+{
+    (void)state;
+    struct gt_nlog l;
+    assert_int_equal(gt_nlog_init(&l), 0);
+    lines(&l, "h:9:9 [0] NCCL INFO Using network gdrtrace\n"
+              "h:9:9 [0] NCCL INFO ncclCommInitRank comm 0xa rank 0 nranks 2 cudaDev 0 nvmlDev 0 "
+              "busId 1000 commId 0x111 - Init START\n"
+              "h:9:9 [0] NCCL INFO ncclCommInitRank comm 0xa rank 0 nranks 2 cudaDev 0 nvmlDev 0 "
+              "busId 1000 commId 0x111 - Init COMPLETE\n"
+              "h:9:9 [0] NCCL INFO Using network IB\n"
+              "h:9:9 [0] NCCL INFO ncclCommInitRank comm 0xb rank 0 nranks 2 cudaDev 0 nvmlDev 0 "
+              "busId 1000 commId 0x222 - Init START\n"
+              "h:9:9 [0] NCCL INFO ncclCommInitRank comm 0xb rank 0 nranks 2 cudaDev 0 nvmlDev 0 "
+              "busId 1000 commId 0x222 - Init COMPLETE\n"
+              "h:9:9 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0/GDRDMA\n"
+              "h:9:9 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/gdrtrace/0\n"
+              "h:9:9 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC\n");
+    assert_string_equal(l.comms[0].net, "gdrtrace");
+    assert_string_equal(l.comms[1].net, "IB");
+    assert_int_equal(l.comms[1].ch[GT_NLOG_CH_NET_OTHER], 1);
+    assert_int_equal(l.comms[0].ch[GT_NLOG_CH_NET_OURS], 1);
+    assert_int_equal(l.comms[0].ch[GT_NLOG_CH_NET_OTHER], 0);
+    assert_int_equal(l.ambiguous, 1); /* P2P names no network */
+    assert_int_equal(l.comms[0].amb + l.comms[1].amb, 2);
+    gt_nlog_free(&l);
+}
+
 static void test_junk_bounded(void **state)
 {
     (void)state;
@@ -411,10 +441,15 @@ static void test_caps(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_2node_gdrtrace),      cmocka_unit_test(test_bypass_ib),
-        cmocka_unit_test(test_218_not_found),       cmocka_unit_test(test_intra),
-        cmocka_unit_test(test_prefixes_and_splits), cmocka_unit_test(test_attribution),
-        cmocka_unit_test(test_junk_bounded),        cmocka_unit_test(test_caps),
+        cmocka_unit_test(test_2node_gdrtrace),
+        cmocka_unit_test(test_bypass_ib),
+        cmocka_unit_test(test_218_not_found),
+        cmocka_unit_test(test_intra),
+        cmocka_unit_test(test_prefixes_and_splits),
+        cmocka_unit_test(test_attribution),
+        cmocka_unit_test(test_attribution_by_network),
+        cmocka_unit_test(test_junk_bounded),
+        cmocka_unit_test(test_caps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
