@@ -150,10 +150,19 @@ int gt_cmd_summary(int argc, char **argv)
             printf("\n== verdict with NCCL's log\n");
             gt_nccl_join_print_comms(stdout, &nj);
             gt_nccl_join_print_procs(stdout, &nj, j.overall.emulated);
-            printf("%-25s %-15s %s\n", "all", gt_verdict_label(nj.code, j.overall.emulated),
-                   gt_esc(nj.why));
+            char head[64];
+            int w = snprintf(head, sizeof(head), "%-25s %-15s ", "all",
+                             gt_verdict_label(nj.code, j.overall.emulated));
+            fputs(head, stdout);
+            gt_report_wrap(stdout, w, w, gt_esc(nj.why));
         }
-        gt_report_next(stdout, "   ", &j, argv + optind, argc - optind);
+        char next[1024];
+        if (joined && gt_nccl_join_next(&nj, &j, next, sizeof(next))) {
+            fputs("   next: ", stdout);
+            gt_report_wrap(stdout, 9, 9, next);
+        } else {
+            gt_report_next(stdout, "   ", &j, argv + optind, argc - optind);
+        }
     }
     if (nlogs) {
         gt_nccl_join_free(&nj);

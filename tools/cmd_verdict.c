@@ -191,7 +191,8 @@ int gt_cmd_verdict(int argc, char **argv)
             gj_bool(&js, "expect_met", code == expect && !emu_refused);
         }
         char next[1024];
-        gt_next_step(&j, argv + optind, argc - optind, next, sizeof(next));
+        if (!joined || !gt_nccl_join_next(&nj, &j, next, sizeof(next)))
+            gt_next_step(&j, argv + optind, argc - optind, next, sizeof(next));
         gj_str(&js, "next", next);
         gj_i64(&js, "unreadable_inputs", in.nbad + badlogs);
         gj_i64(&js, "exit", exit_code);
@@ -244,7 +245,13 @@ int gt_cmd_verdict(int argc, char **argv)
         if (in.nbad + badlogs)
             printf("%d input(s) could not be read (see above): the verdict covers the rest\n",
                    in.nbad + badlogs);
-        gt_report_next(stdout, "", &j, argv + optind, argc - optind);
+        char next[1024];
+        if (joined && gt_nccl_join_next(&nj, &j, next, sizeof(next))) {
+            fputs("next: ", stdout);
+            gt_report_wrap(stdout, 6, 6, next);
+        } else {
+            gt_report_next(stdout, "", &j, argv + optind, argc - optind);
+        }
     }
     if (nlogs) {
         gt_nccl_join_free(&nj);

@@ -330,9 +330,10 @@ static const struct gt_nlog_comm *quote_rec(const struct gt_nlog *l, const struc
 #define INTRA_MASK (BIT(GT_NLOG_CH_P2P) | BIT(GT_NLOG_CH_SHM) | BIT(GT_NLOG_CH_NVLS))
 
 /* Which recorder communicator(s) the group joins (steps 2-3): by commId, else
- * the ABI <= v10 records of its processes (their verdicts combined). */
-static void join_recorders(const struct ctx *x, const struct rkey *g, size_t n,
-                           struct gt_nj_comm *c)
+ * the ABI <= v10 records of its processes (their verdicts combined; each is
+ * marked in joined[]).  Returns how many process records it joined. */
+static int join_recorders(const struct ctx *x, const struct rkey *g, size_t n, struct gt_nj_comm *c,
+                          unsigned char *joined)
 {
     const struct gt_job *j = x->j;
     if (c->has_comm_id) {
@@ -340,7 +341,8 @@ static void join_recorders(const struct ctx *x, const struct rkey *g, size_t n,
         if (f >= 0) {
             c->ccomm = (long)x->cid[f].i;
             c->joined_by = g[0].by_elim ? "elimination" : "commId";
-            return;
+            joined[c->ccomm] = 1;
+            return 0;
         }
     }
     int codes[GT_V_COUNT] = {0}, nproc = 0;
@@ -354,21 +356,21 @@ static void join_recorders(const struct ctx *x, const struct rkey *g, size_t n,
                 continue;
             if (first < 0)
                 first = pc;
+            joined[pc] = 1;
             codes[j->comms[pc].v.code]++;
             nproc++;
         }
     }
     if (first < 0)
-        return;
+        return 0;
     c->ccomm = first;
     c->joined_by = "process (net ABI <= v10)";
     c->code = gt_verdict_combine_counts(codes);
-    if (nproc > 1)
-        appendf(c->why, sizeof(c->why),
-                "%d processes' records (net ABI <= v10: one per process): ", nproc);
+    return nproc;
 }
 
-static void judge(const struct ctx *x, const struct rkey *g, size_t n, struct gt_nj_comm *c)
+static void judge(const struct ctx *x, const struct rkey *g, size_t n, struct gt_nj_comm *c,
+                  unsigned char *joined)
 {
     const struct gt_nlog *l = x->l;
     const struct gt_job *j = x->j;
@@ -403,7 +405,7 @@ static void judge(const struct ctx *x, const struct rkey *g, size_t n, struct gt
     } else {
         c->kind = c->net[0] && !strcasecmp(c->net, GT_NLOG_OUR_NET) ? GT_NJ_THROUGH : GT_NJ_UNKNOWN;
     }
-    join_recorders(x, g, n, c);
+    int nbyproc = join_recorders(x, g, n, c, joined);
     const struct gt_ccomm *rc = c->ccomm >= 0 ? &j->comms[c->ccomm] : NULL;
     int by_proc = rc && !rc->has_comm_id;
     if (rc) {
@@ -444,12 +446,14 @@ static void judge(const struct ctx *x, const struct rkey *g, size_t n, struct gt
         } else
             appendf(c->why, sizeof(c->why), "intra-node (%s), no network used.",
                     c->nnodes == 1 ? "NCCL: nNodes 1" : "all its ranks on one host");
-        if (rc && !c->intra)
+        if (rc && !c->intra && !by_proc)
             appendf(c->why, sizeof(c->why), " The recorder: %s", rc->v.why);
         break;
     }
     case GT_NJ_THROUGH:
-        if (rc)
+        if (by_proc)
+            appendf(c->why, sizeof(c->why), "NCCL carried it through gdrtrace.");
+        else if (rc)
             appendf(c->why, sizeof(c->why), "%s", rc->v.why);
         else {
             where(l, &l->comms[g[0].idx], w, sizeof(w));
@@ -468,7 +472,7 @@ static void judge(const struct ctx *x, const struct rkey *g, size_t n, struct gt
                     "same process; those all went via NET/gdrtrace.");
         break;
     default:
-        if (rc)
+        if (rc && !by_proc)
             appendf(c->why, sizeof(c->why), "%s", rc->v.why);
         else
             appendf(c->why, sizeof(c->why), "no recorder has it.");
@@ -489,7 +493,9 @@ static void judge(const struct ctx *x, const struct rkey *g, size_t n, struct gt
     }
     if (by_proc)
         appendf(c->why, sizeof(c->why),
-                " Joined by process (net ABI <= v10: the plugin sees no commId): %s", rc->v.why);
+                " Joined by process (net ABI <= v10: the plugin sees no commId; %d process "
+                "record(s), verdicts combined; the first): %s",
+                nbyproc, rc->v.why);
 }
 
 /* ---- step 5: processes -------------------------------------------------- */
@@ -608,9 +614,7 @@ int gt_nccl_join(const struct gt_nlog *l, const struct gt_job *j, struct gt_nccl
         struct gt_nj_comm *c = &out->comms[out->ncomm++];
         const struct rkey *g = &s[grp[gi].at];
         fill_group(&x, g, grp[gi].n, c, hosts);
-        judge(&x, g, grp[gi].n, c);
-        if (c->ccomm >= 0)
-            joined[c->ccomm] = 1;
+        judge(&x, g, grp[gi].n, c, joined);
         if (c->kind != GT_NJ_INTRA)
             for (size_t i = 0; i < grp[gi].n; i++)
                 all_intra[l->comms[g[i].idx].proc] = 0;
@@ -687,6 +691,31 @@ done:
     return rc;
 }
 
+int gt_nccl_join_next(const struct gt_nccl_join *nj, const struct gt_job *j, char *buf, size_t n)
+{
+    int through = 0, intra = 0;
+    for (size_t i = 0; i < nj->ncomm; i++) {
+        through += nj->comms[i].kind == GT_NJ_THROUGH;
+        intra += nj->comms[i].intra;
+    }
+    if (nj->code == GT_V_BYPASSED && j->overall.code != GT_V_BYPASSED)
+        snprintf(buf, n,
+                 "NCCL carried traffic around gdrtrace (the BYPASSED lines quote it): have NCCL "
+                 "load it for every communicator (NCCL_NET_PLUGIN=gdrtrace, no netName of "
+                 "another network) and check the node (gdrtrace doctor, gate 1)");
+    else if (nj->code == GT_V_NO_DATA && !j->nrec && through)
+        snprintf(buf, n,
+                 "NCCL used gdrtrace but no recorder was given: pass the job's recorders "
+                 "(its GDRTRACE_DIR, or a dump of each node)");
+    else if (nj->code == GT_V_NO_DATA && intra && intra == (int)nj->ncomm)
+        snprintf(buf, n,
+                 "every communicator was intra-node (no network used): run across nodes to "
+                 "judge GPUDirect RDMA");
+    else
+        return 0;
+    return 1;
+}
+
 void gt_nccl_join_free(struct gt_nccl_join *nj)
 {
     free(nj->comms);
@@ -730,10 +759,12 @@ static void wrapf(FILE *f, int indent, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
-    gt_report_wrap(f, 0, indent, buf);
+    int lead = (int)strspn(buf, " "); /* the wrapper starts a line at a word */
+    fprintf(f, "%.*s", lead, buf);
+    gt_report_wrap(f, lead, indent, buf + lead);
 }
 
-void gt_nccl_join_print_counts(FILE *f, const struct gt_nccl_join *nj)
+static void print_counts(FILE *f, const struct gt_nccl_join *nj, const char *ind)
 {
     const struct gt_nlog *l = nj->log;
     char more[256] = "";
@@ -743,41 +774,46 @@ void gt_nccl_join_print_counts(FILE *f, const struct gt_nccl_join *nj)
                  "%llu fact(s) over a cap",
                  (unsigned long long)l->foreign, (unsigned long long)l->binary,
                  (unsigned long long)l->too_long, GT_NLOG_LINE_MAX, (unsigned long long)l->dropped);
-    wrapf(f, 10,
-          "nccl-log: %llu file(s), %llu line(s), %llu of NCCL's (%llu used); %zu communicator "
+    wrapf(f, (int)strlen(ind) + 10,
+          "%snccl-log: %llu file(s), %llu line(s), %llu of NCCL's (%llu used); %zu communicator "
           "record(s) of %zu process(es); %llu channel line(s), %llu not attributed (%llu "
           "ambiguous)%s",
-          (unsigned long long)l->files, (unsigned long long)l->lines,
+          ind, (unsigned long long)l->files, (unsigned long long)l->lines,
           (unsigned long long)l->nccl_lines, (unsigned long long)l->used, l->ncomm, l->nproc,
           (unsigned long long)l->channels, (unsigned long long)l->unattributed,
           (unsigned long long)l->ambiguous, more);
+}
+
+void gt_nccl_join_print_counts(FILE *f, const struct gt_nccl_join *nj)
+{
+    print_counts(f, nj, "");
 }
 
 void gt_nccl_join_print_section(FILE *f, const struct gt_nccl_join *nj)
 {
     const struct gt_nlog *l = nj->log;
     fprintf(f, "\n== NCCL's log\n");
-    gt_nccl_join_print_counts(f, nj);
+    print_counts(f, nj, "   ");
     for (size_t pi = 0; pi < l->nproc; pi++) {
         const struct gt_nlog_proc *p = &l->procs[pi];
         char plugin[96] = "";
         if (p->plugin_name[0])
             snprintf(plugin, sizeof(plugin), " (%s, v%d)", gt_esc(p->plugin_name), p->plugin_abi);
-        wrapf(f, 3, "process %s:%d  NCCL %s  plugin %s%s  %d communicator record(s)",
+        wrapf(f, 6, "   process %s:%d  NCCL %s  plugin %s%s  %d communicator record(s)",
               gt_esc(p->host), p->pid, p->version[0] ? gt_esc(p->version) : "?",
               gt_nlog_plugin_name(p->plugin), plugin, p->ncomm);
         if (p->quote_plugin[0])
-            wrapf(f, 9, "   NCCL: \"%s\"", gt_esc(p->quote_plugin));
+            wrapf(f, 12, "      NCCL: \"%s\"", gt_esc(p->quote_plugin));
         if (p->quote_net[0])
-            wrapf(f, 9, "   NCCL: \"%s\"", gt_esc(p->quote_net));
+            wrapf(f, 12, "      NCCL: \"%s\"", gt_esc(p->quote_net));
         for (uint32_t g = 0; g < p->ngdr; g++)
-            wrapf(f, 9, "   gdr   \"%s\"%s", gt_esc(p->gdr[g].quote),
+            wrapf(f, 12, "      gdr   \"%s\"%s", gt_esc(p->gdr[g].quote),
                   p->gdr[g].count > 1 ? " (repeated)" : "");
         uint32_t un = 0;
         for (int k = 0; k < GT_NLOG_CH_COUNT; k++)
             un += p->unattributed[k];
         if (un)
-            wrapf(f, 6, "   %u channel line(s) not attributed, first: \"%s\"", un,
+            wrapf(f, 9, "      %u channel line(s) not attributed, first: \"%s\"", un,
                   gt_esc(p->quote_unattr));
     }
     for (size_t i = 0; i < nj->ncomm; i++) {
@@ -787,7 +823,7 @@ void gt_nccl_join_print_section(FILE *f, const struct gt_nccl_join *nj)
         char joined[64] = "";
         if (c->joined_by[0])
             snprintf(joined, sizeof(joined), ", joined by %s", c->joined_by);
-        wrapf(f, 3, "comm %s  %s  ranks %d/%d on %d host(s) [%s], nNodes %d, network %s%s",
+        wrapf(f, 6, "   comm %s  %s  ranks %d/%d on %d host(s) [%s], nNodes %d, network %s%s",
               gt_esc(c->label), gt_nj_kind_name(c->kind), c->ranks_seen, c->nranks, c->nhosts,
               gt_esc(c->hosts), c->nnodes, c->net[0] ? gt_esc(c->net) : "?", joined);
         char ch[512] = "";
@@ -800,7 +836,7 @@ void gt_nccl_join_print_section(FILE *f, const struct gt_nccl_join *nj)
             k += (size_t)snprintf(ch + k, sizeof(ch) - k, " (GDRDMA %u)", c->ch_gdrdma);
         if (c->amb && k < sizeof(ch))
             k += (size_t)snprintf(ch + k, sizeof(ch) - k, "%s ambiguous %u", k ? "," : "", c->amb);
-        wrapf(f, 6, "   channels:%s", k ? ch : " none");
+        wrapf(f, 9, "      channels:%s", k ? ch : " none");
     }
 }
 

@@ -101,6 +101,11 @@ int gt_nccl_log_load(struct gt_nlog *l, char *const *paths, int n);
 int gt_nccl_join(const struct gt_nlog *l, const struct gt_job *j, struct gt_nccl_join *out);
 void gt_nccl_join_free(struct gt_nccl_join *nj);
 
+/*! gt_nccl_join_next() : the next step when NCCL's log changed the outcome
+ *  the recorders alone give (j's), in buf; 0 when it did not (the
+ *  recorders' next step stands, gt_next_step). */
+int gt_nccl_join_next(const struct gt_nccl_join *nj, const struct gt_job *j, char *buf, size_t n);
+
 /* "INTRA-NODE", else gt_verdict_label(code, emulated). */
 const char *gt_nj_label(const struct gt_nj_comm *c);
 

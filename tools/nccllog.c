@@ -12,6 +12,8 @@
  */
 #include "tools/nccllog.h"
 
+#include "gdrtrace/recorder_format.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -818,6 +820,20 @@ static int parse_hpt(const char *b, const char *e, char *host, size_t hcap, int3
     return 1;
 }
 
+/* A line that is only a launcher's prefix ("0: ", "[1,0]<stdout>:"): the
+ * empty line NCCL writes before a WARN, prefixed; not a foreign line. */
+static int launcher_only(const char *s)
+{
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
+    if (!n || s[n - 1] != ':')
+        return n == 0;
+    if (strspn(s, " 0123456789") == n - 1)
+        return 1;
+    return s[0] == '[' && n > 2 && s[n - 2] == '>' && strstr(s, "]<std") != NULL;
+}
+
 void gt_nlog_line(struct gt_nlog *l, const char *s, size_t len)
 {
     l->lines++;
@@ -844,7 +860,8 @@ void gt_nlog_line(struct gt_nlog *l, const char *s, size_t len)
         warn = 1;
     }
     if (!mk) {
-        l->foreign++;
+        if (!launcher_only(buf))
+            l->foreign++;
         return;
     }
     const char *msg = mk + 11;
@@ -985,6 +1002,16 @@ static int read_file_at(struct gt_nlog *l, int dirfd, const char *name, int nofo
     return rc;
 }
 
+/* Recorders and dump archives share a folder with NCCL's log under `gdrtrace
+ * run` (and in a job's gathered folder): they are not log files. */
+static int ours_by_name(const char *name)
+{
+    size_t n = strlen(name), p = strlen(GTR_FILE_PREFIX), q = strlen(GTR_FILE_SUFFIX);
+    return (n > p + q && !strncmp(name, GTR_FILE_PREFIX, p) &&
+            !strcmp(name + n - q, GTR_FILE_SUFFIX)) ||
+           (n > 4 && !strcmp(name + n - 4, ".zst"));
+}
+
 static int cmp_names(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -1020,6 +1047,10 @@ int gt_nlog_add_path(struct gt_nlog *l, const char *path, const char **what)
             continue;
         if (fstatat(dfd, de->d_name, &es, AT_SYMLINK_NOFOLLOW) || !S_ISREG(es.st_mode))
             continue; /* only regular files: no symlink followed, no FIFO waited on */
+        if (ours_by_name(de->d_name)) {
+            l->skipped++;
+            continue;
+        }
         if (n == cap) {
             size_t nc = cap ? cap * 2 : 16;
             char **q = realloc(names, nc * sizeof(*q));

@@ -153,6 +153,7 @@ struct gt_nlog {
     size_t ptab_size;
     /* counts */
     uint64_t files, lines, bytes;
+    uint64_t skipped;    /* folder entries named as recorders or archives */
     uint64_t nccl_lines; /* with NCCL's prefix */
     uint64_t used;       /* NCCL lines this reader took a fact from */
     uint64_t unused;     /* NCCL lines it does not use (most INFO lines) */
@@ -182,7 +183,9 @@ void gt_nlog_feed(struct gt_nlog *l, const char *buf, size_t n);
 void gt_nlog_feed_end(struct gt_nlog *l);
 
 /*! gt_nlog_add_path() : a log file, or a folder whose every regular file is
- *  one (sorted by name; symbolic links and other kinds are skipped).  0, or
+ *  one (sorted by name; symbolic links and other kinds are skipped, and so
+ *  are recorders and dump archives by their names, gdrtrace.*.rec and *.zst,
+ *  which `gdrtrace run` keeps beside NCCL's log).  0, or
  *  an errno with *what set to the path that failed (a file that cannot be
  *  opened or read, a folder that cannot be listed); what was read before
  *  the failure is kept. */

@@ -11,33 +11,44 @@
 #    process): the world communicator by commId (HOST-STAGED, exit 11), a
 #    split (no commId in NCCL's line) by elimination; a third communicator
 #    NCCL carried over IB makes the whole BYPASSED (16), --expect host 20;
+#  * a folder holding both the recorders and the log (gdrtrace run);
 #  * ABI v10 recorders (one record per process): joined by host+pid.
 # Skips (77) when the harness is not built.
 . "$(dirname "$0")/lib.sh"
 H=$BUILD/harness/harness
 L=tests/reader/nccl-logs
 [ -x "$H" ] || { echo "skip: $H is not built"; exit 77; }
+# verdict wraps its evidence under itself: one line per record to grep
+unwrap() { sed -e ':a' -e 'N' -e '$!ba' -e 's/\n   *\([^ ]\)/ \1/g'; }
+# vrun VAR CMD...: VAR = gdrtrace CMD's output (stderr too) unwrapped, rc = its exit
+vrun() {
+    local var=$1
+    shift
+    "$G" "$@" >"$T/vrun.out" 2>&1
+    rc=$?
+    printf -v "$var" '%s' "$(unwrap <"$T/vrun.out")"
+}
 
 # --- logs alone ------------------------------------------------------------
-out=$($G verdict --nccl-log "$L/synthetic-2.28-bypass-ib" 2>&1); rc=$?
+vrun out verdict --nccl-log "$L/synthetic-2.28-bypass-ib"
 if [ $rc = 16 ] && grep -q '^comm 0x77e1c0d4a9b85f26 .*BYPASSED .*"Channel 00/0 : 0\[0\] -> 1\[0\] \[send\] via NET/IB/0"' <<<"$out" &&
     grep -q '^nccl nodeC:5555 .*BYPASSED .*"Failed to initialize NET plugin gdrtrace"' <<<"$out"; then
     pass "IB instead of gdrtrace: BYPASSED (16), NCCL's channel and plugin lines quoted"
 else fail "bypass-ib: exit $rc: $out"; fi
 
-out=$($G verdict --nccl-log "$L/synthetic-2.18-notfound-socket" 2>&1); rc=$?
+vrun out verdict --nccl-log "$L/synthetic-2.18-notfound-socket"
 if [ $rc = 16 ] && grep -q '^nccl nodeE:7777 .*BYPASSED .*NCCL found no net plugin: "NET/Plugin : No plugin found' <<<"$out" &&
     grep -q 'via NET/Socket/0' <<<"$out"; then
     pass "2.18, no plugin found: BYPASSED (16) quoting NET/Plugin and the Socket channel"
 else fail "2.18 not found: exit $rc: $out"; fi
 
-out=$($G verdict --nccl-log "$L/synthetic-2.28-intra" 2>&1); rc=$?
+vrun out verdict --nccl-log "$L/synthetic-2.28-intra"
 if [ $rc = 15 ] && grep -q '^comm 0x4c2e9d1f77a0b312 .*INTRA-NODE .*"Channel 00/0 : 0\[0\] -> 1\[1\] via P2P/CUMEM/read"' <<<"$out"; then
     pass "intra-node P2P: INTRA-NODE, the channel line quoted, nothing judged (15)"
 else fail "intra: exit $rc: $out"; fi
 
 # the same with launcher prefixes
-ref=$($G verdict --nccl-log "$L/synthetic-2.28-bypass-ib" 2>&1 | grep -v '^nccl-log:')
+ref=$($G verdict --nccl-log "$L/synthetic-2.28-bypass-ib" 2>&1 | unwrap | grep -v '^nccl-log:')
 for style in srun mpirun; do
     mkdir -p "$T/$style"
     i=0
@@ -48,7 +59,7 @@ for style in srun mpirun; do
         esac >"$T/$style/$(basename "$f")"
         i=$((i + 1))
     done
-    got=$($G verdict --nccl-log "$T/$style" 2>&1 | grep -v '^nccl-log:')
+    got=$($G verdict --nccl-log "$T/$style" 2>&1 | unwrap | grep -v '^nccl-log:')
     [ "$got" = "$ref" ] && pass "$style's per-line prefix: the same verdict" ||
         fail "$style prefix: $(diff <(echo "$ref") <(echo "$got") | head)"
 done
@@ -59,7 +70,7 @@ cp "$L"/synthetic-2.28-bypass-ib/* "$T/junk/"
 f=$(ls "$T"/junk/* | head -1)
 head -c -20 "$f" >"$T/cut" && mv "$T/cut" "$f"
 head -c 300000 /dev/urandom >>"$f"
-out=$($G verdict --nccl-log "$T/junk" 2>&1); rc=$?
+vrun out verdict --nccl-log "$T/junk"
 if [ $rc = 16 ] && grep -q '^nccl-log: .*unknown: [0-9]* line(s) not NCCL.s' <<<"$out" &&
     grep -q '^comm 0x77e1c0d4a9b85f26 .*BYPASSED' <<<"$out"; then
     pass "truncated log with binary junk: counted as unknown, verdict unchanged (16)"
@@ -119,7 +130,7 @@ if [ ${#procs[@]} = 2 ] && [ -n "$world" ] && [ -n "$split" ]; then
         gen_log "$1" "$2" $r $((1 - r)) "$world" 0xabc123 >"$T/log12ib/nccl.$1.$2"
         r=$((r + 1))
     done
-    out=$($G verdict --nccl-log "$T/log12" "$T/r12" 2>&1); rc=$?
+    vrun out verdict --nccl-log "$T/log12" "$T/r12"
     if [ $rc = 11 ] && grep -q "^comm $world .*HOST-STAGED .*NCCL: 4 channel line(s) via NET/gdrtrace, 0 with GDRDMA. NCCL: \"GPU Direct RDMA Disabled for GPU 0 / HCA 0 (distance 5 > 4)\"" <<<"$out" &&
         grep -q "^comm $split .*NO-DATA" <<<"$out"; then
         pass "v12 recorders + log: world by commId (HOST-STAGED, 11), NCCL's GDR decision quoted"
@@ -129,16 +140,23 @@ if [ ${#procs[@]} = 2 ] && [ -n "$world" ] && [ -n "$split" ]; then
         grep -q "\"comm\": *\"$world\",[^}]*\"joined_by\": *\"commId\"" <<<"$js" &&
         pass "the split (parent named, no commId) joined its recorder communicator by elimination" ||
         fail "split join: $js"
-    out=$($G verdict --nccl-log "$T/log12ib" "$T/r12" 2>&1); rc=$?
+    vrun out verdict --nccl-log "$T/log12ib" "$T/r12"
     if [ $rc = 16 ] && grep -q '^comm 0xabc123 .*BYPASSED .*via NET/IB/0/GDRDMA' <<<"$out" &&
         grep -q '^all .*BYPASSED' <<<"$out"; then
         pass "a communicator NCCL carried over IB: the whole input BYPASSED (16)"
     else fail "v12 + IB: exit $rc: $out"; fi
     $G verdict --expect host --nccl-log "$T/log12ib" "$T/r12" >/dev/null 2>&1; rc=$?
     [ $rc = 20 ] && pass "--expect host is not met when NCCL bypassed gdrtrace (20)" || fail "--expect: exit $rc"
-    sum=$($G summary --no-bars --nccl-log "$T/log12" "$T/r12" 2>&1); rc=$?
+    # one folder with the recorders and the log, as gdrtrace run leaves it
+    mkdir -p "$T/both"
+    cp "$T"/r12/*.rec "$T"/log12/* "$T/both/"
+    vrun out verdict --nccl-log "$T/both" "$T/both"
+    if [ $rc = 11 ] && grep -q '^nccl-log: 2 file(s), 26 line(s), 26 of NCCL.s' <<<"$out"; then
+        pass "--nccl-log DIR beside the recorders reads the log files only"
+    else fail "log beside recorders: exit $rc: $out"; fi
+    vrun sum summary --no-bars --nccl-log "$T/log12" "$T/r12"
     if [ $rc = 0 ] && grep -q "^== NCCL's log" <<<"$sum" &&
-        grep -q "^comm $world  through-gdrtrace  ranks 2/2 on 1 host(s)" <<<"$sum"; then
+        grep -q "comm $world  through-gdrtrace  ranks 2/2 on 1 host(s)" <<<"$sum"; then
         pass "summary --nccl-log: the joined section"
     else fail "summary: exit $rc: $(sed -n "/^== NCCL's log/,\$p" <<<"$sum")"; fi
 else fail "harness v12 recorders: procs [${procs[*]}] world [$world] split [$split]"; fi
@@ -152,8 +170,9 @@ for hp in "${procs[@]}"; do
     gen_log "$1" "$2" $r $((1 - r)) 0x5151 >"$T/log10/nccl.$1.$2"
     r=$((r + 1))
 done
-out=$($G verdict --nccl-log "$T/log10" "$T/r10" 2>&1); rc=$?
-if [ $rc = 11 ] && grep -q '^comm 0x5151 .*HOST-STAGED .*Joined by process (net ABI <= v10' <<<"$out"; then
+vrun out verdict --nccl-log "$T/log10" "$T/r10"
+if [ $rc = 11 ] && grep -q '^comm 0x5151 .*HOST-STAGED .*Joined by process (net ABI <= v10: the plugin sees no commId; 2 process record' <<<"$out" &&
+    ! grep -q '^comm process ' <<<"$out"; then
     pass "v10 recorders (one per process): joined by host+pid, and it says so"
 else fail "v10 join: exit $rc: $out"; fi
 
