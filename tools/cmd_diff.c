@@ -433,6 +433,11 @@ int gt_cmd_diff(int argc, char **argv)
                        (ha->count && hb->count) ? dd : "-", ratio);
             }
         }
+        const struct gtr_comm *la = S[0].tot, *lb = S[1].tot;
+        if (la->hist[GTR_OP_SEND].count || la->hist[GTR_OP_RECV].count ||
+            lb->hist[GTR_OP_SEND].count || lb->hist[GTR_OP_RECV].count)
+            printf("   send, recv: from the post (isend/irecv) to the test() that finds it done,\n"
+                   "   which includes waiting for the peer: milliseconds there are normal.\n");
     }
     rc = ws.n ? 1 : 0;
     free(ws.w);
