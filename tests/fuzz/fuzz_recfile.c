@@ -6,8 +6,8 @@
  * the header-first reading of the bytes as a file must agree with parsing
  * them whole)
  * either refuses with a message or yields recorders that the
- * verdict, the text report, the JSON report and report's HTML page
- * (tools/html.c) process without reading out
+ * verdict, the text report, the JSON report, report's HTML page
+ * (tools/html.c) and watch's frames (tools/watch_frame.c) process without reading out
  * of bounds, crashing or leaking.  Built as a libFuzzer target by
  * run-fuzz.sh (clang, -fsanitize=fuzzer,address,undefined) and linked with
  * replay.c into `fuzz_replay`, which runs the checked-in corpus as an
@@ -27,6 +27,7 @@
 #include "tools/model.h"
 #include "common/recfile.h"
 #include "tools/report.h"
+#include "tools/watch_frame.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 const char gt_fuzz_corpus[] = "tests/fuzz/corpus", gt_fuzz_what[] = "the reader";
@@ -56,6 +57,16 @@ static void exercise(struct gt_inputs *in)
         gt_report_json(&js, &j);
         struct gt_html_run run = {.job = &j};
         gt_html_write(f, &run, NULL, "fuzz");
+        /* watch: two frames (the second with rates), drawn to a size and unbounded */
+        struct gt_watch w = {0};
+        struct gt_watch_frame wf;
+        for (int k = 0; k < 2; k++)
+            if (gt_watch_frame_build(&w, &j, 1.0 + k, (int64_t)k, &wf) == 0) {
+                gt_watch_frame_render(f, &wf, 24, 80, 1);
+                gt_watch_frame_render(f, &wf, 0, 0, 0);
+                gt_watch_frame_free(&wf);
+            }
+        gt_watch_free(&w);
     }
     gt_job_free(&j);
 }
