@@ -14,7 +14,7 @@
 #  * every line of summary, summary --ranks, summary --full and verdict fits
 #    100 columns;
 #  * hosts node0 .. node124 come in natural order (node2 before node10) in
-#    summary --ranks, summary --full and verdict;
+#    summary --ranks, summary --full, verdict, export and ls;
 #  * verdict ends with one `next:` step naming what to run for the outcome.
 . "$(dirname "$0")/lib.sh"
 S=$BUILD/tests/reader_scale
@@ -81,6 +81,12 @@ nat=$(seq 0 124 | sed 's/^/node/')
 [ "$nodes_v" = "$nat" ] && [ "$nodes_r" = "$nat" ] && [ "$nodes_f" = "$(seq 0 11 | sed 's/^/node/')" ] &&
     pass "natural host order (node2 before node10) in verdict, summary --ranks, summary --full" ||
     fail "order: verdict $(echo $nodes_v | head -c 200) / ranks $(echo $nodes_r | head -c 200) / full $(echo $nodes_f)"
+
+twelve=$(seq 0 11 | sed 's/^/node/')
+ex=$($G export --exited-within 1000w "$T/few" | grep '^gdrtrace_registrations_total' | grep -o 'host="[^"]*"' | tr -d '"' | cut -d= -f2 | uniq)
+ls=$($G ls "$T/few" | awk 'NR > 1 { print $1 }' | uniq)
+[ "$ex" = "$twelve" ] && [ "$ls" = "$twelve" ] && pass "natural host order in export's samples and ls" ||
+    fail "order: export $(echo $ex) / ls $(echo $ls)"
 
 # 4. next: the last line of verdict, one step for the outcome
 last=$(tail -n 2 "$T/v.txt" | tr -s ' \n' '  ')
