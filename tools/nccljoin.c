@@ -169,57 +169,146 @@ struct ctx {
 
 /* ---- step 2: splits by elimination ------------------------------------ */
 
+struct prop {
+    uint64_t key, id;
+    int how; /* 1: the only one left, 2: by init order */
+};
+
+static int prop_cmp(const void *a, const void *b)
+{
+    const struct prop *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+static int prop_id_cmp(const void *a, const void *b)
+{
+    const struct prop *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return (x->key > y->key) - (x->key < y->key);
+}
+
+/* In each process: its splits the log gives no commId (U, in init order) and
+ * the commIds its recorder holds that its log does not name (M, in slot
+ * order: the writer takes a slot per init, in call order).  |U| == |M| == 1:
+ * they are the same communicator; |U| == |M| > 1: the i-th of each, by init
+ * order.  A proposal is kept only when every process agrees: a key given two
+ * commIds, or a commId given to two keys, is dropped. */
 static int eliminate(const struct ctx *x, struct rkey *k)
 {
     const struct gt_nlog *l = x->l;
     const struct gt_job *j = x->j;
+    size_t cap = 64, np = 0;
+    struct prop *pr = malloc(cap * sizeof(*pr));
+    uint64_t *u = malloc(GT_NLOG_MAX_PROC_COMMS * sizeof(*u));
+    size_t mcap = 64;
+    uint64_t *mi = malloc(mcap * sizeof(*mi));
+    int rc = -1;
+    if (!pr || !u || !mi)
+        goto out;
     for (size_t pi = 0; pi < l->nproc; pi++) {
         const struct gt_nlog_proc *p = &l->procs[pi];
-        /* the process's split keys still without a commId: exactly one? */
-        uint64_t uk = 0;
-        int nu = 0;
-        for (int32_t i = p->first_comm; i >= 0 && nu < 2; i = l->comms[i].prev) {
-            if (k[i].is_id || !l->comms[i].is_split)
-                continue;
-            if (!nu)
-                uk = k[i].key, nu = 1;
-            else if (k[i].key != uk)
-                nu = 2;
+        size_t nu = 0, nm = 0;
+        /* the chain runs newest first: collect, then reverse */
+        for (int32_t i = p->first_comm; i >= 0 && nu < GT_NLOG_MAX_PROC_COMMS; i = l->comms[i].prev)
+            if (!k[i].is_id && l->comms[i].is_split)
+                u[nu++] = k[i].key;
+        for (size_t a = 0; a < nu / 2; a++) {
+            uint64_t t = u[a];
+            u[a] = u[nu - 1 - a];
+            u[nu - 1 - a] = t;
         }
-        if (nu != 1)
+        size_t w = 0; /* distinct, first sight kept */
+        for (size_t a = 0; a < nu; a++) {
+            size_t b = 0;
+            while (b < w && u[b] != u[a])
+                b++;
+            if (b == w)
+                u[w++] = u[a];
+        }
+        nu = w;
+        if (!nu)
             continue;
         size_t r0 = rproc_find(x->rp, x->nrp, p->host, p->pid);
-        if (r0 == x->nrp)
-            continue;
-        /* the recorder's commIds the log of this process does not name */
-        uint64_t missing = 0;
-        int nmiss = 0;
         for (size_t r = r0; r < x->nrp && !rproc_cmp(&x->rp[r], &x->rp[r0]); r++) {
             size_t ri = x->rp[r].rec;
             for (size_t q = x->rank_start[ri]; q < x->rank_start[ri + 1]; q++) {
-                const struct gt_rank_comm *rc = &j->ranks[q];
-                if (rc->has_comm_id != 1)
+                const struct gt_rank_comm *rc2 = &j->ranks[q];
+                if (rc2->has_comm_id != 1)
                     continue;
                 int named = 0;
                 for (int32_t i = p->first_comm; i >= 0 && !named; i = l->comms[i].prev)
-                    named = k[i].is_id && k[i].key == rc->comm_id;
-                if (named || (nmiss && missing == rc->comm_id))
+                    named = k[i].is_id && k[i].key == rc2->comm_id;
+                for (size_t b = 0; b < nm && !named; b++)
+                    named = mi[b] == rc2->comm_id;
+                if (named)
                     continue;
-                missing = rc->comm_id;
-                nmiss++;
+                if (nm == mcap) {
+                    uint64_t *t = realloc(mi, (mcap *= 2) * sizeof(*mi));
+                    if (!t)
+                        goto out;
+                    mi = t;
+                }
+                mi[nm++] = rc2->comm_id;
             }
         }
-        if (nmiss != 1)
+        if (nm != nu)
             continue;
-        /* every record of that split group, in every process, takes it */
-        for (size_t i = 0; i < l->ncomm; i++)
-            if (!k[i].is_id && k[i].key == uk) {
-                k[i].key = missing;
-                k[i].is_id = 1;
-                k[i].by_elim = 1;
+        for (size_t a = 0; a < nu; a++) {
+            if (np == cap) {
+                struct prop *t = realloc(pr, (cap *= 2) * sizeof(*pr));
+                if (!t)
+                    goto out;
+                pr = t;
             }
+            pr[np++] = (struct prop){u[a], mi[a], nu == 1 ? 1 : 2};
+        }
     }
-    return 0;
+    /* drop every key or commId with two different partners */
+    qsort(pr, np, sizeof(*pr), prop_id_cmp);
+    for (size_t a = 0; a + 1 < np; a++)
+        if (pr[a].id == pr[a + 1].id && pr[a].key != pr[a + 1].key)
+            for (size_t b = a; b < np && pr[b].id == pr[a].id; b++)
+                pr[b].how = 0;
+    qsort(pr, np, sizeof(*pr), prop_cmp);
+    for (size_t a = 0; a + 1 < np; a++)
+        if (pr[a].key == pr[a + 1].key && pr[a].id != pr[a + 1].id)
+            for (size_t b = a; b < np && pr[b].key == pr[a].key; b++)
+                pr[b].how = 0;
+    for (size_t a = 0; a < np; a++) /* a key proposed and dropped elsewhere stays dropped */
+        for (size_t b = a + 1; b < np && pr[b].key == pr[a].key; b++)
+            if (!pr[b].how)
+                pr[a].how = 0;
+    for (size_t i = 0; i < l->ncomm; i++) {
+        if (k[i].is_id)
+            continue;
+        struct prop key = {k[i].key, 0, 0};
+        size_t lo = 0, hi = np;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (pr[mid].key < key.key)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < np && pr[lo].key == key.key && pr[lo].how) {
+            int how = pr[lo].how;
+            for (size_t b = lo; b < np && pr[b].key == key.key; b++)
+                if (pr[b].how > how)
+                    how = pr[b].how; /* any process that needed the order says so */
+            k[i].key = pr[lo].id;
+            k[i].is_id = 1;
+            k[i].by_elim = (uint8_t)how;
+        }
+    }
+    rc = 0;
+out:
+    free(pr);
+    free(u);
+    free(mi);
+    return rc;
 }
 
 /* ---- steps 3-4: one communicator of NCCL's --------------------------- */
@@ -340,7 +429,9 @@ static int join_recorders(const struct ctx *x, const struct rkey *g, size_t n, s
         long f = idref_find(x->cid, x->ncid, c->comm_id);
         if (f >= 0) {
             c->ccomm = (long)x->cid[f].i;
-            c->joined_by = g[0].by_elim ? "elimination" : "commId";
+            c->joined_by = g[0].by_elim == 2 ? "elimination (init order)"
+                           : g[0].by_elim    ? "elimination"
+                                             : "commId";
             joined[c->ccomm] = 1;
             return 0;
         }
@@ -520,8 +611,11 @@ static int proc_line(const struct gt_nlog *l, size_t pi, const unsigned char *al
             [GT_NLOG_PLUGIN_LOAD_FAILED] = "NCCL could not load the net plugin",
             [GT_NLOG_PLUGIN_UNSUPPORTED] = "NCCL found no net plugin version it takes",
             [GT_NLOG_PLUGIN_INIT_FAILED] = "gdrtrace's init failed and NCCL fell back",
+            [GT_NLOG_PLUGIN_DISABLED] = "NCCL was told to load no net plugin",
         };
         appendf(out->why, sizeof(out->why), "%s: \"%s\"", what[p->plugin], p->quote_plugin);
+        if (p->plugin == GT_NLOG_PLUGIN_INIT_FAILED && p->quote_ours[0])
+            appendf(out->why, sizeof(out->why), "; \"%s\"", p->quote_ours);
         if (p->quote_net[0])
             appendf(out->why, sizeof(out->why), "; \"%s\"", p->quote_net);
         appendf(out->why, sizeof(out->why), ".");
@@ -584,7 +678,8 @@ int gt_nccl_join(const struct gt_nlog *l, const struct gt_job *j, struct gt_nccl
     /* j->ranks is in (rec, slot) order (model.h), so the prefix sums index it */
 
     record_keys(l, k);
-    eliminate(&x, k);
+    if (eliminate(&x, k))
+        goto done;
     memcpy(s, k, l->ncomm * sizeof(*s));
     qsort(s, l->ncomm, sizeof(*s), rkey_cmp);
     /* groups in the order of their first record (NCCL's init order) */

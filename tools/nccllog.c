@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,7 @@
 const char *gt_nlog_plugin_name(int state)
 {
     static const char *const n[] = {"unknown",     "loaded",      "other-plugin", "not-found",
-                                    "load-failed", "unsupported", "init-failed"};
+                                    "load-failed", "unsupported", "init-failed",  "disabled"};
     return state >= 0 && state < (int)(sizeof(n) / sizeof(n[0])) ? n[state] : "?";
 }
 
@@ -63,18 +64,20 @@ static int lit(const char **p, const char *s)
     return 1;
 }
 
-/* A decimal integer of at most 9 digits (NCCL's %d fields), optional '-'. */
+/* A decimal int32 (NCCL's %d fields: a split's color is any int), optional
+ * '-'; more digits or a value out of range is no number. */
 static int num(const char **p, int32_t *v)
 {
     const char *s = *p;
     int neg = *s == '-';
     s += neg;
-    int32_t x = 0, k = 0;
-    while (*s >= '0' && *s <= '9' && k < 9)
+    int64_t x = 0;
+    int k = 0;
+    while (*s >= '0' && *s <= '9' && k < 11)
         x = x * 10 + (*s++ - '0'), k++;
-    if (!k || (*s >= '0' && *s <= '9'))
+    if (!k || (*s >= '0' && *s <= '9') || x > (int64_t)INT32_MAX + neg)
         return 0;
-    *v = neg ? -x : x;
+    *v = (int32_t)(neg ? -x : x);
     *p = s;
     return 1;
 }
@@ -256,6 +259,7 @@ static long proc_get(struct gt_nlog *l, const char *host, int pid)
     p->pid = pid;
     p->first_comm = -1;
     p->unattr_ch = -1;
+    p->pend_gdr = -1;
     size_t k = proc_hash(p->host, strlen(p->host), pid) & (l->ptab_size - 1);
     while (l->ptab[k])
         k = (k + 1) & (l->ptab_size - 1);
@@ -414,18 +418,27 @@ static int on_init(struct gt_nlog *l, const struct ctx *x, const char *m, int co
     return 1;
 }
 
+static void comm_gdr(struct gt_nlog_comm *c, int enabled, const char *q)
+{
+    if (!enabled && !c->gdr_off)
+        c->quote_gdr[0] = 0; /* a Disabled decision explains more */
+    if (enabled)
+        c->gdr_on++;
+    else
+        c->gdr_off++;
+    quote(c->quote_gdr, q);
+}
+
 static void add_gdr(struct gt_nlog *l, const struct ctx *x, const struct gt_nlog_gdr *g)
 {
     struct gt_nlog_proc *p = &l->procs[x->pi];
     struct gt_nlog_comm *c = g->kind == 0 ? comm_open_on(l, x->pi, x->tid) : NULL;
     if (c) {
-        if (!g->enabled && !c->gdr_off)
-            c->quote_gdr[0] = 0; /* a Disabled decision explains more */
-        if (g->enabled)
-            c->gdr_on++;
-        else
-            c->gdr_off++;
-        quote(c->quote_gdr, g->quote);
+        comm_gdr(c, g->enabled, g->quote);
+    } else if (g->kind == 0) {
+        p->pend_tid = x->tid;
+        p->pend_gdr = g->enabled;
+        memcpy(p->pend_quote, g->quote, sizeof(p->pend_quote));
     }
     for (uint32_t i = 0; i < p->ngdr; i++) {
         struct gt_nlog_gdr *e = &p->gdr[i];
@@ -499,6 +512,10 @@ static void on_channel_line(struct gt_nlog *l, const struct ctx *x, int ch, int 
 {
     l->channels++;
     struct gt_nlog_proc *p = &l->procs[x->pi];
+    /* the GPU Direct decision just before this line on its thread is its */
+    int gdr = p->pend_gdr >= 0 && p->pend_tid == x->tid && net ? p->pend_gdr : -1;
+    if (net)
+        p->pend_gdr = -1;
     struct gt_nlog_comm *c = comm_open_on(l, x->pi, x->tid), *cand[2] = {NULL, NULL};
     int ncand = 0, nthread = 0;
     struct gt_nlog_comm *on_thread = NULL;
@@ -556,6 +573,8 @@ static void on_channel_line(struct gt_nlog *l, const struct ctx *x, int ch, int 
     c->ch[ch]++;
     if (gdrdma)
         c->ch_gdrdma++;
+    if (gdr >= 0)
+        comm_gdr(c, gdr, p->pend_quote);
     if (gt_nlog_ch_intra(ch)) {
         quote(c->quote_intra, m);
     } else if (ch != GT_NLOG_CH_OTHER) {
@@ -643,14 +662,23 @@ static int on_plugin(struct gt_nlog *l, const struct ctx *x, const char *m)
         set_plugin(p, ours(name) ? GT_NLOG_PLUGIN_LOADED : GT_NLOG_PLUGIN_OTHER, m);
         return 1;
     }
-    if (strstr(m, "No plugin found") || strstr(m, "Could not find:") ||
-        strstr(m, "Using internal network plugin")) {
+    /* the loader of every plugin kind says "X/Plugin: Could not find: …"
+     * (PROFILER, TUNER, ENV): only NET's are about the net plugin */
+    int net_loader = !strncmp(m, "NET/Plugin", 10);
+    if (net_loader && (strstr(m, "No plugin found") || strstr(m, "Could not find:") ||
+                       strstr(m, "Using internal network plugin"))) {
         /* after a dlopen error that is not "no such file" (an undefined
          * symbol…), that error is what to quote */
         if (p->plugin == GT_NLOG_PLUGIN_LOAD_FAILED && !strstr(p->quote_plugin, "No such file"))
             return 1;
         if (p->plugin != GT_NLOG_PLUGIN_LOADED && p->plugin != GT_NLOG_PLUGIN_OTHER)
             set_plugin(p, GT_NLOG_PLUGIN_NOT_FOUND, m);
+        return 1;
+    }
+    s = m;
+    if (lit(&s, "NCCL_NET_PLUGIN set by environment to ")) {
+        if (!strcasecmp(s, "none"))
+            set_plugin(p, GT_NLOG_PLUGIN_DISABLED, m);
         return 1;
     }
     s = m;
@@ -692,6 +720,11 @@ static int on_message(struct gt_nlog *l, const struct ctx *x, const char *m, int
     struct gt_nlog_proc *p = &l->procs[x->pi];
     const char *s = m;
     if (warn) {
+        /* our plugin saying why it refused this process (plugin/core.c) */
+        if (lit(&s, "NET/" GT_NLOG_OUR_NET " : ") && strstr(s, "disabled for this process")) {
+            quote(p->quote_ours, m);
+            return 1;
+        }
         /* "Failed to initialize any NET plugin", "Error: network X not found." */
         if (strstr(m, "NET plugin") || strstr(m, "network")) {
             quote(p->quote_plugin, m);
@@ -711,6 +744,13 @@ static int on_message(struct gt_nlog *l, const struct ctx *x, const char *m, int
         return on_channel(l, x, m);
     if (lit(&s, "Using network ")) {
         /* commAlloc logs it just before the Init START of this thread */
+        {
+            const char *t = s;
+            word(&t, p->last_net, sizeof(p->last_net), " ");
+            for (uint32_t k = 0; k < p->nnets; k++) /* its "NET/X : Using …" is the one */
+                if (!strcasecmp(p->nets[k].net, p->last_net))
+                    memcpy(p->quote_net, p->nets[k].quote, sizeof(p->quote_net));
+        }
         if (p->npending == 8)
             memmove(p->pending, p->pending + 1, 7 * sizeof(p->pending[0])), p->npending = 7;
         p->pending[p->npending].tid = x->tid;
@@ -769,6 +809,19 @@ static int on_message(struct gt_nlog *l, const struct ctx *x, const char *m, int
         char net[24];
         word(&s, net, sizeof(net), " ");
         if (lit(&s, " : Using ") && !ours(net)) {
+            uint32_t k = 0;
+            while (k < p->nnets && strcmp(p->nets[k].net, net))
+                k++;
+            if (k == p->nnets && k < 4) {
+                copy(p->nets[k].net, sizeof(p->nets[k].net), net, strlen(net));
+                copy(p->nets[k].quote, sizeof(p->nets[k].quote), m, strlen(m));
+                p->nnets++;
+            }
+            /* the network NCCL went on with (its "Using network X") if known,
+             * else the first one set up */
+            for (k = 0; k < p->nnets; k++)
+                if (p->last_net[0] && !strcasecmp(p->nets[k].net, p->last_net))
+                    memcpy(p->quote_net, p->nets[k].quote, sizeof(p->quote_net));
             quote(p->quote_net, m);
             return 1;
         }

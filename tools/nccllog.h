@@ -59,6 +59,7 @@ enum gt_nlog_plugin {
     GT_NLOG_PLUGIN_LOAD_FAILED, /* dlopen failed (the loader's error quoted) */
     GT_NLOG_PLUGIN_UNSUPPORTED, /* opened, but no ncclNetPlugin_vN NCCL takes */
     GT_NLOG_PLUGIN_INIT_FAILED, /* ours loaded, its init failed: NCCL fell back */
+    GT_NLOG_PLUGIN_DISABLED,    /* NCCL_NET_PLUGIN=none: NCCL was told to load none */
 };
 const char *gt_nlog_plugin_name(int state);
 
@@ -101,8 +102,15 @@ struct gt_nlog_proc {
     int plugin_abi;                   /* N of "(vN)", 0 unknown */
     char plugin_name[32];             /* the plugin NCCL loaded ("gdrtrace", another), "" */
     char quote_plugin[GT_NLOG_QUOTE]; /* NCCL's line behind `plugin` */
-    char quote_net[GT_NLOG_QUOTE];    /* "NET/IB : Using …" of an internal net */
-    uint32_t init_failed;             /* "Failed to initialize NET plugin gdrtrace" */
+    char quote_net[GT_NLOG_QUOTE];    /* "NET/X : Using …" of the network NCCL used */
+    char quote_ours[GT_NLOG_QUOTE];   /* our plugin's WARN that it disabled itself */
+    struct {
+        char net[24];
+        char quote[GT_NLOG_QUOTE];
+    } nets[4]; /* "NET/X : Using …" of each internal network NCCL set up */
+    uint32_t nnets;
+    char last_net[24];    /* the latest "Using network X" */
+    uint32_t init_failed; /* "Failed to initialize NET plugin gdrtrace" */
     uint32_t unattributed[GT_NLOG_CH_COUNT];
     char quote_unattr[GT_NLOG_QUOTE]; /* first channel line not attributed */
     int unattr_ch;                    /* its class */
@@ -116,6 +124,12 @@ struct gt_nlog_proc {
     } pending[8];
     uint32_t npending;
     uint32_t nseq; /* init order counter */
+    /* A GPU/HCA decision logged outside any open init (2.22+ connect at the
+     * first collective: net.cc logs it just before the channel line of the
+     * same thread): the next NET line of that thread takes it. */
+    int32_t pend_tid;
+    int pend_gdr; /* -1 none, else enabled (0/1) */
+    char pend_quote[GT_NLOG_QUOTE];
 };
 
 /* One communicator as one rank (process) saw it. */

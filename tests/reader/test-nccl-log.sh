@@ -12,7 +12,9 @@
 #    split (no commId in NCCL's line) by elimination; a third communicator
 #    NCCL carried over IB makes the whole BYPASSED (16), --expect host 20;
 #  * a folder holding both the recorders and the log (gdrtrace run);
-#  * ABI v10 recorders (one record per process): joined by host+pid.
+#  * ABI v10 recorders (one record per process): joined by host+pid;
+#  * the real captures of tests/reader/nccl-logs/real-*: each case's exit and
+#    NCCL's line quoted; PyTorch's new_group splits joined by init order.
 # Skips (77) when the harness is not built.
 . "$(dirname "$0")/lib.sh"
 H=$BUILD/harness/harness
@@ -79,6 +81,33 @@ else fail "junk: exit $rc: $out"; fi
 out=$($G verdict --nccl-log "$T/no-such-log" 2>&1); rc=$?
 [ $rc = 2 ] && grep -q 'no-such-log: cannot read NCCL log' <<<"$out" &&
     pass "an unreadable log: named on stderr, exit 2" || fail "unreadable log: exit $rc: $out"
+
+# --- real captures (NCCL 2.28.3, 2.28.9; tests/reader/nccl-logs/README.md) ---
+# case | exit | a line that must be there (grep -E, on the unwrapped output)
+while IFS='|' read -r c want pat; do
+    d=$L/$c
+    rec=$d/recorders.zst
+    [ -f "$rec" ] || rec=$GDRTRACE_DIR
+    vrun out verdict --nccl-log "$d" "$rec"
+    if [ "$rc" = "$want" ] && grep -Eq "$pat" <<<"$out"; then pass "real $c: exit $want, /$pat/"
+    else fail "real $c: exit $rc (want $want), /$pat/: $out"; fi
+done <<'CASES'
+real-2.28.3-c-plugin|11|^comm 0x[0-9a-f]+ +HOST-STAGED .*NCCL: 16 channel line\(s\) via NET/gdrtrace, 0 with GDRDMA
+real-2.28.3-c-byname|11|^comm 0x[0-9a-f]+ +HOST-STAGED .*via NET/gdrtrace
+real-2.28.3-c-socket|16|^nccl vm:[0-9]+ +BYPASSED +NCCL was told to load no net plugin: "NCCL_NET_PLUGIN set by environment to none"; "NET/Socket : Using
+real-2.28.3-c-refused|16|^nccl vm:[0-9]+ +BYPASSED +gdrtrace.s init failed and NCCL fell back: "Failed to initialize NET plugin gdrtrace"; "NET/gdrtrace : GDRTRACE_TRANSPORT=ib
+real-2.28.3-c-notfound|16|^nccl vm:[0-9]+ +BYPASSED +NCCL found no net plugin: "NET/Plugin: Could not find: gdrtrase libnccl-net-gdrtrase.so"
+real-2.28.3-c-gm-default|11|HOST-STAGED \(emulated.*NCCL: "GPU Direct RDMA Disabled for GPU 0 / HCA 0 \(distance 8 > 5\)"
+real-2.28.3-c-gm-sys|0|^comm 0x[0-9a-f]+ +DIRECT-DMABUF \(emulated.*16 with GDRDMA
+real-2.28.3-c-gm-loc|11|HOST-STAGED \(emulated.*GPU Direct RDMA Disabled
+real-2.28.9-t-multi|11|^all +HOST-STAGED +3 communicator\(s\) with NCCL.s log: HOST-STAGED 3\.
+real-2.28.9-t-refused|16|^comm 0x[0-9a-f]+ +BYPASSED .*via NET/Socket/0
+real-2.28.9-t-socket|16|^all +BYPASSED +3 communicator\(s\) with NCCL.s log: BYPASSED 3\.
+CASES
+js=$($G verdict --json --nccl-log "$L/real-2.28.9-t-multi" "$L/real-2.28.9-t-multi/recorders.zst" | tr -d '\n')
+n=$(grep -o '"joined_by": *"elimination (init order)"' <<<"$js" | wc -l)
+[ "$n" = 2 ] && pass "real t-multi: both new_group splits (no commId in NCCL's lines) joined their recorder communicators" ||
+    fail "t-multi splits joined: $n"
 
 # --- joined to harness recorders --------------------------------------------
 # gen_log HOST PID RANK PEER COMMID [IB_COMMID]: NCCL 2.28's lines for the

@@ -230,6 +230,38 @@ static void test_intra(void **state)
     gt_nlog_free(&l);
 }
 
+/* A real capture: PyTorch 2.11 (NCCL 2.28.9), world + two new_group splits. */
+static void test_real_torch_splits(void **state)
+{
+    (void)state;
+    struct gt_nlog l;
+    load(&l, FIX "real-2.28.9-t-multi");
+    assert_int_equal(l.files, 3); /* two logs and command.txt; recorders.zst skipped */
+    assert_int_equal(l.skipped, 1);
+    assert_int_equal(l.foreign, 1);
+    assert_int_equal(l.nproc, 2);
+    assert_int_equal(l.ncomm, 6);
+    const struct gt_nlog_proc *p = gt_nlog_proc_find(&l, "vm", 1794);
+    assert_string_equal(p->version, "2.28.9+cuda13.0");
+    assert_int_equal(p->plugin, GT_NLOG_PLUGIN_LOADED);
+    const struct gt_nlog_comm *w = comm_of(&l, "vm", 1794, 0x1dd93ea0);
+    assert_int_equal(w->comm_id, 0x4fce265b94d2f17eULL);
+    assert_int_equal(w->nnodes, 2);
+    assert_int_equal(w->ch[GT_NLOG_CH_NET_OURS], 4);
+    const struct gt_nlog_comm *s1 = comm_of(&l, "vm", 1794, 0x273c0bb0);
+    const struct gt_nlog_comm *s2 = comm_of(&l, "vm", 1794, 0x275ed360);
+    assert_true(s1->is_split && s2->is_split);
+    assert_int_equal(s1->color, 2130503744); /* ten digits: any int */
+    assert_int_equal(s1->split_count, 1);
+    assert_int_equal(s2->split_count, 2);
+    assert_ptr_equal(&l.comms[s1->parent], w);
+    assert_ptr_equal(&l.comms[s2->parent], w);
+    assert_true(s1->seq < s2->seq);
+    /* the splits' lines come after both exist, on the one thread: ambiguous */
+    assert_true(l.ambiguous > 0);
+    gt_nlog_free(&l);
+}
+
 /* Every fixture reads the same with each launcher prefix, NCCL's timestamp,
  * and in any split of its bytes. */
 static void test_prefixes_and_splits(void **state)
@@ -441,15 +473,11 @@ static void test_caps(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_2node_gdrtrace),
-        cmocka_unit_test(test_bypass_ib),
-        cmocka_unit_test(test_218_not_found),
-        cmocka_unit_test(test_intra),
-        cmocka_unit_test(test_prefixes_and_splits),
-        cmocka_unit_test(test_attribution),
-        cmocka_unit_test(test_attribution_by_network),
-        cmocka_unit_test(test_junk_bounded),
-        cmocka_unit_test(test_caps),
+        cmocka_unit_test(test_2node_gdrtrace),    cmocka_unit_test(test_bypass_ib),
+        cmocka_unit_test(test_218_not_found),     cmocka_unit_test(test_intra),
+        cmocka_unit_test(test_real_torch_splits), cmocka_unit_test(test_prefixes_and_splits),
+        cmocka_unit_test(test_attribution),       cmocka_unit_test(test_attribution_by_network),
+        cmocka_unit_test(test_junk_bounded),      cmocka_unit_test(test_caps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
