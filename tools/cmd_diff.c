@@ -25,6 +25,7 @@
 #include "tools/commands.h"
 #include "tools/esc.h"
 #include "tools/hist.h"
+#include "tools/nccljoin.h"
 #include "tools/ncclcfg.h"
 #include "tools/report.h"
 
@@ -32,13 +33,17 @@ static void usage(FILE *f)
 {
     fprintf(
         f,
-        "usage: gdrtrace diff [--json] A B\n"
+        "usage: gdrtrace diff [--json] [--nccl-log-a FILE|DIR]... [--nccl-log-b FILE|DIR]...\n"
+        "                     A B\n"
         "  A/B of two runs (recorder files, archives or folders): method mix,\n"
         "  fallbacks, errors, latency p50/p95/p99/max per operation with delta and\n"
         "  ratio B/A.  Warns loudly when A and B differ in anything but the\n"
         "  registration path (kernel, NVIDIA module, CUDA driver, NCCL version, RDMA\n"
         "  devices, GPUs, transport, topology, NCCL's GPU Direct settings such as\n"
         "  NCCL_NET_GDR_LEVEL), naming each difference.\n"
+        "  --nccl-log-a FILE|DIR  NCCL's log of run A (as verdict --nccl-log)\n"
+        "  --nccl-log-b FILE|DIR  NCCL's log of run B: with both, NCCL's GPU Direct\n"
+        "              decisions per GPU and HCA and its GDRDMA channels are compared\n"
         "exit: 0 comparable, 1 not comparable (warning printed), 2 unreadable input, 64 usage\n");
 }
 
@@ -253,6 +258,33 @@ static void compare_recs(struct warns *ws, const struct gt_recfile *a, const str
 #undef CMP_STR
 }
 
+/* NCCL's GPU Direct decisions and GDRDMA channels of two runs' logs; a
+ * difference is one more reason A and B are not comparable.  0, or
+ * GT_EXIT_INPUT when a log could not be read. */
+static int compare_gdr(struct warns *ws, char **logs[2], const int nlog[2])
+{
+    struct gt_nlog l[2];
+    char t[2][400];
+    uint64_t lines[2], gdr[2];
+    int bad = 0;
+    for (int s = 0; s < 2; s++) {
+        if (gt_nlog_init(&l[s]))
+            return GT_EXIT_INPUT;
+        bad += gt_nccl_log_load(&l[s], logs[s], nlog[s]);
+        gt_nlog_gdr_text(&l[s], t[s], sizeof(t[s]));
+        lines[s] = l[s].net_lines;
+        gdr[s] = l[s].net_gdrdma;
+        gt_nlog_free(&l[s]);
+    }
+    if (strcmp(t[0], t[1]))
+        warn(ws, "nccl-log GPU Direct decisions: A \"%s\" vs B \"%s\"", t[0], t[1]);
+    if ((gdr[0] > 0) != (gdr[1] > 0) || (gdr[0] < lines[0]) != (gdr[1] < lines[1]))
+        warn(ws, "nccl-log NET channels with GDRDMA: A %llu of %llu vs B %llu of %llu",
+             (unsigned long long)gdr[0], (unsigned long long)lines[0], (unsigned long long)gdr[1],
+             (unsigned long long)lines[1]);
+    return bad ? GT_EXIT_INPUT : 0;
+}
+
 static int load_side(struct side *s)
 {
     char *p = (char *)s->path;
@@ -284,20 +316,38 @@ static uint64_t qval(const struct gtr_hist *h, int q)
 
 int gt_cmd_diff(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int json = 0, c;
+    static const struct option opts[] = {{"json", no_argument, 0, 'j'},
+                                         {"nccl-log-a", required_argument, 0, 'A'},
+                                         {"nccl-log-b", required_argument, 0, 'B'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int json = 0, c, nlog[2] = {0, 0};
+    char **logs[2] = {calloc((size_t)argc + 1, sizeof(char *)),
+                      calloc((size_t)argc + 1, sizeof(char *))};
+    if (!logs[0] || !logs[1]) {
+        free(logs[0]);
+        free(logs[1]);
+        return GT_EXIT_INPUT;
+    }
     while ((c = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
         switch (c) {
         case 'j':
             json = 1;
             break;
+        case 'A':
+        case 'B':
+            logs[c == 'B'][nlog[c == 'B']++] = optarg;
+            break;
         default: /* --help, or an option getopt refused */
+            free(logs[0]);
+            free(logs[1]);
             return gt_usage_exit(c, usage);
         }
     }
     if (argc - optind != 2) {
         usage(stderr);
+        free(logs[0]);
+        free(logs[1]);
         return GT_EXIT_USAGE;
     }
     struct side S[2] = {{.path = argv[optind]}, {.path = argv[optind + 1]}};
@@ -316,6 +366,14 @@ int gt_cmd_diff(int argc, char **argv)
         warn(&ws, "processes: A %zu vs B %zu", S[0].in.n, S[1].in.n);
     if (S[0].job.nhosts != S[1].job.nhosts)
         warn(&ws, "hosts: A %d vs B %d", S[0].job.nhosts, S[1].job.nhosts);
+    int logrc = 0;
+    if (nlog[0] && nlog[1]) /* NCCL's own GPU Direct decisions, from its logs */
+        logrc = compare_gdr(&ws, logs, nlog);
+    else if (nlog[0] || nlog[1])
+        fprintf(stderr,
+                "gdrtrace diff: NCCL's log given for %s only: its GPU Direct decisions "
+                "are not compared\n",
+                nlog[0] ? "A" : "B");
     for (int s = 0; s < 2; s++)
         for (size_t i = 1; i < S[s].in.n; i++) {
             char la[160], lb[160];
@@ -439,9 +497,11 @@ int gt_cmd_diff(int argc, char **argv)
             printf("   send, recv: from the post (isend/irecv) to the test() that finds it done,\n"
                    "   which includes waiting for the peer: milliseconds there are normal.\n");
     }
-    rc = ws.n ? 1 : 0;
+    rc = logrc ? logrc : ws.n ? 1 : 0;
     free(ws.w);
 out:
+    free(logs[0]);
+    free(logs[1]);
     for (int s = 0; s < 2; s++) {
         free(S[s].tot);
         gt_job_free(&S[s].job);

@@ -511,6 +511,10 @@ static void on_channel_line(struct gt_nlog *l, const struct ctx *x, int ch, int 
                             int mynvml, const char *net, int gdrdma, const char *m)
 {
     l->channels++;
+    if (net) {
+        l->net_lines++;
+        l->net_gdrdma += gdrdma != 0;
+    }
     struct gt_nlog_proc *p = &l->procs[x->pi];
     /* the GPU Direct decision just before this line on its thread is its */
     int gdr = p->pend_gdr >= 0 && p->pend_tid == x->tid && net ? p->pend_gdr : -1;
@@ -963,6 +967,57 @@ void gt_nlog_line(struct gt_nlog *l, const char *s, size_t len)
         l->unused++;
         quote(l->first_unused, msg);
     }
+}
+
+/* ---- GPU Direct decisions, run against run ---------------------------- */
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void gt_nlog_gdr_text(const struct gt_nlog *l, char *buf, size_t n)
+{
+    if (!n)
+        return;
+    buf[0] = 0;
+    size_t total = 0;
+    for (size_t i = 0; i < l->nproc; i++)
+        total += l->procs[i].ngdr;
+    char **v = malloc((total ? total : 1) * sizeof(*v));
+    char(*t)[128] = malloc((total ? total : 1) * sizeof(*t));
+    if (!v || !t) {
+        snprintf(buf, n, "(out of memory)");
+        goto out;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < l->nproc; i++)
+        for (uint32_t g = 0; g < l->procs[i].ngdr; g++) {
+            const struct gt_nlog_gdr *d = &l->procs[i].gdr[g];
+            if (d->kind)
+                snprintf(t[k], sizeof(t[k]), "NET/%s HCA %s: %s", d->gpu, d->hca,
+                         d->enabled ? "Enabled" : "Disabled");
+            else
+                snprintf(t[k], sizeof(t[k]), "GPU %s / HCA %s: %s (distance %d %s %d)", d->gpu,
+                         d->hca, d->enabled ? "Enabled" : "Disabled", d->distance,
+                         d->enabled ? "<=" : ">", d->level);
+            v[k] = t[k];
+            k++;
+        }
+    if (k > 1)
+        qsort(v, k, sizeof(*v), str_cmp);
+    size_t w = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (i && !strcmp(v[i], v[i - 1]))
+            continue;
+        w += (size_t)snprintf(buf + (w < n ? w : n - 1), w < n ? n - w : 1, "%s%s", w ? "; " : "",
+                              v[i]);
+    }
+    if (!k)
+        snprintf(buf, n, "none");
+out:
+    free(v);
+    free(t);
 }
 
 /* ---- streams, files, folders ---------------------------------------------- */

@@ -176,6 +176,7 @@ struct gt_nlog {
     uint64_t too_long;   /* lines over GT_NLOG_LINE_MAX */
     uint64_t dropped;    /* facts over a cap */
     uint64_t channels, unattributed, ambiguous;
+    uint64_t net_lines, net_gdrdma; /* NET and CollNet channel lines, those with /GDRDMA */
     char first_unused[GT_NLOG_QUOTE];
     /* the line being assembled by gt_nlog_feed */
     char *line;
@@ -204,6 +205,13 @@ void gt_nlog_feed_end(struct gt_nlog *l);
  *  opened or read, a folder that cannot be listed); what was read before
  *  the failure is kept. */
 int gt_nlog_add_path(struct gt_nlog *l, const char *path, const char **what);
+
+/*! gt_nlog_gdr_text() : NCCL's GPU Direct decisions of the whole log in one
+ *  line, host and pid left out so that two runs compare: each distinct
+ *  decision ("GPU 0 / HCA 0: Disabled (distance 8 > 5)", "NET/IB HCA 0
+ *  'mlx5_0': Enabled"), sorted, joined by "; " ("none" when NCCL logged
+ *  none); cut to n bytes. */
+void gt_nlog_gdr_text(const struct gt_nlog *l, char *buf, size_t n);
 
 /*! gt_nlog_proc_find() : the record of (host, pid), host compared up to its
  *  first '.' (NCCL logs the short name); NULL if none. */

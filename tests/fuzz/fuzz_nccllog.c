@@ -5,7 +5,8 @@
  * records, every string it keeps is NUL-terminated within its field, its
  * counts are the same however the stream was split (lines, NCCL lines,
  * facts used, channel lines, records), and the join (tools/nccljoin.c) with
- * an empty job and every printer of it run without reading out of bounds,
+ * an empty job, every printer of it and diff's GPU Direct text run without
+ * reading out of bounds,
  * crashing or leaking.  Built as a libFuzzer target by run-fuzz.sh and
  * linked with replay.c into `fuzz_nccllog_replay`, which runs
  * tests/fuzz/nccllog-corpus as an ordinary test.
@@ -95,6 +96,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         whole.ncomm != split.ncomm || whole.nproc != split.nproc ||
         whole.too_long != split.too_long || whole.unattributed != split.unattributed)
         abort();
+    char gdr[400];
+    gt_nlog_gdr_text(&whole, gdr, sizeof(gdr)); /* diff's comparison, any size */
+    check_str(gdr, sizeof(gdr));
+    gt_nlog_gdr_text(&whole, gdr, 1 + seed % 40);
+    check_str(gdr, 1 + seed % 40);
     struct gt_job j;
     if (!gt_job_build(&j, NULL, 0)) {
         struct gt_nccl_join nj;

@@ -14,7 +14,8 @@
 #  * a folder holding both the recorders and the log (gdrtrace run);
 #  * ABI v10 recorders (one record per process): joined by host+pid;
 #  * the real captures of tests/reader/nccl-logs/real-*: each case's exit and
-#    NCCL's line quoted; PyTorch's new_group splits joined by init order.
+#    NCCL's line quoted; PyTorch's new_group splits joined by init order;
+#  * diff --nccl-log-a/-b: NCCL's GPU Direct decisions of two runs compared.
 # Skips (77) when the harness is not built.
 . "$(dirname "$0")/lib.sh"
 H=$BUILD/harness/harness
@@ -108,6 +109,19 @@ js=$($G verdict --json --nccl-log "$L/real-2.28.9-t-multi" "$L/real-2.28.9-t-mul
 n=$(grep -o '"joined_by": *"elimination (init order)"' <<<"$js" | wc -l)
 [ "$n" = 2 ] && pass "real t-multi: both new_group splits (no commId in NCCL's lines) joined their recorder communicators" ||
     fail "t-multi splits joined: $n"
+
+# diff: NCCL's GPU Direct decisions of two runs (GDRTRACE_GPUMEM=1 at the default
+# NCCL_NET_GDR_LEVEL vs SYS)
+a=$L/real-2.28.3-c-gm-default
+b=$L/real-2.28.3-c-gm-sys
+vrun out diff --nccl-log-a "$a" --nccl-log-b "$b" "$a/recorders.zst" "$b/recorders.zst"
+if [ $rc = 1 ] && grep -q '^!!   nccl-log GPU Direct decisions: A "GPU 0 / HCA 0: Disabled (distance 8 > 5);.* vs B "GPU 0 / HCA 0: Enabled (distance 8 <= 9)' <<<"$out" &&
+    grep -q '^!!   nccl-log NET channels with GDRDMA: A 0 of 16 vs B 16 of 16' <<<"$out"; then
+    pass "diff with both logs: NCCL's GPU Direct decisions and GDRDMA channels differ (exit 1)"
+else fail "diff gdr: exit $rc: $out"; fi
+vrun out diff --nccl-log-a "$a" --nccl-log-b "$a" "$a/recorders.zst" "$a/recorders.zst"
+[ $rc = 0 ] && ! grep -q '^!!   nccl-log' <<<"$out" && pass "diff of a run with itself, logs given: comparable (0)" ||
+    fail "diff same: exit $rc: $out"
 
 # --- joined to harness recorders --------------------------------------------
 # gen_log HOST PID RANK PEER COMMID [IB_COMMID]: NCCL 2.28's lines for the
