@@ -72,9 +72,10 @@ static void usage(FILE *f)
         "  first on LD_LIBRARY_PATH), the recorders in a private folder under\n"
         "  $GDRTRACE_DIR (default /dev/shm; a network filesystem is refused) and NCCL's\n"
         "  INFO log for INIT,NET beside them; then archives both into DIR, prints the\n"
-        "  verdict of these recorders and removes them.  Under mpirun or srun, run it\n"
-        "  per rank: each rank archives only its own (DIR/JOB.HOST.rRANK.zst, or\n"
-        "  .pPID without a rank), and 'gdrtrace verdict DIR' judges the whole job.\n"
+        "  verdict of these recorders with that log joined (verdict --nccl-log) and\n"
+        "  removes them.  Under mpirun or srun, run it per rank: each rank archives\n"
+        "  only its own (DIR/JOB.HOST.rRANK.zst, or .pPID without a rank), and\n"
+        "  'gdrtrace verdict --nccl-log DIR DIR' judges the whole job.\n"
         "  NCCL_NET_PLUGIN, NCCL_NET and NCCL_DEBUG* set by the job are kept and said\n"
         "  on stderr; GDRTRACE_JOB is set from the launcher's job id when unset.\n"
         "  --expect X  as verdict: exit 0 if the recorders are\n"
@@ -738,9 +739,19 @@ static int call(int (*cmd)(int, char **), char **argv)
 /* The verdict of this process's recorders, as `gdrtrace verdict` prints it. */
 static int verdict(const struct run *r)
 {
-    char *argv[8];
+    char **argv = calloc(8 + 2 * r->nlogs, sizeof(*argv));
+    if (!argv) {
+        say("out of memory");
+        return EXIT_SETUP;
+    }
     int a = 0;
     argv[a++] = "verdict";
+    /* NCCL's own log of this run, joined by commId: every communicator NCCL
+     * made gets a verdict, also one that never reached the plugin. */
+    for (size_t i = 0; i < r->nlogs; i++) {
+        argv[a++] = "--nccl-log";
+        argv[a++] = r->logs[i];
+    }
     if (r->expect) {
         argv[a++] = "--expect";
         argv[a++] = (char *)r->expect;
@@ -749,7 +760,9 @@ static int verdict(const struct run *r)
         argv[a++] = "--allow-emulated";
     argv[a++] = (char *)r->recdir;
     argv[a] = NULL;
-    return call(gt_cmd_verdict, argv);
+    int rc = call(gt_cmd_verdict, argv);
+    free(argv);
+    return rc;
 }
 
 static int archive(const struct run *r)

@@ -82,6 +82,7 @@ static struct {
          .bad = 1};
 
 static char tag_str[32] = "harness"; /* "v11 A" in a child */
+static int g_rank = -1;              /* 0 or 1 in a child: its rank in NCCL's log lines */
 static int g_warns, g_bad_flags;
 static char g_transport_line[1024];
 
@@ -717,19 +718,43 @@ static uint64_t comm_id(void)
     return 0x6764727400000000ULL ^ opt.seed; /* the same on both ranks, as NCCL's */
 }
 
+/* NCCL's lines around a communicator's init, in its debug file: the
+ * commId that joins NCCL's log with the recorders (`verdict --nccl-log`).
+ * Only where the plugin learns the commId too (ABI v11+): before, the
+ * recorder has none to join with.  As NCCL's eager init prints them: "Using
+ * network", Init START, the channels it connects, Init COMPLETE; the
+ * second communicator (no connection) starts and completes inside the
+ * first's init, so each channel line has one communicator open. */
+static void nccl_debug_init(int abi, const void *comm, uint64_t id, const char *what)
+{
+    if (abi < 11)
+        return;
+    char line[256];
+    if (!strcmp(what, "START"))
+        nccl_debug_line("INFO", "Using network gdrtrace");
+    snprintf(line, sizeof(line),
+             "ncclCommInitRank comm %p rank %d nranks 2 cudaDev 0 nvmlDev 0 busId 0 commId "
+             "0x%llx - Init %s",
+             comm, g_rank, (unsigned long long)id, what);
+    nccl_debug_line("INFO", line);
+}
+
 static void side_init(struct side *s, int abi)
 {
     memset(s, 0, sizeof(*s));
     net_open(&s->n, abi);
+    nccl_debug_init(abi, s, comm_id(), "START");
     ncclResult_t rc = n_init(&s->n, &s->n.ctx, comm_id());
     if (rc != ncclSuccess)
         FAIL("init returned %d", rc);
     if (abi >= 11) {
+        nccl_debug_init(abi, &s->ctx2, comm_id() + 1, "START");
         rc = n_init(&s->n, &s->ctx2, comm_id() + 1);
         if (rc != ncclSuccess)
             FAIL("init of a second communicator returned %d", rc);
         if (s->ctx2 == s->n.ctx)
             FAIL("two communicators got the same context %p", s->ctx2);
+        nccl_debug_init(abi, &s->ctx2, comm_id() + 1, "COMPLETE");
     }
     rc = n_devices(&s->n, &s->ndev);
     if (rc != ncclSuccess || s->ndev < 1)
@@ -775,6 +800,21 @@ static void side_connect_both(struct side *s, int link, int want_send, int want_
             usleep(200);
     }
     (void)link;
+    if (s->n.abi >= 11) {
+        char line[128];
+        if (want_send) {
+            snprintf(line, sizeof(line), "Channel 00/0 : %d[0] -> %d[0] [send] via NET/gdrtrace/0",
+                     g_rank, 1 - g_rank);
+            nccl_debug_line("INFO", line);
+        }
+        if (want_recv) {
+            snprintf(line, sizeof(line),
+                     "Channel 00/0 : %d[0] -> %d[0] [receive] via NET/gdrtrace/0", 1 - g_rank,
+                     g_rank);
+            nccl_debug_line("INFO", line);
+        }
+        nccl_debug_init(s->n.abi, s, comm_id(), "COMPLETE");
+    }
 }
 
 static void exchange_handles(struct side *s, int link)
@@ -1556,6 +1596,7 @@ static pid_t spawn(int abi, const char *role, void (*fn)(int abi, int role, int 
     }
     if (pid == 0) {
         close(other);
+        g_rank = r;
         snprintf(tag_str, sizeof(tag_str), "v%d %s", abi, role);
         fn(abi, r, link, arg);
         exit(0);

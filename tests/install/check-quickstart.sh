@@ -124,6 +124,8 @@ loaded=$(sed -n "s/.*NCCL_NET_PLUGIN: dlopen(\"$so\") loaded //p" "$tmp/out.log"
 [ "$loaded" = "/usr/local/lib/nccl-net-gdrtrace/$so" ] ||
     bad "the job did not load the installed plugin by name from /usr/local/lib/nccl-net-gdrtrace: '$loaded'"
 grep -q 'HOST-STAGED' "$tmp/out.log" || bad "the verdict did not say HOST-STAGED"
+[ "$(grep -c '^nccl-log: 2 file(s)' "$tmp/out.log")" -eq 2 ] ||
+    bad "run's verdict and the job's did not both join the harness's 2 NCCL logs"
 archive=$(ls gdrtrace-job/qs$$.*.zst 2>/dev/null)
 if [ -n "$archive" ] && [ "$(wc -l <<<"$archive")" -eq 1 ]; then
     /usr/local/bin/gdrtrace verdict "$archive" >"$tmp/v.log" 2>&1

@@ -17,7 +17,9 @@
 #    NCCL_NET_PLUGIN=gdrtrace, NCCL_NET, NCCL_DEBUG, NCCL_DEBUG_FILE kept
 #    (a message each, the job sees its own values, the log read where the
 #    job put it);
-#  * two ranks into one --dir, then one `gdrtrace verdict DIR` covering both;
+#  * the verdict run prints joins this run's NCCL log (--nccl-log);
+#  * two ranks into one --dir, then one `gdrtrace verdict DIR` covering both
+#    (and with --nccl-log DIR, both ranks' logs);
 #  * COMMAND not found 127, not executable 126, usage 64, a gdrtrace with no
 #    plugin beside it 125 — none leaves a private folder behind.
 set -u
@@ -75,6 +77,9 @@ logs=$(ls "$D" | grep -c "^42\.$host\.r3\.nccl\.$host\.[0-9]*\.log$")
 [ "$logs" = 2 ] && grep -qh "NCCL INFO NET/Plugin: Loaded net plugin gdrtrace" "$D"/*.log &&
     grep -q "^gdrtrace run: NCCL's log: 2 file(s) copied to $D/42.$host.r3\.\*" "$T/1.err" &&
     pass "NCCL's INFO log of both processes copied beside the archive" || fail "$logs logs: $(ls "$D")"
+grep -q "^nccl-log: 2 file(s)" "$T/1.out" && grep -q "channel line(s) via NET/gdrtrace" "$T/1.out" &&
+    pass "the verdict joins the NCCL log of this run (--nccl-log): channels via NET/gdrtrace" ||
+    fail "no NCCL log joined: $(grep -A1 '^nccl-log' "$T/1.out")"
 no_private_left "--expect host"
 
 # 2. --expect dmabuf on a host-staged job.
@@ -169,6 +174,10 @@ out=$("$G" verdict "$T/shared" 2>&1)
 rc=$?
 [ $rc = 11 ] && grep -q "^all .*4 process(es)" <<<"$out" && pass "one verdict over DIR covers both ranks (4 processes)" ||
     fail "verdict DIR: exit $rc: $out"
+out=$("$G" verdict --nccl-log "$T/shared" "$T/shared" 2>&1)
+rc=$?
+[ $rc = 11 ] && grep -q "^nccl-log: 4 file(s)" <<<"$out" && pass "verdict --nccl-log DIR DIR joins both ranks' NCCL logs" ||
+    fail "verdict --nccl-log DIR: exit $rc: $out"
 
 # 7. What run itself refuses, and what it cannot start.
 "$G" run -- "$T/no-such-command" >/dev/null 2>"$T/9.err"
