@@ -6,6 +6,7 @@
 #    quoting NCCL's NET/Plugin line, intra-node P2P is INTRA-NODE (15);
 #  * the same output with srun --label and mpirun --tag-output prefixes, and
 #    on a truncated log with binary junk appended (counted, never fatal);
+#    160 MiB of log with a 32 MiB line in a bounded peak RSS;
 #    an unreadable log is exit 2;
 #  * joined to real recorders (the harness, ABI v12: two communicators per
 #    process): the world communicator by commId (HOST-STAGED, exit 11), a
@@ -78,6 +79,20 @@ if [ $rc = 16 ] && grep -q '^nccl-log: .*unknown: [0-9]* line(s) not NCCL.s' <<<
     grep -q '^comm 0x77e1c0d4a9b85f26 .*BYPASSED' <<<"$out"; then
     pass "truncated log with binary junk: counted as unknown, verdict unchanged (16)"
 else fail "junk: exit $rc: $out"; fi
+
+# bounded memory: 128 MiB of channel lines and a 32 MiB line without a newline
+yes "vm:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0" | head -c 128M >"$T/big.log"
+head -c 32M /dev/zero | tr '\0' 'x' >"$T/long.log"
+if [ -x /usr/bin/time ]; then
+    /usr/bin/time -f '%M' -o "$T/rss" "$G" verdict --nccl-log "$T/big.log" --nccl-log "$T/long.log" \
+        "$GDRTRACE_DIR" >"$T/big.out" 2>&1
+    rc=$?
+    kb=$(tail -1 "$T/rss")
+    if [ $rc = 16 ] && [ "$kb" -lt 102400 ] && grep -q '1 over 4096 bytes' "$T/big.out"; then
+        pass "160 MiB of log (one 32 MiB line): peak RSS ${kb} KiB, the long line counted"
+    else fail "bounded: exit $rc, peak RSS $kb KiB: $(tail -5 "$T/big.out")"; fi
+else echo "skip /usr/bin/time not installed: the bounded-memory check"; fi
+rm -f "$T/big.log" "$T/long.log"
 
 out=$($G verdict --nccl-log "$T/no-such-log" 2>&1); rc=$?
 [ $rc = 2 ] && grep -q 'no-such-log: cannot read NCCL log' <<<"$out" &&
