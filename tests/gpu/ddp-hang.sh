@@ -34,7 +34,7 @@ for c in $CASES; do
     esac
     echo "$vars" > "$d/command.txt"
     # shellcheck disable=SC2086
-    env $vars python3 tests/gpu/train_ddp.py run --out "$d/losses" --steps 5 \
+    env $vars GT_PY_STACKS_AFTER=$((WAIT - 8)) python3 tests/gpu/train_ddp.py run --out "$d/losses" --steps 5 \
         --timeout $((WAIT + 15)) > "$d/stdout.txt" 2> "$d/stderr.txt" &
     top=$!
     for _ in $(seq 1 "$WAIT"); do

@@ -27,6 +27,14 @@ import time
 
 
 def worker(args):
+    # GT_PY_STACKS_AFTER=N: every thread's Python stack goes to
+    # OUT.rank<r>.pystack after N s (and every N s after), so a stalled run
+    # shows which call it waits in (tests/gpu/ddp-hang.sh).
+    after = float(os.environ.get("GT_PY_STACKS_AFTER", "0") or 0)
+    if after > 0:
+        import faulthandler
+        stacks = open(f"{args.out}.rank{args.rank}.pystack", "w")
+        faulthandler.dump_traceback_later(after, repeat=True, file=stacks)
     import torch
     import torch.distributed as dist
     import torch.nn as nn
