@@ -145,6 +145,7 @@ judge() {
 # not the try after the job ended, which has no kernel section at all.
 kcorr_watch() {
     local d=$1 pid=$2
+    mkdir -p "$d" # the job started in the background may not have made it yet
     : > "$d/kcorr-tries.txt"
     while kill -0 "$pid" 2>/dev/null; do
         sleep 2

@@ -226,7 +226,9 @@ else
         GDRTRACE_REG=dmabuf gt_dmabuf_plugin $P fail
     gdrtrace summary --events /tmp/rec-refused >/tmp/sum-refused.txt 2>&1
     cat /tmp/sum-refused.txt
-    run recorder-shows-refusal sh -c "grep -Eq 'error .*errno 95 .*reason dmabuf-unsupported' /tmp/sum-refused.txt &&
+    # summary wraps at 100 columns: the event line is read back unwrapped.
+    run recorder-shows-refusal sh -c "tr -s ' \\n' '  ' </tmp/sum-refused.txt |
+        grep -Eq 's error dev [0-9]+ comm-slot [0-9]+ errno 95 \\([^)]*\\) reason dmabuf-unsupported' &&
         grep -Eq '^ +all +ERROR' /tmp/sum-refused.txt"
     # nvidia_peermem "loaded": a private tmpfs over /sys/module in a mount
     # namespace of this one run, so the real fallback path is taken.
@@ -236,7 +238,8 @@ else
         GDRTRACE_ALLOW_PEERMEM=1 gt_dmabuf_plugin $P ok"
     gdrtrace summary --events /tmp/rec-fallback >/tmp/sum-fallback.txt 2>&1
     cat /tmp/sum-fallback.txt
-    run recorder-shows-fallback sh -c "grep -Eq 'fallback .*errno 95 .*reason dmabuf-unsupported' /tmp/sum-fallback.txt &&
+    run recorder-shows-fallback sh -c "tr -s ' \\n' '  ' </tmp/sum-fallback.txt |
+        grep -Eq 's fallback [^+]*errno 95 [^+]*reason dmabuf-unsupported' &&
         grep -Eq '^ +all +FALLBACK' /tmp/sum-fallback.txt"
     if [ -x /gt/bin/harness ]; then
         # Host buffers, every byte checked, then the bad-input scenarios
