@@ -18,6 +18,9 @@ CASES=${CASES:-peermem dmabuf gdrread0}
 mkdir -p "$W"
 . tests/gpu/build.sh env
 [ -x build/default/gdrtrace ] || bash tests/gpu/build.sh > "$W/build.log" 2>&1
+mkdir -p build/gpu
+gcc -std=c11 -O2 -g -Wall -Wextra -Werror -shared -fPIC tests/gpu/btdump.c -o build/gpu/libbtdump.so ||
+    echo "ddp-hang.sh: btdump did not build: no native stacks"
 PLUGIN=$ROOT/build/default/libnccl-net-gdrtrace.so
 TOOL=$ROOT/build/default/gdrtrace
 export NCCL_MNNVL_ENABLE=0 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 PYTHONUNBUFFERED=1
@@ -34,7 +37,8 @@ for c in $CASES; do
     esac
     echo "$vars" > "$d/command.txt"
     # shellcheck disable=SC2086
-    env $vars GT_PY_STACKS_AFTER=$((WAIT - 8)) python3 tests/gpu/train_ddp.py run --out "$d/losses" --steps 5 \
+    env $vars GT_PY_STACKS_AFTER=$((WAIT - 8)) GT_BTDUMP_DIR="$d" \
+        LD_PRELOAD="$ROOT/build/gpu/libbtdump.so" python3 tests/gpu/train_ddp.py run --out "$d/losses" --steps 5 \
         --timeout $((WAIT + 15)) > "$d/stdout.txt" 2> "$d/stderr.txt" &
     top=$!
     for _ in $(seq 1 "$WAIT"); do
@@ -47,6 +51,11 @@ for c in $CASES; do
             for t in /proc/$p/task/*; do
                 echo "  tid ${t##*/} $(cat "$t/comm") wchan=$(cat "$t/wchan" 2> /dev/null) syscall=$(cut -d' ' -f1 "$t/syscall" 2> /dev/null)"
             done
+            # every thread's native stack (btdump.c), tgkill per thread
+            for t in /proc/$p/task/*; do
+                python3 -c 'import ctypes,sys; ctypes.CDLL(None).syscall(234, int(sys.argv[1]), int(sys.argv[2]), 37)' \
+                    "$p" "${t##*/}" 2> /dev/null
+            done
             if command -v gdb > /dev/null; then
                 timeout 60 gdb -p "$p" -batch -ex 'set pagination off' \
                     -ex 'thread apply all bt 14' 2>&1 | grep -E '^Thread|^#' | cut -c1-220
@@ -55,6 +64,19 @@ for c in $CASES; do
     } > "$d/stacks.txt" 2>&1
     wait $top
     echo "$?" > "$d/rc"
+    # our plugin's frames, resolved (its symbols are hidden from backtrace_symbols)
+    for f in "$d"/bt.*.txt; do
+        [ -f "$f" ] || continue
+        while IFS= read -r line; do
+            case $line in
+            *libnccl-net-gdrtrace.so\(+0x*)
+                off=${line#*so(+}
+                off=${off%%)*}
+                echo "$line  <= $(addr2line -f -C -i -e "$PLUGIN" "$off" 2> /dev/null | paste -sd' ')" ;;
+            *) echo "$line" ;;
+            esac
+        done < "$f" > "$f.resolved"
+    done
     "$TOOL" summary --no-bars "$d/rec" > "$d/summary.txt" 2>&1
     "$TOOL" dump -o "$d/recorders.zst" "$d/rec" > /dev/null 2>&1
     rm -rf "$d/rec"
