@@ -150,11 +150,11 @@ int gt_cmd_summary(int argc, char **argv)
             printf("\n== verdict with NCCL's log\n");
             gt_nccl_join_print_comms(stdout, &nj);
             gt_nccl_join_print_procs(stdout, &nj, j.overall.emulated);
-            char head[64];
-            int w = snprintf(head, sizeof(head), "%-25s %-15s ", "all",
-                             gt_verdict_label(nj.code, j.overall.emulated));
+            char head[160]; /* an emulated label alone is 66 columns */
+            const char *lab = gt_verdict_label(nj.code, j.overall.emulated);
+            int w = snprintf(head, sizeof(head), "%-25s %-15s ", "all", lab);
             fputs(head, stdout);
-            gt_report_wrap(stdout, w, w, gt_esc(nj.why));
+            gt_report_wrap(stdout, w, gt_report_hang(w, lab), gt_esc(nj.why));
         }
         char next[1024];
         if (joined && gt_nccl_join_next(&nj, &j, next, sizeof(next))) {

@@ -204,10 +204,11 @@ int gt_cmd_verdict(int argc, char **argv)
         if (joined)
             gt_nccl_join_print_comms(stdout, &nj);
         for (size_t i = 0; !joined && i < j.ncomm; i++) {
-            int w = snprintf(head, sizeof(head), "comm %-20s %-15s ", gt_esc(j.comms[i].label),
-                             gt_verdict_label(j.comms[i].v.code, j.comms[i].v.emulated));
+            const char *lab = gt_verdict_label(j.comms[i].v.code, j.comms[i].v.emulated);
+            int w =
+                snprintf(head, sizeof(head), "comm %-20s %-15s ", gt_esc(j.comms[i].label), lab);
             fputs(head, stdout);
-            gt_report_wrap(stdout, w, w, gt_esc(j.comms[i].v.why));
+            gt_report_wrap(stdout, w, gt_report_hang(w, lab), gt_esc(j.comms[i].v.why));
         }
         for (size_t i = 0; i < j.nfates; i++) {
             const struct gt_recfile *r = &j.recs[j.fates[i].rec];
@@ -218,7 +219,7 @@ int gt_cmd_verdict(int argc, char **argv)
                                 : gt_verdict_label(j.fates[i].f.code, emu);
             int w = snprintf(head, sizeof(head), "proc %-20s %-15s ", gt_esc(label), v);
             fputs(head, stdout);
-            gt_report_wrap(stdout, w, w, gt_esc(j.fates[i].f.text));
+            gt_report_wrap(stdout, w, gt_report_hang(w, v), gt_esc(j.fates[i].f.text));
         }
         if (joined)
             gt_nccl_join_print_procs(stdout, &nj, emu);
@@ -229,9 +230,10 @@ int gt_cmd_verdict(int argc, char **argv)
                        j.nodes[i].nproc, j.nodes[i].ncomm);
         if (joined)
             gt_nccl_join_print_counts(stdout, &nj);
-        int w = snprintf(head, sizeof(head), "%-25s %-15s ", "all", gt_verdict_label(code, emu));
+        const char *lab = gt_verdict_label(code, emu);
+        int w = snprintf(head, sizeof(head), "%-25s %-15s ", "all", lab);
         fputs(head, stdout);
-        gt_report_wrap(stdout, w, w, gt_esc(joined ? nj.why : j.overall.why));
+        gt_report_wrap(stdout, w, gt_report_hang(w, lab), gt_esc(joined ? nj.why : j.overall.why));
         if (expect >= 0 && code != expect)
             printf("expected %s, got %s\n", gt_verdict_name(expect), gt_verdict_label(code, emu));
         if (emu_refused) {

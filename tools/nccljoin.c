@@ -827,7 +827,7 @@ void gt_nccl_join_print_comms(FILE *f, const struct gt_nccl_join *nj)
         char head[256];
         int w = snprintf(head, sizeof(head), "comm %-20s %-15s ", gt_esc(c->label), gt_nj_label(c));
         fputs(head, f);
-        gt_report_wrap(f, w, w, gt_esc(c->why));
+        gt_report_wrap(f, w, gt_report_hang(w, gt_nj_label(c)), gt_esc(c->why));
     }
 }
 
@@ -838,10 +838,10 @@ void gt_nccl_join_print_procs(FILE *f, const struct gt_nccl_join *nj, int emulat
         char label[96];
         snprintf(label, sizeof(label), "%s:%d", p->host, p->pid);
         char head[256];
-        int w = snprintf(head, sizeof(head), "nccl %-20s %-15s ", gt_esc(label),
-                         gt_verdict_label(p->code, emulated));
+        const char *lab = gt_verdict_label(p->code, emulated);
+        int w = snprintf(head, sizeof(head), "nccl %-20s %-15s ", gt_esc(label), lab);
         fputs(head, f);
-        gt_report_wrap(f, w, w, gt_esc(p->why));
+        gt_report_wrap(f, w, gt_report_hang(w, lab), gt_esc(p->why));
     }
 }
 

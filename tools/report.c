@@ -238,6 +238,12 @@ static size_t fit_bytes(const char *s, int w)
     return i;
 }
 
+int gt_report_hang(int w, const char *label)
+{
+    int l = cols(label);
+    return l > 15 ? w - (l - 15) : w;
+}
+
 void gt_report_wrap(FILE *f, int used, int indent, const char *text)
 {
     const int width = GT_REPORT_COLS;
@@ -1170,13 +1176,19 @@ static void text_full(FILE *f, const struct gt_job *j, int flags)
         snprintf(head, sizeof(head), "   comm %-20s %-15s ", gt_esc(j->comms[i].label),
                  gt_verdict_label(j->comms[i].v.code, j->comms[i].v.emulated));
         fputs(head, f);
-        gt_report_wrap(f, cols(head), cols(head), gt_esc(j->comms[i].v.why));
+        gt_report_wrap(f, cols(head),
+                       gt_report_hang(cols(head),
+                                      gt_verdict_label(j->comms[i].v.code, j->comms[i].v.emulated)),
+                       gt_esc(j->comms[i].v.why));
     }
     char head[160];
     snprintf(head, sizeof(head), "   %-25s %-15s ", "all",
              gt_verdict_label(j->overall.code, j->overall.emulated));
     fputs(head, f);
-    gt_report_wrap(f, cols(head), cols(head), gt_esc(j->overall.why));
+    gt_report_wrap(
+        f, cols(head),
+        gt_report_hang(cols(head), gt_verdict_label(j->overall.code, j->overall.emulated)),
+        gt_esc(j->overall.why));
 }
 
 void gt_report_text(FILE *f, const struct gt_job *j, int flags)

@@ -33,6 +33,12 @@ void gt_report_json_ex(struct gt_json *js, const struct gt_job *j,
  *  half the width); a word longer than a line is cut.  Ends the line. */
 void gt_report_wrap(FILE *f, int used, int indent, const char *text);
 
+/*! gt_report_hang() : the hanging indent for text after a verdict label
+ *  printed in a "%-15s " field, the line so far `w` columns wide: where a
+ *  label of 15 would have put the text, so a long label (an emulated
+ *  verdict's) does not push every continuation line to a narrow strip. */
+int gt_report_hang(int w, const char *label);
+
 /*! gt_report_next() : ind, then "next: ...": the one next step for the outcome of
  *  job j (its overall verdict; no recorder: NO-DATA) read from paths (the
  *  command's PATH arguments, none: $GDRTRACE_DIR); docs/runbook-gates.md

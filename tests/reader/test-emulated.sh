@@ -89,4 +89,24 @@ if [ -x "$BUILD/harness/harness" ]; then
     fi
 fi
 
+# The emulated label (66 columns) must not push the evidence into a strip at
+# the right: continuation lines come back to the evidence column (42), as
+# after a 15-column label, and nothing passes 100 columns.
+out=$($G verdict "$T/emu-fallback")
+cont=$(awk '/^comm /{c=1; next} /^[a-z]/{c=0} c' <<<"$out")
+if [ -n "$cont" ] && ! grep -vqE '^ {42}[^ ]' <<<"$cont" && ! grep -qE '^.{101}' <<<"$out"; then
+    pass "verdict: an emulated label's evidence wraps back to column 42, lines <= 100"
+else
+    fail "verdict emulated wrap: $out"
+fi
+# summary --nccl-log printed its "all" line through a 64-byte buffer: the
+# emulated label was cut ("DIRECT-DMABUF (emulated: no NIC; GPU 1").
+D=$(dirname "$0")/nccl-logs/real-2.28.3-c-gm-sys
+out=$($G summary --nccl-log "$D" "$D/recorders.zst")
+if grep -E '^all ' <<<"$out" | grep -qF "DIRECT-DMABUF $EMU 1"; then
+    pass "summary --nccl-log: the emulated label of the all line is whole"
+else
+    fail "summary --nccl-log all line: $(grep -E '^all ' <<<"$out")"
+fi
+
 finish "test-emulated: all passed"
