@@ -246,6 +246,25 @@ static int wanted(const char *name)
     return is_zst(name);
 }
 
+/* A folder entry with another name that holds a recorder (its magic) or a
+ * zstd frame (a dump archive renamed, e.g. the old *.gtz): said when nothing
+ * was found, since the operator meant it.  Reads 8 bytes, never blocks on a
+ * FIFO (O_NONBLOCK) and follows no link to a non-regular file. */
+static int looks_like_ours(int dfd, const char *name)
+{
+    int fd = openat(dfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    unsigned char b[GTR_MAGIC_LEN];
+    int ours = 0;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, b, sizeof(b)) == (ssize_t)sizeof(b))
+        ours = memcmp(b, GTR_MAGIC, GTR_MAGIC_LEN) == 0 ||
+               (b[0] == 0x28 && b[1] == 0xb5 && b[2] == 0x2f && b[3] == 0xfd);
+    close(fd);
+    return ours;
+}
+
 static int add_dir(struct gt_inputs *in, const char *path)
 {
     DIR *d = opendir(path);
@@ -263,8 +282,12 @@ static int add_dir(struct gt_inputs *in, const char *path)
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         if (!wanted(e->d_name)) {
-            if (e->d_name[0] != '.' && !in->skip_name++)
+            if (e->d_name[0] == '.')
+                continue;
+            if (!in->skip_name++)
                 snprintf(in->skip_name_eg, sizeof(in->skip_name_eg), "%s", e->d_name);
+            if (looks_like_ours(dirfd(d), e->d_name) && !in->skip_ours++)
+                snprintf(in->skip_ours_eg, sizeof(in->skip_ours_eg), "%s", e->d_name);
             continue;
         }
         if (nn == cap) {
@@ -338,6 +361,11 @@ void gt_inputs_explain(const struct gt_inputs *in, FILE *f)
     if (in->skip_name)
         fprintf(f, "  skipped %d file(s) not named gdrtrace.*.rec or *.zst (e.g. %s)\n",
                 in->skip_name, gt_esc(in->skip_name_eg));
+    if (in->skip_ours)
+        fprintf(f,
+                "  %d of them hold a recorder or a zstd archive by their content (e.g. %s):\n"
+                "    name them on the command line, or rename them *.zst\n",
+                in->skip_ours, gt_esc(in->skip_ours_eg));
     if (in->nbad)
         fprintf(f, "  skipped %d input(s) unreadable or not a recorder (above)\n", in->nbad);
     fprintf(f,

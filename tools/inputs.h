@@ -39,7 +39,9 @@ struct gt_inputs {
     char other_job[128];    /* one of them ("" = no job id) */
     int skip_name;          /* folder entries not named gdrtrace.*.rec or *.zst */
     char skip_name_eg[256]; /* NAME_MAX + 1 */
-    int dups;               /* the same process seen twice (live and archived): counted once */
+    int skip_ours;          /* of those, files holding a recorder or zstd frame */
+    char skip_ours_eg[256];
+    int dups; /* the same process seen twice (live and archived): counted once */
     /* open-addressing set of recs[] indices + 1 by process identity */
     size_t *seen, seen_cap;
 };

@@ -45,6 +45,13 @@ mkdir -p "$T/gtz"; cp "$T/a.zst" "$T/gtz/node-a.gtz"
 err=$($G verdict "$T/gtz" 2>&1 >/dev/null)
 grep -q "skipped 1 file(s) not named gdrtrace.\*.rec or \*.zst (e.g. node-a.gtz)" <<<"$err" &&
     pass "a folder of .gtz archives says it skipped them by name" || fail ".gtz folder: $err"
+grep -q "1 of them hold a recorder or a zstd archive by their content (e.g. node-a.gtz)" <<<"$err" &&
+    pass "... and that they hold an archive, to be named or renamed" || fail ".gtz content hint: $err"
+mkdir -p "$T/notours"; echo "not a recorder" > "$T/notours/notes.txt"; mkfifo "$T/notours/fifo"
+err=$($G verdict "$T/notours" 2>&1 >/dev/null)
+grep -q "skipped 2 file(s) not named" <<<"$err" && ! grep -q "hold a recorder" <<<"$err" &&
+    pass "other files (a text, a FIFO) are skipped without the archive hint, never blocking" ||
+    fail "not-ours folder: $err"
 # named explicitly, the same file is read for what it is
 out=$($G verdict "$T/gtz/node-a.gtz" 2>&1); rc=$?
 [ $rc = 0 ] && grep -q DIRECT-DMABUF <<<"$out" && pass "an archive named .gtz given by path is read" ||
