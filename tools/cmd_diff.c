@@ -285,9 +285,16 @@ static int compare_gdr(struct warns *ws, char **logs[2], const int nlog[2])
     return bad ? GT_EXIT_INPUT : 0;
 }
 
+/* Each side folds as verdict does (memory bounded by the digests, not the
+ * recorders): what is printed is the communicators' sums, the job's verdict
+ * and counts, and each recorder's identity, devices and settings, which the
+ * reduced recorders keep (keep_settings).  One path a side: a folder is read
+ * live-first, so the fold keeps the same copy of a process as a full load. */
 static int load_side(struct side *s)
 {
     char *p = (char *)s->path;
+    s->in.fold = &s->job;
+    s->in.keep_settings = 1;
     int rc = gt_load_job(&p, 1, &s->in, &s->job);
     s->tot = malloc(sizeof(*s->tot));
     if (!s->tot)

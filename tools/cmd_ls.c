@@ -48,7 +48,8 @@ int gt_cmd_ls(int argc, char **argv)
             return gt_usage_exit(c, usage);
         }
     }
-    struct gt_inputs in = {.job = job};
+    /* each recorder is reduced to its identity and fate as it is read */
+    struct gt_inputs in = {.job = job, .release = 1, .keep_fates = 1};
     int bad = gt_inputs_load(&in, argv + optind, argc - optind);
     if (json) {
         struct gt_json js;
@@ -66,9 +67,7 @@ int gt_cmd_ls(int argc, char **argv)
             gj_str(&js, "state_why", r->liveness_why ? r->liveness_why : "");
             gj_u64(&js, "size", r->size);
             gj_i64(&js, "start_wall_ns", r->id.start_wall_ns);
-            struct gt_fate f;
-            gt_recfile_fate(r, &f);
-            gj_str(&js, "fate", f.text);
+            gj_str(&js, "fate", in.fates[i] ? in.fates[i]->text : "");
             gj_end(&js, '}');
         }
         gj_end(&js, ']');
@@ -87,10 +86,8 @@ int gt_cmd_ls(int argc, char **argv)
                            ? "the writer's pid namespace is not this reader's; judge it from there"
                            : "the writer's or this reader's /proc/self/ns/pid could not be read");
             /* what became of it, from the recorder alone (refused, died in a call) */
-            struct gt_fate f;
-            gt_recfile_fate(r, &f);
-            if (f.kind != GT_FATE_NONE)
-                printf("    %s\n", gt_esc(f.text));
+            if (in.fates[i])
+                printf("    %s\n", gt_esc(in.fates[i]->text));
         }
         if (!in.n)
             printf("(no recorders)\n");

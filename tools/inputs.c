@@ -110,9 +110,45 @@ static size_t seen_before(struct gt_inputs *in)
     return in->n;
 }
 
+/* What a kept recorder leaves behind in release mode: its fate when asked
+ * for (computed from the events before they go), then the reduced recorder. */
+static void reduce(struct gt_inputs *in, size_t at)
+{
+    struct gt_recfile *r = &in->recs[at];
+    if (in->keep_fates) {
+        struct gt_fate f;
+        gt_recfile_fate(r, &f);
+        free(in->fates[at]);
+        in->fates[at] = NULL;
+        if (f.kind != GT_FATE_NONE) {
+            in->fates[at] = malloc(sizeof(f));
+            if (in->fates[at])
+                *in->fates[at] = f;
+            else /* the fate is lost, and the exit status says an input was not read whole */
+                problem(in, "out of memory keeping what became of a process");
+        }
+    }
+    gt_recfile_reduce(r, in->keep_settings);
+}
+
+/* Grows fates[] to in->cap (keep_fates): NULL entries, no fate. */
+static int fates_fit(struct gt_inputs *in)
+{
+    if (!in->keep_fates || in->fates_cap >= in->cap)
+        return 0;
+    struct gt_fate **nf = realloc(in->fates, in->cap * sizeof(*nf));
+    if (!nf)
+        return -1;
+    memset(nf + in->fates_cap, 0, (in->cap - in->fates_cap) * sizeof(*nf));
+    in->fates = nf;
+    in->fates_cap = in->cap;
+    return 0;
+}
+
 /* Takes the recorder just parsed into in->recs[in->n]: drops it when --job
- * wants another job or live_only a live one; in fold mode folds it into in->fold and keeps only its
- * digest (gt_recfile_release). */
+ * wants another job or live_only a live one; in fold mode folds it into
+ * in->fold; then calls in->each, and in fold or release mode keeps only its
+ * digest (gt_recfile_reduce). */
 static void keep(struct gt_inputs *in)
 {
     struct gt_recfile *r = &in->recs[in->n];
@@ -128,6 +164,11 @@ static void keep(struct gt_inputs *in)
         gt_recfile_free(r);
         return;
     }
+    if (fates_fit(in)) {
+        gt_recfile_free(r);
+        problem(in, "out of memory");
+        return;
+    }
     size_t prev = seen_before(in);
     if (prev != in->n) {
         /* Keep the live one.  Folded recorders cannot be taken back, so a
@@ -137,6 +178,10 @@ static void keep(struct gt_inputs *in)
         if (!in->fold && in->recs[prev].from_archive && !r->from_archive) {
             gt_recfile_free(&in->recs[prev]);
             in->recs[prev] = *r;
+            if (in->each)
+                in->each(in, prev, in->each_arg);
+            if (in->release)
+                reduce(in, prev);
         } else {
             gt_recfile_free(r);
         }
@@ -150,8 +195,11 @@ static void keep(struct gt_inputs *in)
             in->fold_failed = 1;
             return;
         }
-        gt_recfile_release(r);
     }
+    if (in->each)
+        in->each(in, in->n, in->each_arg);
+    if (in->fold || in->release)
+        reduce(in, in->n);
     in->n++;
 }
 
@@ -382,16 +430,55 @@ static int rec_cmp(const void *a, const void *b)
     return gt_recfile_cmp(a, b);
 }
 
+static const struct gt_recfile *sort_base;
+static int ix_cmp(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    int c = gt_recfile_cmp(&sort_base[x], &sort_base[y]);
+    return c ? c : (x > y) - (x < y);
+}
+
 void gt_inputs_sort(struct gt_inputs *in)
 {
-    if (in->n > 1)
+    if (in->n < 2)
+        return;
+    if (!in->keep_fates) {
         qsort(in->recs, in->n, sizeof(*in->recs), rec_cmp);
+        return;
+    }
+    /* fates[] follows its recorder: sort indices, then move both */
+    size_t *perm = malloc(in->n * sizeof(*perm));
+    struct gt_recfile *nr = malloc(in->n * sizeof(*nr));
+    struct gt_fate **nf = malloc(in->n * sizeof(*nf));
+    if (!perm || !nr || !nf) { /* unsorted is still every recorder; say so */
+        free(perm);
+        free(nr);
+        free(nf);
+        problem(in, "out of memory sorting the recorders: listed as read");
+        return;
+    }
+    for (size_t i = 0; i < in->n; i++)
+        perm[i] = i;
+    sort_base = in->recs;
+    qsort(perm, in->n, sizeof(*perm), ix_cmp);
+    for (size_t i = 0; i < in->n; i++) {
+        nr[i] = in->recs[perm[i]];
+        nf[i] = in->fates[perm[i]];
+    }
+    memcpy(in->recs, nr, in->n * sizeof(*nr));
+    memcpy(in->fates, nf, in->n * sizeof(*nf));
+    free(perm);
+    free(nr);
+    free(nf);
 }
 
 void gt_inputs_free(struct gt_inputs *in)
 {
     for (size_t i = 0; i < in->n; i++)
         gt_recfile_free(&in->recs[i]);
+    for (size_t i = 0; i < in->fates_cap; i++)
+        free(in->fates[i]);
+    free(in->fates);
     free(in->recs);
     free(in->seen);
     memset(in, 0, sizeof(*in));

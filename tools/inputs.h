@@ -31,6 +31,22 @@ struct gt_inputs {
      * (communicator sums and verdicts, nodes), never of recs[].comms. */
     struct gt_job *fold;
     int fold_failed; /* out of memory while folding */
+    /* Release mode (no fold): each kept recorder is reduced as in fold mode
+     * (gt_recfile_reduce) once each has seen it, for commands that list or
+     * compare identities only (ls, diff).  keep_settings: the reduced
+     * recorder keeps every setting in use (diff), not only a verdict's. */
+    int release, keep_settings;
+    /* keep_fates: fates[i] is recs[i]'s gt_recfile_fate() (computed before
+     * the events are released), NULL when GT_FATE_NONE; it follows recs[i]
+     * through the sort. */
+    int keep_fates;
+    struct gt_fate **fates;
+    size_t fates_cap;
+    /* Called for each recorder kept, with its index, while recs[i] is still
+     * whole (before fold or release mode reduces it); in fold mode i is the
+     * index gt_job_finish()'s rec_pos maps to report order. */
+    void (*each)(struct gt_inputs *in, size_t i, void *arg);
+    void *each_arg;
     /* What was looked at, for gt_inputs_explain() when nothing was kept. */
     const char *dirs[4];    /* the first folders read (argv or gt_default_dir: not owned) */
     int ndirs, nfiles;      /* folders opened, files read */

@@ -692,6 +692,8 @@ void gt_job_free(struct gt_job *j)
     free(j->fates);
     j->fates = NULL;
     j->nfates = 0;
+    free(j->rec_pos);
+    j->rec_pos = NULL;
     j->comms = NULL;
     j->nodes = NULL;
     j->ranks = NULL;
@@ -700,15 +702,22 @@ void gt_job_free(struct gt_job *j)
 
 void gt_recfile_release(struct gt_recfile *r)
 {
+    gt_recfile_reduce(r, 0);
+}
+
+void gt_recfile_reduce(struct gt_recfile *r, int all_settings)
+{
     free(r->comms);
     r->comms = NULL;
     r->ncomm = 0;
     /* settings: only those a verdict reads (gt_recfile_emulated, NCCL's own
-     * in tools/ncclcfg.c); the policy in force stays in the identity's policy_* */
+     * in tools/ncclcfg.c) unless all are asked for (diff compares them); the
+     * policy in force stays in the identity's policy_* */
     uint32_t ks = 0;
     for (uint32_t i = 0; i < r->nset; i++)
-        if (r->settings[i].in_use && (!strcmp(r->settings[i].key, "GDRTRACE_GPUMEM") ||
-                                      gt_nccl_cfg_find(r->settings[i].key)))
+        if (r->settings[i].in_use &&
+            (all_settings || !strcmp(r->settings[i].key, "GDRTRACE_GPUMEM") ||
+             gt_nccl_cfg_find(r->settings[i].key)))
             r->settings[ks++] = r->settings[i];
     r->nset = ks;
     if (!ks) {
@@ -1292,6 +1301,8 @@ int gt_job_finish(struct gt_job *j, struct gt_recfile *recs, size_t nrec)
             appendf(j->overall.why, sizeof(j->overall.why),
                     " %d process(es) still inside such a call.", inside);
     }
+    j->rec_pos = inv; /* kept: callers that gathered by read index (export) */
+    inv = NULL;
     rc = 0;
 out:
     free(perm);

@@ -151,6 +151,9 @@ struct gt_job {
     size_t nranks;
     size_t *rank_ix;      /* indices into ranks grouped by communicator (gt_ccomm.rix) */
     struct gt_fold *fold; /* between gt_job_begin and gt_job_finish */
+    /* after gt_job_finish: rec_pos[i] is where the recorder added as recs[i]
+     * now sits (report order); for callers that gathered by that index */
+    size_t *rec_pos;
 };
 
 /* ---- Ranks that differ from their communicator (summary, issue 21) ----
@@ -227,6 +230,9 @@ int gt_job_finish(struct gt_job *j, struct gt_recfile *recs, size_t nrec);
  * statistics, devices in use, the GDRTRACE_GPUMEM and NCCL settings): frees its
  * communicator slots, other settings, callees and events. */
 void gt_recfile_release(struct gt_recfile *r);
+/* The same; all_settings 1 keeps every setting in use (diff compares them
+ * key by key: about 256 bytes each, a few dozen a recorder). */
+void gt_recfile_reduce(struct gt_recfile *r, int all_settings);
 
 /*! gt_natcmp() : natural order of two strings: runs of digits compare by
  *  value, so "node2" < "node10"; strings equal by value ("n02", "n2") are
