@@ -71,9 +71,12 @@ __attribute__((format(printf, 4, 5))) static int label(struct lab *l, int n, con
     return n + 1;
 }
 
-/* One buffered sample: key is "name\0k\0v\0k\0v\0..." (klen bytes). */
+/* One buffered sample: key is "name\0k\0v\0k\0v\0..." (klen bytes).  Its
+ * place in first-seen order is (pos, seq): the recorder's report position and
+ * the order of emission; rec is the read index it was emitted under while
+ * folding (SIZE_MAX: emitted after the fold, pos already final). */
 struct smp {
-    size_t fam, seq;
+    size_t fam, rec, pos, seq;
     char *key;
     size_t klen;
     int nl;
@@ -92,6 +95,7 @@ struct sink {
     size_t nfam;
     struct smp *s;
     size_t ns, cap;
+    size_t rec, pos, seq; /* stamped on the next sample */
 };
 
 /* Label values: escape \\ " and newline as the format requires; other control
@@ -119,18 +123,58 @@ static void prom_escape(FILE *f, const char *s)
     }
 }
 
+/* The families, in the order they are printed (each whole). */
+enum {
+    F_RECORDERS,
+    F_REGS,
+    F_REG_BYTES,
+    F_FALLBACKS,
+    F_ERRORS,
+    F_LATENCY,
+    F_MSGS,
+    F_MSG_BYTES,
+    F_VERDICT,
+    F_JOB_VERDICT,
+    F_EVENTS,
+    F_COUNT
+};
+
+static const struct fam fams[F_COUNT] = {
+    [F_RECORDERS] = {"gdrtrace_recorders", "gauge",
+                     "Recorders exported, by identity and state of the producer."},
+    [F_REGS] = {"gdrtrace_registrations_total", "counter",
+                "Memory registrations: what NCCL asked (dmabuf, cuda, host) and what the plugin "
+                "did (method)."},
+    [F_REG_BYTES] = {"gdrtrace_registered_bytes_total", "counter",
+                     "Bytes registered, by asked and method."},
+    [F_FALLBACKS] = {"gdrtrace_fallbacks_total", "counter",
+                     "Registrations that fell back from DMA-BUF, by reason."},
+    [F_ERRORS] = {"gdrtrace_errors_total", "counter", "Errors recorded, by reason."},
+    [F_LATENCY] = {"gdrtrace_latency_seconds", "summary",
+                   "Latency per operation (reg, dereg, send, recv, flush) from the recorder's "
+                   "histograms (quantiles with --per-process only: they cannot be summed)."},
+    [F_MSGS] = {"gdrtrace_messages_total", "counter", "Completed sends, receives and flushes."},
+    [F_MSG_BYTES] = {"gdrtrace_message_bytes_total", "counter", "Bytes sent and received."},
+    [F_VERDICT] = {"gdrtrace_verdict", "gauge", "Processes whose communicator has this verdict."},
+    [F_JOB_VERDICT] = {"gdrtrace_job_verdict", "gauge",
+                       "1 for the verdict of everything exported (all jobs given, recorders left "
+                       "out by --exited-within not counted)."},
+    [F_EVENTS] = {"gdrtrace_events_total", "counter", "Event ring records by class (invariant 6)."},
+};
+
 static void family(struct sink *k, const char *name, const char *type, const char *help)
 {
     if (k->nfam < sizeof(k->fams) / sizeof(k->fams[0]))
         k->fams[k->nfam++] = (struct fam){name, type, help};
 }
 
-static void sample(struct sink *k, const char *suffix, const struct lab *l, int nl, double v)
+static void sample(struct sink *k, size_t fam, const char *suffix, const struct lab *l, int nl,
+                   double v)
 {
-    if (k->oom || !k->nfam)
+    if (k->oom || fam >= k->nfam)
         return;
     char name[128];
-    snprintf(name, sizeof(name), "%s%s", k->fams[k->nfam - 1].name, suffix ? suffix : "");
+    snprintf(name, sizeof(name), "%s%s", k->fams[fam].name, suffix ? suffix : "");
     size_t len = strlen(name) + 1;
     for (int i = 0; i < nl; i++)
         len += strlen(l[i].k) + strlen(l[i].v) + 2;
@@ -154,8 +198,16 @@ static void sample(struct sink *k, const char *suffix, const struct lab *l, int 
         p = stpcpy(p, l[i].k) + 1;
         p = stpcpy(p, l[i].v) + 1;
     }
-    k->s[k->ns] = (struct smp){k->nfam - 1, k->ns, key, len, nl, v};
+    k->s[k->ns] = (struct smp){fam, k->rec, k->pos, k->seq++, key, len, nl, v};
     k->ns++;
+}
+
+/* First-seen order: the recorder's report position, then emission. */
+static int order_cmp(const struct smp *x, const struct smp *y)
+{
+    if (x->pos != y->pos)
+        return x->pos < y->pos ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 static int by_key(const void *a, const void *b)
@@ -166,14 +218,16 @@ static int by_key(const void *a, const void *b)
     size_t n = x->klen < y->klen ? x->klen : y->klen;
     int c = memcmp(x->key, y->key, n);
     if (c || x->klen == y->klen)
-        return c ? c : (x->seq < y->seq ? -1 : x->seq > y->seq);
+        return c ? c : order_cmp(x, y);
     return x->klen < y->klen ? -1 : 1;
 }
 
 static int by_seq(const void *a, const void *b)
 {
     const struct smp *x = a, *y = b;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
+    if (x->fam != y->fam)
+        return x->fam < y->fam ? -1 : 1;
+    return order_cmp(x, y);
 }
 
 static void put(struct sink *k, const struct smp *m)
@@ -261,59 +315,93 @@ static int base_labels(struct lab *l, const struct gt_recfile *r, const struct g
     return n;
 }
 
-/* Every communicator of every process, sibling slots summed (into grp). */
-#define EACH_COMM(j, r, c)                                                                         \
-    for (size_t ri_ = 0; ri_ < (j)->nrec; ri_++)                                                   \
-        for (uint32_t s_ = 0; s_ < (j)->recs[ri_].ncomm; s_++)                                     \
-            if ((r = &(j)->recs[ri_]), (c = grp), gt_recfile_comm_group(r, s_, grp, NULL))
-
-/* Registrations by what NCCL asked and what the plugin did: their count, or
- * (bytes) their bytes.  Pairs never used are left out, in both families. */
-static void emit_regs(struct sink *k, const struct gt_job *j, struct gtr_comm *grp, int bytes)
+/* The samples of one recorder's communicators (sibling slots summed into
+ * grp), emitted while it is whole (the fold's each hook): every family but
+ * the recorders, the job's verdict and the events.  seen[] counts its
+ * communicators' verdicts, for the job's verdict when some are left out. */
+static void emit_comms(struct sink *k, const struct gt_recfile *r, struct gtr_comm *grp, int *seen)
 {
-    const struct gt_recfile *r;
-    const struct gtr_comm *c;
     struct lab l[12];
-    EACH_COMM(j, r, c)
-    for (int a = 0; a < GTR_ASKED_COUNT; a++)
-        for (int m = 0; m < GTR_METHOD_COUNT; m++) {
-            if (!c->reg_count[a][m])
-                continue;
-            int n = base_labels(l, r, c);
-            n = label(l, n, "asked", "%s", gt_asked_name(a));
-            n = label(l, n, "method", "%s", gt_method_name(m));
-            sample(k, NULL, l, n, (double)(bytes ? c->reg_bytes[a][m] : c->reg_count[a][m]));
-        }
-}
-
-/* Fallbacks or errors (kind: enum gtr_reason_kind), by reason. */
-static void emit_reasons(struct sink *k, const struct gt_job *j, struct gtr_comm *grp, int kind)
-{
-    const struct gt_recfile *r;
-    const struct gtr_comm *c;
-    struct lab l[12];
-    EACH_COMM(j, r, c) for (unsigned i = 0; i < GTR_REASON_SLOTS; i++)
-    {
-        if (!gtr_reason_count(c, kind, i))
+    int n;
+    for (uint32_t s = 0; s < r->ncomm; s++) {
+        if (!gt_recfile_comm_group(r, s, grp, NULL))
             continue;
-        int n = base_labels(l, r, c);
-        n = label(l, n, "reason", "%s", gt_reason_slot_name((int)i));
-        sample(k, NULL, l, n, (double)gtr_reason_count(c, kind, i));
+        const struct gtr_comm *c = grp;
+        /* registrations by what NCCL asked and what the plugin did: their
+         * count, and their bytes; pairs never used are left out of both */
+        for (int bytes = 0; bytes < 2; bytes++)
+            for (int a = 0; a < GTR_ASKED_COUNT; a++)
+                for (int m = 0; m < GTR_METHOD_COUNT; m++) {
+                    if (!c->reg_count[a][m])
+                        continue;
+                    n = base_labels(l, r, c);
+                    n = label(l, n, "asked", "%s", gt_asked_name(a));
+                    n = label(l, n, "method", "%s", gt_method_name(m));
+                    sample(k, bytes ? F_REG_BYTES : F_REGS, NULL, l, n,
+                           (double)(bytes ? c->reg_bytes[a][m] : c->reg_count[a][m]));
+                }
+        for (int kind = 0; kind < 2; kind++) /* fallbacks, errors: by reason */
+            for (unsigned i = 0; i < GTR_REASON_SLOTS; i++) {
+                int rk = kind ? GTR_ERRORS : GTR_FALLBACKS;
+                if (!gtr_reason_count(c, rk, i))
+                    continue;
+                n = base_labels(l, r, c);
+                n = label(l, n, "reason", "%s", gt_reason_slot_name((int)i));
+                sample(k, kind ? F_ERRORS : F_FALLBACKS, NULL, l, n,
+                       (double)gtr_reason_count(c, rk, i));
+            }
+        for (int op = 0; op < GTR_OP_COUNT; op++) {
+            const struct gtr_hist *h = &c->hist[op];
+            if (!h->count)
+                continue;
+            static const double q[] = {0.5, 0.95, 0.99};
+            static const char *qs[] = {"0.5", "0.95", "0.99"};
+            n = base_labels(l, r, c);
+            n = label(l, n, "op", "%s", gt_op_name(op));
+            for (int i = 0; per_process && i < 3; i++) {
+                l[n].k = "quantile";
+                snprintf(l[n].v, sizeof(l[0].v), "%s", qs[i]);
+                sample(k, F_LATENCY, NULL, l, n + 1, (double)gt_hist_quantile(h, q[i]) / 1e9);
+            }
+            sample(k, F_LATENCY, "_sum", l, n, (double)h->sum_ns / 1e9);
+            sample(k, F_LATENCY, "_count", l, n, (double)h->count);
+        }
+        const uint64_t v[3] = {c->send_count, c->recv_count, c->flush_count};
+        static const char *ops[3] = {"send", "recv", "flush"};
+        for (int i = 0; i < 3; i++) {
+            n = base_labels(l, r, c);
+            n = label(l, n, "op", "%s", ops[i]);
+            sample(k, F_MSGS, NULL, l, n, (double)v[i]);
+        }
+        n = base_labels(l, r, c);
+        l[n].k = "op";
+        snprintf(l[n].v, sizeof(l[0].v), "send");
+        sample(k, F_MSG_BYTES, NULL, l, n + 1, (double)c->send_bytes);
+        snprintf(l[n].v, sizeof(l[0].v), "recv");
+        sample(k, F_MSG_BYTES, NULL, l, n + 1, (double)c->recv_bytes);
+        struct gt_verdict vd;
+        gt_verdict_of(c, &r, 1, &vd);
+        if (vd.code >= 0 && vd.code < GT_V_COUNT)
+            seen[vd.code]++;
+        n = base_labels(l, r, c);
+        n = label(l, n, "verdict", "%s", gt_verdict_label(vd.code, vd.emulated));
+        sample(k, F_VERDICT, NULL, l, n, 1);
     }
 }
 
-static void emit_all(struct sink *k, const struct gt_job *j, struct gtr_comm *grp,
-                     const struct gt_verdict *overall)
+/* The families read from the reduced recorders, after the fold: the
+ * recorders and their events (those kept: out[i] 0), the job's verdict. */
+static void emit_rest(struct sink *k, const struct gt_job *j, const unsigned char *out,
+                      const struct gt_verdict *overall)
 {
-    const struct gt_recfile *r;
-    const struct gtr_comm *c;
     struct lab l[12];
     int n;
-
-    family(k, "gdrtrace_recorders", "gauge",
-           "Recorders exported, by identity and state of the producer.");
+    k->rec = SIZE_MAX;
     for (size_t i = 0; i < j->nrec; i++) {
-        r = &j->recs[i];
+        const struct gt_recfile *r = &j->recs[i];
+        if (out[i])
+            continue;
+        k->pos = i;
         n = base_labels(l, r, NULL);
         n = label(l, n, "state", "%s", gt_liveness_name(r->liveness));
         n = label(l, n, "nccl_version", "%d", r->id.nccl_version);
@@ -321,79 +409,7 @@ static void emit_all(struct sink *k, const struct gt_job *j, struct gtr_comm *gr
         n = label(l, n, "transport", "%s", r->id.transport);
         n = label(l, n, "policy_reg", "%s", r->id.policy_reg);
         n = label(l, n, "kernel", "%s", r->id.node.kernel_release);
-        sample(k, NULL, l, n, 1);
-    }
-    family(k, "gdrtrace_registrations_total", "counter",
-           "Memory registrations: what NCCL asked (dmabuf, cuda, host) and what the plugin did "
-           "(method).");
-    emit_regs(k, j, grp, 0);
-    family(k, "gdrtrace_registered_bytes_total", "counter",
-           "Bytes registered, by asked and method.");
-    emit_regs(k, j, grp, 1);
-    family(k, "gdrtrace_fallbacks_total", "counter",
-           "Registrations that fell back from DMA-BUF, by reason.");
-    emit_reasons(k, j, grp, GTR_FALLBACKS);
-    family(k, "gdrtrace_errors_total", "counter", "Errors recorded, by reason.");
-    emit_reasons(k, j, grp, GTR_ERRORS);
-    family(k, "gdrtrace_latency_seconds", "summary",
-           "Latency per operation (reg, dereg, send, recv, flush) from the recorder's histograms "
-           "(quantiles with --per-process only: they cannot be summed).");
-    EACH_COMM(j, r, c) for (int op = 0; op < GTR_OP_COUNT; op++)
-    {
-        const struct gtr_hist *h = &c->hist[op];
-        if (!h->count)
-            continue;
-        static const double q[] = {0.5, 0.95, 0.99};
-        static const char *qs[] = {"0.5", "0.95", "0.99"};
-        n = base_labels(l, r, c);
-        n = label(l, n, "op", "%s", gt_op_name(op));
-        for (int i = 0; per_process && i < 3; i++) {
-            l[n].k = "quantile";
-            snprintf(l[n].v, sizeof(l[0].v), "%s", qs[i]);
-            sample(k, NULL, l, n + 1, (double)gt_hist_quantile(h, q[i]) / 1e9);
-        }
-        sample(k, "_sum", l, n, (double)h->sum_ns / 1e9);
-        sample(k, "_count", l, n, (double)h->count);
-    }
-    family(k, "gdrtrace_messages_total", "counter", "Completed sends, receives and flushes.");
-    EACH_COMM(j, r, c)
-    {
-        const uint64_t v[3] = {c->send_count, c->recv_count, c->flush_count};
-        static const char *ops[3] = {"send", "recv", "flush"};
-        for (int i = 0; i < 3; i++) {
-            n = base_labels(l, r, c);
-            n = label(l, n, "op", "%s", ops[i]);
-            sample(k, NULL, l, n, (double)v[i]);
-        }
-    }
-    family(k, "gdrtrace_message_bytes_total", "counter", "Bytes sent and received.");
-    EACH_COMM(j, r, c)
-    {
-        n = base_labels(l, r, c);
-        l[n].k = "op";
-        snprintf(l[n].v, sizeof(l[0].v), "send");
-        sample(k, NULL, l, n + 1, (double)c->send_bytes);
-        snprintf(l[n].v, sizeof(l[0].v), "recv");
-        sample(k, NULL, l, n + 1, (double)c->recv_bytes);
-    }
-    family(k, "gdrtrace_verdict", "gauge", "Processes whose communicator has this verdict.");
-    EACH_COMM(j, r, c)
-    {
-        struct gt_verdict v;
-        gt_verdict_of(c, &r, 1, &v);
-        n = base_labels(l, r, c);
-        n = label(l, n, "verdict", "%s", gt_verdict_label(v.code, v.emulated));
-        sample(k, NULL, l, n, 1);
-    }
-    family(k, "gdrtrace_job_verdict", "gauge",
-           "1 for the verdict of everything exported (all jobs given, recorders left out by "
-           "--exited-within not counted).");
-    n = 0;
-    n = label(l, n, "verdict", "%s", gt_verdict_label(overall->code, overall->emulated));
-    sample(k, NULL, l, n, 1);
-    family(k, "gdrtrace_events_total", "counter", "Event ring records by class (invariant 6).");
-    for (size_t i = 0; i < j->nrec; i++) {
-        r = &j->recs[i];
+        sample(k, F_RECORDERS, NULL, l, n, 1);
         if (!r->has_ring)
             continue;
         const uint64_t v[3] = {r->rs.complete, r->rs.torn, r->rs.overwritten};
@@ -401,32 +417,76 @@ static void emit_all(struct sink *k, const struct gt_job *j, struct gtr_comm *gr
         for (int q = 0; q < 3; q++) {
             n = base_labels(l, r, NULL);
             n = label(l, n, "class", "%s", cls[q]);
-            sample(k, NULL, l, n, (double)v[q]);
+            sample(k, F_EVENTS, NULL, l, n, (double)v[q]);
         }
     }
+    k->pos = 0;
+    n = label(l, 0, "verdict", "%s", gt_verdict_label(overall->code, overall->emulated));
+    sample(k, F_JOB_VERDICT, NULL, l, n, 1);
 }
 
-/* Appends code to codes (nc used of cap); NULL (codes freed) when out of memory. */
-static int *push_code(int *codes, size_t *nc, size_t *cap, int code)
+/* What the fold keeps of each recorder for the --exited-within view, by the
+ * index it was read under. */
+struct exrec {
+    int64_t act;          /* last activity (gt_last_activity_ns), unclamped */
+    int seen[GT_V_COUNT]; /* its communicators' verdicts */
+};
+
+struct exfold {
+    struct sink *k;
+    struct gtr_comm *grp;
+    struct exrec *r;
+    size_t cap;
+    int oom;
+};
+
+/* inputs.h's each hook: recorder i is still whole here. */
+static void each_rec(struct gt_inputs *in, size_t i, void *arg)
 {
-    if (*nc == *cap) {
-        int *n = realloc(codes, 2 * *cap * sizeof(int));
-        if (!n) {
-            free(codes);
-            return NULL;
+    struct exfold *x = arg;
+    if (i >= x->cap) {
+        size_t nc = x->cap ? 2 * x->cap : 64;
+        while (nc <= i)
+            nc *= 2;
+        struct exrec *nr = realloc(x->r, nc * sizeof(*nr));
+        if (!nr) {
+            x->oom = 1;
+            return;
         }
-        codes = n;
-        *cap *= 2;
+        x->r = nr;
+        x->cap = nc;
     }
-    codes[(*nc)++] = code;
-    return codes;
+    const struct gt_recfile *r = &in->recs[i];
+    memset(&x->r[i], 0, sizeof(x->r[i]));
+    x->r[i].act = gt_last_activity_ns(r, INT64_MAX);
+    x->k->rec = i;
+    emit_comms(x->k, r, x->grp, x->r[i].seen);
 }
 
-/* Exited or crashed, not from an archive, and last active before now - within. */
-static int left_out_rec(const struct gt_recfile *r, int64_t now, int64_t within)
+/* Exited or crashed, not from an archive, and last active (act) before now - within. */
+static int left_out_rec(const struct gt_recfile *r, int64_t act, int64_t now, int64_t within)
 {
     int gone = r->liveness == GT_LIVE_EXITED || r->liveness == GT_LIVE_CRASHED;
-    return gone && !r->from_archive && now - gt_last_activity_ns(r, now) > within;
+    return gone && !r->from_archive && now - (act > now ? now : act) > within;
+}
+
+/* Gives the samples emitted while folding their report position and drops
+ * those of recorders left out (out[], by report position). */
+static void place_samples(struct sink *k, const struct gt_job *j, const unsigned char *out)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < k->ns; i++) {
+        struct smp *m = &k->s[i];
+        if (m->rec != SIZE_MAX) {
+            if (!j->rec_pos || m->rec >= j->nrec || out[j->rec_pos[m->rec]]) {
+                free(m->key);
+                continue;
+            }
+            m->pos = j->rec_pos[m->rec];
+        }
+        k->s[w++] = *m;
+    }
+    k->ns = w;
 }
 
 int gt_cmd_export(int argc, char **argv)
@@ -482,11 +542,29 @@ int gt_cmd_export(int argc, char **argv)
         fprintf(stderr, "gdrtrace export: %s\n", gt_esc(err));
         return 1;
     }
-    struct gt_inputs in = {.job = job, .quiet_empty = quiet};
+    /* Each recorder's communicator samples are taken while it is whole and
+     * it is then reduced to its digest (fold mode): memory is the samples
+     * and the digests, not the recorders. */
     struct gt_job j;
-    int rc = gt_load_job(argv + optind, argc - optind, &in, &j);
-    char tmp[4200];
+    struct sink k = {.json = json};
+    for (size_t f = 0; f < F_COUNT; f++)
+        family(&k, fams[f].name, fams[f].type, fams[f].help);
+    struct exfold x = {.k = &k, .grp = malloc(sizeof(struct gtr_comm))};
+    struct gt_inputs in = {.job = job, .quiet_empty = quiet, .each = each_rec, .each_arg = &x};
+    in.fold = &j;
+    unsigned char *gone = NULL;
     FILE *f = stdout;
+    char tmp[4200];
+    if (!x.grp) {
+        fprintf(stderr, "gdrtrace export: out of memory\n");
+        return 1;
+    }
+    int rc = gt_load_job(argv + optind, argc - optind, &in, &j);
+    if (x.oom || (j.nrec && !(gone = calloc(j.nrec, 1)))) {
+        fprintf(stderr, "gdrtrace export: out of memory\n");
+        rc = 1;
+        goto done;
+    }
     if (out) {
         snprintf(tmp, sizeof(tmp), "%s.tmp.%d", out, (int)getpid());
         f = fopen(tmp, "wx");
@@ -496,89 +574,56 @@ int gt_cmd_export(int argc, char **argv)
             goto done;
         }
     }
-    struct sink k = {.f = f, .json = json};
+    k.f = f;
     if (json) {
         gj_init(&k.js, f);
         gj_obj(&k.js, NULL);
         gj_arr(&k.js, "metrics");
-    }
-    struct gtr_comm *grp = malloc(sizeof(*grp));
-    if (!grp) {
-        fprintf(stderr, "gdrtrace export: out of memory\n");
-        rc = 1;
-        if (out) {
-            fclose(f);
-            unlink(tmp);
-        }
-        goto done;
     }
     /* The view: live recorders, and exited/crashed ones of the last `within`.
      * Archive members are a snapshot taken at dump time, so they all stay. */
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-    struct gt_job view = j;
     size_t left_out = 0;
-    view.recs = j.nrec ? malloc(j.nrec * sizeof(*j.recs)) : NULL;
-    if (j.nrec && !view.recs) {
-        fprintf(stderr, "gdrtrace export: out of memory\n");
-        rc = 1;
-        free(grp);
-        if (out) {
-            fclose(f);
-            unlink(tmp);
-        }
-        goto done;
-    }
-    view.nrec = 0;
-    for (size_t i = 0; i < j.nrec; i++) {
-        const struct gt_recfile *r = &j.recs[i];
-        if (left_out_rec(r, now, within))
-            left_out++;
-        else
-            view.recs[view.nrec++] = *r;
+    for (size_t ri = 0; ri < j.nrec && j.rec_pos; ri++) {
+        size_t i = j.rec_pos[ri];
+        gone[i] = (unsigned char)left_out_rec(&j.recs[i], x.r[ri].act, now, within);
+        left_out += gone[i];
     }
     struct gt_verdict overall = j.overall;
     if (left_out) { /* the model's verdict counted them: combine what is kept */
-        int *codes = calloc(1, sizeof(int));
-        size_t nc = 0, cap = 1;
+        int seen[GT_V_COUNT] = {0};
         overall.emulated = 0;
-        for (size_t i = 0; codes && i < view.nrec; i++) {
-            const struct gt_recfile *r = &view.recs[i];
-            overall.emulated |= gt_recfile_emulated(r);
-            for (uint32_t s = 0; codes && s < r->ncomm; s++) {
-                if (!gt_recfile_comm_group(r, s, grp, NULL))
-                    continue;
-                struct gt_verdict v;
-                gt_verdict_of(grp, &r, 1, &v);
-                codes = push_code(codes, &nc, &cap, v.code);
-            }
-        }
-        for (size_t i = 0; codes && i < j.nfates; i++) { /* fates of the processes kept */
-            if (j.fates[i].rec >= j.nrec || left_out_rec(&j.recs[j.fates[i].rec], now, within))
+        for (size_t ri = 0; ri < j.nrec; ri++) {
+            size_t i = j.rec_pos[ri];
+            if (gone[i])
                 continue;
-            codes = push_code(codes, &nc, &cap, j.fates[i].f.code);
+            overall.emulated |= gt_recfile_emulated(&j.recs[i]);
+            for (int v = 0; v < GT_V_COUNT; v++)
+                seen[v] += x.r[ri].seen[v];
         }
-        if (!codes) {
-            fprintf(stderr, "gdrtrace export: out of memory\n");
-            rc = 1;
-        } else
-            overall.code = gt_verdict_combine(codes, nc);
-        free(codes);
+        for (size_t i = 0; i < j.nfates; i++) { /* fates of the processes kept */
+            int code = j.fates[i].f.code;
+            if (j.fates[i].rec >= j.nrec || gone[j.fates[i].rec])
+                continue;
+            if (code >= 0 && code < GT_V_COUNT)
+                seen[code]++;
+        }
+        overall.code = gt_verdict_combine_counts(seen);
     }
     if (!json)
         fprintf(f,
                 "# gdrtrace: %zu exited or crashed recorder(s) left out: last activity older "
                 "than --exited-within\n",
                 left_out);
-    emit_all(&k, &view, grp, &overall);
+    place_samples(&k, &j, gone);
+    emit_rest(&k, &j, gone, &overall);
     flush_all(&k);
     if (k.oom) {
         fprintf(stderr, "gdrtrace export: out of memory\n");
         rc = 1;
     }
-    free(view.recs);
-    free(grp);
     if (json) {
         gj_end(&k.js, ']');
         gj_end(&k.js, '}');
@@ -597,6 +642,12 @@ int gt_cmd_export(int argc, char **argv)
         }
     }
 done:
+    for (size_t i = 0; i < k.ns; i++)
+        free(k.s[i].key);
+    free(k.s);
+    free(gone);
+    free(x.r);
+    free(x.grp);
     gt_job_free(&j);
     gt_inputs_free(&in);
     return rc;
