@@ -114,7 +114,8 @@ cp /etc/libibverbs.d/rxe.driver "$r/etc/libibverbs.d/"
 # Our programs, at fixed paths the guest scripts can rely on.
 cp "$root/build/asan/vm/gt_ib_vmtest" "$r/gt/bin/gt_ib_vmtest_asan"
 copy_libs "$root/build/asan/vm/gt_ib_vmtest"
-for b in "$build/vm/gt_ib_vmtest" "$build/vm/gt_dmabuf_plugin" "$build/gdrtrace" "$build/libnccl-net-gdrtrace.so" \
+for b in "$build/vm/gt_ib_vmtest" "$build/vm/gt_dmabuf_plugin" "$build/vm/gt_gpumem_vgem" \
+    "$build/tests/libfakecuda.so" "$build/gdrtrace" "$build/libnccl-net-gdrtrace.so" \
     "$build/harness/harness"; do
     [ -f "$b" ] || continue
     # Without debug info: the initramfs is packed on every run.
