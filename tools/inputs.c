@@ -237,13 +237,21 @@ static int add_file(struct gt_inputs *in, const char *path)
     char err[GT_ERRLEN];
     int fd;
     if (gt_open_file(path, GT_REC_FILE_MAX, &fd, err, sizeof(err))) {
+        if (in->phase == 2) /* said in the first pass */
+            return -1;
         problem(in, err);
         return -1;
     }
-    in->nfiles++;
+    if (in->phase != 2)
+        in->nfiles++;
     unsigned char b[4];
     int rc = 0;
-    if (pread(fd, b, sizeof(b), 0) == (ssize_t)sizeof(b) && gt_archive_sniff(b, sizeof(b))) {
+    int arc = pread(fd, b, sizeof(b), 0) == (ssize_t)sizeof(b) && gt_archive_sniff(b, sizeof(b));
+    if (in->phase && arc != (in->phase == 2)) { /* the other pass reads it */
+        close(fd);
+        return 0;
+    }
+    if (arc) {
         struct arc_ctx c = {in, path};
         int before = in->nbad;
         if (gt_archive_stream_fd(fd, gt_archive_max(), path, add_member, &c, err, sizeof(err))) {
@@ -316,21 +324,23 @@ static int looks_like_ours(int dfd, const char *name)
 static int add_dir(struct gt_inputs *in, const char *path)
 {
     DIR *d = opendir(path);
+    if (!d && in->phase == 2) /* said in the first pass */
+        return -1;
     if (!d) {
         char msg[GT_ERRLEN];
         snprintf(msg, sizeof(msg), "%s: cannot open folder: %s", path, strerror(errno));
         problem(in, msg);
         return -1;
     }
-    if (in->ndirs < (int)(sizeof(in->dirs) / sizeof(in->dirs[0])))
+    if (in->phase != 2 && in->ndirs < (int)(sizeof(in->dirs) / sizeof(in->dirs[0])))
         in->dirs[in->ndirs] = path;
-    in->ndirs++;
+    in->ndirs += in->phase != 2;
     char **names = NULL;
     size_t nn = 0, cap = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         if (!wanted(e->d_name)) {
-            if (e->d_name[0] == '.')
+            if (e->d_name[0] == '.' || in->phase == 2) /* counted in the first pass */
                 continue;
             if (!in->skip_name++)
                 snprintf(in->skip_name_eg, sizeof(in->skip_name_eg), "%s", e->d_name);
@@ -370,6 +380,8 @@ int gt_inputs_add(struct gt_inputs *in, const char *path)
 {
     struct stat st;
     if (stat(path, &st) != 0) {
+        if (in->phase == 2) /* said in the first pass */
+            return -1;
         char msg[GT_ERRLEN];
         snprintf(msg, sizeof(msg), "%s: %s", path, strerror(errno));
         problem(in, msg);
@@ -382,10 +394,17 @@ int gt_inputs_add(struct gt_inputs *in, const char *path)
 
 int gt_inputs_load(struct gt_inputs *in, char **paths, int n)
 {
-    if (n == 0)
-        gt_inputs_add(in, gt_default_dir());
-    for (int i = 0; i < n; i++)
-        gt_inputs_add(in, paths[i]);
+    /* A folded recorder cannot be taken back for the live copy of its
+     * process found later (keep()): in fold mode every recorder file is read
+     * first, then every archive, whatever the order given, so that the fold
+     * keeps the copy a full load keeps. */
+    for (in->phase = in->fold ? 1 : 0; in->phase <= (in->fold ? 2 : 0); in->phase++) {
+        if (n == 0)
+            gt_inputs_add(in, gt_default_dir());
+        for (int i = 0; i < n; i++)
+            gt_inputs_add(in, paths[i]);
+    }
+    in->phase = 0;
     if (!in->fold) /* in fold mode gt_job_finish() sorts */
         gt_inputs_sort(in);
     gt_inputs_explain(in, stderr);

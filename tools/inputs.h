@@ -31,6 +31,7 @@ struct gt_inputs {
      * (communicator sums and verdicts, nodes), never of recs[].comms. */
     struct gt_job *fold;
     int fold_failed; /* out of memory while folding */
+    int phase;       /* gt_inputs_load in fold mode: 1 recorder files, 2 archives; 0 both */
     /* Release mode (no fold): each kept recorder is reduced as in fold mode
      * (gt_recfile_reduce) once each has seen it, for commands that list or
      * compare identities only (ls, diff).  keep_settings: the reduced
