@@ -68,6 +68,49 @@ static void json_log(struct gt_json *js, const void *arg)
     gj_end(js, '}');
 }
 
+/* --full: each process's section, written while its recorder is whole
+ * (inputs.h's each hook), by the index it was read under. */
+struct procs {
+    int flags, oom;
+    char **text;
+    size_t n, cap;
+};
+
+static void write_proc(struct gt_inputs *in, size_t i, void *arg)
+{
+    struct procs *p = arg;
+    if (i >= p->cap) {
+        size_t nc = p->cap ? 2 * p->cap : 64;
+        while (nc <= i)
+            nc *= 2;
+        char **nt = realloc(p->text, nc * sizeof(*nt));
+        if (!nt) {
+            p->oom = 1;
+            return;
+        }
+        memset(nt + p->cap, 0, (nc - p->cap) * sizeof(*nt));
+        p->text = nt;
+        p->cap = nc;
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) {
+        p->oom = 1;
+        return;
+    }
+    gt_report_process(f, &in->recs[i], p->flags);
+    if (fclose(f)) {
+        free(buf);
+        p->oom = 1;
+        return;
+    }
+    free(p->text[i]);
+    p->text[i] = buf;
+    if (i >= p->n)
+        p->n = i + 1;
+}
+
 int gt_cmd_summary(int argc, char **argv)
 {
     static const struct option opts[] = {{"json", no_argument, 0, 'j'},
@@ -120,10 +163,27 @@ int gt_cmd_summary(int argc, char **argv)
     struct gt_inputs in = {.job = job};
     struct gt_job j;
     /* the default and --ranks need only the digests: fold each recorder as
-     * it is read and release it (memory of verdict's order, not the files') */
-    if (!json && !(flags & GT_REPORT_FULL))
+     * it is read and release it (memory of verdict's order, not the files');
+     * --full writes each process's section while its recorder is whole, then
+     * folds it: memory is that text, not the recorders.  --json holds them. */
+    struct procs pr = {.flags = flags};
+    if (!json) {
         in.fold = &j;
+        if (flags & GT_REPORT_FULL) {
+            in.each = write_proc;
+            in.each_arg = &pr;
+        }
+    }
     int rc = gt_load_job(argv + optind, argc - optind, &in, &j);
+    char **procs = NULL; /* pr.text in report order */
+    if (in.each && !pr.oom && j.nrec && !(procs = calloc(j.nrec, sizeof(*procs))))
+        pr.oom = 1;
+    if (pr.oom) {
+        fprintf(stderr, "gdrtrace summary: out of memory writing the processes' sections\n");
+        rc = GT_EXIT_INPUT;
+    }
+    for (size_t i = 0; procs && i < j.nrec && i < pr.n && j.rec_pos; i++)
+        procs[j.rec_pos[i]] = pr.text[i];
     /* NCCL's log, joined (tools/nccljoin.h) */
     struct gt_nlog log;
     struct gt_nccl_join nj = {0};
@@ -144,7 +204,7 @@ int gt_cmd_summary(int argc, char **argv)
         gj_init(&js, stdout);
         gt_report_json_ex(&js, &j, joined ? json_log : NULL, &nj);
     } else {
-        gt_report_text(stdout, &j, flags);
+        gt_report_text_procs(stdout, &j, flags, procs);
         if (joined) {
             gt_nccl_join_print_section(stdout, &nj);
             printf("\n== verdict with NCCL's log\n");
@@ -169,6 +229,10 @@ int gt_cmd_summary(int argc, char **argv)
         gt_nlog_free(&log);
     }
     free(logs);
+    for (size_t i = 0; i < pr.n; i++)
+        free(pr.text[i]);
+    free(pr.text);
+    free(procs);
     gt_job_free(&j);
     gt_inputs_free(&in);
     return rc;

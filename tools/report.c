@@ -918,9 +918,8 @@ static void text_comm_body(FILE *f, const struct gtr_comm *c, const char *ind, i
     }
 }
 
-static void text_process(FILE *f, const struct gt_job *j, size_t ri, int flags)
+void gt_report_process(FILE *f, const struct gt_recfile *r, int flags)
 {
-    const struct gt_recfile *r = &j->recs[ri];
     const struct gtr_identity *id = &r->id;
     char b[64];
     char rk[3][16], line[1200];
@@ -1128,7 +1127,7 @@ static void text_process(FILE *f, const struct gt_job *j, size_t ri, int flags)
     free(c);
 }
 
-static void text_full(FILE *f, const struct gt_job *j, int flags)
+static void text_full(FILE *f, const struct gt_job *j, int flags, char *const *procs)
 {
     /* per node */
     fprintf(f, "== nodes\n   %-20s %5s %5s %9s %9s %9s %9s  %s\n", "host", "procs", "comms",
@@ -1143,7 +1142,10 @@ static void text_full(FILE *f, const struct gt_job *j, int flags)
         gt_report_wrap(f, 77, 79, gt_verdict_label(nd->code, j->overall.emulated));
     }
     for (size_t i = 0; i < j->nrec; i++)
-        text_process(f, j, i, flags);
+        if (procs)
+            fputs(procs[i] ? procs[i] : "", f);
+        else
+            gt_report_process(f, &j->recs[i], flags);
 
     fprintf(f, "\n== communicators across %zu process(es) on %d host(s)\n", j->nrec, j->nhosts);
     fprintf(f, "   %-20s %5s %5s %8s %8s %8s %8s %5s %5s  %s\n", "comm", "procs", "hosts", "dmabuf",
@@ -1193,12 +1195,17 @@ static void text_full(FILE *f, const struct gt_job *j, int flags)
 
 void gt_report_text(FILE *f, const struct gt_job *j, int flags)
 {
+    gt_report_text_procs(f, j, flags, NULL);
+}
+
+void gt_report_text_procs(FILE *f, const struct gt_job *j, int flags, char *const *procs)
+{
     if (!j->nrec) {
         fprintf(f, "no recorders found\n");
         return;
     }
     if (flags & GT_REPORT_FULL)
-        text_full(f, j, flags);
+        text_full(f, j, flags, procs);
     else
         text_compact(f, j, flags);
     kc_text(f, j);

@@ -21,6 +21,13 @@
 #define GT_REPORT_LIST_MAX 16 /* the compact report names at most this many of a kind */
 
 void gt_report_text(FILE *f, const struct gt_job *j, int flags);
+/* The same, --full's process sections given already written: procs[i] is
+ * recorder j->recs[i]'s gt_report_process() text (NULL: nothing), so that
+ * each recorder can be written while it is whole and then folded. */
+void gt_report_text_procs(FILE *f, const struct gt_job *j, int flags, char *const *procs);
+/* --full's section of one process: identity, devices, settings, each
+ * communicator in detail and, with GT_REPORT_EVENTS, its recent events. */
+void gt_report_process(FILE *f, const struct gt_recfile *r, int flags);
 void gt_report_json(struct gt_json *js, const struct gt_job *j);
 /* The same, with extra(js, arg) writing more keys into the top object last
  * (summary --nccl-log's "nccl_log"). */
