@@ -68,10 +68,11 @@ static void json_log(struct gt_json *js, const void *arg)
     gj_end(js, '}');
 }
 
-/* --full: each process's section, written while its recorder is whole
- * (inputs.h's each hook), by the index it was read under. */
+/* --full and --json: each process's section (or JSON item), written while
+ * its recorder is whole (inputs.h's each hook), by the index it was read
+ * under. */
 struct procs {
-    int flags, oom;
+    int flags, json, oom;
     char **text;
     size_t n, cap;
 };
@@ -99,7 +100,12 @@ static void write_proc(struct gt_inputs *in, size_t i, void *arg)
         p->oom = 1;
         return;
     }
-    gt_report_process(f, &in->recs[i], p->flags);
+    if (p->json) { /* an item of "processes": {"processes": [ is depth 2 */
+        struct gt_json js = {.f = f, .depth = 2};
+        gt_report_json_process(&js, &in->recs[i]);
+    } else {
+        gt_report_process(f, &in->recs[i], p->flags);
+    }
     if (fclose(f)) {
         free(buf);
         p->oom = 1;
@@ -164,15 +170,13 @@ int gt_cmd_summary(int argc, char **argv)
     struct gt_job j;
     /* the default and --ranks need only the digests: fold each recorder as
      * it is read and release it (memory of verdict's order, not the files');
-     * --full writes each process's section while its recorder is whole, then
-     * folds it: memory is that text, not the recorders.  --json holds them. */
-    struct procs pr = {.flags = flags};
-    if (!json) {
-        in.fold = &j;
-        if (flags & GT_REPORT_FULL) {
-            in.each = write_proc;
-            in.each_arg = &pr;
-        }
+     * --full and --json write each process's section while its recorder is
+     * whole, then fold it: memory is that text, not the recorders */
+    struct procs pr = {.flags = flags, .json = json};
+    in.fold = &j;
+    if (json || (flags & GT_REPORT_FULL)) {
+        in.each = write_proc;
+        in.each_arg = &pr;
     }
     int rc = gt_load_job(argv + optind, argc - optind, &in, &j);
     char **procs = NULL; /* pr.text in report order */
@@ -202,7 +206,7 @@ int gt_cmd_summary(int argc, char **argv)
     if (json) {
         struct gt_json js;
         gj_init(&js, stdout);
-        gt_report_json_ex(&js, &j, joined ? json_log : NULL, &nj);
+        gt_report_json_procs(&js, &j, joined ? json_log : NULL, &nj, procs);
     } else {
         gt_report_text_procs(stdout, &j, flags, procs);
         if (joined) {

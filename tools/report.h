@@ -33,6 +33,14 @@ void gt_report_json(struct gt_json *js, const struct gt_job *j);
  * (summary --nccl-log's "nccl_log"). */
 void gt_report_json_ex(struct gt_json *js, const struct gt_job *j,
                        void (*extra)(struct gt_json *js, const void *arg), const void *arg);
+/* The same, the "processes" items given already written: procs[i] is
+ * recorder j->recs[i]'s gt_report_json_process() written by a writer at
+ * depth 2 with nothing written there yet (no leading comma). */
+void gt_report_json_procs(struct gt_json *js, const struct gt_job *j,
+                          void (*extra)(struct gt_json *js, const void *arg), const void *arg,
+                          char *const *procs);
+/* One item of "processes": identity, devices, events, each communicator. */
+void gt_report_json_process(struct gt_json *js, const struct gt_recfile *r);
 
 /*! gt_report_wrap() : prints text on a line where `used` columns are
  *  already taken, breaking at spaces so that no line is wider than
