@@ -12,6 +12,10 @@
 #  * `gdrtrace summary` (the default report, issue 21) over 1k and 8k of the
 #    same: wall time, peak RSS, its line count (<= 60: every rank agrees) and
 #    lines over 100 columns (none); at 8k the same targets as verdict;
+#  * `ls`, `diff DIR DIR` and `export` (every sample: --exited-within
+#    5000w), which fold or reduce each recorder as they read it, over 1k and
+#    8k of the same: wall time (best of two) and peak RSS; at 8k <= 512 MiB,
+#    and <= 30 s (diff, which reads both sides: <= 60 s);
 #  * a 2 GiB zstd bomb (zeros, 68 KB on disk), a container whose member is
 #    2 GiB of zeros, and one whose member is a recorder's magic then 2 GiB
 #    of zeros: refused in <= 64 MiB and < 2 s.
@@ -31,6 +35,24 @@ mkdir -p "$GDRTRACE_DIR"
 max=${GDRTRACE_BENCH_SCALE_MAX:-8192}
 missed=0
 miss() { missed=$((missed + 1)); echo "  MISSED: $*"; }
+
+# reduced N MAXSECS WHAT ARGS...: one fold/reduce point over $T/N (best of two)
+reduced() {
+    local n=$1 maxs=$2 what=$3 s1 k1 r1 s2 k2 r2
+    shift 3
+    read -r s1 k1 r1 < <("$S" measure "$G" "$@" 2>/dev/null | tail -1)
+    read -r s2 k2 r2 < <("$S" measure "$G" "$@" 2>/dev/null | tail -1)
+    if awk "BEGIN { exit !($s2 < $s1) }"; then s1=$s2; fi
+    [ "$k2" -gt "$k1" ] && k1=$k2
+    [ "$r2" = 0 ] || r1=$r2
+    printf 'reader scale: %-7s over %5d recorders: %6.2f s, peak RSS %4d MiB, exit %d\n' \
+        "$what" "$n" "$s1" $((k1 / 1024)) "$r1"
+    [ "$r1" = 0 ] || miss "$what exit $r1 (want 0)"
+    if [ "$n" = 8192 ]; then
+        [ $((k1 / 1024)) -le 512 ] || miss "$what peak RSS $((k1 / 1024)) MiB > 512 MiB"
+        awk "BEGIN { exit !($s1 <= $maxs) }" || miss "$what $s1 s > $maxs s"
+    fi
+}
 
 t1=
 for n in 1024 2048 4096 8192; do
@@ -66,6 +88,11 @@ for n in 1024 2048 4096 8192; do
             [ $((sk / 1024)) -le 512 ] || miss "summary peak RSS $((sk / 1024)) MiB > 512 MiB"
             awk "BEGIN { exit !($ss <= 30) }" || miss "summary $ss s > 30 s"
         fi
+    fi
+    if [ "$n" = 1024 ] || [ "$n" = 8192 ]; then # those that held every recorder before
+        reduced "$n" 30 ls ls "$T/$n"
+        reduced "$n" 60 diff diff "$T/$n" "$T/$n"
+        reduced "$n" 30 export export --exited-within 5000w "$T/$n"
     fi
     [ "$n" = 1024 ] && t1=$secs
     if [ "$n" = 8192 ]; then

@@ -35,7 +35,7 @@ TESTS += reader_scale
 reader_scale_SRCS = tests/reader/scale.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
 reader_scale_LIBS := -lzstd -lm
 TEST_SCRIPTS += tests/reader/test-bounded.sh
-# ls, diff and export fold each recorder as it is read: peak RSS over 256 bounded
+# ls, diff, export, summary --full/--json fold each recorder as read: peak RSS over 256 bounded
 TEST_SCRIPTS += tests/reader/test-fold-mem.sh
 # summary at a thousand ranks (issue 21): short, exact, ? not -1, width, order, next:
 TEST_SCRIPTS += tests/reader/test-summary-scale.sh

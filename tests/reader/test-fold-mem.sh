@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# test-fold-mem.sh — `ls`, `diff` and `export` reduce each recorder as they
-# read it, as `verdict` does, instead of holding every parsed recorder
+# test-fold-mem.sh — `ls`, `diff`, `export` and `summary --full`/`--json`
+# reduce each recorder as they read it, as `verdict` does (summary keeping
+# each process's section as text), instead of holding every parsed recorder
 # (docs/results/reader-scale.md).  Over 256 generated recorders of the
 # default size (reader_scale gen: 64 comm slots, 16,384 ring slots, 2.7 MB,
 # sparse) each command's peak RSS (wait4 of the child) must stay under
 # 24 MiB; in sanitizer builds, whose shadow memory grows every allocation,
 # under twice `verdict`'s own peak plus 16 MiB.  Measured on the 2-core
 # machine: holding every recorder (main at 1f8b513) took ls 40 MiB, diff
-# 80 MiB, export 44-45 MiB; folding takes 7, 11 and 9-11 MiB (verdict 7).
-# Each must also still say what it says: 256 listed, comparable, 256
-# recorders exported.
+# 80 MiB, export 44-45 MiB, summary --full and --json 41 MiB; folding takes
+# 7, 11, 9-11, 8 and 9 MiB (verdict 7).  Each must also still say what it
+# says: 256 listed, comparable, 256 recorders exported, 256 processes.
 . "$(dirname "$0")/lib.sh"
 S=$BUILD/tests/reader_scale
 D=$T/256
@@ -53,4 +54,8 @@ n=$(awk '/^gdrtrace_recorders\{/ { s += $NF } END { print s + 0 }' "$T/out")
 [ "$n" = 256 ] || fail "export: gdrtrace_recorders sums to $n, not 256"
 check "export --per-process --json" '"gdrtrace_latency_seconds"' \
     export --per-process --json --exited-within 5000w "$D"
-finish "fold-mem: ls, diff and export stay bounded"
+check "summary --full" "^== process node-0031 pid 100255 " summary --full "$D"
+[ "$(grep -c '^== process ' "$T/out")" = 256 ] || fail "summary --full: not 256 processes"
+check "summary --json" '"file_size"' summary --json "$D"
+[ "$(grep -c '"file_size"' "$T/out")" = 256 ] || fail "summary --json: not 256 processes"
+finish "fold-mem: ls, diff, export and summary --full/--json stay bounded"
