@@ -981,6 +981,82 @@ static int fold_comm(struct gt_job *j, size_t ri, uint32_t s)
     return 0;
 }
 
+struct conn_ev {
+    uint64_t ts, pos;
+    size_t d; /* the digest */
+};
+
+static int conn_ev_cmp(const void *a, const void *b)
+{
+    const struct conn_ev *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* Fills the connection runs of r's digests d[0..nd) (gt_rank_comm): from
+ * its events, so before they are released.  0, or -1 out of memory. */
+static int conn_runs(const struct gt_recfile *r, struct gt_rank_comm *d, size_t nd)
+{
+    if (!nd || !r->ncomm)
+        return 0;
+    size_t *of = malloc(r->ncomm * sizeof(*of)); /* slot -> digest, SIZE_MAX none */
+    uint64_t(*seen)[3] = calloc(nd, sizeof(*seen));
+    size_t cap = 256, n = 0;
+    struct conn_ev *ev = malloc(cap * sizeof(*ev));
+    int rc = -1;
+    if (!of || !seen || !ev)
+        goto out;
+    for (uint32_t s = 0; s < r->ncomm; s++) {
+        of[s] = SIZE_MAX;
+        if (!gt_comm_used(&r->comms[s]))
+            continue;
+        for (size_t k = 0; k < nd && of[s] == SIZE_MAX; k++)
+            if (same_group(&r->comms[d[k].slot], &r->comms[s]))
+                of[s] = k; /* sibling slots: their group's digest */
+    }
+    uint64_t pos = 0;
+    struct gtr_event e;
+    while (gt_recfile_event_next(r, &pos, &e)) {
+        if ((e.type != GTR_EV_LISTEN && e.type != GTR_EV_CONNECT && e.type != GTR_EV_ACCEPT) ||
+            e.comm_slot >= r->ncomm || of[e.comm_slot] == SIZE_MAX)
+            continue;
+        if (n == cap) {
+            struct conn_ev *t = realloc(ev, (cap *= 2) * sizeof(*ev));
+            if (!t)
+                goto out;
+            ev = t;
+        }
+        ev[n++] = (struct conn_ev){e.ts, pos, of[e.comm_slot]};
+        seen[of[e.comm_slot]][e.type - GTR_EV_LISTEN]++;
+    }
+    qsort(ev, n, sizeof(*ev), conn_ev_cmp);
+    uint32_t runs = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!i || ev[i].d != ev[i - 1].d) {
+            if (runs < GT_CONN_RUNS_MAX)
+                d[ev[i].d].conn_runs |= 1ULL << runs;
+            runs++;
+        }
+    for (size_t k = 0; k < nd; k++) {
+        uint64_t want[3] = {0, 0, 0};
+        for (uint32_t s = 0; s < r->ncomm; s++)
+            if (of[s] == k) {
+                want[0] += r->comms[s].listen_count;
+                want[1] += r->comms[s].connect_count;
+                want[2] += r->comms[s].accept_count;
+            }
+        d[k].conn_nruns = runs;
+        d[k].conn_lost = seen[k][0] < want[0] || seen[k][1] < want[1] || seen[k][2] < want[2];
+    }
+    rc = 0;
+out:
+    free(of);
+    free(seen);
+    free(ev);
+    return rc;
+}
+
 int gt_job_add(struct gt_job *j, struct gt_recfile *recs, size_t ri)
 {
     struct gt_fold *f = j->fold;
@@ -1028,6 +1104,7 @@ int gt_job_add(struct gt_job *j, struct gt_recfile *recs, size_t ri)
     nd->nproc++;
     /* the node's view: this process's communicators, sibling slots summed,
      * each judged with this process's own context */
+    size_t first_digest = j->nranks;
     for (uint32_t s = 0; s < r->ncomm; s++) {
         if (!gt_recfile_comm_group(r, s, f->grp, NULL))
             continue;
@@ -1059,6 +1136,8 @@ int gt_job_add(struct gt_job *j, struct gt_recfile *recs, size_t ri)
         }
         rc->verdict = v.code;
     }
+    if (conn_runs(r, j->ranks + first_digest, j->nranks - first_digest))
+        return -1;
     /* what became of the process (refused, died inside a call): from its
      * events, so before they are released */
     struct gt_fate fate;

@@ -134,7 +134,20 @@ struct gt_rank_comm {
     uint64_t p50_ns[GTR_OP_COUNT], p99_ns[GTR_OP_COUNT]; /* latency; 0: none */
     int verdict;                                         /* judged with this process's context */
     size_t comm;                                         /* index into j->comms */
+    /* Connection runs, for joining NCCL's channel lines by order
+     * (nccljoin.c): the process's listen/connect/accept events by time,
+     * consecutive ones of one communicator making a run.  Bit k of
+     * conn_runs: the process's k-th run (k < GT_CONN_RUNS_MAX) is this
+     * communicator's.  conn_nruns: the process's runs (the same in each of
+     * its digests).  conn_lost: its ring holds fewer of this
+     * communicator's listen/connect/accept events than its counters (the
+     * ring overwrote them, or GDRTRACE_EVENTS kept none): its runs are
+     * not all known. */
+    uint64_t conn_runs;
+    uint32_t conn_nruns;
+    int conn_lost;
 };
+#define GT_CONN_RUNS_MAX 64
 
 struct gt_job {
     struct gt_recfile *recs; /* not owned */
