@@ -258,6 +258,7 @@ static long proc_get(struct gt_nlog *l, const char *host, int pid)
     copy(p->host, sizeof(p->host), host, short_len(host));
     p->pid = pid;
     p->first_comm = -1;
+    p->phase_first = p->phase_last = -1;
     p->unattr_ch = -1;
     p->pend_gdr = -1;
     size_t k = proc_hash(p->host, strlen(p->host), pid) & (l->ptab_size - 1);
@@ -323,6 +324,60 @@ static struct gt_nlog_comm *comm_open_on(struct gt_nlog *l, long pi, int tid)
         if (l->comms[i].open && l->comms[i].tid == tid && !l->comms[i].destroyed)
             return &l->comms[i];
     return NULL;
+}
+
+/* ---- connection phases (invariant 4) ----------------------------------- */
+
+/* Ends the open phase of thread tid, if it is the process's latest. */
+static void phase_close(struct gt_nlog *l, long pi, int tid)
+{
+    struct gt_nlog_proc *p = &l->procs[pi];
+    if (p->phase_last >= 0 && l->phases[p->phase_last].tid == tid)
+        l->phases[p->phase_last].closed = 1;
+}
+
+/* The phase a channel line of thread tid joins: the process's latest if it
+ * is open and of that thread, else a new one; NULL over a cap. */
+static struct gt_nlog_phase *phase_of(struct gt_nlog *l, long pi, int tid)
+{
+    struct gt_nlog_proc *p = &l->procs[pi];
+    if (p->phase_last >= 0) {
+        struct gt_nlog_phase *h = &l->phases[p->phase_last];
+        if (!h->closed && h->tid == tid)
+            return h;
+        h->closed = 1; /* a line of another thread: that phase cannot go on */
+    }
+    if (p->phase_dropped || p->nphase >= GT_NLOG_MAX_PHASES ||
+        l->nphase >= GT_NLOG_MAX_ALL_PHASES) {
+        /* a phase missing would shift every later one: none is kept after */
+        if (!p->phase_dropped)
+            l->dropped++;
+        p->phase_dropped++;
+        return NULL;
+    }
+    if (l->nphase == l->cap_phase) {
+        size_t n = l->cap_phase ? l->cap_phase * 2 : 16;
+        struct gt_nlog_phase *q = realloc(l->phases, n * sizeof(*q));
+        if (!q) {
+            l->dropped++;
+            p->phase_dropped++;
+            return NULL;
+        }
+        l->phases = q;
+        l->cap_phase = n;
+    }
+    struct gt_nlog_phase *h = &l->phases[l->nphase];
+    memset(h, 0, sizeof(*h));
+    h->next = -1;
+    h->tid = tid;
+    h->rec = -1;
+    if (p->phase_last >= 0)
+        l->phases[p->phase_last].next = (int32_t)l->nphase;
+    else
+        p->phase_first = (int32_t)l->nphase;
+    p->phase_last = (int32_t)l->nphase++;
+    p->nphase++;
+    return h;
 }
 
 /* ---- the messages --------------------------------------------------------- */
@@ -520,7 +575,11 @@ static void on_channel_line(struct gt_nlog *l, const struct ctx *x, int ch, int 
     int gdr = p->pend_gdr >= 0 && p->pend_tid == x->tid && net ? p->pend_gdr : -1;
     if (net)
         p->pend_gdr = -1;
-    struct gt_nlog_comm *c = comm_open_on(l, x->pi, x->tid), *cand[2] = {NULL, NULL};
+    struct gt_nlog_phase *ph = phase_of(l, x->pi, x->tid);
+    if (ph)
+        ph->ch[ch]++;
+    struct gt_nlog_comm *c = comm_open_on(l, x->pi, x->tid);
+    int32_t cand[GT_NLOG_PHASE_CAND];
     int ncand = 0, nthread = 0;
     struct gt_nlog_comm *on_thread = NULL;
     /* A NET line names comm->ncclNet, which "Using network X" printed for
@@ -528,17 +587,19 @@ static void on_channel_line(struct gt_nlog *l, const struct ctx *x, int ch, int 
     if (c && !(c->rank == myrank && (peer < 0 || c->nranks < 0 || peer < c->nranks) &&
                (!net || !c->net[0] || !strcasecmp(c->net, net))))
         c = NULL;
+#define NOT_CAND(k)                                                                                \
+    ((k)->destroyed || (k)->rank != myrank ||                                                      \
+     (peer >= 0 && (k)->nranks >= 0 && peer >= (k)->nranks) ||                                     \
+     (mynvml >= 0 && (k)->nvml_dev >= 0 && (k)->nvml_dev != mynvml) ||                             \
+     ((k)->cuda_dev >= 0 && (k)->cuda_dev != x->dev) ||                                            \
+     (net && (k)->net[0] && strcasecmp((k)->net, net)))
     if (!c) {
         for (int32_t i = p->first_comm; i >= 0; i = l->comms[i].prev) {
             struct gt_nlog_comm *k = &l->comms[i];
-            if (k->destroyed || k->rank != myrank ||
-                (peer >= 0 && k->nranks >= 0 && peer >= k->nranks) ||
-                (mynvml >= 0 && k->nvml_dev >= 0 && k->nvml_dev != mynvml) ||
-                (k->cuda_dev >= 0 && k->cuda_dev != x->dev) ||
-                (net && k->net[0] && strcasecmp(k->net, net)))
+            if (NOT_CAND(k))
                 continue;
-            if (ncand < 2)
-                cand[ncand] = k;
+            if (ncand < GT_NLOG_PHASE_CAND)
+                cand[ncand] = i;
             ncand++;
             if (k->tid == x->tid) {
                 on_thread = k;
@@ -546,7 +607,7 @@ static void on_channel_line(struct gt_nlog *l, const struct ctx *x, int ch, int 
             }
         }
         if (ncand == 1)
-            c = cand[0];
+            c = &l->comms[cand[0]];
         else if (ncand > 1 && nthread == 1)
             c = on_thread;
     }
@@ -555,14 +616,28 @@ static void on_channel_line(struct gt_nlog *l, const struct ctx *x, int ch, int 
         p->unattributed[ch]++;
         if (ncand > 1) {
             l->ambiguous++;
-            for (int32_t i = p->first_comm; i >= 0; i = l->comms[i].prev) {
-                struct gt_nlog_comm *k = &l->comms[i];
-                if (!k->destroyed && k->rank == myrank &&
-                    !(peer >= 0 && k->nranks >= 0 && peer >= k->nranks) &&
-                    !(net && k->net[0] && strcasecmp(k->net, net)))
-                    k->amb++;
+            for (int32_t i = p->first_comm; i >= 0; i = l->comms[i].prev)
+                if (!NOT_CAND(&l->comms[i]))
+                    l->comms[i].amb++;
+            if (ph) {
+                ph->amb[ch]++;
+                ph->amb_gdrdma += gdrdma != 0;
+                /* a phase is one communicator's: its ambiguous lines have
+                 * the same candidates, else it is not told by order */
+                int same = ncand <= GT_NLOG_PHASE_CAND;
+                if (same && ph->ncand)
+                    same = ph->ncand == ncand && !memcmp(ph->cand, cand, ncand * sizeof(*cand));
+                else if (same) {
+                    memcpy(ph->cand, cand, ncand * sizeof(*cand));
+                    ph->ncand = (uint8_t)ncand;
+                }
+                if (!same)
+                    ph->cand_differ = 1;
             }
+        } else if (ph) {
+            ph->orphan++;
         }
+#undef NOT_CAND
         /* a network line around gdrtrace outranks an intra-node one as the
          * quote: it is what the verdict reports */
         int net_other = ch == GT_NLOG_CH_NET_OTHER || ch == GT_NLOG_CH_COLLNET_OTHER;
@@ -577,6 +652,10 @@ static void on_channel_line(struct gt_nlog *l, const struct ctx *x, int ch, int 
     c->ch[ch]++;
     if (gdrdma)
         c->ch_gdrdma++;
+    if (ph) {
+        int32_t ci = (int32_t)(c - l->comms);
+        ph->rec = ph->rec == -1 || ph->rec == ci ? ci : -2;
+    }
     if (gdr >= 0)
         comm_gdr(c, gdr, p->pend_quote);
     if (gt_nlog_ch_intra(ch)) {
@@ -740,10 +819,19 @@ static int on_message(struct gt_nlog *l, const struct ctx *x, const char *m, int
         word(&s, p->version, sizeof(p->version), " ");
         return 1;
     }
+    if (strstr(m, "Init START") || strstr(m, "Init COMPLETE"))
+        phase_close(l, x->pi, x->tid);
     if (strstr(m, "Init START"))
         return on_init(l, x, m, 0);
     if (strstr(m, "Init COMPLETE"))
         return on_init(l, x, m, 1);
+    /* the lines that end a connection phase (generic.cc, nvls.cc,
+     * coll_net.cc); "Connected to proxy …" is within one */
+    if (lit(&s, "Connected ") && strncmp(s, "to proxy", 8)) {
+        phase_close(l, x->pi, x->tid);
+        return 1;
+    }
+    s = m;
     if (!strncmp(m, "Channel ", 8) || !strncmp(m, "CollNet ", 8))
         return on_channel(l, x, m);
     if (lit(&s, "Using network ")) {
@@ -798,6 +886,7 @@ static int on_message(struct gt_nlog *l, const struct ctx *x, const char *m, int
         }
         /* "comm P rank R nranks N cudaDev D busId B - Destroy|Abort COMPLETE" */
         if (strstr(m, "Destroy COMPLETE") || strstr(m, "Abort COMPLETE")) {
+            phase_close(l, x->pi, x->tid);
             if (c) {
                 c->destroyed = 1;
                 c->open = 0;
@@ -1033,6 +1122,7 @@ void gt_nlog_free(struct gt_nlog *l)
 {
     free(l->procs);
     free(l->comms);
+    free(l->phases);
     free(l->ptab);
     free(l->line);
     memset(l, 0, sizeof(*l));

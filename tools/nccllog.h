@@ -33,6 +33,16 @@
  *     the one initialised on its thread.  Otherwise it is counted
  *     as not attributed, per process and transport, with the first line
  *     quoted (and each candidate's `amb` count rises).
+ *     Every channel line also joins a connection phase of its process
+ *     (struct gt_nlog_phase): the lines of one thread up to NCCL's line that
+ *     ends a connection phase ("Connected all rings…", "Connected all
+ *     trees", "Connected binomial trees", "Connected NVLS tree",
+ *     "Connected Collnet Chains…": src/transport/generic.cc, nvls.cc,
+ *     coll_net.cc), an Init START/COMPLETE or Destroy of that thread, or a
+ *     line of another thread.  NCCL connects one communicator at a time on
+ *     a thread, so a phase is one communicator's: nccljoin.c gives the
+ *     ambiguous lines of a phase by order against the recorder's
+ *     connection runs (docs/reader.md, "--nccl-log").
  *  5. Strings kept are NUL-terminated and at most their field's size less
  *     one; quotes are NCCL's message text (after `NCCL INFO `), cut to fit.
  */
@@ -42,13 +52,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GT_NLOG_LINE_MAX 4096        /* longer lines are not NCCL's: skipped */
-#define GT_NLOG_MAX_PROCS 65536      /* processes (host, pid) */
-#define GT_NLOG_MAX_COMMS (1u << 18) /* communicator records, all processes */
-#define GT_NLOG_MAX_PROC_COMMS 1024  /* communicator records of one process */
-#define GT_NLOG_MAX_GDR 16           /* distinct GPU Direct decisions a process */
-#define GT_NLOG_QUOTE 160            /* a quoted NCCL message, NUL included */
-#define GT_NLOG_OUR_NET "gdrtrace"   /* the name our plugin gives NCCL */
+#define GT_NLOG_LINE_MAX 4096             /* longer lines are not NCCL's: skipped */
+#define GT_NLOG_MAX_PROCS 65536           /* processes (host, pid) */
+#define GT_NLOG_MAX_COMMS (1u << 18)      /* communicator records, all processes */
+#define GT_NLOG_MAX_PROC_COMMS 1024       /* communicator records of one process */
+#define GT_NLOG_MAX_GDR 16                /* distinct GPU Direct decisions a process */
+#define GT_NLOG_MAX_PHASES 256            /* connection phases of one process */
+#define GT_NLOG_MAX_ALL_PHASES (1u << 20) /* … of all processes */
+#define GT_NLOG_PHASE_CAND 16             /* candidates of an ambiguous line kept */
+#define GT_NLOG_QUOTE 160                 /* a quoted NCCL message, NUL included */
+#define GT_NLOG_OUR_NET "gdrtrace"        /* the name our plugin gives NCCL */
 
 /* What NCCL said about loading a net plugin, per process, most telling last. */
 enum gt_nlog_plugin {
@@ -92,6 +105,22 @@ struct gt_nlog_gdr {
     char quote[GT_NLOG_QUOTE];
 };
 
+/* One connection phase (invariant 4): channel lines of one thread that NCCL
+ * logged while connecting one communicator. */
+struct gt_nlog_phase {
+    int32_t next;        /* the process's next phase, -1 none */
+    int32_t tid;         /* its thread */
+    uint8_t closed;      /* a line that ends a phase ended it */
+    uint8_t cand_differ; /* its ambiguous lines had different candidates, or too many */
+    uint8_t ncand;
+    int32_t rec;                      /* record its attributed lines went to: -1 none, -2 several */
+    uint32_t ch[GT_NLOG_CH_COUNT];    /* its lines by class */
+    uint32_t amb[GT_NLOG_CH_COUNT];   /* of them not attributed, with several candidates */
+    uint32_t orphan;                  /* … not attributed, with no candidate */
+    uint32_t amb_gdrdma;              /* ambiguous NET/COLLNET lines with /GDRDMA */
+    int32_t cand[GT_NLOG_PHASE_CAND]; /* the records its ambiguous lines could be */
+};
+
 struct gt_nlog_proc {
     char host[64]; /* NCCL's host name: cut at the first '.' */
     int32_t pid;
@@ -130,6 +159,8 @@ struct gt_nlog_proc {
     int32_t pend_tid;
     int pend_gdr; /* -1 none, else enabled (0/1) */
     char pend_quote[GT_NLOG_QUOTE];
+    int32_t phase_first, phase_last; /* its connection phases (chain by next), -1 none */
+    uint32_t nphase, phase_dropped;  /* … and those over a cap */
 };
 
 /* One communicator as one rank (process) saw it. */
@@ -150,7 +181,7 @@ struct gt_nlog_comm {
     char net[24];  /* "Using network X" for it, "" unknown */
     uint32_t ch[GT_NLOG_CH_COUNT];
     uint32_t ch_gdrdma;              /* NET lines with /GDRDMA */
-    uint32_t amb;                    /* channel lines it shared with another candidate */
+    uint32_t amb;                    /* channel lines it was one of several candidates of */
     uint32_t gdr_on, gdr_off;        /* GPU Direct decisions logged during its init */
     char net_name[24];               /* net of its first NET line */
     char quote_net[GT_NLOG_QUOTE];   /* its first NET or COLLNET line */
@@ -163,6 +194,8 @@ struct gt_nlog {
     size_t nproc, cap_proc;
     struct gt_nlog_comm *comms;
     size_t ncomm, cap_comm;
+    struct gt_nlog_phase *phases;
+    size_t nphase, cap_phase;
     uint32_t *ptab; /* open-addressing table of procs (index + 1), 0 empty */
     size_t ptab_size;
     /* counts */

@@ -10,7 +10,8 @@
  * facts whatever the stream's split into reads; channel attribution (open
  * init on the thread, one candidate, the initialising thread, ambiguity,
  * a pointer reused after a destroy); bounded memory on junk (NUL bytes,
- * random bytes, a 1 MiB line, a cut last line); the per-process cap.
+ * random bytes, a 1 MiB line, a cut last line); the per-process cap;
+ * connection phases (their boundaries, ambiguous lines and candidates).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -400,6 +401,87 @@ static void test_attribution_by_network(void **state)
     gt_nlog_free(&l);
 }
 
+/* Connection phases (invariant 4): the lines of one thread up to NCCL's
+ * "Connected all …" line.  On the real t-multi capture (world, 2 splits,
+ * send/recv; NCCL 2.28.9 connects at the first collective): the world's
+ * ring lines come before the splits' inits (attributed to it), then two
+ * rings and the send/recv lines come after every init: ambiguous, each
+ * phase with the same candidates.  On the lazy 4-communicator fixture:
+ * every line ambiguous among all four, one phase per communicator. */
+static void test_phases(void **state)
+{
+    (void)state;
+    struct gt_nlog l;
+    load(&l, FIX "real-2.28.9-t-multi");
+    const struct gt_nlog_proc *p = gt_nlog_proc_find(&l, "vm", 1794);
+    assert_non_null(p);
+    assert_int_equal(p->nphase, 4);
+    assert_int_equal(p->phase_dropped, 0);
+    const uint32_t lines[4] = {4, 4, 4, 2}, amb[4] = {0, 4, 4, 2};
+    const struct gt_nlog_comm *world = comm_of(&l, "vm", 1794, 0x1dd93ea0);
+    int k = 0;
+    for (int32_t h = p->phase_first; h >= 0; h = l.phases[h].next, k++) {
+        const struct gt_nlog_phase *ph = &l.phases[h];
+        assert_int_equal(ph->ch[GT_NLOG_CH_NET_OURS], lines[k]);
+        assert_int_equal(ph->amb[GT_NLOG_CH_NET_OURS], amb[k]);
+        assert_int_equal(ph->closed, 1); /* the send/recv phase by the Destroy */
+        assert_int_equal(ph->tid, 1794);
+        assert_int_equal(ph->cand_differ, 0);
+        assert_int_equal(ph->rec, k ? -1 : (int32_t)(world - l.comms));
+        assert_int_equal(ph->ncand, k ? 3 : 0); /* the world and both splits */
+    }
+    assert_int_equal(k, 4);
+    /* an ambiguous line counts once on each of its candidates */
+    assert_int_equal(world->amb, 10);
+    gt_nlog_free(&l);
+
+    load(&l, FIX "synthetic-2.28-lazy-4comm");
+    p = gt_nlog_proc_find(&l, "node-c", 3001);
+    assert_non_null(p);
+    const uint32_t lazy[4] = {4, 2, 6, 1}, gdr[4] = {4, 2, 6, 1};
+    k = 0;
+    for (int32_t h = p->phase_first; h >= 0; h = l.phases[h].next, k++) {
+        const struct gt_nlog_phase *ph = &l.phases[h];
+        assert_int_equal(ph->amb[GT_NLOG_CH_NET_OURS], lazy[k]);
+        assert_int_equal(ph->amb_gdrdma, gdr[k]);
+        assert_int_equal(ph->ncand, 4);
+        assert_int_equal(ph->closed, 1);
+        assert_int_equal(ph->rec, -1);
+    }
+    assert_int_equal(k, 4);
+    gt_nlog_free(&l);
+
+    /* another thread's line ends a phase; a line with other candidates
+     * makes the phase's candidates differ */
+    assert_int_equal(gt_nlog_init(&l), 0);
+    const char *text[] = {
+        "h:1:1 [0] NCCL INFO ncclCommInitRank comm 0xa rank 0 nranks 2 cudaDev 0 nvmlDev 0 "
+        "busId 1 commId 0x1 - Init START",
+        "h:1:1 [0] NCCL INFO ncclCommInitRank comm 0xa rank 0 nranks 2 cudaDev 0 nvmlDev 0 "
+        "busId 1 commId 0x1 - Init COMPLETE",
+        "h:1:1 [0] NCCL INFO ncclCommInitRank comm 0xb rank 0 nranks 4 cudaDev 0 nvmlDev 0 "
+        "busId 1 commId 0x2 - Init START",
+        "h:1:1 [0] NCCL INFO ncclCommInitRank comm 0xb rank 0 nranks 4 cudaDev 0 nvmlDev 0 "
+        "busId 1 commId 0x2 - Init COMPLETE",
+        "h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/gdrtrace/0",
+        "h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/gdrtrace/0",
+        "h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 3[0] [send] via NET/gdrtrace/0",
+        "h:1:2 [0] NCCL INFO Connected all trees",
+        "h:1:2 [0] NCCL INFO Channel 01/0 : 0[0] -> 1[0] [send] via NET/gdrtrace/0",
+    };
+    for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++)
+        gt_nlog_line(&l, text[i], strlen(text[i]));
+    p = gt_nlog_proc_find(&l, "h", 1);
+    assert_int_equal(p->nphase, 3);
+    const struct gt_nlog_phase *a = &l.phases[p->phase_first], *b = &l.phases[a->next],
+                               *c = &l.phases[b->next];
+    assert_true(a->closed && a->tid == 1 && a->amb[GT_NLOG_CH_NET_OURS] == 1 && !a->cand_differ);
+    /* the peer 3 line has one candidate (nranks 4): attributed to 0xb */
+    assert_true(b->closed && b->tid == 2 && b->amb[GT_NLOG_CH_NET_OURS] == 1 && b->rec >= 0);
+    assert_true(!c->closed && c->ch[GT_NLOG_CH_NET_OURS] == 1 && c->ncand == 2);
+    gt_nlog_free(&l);
+}
+
 static void test_junk_bounded(void **state)
 {
     (void)state;
@@ -473,11 +555,17 @@ static void test_caps(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_2node_gdrtrace),    cmocka_unit_test(test_bypass_ib),
-        cmocka_unit_test(test_218_not_found),     cmocka_unit_test(test_intra),
-        cmocka_unit_test(test_real_torch_splits), cmocka_unit_test(test_prefixes_and_splits),
-        cmocka_unit_test(test_attribution),       cmocka_unit_test(test_attribution_by_network),
-        cmocka_unit_test(test_junk_bounded),      cmocka_unit_test(test_caps),
+        cmocka_unit_test(test_2node_gdrtrace),
+        cmocka_unit_test(test_bypass_ib),
+        cmocka_unit_test(test_218_not_found),
+        cmocka_unit_test(test_intra),
+        cmocka_unit_test(test_real_torch_splits),
+        cmocka_unit_test(test_prefixes_and_splits),
+        cmocka_unit_test(test_attribution),
+        cmocka_unit_test(test_attribution_by_network),
+        cmocka_unit_test(test_junk_bounded),
+        cmocka_unit_test(test_caps),
+        cmocka_unit_test(test_phases),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
