@@ -165,6 +165,14 @@ struct ctx {
     size_t ncid;
     long *proc_comm;    /* per recorder: its ABI <= v10 process communicator, -1 */
     size_t *rank_start; /* per recorder: its first entry in j->ranks; [nrec] = nranks */
+    struct rextra *ex;  /* per log record: step 3b's additions */
+};
+
+/* What step 3b adds to a log record. */
+struct rextra {
+    uint32_t ch[GT_NLOG_CH_COUNT]; /* lines attributed by order */
+    uint32_t gdrdma;
+    uint32_t amb_resolved; /* of its ambiguous lines, those now given to one record */
 };
 
 /* ---- step 2: splits by elimination ------------------------------------ */
@@ -311,6 +319,153 @@ out:
     return rc;
 }
 
+/* ---- step 3b: channel lines by connection order -------------------------- */
+
+static uint32_t ours_lines(const uint32_t *ch)
+{
+    return ch[GT_NLOG_CH_NET_OURS] + ch[GT_NLOG_CH_COLLNET_OURS];
+}
+
+/* Why process pi's ambiguous NET/gdrtrace lines cannot be given by order
+ * (why set, -1), or the record of each of its gdrtrace phases in tgt[]
+ * (0).  tgt has GT_NLOG_MAX_PHASES entries. */
+static int order_plan(const struct ctx *x, const struct rkey *k, size_t pi, int32_t *tgt, char *why,
+                      size_t n)
+{
+    const struct gt_nlog *l = x->l;
+    const struct gt_job *j = x->j;
+    const struct gt_nlog_proc *p = &l->procs[pi];
+    if (p->phase_dropped) {
+        snprintf(why, n, "over %d connection phases", GT_NLOG_MAX_PHASES);
+        return -1;
+    }
+    size_t r0 = rproc_find(x->rp, x->nrp, p->host, p->pid), nr = 0;
+    for (size_t r = r0; r < x->nrp && !rproc_cmp(&x->rp[r], &x->rp[r0]); r++)
+        nr++;
+    if (nr != 1) {
+        snprintf(why, n, nr ? "%zu recorders of the process" : "no recorder of the process", nr);
+        return -1;
+    }
+    size_t ri = x->rp[r0].rec, d0 = x->rank_start[ri], d1 = x->rank_start[ri + 1];
+    uint32_t nruns = d0 < d1 ? j->ranks[d0].conn_nruns : 0;
+    for (size_t d = d0; d < d1; d++)
+        if (j->ranks[d].conn_lost) {
+            snprintf(why, n,
+                     "its recorder lost connection events (event ring overwritten, or "
+                     "GDRTRACE_EVENTS)");
+            return -1;
+        }
+    if (nruns > GT_CONN_RUNS_MAX) {
+        snprintf(why, n, "over %d connection runs in its recorder", GT_CONN_RUNS_MAX);
+        return -1;
+    }
+    uint32_t m = 0;
+    int32_t tid = 0;
+    for (int32_t h = p->phase_first; h >= 0; h = l->phases[h].next) {
+        const struct gt_nlog_phase *ph = &l->phases[h];
+        if (!ours_lines(ph->ch))
+            continue;
+        if (m && ph->tid != tid) {
+            snprintf(why, n, "NET/gdrtrace channel lines on several threads");
+            return -1;
+        }
+        tid = ph->tid;
+        if (ph->ch[GT_NLOG_CH_NET_OTHER] + ph->ch[GT_NLOG_CH_COLLNET_OTHER]) {
+            snprintf(why, n, "a connection phase mixes NET/gdrtrace and another network's lines");
+            return -1;
+        }
+        m++;
+    }
+    if (m != nruns) {
+        snprintf(why, n,
+                 "%u connection phase(s) via NET/gdrtrace in NCCL's log, %u connection run(s) in "
+                 "its recorder",
+                 m, nruns);
+        return -1;
+    }
+    uint32_t kth = 0;
+    for (int32_t h = p->phase_first; h >= 0; h = l->phases[h].next) {
+        const struct gt_nlog_phase *ph = &l->phases[h];
+        if (!ours_lines(ph->ch))
+            continue;
+        const struct gt_rank_comm *rd = NULL;
+        for (size_t d = d0; d < d1 && !rd; d++)
+            if (j->ranks[d].conn_runs & (1ULL << kth))
+                rd = &j->ranks[d];
+        if (!rd || rd->has_comm_id != 1) {
+            snprintf(why, n, "its recorder holds no commId (net ABI <= v10)");
+            return -1;
+        }
+        int32_t rec = -1;
+        int twice = 0;
+        for (int32_t i = p->first_comm; i >= 0; i = l->comms[i].prev)
+            if (k[i].is_id && k[i].key == rd->comm_id) {
+                twice |= rec >= 0;
+                rec = i;
+            }
+        if (rec < 0 || twice) {
+            snprintf(why, n,
+                     "the communicator of connection run %u (0x%llx) has %s record in its log",
+                     kth + 1, (unsigned long long)rd->comm_id, twice ? "more than one" : "no");
+            return -1;
+        }
+        if (ph->rec == -2 || (ph->rec >= 0 && ph->rec != rec)) {
+            snprintf(why, n,
+                     "connection phase %u has lines of another communicator than connection run "
+                     "%u's (0x%llx)",
+                     kth + 1, kth + 1, (unsigned long long)rd->comm_id);
+            return -1;
+        }
+        if (ours_lines(ph->amb)) {
+            int in = 0;
+            for (int a = 0; a < ph->ncand && !in; a++)
+                in = ph->cand[a] == rec;
+            if (ph->cand_differ || !in) {
+                snprintf(why, n,
+                         "connection phase %u's lines could not be communicator 0x%llx's (its "
+                         "recorder's connection run %u)",
+                         kth + 1, (unsigned long long)rd->comm_id, kth + 1);
+                return -1;
+            }
+        }
+        tgt[kth++] = rec;
+    }
+    return 0;
+}
+
+/* Step 3b: gives ambiguous NET/gdrtrace lines by order (nccljoin.h). */
+static void by_order(const struct ctx *x, const struct rkey *k, struct gt_nccl_join *out)
+{
+    const struct gt_nlog *l = x->l;
+    int32_t tgt[GT_NLOG_MAX_PHASES];
+    for (size_t pi = 0; pi < l->nproc; pi++) {
+        const struct gt_nlog_proc *p = &l->procs[pi];
+        struct gt_nj_order *o = &out->order[pi];
+        uint32_t amb = p->phase_dropped;
+        for (int32_t h = p->phase_first; h >= 0 && !amb; h = l->phases[h].next)
+            amb = ours_lines(l->phases[h].amb);
+        if (!amb || order_plan(x, k, pi, tgt, o->why, sizeof(o->why)))
+            continue;
+        uint32_t kth = 0;
+        for (int32_t h = p->phase_first; h >= 0; h = l->phases[h].next) {
+            const struct gt_nlog_phase *ph = &l->phases[h];
+            if (!ours_lines(ph->ch))
+                continue;
+            struct rextra *e = &x->ex[tgt[kth++]];
+            uint32_t given = ours_lines(ph->amb);
+            if (!given)
+                continue;
+            e->ch[GT_NLOG_CH_NET_OURS] += ph->amb[GT_NLOG_CH_NET_OURS];
+            e->ch[GT_NLOG_CH_COLLNET_OURS] += ph->amb[GT_NLOG_CH_COLLNET_OURS];
+            e->gdrdma += ph->amb_gdrdma; /* no other network in the phase: all gdrtrace */
+            for (int a = 0; a < ph->ncand; a++)
+                x->ex[ph->cand[a]].amb_resolved += given;
+            o->lines += given;
+            out->by_order += given;
+        }
+    }
+}
+
 /* ---- steps 3-4: one communicator of NCCL's --------------------------- */
 
 static int rkey_cmp(const void *a, const void *b)
@@ -371,10 +526,11 @@ static void fill_group(const struct ctx *x, const struct rkey *g, size_t n, stru
             c->nranks = r->nranks;
         if (r->nnodes > c->nnodes)
             c->nnodes = r->nnodes;
+        const struct rextra *e = &x->ex[g[i].idx];
         for (int k = 0; k < GT_NLOG_CH_COUNT; k++)
-            c->ch[k] += r->ch[k];
-        c->ch_gdrdma += r->ch_gdrdma;
-        c->amb += r->amb;
+            c->ch[k] += r->ch[k] + e->ch[k];
+        c->ch_gdrdma += r->ch_gdrdma + e->gdrdma;
+        c->amb += r->amb - (e->amb_resolved < r->amb ? e->amb_resolved : r->amb);
         c->gdr_on += r->gdr_on;
         c->gdr_off += r->gdr_off;
         if (!c->net[0] && r->net[0])
@@ -650,8 +806,10 @@ int gt_nccl_join(const struct gt_nlog *l, const struct gt_job *j, struct gt_nccl
     x.rank_start = calloc(j->nrec + 1, sizeof(*x.rank_start));
     out->comms = calloc(l->ncomm + j->ncomm + 1, sizeof(*out->comms));
     out->procs = calloc(l->nproc ? l->nproc : 1, sizeof(*out->procs));
+    out->order = calloc(l->nproc ? l->nproc : 1, sizeof(*out->order));
+    x.ex = calloc(l->ncomm ? l->ncomm : 1, sizeof(*x.ex));
     if (!k || !s || !hosts || !joined || !all_intra || !x.rp || !x.cid || !x.proc_comm ||
-        !x.rank_start || !out->comms || !out->procs)
+        !x.rank_start || !out->comms || !out->procs || !out->order || !x.ex)
         goto done;
     for (size_t i = 0; i < j->nrec; i++) {
         x.rp[i] = (struct rproc){j->recs[i].id.host, strcspn(j->recs[i].id.host, "."),
@@ -680,6 +838,7 @@ int gt_nccl_join(const struct gt_nlog *l, const struct gt_job *j, struct gt_nccl
     record_keys(l, k);
     if (eliminate(&x, k))
         goto done;
+    by_order(&x, k, out);
     memcpy(s, k, l->ncomm * sizeof(*s));
     qsort(s, l->ncomm, sizeof(*s), rkey_cmp);
     /* groups in the order of their first record (NCCL's init order) */
@@ -781,6 +940,7 @@ done:
     free(x.cid);
     free(x.proc_comm);
     free(x.rank_start);
+    free(x.ex);
     if (rc)
         gt_nccl_join_free(out);
     return rc;
@@ -815,6 +975,7 @@ void gt_nccl_join_free(struct gt_nccl_join *nj)
 {
     free(nj->comms);
     free(nj->procs);
+    free(nj->order);
     memset(nj, 0, sizeof(*nj));
 }
 
@@ -869,14 +1030,27 @@ static void print_counts(FILE *f, const struct gt_nccl_join *nj, const char *ind
                  "%llu fact(s) over a cap",
                  (unsigned long long)l->foreign, (unsigned long long)l->binary,
                  (unsigned long long)l->too_long, GT_NLOG_LINE_MAX, (unsigned long long)l->dropped);
+    /* step 3b: what it attributed, and why not where it could not */
+    char order[512] = "";
+    if (nj->by_order)
+        snprintf(order, sizeof(order), ", %llu more by connection order",
+                 (unsigned long long)nj->by_order);
+    size_t nwhy = 0, first = 0;
+    for (size_t pi = 0; pi < l->nproc; pi++)
+        if (nj->order[pi].why[0] && !nwhy++)
+            first = pi;
+    if (nwhy)
+        appendf(order, sizeof(order), "; not by connection order in %s:%d: %s%s",
+                l->procs[first].host, l->procs[first].pid, nj->order[first].why,
+                nwhy > 1 ? " (and other processes)" : "");
     wrapf(f, (int)strlen(ind) + 10,
           "%snccl-log: %llu file(s), %llu line(s), %llu of NCCL's (%llu used); %zu communicator "
           "record(s) of %zu process(es); %llu channel line(s), %llu not attributed (%llu "
-          "ambiguous)%s",
+          "ambiguous)%s%s",
           ind, (unsigned long long)l->files, (unsigned long long)l->lines,
           (unsigned long long)l->nccl_lines, (unsigned long long)l->used, l->ncomm, l->nproc,
-          (unsigned long long)l->channels, (unsigned long long)l->unattributed,
-          (unsigned long long)l->ambiguous, more);
+          (unsigned long long)l->channels, (unsigned long long)(l->unattributed - nj->by_order),
+          (unsigned long long)(l->ambiguous - nj->by_order), order, more);
 }
 
 void gt_nccl_join_print_counts(FILE *f, const struct gt_nccl_join *nj)
@@ -907,6 +1081,7 @@ void gt_nccl_join_print_section(FILE *f, const struct gt_nccl_join *nj)
         uint32_t un = 0;
         for (int k = 0; k < GT_NLOG_CH_COUNT; k++)
             un += p->unattributed[k];
+        un -= nj->order[pi].lines;
         if (un)
             wrapf(f, 9, "      %u channel line(s) not attributed, first: \"%s\"", un,
                   gt_esc(p->quote_unattr));
@@ -974,8 +1149,9 @@ void gt_nccl_join_json(struct gt_json *js, const struct gt_nccl_join *nj)
     gj_u64(js, "too_long", l->too_long);
     gj_u64(js, "dropped", l->dropped);
     gj_u64(js, "channels", l->channels);
-    gj_u64(js, "unattributed", l->unattributed);
-    gj_u64(js, "ambiguous", l->ambiguous);
+    gj_u64(js, "unattributed", l->unattributed - nj->by_order);
+    gj_u64(js, "ambiguous", l->ambiguous - nj->by_order);
+    gj_u64(js, "by_order", nj->by_order);
     gj_arr(js, "processes");
     for (size_t pi = 0; pi < l->nproc; pi++) {
         const struct gt_nlog_proc *p = &l->procs[pi];
@@ -1008,6 +1184,8 @@ void gt_nccl_join_json(struct gt_json *js, const struct gt_nccl_join *nj)
             gj_u64(js, gt_nlog_ch_name(k), p->unattributed[k]);
         gj_end(js, '}');
         gj_str(js, "unattributed_line", p->quote_unattr);
+        gj_u64(js, "by_order", nj->order[pi].lines);
+        gj_str(js, "not_by_order", nj->order[pi].why);
         gj_end(js, '}');
     }
     gj_end(js, ']');

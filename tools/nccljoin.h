@@ -18,6 +18,21 @@
  *  3. A recorder of ABI <= v10 has one record per process (NCCL calls
  *     init once per process): a communicator NCCL carried through gdrtrace
  *     joins the record of its processes (host, pid), and says so.
+ *  3b. Channel lines by order: with NCCL >= 2.22 a communicator connects
+ *     at its first collective, so a process's channel lines often come
+ *     after the Init lines of all its communicators and name none of them
+ *     (ambiguous, nccllog.h invariant 4).  NCCL connects one communicator
+ *     at a time on a thread, and so does the recorder see it: in a process
+ *     whose NET/gdrtrace connection phases (nccllog.h) are all on one
+ *     thread, none mixes in another network's lines, and whose one
+ *     recorder kept every listen/connect/accept event, the k-th such phase
+ *     is the communicator of the recorder's k-th connection run
+ *     (gt_rank_comm.conn_runs) — when their numbers are equal, each run's
+ *     communicator has one record in the process's log among the phase's
+ *     candidates, and each phase's lines already attributed are that
+ *     record's.  Its ambiguous NET/CollNet gdrtrace lines then count as
+ *     that communicator's; anything less and they stay ambiguous, the
+ *     counts line saying why.
  *  4. What NCCL's channel lines say decides, first match wins: a NET or
  *     CollNet line through another network (IB, Socket, another plugin):
  *     BYPASSED, the line quoted; a line through gdrtrace: the recorder's
@@ -79,8 +94,16 @@ struct gt_nj_proc {
     char why[1024];
 };
 
+/* Step 3b per process of the log (index as in log->procs). */
+struct gt_nj_order {
+    uint32_t lines; /* ambiguous channel lines attributed by order */
+    char why[256];  /* why its ambiguous NET/gdrtrace lines were not, "" */
+};
+
 struct gt_nccl_join {
     const struct gt_nlog *log;
+    struct gt_nj_order *order; /* log->nproc entries */
+    uint64_t by_order;         /* channel lines attributed by order, all processes */
     struct gt_nj_comm *comms;
     size_t ncomm;
     struct gt_nj_proc *procs;

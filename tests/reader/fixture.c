@@ -423,6 +423,18 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
     if (o.fate == FX_FATE_REFUSED)
         memset(c, 0, sizeof(*c)); /* refused: no communicator was ever initialised */
     memcpy(b + fx_off_comms(), c, sizeof(*c));
+    size_t nconn = o.conn ? strlen(o.conn) : 0;
+    for (int s = 0; nconn && s < o.ncomm && s < 10; s++) {
+        uint64_t runs = 0;
+        for (size_t i = 0; i < nconn; i++)
+            runs += o.conn[i] == '0' + s;
+        if (!runs && s) /* slot 0 is always a communicator: its count is its runs' */
+            continue;
+        fill_comm(c, &o);
+        c->comm_id = o.comm_id + (uint64_t)s;
+        c->listen_count = c->connect_count = c->accept_count = runs;
+        memcpy(b + fx_off_comms() + (size_t)s * sizeof(*c), c, sizeof(*c));
+    }
     if (o.fate && !o.no_settings) {
         struct gtr_callee ce = {.in_use = 1, .version = 8};
         snprintf(ce.kind, sizeof(ce.kind), "inner plugin");
@@ -468,6 +480,13 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
             e.a0 = 65536;
             e.a2 = 8000;
             break;
+        }
+        if (nconn && e.type == GTR_EV_CONNECT)
+            e.type = GTR_EV_SEND; /* connections are the runs' alone */
+        if (nconn && pos >= 1 && pos <= 3 * nconn) {
+            static const uint16_t t[3] = {GTR_EV_LISTEN, GTR_EV_CONNECT, GTR_EV_ACCEPT};
+            e.type = t[(pos - 1) % 3];
+            e.comm_slot = (uint16_t)(o.conn[(pos - 1) / 3] - '0');
         }
         if (pos == 0) {
             e.type = GTR_EV_RECORDER_OPEN;

@@ -57,6 +57,11 @@ struct fx_opts {
                                     * not read it), -1: this process's own */
     int minor;                     /* version_minor to write; 0: the current one.  3 writes a 1.3
                                     * file: no 1.4 identity fields */
+    const char *conn; /* connection runs, oldest first: a slot digit each ("0213": slot 0
+                       * connects, then 2, 1, 3), as NCCL >= 2.22 connects communicators
+                       * at their first collective; each slot named is a communicator of
+                       * commId comm_id + slot with one listen, connect and accept per
+                       * run, right after the ring's first event */
 };
 
 /* Whose pid namespace a fixture records as its writer's. */

@@ -360,7 +360,7 @@ static void usage(FILE *f)
            "         [--cap N] [--torn N] [--nccl V] [--scale N] [--ncomm N] [--latency PCT]\n"
            "         [--start-mono NS|now] [--hold] [--setting KEY=VALUE] [--no-settings]\n"
            "         [--invalid KEY=TEXT] [--fate refused|crashed|returned]\n"
-           "         [--flushes N]\n"
+           "         [--flushes N] [--conn SLOTS]\n"
            "         [--pidns self|none|DEV:INO] [--start-ticks N|self] [--minor N]\n"
            "  KIND: dmabuf peermem host mixed fallback error nodata\n"
            "  --hold: be the writer: a LIVE recorder with this process's pid, created now,\n"
@@ -370,6 +370,8 @@ static void usage(FILE *f)
            "  --pidns: the writer's pid namespace to record (1.4; default self: ours);\n"
            "  --start-ticks: its process start, /proc/PID/stat field 22 (default 0: none);\n"
            "  --minor 3: write a format 1.3 file (no pid namespace, no start).\n"
+           "  --conn SLOTS: connection runs, oldest first, a slot digit each (\"0213\");\n"
+           "          slot S is the communicator of commId --comm + S.\n"
            "  Without arguments: self-test.\n");
 }
 
@@ -377,35 +379,17 @@ int main(int argc, char **argv)
 {
     if (argc == 1)
         return selftest();
-    static const struct option opts[] = {{"host", 1, 0, 'H'},
-                                         {"job", 1, 0, 'j'},
-                                         {"pid", 1, 0, 'p'},
-                                         {"rank", 1, 0, 'r'},
-                                         {"world", 1, 0, 'w'},
-                                         {"comm", 1, 0, 'c'},
-                                         {"kernel", 1, 0, 'k'},
-                                         {"reg", 1, 0, 'g'},
-                                         {"state", 1, 0, 's'},
-                                         {"events", 1, 0, 'e'},
-                                         {"cap", 1, 0, 'C'},
-                                         {"torn", 1, 0, 't'},
-                                         {"nccl", 1, 0, 'n'},
-                                         {"scale", 1, 0, 'S'},
-                                         {"ncomm", 1, 0, 'N'},
-                                         {"latency", 1, 0, 'L'},
-                                         {"age", 1, 0, 'a'},
-                                         {"help", 0, 0, 'h'},
-                                         {"start-mono", 1, 0, 'M'},
-                                         {"hold", 0, 0, 'O'},
-                                         {"setting", 1, 0, 'Z'},
-                                         {"no-settings", 0, 0, 'X'},
-                                         {"invalid", 1, 0, 'I'},
-                                         {"fate", 1, 0, 'F'},
-                                         {"flushes", 1, 0, 'U'},
-                                         {"pidns", 1, 0, 'P'},
-                                         {"start-ticks", 1, 0, 'T'},
-                                         {"minor", 1, 0, 'm'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"host", 1, 0, 'H'},        {"job", 1, 0, 'j'},     {"pid", 1, 0, 'p'},
+        {"rank", 1, 0, 'r'},        {"world", 1, 0, 'w'},   {"comm", 1, 0, 'c'},
+        {"kernel", 1, 0, 'k'},      {"reg", 1, 0, 'g'},     {"state", 1, 0, 's'},
+        {"events", 1, 0, 'e'},      {"cap", 1, 0, 'C'},     {"torn", 1, 0, 't'},
+        {"nccl", 1, 0, 'n'},        {"scale", 1, 0, 'S'},   {"ncomm", 1, 0, 'N'},
+        {"latency", 1, 0, 'L'},     {"age", 1, 0, 'a'},     {"help", 0, 0, 'h'},
+        {"start-mono", 1, 0, 'M'},  {"hold", 0, 0, 'O'},    {"setting", 1, 0, 'Z'},
+        {"no-settings", 0, 0, 'X'}, {"invalid", 1, 0, 'I'}, {"fate", 1, 0, 'F'},
+        {"flushes", 1, 0, 'U'},     {"conn", 1, 0, 'K'},    {"pidns", 1, 0, 'P'},
+        {"start-ticks", 1, 0, 'T'}, {"minor", 1, 0, 'm'},   {0, 0, 0, 0}};
     struct fx_opts o = {0};
     int c, hold = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -492,6 +476,9 @@ int main(int argc, char **argv)
         case 'U':
             o.flushes = strtoull(optarg, NULL, 0);
             break;
+        case 'K':
+            o.conn = optarg;
+            break;
         case 'P': {
             unsigned long long dev, ino;
             if (!strcmp(optarg, "self"))
@@ -529,6 +516,16 @@ int main(int argc, char **argv)
     o.kind = fx_kind_parse(argv[optind]);
     if (o.kind < 0) {
         fprintf(stderr, "reader_fixture: unknown kind '%s'\n", argv[optind]);
+        return 64;
+    }
+    for (const char *k = o.conn; k && *k; k++)
+        if (*k < '0' || *k > '9' || *k - '0' >= (o.ncomm > 0 ? o.ncomm : 4)) {
+            fprintf(stderr, "reader_fixture: --conn '%s': each slot a digit below --ncomm\n",
+                    o.conn);
+            return 64;
+        }
+    if (o.conn && o.events && o.events <= 3 * strlen(o.conn)) {
+        fprintf(stderr, "reader_fixture: --conn needs --events over 3 per run\n");
         return 64;
     }
     if (hold)

@@ -16,12 +16,19 @@
 #  * ABI v10 recorders (one record per process): joined by host+pid;
 #  * the real captures of tests/reader/nccl-logs/real-*: each case's exit and
 #    NCCL's line quoted; PyTorch's new_group splits joined by init order;
+#  * channel lines after every Init line given by connection order (the
+#    recorders' connection runs): the real t-multi, a lazy 4-communicator
+#    fixture (reader_fixture --conn); nothing by order, the counts line
+#    saying why, when a phase mixes in NET/Socket, when the numbers of
+#    phases and runs differ, when the ring lost the connect events; a
+#    phase of P2P lines alone is given to no communicator;
 #  * diff --nccl-log-a/-b: NCCL's GPU Direct decisions of two runs compared.
 # Skips (77) when the harness is not built.
 . "$(dirname "$0")/lib.sh"
 H=$BUILD/harness/harness
 L=tests/reader/nccl-logs
 [ -x "$H" ] || { echo "skip: $H is not built"; exit 77; }
+[ -x "$FX" ] || { echo "skip: $FX is not built"; exit 77; }
 # verdict wraps its evidence under itself: one line per record to grep
 unwrap() { sed -e ':a' -e 'N' -e '$!ba' -e 's/\n   *\([^ ]\)/ \1/g'; }
 # vrun VAR CMD...: VAR = gdrtrace CMD's output (stderr too) unwrapped, rc = its exit
@@ -124,6 +131,83 @@ js=$($G verdict --json --nccl-log "$L/real-2.28.9-t-multi" "$L/real-2.28.9-t-mul
 n=$(grep -o '"joined_by": *"elimination (init order)"' <<<"$js" | wc -l)
 [ "$n" = 2 ] && pass "real t-multi: both new_group splits (no commId in NCCL's lines) joined their recorder communicators" ||
     fail "t-multi splits joined: $n"
+
+# --- channel lines by connection order (tools/nccljoin.h, step 3b) ---------
+# t-multi: the splits' rings and the send/recv lines come after every Init
+# line; the recorders' connection runs give them to their communicators
+vrun out verdict --nccl-log "$L/real-2.28.9-t-multi" "$L/real-2.28.9-t-multi/recorders.zst"
+if [ $rc = 11 ] && [ "$(grep -c '^comm 0x[0-9a-f]* .*HOST-STAGED .*NCCL: 8 channel line(s) via NET/gdrtrace, 0 with GDRDMA\.' <<<"$out")" = 2 ] &&
+    grep -q '^comm 0x[0-9a-f]* .*HOST-STAGED .*NCCL: 12 channel line(s) via NET/gdrtrace, 0 with GDRDMA\.' <<<"$out" &&
+    ! grep -q 'cannot be told' <<<"$out" &&
+    grep -q '^nccl-log: .* 28 channel line(s), 0 not attributed (0 ambiguous), 20 more by connection order' <<<"$out"; then
+    pass "real t-multi: every channel line attributed, 20 by connection order (world 12, splits 8 each)"
+else fail "t-multi by order: exit $rc: $out"; fi
+
+# the lazy PyTorch shape: world, 2 groups, p2p all initialised first, then
+# four connection phases; the recorders connected them in the order 0 2 1 3
+# (the second group's first collective before the first group's)
+lz=$L/synthetic-2.28-lazy-4comm
+mkrec() { # DIR CONN [FIXTURE-OPTION...]: the job's two recorders
+    local dir=$1 conn=$2
+    shift 2
+    mkdir -p "$dir"
+    "$FX" dmabuf "$dir/gdrtrace.job42.node-c.3001.rec" --host node-c --pid 3001 --rank 0 \
+        --comm 0x7a2e000000001000 --conn "$conn" "$@" &&
+        "$FX" dmabuf "$dir/gdrtrace.job42.node-d.4001.rec" --host node-d --pid 4001 --rank 1 \
+            --comm 0x7a2e000000001000 --conn "$conn" "$@" || { echo "FAIL: reader_fixture"; exit 1; }
+}
+ambiguous() { # OUT: every communicator still says its lines could be another's
+    [ "$(grep -Ec '^comm 0x7a2e00000000100[0-3] .*(cannot be told from another communicator|could be this or another communicator)' <<<"$1")" = 4 ]
+}
+mkrec "$T/lz" 0213
+vrun out verdict --nccl-log "$lz" "$T/lz"
+if [ $rc = 0 ] && grep -q '^comm 0x7a2e000000001000 .*DIRECT-DMABUF .*NCCL: 8 channel line(s) via NET/gdrtrace, 8 with GDRDMA\.' <<<"$out" &&
+    grep -q '^comm 0x7a2e000000001001 .*NCCL: 12 channel line(s) via NET/gdrtrace, 12 with GDRDMA\.' <<<"$out" &&
+    grep -q '^comm 0x7a2e000000001002 .*NCCL: 4 channel line(s) via NET/gdrtrace, 4 with GDRDMA\.' <<<"$out" &&
+    grep -q '^comm 0x7a2e000000001003 .*NCCL: 2 channel line(s) via NET/gdrtrace, 2 with GDRDMA\.' <<<"$out" &&
+    grep -q '^nccl-log: .* 26 channel line(s), 0 not attributed (0 ambiguous), 26 more by connection order$' <<<"$out"; then
+    pass "lazy 4 communicators: each connection phase is the recorder's run of the same rank (order 0 2 1 3)"
+else fail "lazy by order: exit $rc: $out"; fi
+
+# a phase that mixes in another network's line: boundaries in doubt, nothing by order
+mkdir -p "$T/lzmix" "$T/lzp2p"
+for f in "$lz"/*; do
+    sed 's|^\(.*Channel 02/0 : .*\) via NET/gdrtrace/0/GDRDMA$|\1 via NET/Socket/0|' "$f" >"$T/lzmix/${f##*/}"
+    # a phase of intra-node lines alone, before the second one (the group's)
+    case $f in *node-c*) me=0 peer=1 ;; *) me=1 peer=0 ;; esac
+    awk -v me=$me -v peer=$peer '/GPU Direct RDMA Enabled/ && ++n == 2 {
+            p = $0; sub(/NCCL INFO .*/, "NCCL INFO ", p)
+            print p "Channel 00/0 : " me "[0] -> " peer "[0] via P2P/CUMEM/read"
+            print p "Connected all rings, use ring PXN 0 GDR 1" } 1' "$f" >"$T/lzp2p/${f##*/}"
+done
+vrun out verdict --nccl-log "$T/lzmix" "$T/lz"
+if ambiguous "$out" &&
+    grep -q '^nccl-log: .* not by connection order in node-c:3001: a connection phase mixes NET/gdrtrace and another network.s lines' <<<"$out" &&
+    grep -q '^nccl node-c:3001 .*BYPASSED .*via NET/Socket/0' <<<"$out"; then
+    pass "a phase mixing NET/gdrtrace and NET/Socket lines: nothing by order, the counts line says why"
+else fail "mixed phase: exit $rc: $out"; fi
+vrun out verdict --nccl-log "$T/lzp2p" "$T/lz"
+if grep -q '^comm 0x7a2e000000001002 .*NCCL: 4 channel line(s) via NET/gdrtrace, 4 with GDRDMA\.' <<<"$out" &&
+    grep -q '^nccl-log: .* 28 channel line(s), 2 not attributed (2 ambiguous), 26 more by connection order$' <<<"$out" &&
+    ! grep -q 'intra-node\|INTRA' <<<"$out"; then
+    pass "a phase of P2P lines alone: given to no communicator, the gdrtrace phases still by order"
+else fail "p2p phase: exit $rc: $out"; fi
+
+# the recorder saw 3 runs (the p2p communicator never connected): counts differ
+mkrec "$T/lz3" 021
+vrun out verdict --nccl-log "$lz" "$T/lz3"
+if ambiguous "$out" &&
+    grep -q '^nccl-log: .* 26 channel line(s), 26 not attributed (26 ambiguous); not by connection order in node-c:3001: 4 connection phase(s) via NET/gdrtrace in NCCL.s log, 3 connection run(s) in its recorder' <<<"$out"; then
+    pass "4 phases in the log, 3 connection runs in the recorder: nothing by order, and why"
+else fail "count mismatch: exit $rc: $out"; fi
+
+# the ring overwrote the connect events (2000 events in 1024 slots)
+mkrec "$T/lzlost" 0213 --events 2000 --cap 1024
+vrun out verdict --nccl-log "$lz" "$T/lzlost"
+if ambiguous "$out" &&
+    grep -q '^nccl-log: .* not by connection order in node-c:3001: its recorder lost connection events (event ring overwritten, or GDRTRACE_EVENTS)' <<<"$out"; then
+    pass "connect events overwritten in the ring: nothing by order, and why"
+else fail "lost events: exit $rc: $out"; fi
 
 # diff: NCCL's GPU Direct decisions of two runs (GDRTRACE_GPUMEM=1 at the default
 # NCCL_NET_GDR_LEVEL vs SYS)
