@@ -3,8 +3,9 @@
  * cmd_summary.c — `gdrtrace summary [--ranks|--full] [--json] [--no-bars] [--events] [PATH...]`.
  * The default report reads at a thousand ranks (job, communicators, the
  * processes that differ from their communicator's majority) and folds each
- * recorder as it is read, like verdict; --full keeps every recorder for the
- * per-process detail, --json too.
+ * recorder as it is read, like verdict; --full and --json too, each
+ * process's section (or JSON item) written while its recorder is whole and
+ * kept as text.
  * Exit: 0, GT_EXIT_INPUT (2) when an input could not be read (the rest is
  * still reported), 15 (verdict's NO-DATA) when no recorder was found, so that
  * summary and verdict agree on an empty input, GT_EXIT_USAGE on bad options.

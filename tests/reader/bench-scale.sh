@@ -12,10 +12,11 @@
 #  * `gdrtrace summary` (the default report, issue 21) over 1k and 8k of the
 #    same: wall time, peak RSS, its line count (<= 60: every rank agrees) and
 #    lines over 100 columns (none); at 8k the same targets as verdict;
-#  * `ls`, `diff DIR DIR` and `export` (every sample: --exited-within
-#    5000w), which fold or reduce each recorder as they read it, over 1k and
-#    8k of the same: wall time (best of two) and peak RSS; at 8k <= 512 MiB,
-#    and <= 30 s (diff, which reads both sides: <= 60 s);
+#  * `ls`, `diff DIR DIR`, `export` (every sample: --exited-within 5000w),
+#    `summary --full` and `summary --json`, which fold or reduce each
+#    recorder as they read it, over 1k and 8k of the same: wall time (best
+#    of two) and peak RSS; at 8k <= 512 MiB, and <= 30 s (diff, which reads
+#    both sides: <= 60 s);
 #  * a 2 GiB zstd bomb (zeros, 68 KB on disk), a container whose member is
 #    2 GiB of zeros, and one whose member is a recorder's magic then 2 GiB
 #    of zeros: refused in <= 64 MiB and < 2 s.
@@ -45,7 +46,7 @@ reduced() {
     if awk "BEGIN { exit !($s2 < $s1) }"; then s1=$s2; fi
     [ "$k2" -gt "$k1" ] && k1=$k2
     [ "$r2" = 0 ] || r1=$r2
-    printf 'reader scale: %-7s over %5d recorders: %6.2f s, peak RSS %4d MiB, exit %d\n' \
+    printf 'reader scale: %-14s over %5d recorders: %6.2f s, peak RSS %4d MiB, exit %d\n' \
         "$what" "$n" "$s1" $((k1 / 1024)) "$r1"
     [ "$r1" = 0 ] || miss "$what exit $r1 (want 0)"
     if [ "$n" = 8192 ]; then
@@ -93,6 +94,8 @@ for n in 1024 2048 4096 8192; do
         reduced "$n" 30 ls ls "$T/$n"
         reduced "$n" 60 diff diff "$T/$n" "$T/$n"
         reduced "$n" 30 export export --exited-within 5000w "$T/$n"
+        reduced "$n" 30 "summary --full" summary --full "$T/$n"
+        reduced "$n" 30 "summary --json" summary --json "$T/$n"
     fi
     [ "$n" = 1024 ] && t1=$secs
     if [ "$n" = 8192 ]; then
