@@ -40,8 +40,20 @@ eval "$cmd" >/dev/null
 rc=$?
 [ $rc -eq 11 ] || bad "the printed '$cmd' exits $rc, expected 11 (HOST-STAGED)"
 
+# step 8 ran the harness through `gdrtrace run`; its printed follow-ups work
+cmd=$(grep "^  $tool verdict --nccl-log " "$tmp/demo2.log" | head -n 1)
+[ -n "$cmd" ] || bad "the demo prints no 'verdict --nccl-log' command"
+out=$(eval "$cmd" 2>&1); rc=$?
+[ $rc -eq 11 ] && grep -q "with NCCL's log" <<<"$out" ||
+    bad "the printed '$cmd' exits $rc, expected 11 with NCCL's log joined: $out"
+cmd=$(grep "^  $tool report -o " "$tmp/demo2.log" | head -n 1)
+[ -n "$cmd" ] || bad "the demo prints no 'report -o' command"
+eval "$cmd" >/dev/null 2>&1; rc=$?
+[ $rc -eq 0 ] && [ -s "$d/job.html" ] || bad "the printed '$cmd' exits $rc or wrote no page"
+grep -q "^8\. One command for a canary job" "$tmp/demo2.log" || bad "the demo has no gdrtrace run step"
+
 mkdir -p "$tmp/mine" && echo keep >"$tmp/mine/notes.txt"
 DEMO_DIR=$tmp/mine BUILD=$BUILD tests/demo.sh >"$tmp/refuse.log" 2>&1 && bad "the demo ran in a folder of someone else's files"
 [ "$(ls -A "$tmp/mine")" = notes.txt ] || bad "the demo touched a foreign DEMO_DIR: $(ls -A "$tmp/mine")"
-[ $fail -eq 0 ] && echo "PASS: quiet build, demo re-runnable, recorders kept, printed commands work"
+[ $fail -eq 0 ] && echo "PASS: quiet build, demo re-runnable, recorders kept, printed commands work (run, report)"
 exit $fail

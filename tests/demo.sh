@@ -25,7 +25,7 @@ if [ ! -e "$DEMO_DIR/.gdrtrace-demo" ] && [ -n "$(ls -A "$DEMO_DIR")" ]; then
 fi
 : >"$DEMO_DIR/.gdrtrace-demo"
 rm -rf "$DEMO_DIR/run-a" "$DEMO_DIR/run-b" "$DEMO_DIR/abi-all" "$DEMO_DIR/run-a.zst" \
-    "$DEMO_DIR"/demo-*.log "$DEMO_DIR/doctor.txt"
+    "$DEMO_DIR"/demo-*.log "$DEMO_DIR/doctor.txt" "$DEMO_DIR/canary" "$DEMO_DIR/shm" "$DEMO_DIR/job.html"
 tool="$(cd "$BUILD" && pwd)/gdrtrace"
 harness="$(cd "$BUILD" && pwd)/harness/harness"
 A="$DEMO_DIR/run-a"
@@ -121,12 +121,26 @@ for v in 6 7 8 9 10 11 12; do
 done
 [ $rc -eq 0 ] || { tail -n 20 "$log" | sed 's/^/     /'; exit $rc; }
 echo
+echo "8. One command for a canary job: gdrtrace run loads the plugin, keeps the recorders"
+echo "   node-local, has NCCL's log written beside them, runs the job, archives both into"
+echo "   --dir and prints the verdict (here the harness stands in for the training job):"
+mkdir -p "$DEMO_DIR/canary" "$DEMO_DIR/shm"
+log="$DEMO_DIR/demo-run.log"
+GDRTRACE_DIR="$DEMO_DIR/shm" GDRTRACE_JOB=demo "$tool" run --expect host --dir "$DEMO_DIR/canary" -- \
+    "$harness" --abi 12 --data-only --iters 4 --max-size 256K >"$log" 2>&1
+rc=$?
+grep -E "^(all|comm) " "$log" | sed 's/^/     /'
+echo "     exit $rc (--expect host met: 0; a canary would pass --expect dmabuf and fail here)"
+echo "     archived: $(cd "$DEMO_DIR/canary" && ls | tr '\n' ' ')"
+[ $rc -eq 0 ] || { tail -n 20 "$log" | sed 's/^/     /'; exit 1; }
+echo
 echo "Demo finished: the plugin loads, connects two processes and moves data intact, and"
 echo "the recorders it left behind say - live, archived, or compared - how memory was registered."
 echo
 echo "Everything is kept in $DEMO_DIR:"
 echo "  run-a/, run-b/  recorders of the two runs     run-a.zst  the archive of run A"
 echo "  abi-all/        recorders of step 7            demo-*.log, doctor.txt  what the programs said"
+echo "  canary/         step 8's archive and NCCL-style logs"
 echo "(make demo again replaces these runs.)  Try next, with the gdrtrace just built:"
 echo "  $tool verdict $A"
 echo "  $tool summary --events $A"
@@ -134,6 +148,8 @@ echo "  $tool summary --json $DEMO_DIR/run-a.zst"
 echo "  $tool diff $A $B"
 echo "  $tool export --prometheus $DEMO_DIR/abi-all"
 echo "  $tool watch --all --count 1 $DEMO_DIR/abi-all"
+echo "  $tool verdict --nccl-log $DEMO_DIR/canary $DEMO_DIR/canary"
+echo "  $tool report -o $DEMO_DIR/job.html $A $DEMO_DIR/abi-all"
 echo "  $tool doctor"
 echo "  $tool --help; man -l $(cd "$BUILD" && pwd)/man/gdrtrace.1"
 echo "Installed (make install, or make deb), it is plain 'gdrtrace', and NCCL loads the"
