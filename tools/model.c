@@ -689,6 +689,9 @@ void gt_job_free(struct gt_job *j)
     free(j->ranks);
     free(j->rank_ix);
     j->rank_ix = NULL;
+    free(j->conn);
+    j->conn = NULL;
+    j->nconn = j->conn_cap = 0;
     free(j->fates);
     j->fates = NULL;
     j->nfates = 0;
@@ -984,6 +987,7 @@ static int fold_comm(struct gt_job *j, size_t ri, uint32_t s)
 struct conn_ev {
     uint64_t ts, pos;
     size_t d; /* the digest */
+    uint16_t type;
 };
 
 static int conn_ev_cmp(const void *a, const void *b)
@@ -994,9 +998,11 @@ static int conn_ev_cmp(const void *a, const void *b)
     return (x->pos > y->pos) - (x->pos < y->pos);
 }
 
-/* Fills the connection runs of r's digests d[0..nd) (gt_rank_comm): from
- * its events, so before they are released.  0, or -1 out of memory. */
-static int conn_runs(const struct gt_recfile *r, struct gt_rank_comm *d, size_t nd)
+/* Fills the connection runs of r's digests d[0..nd) (gt_rank_comm) into
+ * j->conn: from its events, so before they are released.  0, or -1 out of
+ * memory. */
+static int conn_runs(struct gt_job *j, const struct gt_recfile *r, struct gt_rank_comm *d,
+                     size_t nd)
 {
     if (!nd || !r->ncomm)
         return 0;
@@ -1027,17 +1033,44 @@ static int conn_runs(const struct gt_recfile *r, struct gt_rank_comm *d, size_t 
                 goto out;
             ev = t;
         }
-        ev[n++] = (struct conn_ev){e.ts, pos, of[e.comm_slot]};
+        ev[n++] = (struct conn_ev){e.ts, pos, of[e.comm_slot], e.type};
         seen[of[e.comm_slot]][e.type - GTR_EV_LISTEN]++;
     }
     qsort(ev, n, sizeof(*ev), conn_ev_cmp);
+    struct {
+        size_t d;
+        uint32_t listens, connects;
+    } run[GT_CONN_RUNS_MAX];
     uint32_t runs = 0;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (!i || ev[i].d != ev[i - 1].d) {
             if (runs < GT_CONN_RUNS_MAX)
-                d[ev[i].d].conn_runs |= 1ULL << runs;
+                run[runs].d = ev[i].d, run[runs].listens = run[runs].connects = 0;
             runs++;
         }
+        if (runs <= GT_CONN_RUNS_MAX) {
+            run[runs - 1].listens += ev[i].type == GTR_EV_LISTEN;
+            run[runs - 1].connects += ev[i].type == GTR_EV_CONNECT;
+        }
+    }
+    uint32_t kept = runs < GT_CONN_RUNS_MAX ? runs : GT_CONN_RUNS_MAX;
+    if (j->nconn + kept > j->conn_cap) {
+        size_t cap = j->conn_cap ? j->conn_cap : 64;
+        while (cap < j->nconn + kept)
+            cap *= 2;
+        struct gt_conn_run *t = realloc(j->conn, cap * sizeof(*t));
+        if (!t)
+            goto out;
+        j->conn = t;
+        j->conn_cap = cap;
+    }
+    for (size_t k = 0; k < nd; k++) { /* each digest's runs, contiguous, by place */
+        d[k].conn_at = j->nconn;
+        for (uint32_t q = 0; q < kept; q++)
+            if (run[q].d == k)
+                j->conn[j->nconn++] = (struct gt_conn_run){q, run[q].listens, run[q].connects};
+        d[k].conn_n = (uint32_t)(j->nconn - d[k].conn_at);
+    }
     for (size_t k = 0; k < nd; k++) {
         uint64_t want[3] = {0, 0, 0};
         for (uint32_t s = 0; s < r->ncomm; s++)
@@ -1136,7 +1169,7 @@ int gt_job_add(struct gt_job *j, struct gt_recfile *recs, size_t ri)
         }
         rc->verdict = v.code;
     }
-    if (conn_runs(r, j->ranks + first_digest, j->nranks - first_digest))
+    if (conn_runs(j, r, j->ranks + first_digest, j->nranks - first_digest))
         return -1;
     /* what became of the process (refused, died inside a call): from its
      * events, so before they are released */

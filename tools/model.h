@@ -136,18 +136,25 @@ struct gt_rank_comm {
     size_t comm;                                         /* index into j->comms */
     /* Connection runs, for joining NCCL's channel lines by order
      * (nccljoin.c): the process's listen/connect/accept events by time,
-     * consecutive ones of one communicator making a run.  Bit k of
-     * conn_runs: the process's k-th run (k < GT_CONN_RUNS_MAX) is this
-     * communicator's.  conn_nruns: the process's runs (the same in each of
-     * its digests).  conn_lost: its ring holds fewer of this
-     * communicator's listen/connect/accept events than its counters (the
-     * ring overwrote them, or GDRTRACE_EVENTS kept none): its runs are
-     * not all known. */
-    uint64_t conn_runs;
-    uint32_t conn_nruns;
+     * consecutive ones of one communicator making a run.  This
+     * communicator's runs are j->conn[conn_at, conn_at + conn_n), by
+     * place; conn_nruns: the process's runs (the same in each of its
+     * digests; only the first GT_CONN_RUNS_MAX are kept).  conn_lost: its
+     * ring holds fewer of this communicator's listen/connect/accept events
+     * than its counters (the ring overwrote them, or GDRTRACE_EVENTS kept
+     * none): its runs are not all known. */
+    size_t conn_at;
+    uint32_t conn_n, conn_nruns;
     int conn_lost;
 };
 #define GT_CONN_RUNS_MAX 64
+
+/* One connection run of a process (gt_rank_comm.conn_at). */
+struct gt_conn_run {
+    uint32_t k;        /* its place among the process's runs, from 0 */
+    uint32_t listens;  /* its listen events (NCCL: one a [receive] channel line) */
+    uint32_t connects; /* its connect events (NCCL: one a [send] line, bar shared comms) */
+};
 
 struct gt_job {
     struct gt_recfile *recs; /* not owned */
@@ -162,7 +169,9 @@ struct gt_job {
     struct gt_verdict overall;
     struct gt_rank_comm *ranks; /* per process and communicator, in (rec, slot) order */
     size_t nranks;
-    size_t *rank_ix;      /* indices into ranks grouped by communicator (gt_ccomm.rix) */
+    size_t *rank_ix;          /* indices into ranks grouped by communicator (gt_ccomm.rix) */
+    struct gt_conn_run *conn; /* the digests' connection runs (gt_rank_comm.conn_at) */
+    size_t nconn, conn_cap;
     struct gt_fold *fold; /* between gt_job_begin and gt_job_finish */
     /* after gt_job_finish: rec_pos[i] is where the recorder added as recs[i]
      * now sits (report order); for callers that gathered by that index */

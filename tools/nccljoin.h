@@ -25,14 +25,15 @@
  *     at a time on a thread, and so does the recorder see it: in a process
  *     whose NET/gdrtrace connection phases (nccllog.h) are all on one
  *     thread, none mixes in another network's lines, and whose one
- *     recorder kept every listen/connect/accept event, the k-th such phase
- *     is the communicator of the recorder's k-th connection run
- *     (gt_rank_comm.conn_runs) — when their numbers are equal, each run's
- *     communicator has one record in the process's log among the phase's
- *     candidates, and each phase's lines already attributed are that
- *     record's.  Its ambiguous NET/CollNet gdrtrace lines then count as
- *     that communicator's; anything less and they stay ambiguous, the
- *     counts line saying why.
+ *     recorder kept every listen/connect/accept event, the recorder's
+ *     connection runs (gt_rank_comm.conn_at) are matched in order to those
+ *     phases: each run takes the next phases whose [receive] and [send]
+ *     lines are as many as its listen and connect events (NCCL: one each
+ *     a line), every run and phase taken; each run's communicator must
+ *     have one record in the process's log, among its phases' candidates,
+ *     and their lines already attributed must be that record's.  Their
+ *     ambiguous NET/gdrtrace lines then count as that communicator's;
+ *     anything less and they stay ambiguous, the counts line saying why.
  *  4. What NCCL's channel lines say decides, first match wins: a NET or
  *     CollNet line through another network (IB, Socket, another plugin):
  *     BYPASSED, the line quoted; a line through gdrtrace: the recorder's

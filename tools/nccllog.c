@@ -563,7 +563,7 @@ static int on_gdr(struct gt_nlog *l, const struct ctx *x, const char *m)
 
 /* Gives a channel line to a communicator (invariant 4). */
 static void on_channel_line(struct gt_nlog *l, const struct ctx *x, int ch, int myrank, int peer,
-                            int mynvml, const char *net, int gdrdma, const char *m)
+                            int mynvml, const char *net, int gdrdma, int recv, const char *m)
 {
     l->channels++;
     if (net) {
@@ -576,8 +576,11 @@ static void on_channel_line(struct gt_nlog *l, const struct ctx *x, int ch, int 
     if (net)
         p->pend_gdr = -1;
     struct gt_nlog_phase *ph = phase_of(l, x->pi, x->tid);
-    if (ph)
+    if (ph) {
         ph->ch[ch]++;
+        if (ch == GT_NLOG_CH_NET_OURS)
+            *(recv ? &ph->ours_recv : &ph->ours_send) += 1;
+    }
     struct gt_nlog_comm *c = comm_open_on(l, x->pi, x->tid);
     int32_t cand[GT_NLOG_PHASE_CAND];
     int ncand = 0, nthread = 0;
@@ -688,7 +691,7 @@ static int on_channel(struct gt_nlog *l, const struct ctx *x, const char *m)
             return 0;
         word(&p, net, sizeof(net), "/");
         on_channel_line(l, x, ours(net) ? GT_NLOG_CH_COLLNET_OURS : GT_NLOG_CH_COLLNET_OTHER, a, -1,
-                        -1, net, strstr(p, "/GDRDMA") != NULL, m);
+                        -1, net, strstr(p, "/GDRDMA") != NULL, 0, m);
         return 1;
     }
     if (!lit(&p, "Channel ") || !num(&p, &cc))
@@ -709,12 +712,12 @@ static int on_channel(struct gt_nlog *l, const struct ctx *x, const char *m)
     if (lit(&p, "NET/")) {
         word(&p, net, sizeof(net), "/");
         on_channel_line(l, x, ours(net) ? GT_NLOG_CH_NET_OURS : GT_NLOG_CH_NET_OTHER, me, peer,
-                        mynvml, net, strstr(p, "/GDRDMA") != NULL, m);
+                        mynvml, net, strstr(p, "/GDRDMA") != NULL, recv, m);
     } else {
         int ch = !strncmp(p, "P2P/", 4)   ? GT_NLOG_CH_P2P
                  : !strncmp(p, "SHM/", 4) ? GT_NLOG_CH_SHM
                                           : GT_NLOG_CH_OTHER;
-        on_channel_line(l, x, ch, me, peer, mynvml, NULL, 0, m);
+        on_channel_line(l, x, ch, me, peer, mynvml, NULL, 0, recv, m);
     }
     return 1;
 }

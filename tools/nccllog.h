@@ -115,6 +115,7 @@ struct gt_nlog_phase {
     uint8_t ncand;
     int32_t rec;                      /* record its attributed lines went to: -1 none, -2 several */
     uint32_t ch[GT_NLOG_CH_COUNT];    /* its lines by class */
+    uint32_t ours_recv, ours_send;    /* its NET/gdrtrace lines [receive], [send] */
     uint32_t amb[GT_NLOG_CH_COUNT];   /* of them not attributed, with several candidates */
     uint32_t orphan;                  /* … not attributed, with no candidate */
     uint32_t amb_gdrdma;              /* ambiguous NET/COLLNET lines with /GDRDMA */

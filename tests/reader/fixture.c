@@ -423,17 +423,22 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
     if (o.fate == FX_FATE_REFUSED)
         memset(c, 0, sizeof(*c)); /* refused: no communicator was ever initialised */
     memcpy(b + fx_off_comms(), c, sizeof(*c));
-    size_t nconn = o.conn ? strlen(o.conn) : 0;
-    for (int s = 0; nconn && s < o.ncomm && s < 10; s++) {
-        uint64_t runs = 0;
-        for (size_t i = 0; i < nconn; i++)
-            runs += o.conn[i] == '0' + s;
-        if (!runs && s) /* slot 0 is always a communicator: its count is its runs' */
+    struct fx_conn_run run[FX_CONN_MAX];
+    int nrun = o.conn ? fx_conn_parse(o.conn, o.ncomm, run) : 0;
+    uint64_t nconnev = 0; /* the runs' events */
+    for (int s = 0; nrun > 0 && s < o.ncomm; s++) {
+        uint64_t l = 0, k = 0, in = 0;
+        for (int i = 0; i < nrun; i++)
+            if (run[i].slot == s)
+                l += (uint64_t)run[i].listens, k += (uint64_t)run[i].connects, in++;
+        if (!in && s) /* slot 0 is always a communicator: its counts are its runs' */
             continue;
         fill_comm(c, &o);
         c->comm_id = o.comm_id + (uint64_t)s;
-        c->listen_count = c->connect_count = c->accept_count = runs;
+        c->listen_count = c->accept_count = l;
+        c->connect_count = k;
         memcpy(b + fx_off_comms() + (size_t)s * sizeof(*c), c, sizeof(*c));
+        nconnev += 2 * l + k;
     }
     if (o.fate && !o.no_settings) {
         struct gtr_callee ce = {.in_use = 1, .version = 8};
@@ -481,12 +486,18 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
             e.a2 = 8000;
             break;
         }
-        if (nconn && e.type == GTR_EV_CONNECT)
+        if (nrun > 0 && e.type == GTR_EV_CONNECT)
             e.type = GTR_EV_SEND; /* connections are the runs' alone */
-        if (nconn && pos >= 1 && pos <= 3 * nconn) {
-            static const uint16_t t[3] = {GTR_EV_LISTEN, GTR_EV_CONNECT, GTR_EV_ACCEPT};
-            e.type = t[(pos - 1) % 3];
-            e.comm_slot = (uint16_t)(o.conn[(pos - 1) / 3] - '0');
+        if (nrun > 0 && pos >= 1 && pos <= nconnev) {
+            /* run i's events: its listens, its connects, then an accept a listen */
+            uint64_t at = pos - 1;
+            int i = 0;
+            while (at >= (uint64_t)(2 * run[i].listens + run[i].connects))
+                at -= (uint64_t)(2 * run[i].listens + run[i].connects), i++;
+            e.type = at < (uint64_t)run[i].listens                       ? GTR_EV_LISTEN
+                     : at < (uint64_t)(run[i].listens + run[i].connects) ? GTR_EV_CONNECT
+                                                                         : GTR_EV_ACCEPT;
+            e.comm_slot = (uint16_t)run[i].slot;
         }
         if (pos == 0) {
             e.type = GTR_EV_RECORDER_OPEN;
@@ -522,6 +533,32 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
     }
     *len = total;
     return b;
+}
+
+int fx_conn_parse(const char *s, int ncomm, struct fx_conn_run *r)
+{
+    int n = 0;
+    if (!strpbrk(s, ":,")) { /* a slot digit a run */
+        for (; *s; s++) {
+            if (*s < '0' || *s > '9' || *s - '0' >= ncomm || n == FX_CONN_MAX)
+                return -1;
+            r[n++] = (struct fx_conn_run){*s - '0', 1, 1};
+        }
+        return n;
+    }
+    while (*s) {
+        int slot, l, k, used = 0;
+        if (n == FX_CONN_MAX || sscanf(s, "%d:%d/%d%n", &slot, &l, &k, &used) != 3 || slot < 0 ||
+            slot >= ncomm || l < 0 || k < 0 || l + k == 0 || l > 1000 || k > 1000)
+            return -1;
+        r[n++] = (struct fx_conn_run){slot, l, k};
+        s += used;
+        if (*s == ',')
+            s++;
+        else if (*s)
+            return -1;
+    }
+    return n;
 }
 
 int fx_write(const struct fx_opts *o, const char *path)

@@ -57,12 +57,22 @@ struct fx_opts {
                                     * not read it), -1: this process's own */
     int minor;                     /* version_minor to write; 0: the current one.  3 writes a 1.3
                                     * file: no 1.4 identity fields */
-    const char *conn; /* connection runs, oldest first: a slot digit each ("0213": slot 0
-                       * connects, then 2, 1, 3), as NCCL >= 2.22 connects communicators
-                       * at their first collective; each slot named is a communicator of
-                       * commId comm_id + slot with one listen, connect and accept per
-                       * run, right after the ring's first event */
+    const char *conn;              /* connection runs, oldest first (fx_conn_parse), as NCCL >= 2.22
+                                    * connects communicators at their first collective: each slot named
+                                    * is a communicator of commId comm_id + slot; its runs' events
+                                    * come right after the ring's first event */
 };
+
+/* One connection run of fx_opts.conn: slot's listen, connect and accept
+ * (one a listen) events. */
+struct fx_conn_run {
+    int slot, listens, connects;
+};
+#define FX_CONN_MAX 64
+/* Parses "0213" (a slot digit a run, one listen and one connect each) or
+ * "0:2/2,2:1/1,3:0/1" (SLOT:LISTENS/CONNECTS a run) into r[0..FX_CONN_MAX);
+ * the number of runs, or -1 when malformed or a slot is not below ncomm. */
+int fx_conn_parse(const char *s, int ncomm, struct fx_conn_run *r);
 
 /* Whose pid namespace a fixture records as its writer's. */
 enum fx_pidns {

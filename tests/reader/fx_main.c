@@ -360,7 +360,7 @@ static void usage(FILE *f)
            "         [--cap N] [--torn N] [--nccl V] [--scale N] [--ncomm N] [--latency PCT]\n"
            "         [--start-mono NS|now] [--hold] [--setting KEY=VALUE] [--no-settings]\n"
            "         [--invalid KEY=TEXT] [--fate refused|crashed|returned]\n"
-           "         [--flushes N] [--conn SLOTS]\n"
+           "         [--flushes N] [--conn RUNS]\n"
            "         [--pidns self|none|DEV:INO] [--start-ticks N|self] [--minor N]\n"
            "  KIND: dmabuf peermem host mixed fallback error nodata\n"
            "  --hold: be the writer: a LIVE recorder with this process's pid, created now,\n"
@@ -370,7 +370,8 @@ static void usage(FILE *f)
            "  --pidns: the writer's pid namespace to record (1.4; default self: ours);\n"
            "  --start-ticks: its process start, /proc/PID/stat field 22 (default 0: none);\n"
            "  --minor 3: write a format 1.3 file (no pid namespace, no start).\n"
-           "  --conn SLOTS: connection runs, oldest first, a slot digit each (\"0213\");\n"
+           "  --conn RUNS: connection runs, oldest first: a slot digit each (\"0213\", one\n"
+           "          listen and connect each), or SLOT:LISTENS/CONNECTS,... (\"0:2/2,3:0/1\");\n"
            "          slot S is the communicator of commId --comm + S.\n"
            "  Without arguments: self-test.\n");
 }
@@ -518,15 +519,24 @@ int main(int argc, char **argv)
         fprintf(stderr, "reader_fixture: unknown kind '%s'\n", argv[optind]);
         return 64;
     }
-    for (const char *k = o.conn; k && *k; k++)
-        if (*k < '0' || *k > '9' || *k - '0' >= (o.ncomm > 0 ? o.ncomm : 4)) {
-            fprintf(stderr, "reader_fixture: --conn '%s': each slot a digit below --ncomm\n",
-                    o.conn);
+    if (o.conn) {
+        struct fx_conn_run run[FX_CONN_MAX];
+        int n = fx_conn_parse(o.conn, o.ncomm > 0 ? o.ncomm : 4, run);
+        uint64_t ev = 1;
+        for (int i = 0; i < n; i++)
+            ev += 2 * (uint64_t)run[i].listens + (uint64_t)run[i].connects;
+        if (n <= 0) {
+            fprintf(stderr,
+                    "reader_fixture: --conn '%s': slot digits, or SLOT:LISTENS/CONNECTS,... "
+                    "(slots below --ncomm, at most %d runs)\n",
+                    o.conn, FX_CONN_MAX);
             return 64;
         }
-    if (o.conn && o.events && o.events <= 3 * strlen(o.conn)) {
-        fprintf(stderr, "reader_fixture: --conn needs --events over 3 per run\n");
-        return 64;
+        if (ev > (o.events ? o.events : 300)) {
+            fprintf(stderr, "reader_fixture: --conn '%s' needs --events over %llu\n", o.conn,
+                    (unsigned long long)ev - 1);
+            return 64;
+        }
     }
     if (hold)
         return hold_as_writer(&o, argv[optind + 1]);

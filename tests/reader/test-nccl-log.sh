@@ -147,19 +147,22 @@ else fail "t-multi by order: exit $rc: $out"; fi
 # four connection phases; the recorders connected them in the order 0 2 1 3
 # (the second group's first collective before the first group's)
 lz=$L/synthetic-2.28-lazy-4comm
-mkrec() { # DIR CONN [FIXTURE-OPTION...]: the job's two recorders
-    local dir=$1 conn=$2
-    shift 2
+mkrec() { # DIR CONN-C CONN-D [FIXTURE-OPTION...]: the job's two recorders, their runs
+    local dir=$1 c=$2 d=$3
+    shift 3
     mkdir -p "$dir"
     "$FX" dmabuf "$dir/gdrtrace.job42.node-c.3001.rec" --host node-c --pid 3001 --rank 0 \
-        --comm 0x7a2e000000001000 --conn "$conn" "$@" &&
+        --comm 0x7a2e000000001000 --conn "$c" "$@" &&
         "$FX" dmabuf "$dir/gdrtrace.job42.node-d.4001.rec" --host node-d --pid 4001 --rank 1 \
-            --comm 0x7a2e000000001000 --conn "$conn" "$@" || { echo "FAIL: reader_fixture"; exit 1; }
+            --comm 0x7a2e000000001000 --conn "$d" "$@" || { echo "FAIL: reader_fixture"; exit 1; }
 }
+# the runs, SLOT:LISTENS/CONNECTS: one listen a [receive] line, one connect a [send] line
+runs3="0:2/2,2:1/1,1:3/3"
+runs_c="$runs3,3:0/1" runs_d="$runs3,3:1/0"
 ambiguous() { # OUT: every communicator still says its lines could be another's
     [ "$(grep -Ec '^comm 0x7a2e00000000100[0-3] .*(cannot be told from another communicator|could be this or another communicator)' <<<"$1")" = 4 ]
 }
-mkrec "$T/lz" 0213
+mkrec "$T/lz" "$runs_c" "$runs_d"
 vrun out verdict --nccl-log "$lz" "$T/lz"
 if [ $rc = 0 ] && grep -q '^comm 0x7a2e000000001000 .*DIRECT-DMABUF .*NCCL: 8 channel line(s) via NET/gdrtrace, 8 with GDRDMA\.' <<<"$out" &&
     grep -q '^comm 0x7a2e000000001001 .*NCCL: 12 channel line(s) via NET/gdrtrace, 12 with GDRDMA\.' <<<"$out" &&
@@ -170,8 +173,10 @@ if [ $rc = 0 ] && grep -q '^comm 0x7a2e000000001000 .*DIRECT-DMABUF .*NCCL: 8 ch
 else fail "lazy by order: exit $rc: $out"; fi
 
 # a phase that mixes in another network's line: boundaries in doubt, nothing by order
-mkdir -p "$T/lzmix" "$T/lzp2p"
+mkdir -p "$T/lzmix" "$T/lzp2p" "$T/lztwice"
 for f in "$lz"/*; do
+    # the first group connected twice in a row (its receives, then its sends): two phases, one run
+    sed '/Channel 02\/0 : .*\[receive\]/{p;s/NCCL INFO .*/NCCL INFO Connected all trees/}' "$f" >"$T/lztwice/${f##*/}"
     sed 's|^\(.*Channel 02/0 : .*\) via NET/gdrtrace/0/GDRDMA$|\1 via NET/Socket/0|' "$f" >"$T/lzmix/${f##*/}"
     # a phase of intra-node lines alone, before the second one (the group's)
     case $f in *node-c*) me=0 peer=1 ;; *) me=1 peer=0 ;; esac
@@ -180,6 +185,11 @@ for f in "$lz"/*; do
             print p "Channel 00/0 : " me "[0] -> " peer "[0] via P2P/CUMEM/read"
             print p "Connected all rings, use ring PXN 0 GDR 1" } 1' "$f" >"$T/lzp2p/${f##*/}"
 done
+vrun out verdict --nccl-log "$T/lztwice" "$T/lz"
+if grep -q '^comm 0x7a2e000000001001 .*NCCL: 12 channel line(s) via NET/gdrtrace, 12 with GDRDMA\.' <<<"$out" &&
+    grep -q '^nccl-log: .* 26 channel line(s), 0 not attributed (0 ambiguous), 26 more by connection order$' <<<"$out"; then
+    pass "a communicator connected twice in a row: its two phases are its one run (listens and connects counted)"
+else fail "two phases one run: exit $rc: $out"; fi
 vrun out verdict --nccl-log "$T/lzmix" "$T/lz"
 if ambiguous "$out" &&
     grep -q '^nccl-log: .* not by connection order in node-c:3001: a connection phase mixes NET/gdrtrace and another network.s lines' <<<"$out" &&
@@ -194,15 +204,15 @@ if grep -q '^comm 0x7a2e000000001002 .*NCCL: 4 channel line(s) via NET/gdrtrace,
 else fail "p2p phase: exit $rc: $out"; fi
 
 # the recorder saw 3 runs (the p2p communicator never connected): counts differ
-mkrec "$T/lz3" 021
+mkrec "$T/lz3" "$runs3" "$runs3"
 vrun out verdict --nccl-log "$lz" "$T/lz3"
 if ambiguous "$out" &&
-    grep -q '^nccl-log: .* 26 channel line(s), 26 not attributed (26 ambiguous); not by connection order in node-c:3001: 4 connection phase(s) via NET/gdrtrace in NCCL.s log, 3 connection run(s) in its recorder' <<<"$out"; then
+    grep -q '^nccl-log: .* 26 channel line(s), 26 not attributed (26 ambiguous); not by connection order in node-c:3001: 4 connection phase(s) via NET/gdrtrace in NCCL.s log, 3 connection run(s) in its recorder matching 3 of them' <<<"$out"; then
     pass "4 phases in the log, 3 connection runs in the recorder: nothing by order, and why"
 else fail "count mismatch: exit $rc: $out"; fi
 
 # the ring overwrote the connect events (2000 events in 1024 slots)
-mkrec "$T/lzlost" 0213 --events 2000 --cap 1024
+mkrec "$T/lzlost" "$runs_c" "$runs_d" --events 2000 --cap 1024
 vrun out verdict --nccl-log "$lz" "$T/lzlost"
 if ambiguous "$out" &&
     grep -q '^nccl-log: .* not by connection order in node-c:3001: its recorder lost connection events (event ring overwritten, or GDRTRACE_EVENTS)' <<<"$out"; then

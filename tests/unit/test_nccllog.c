@@ -417,13 +417,16 @@ static void test_phases(void **state)
     assert_non_null(p);
     assert_int_equal(p->nphase, 4);
     assert_int_equal(p->phase_dropped, 0);
-    const uint32_t lines[4] = {4, 4, 4, 2}, amb[4] = {0, 4, 4, 2};
+    const uint32_t lines[4] = {4, 4, 4, 2}, amb[4] = {0, 4, 4, 2}, recv[4] = {2, 2, 2, 0};
     const struct gt_nlog_comm *world = comm_of(&l, "vm", 1794, 0x1dd93ea0);
     int k = 0;
     for (int32_t h = p->phase_first; h >= 0; h = l.phases[h].next, k++) {
         const struct gt_nlog_phase *ph = &l.phases[h];
         assert_int_equal(ph->ch[GT_NLOG_CH_NET_OURS], lines[k]);
         assert_int_equal(ph->amb[GT_NLOG_CH_NET_OURS], amb[k]);
+        /* [receive] and [send] lines: the recorder's listens and connects */
+        assert_int_equal(ph->ours_recv, recv[k]);
+        assert_int_equal(ph->ours_send, lines[k] - recv[k]);
         assert_int_equal(ph->closed, 1); /* the send/recv phase by the Destroy */
         assert_int_equal(ph->tid, 1794);
         assert_int_equal(ph->cand_differ, 0);
