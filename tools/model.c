@@ -1169,7 +1169,9 @@ int gt_job_add(struct gt_job *j, struct gt_recfile *recs, size_t ri)
         }
         rc->verdict = v.code;
     }
-    if (conn_runs(j, r, j->ranks + first_digest, j->nranks - first_digest))
+    /* j->ranks is NULL until a first digest: no pointer arithmetic on it then */
+    if (j->nranks > first_digest &&
+        conn_runs(j, r, j->ranks + first_digest, j->nranks - first_digest))
         return -1;
     /* what became of the process (refused, died inside a call): from its
      * events, so before they are released */
