@@ -17,21 +17,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/check.h"
+
 #include "common/dl/gt_cuda.h"
 #include "common/dl/gt_ibv.h"
 #include "tools/doctor/doctor.h"
 #include "tools/doctor/json.h"
 
 static int failures;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            printf("  FAILED %s:%d: %s: ", __FILE__, __LINE__, #cond);                             \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-        }                                                                                          \
-    } while (0)
 
 /* ---- the scenario the fakes play ------------------------------------------ */
 

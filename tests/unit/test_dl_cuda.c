@@ -17,20 +17,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/check.h"
+
 #include "common/dl/gt_cuda.h"
 #include "common/dl/gt_ibv.h"
 #include "plugin/reg/gt_reg.h"
 
 static int failures;
-#define CHECK(c, ...)                                                                              \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            printf("FAIL line %d: %s: ", __LINE__, #c);                                            \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
 
 static int seen_fd = -1;
 static off_t seen_fd_size = -1;

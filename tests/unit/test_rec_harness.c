@@ -25,20 +25,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/check.h"
+
 #include "common/recfile.h"
 #include "shim/recorder.h"
 
-static int g_fail;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            g_fail = 1;                                                                            \
-        }                                                                                          \
-    } while (0)
+static int failures;
 
 struct said { /* what the harness printed for one process */
     int out, in, multi, optional, flushes;
@@ -180,7 +172,7 @@ static int run_version(const char *harness, int abi)
     if (d)
         closedir(d);
     CHECK(nrec == 2, "%d recorders in %s, expected 2 (one per process)", nrec, dir);
-    if (nrec == 2 && said[0].seen && said[1].seen && !g_fail) {
+    if (nrec == 2 && said[0].seen && said[1].seen && !failures) {
         summarise(paths[0], abi, &sum[0]);
         summarise(paths[1], abi, &sum[1]);
         /* Which file is A: the one whose counts are what A says (sends,
@@ -250,7 +242,7 @@ static int run_version(const char *harness, int abi)
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     if (system(cmd) != 0)
         fprintf(stderr, "could not remove %s\n", dir);
-    return g_fail;
+    return failures ? 1 : 0;
 }
 
 int main(void)
@@ -269,6 +261,6 @@ int main(void)
     setenv("BUILD", build, 1);
     run_version(harness, 11);
     run_version(harness, 8);
-    printf(g_fail ? "FAILED\n" : "PASS\n");
-    return g_fail;
+    printf(failures ? "FAILED\n" : "PASS\n");
+    return failures ? 1 : 0;
 }

@@ -44,6 +44,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/check.h"
+
 #include "common/log.h"
 #include "shim/recorder.h"
 #include "shim/shim.h"
@@ -52,16 +54,6 @@
 #include "tests/unit/capture_log.h"
 
 static char g_dir[PATH_MAX];
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -186,11 +178,11 @@ static int case_truncate(void)
     if (open_rec(&r))
         return 1;
     write_all(&r, 100);
-    CHECK(!gt_rec_lost(&r), "lost before anything happened");
+    REQUIRE(!gt_rec_lost(&r), "lost before anything happened");
     truncate_path(r.path, 0);
     write_all(&r, 5000);
-    CHECK(gt_rec_lost(&r), "a truncated recorder must be marked lost");
-    CHECK(gt_rec_event(&r, GTR_EV_SEND, 0, 0, 0, 0, 1, 0, 0, 0) == 1, "events still commit");
+    REQUIRE(gt_rec_lost(&r), "a truncated recorder must be marked lost");
+    REQUIRE(gt_rec_event(&r, GTR_EV_SEND, 0, 0, 0, 0, 1, 0, 0, 0) == 1, "events still commit");
     return 0;
 }
 
@@ -220,7 +212,7 @@ static int case_truncate_half_threads(void)
     __atomic_store_n(&g_stop, 1, __ATOMIC_RELAXED);
     for (int i = 0; i < 2; i++)
         pthread_join(th[i], NULL);
-    CHECK(gt_rec_lost(&g_rec2), "truncated to half: lost");
+    REQUIRE(gt_rec_lost(&g_rec2), "truncated to half: lost");
     return 0;
 }
 
@@ -229,9 +221,9 @@ static int case_unlink_replace_chmod(void)
     struct gt_recorder r;
     if (open_rec(&r))
         return 1;
-    CHECK(unlink(r.path) == 0, "unlink: %s", strerror(errno));
+    REQUIRE(unlink(r.path) == 0, "unlink: %s", strerror(errno));
     write_all(&r, 1000);
-    CHECK(!gt_rec_lost(&r), "unlink loses nothing: the mapping keeps the inode");
+    REQUIRE(!gt_rec_lost(&r), "unlink loses nothing: the mapping keeps the inode");
     gt_rec_unmap(&r);
 
     if (open_rec(&r))
@@ -239,20 +231,20 @@ static int case_unlink_replace_chmod(void)
     char other[PATH_MAX + 16];
     snprintf(other, sizeof(other), "%s/other", g_dir);
     int fd = open(other, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    CHECK(fd >= 0 && write(fd, "x", 1) == 1, "other file");
+    REQUIRE(fd >= 0 && write(fd, "x", 1) == 1, "other file");
     close(fd);
-    CHECK(rename(other, r.path) == 0, "rename over the recorder: %s", strerror(errno));
+    REQUIRE(rename(other, r.path) == 0, "rename over the recorder: %s", strerror(errno));
     write_all(&r, 1000);
-    CHECK(chmod(r.path, 0) == 0, "chmod: %s", strerror(errno));
+    REQUIRE(chmod(r.path, 0) == 0, "chmod: %s", strerror(errno));
     write_all(&r, 1000);
-    CHECK(!gt_rec_lost(&r), "replace/chmod lose nothing");
+    REQUIRE(!gt_rec_lost(&r), "replace/chmod lose nothing");
     gt_rec_unmap(&r);
 
     if (open_rec(&r))
         return 1;
-    CHECK(chmod(r.path, 0) == 0, "chmod: %s", strerror(errno));
+    REQUIRE(chmod(r.path, 0) == 0, "chmod: %s", strerror(errno));
     write_all(&r, 1000);
-    CHECK(!gt_rec_lost(&r), "chmod 000 of the live file loses nothing");
+    REQUIRE(!gt_rec_lost(&r), "chmod 000 of the live file loses nothing");
     return 0;
 }
 
@@ -289,34 +281,34 @@ static const struct gt_net_ops *shim_open(void)
 static int case_shim_warns_lost(void)
 {
     const struct gt_net_ops *ops = shim_open();
-    CHECK(ops, "shim did not wrap");
+    REQUIRE(ops, "shim did not wrap");
     void *ctx;
-    CHECK(ops->init(&ctx, 1, 1, NULL, capture_logger, NULL) == GT_OK, "init");
-    CHECK(g_warns == 0, "no WARN yet, got: %s", g_last);
+    REQUIRE(ops->init(&ctx, 1, 1, NULL, capture_logger, NULL) == GT_OK, "init");
+    REQUIRE(g_warns == 0, "no WARN yet, got: %s", g_last);
     truncate_path(gt_shim_recorder()->path, 0);
     write_all(gt_shim_recorder(), 10);
-    CHECK(ops->finalize(ctx) == GT_OK, "finalize");
-    CHECK(g_warns == 1, "one WARN after the loss, got %d", g_warns);
-    CHECK(strstr(g_last, "lost") && strstr(g_last, gt_shim_recorder()->path),
-          "the WARN says lost and names the file: %s", g_last);
-    CHECK(ops->init(&ctx, 1, 1, NULL, capture_logger, NULL) == GT_OK, "init again");
-    CHECK(ops->finalize(ctx) == GT_OK, "finalize again");
-    CHECK(g_warns == 1, "no second WARN, got %d: %s", g_warns, g_last);
+    REQUIRE(ops->finalize(ctx) == GT_OK, "finalize");
+    REQUIRE(g_warns == 1, "one WARN after the loss, got %d", g_warns);
+    REQUIRE(strstr(g_last, "lost") && strstr(g_last, gt_shim_recorder()->path),
+            "the WARN says lost and names the file: %s", g_last);
+    REQUIRE(ops->init(&ctx, 1, 1, NULL, capture_logger, NULL) == GT_OK, "init again");
+    REQUIRE(ops->finalize(ctx) == GT_OK, "finalize again");
+    REQUIRE(g_warns == 1, "no second WARN, got %d: %s", g_warns, g_last);
     return 0;
 }
 
 static int case_shim_warns_replaced(void)
 {
     const struct gt_net_ops *ops = shim_open();
-    CHECK(ops, "shim did not wrap");
-    CHECK(gt_sigbus_installed(), "the guard is installed once the recorder exists");
+    REQUIRE(ops, "shim did not wrap");
+    REQUIRE(gt_sigbus_installed(), "the guard is installed once the recorder exists");
     set_handler(SA_SIGINFO, NULL, app_siginfo, 0);
-    CHECK(!gt_sigbus_installed(), "an application handler installed after ours replaces it");
+    REQUIRE(!gt_sigbus_installed(), "an application handler installed after ours replaces it");
     void *ctx;
-    CHECK(ops->init(&ctx, 1, 1, NULL, capture_logger, NULL) == GT_OK, "init");
-    CHECK(g_warns == 1 && strstr(g_last, "SIGBUS handler"), "one WARN: %d %s", g_warns, g_last);
-    CHECK(ops->finalize(ctx) == GT_OK, "finalize");
-    CHECK(g_warns == 1, "no second WARN, got %d", g_warns);
+    REQUIRE(ops->init(&ctx, 1, 1, NULL, capture_logger, NULL) == GT_OK, "init");
+    REQUIRE(g_warns == 1 && strstr(g_last, "SIGBUS handler"), "one WARN: %d %s", g_warns, g_last);
+    REQUIRE(ops->finalize(ctx) == GT_OK, "finalize");
+    REQUIRE(g_warns == 1, "no second WARN, got %d", g_warns);
     return 0;
 }
 
@@ -328,20 +320,20 @@ static int case_uninstall_reinstall(void)
     struct gt_recorder r;
     if (open_rec(&r))
         return 1;
-    CHECK(gt_sigbus_installed(), "installed");
+    REQUIRE(gt_sigbus_installed(), "installed");
     gt_sigbus_uninstall();
     struct sigaction cur;
     sigaction(SIGBUS, NULL, &cur);
-    CHECK((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == app_siginfo,
-          "uninstall puts the application's handler back");
-    CHECK(!gt_sigbus_installed(), "not installed after uninstall");
+    REQUIRE((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == app_siginfo,
+            "uninstall puts the application's handler back");
+    REQUIRE(!gt_sigbus_installed(), "not installed after uninstall");
     struct gt_recorder r2;
     if (open_rec(&r2))
         return 1;
-    CHECK(gt_sigbus_installed(), "the next recorder installs the guard again");
+    REQUIRE(gt_sigbus_installed(), "the next recorder installs the guard again");
     truncate_path(r2.path, 0);
     write_all(&r2, 100);
-    CHECK(gt_rec_lost(&r2) && g_calls == 0, "guarded again: lost, the application saw nothing");
+    REQUIRE(gt_rec_lost(&r2) && g_calls == 0, "guarded again: lost, the application saw nothing");
     return 0;
 }
 
@@ -357,19 +349,19 @@ static int foreign_to_app(int guard, int flags)
     if (guard)
         set_handler(flags, NULL, app_siginfo, SIGUSR1);
     volatile uint8_t *a = foreign_fault_addr();
-    CHECK(a, "foreign mapping");
+    REQUIRE(a, "foreign mapping");
     if (sigsetjmp(g_jmp, 1) == 0) {
         *a = 1;
-        CHECK(0, "the foreign store did not fault");
+        REQUIRE(0, "the foreign store did not fault");
     }
-    CHECK(g_calls == 1, "the application handler ran once, ran %d", (int)g_calls);
-    CHECK(g_signo == SIGBUS, "si_signo %d", (int)g_signo);
-    CHECK(g_code == BUS_ADRERR, "si_code %d, want BUS_ADRERR %d", (int)g_code, BUS_ADRERR);
-    CHECK(g_addr == (void *)a, "si_addr %p, want %p", g_addr, (void *)a);
-    CHECK(g_bus_blocked && g_usr1_blocked, "handler mask: SIGBUS %d SIGUSR1 %d", (int)g_bus_blocked,
-          (int)g_usr1_blocked);
+    REQUIRE(g_calls == 1, "the application handler ran once, ran %d", (int)g_calls);
+    REQUIRE(g_signo == SIGBUS, "si_signo %d", (int)g_signo);
+    REQUIRE(g_code == BUS_ADRERR, "si_code %d, want BUS_ADRERR %d", (int)g_code, BUS_ADRERR);
+    REQUIRE(g_addr == (void *)a, "si_addr %p, want %p", g_addr, (void *)a);
+    REQUIRE(g_bus_blocked && g_usr1_blocked, "handler mask: SIGBUS %d SIGUSR1 %d",
+            (int)g_bus_blocked, (int)g_usr1_blocked);
     write_all(&r, 100);
-    CHECK(!gt_rec_lost(&r), "a foreign fault does not touch the recorder");
+    REQUIRE(!gt_rec_lost(&r), "a foreign fault does not touch the recorder");
     return 0;
 }
 
@@ -384,7 +376,7 @@ static int case_after_replaces_guard(void)
 {
     if (foreign_to_app(1, SA_SIGINFO))
         return 1;
-    CHECK(!gt_sigbus_installed(), "replaced");
+    REQUIRE(!gt_sigbus_installed(), "replaced");
     struct gt_recorder r;
     if (open_rec(&r))
         return 1;
@@ -393,11 +385,11 @@ static int case_after_replaces_guard(void)
     volatile uint8_t *p = r.base + r.size - 1;
     if (sigsetjmp(g_jmp, 1) == 0) {
         *p = 1;
-        CHECK(0, "the truncated recorder did not fault");
+        REQUIRE(0, "the truncated recorder did not fault");
     }
-    CHECK(g_calls == 1 && g_addr == (void *)p,
-          "the application's handler got the recorder's fault");
-    CHECK(!gt_rec_lost(&r), "the guard did not run");
+    REQUIRE(g_calls == 1 && g_addr == (void *)p,
+            "the application's handler got the recorder's fault");
+    REQUIRE(!gt_rec_lost(&r), "the guard did not run");
     return 0;
 }
 
@@ -419,12 +411,12 @@ static int case_foreign_plain(void)
     if (open_rec(&r))
         return 1;
     volatile uint8_t *a = foreign_fault_addr();
-    CHECK(a, "foreign mapping");
+    REQUIRE(a, "foreign mapping");
     *a = 7; /* the handler repairs the mapping and returns: the store retries */
-    CHECK(*a == 7, "store retried");
-    CHECK(g_calls == 1 && g_signo == SIGBUS, "plain handler: calls %d signo %d", (int)g_calls,
-          (int)g_signo);
-    CHECK(g_bus_blocked, "SIGBUS blocked in the plain handler");
+    REQUIRE(*a == 7, "store retried");
+    REQUIRE(g_calls == 1 && g_signo == SIGBUS, "plain handler: calls %d signo %d", (int)g_calls,
+            (int)g_signo);
+    REQUIRE(g_bus_blocked, "SIGBUS blocked in the plain handler");
     return 0;
 }
 
@@ -433,23 +425,23 @@ static int case_altstack(void)
     g_alt_size = 64 * 1024;
     g_alt = malloc(g_alt_size);
     stack_t ss = {.ss_sp = g_alt, .ss_size = g_alt_size, .ss_flags = 0};
-    CHECK(sigaltstack(&ss, NULL) == 0, "sigaltstack: %s", strerror(errno));
+    REQUIRE(sigaltstack(&ss, NULL) == 0, "sigaltstack: %s", strerror(errno));
     set_handler(SA_SIGINFO | SA_ONSTACK, NULL, app_siginfo, SIGUSR1);
     struct gt_recorder r;
     if (open_rec(&r))
         return 1;
     struct sigaction cur;
     sigaction(SIGBUS, NULL, &cur);
-    CHECK(cur.sa_flags & SA_ONSTACK, "the guard runs on the alternate stack");
+    REQUIRE(cur.sa_flags & SA_ONSTACK, "the guard runs on the alternate stack");
     volatile uint8_t *a = foreign_fault_addr();
-    CHECK(a, "foreign mapping");
+    REQUIRE(a, "foreign mapping");
     if (sigsetjmp(g_jmp, 1) == 0)
         *a = 1;
-    CHECK(g_calls == 1 && g_addr == (void *)a, "application handler: calls %d", (int)g_calls);
-    CHECK(g_on_altstack, "the application handler ran on its alternate stack");
+    REQUIRE(g_calls == 1 && g_addr == (void *)a, "application handler: calls %d", (int)g_calls);
+    REQUIRE(g_on_altstack, "the application handler ran on its alternate stack");
     truncate_path(r.path, 0);
     write_all(&r, 1000);
-    CHECK(gt_rec_lost(&r), "truncation on the alternate stack: lost, alive");
+    REQUIRE(gt_rec_lost(&r), "truncation on the alternate stack: lost, alive");
     return 0;
 }
 
@@ -460,9 +452,9 @@ static int case_resethand(void)
     if (open_rec(&r))
         return 1;
     volatile uint8_t *a = foreign_fault_addr();
-    CHECK(a, "foreign mapping");
+    REQUIRE(a, "foreign mapping");
     *a = 1;
-    CHECK(g_calls == 1, "first fault reaches the SA_RESETHAND handler");
+    REQUIRE(g_calls == 1, "first fault reaches the SA_RESETHAND handler");
     a = foreign_fault_addr();
     *a = 1; /* the handler was reset: default action, death by SIGBUS */
     return 0;
@@ -548,14 +540,14 @@ static int case_mode(void)
         if (open_rec(&r))
             return 1;
         struct stat st;
-        CHECK(stat(r.path, &st) == 0, "stat");
-        CHECK((int)(st.st_mode & 0777) == cases[i].want, "GDRTRACE_MODE=%s gave %o, want %o",
-              cases[i].env, st.st_mode & 0777, cases[i].want);
-        CHECK(g_warns == cases[i].warns, "GDRTRACE_MODE=%s: %d WARNs, want %d", cases[i].env,
-              g_warns, cases[i].warns);
+        REQUIRE(stat(r.path, &st) == 0, "stat");
+        REQUIRE((int)(st.st_mode & 0777) == cases[i].want, "GDRTRACE_MODE=%s gave %o, want %o",
+                cases[i].env, st.st_mode & 0777, cases[i].want);
+        REQUIRE(g_warns == cases[i].warns, "GDRTRACE_MODE=%s: %d WARNs, want %d", cases[i].env,
+                g_warns, cases[i].warns);
         if (cases[i].warns)
-            CHECK(strstr(g_last, "GDRTRACE_MODE") && strstr(g_last, cases[i].env),
-                  "the WARN names the variable and value: %s", g_last);
+            REQUIRE(strstr(g_last, "GDRTRACE_MODE") && strstr(g_last, cases[i].env),
+                    "the WARN names the variable and value: %s", g_last);
         gt_rec_unmap(&r);
         unlink(r.path);
     }

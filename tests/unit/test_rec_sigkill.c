@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/check.h"
+
 #include "common/hist.h"
 #include "common/recfile.h"
 #include "shim/recorder.h"
@@ -34,16 +36,6 @@
 static struct gt_recorder g_rec;
 static struct gtr_comm *g_comm[THREADS];
 static uint32_t g_slot[THREADS];
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
 
 static void *produce(void *arg)
 {
@@ -103,11 +95,11 @@ int main(void)
            "committed record\n");
     char *dir = g_dir;
     snprintf(dir, sizeof(g_dir), "%s/gt-kill-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    CHECK(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+    REQUIRE(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
     int p[2];
-    CHECK(pipe(p) == 0, "pipe: %s", strerror(errno));
+    REQUIRE(pipe(p) == 0, "pipe: %s", strerror(errno));
     pid_t pid = fork();
-    CHECK(pid >= 0, "fork: %s", strerror(errno));
+    REQUIRE(pid >= 0, "fork: %s", strerror(errno));
     if (pid == 0) {
         close(p[0]);
         _exit(child(dir, p[1]));
@@ -118,44 +110,44 @@ int main(void)
     if (k <= 0)
         g_path[0] = '\0';
     atexit(cleanup);
-    CHECK(k > 0, "child exited before it was ready");
+    REQUIRE(k > 0, "child exited before it was ready");
     struct timespec nap = {0, 20 * 1000 * 1000};
     nanosleep(&nap, NULL); /* killed while writing at full speed */
     kill(pid, SIGKILL);
     int status;
     waitpid(pid, &status, 0);
-    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "child status %d", status);
+    REQUIRE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "child status %d", status);
 
     struct gt_recfile rr, *v = &rr;
     char err[GT_ERRLEN];
-    CHECK(gt_recfile_load_file(path, v, err, sizeof(err)) == 0, "reader refused: %s", err);
-    CHECK(v->liveness == GT_LIVE_CRASHED, "liveness %s, expected crashed",
-          gt_liveness_name(v->liveness));
-    CHECK(v->ring.capacity == CAP, "ring capacity %llu, expected %d",
-          (unsigned long long)v->ring.capacity, CAP);
-    CHECK(v->hdr.state == GTR_STATE_LIVE, "state %u, expected LIVE", v->hdr.state);
-    CHECK(v->id.pid == pid, "pid %d, expected %d", v->id.pid, pid);
-    CHECK(v->id.end_wall_ns == 0, "end time set without a close");
+    REQUIRE(gt_recfile_load_file(path, v, err, sizeof(err)) == 0, "reader refused: %s", err);
+    REQUIRE(v->liveness == GT_LIVE_CRASHED, "liveness %s, expected crashed",
+            gt_liveness_name(v->liveness));
+    REQUIRE(v->ring.capacity == CAP, "ring capacity %llu, expected %d",
+            (unsigned long long)v->ring.capacity, CAP);
+    REQUIRE(v->hdr.state == GTR_STATE_LIVE, "state %u, expected LIVE", v->hdr.state);
+    REQUIRE(v->id.pid == pid, "pid %d, expected %d", v->id.pid, pid);
+    REQUIRE(v->id.end_wall_ns == 0, "end time set without a close");
 
     uint64_t head = v->ring.head, intact = 0;
-    CHECK(head >= CAP && v->ring_first == head - CAP, "head %llu, first %llu",
-          (unsigned long long)head, (unsigned long long)v->ring_first);
+    REQUIRE(head >= CAP && v->ring_first == head - CAP, "head %llu, first %llu",
+            (unsigned long long)head, (unsigned long long)v->ring_first);
     uint64_t last_i[THREADS] = {0}, last_pos[THREADS] = {0};
     struct gtr_event e;
     for (uint64_t next = 0; gt_recfile_event_next(v, &next, &e);) {
         uint64_t pos = next - 1;
         intact++;
         int t = (int)e.a2;
-        CHECK(e.type == GTR_EV_SEND && t >= 0 && t < THREADS, "foreign record at %llu",
-              (unsigned long long)pos);
-        CHECK(e.a1 == e.a0 * 2654435761u && e.aux == (uint32_t)(e.a0 ^ 0x5a5a) && e.dev == t &&
-                  e.comm_slot == (uint16_t)t /* slots are handed out in order */,
-              "torn record accepted at %llu", (unsigned long long)pos);
+        REQUIRE(e.type == GTR_EV_SEND && t >= 0 && t < THREADS, "foreign record at %llu",
+                (unsigned long long)pos);
+        REQUIRE(e.a1 == e.a0 * 2654435761u && e.aux == (uint32_t)(e.a0 ^ 0x5a5a) && e.dev == t &&
+                    e.comm_slot == (uint16_t)t /* slots are handed out in order */,
+                "torn record accepted at %llu", (unsigned long long)pos);
         /* consecutive unless a lapped producer discarded one (counted) */
-        CHECK(last_i[t] == 0 || (pos > last_pos[t] &&
-                                 (e.a0 == last_i[t] + 1 || (e.a0 > last_i[t] && v->ring.dropped))),
-              "thread %d: record %llu after %llu", t, (unsigned long long)e.a0,
-              (unsigned long long)last_i[t]);
+        REQUIRE(last_i[t] == 0 || (pos > last_pos[t] && (e.a0 == last_i[t] + 1 ||
+                                                         (e.a0 > last_i[t] && v->ring.dropped))),
+                "thread %d: record %llu after %llu", t, (unsigned long long)e.a0,
+                (unsigned long long)last_i[t]);
         last_i[t] = e.a0;
         last_pos[t] = pos;
     }
@@ -163,28 +155,28 @@ int main(void)
     printf("killed at head %llu: %llu intact of the last %d, %llu missing, %llu dropped\n",
            (unsigned long long)head, (unsigned long long)intact, CAP, (unsigned long long)missing,
            (unsigned long long)v->ring.dropped);
-    CHECK(v->rs.bad == 0, "%llu committed records with an invalid type or comm slot",
-          (unsigned long long)v->rs.bad);
-    CHECK(missing <= THREADS + v->ring.dropped, "%llu records missing from the last lap",
-          (unsigned long long)missing);
-    CHECK(last_i[0] || last_i[1], "no intact record at all");
+    REQUIRE(v->rs.bad == 0, "%llu committed records with an invalid type or comm slot",
+            (unsigned long long)v->rs.bad);
+    REQUIRE(missing <= THREADS + v->ring.dropped, "%llu records missing from the last lap",
+            (unsigned long long)missing);
+    REQUIRE(last_i[0] || last_i[1], "no intact record at all");
     for (int t = 0; t < THREADS; t++) {
         if (!last_i[t]) {
             /* preempted for the whole last lap (a loaded 2-core machine) */
             printf("thread %d has no record in the last lap\n", t);
             continue;
         }
-        CHECK((uint32_t)t < v->ncomm, "no comm slot %d", t);
+        REQUIRE((uint32_t)t < v->ncomm, "no comm slot %d", t);
         const struct gtr_comm *c = &v->comms[t];
-        CHECK(c->comm_id == 0x100 + (uint64_t)t, "slot %d holds comm 0x%llx", t,
-              (unsigned long long)c->comm_id);
-        CHECK(c->send_count >= last_i[t] && c->send_count <= last_i[t] + 1,
-              "thread %d counter %llu vs last record %llu", t, (unsigned long long)c->send_count,
-              (unsigned long long)last_i[t]);
-        CHECK(c->hist[GTR_OP_SEND].count == c->send_count ||
-                  c->hist[GTR_OP_SEND].count + 1 == c->send_count,
-              "thread %d histogram count %llu vs counter %llu", t,
-              (unsigned long long)c->hist[GTR_OP_SEND].count, (unsigned long long)c->send_count);
+        REQUIRE(c->comm_id == 0x100 + (uint64_t)t, "slot %d holds comm 0x%llx", t,
+                (unsigned long long)c->comm_id);
+        REQUIRE(c->send_count >= last_i[t] && c->send_count <= last_i[t] + 1,
+                "thread %d counter %llu vs last record %llu", t, (unsigned long long)c->send_count,
+                (unsigned long long)last_i[t]);
+        REQUIRE(c->hist[GTR_OP_SEND].count == c->send_count ||
+                    c->hist[GTR_OP_SEND].count + 1 == c->send_count,
+                "thread %d histogram count %llu vs counter %llu", t,
+                (unsigned long long)c->hist[GTR_OP_SEND].count, (unsigned long long)c->send_count);
     }
     gt_recfile_free(v);
     printf("PASS\n");

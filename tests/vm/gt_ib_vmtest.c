@@ -55,6 +55,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/check.h"
+
 #include "plugin/ib/ib.h"
 #include "plugin/ib/ib_net.h"
 #include "plugin/oob/oob.h"
@@ -63,17 +65,6 @@
 static const struct gt_net_ops *N = &gt_ib_ops;
 static void *ctx;
 static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                 \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-            fflush(stdout);                                                                        \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
 
 static double now(void)
 {
