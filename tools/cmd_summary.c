@@ -221,13 +221,8 @@ int gt_cmd_summary(int argc, char **argv)
             fputs(head, stdout);
             gt_report_wrap(stdout, w, gt_report_hang(w, lab), gt_esc(nj.why));
         }
-        char next[1024];
-        if (joined && gt_nccl_join_next(&nj, &j, next, sizeof(next))) {
-            fputs("   next: ", stdout);
-            gt_report_wrap(stdout, 9, 9, next);
-        } else {
-            gt_report_next(stdout, "   ", &j, argv + optind, argc - optind);
-        }
+        gt_nccl_join_print_next(stdout, "   ", joined ? &nj : NULL, &j, argv + optind,
+                                argc - optind);
     }
     if (nlogs) {
         gt_nccl_join_free(&nj);

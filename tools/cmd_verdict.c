@@ -247,13 +247,7 @@ int gt_cmd_verdict(int argc, char **argv)
         if (in.nbad + badlogs)
             printf("%d input(s) could not be read (see above): the verdict covers the rest\n",
                    in.nbad + badlogs);
-        char next[1024];
-        if (joined && gt_nccl_join_next(&nj, &j, next, sizeof(next))) {
-            fputs("next: ", stdout);
-            gt_report_wrap(stdout, 6, 6, next);
-        } else {
-            gt_report_next(stdout, "", &j, argv + optind, argc - optind);
-        }
+        gt_nccl_join_print_next(stdout, "", joined ? &nj : NULL, &j, argv + optind, argc - optind);
     }
     if (nlogs) {
         gt_nccl_join_free(&nj);

@@ -60,9 +60,7 @@ int gt_verdict_exit(int v)
     return v >= 0 && v < GT_V_COUNT ? vexit[v] : GT_EXIT_INPUT;
 }
 
-static void appendf(char *buf, size_t n, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void appendf(char *buf, size_t n, const char *fmt, ...)
+void gt_appendf(char *buf, size_t n, const char *fmt, ...)
 {
     size_t l = strnlen(buf, n);
     if (l + 1 >= n)
@@ -187,12 +185,12 @@ static void reasons(char *why, size_t n, const struct gtr_comm *c, int kind, con
         uint64_t k = gtr_reason_count(c, kind, i);
         if (!k)
             continue;
-        appendf(why, n, "%s%s x%llu", first ? "" : ", ", gt_reason_slot_name((int)i),
-                (unsigned long long)k);
+        gt_appendf(why, n, "%s%s x%llu", first ? "" : ", ", gt_reason_slot_name((int)i),
+                   (unsigned long long)k);
         first = 0;
     }
     if (first && skip_note)
-        appendf(why, n, "%s", skip_note);
+        gt_appendf(why, n, "%s", skip_note);
 }
 
 /* 1 when a device record of ctx (device dev, or any when dev < 0) offered
@@ -235,51 +233,52 @@ static void why_not_direct(char *why, size_t n, const struct gt_recfile *const *
                      d->name, gt_fmt_ptr(d->ptr_support, ptr, sizeof(ptr)),
                      gt_probe_name(d->probe_dmabuf));
             if (d->probe_dmabuf_errno)
-                appendf(line, sizeof(line), " (errno %d %s)", d->probe_dmabuf_errno,
-                        strerror(d->probe_dmabuf_errno));
-            appendf(line, sizeof(line), ", peermem %s", gt_probe_name(d->probe_peermem));
+                gt_appendf(line, sizeof(line), " (errno %d %s)", d->probe_dmabuf_errno,
+                           strerror(d->probe_dmabuf_errno));
+            gt_appendf(line, sizeof(line), ", peermem %s", gt_probe_name(d->probe_peermem));
             int dup = 0;
             for (int s = 0; s < nseen; s++)
                 dup |= !strcmp(seen[s], line);
             if (!dup && nseen < 8) {
                 snprintf(seen[nseen++], sizeof(seen[0]), "%s", line);
-                appendf(why, n, " %s%s.", line, d->why[0] ? "" : "");
+                gt_appendf(why, n, " %s%s.", line, d->why[0] ? "" : "");
                 if (d->why[0])
-                    appendf(why, n, " Plugin: \"%s\".", d->why);
+                    gt_appendf(why, n, " Plugin: \"%s\".", d->why);
             }
         }
     }
     const struct gt_recfile *r0 = nctx ? ctx[0] : NULL;
     if (r0) {
         if (!strcmp(r0->id.policy_reg, "host"))
-            appendf(why, n, " Policy GDRTRACE_REG=host refuses GPU memory.");
+            gt_appendf(why, n, " Policy GDRTRACE_REG=host refuses GPU memory.");
         if (!strcmp(r0->id.policy_reg, "peermem"))
-            appendf(why, n, " Policy GDRTRACE_REG=peermem chose peermem.");
+            gt_appendf(why, n, " Policy GDRTRACE_REG=peermem chose peermem.");
         if (gt_recfile_emulated(r0))
-            appendf(why, n,
-                    " Emulated (GDRTRACE_GPUMEM=1): sock under the GPU-memory "
-                    "validation layer; no NIC, GPU memory moved by CUDA copies.");
+            gt_appendf(why, n,
+                       " Emulated (GDRTRACE_GPUMEM=1): sock under the GPU-memory "
+                       "validation layer; no NIC, GPU memory moved by CUDA copies.");
         else if (!strncmp(r0->id.transport, "sock", 4))
-            appendf(why, n, " Transport sock carries host memory only (%s).",
-                    r0->id.transport_why[0] ? r0->id.transport_why : "no reason recorded");
+            gt_appendf(why, n, " Transport sock carries host memory only (%s).",
+                       r0->id.transport_why[0] ? r0->id.transport_why : "no reason recorded");
         if (r0->id.node.nvidia_flavour == GTR_NV_ABSENT)
-            appendf(why, n, " No NVIDIA kernel module on %s.", r0->id.host);
+            gt_appendf(why, n, " No NVIDIA kernel module on %s.", r0->id.host);
         if (!r0->id.node.peermem_loaded && !r0->id.node.memory_peers)
-            appendf(why, n, " nvidia_peermem is absent on %s.", r0->id.host);
+            gt_appendf(why, n, " nvidia_peermem is absent on %s.", r0->id.host);
     }
     if (!gpu_asked) {
         if (named)
             ; /* named the NCCL setting, or NCCL's topology, and how to confirm */
         else if (gpu_advertised)
-            appendf(why, n,
-                    " The plugin advertised GPU memory but NCCL never asked to register any: GDR "
-                    "disabled by NCCL (GPU-NIC distance beyond NCCL_NET_GDR_LEVEL, "
-                    "NCCL_NET_GDR_READ=0, or a GPU without GDR support).");
+            gt_appendf(
+                why, n,
+                " The plugin advertised GPU memory but NCCL never asked to register any: GDR "
+                "disabled by NCCL (GPU-NIC distance beyond NCCL_NET_GDR_LEVEL, "
+                "NCCL_NET_GDR_READ=0, or a GPU without GDR support).");
         else if (any_dev)
-            appendf(why, n,
-                    " NCCL never asked for GPU memory: the plugin advertised host memory only.");
+            gt_appendf(why, n,
+                       " NCCL never asked for GPU memory: the plugin advertised host memory only.");
         else
-            appendf(why, n, " NCCL never asked for GPU memory (no device record).");
+            gt_appendf(why, n, " NCCL never asked for GPU memory (no device record).");
     }
 }
 
@@ -311,49 +310,49 @@ void gt_verdict_of(const struct gtr_comm *c, const struct gt_recfile *const *ctx
 
     if (total == 0 && c->error_count == 0 && c->fallback_count == 0) {
         v->code = GT_V_NO_DATA;
-        appendf(why, n, "no registration recorded (NCCL opened no connection on it yet).");
+        gt_appendf(why, n, "no registration recorded (NCCL opened no connection on it yet).");
         return;
     }
     if (did[GT_METHOD_FAILED] || c->error_count) {
         v->code = GT_V_ERROR;
-        appendf(why, n, "%llu registration(s) failed, %llu error(s) recorded",
-                (unsigned long long)did[GT_METHOD_FAILED], (unsigned long long)c->error_count);
+        gt_appendf(why, n, "%llu registration(s) failed, %llu error(s) recorded",
+                   (unsigned long long)did[GT_METHOD_FAILED], (unsigned long long)c->error_count);
         if (c->error_count) {
-            appendf(why, n, " (");
+            gt_appendf(why, n, " (");
             reasons(why, n, c, GTR_ERRORS, "no reason");
-            appendf(why, n, ")");
+            gt_appendf(why, n, ")");
         }
         if (c->error_last_errno)
-            appendf(why, n, "; last errno %d (%s)", c->error_last_errno,
-                    strerror(c->error_last_errno));
+            gt_appendf(why, n, "; last errno %d (%s)", c->error_last_errno,
+                       strerror(c->error_last_errno));
         if (c->error_last_text[0])
-            appendf(why, n, "; last error: \"%s\"", c->error_last_text);
-        appendf(why, n, ".");
+            gt_appendf(why, n, "; last error: \"%s\"", c->error_last_text);
+        gt_appendf(why, n, ".");
         return;
     }
     if (real_fb) {
         v->code = GT_V_FALLBACK;
-        appendf(why, n, "%llu of %llu GPU registration(s) fell back from DMA-BUF (",
-                (unsigned long long)real_fb, (unsigned long long)gpu_asked);
+        gt_appendf(why, n, "%llu of %llu GPU registration(s) fell back from DMA-BUF (",
+                   (unsigned long long)real_fb, (unsigned long long)gpu_asked);
         reasons(why, n, c, GTR_FALLBACKS, "no reason");
-        appendf(why, n, ")");
+        gt_appendf(why, n, ")");
         if (c->fallback_last_errno)
-            appendf(why, n, "; last errno %d (%s)", c->fallback_last_errno,
-                    strerror(c->fallback_last_errno));
-        appendf(why, n, "; did: dmabuf %llu, peermem %llu, host %llu.",
-                (unsigned long long)gpu_dmabuf, (unsigned long long)gpu_peermem,
-                (unsigned long long)gpu_host);
+            gt_appendf(why, n, "; last errno %d (%s)", c->fallback_last_errno,
+                       strerror(c->fallback_last_errno));
+        gt_appendf(why, n, "; did: dmabuf %llu, peermem %llu, host %llu.",
+                   (unsigned long long)gpu_dmabuf, (unsigned long long)gpu_peermem,
+                   (unsigned long long)gpu_host);
         why_not_direct(why, n, ctx, nctx, c->dev, 1);
         return;
     }
     if (!gpu_dmabuf && !gpu_peermem) {
         v->code = GT_V_HOST_STAGED;
-        appendf(why, n, "%llu host-memory registration(s)", (unsigned long long)host_asked);
+        gt_appendf(why, n, "%llu host-memory registration(s)", (unsigned long long)host_asked);
         if (gpu_host)
-            appendf(why, n, ", %llu GPU buffer(s) handled as host memory",
-                    (unsigned long long)gpu_host);
-        appendf(why, n,
-                ", no GPU memory registered with the NIC: data staged through host memory.");
+            gt_appendf(why, n, ", %llu GPU buffer(s) handled as host memory",
+                       (unsigned long long)gpu_host);
+        gt_appendf(why, n,
+                   ", no GPU memory registered with the NIC: data staged through host memory.");
         why_not_direct(why, n, ctx, nctx, c->dev, gpu_asked != 0);
         return;
     }
@@ -362,45 +361,45 @@ void gt_verdict_of(const struct gtr_comm *c, const struct gt_recfile *const *ctx
         v->code = GT_V_DIRECT_DMABUF;
         uint64_t bytes = c->reg_bytes[GT_ASKED_DMABUF][GT_METHOD_DMABUF] +
                          c->reg_bytes[GT_ASKED_CUDA][GT_METHOD_DMABUF];
-        appendf(why, n, "%llu GPU registration(s) via DMA-BUF (%s)", (unsigned long long)gpu_dmabuf,
-                gt_fmt_bytes(bytes, b1, sizeof(b1)));
+        gt_appendf(why, n, "%llu GPU registration(s) via DMA-BUF (%s)",
+                   (unsigned long long)gpu_dmabuf, gt_fmt_bytes(bytes, b1, sizeof(b1)));
         if (R[GT_ASKED_CUDA][GT_METHOD_DMABUF]) {
-            appendf(why, n, ", %llu of them asked as regMr(CUDA) and exported by the plugin",
-                    (unsigned long long)R[GT_ASKED_CUDA][GT_METHOD_DMABUF]);
+            gt_appendf(why, n, ", %llu of them asked as regMr(CUDA) and exported by the plugin",
+                       (unsigned long long)R[GT_ASKED_CUDA][GT_METHOD_DMABUF]);
             gt_ncclcfg_why_cuda(why, n, ctx, nctx);
         }
-        appendf(why, n, ", none via peermem.");
+        gt_appendf(why, n, ", none via peermem.");
     } else if (gpu_peermem && !gpu_dmabuf && !gpu_host) {
         v->code = GT_V_DIRECT_PEERMEM;
-        appendf(
+        gt_appendf(
             why, n,
             "%llu GPU registration(s) via peermem (ibv_reg_mr on GPU addresses), none via DMA-BUF",
             (unsigned long long)gpu_peermem);
         if (R[GT_ASKED_CUDA][GT_METHOD_PEERMEM] && !R[GT_ASKED_DMABUF][GT_METHOD_PEERMEM] &&
             !gt_ncclcfg_why_cuda(why, n, ctx, nctx))
-            appendf(why, n,
-                    "; NCCL asked regMr(NCCL_PTR_CUDA), never regMrDmaBuf "
-                    "(NCCL_DMABUF_ENABLE=0, or NCCL without DMA-BUF support)");
-        appendf(why, n, ".");
+            gt_appendf(why, n,
+                       "; NCCL asked regMr(NCCL_PTR_CUDA), never regMrDmaBuf "
+                       "(NCCL_DMABUF_ENABLE=0, or NCCL without DMA-BUF support)");
+        gt_appendf(why, n, ".");
         why_not_direct(why, n, ctx, nctx, c->dev, 1);
     } else {
         v->code = GT_V_MIXED;
-        appendf(why, n,
-                "GPU memory registered by more than one path: dmabuf %llu, peermem %llu, "
-                "as host %llu.",
-                (unsigned long long)gpu_dmabuf, (unsigned long long)gpu_peermem,
-                (unsigned long long)gpu_host);
+        gt_appendf(why, n,
+                   "GPU memory registered by more than one path: dmabuf %llu, peermem %llu, "
+                   "as host %llu.",
+                   (unsigned long long)gpu_dmabuf, (unsigned long long)gpu_peermem,
+                   (unsigned long long)gpu_host);
     }
     if (host_asked) {
-        appendf(why, n,
-                " %llu host registration(s) beside them are NCCL's LL buffers "
-                "(host memory by design): expected.",
-                (unsigned long long)host_asked);
+        gt_appendf(why, n,
+                   " %llu host registration(s) beside them are NCCL's LL buffers "
+                   "(host memory by design): expected.",
+                   (unsigned long long)host_asked);
         gt_ncclcfg_why_read(why, n, ctx, nctx);
     }
     if (policy_fb)
-        appendf(why, n, " %llu registration(s) took another path by policy.",
-                (unsigned long long)policy_fb);
+        gt_appendf(why, n, " %llu registration(s) took another path by policy.",
+                   (unsigned long long)policy_fb);
 }
 
 int gt_verdict_combine(const int *codes, size_t n)
@@ -460,9 +459,9 @@ static void who(const struct gt_recfile *r, char *buf, size_t n)
 {
     snprintf(buf, n, "host %s, pid %d", r->id.host, r->id.pid);
     if (r->id.rank >= 0)
-        appendf(buf, n, ", rank %d", r->id.rank);
+        gt_appendf(buf, n, ", rank %d", r->id.rank);
     if (r->id.job[0])
-        appendf(buf, n, ", job %s", r->id.job);
+        gt_appendf(buf, n, ", job %s", r->id.job);
 }
 
 /* "the inner plugin's init (PATH, ABI v8)" / "libibverbs' device
@@ -484,13 +483,13 @@ static void call_text(const struct gt_recfile *r, const struct gtr_event *e, cha
     else
         snprintf(buf, n, "%s%s %s", kind, kl && kind[kl - 1] == 's' ? "'" : "'s", site);
     if (e->a0 == GT_CALL_INNER_LOAD)
-        appendf(buf, n, " (dlopen)");
-    appendf(buf, n, " (%s", c && c->path[0] ? c->path : "library not recorded");
+        gt_appendf(buf, n, " (dlopen)");
+    gt_appendf(buf, n, " (%s", c && c->path[0] ? c->path : "library not recorded");
     if (e->aux)
-        appendf(buf, n, ", ABI v%u", e->aux);
+        gt_appendf(buf, n, ", ABI v%u", e->aux);
     if (e->dev >= 0)
-        appendf(buf, n, ", device %d", e->dev);
-    appendf(buf, n, ")");
+        gt_appendf(buf, n, ", device %d", e->dev);
+    gt_appendf(buf, n, ")");
 }
 
 void gt_recfile_fate(const struct gt_recfile *r, struct gt_fate *f)
@@ -1388,15 +1387,16 @@ int gt_job_finish(struct gt_job *j, struct gt_recfile *recs, size_t nrec)
         int count[GT_V_COUNT] = {0};
         for (size_t i = 0; i < j->ncomm; i++)
             count[codes[i]]++;
-        appendf(j->overall.why, sizeof(j->overall.why),
-                "%zu process(es) on %d host(s), %zu communicator(s):", nrec, j->nhosts, j->ncomm);
+        gt_appendf(j->overall.why, sizeof(j->overall.why),
+                   "%zu process(es) on %d host(s), %zu communicator(s):", nrec, j->nhosts,
+                   j->ncomm);
         for (int v = 0; v < GT_V_COUNT; v++)
             if (count[v])
-                appendf(j->overall.why, sizeof(j->overall.why), " %s %d", gt_verdict_name(v),
-                        count[v]);
+                gt_appendf(j->overall.why, sizeof(j->overall.why), " %s %d", gt_verdict_name(v),
+                           count[v]);
         if (!j->ncomm)
-            appendf(j->overall.why, sizeof(j->overall.why), " none");
-        appendf(j->overall.why, sizeof(j->overall.why), ".");
+            gt_appendf(j->overall.why, sizeof(j->overall.why), " none");
+        gt_appendf(j->overall.why, sizeof(j->overall.why), ".");
         int refused = 0, died = 0, inside = 0;
         for (size_t i = 0; i < j->nfates; i++) {
             int k = j->fates[i].f.kind;
@@ -1405,15 +1405,16 @@ int gt_job_finish(struct gt_job *j, struct gt_recfile *recs, size_t nrec)
             inside += k == GT_FATE_IN_CALL;
         }
         if (refused)
-            appendf(j->overall.why, sizeof(j->overall.why),
-                    " %d process(es) BYPASSED: the plugin refused them.", refused);
+            gt_appendf(j->overall.why, sizeof(j->overall.why),
+                       " %d process(es) BYPASSED: the plugin refused them.", refused);
         if (died)
-            appendf(j->overall.why, sizeof(j->overall.why),
-                    " %d process(es) died inside a call into code gdrtrace does not own (ERROR).",
-                    died);
+            gt_appendf(
+                j->overall.why, sizeof(j->overall.why),
+                " %d process(es) died inside a call into code gdrtrace does not own (ERROR).",
+                died);
         if (inside)
-            appendf(j->overall.why, sizeof(j->overall.why),
-                    " %d process(es) still inside such a call.", inside);
+            gt_appendf(j->overall.why, sizeof(j->overall.why),
+                       " %d process(es) still inside such a call.", inside);
     }
     j->rec_pos = inv; /* kept: callers that gathered by read index (export) */
     inv = NULL;
@@ -1566,11 +1567,11 @@ const char *gt_fmt_ptr(int bits, char *buf, size_t n)
 {
     buf[0] = 0;
     if (bits & GT_PTR_HOST)
-        appendf(buf, n, "HOST");
+        gt_appendf(buf, n, "HOST");
     if (bits & GT_PTR_CUDA)
-        appendf(buf, n, "%sCUDA", buf[0] ? "|" : "");
+        gt_appendf(buf, n, "%sCUDA", buf[0] ? "|" : "");
     if (bits & GT_PTR_DMABUF)
-        appendf(buf, n, "%sDMABUF", buf[0] ? "|" : "");
+        gt_appendf(buf, n, "%sDMABUF", buf[0] ? "|" : "");
     if (!buf[0])
         snprintf(buf, n, "none");
     return buf;

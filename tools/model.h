@@ -50,6 +50,12 @@ enum gt_verdict_code {
 #define GT_EMULATED_TEXT "emulated: no NIC; GPU memory moved by CUDA copies"
 
 const char *gt_verdict_name(int v);
+/*! gt_appendf() : printf-appends to the NUL-terminated text in buf (n
+ *  bytes), cutting at the end of buf; a full buf is left as it is.  The
+ *  reader's sentences (verdict evidence, NCCL settings, the log join) are
+ *  built with it. */
+void gt_appendf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /*! gt_verdict_label() : the name, with " (" GT_EMULATED_TEXT ")" when
  *  emulated (every verdict of such a run: none of them involved a NIC). */
 const char *gt_verdict_label(int v, int emulated);

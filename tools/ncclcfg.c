@@ -14,24 +14,11 @@
  */
 #include "tools/ncclcfg.h"
 
-#include <stdarg.h>
 #include <string.h>
 
 #include "common/nccl_cfg.h"
 #include "tools/esc.h"
-
-static void appendf(char *buf, size_t n, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void appendf(char *buf, size_t n, const char *fmt, ...)
-{
-    size_t l = strnlen(buf, n);
-    if (l + 1 >= n)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf + l, n - l, fmt, ap);
-    va_end(ap);
-}
+#include "tools/model.h"
 
 const struct gtr_setting *gt_ncclcfg_get(const struct gt_recfile *r, const char *name)
 {
@@ -100,9 +87,9 @@ const char *gt_ncclcfg_text(const struct gtr_setting *s, char *buf, size_t n)
         else
             snprintf(buf, n, "%s=%s (from %s)", key, val, where);
         if (s->source == GT_SRC_UNKNOWN)
-            appendf(buf, n,
-                    ", though an NCCL environment plugin may have given NCCL another "
-                    "value");
+            gt_appendf(buf, n,
+                       ", though an NCCL environment plugin may have given NCCL another "
+                       "value");
         break;
     case GT_SRC_INVALID:
         snprintf(buf, n, "%s=%s (from %s), which NCCL ignores: its default (%s) in force", key, raw,
@@ -140,40 +127,42 @@ int gt_ncclcfg_why_host(char *why, size_t n, const struct gt_recfile *const *ctx
     const struct gtr_setting *topo = gt_ncclcfg_get(r, "NCCL_TOPO_FILE");
     const struct gtr_setting *old = gt_ncclcfg_get(r, "NCCL_IB_GDR_LEVEL");
     char t[256], t2[256];
-    appendf(why, n, " The plugin offered GPU memory but NCCL never asked to register any:");
+    gt_appendf(why, n, " The plugin offered GPU memory but NCCL never asked to register any:");
     if (gt_ncclcfg_is_set(lvl)) {
         gt_ncclcfg_text(lvl, t, sizeof(t));
         if (!strcmp(lvl->value, "LOC"))
-            appendf(why, n, " %s turns GPU Direct RDMA off for every NIC (no NIC is at LOC).", t);
+            gt_appendf(why, n, " %s turns GPU Direct RDMA off for every NIC (no NIC is at LOC).",
+                       t);
         else
-            appendf(why, n,
-                    " %s: NCCL uses GPU Direct only up to that GPU-NIC path, and this GPU's "
-                    "path to the NIC is farther.",
-                    t);
+            gt_appendf(why, n,
+                       " %s: NCCL uses GPU Direct only up to that GPU-NIC path, and this GPU's "
+                       "path to the NIC is farther.",
+                       t);
     } else {
         if (lvl && lvl->source == GT_SRC_INVALID)
-            appendf(why, n, " %s.", gt_ncclcfg_text(lvl, t, sizeof(t)));
+            gt_appendf(why, n, " %s.", gt_ncclcfg_text(lvl, t, sizeof(t)));
         if (gt_ncclcfg_is_set(topo))
-            appendf(why, n,
-                    " NCCL's topology, read from %s, decided: the GPU-NIC path it gives is "
-                    "beyond NCCL_NET_GDR_LEVEL's default (%s).",
-                    gt_ncclcfg_text(topo, t2, sizeof(t2)),
-                    gt_nccl_cfg_find("NCCL_NET_GDR_LEVEL")->dflt_text);
+            gt_appendf(why, n,
+                       " NCCL's topology, read from %s, decided: the GPU-NIC path it gives is "
+                       "beyond NCCL_NET_GDR_LEVEL's default (%s).",
+                       gt_ncclcfg_text(topo, t2, sizeof(t2)),
+                       gt_nccl_cfg_find("NCCL_NET_GDR_LEVEL")->dflt_text);
         else
-            appendf(why, n,
-                    " no setting explains it (NCCL_NET_GDR_LEVEL unset): NCCL's topology "
-                    "decided: the GPU-NIC PCI path is beyond NCCL_NET_GDR_LEVEL's default (%s), "
-                    "or the GPU does not support GPU Direct RDMA.",
-                    gt_nccl_cfg_find("NCCL_NET_GDR_LEVEL")->dflt_text);
+            gt_appendf(why, n,
+                       " no setting explains it (NCCL_NET_GDR_LEVEL unset): NCCL's topology "
+                       "decided: the GPU-NIC PCI path is beyond NCCL_NET_GDR_LEVEL's default (%s), "
+                       "or the GPU does not support GPU Direct RDMA.",
+                       gt_nccl_cfg_find("NCCL_NET_GDR_LEVEL")->dflt_text);
     }
     if (rd && rd->source != GT_SRC_DEFAULT && !strcmp(rd->value, "0"))
-        appendf(why, n, " %s also keeps sends off GPU memory.", gt_ncclcfg_text(rd, t, sizeof(t)));
+        gt_appendf(why, n, " %s also keeps sends off GPU memory.",
+                   gt_ncclcfg_text(rd, t, sizeof(t)));
     if (gt_ncclcfg_is_set(old) && !gt_ncclcfg_is_set(lvl))
-        appendf(why, n,
-                " %s is set, but NCCL 2.4 and later ignore that name: NCCL_NET_GDR_LEVEL is "
-                "the one read.",
-                gt_ncclcfg_text(old, t, sizeof(t)));
-    appendf(why, n, "%s", confirm);
+        gt_appendf(why, n,
+                   " %s is set, but NCCL 2.4 and later ignore that name: NCCL_NET_GDR_LEVEL is "
+                   "the one read.",
+                   gt_ncclcfg_text(old, t, sizeof(t)));
+    gt_appendf(why, n, "%s", confirm);
     return 1;
 }
 
@@ -185,8 +174,8 @@ int gt_ncclcfg_why_cuda(char *why, size_t n, const struct gt_recfile *const *ctx
     const struct gtr_setting *dm = gt_ncclcfg_get(r, "NCCL_DMABUF_ENABLE");
     char t[256];
     if (dm && dm->source != GT_SRC_DEFAULT && !strcmp(dm->value, "0")) {
-        appendf(why, n, "; %s made NCCL call regMr(NCCL_PTR_CUDA), never regMrDmaBuf",
-                gt_ncclcfg_text(dm, t, sizeof(t)));
+        gt_appendf(why, n, "; %s made NCCL call regMr(NCCL_PTR_CUDA), never regMrDmaBuf",
+                   gt_ncclcfg_text(dm, t, sizeof(t)));
         return 1;
     }
     int offered = 0;
@@ -194,13 +183,13 @@ int gt_ncclcfg_why_cuda(char *why, size_t n, const struct gt_recfile *const *ctx
         for (uint32_t k = 0; k < ctx[i]->ndev; k++)
             offered |= ctx[i]->devs[k].in_use && (ctx[i]->devs[k].ptr_support & GT_PTR_DMABUF);
     if (!offered)
-        appendf(why, n, "; the plugin did not offer NCCL_PTR_DMABUF, so NCCL could not use it");
+        gt_appendf(why, n, "; the plugin did not offer NCCL_PTR_DMABUF, so NCCL could not use it");
     else
-        appendf(why, n,
-                "; %s, so NCCL itself found DMA-BUF unusable on this GPU (CUDA driver older "
-                "than 11.7, or the GPU reports no DMA-BUF support; NCCL's INFO line \"DMA-BUF "
-                "is available on GPU device <n>\" is missing then)",
-                dm ? gt_ncclcfg_text(dm, t, sizeof(t)) : "NCCL_DMABUF_ENABLE not recorded");
+        gt_appendf(why, n,
+                   "; %s, so NCCL itself found DMA-BUF unusable on this GPU (CUDA driver older "
+                   "than 11.7, or the GPU reports no DMA-BUF support; NCCL's INFO line \"DMA-BUF "
+                   "is available on GPU device <n>\" is missing then)",
+                   dm ? gt_ncclcfg_text(dm, t, sizeof(t)) : "NCCL_DMABUF_ENABLE not recorded");
     return 1;
 }
 
@@ -210,10 +199,10 @@ void gt_ncclcfg_why_read(char *why, size_t n, const struct gt_recfile *const *ct
     const struct gtr_setting *rd = r ? gt_ncclcfg_get(r, "NCCL_NET_GDR_READ") : NULL;
     char t[256];
     if (rd && rd->source != GT_SRC_DEFAULT && !strcmp(rd->value, "0"))
-        appendf(why, n,
-                " %s: NCCL keeps its send buffers in host memory, so sends are staged through "
-                "host; only receives use GPU Direct.",
-                gt_ncclcfg_text(rd, t, sizeof(t)));
+        gt_appendf(why, n,
+                   " %s: NCCL keeps its send buffers in host memory, so sends are staged through "
+                   "host; only receives use GPU Direct.",
+                   gt_ncclcfg_text(rd, t, sizeof(t)));
 }
 
 void gt_ncclcfg_print(FILE *f, const struct gt_recfile *r)

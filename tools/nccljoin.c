@@ -15,19 +15,6 @@
 #include "tools/esc.h"
 #include "tools/report.h"
 
-static void appendf(char *buf, size_t n, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void appendf(char *buf, size_t n, const char *fmt, ...)
-{
-    size_t l = strnlen(buf, n);
-    if (l + 1 >= n)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf + l, n - l, fmt, ap);
-    va_end(ap);
-}
-
 const char *gt_nj_kind_name(int kind)
 {
     static const char *const n[] = {"through-gdrtrace", "bypassed", "intra-node", "unknown"};
@@ -573,7 +560,7 @@ static void fill_group(const struct ctx *x, const struct rkey *g, size_t n, stru
     qsort(hosts, nh, sizeof(*hosts), str_cmp);
     for (size_t i = 0; i < nh; i++)
         if (!i || strcmp(hosts[i], hosts[i - 1])) {
-            appendf(c->hosts, sizeof(c->hosts) - 4, "%s%s", c->nhosts ? "," : "", hosts[i]);
+            gt_appendf(c->hosts, sizeof(c->hosts) - 4, "%s%s", c->nhosts ? "," : "", hosts[i]);
             c->nhosts++;
         }
     if (strlen(c->hosts) >= sizeof(c->hosts) - 5)
@@ -699,15 +686,16 @@ static void judge(const struct ctx *x, const struct rkey *g, size_t n, struct gt
         c->code = GT_V_BYPASSED;
         if (q) {
             where(l, q, w, sizeof(w));
-            appendf(c->why, sizeof(c->why),
-                    "NCCL carried it around gdrtrace: \"%s\" (%s; %u such channel line(s)).",
-                    q->quote_net, w, c->ch[GT_NLOG_CH_NET_OTHER] + c->ch[GT_NLOG_CH_COLLNET_OTHER]);
+            gt_appendf(c->why, sizeof(c->why),
+                       "NCCL carried it around gdrtrace: \"%s\" (%s; %u such channel line(s)).",
+                       q->quote_net, w,
+                       c->ch[GT_NLOG_CH_NET_OTHER] + c->ch[GT_NLOG_CH_COLLNET_OTHER]);
         } else {
             where(l, &l->comms[g[0].idx], w, sizeof(w));
-            appendf(c->why, sizeof(c->why),
-                    "NCCL assigned it another network: \"Using network %s\" (%s) and it spans "
-                    "%d node(s).",
-                    c->net, w, c->nnodes > c->nhosts ? c->nnodes : c->nhosts);
+            gt_appendf(c->why, sizeof(c->why),
+                       "NCCL assigned it another network: \"Using network %s\" (%s) and it spans "
+                       "%d node(s).",
+                       c->net, w, c->nnodes > c->nhosts ? c->nnodes : c->nhosts);
         }
         break;
     }
@@ -716,47 +704,47 @@ static void judge(const struct ctx *x, const struct rkey *g, size_t n, struct gt
         if (c->code == GT_V_NO_DATA)
             c->intra = 1;
         if (c->nranks == 1)
-            appendf(c->why, sizeof(c->why), "1 rank: no connection, no network.");
+            gt_appendf(c->why, sizeof(c->why), "1 rank: no connection, no network.");
         else if (q) {
             where(l, q, w, sizeof(w));
-            appendf(c->why, sizeof(c->why), "intra-node, no network used: \"%s\" (%s).",
-                    q->quote_intra, w);
+            gt_appendf(c->why, sizeof(c->why), "intra-node, no network used: \"%s\" (%s).",
+                       q->quote_intra, w);
         } else
-            appendf(c->why, sizeof(c->why), "intra-node (%s), no network used.",
-                    c->nnodes == 1 ? "NCCL: nNodes 1" : "all its ranks on one host");
+            gt_appendf(c->why, sizeof(c->why), "intra-node (%s), no network used.",
+                       c->nnodes == 1 ? "NCCL: nNodes 1" : "all its ranks on one host");
         if (rc && !c->intra && !by_proc)
-            appendf(c->why, sizeof(c->why), " The recorder: %s", rc->v.why);
+            gt_appendf(c->why, sizeof(c->why), " The recorder: %s", rc->v.why);
         break;
     }
     case GT_NJ_THROUGH:
         if (by_proc)
-            appendf(c->why, sizeof(c->why), "NCCL carried it through gdrtrace.");
+            gt_appendf(c->why, sizeof(c->why), "NCCL carried it through gdrtrace.");
         else if (rc)
-            appendf(c->why, sizeof(c->why), "%s", rc->v.why);
+            gt_appendf(c->why, sizeof(c->why), "%s", rc->v.why);
         else {
             where(l, &l->comms[g[0].idx], w, sizeof(w));
-            appendf(c->why, sizeof(c->why),
-                    "NCCL carried it through gdrtrace but no recorder of its processes has it "
-                    "(%s …): recorders in another GDRTRACE_DIR, pruned, or not given.",
-                    w);
+            gt_appendf(c->why, sizeof(c->why),
+                       "NCCL carried it through gdrtrace but no recorder of its processes has it "
+                       "(%s …): recorders in another GDRTRACE_DIR, pruned, or not given.",
+                       w);
         }
         if (c->ch[GT_NLOG_CH_NET_OURS] || c->ch[GT_NLOG_CH_COLLNET_OURS])
-            appendf(c->why, sizeof(c->why),
-                    " NCCL: %u channel line(s) via NET/gdrtrace, %u with GDRDMA.",
-                    c->ch[GT_NLOG_CH_NET_OURS] + c->ch[GT_NLOG_CH_COLLNET_OURS], c->ch_gdrdma);
+            gt_appendf(c->why, sizeof(c->why),
+                       " NCCL: %u channel line(s) via NET/gdrtrace, %u with GDRDMA.",
+                       c->ch[GT_NLOG_CH_NET_OURS] + c->ch[GT_NLOG_CH_COLLNET_OURS], c->ch_gdrdma);
         else if (c->amb)
-            appendf(c->why, sizeof(c->why),
-                    " NCCL: its channel lines cannot be told from another communicator's of the "
-                    "same process; those all went via NET/gdrtrace.");
+            gt_appendf(c->why, sizeof(c->why),
+                       " NCCL: its channel lines cannot be told from another communicator's of the "
+                       "same process; those all went via NET/gdrtrace.");
         break;
     default:
         if (rc && !by_proc)
-            appendf(c->why, sizeof(c->why), "%s", rc->v.why);
+            gt_appendf(c->why, sizeof(c->why), "%s", rc->v.why);
         else
-            appendf(c->why, sizeof(c->why), "no recorder has it.");
-        appendf(c->why, sizeof(c->why), " NCCL's log shows %s.",
-                c->amb ? "channel lines that could be this or another communicator's"
-                       : "no channel line of it");
+            gt_appendf(c->why, sizeof(c->why), "no recorder has it.");
+        gt_appendf(c->why, sizeof(c->why), " NCCL's log shows %s.",
+                   c->amb ? "channel lines that could be this or another communicator's"
+                          : "no channel line of it");
         break;
     }
     if (c->gdr_off) {
@@ -764,16 +752,16 @@ static void judge(const struct ctx *x, const struct rkey *g, size_t n, struct gt
             const struct gt_nlog_comm *r = &l->comms[g[i].idx];
             if (r->gdr_off) {
                 where(l, r, w, sizeof(w));
-                appendf(c->why, sizeof(c->why), " NCCL: \"%s\" (%s).", r->quote_gdr, w);
+                gt_appendf(c->why, sizeof(c->why), " NCCL: \"%s\" (%s).", r->quote_gdr, w);
                 break;
             }
         }
     }
     if (by_proc)
-        appendf(c->why, sizeof(c->why),
-                " Joined by process (net ABI <= v10: the plugin sees no commId; %d process "
-                "record(s), verdicts combined; the first): %s",
-                nbyproc, rc->v.why);
+        gt_appendf(c->why, sizeof(c->why),
+                   " Joined by process (net ABI <= v10: the plugin sees no commId; %d process "
+                   "record(s), verdicts combined; the first): %s",
+                   nbyproc, rc->v.why);
 }
 
 /* ---- step 5: processes -------------------------------------------------- */
@@ -800,21 +788,21 @@ static int proc_line(const struct gt_nlog *l, size_t pi, const unsigned char *al
             [GT_NLOG_PLUGIN_INIT_FAILED] = "gdrtrace's init failed and NCCL fell back",
             [GT_NLOG_PLUGIN_DISABLED] = "NCCL was told to load no net plugin",
         };
-        appendf(out->why, sizeof(out->why), "%s: \"%s\"", what[p->plugin], p->quote_plugin);
+        gt_appendf(out->why, sizeof(out->why), "%s: \"%s\"", what[p->plugin], p->quote_plugin);
         if (p->plugin == GT_NLOG_PLUGIN_INIT_FAILED && p->quote_ours[0])
-            appendf(out->why, sizeof(out->why), "; \"%s\"", p->quote_ours);
+            gt_appendf(out->why, sizeof(out->why), "; \"%s\"", p->quote_ours);
         if (p->quote_net[0])
-            appendf(out->why, sizeof(out->why), "; \"%s\"", p->quote_net);
-        appendf(out->why, sizeof(out->why), ".");
+            gt_appendf(out->why, sizeof(out->why), "; \"%s\"", p->quote_net);
+        gt_appendf(out->why, sizeof(out->why), ".");
     }
     if (around)
-        appendf(out->why, sizeof(out->why),
-                "%s%u channel line(s) around gdrtrace not attributable to one communicator: "
-                "\"%s\".",
-                out->why[0] ? " " : "", around, p->quote_unattr);
+        gt_appendf(out->why, sizeof(out->why),
+                   "%s%u channel line(s) around gdrtrace not attributable to one communicator: "
+                   "\"%s\".",
+                   out->why[0] ? " " : "", around, p->quote_unattr);
     if (all_intra[pi])
-        appendf(out->why, sizeof(out->why),
-                " Every communicator of this process was intra-node: nothing went around it.");
+        gt_appendf(out->why, sizeof(out->why),
+                   " Every communicator of this process was intra-node: nothing went around it.");
     return 1;
 }
 
@@ -922,7 +910,7 @@ int gt_nccl_join(const struct gt_nlog *l, const struct gt_job *j, struct gt_nccl
         c->nranks = c->nnodes = -1;
         c->nprocs = cc->nprocs;
         c->nhosts = cc->nhosts;
-        appendf(c->why, sizeof(c->why), "%s (not in NCCL's log.)", cc->v.why);
+        gt_appendf(c->why, sizeof(c->why), "%s (not in NCCL's log.)", cc->v.why);
     }
     /* step 5 */
     for (size_t pi = 0; pi < l->nproc; pi++) {
@@ -944,22 +932,22 @@ int gt_nccl_join(const struct gt_nlog *l, const struct gt_job *j, struct gt_nccl
     for (size_t i = 0; i < out->nproc; i++)
         seen[out->procs[i].code]++;
     out->code = gt_verdict_combine_counts(seen);
-    appendf(out->why, sizeof(out->why), "%zu communicator(s) with NCCL's log:", out->ncomm);
+    gt_appendf(out->why, sizeof(out->why), "%zu communicator(s) with NCCL's log:", out->ncomm);
     for (int v = 0; v < GT_V_COUNT; v++)
         if (count[v])
-            appendf(out->why, sizeof(out->why), " %s %d", gt_verdict_name(v), count[v]);
+            gt_appendf(out->why, sizeof(out->why), " %s %d", gt_verdict_name(v), count[v]);
     if (nintra)
-        appendf(out->why, sizeof(out->why), " INTRA-NODE %d", nintra);
+        gt_appendf(out->why, sizeof(out->why), " INTRA-NODE %d", nintra);
     if (!out->ncomm)
-        appendf(out->why, sizeof(out->why), " none");
-    appendf(out->why, sizeof(out->why), ".");
+        gt_appendf(out->why, sizeof(out->why), " none");
+    gt_appendf(out->why, sizeof(out->why), ".");
     int nb = 0;
     for (size_t i = 0; i < out->nproc; i++)
         nb += out->procs[i].code == GT_V_BYPASSED;
     if (nb)
-        appendf(out->why, sizeof(out->why),
-                " %d process(es) BYPASSED by NCCL's own word (the nccl lines).", nb);
-    appendf(out->why, sizeof(out->why), " Recorders: %s", j->overall.why);
+        gt_appendf(out->why, sizeof(out->why),
+                   " %d process(es) BYPASSED by NCCL's own word (the nccl lines).", nb);
+    gt_appendf(out->why, sizeof(out->why), " Recorders: %s", j->overall.why);
     rc = 0;
 done:
     free(k);
@@ -975,6 +963,18 @@ done:
     if (rc)
         gt_nccl_join_free(out);
     return rc;
+}
+
+void gt_nccl_join_print_next(FILE *f, const char *ind, const struct gt_nccl_join *nj,
+                             const struct gt_job *j, char **paths, int npaths)
+{
+    char next[1024];
+    if (nj && gt_nccl_join_next(nj, j, next, sizeof(next))) {
+        int w = fprintf(f, "%snext: ", ind);
+        gt_report_wrap(f, w, w, next);
+    } else {
+        gt_report_next(f, ind, j, paths, npaths);
+    }
 }
 
 int gt_nccl_join_next(const struct gt_nccl_join *nj, const struct gt_job *j, char *buf, size_t n)
@@ -1071,9 +1071,9 @@ static void print_counts(FILE *f, const struct gt_nccl_join *nj, const char *ind
         if (nj->order[pi].why[0] && !nwhy++)
             first = pi;
     if (nwhy)
-        appendf(order, sizeof(order), "; not by connection order in %s:%d: %s%s",
-                l->procs[first].host, l->procs[first].pid, nj->order[first].why,
-                nwhy > 1 ? " (and other processes)" : "");
+        gt_appendf(order, sizeof(order), "; not by connection order in %s:%d: %s%s",
+                   l->procs[first].host, l->procs[first].pid, nj->order[first].why,
+                   nwhy > 1 ? " (and other processes)" : "");
     wrapf(f, (int)strlen(ind) + 10,
           "%snccl-log: %llu file(s), %llu line(s), %llu of NCCL's (%llu used); %zu communicator "
           "record(s) of %zu process(es); %llu channel line(s), %llu not attributed (%llu "

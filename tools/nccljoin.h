@@ -130,6 +130,12 @@ void gt_nccl_join_free(struct gt_nccl_join *nj);
  *  recorders' next step stands, gt_next_step). */
 int gt_nccl_join_next(const struct gt_nccl_join *nj, const struct gt_job *j, char *buf, size_t n);
 
+/*! gt_nccl_join_print_next() : ind, then "next: ..." for job j: NCCL's
+ *  log's step when nj (NULL: no log joined) changed the outcome, else the
+ *  recorders' (gt_report_next of paths). */
+void gt_nccl_join_print_next(FILE *f, const char *ind, const struct gt_nccl_join *nj,
+                             const struct gt_job *j, char **paths, int npaths);
+
 /* "INTRA-NODE", else gt_verdict_label(code, emulated). */
 const char *gt_nj_label(const struct gt_nj_comm *c);
 
