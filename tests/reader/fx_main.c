@@ -17,23 +17,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/check.h"
+
 #include "tests/reader/fixture.h"
 #include "tools/hist.h"
 #include "tools/model.h"
 #include "common/procid.h"
 #include "common/recfile.h"
 
-static int failures;
-#define EXPECT(cond, ...)                                                                          \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                 \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-        }                                                                                          \
-    } while (0)
-
+static int failures; /* tests/check.h counts here */
 /* Issues 23 and 19.1: what became of a process, from its recorder alone. */
 static void selftest_fates(void)
 {
@@ -66,34 +58,34 @@ static void selftest_fates(void)
         struct gt_recfile r;
         int rc = gt_recfile_parse(b, n, "fate", &r, err, sizeof(err));
         free(b);
-        EXPECT(rc == 0, "case %zu does not parse: %s", i, err);
+        CHECK(rc == 0, "case %zu does not parse: %s", i, err);
         if (rc)
             continue;
         r.liveness = cases[i].live;
         struct gt_fate f;
         gt_recfile_fate(&r, &f);
-        EXPECT(f.kind == cases[i].kind, "case %zu: fate %d, want %d (%s)", i, f.kind, cases[i].kind,
-               f.text);
-        EXPECT(f.code == cases[i].code, "case %zu: verdict %s, want %s", i, gt_verdict_name(f.code),
-               gt_verdict_name(cases[i].code));
-        EXPECT(strstr(f.text, cases[i].says) != NULL, "case %zu: '%s' does not say '%s'", i, f.text,
-               cases[i].says);
-        EXPECT(cases[i].kind == GT_FATE_NONE ||
-                   strstr(f.text, "host node-a, pid 4242, rank 0, job job42"),
-               "case %zu: '%s' does not name the process", i, f.text);
+        CHECK(f.kind == cases[i].kind, "case %zu: fate %d, want %d (%s)", i, f.kind, cases[i].kind,
+              f.text);
+        CHECK(f.code == cases[i].code, "case %zu: verdict %s, want %s", i, gt_verdict_name(f.code),
+              gt_verdict_name(cases[i].code));
+        CHECK(strstr(f.text, cases[i].says) != NULL, "case %zu: '%s' does not say '%s'", i, f.text,
+              cases[i].says);
+        CHECK(cases[i].kind == GT_FATE_NONE ||
+                  strstr(f.text, "host node-a, pid 4242, rank 0, job job42"),
+              "case %zu: '%s' does not name the process", i, f.text);
         gt_recfile_free(&r);
     }
     /* Precedence (docs/reader.md): ERROR > FALLBACK > BYPASSED > MIXED > one kind. */
     int a[] = {GT_V_DIRECT_DMABUF, GT_V_BYPASSED, GT_V_NO_DATA};
-    EXPECT(gt_verdict_combine(a, 3) == GT_V_BYPASSED, "dmabuf + bypassed");
+    CHECK(gt_verdict_combine(a, 3) == GT_V_BYPASSED, "dmabuf + bypassed");
     int m[] = {GT_V_DIRECT_DMABUF, GT_V_HOST_STAGED, GT_V_BYPASSED};
-    EXPECT(gt_verdict_combine(m, 3) == GT_V_BYPASSED, "mixed + bypassed");
+    CHECK(gt_verdict_combine(m, 3) == GT_V_BYPASSED, "mixed + bypassed");
     int fb[] = {GT_V_BYPASSED, GT_V_FALLBACK};
-    EXPECT(gt_verdict_combine(fb, 2) == GT_V_FALLBACK, "fallback + bypassed");
+    CHECK(gt_verdict_combine(fb, 2) == GT_V_FALLBACK, "fallback + bypassed");
     int er[] = {GT_V_BYPASSED, GT_V_ERROR, GT_V_FALLBACK};
-    EXPECT(gt_verdict_combine(er, 3) == GT_V_ERROR, "error + bypassed");
-    EXPECT(gt_verdict_exit(GT_V_BYPASSED) == 16, "BYPASSED exits %d",
-           gt_verdict_exit(GT_V_BYPASSED));
+    CHECK(gt_verdict_combine(er, 3) == GT_V_ERROR, "error + bypassed");
+    CHECK(gt_verdict_exit(GT_V_BYPASSED) == 16, "BYPASSED exits %d",
+          gt_verdict_exit(GT_V_BYPASSED));
     /* a job: one DIRECT-DMABUF process, one refused: BYPASSED for the whole */
     struct gt_recfile recs[2];
     struct fx_opts od = {.kind = FX_DMABUF},
@@ -106,16 +98,16 @@ static void selftest_fates(void)
         ok &= gt_recfile_parse(b, n, "job", &recs[i], err, sizeof(err)) == 0;
         free(b);
     }
-    EXPECT(ok, "job fixtures do not parse: %s", err);
+    CHECK(ok, "job fixtures do not parse: %s", err);
     if (!ok)
         return;
     struct gt_job j;
-    EXPECT(gt_job_build(&j, recs, 2) == 0, "job build");
-    EXPECT(j.overall.code == GT_V_BYPASSED, "job verdict %s (%s)", gt_verdict_name(j.overall.code),
-           j.overall.why);
-    EXPECT(j.nfates == 1 && j.fates[0].rec == 1, "fates %zu", j.nfates);
-    EXPECT(j.ncomm == 1 && j.comms[0].v.code == GT_V_DIRECT_DMABUF,
-           "the refused process has no comm");
+    CHECK(gt_job_build(&j, recs, 2) == 0, "job build");
+    CHECK(j.overall.code == GT_V_BYPASSED, "job verdict %s (%s)", gt_verdict_name(j.overall.code),
+          j.overall.why);
+    CHECK(j.nfates == 1 && j.fates[0].rec == 1, "fates %zu", j.nfates);
+    CHECK(j.ncomm == 1 && j.comms[0].v.code == GT_V_DIRECT_DMABUF,
+          "the refused process has no comm");
     gt_job_free(&j);
     gt_recfile_free(&recs[0]);
     gt_recfile_free(&recs[1]);
@@ -130,7 +122,7 @@ static void selftest_liveness(void)
 {
     char dir[] = "/tmp/fx-liveness.XXXXXX", path[64], err[GT_ERRLEN];
     if (!mkdtemp(dir)) {
-        EXPECT(0, "mkdtemp: %s", strerror(errno));
+        CHECK(0, "mkdtemp: %s", strerror(errno));
         return;
     }
     snprintf(path, sizeof(path), "%s/gdrtrace.j.h.1.rec", dir);
@@ -182,16 +174,16 @@ static void selftest_liveness(void)
         if (cases[i].ticks == -2)
             o.start_ticks = gt_proc_start_ticks(0) + 1;
         unlink(path);
-        EXPECT(fx_write(&o, path) == 0, "%s: write %s", cases[i].what, strerror(errno));
+        CHECK(fx_write(&o, path) == 0, "%s: write %s", cases[i].what, strerror(errno));
         int fd = cases[i].hold ? open(path, O_RDONLY | O_CLOEXEC) : -1;
         struct gt_recfile r;
         if (gt_recfile_load_file(path, &r, err, sizeof(err)) != 0) {
-            EXPECT(0, "%s: %s", cases[i].what, err);
+            CHECK(0, "%s: %s", cases[i].what, err);
         } else {
             const char *why = r.liveness_why ? r.liveness_why : "";
-            EXPECT(r.liveness == cases[i].live && !strcmp(why, cases[i].why),
-                   "%s: %s (%s), want %s (%s)", cases[i].what, gt_liveness_name(r.liveness), why,
-                   gt_liveness_name(cases[i].live), cases[i].why);
+            CHECK(r.liveness == cases[i].live && !strcmp(why, cases[i].why),
+                  "%s: %s (%s), want %s (%s)", cases[i].what, gt_liveness_name(r.liveness), why,
+                  gt_liveness_name(cases[i].live), cases[i].why);
             gt_recfile_free(&r);
         }
         if (fd >= 0)
@@ -210,36 +202,36 @@ static int selftest(void)
         unsigned char *b = fx_build(&o, &n);
         struct gt_recfile r;
         int rc = gt_recfile_parse(b, n, fx_kind_name(k), &r, err, sizeof(err));
-        EXPECT(rc == 0, "kind %s does not parse: %s", fx_kind_name(k), err);
+        CHECK(rc == 0, "kind %s does not parse: %s", fx_kind_name(k), err);
         free(b);
         if (rc)
             continue;
         struct gt_verdict v;
         const struct gt_recfile *ctx = &r;
         gt_verdict_of(&r.comms[0], &ctx, 1, &v);
-        EXPECT(!strcmp(gt_verdict_name(v.code), fx_kind_verdict(k)), "kind %s: verdict %s (%s)",
-               fx_kind_name(k), gt_verdict_name(v.code), v.why);
-        EXPECT(gt_comm_regs(&r.comms[0]) == fx_expected_regs(&o), "kind %s: %llu registrations",
-               fx_kind_name(k), (unsigned long long)gt_comm_regs(&r.comms[0]));
-        EXPECT(r.rs.complete == 300 && r.rs.torn == 0 && r.rs.overwritten == 0,
-               "kind %s ring: complete %llu torn %llu overwritten %llu", fx_kind_name(k),
-               (unsigned long long)r.rs.complete, (unsigned long long)r.rs.torn,
-               (unsigned long long)r.rs.overwritten);
+        CHECK(!strcmp(gt_verdict_name(v.code), fx_kind_verdict(k)), "kind %s: verdict %s (%s)",
+              fx_kind_name(k), gt_verdict_name(v.code), v.why);
+        CHECK(gt_comm_regs(&r.comms[0]) == fx_expected_regs(&o), "kind %s: %llu registrations",
+              fx_kind_name(k), (unsigned long long)gt_comm_regs(&r.comms[0]));
+        CHECK(r.rs.complete == 300 && r.rs.torn == 0 && r.rs.overwritten == 0,
+              "kind %s ring: complete %llu torn %llu overwritten %llu", fx_kind_name(k),
+              (unsigned long long)r.rs.complete, (unsigned long long)r.rs.torn,
+              (unsigned long long)r.rs.overwritten);
         if (k != FX_NODATA) {
             const struct gtr_hist *h = &r.comms[0].hist[GTR_OP_REG];
             uint64_t p50 = gt_hist_quantile(h, 0.5), p95 = gt_hist_quantile(h, 0.95),
                      p99 = gt_hist_quantile(h, 0.99);
             /* midpoint of the value's bucket: within 1/32 of the value */
-            EXPECT(p50 >= 20000 * 0.96875 && p50 <= 20000 * 1.03125, "p50 %llu, want ~20000",
-                   (unsigned long long)p50);
-            EXPECT(p95 >= 100000 * 0.96875 && p95 <= 100000 * 1.03125, "p95 %llu, want ~100000",
-                   (unsigned long long)p95);
-            EXPECT(p99 >= 100000 * 0.96875 && p99 <= 100000 * 1.03125, "p99 %llu, want ~100000",
-                   (unsigned long long)p99);
-            EXPECT(gt_hist_quantile(h, 0.0) == 20000, "p0 %llu, want min 20000",
-                   (unsigned long long)gt_hist_quantile(h, 0.0));
-            EXPECT(gt_hist_quantile(h, 1.0) == 2000000, "p100 %llu, want 2000000",
-                   (unsigned long long)gt_hist_quantile(h, 1.0));
+            CHECK(p50 >= 20000 * 0.96875 && p50 <= 20000 * 1.03125, "p50 %llu, want ~20000",
+                  (unsigned long long)p50);
+            CHECK(p95 >= 100000 * 0.96875 && p95 <= 100000 * 1.03125, "p95 %llu, want ~100000",
+                  (unsigned long long)p95);
+            CHECK(p99 >= 100000 * 0.96875 && p99 <= 100000 * 1.03125, "p99 %llu, want ~100000",
+                  (unsigned long long)p99);
+            CHECK(gt_hist_quantile(h, 0.0) == 20000, "p0 %llu, want min 20000",
+                  (unsigned long long)gt_hist_quantile(h, 0.0));
+            CHECK(gt_hist_quantile(h, 1.0) == 2000000, "p100 %llu, want 2000000",
+                  (unsigned long long)gt_hist_quantile(h, 1.0));
         }
         gt_recfile_free(&r);
     }
@@ -248,19 +240,19 @@ static int selftest(void)
     size_t n;
     unsigned char *b = fx_build(&o, &n);
     struct gt_recfile r;
-    EXPECT(gt_recfile_parse(b, n, "wrapped", &r, err, sizeof(err)) == 0, "%s", err);
-    EXPECT(r.rs.complete == 253 && r.rs.torn == 3 && r.rs.overwritten == 44,
-           "wrapped ring: complete %llu torn %llu overwritten %llu",
-           (unsigned long long)r.rs.complete, (unsigned long long)r.rs.torn,
-           (unsigned long long)r.rs.overwritten);
+    CHECK(gt_recfile_parse(b, n, "wrapped", &r, err, sizeof(err)) == 0, "%s", err);
+    CHECK(r.rs.complete == 253 && r.rs.torn == 3 && r.rs.overwritten == 44,
+          "wrapped ring: complete %llu torn %llu overwritten %llu",
+          (unsigned long long)r.rs.complete, (unsigned long long)r.rs.torn,
+          (unsigned long long)r.rs.overwritten);
     {
         struct gtr_event e;
         uint64_t pos = 0, kept = 0, first_seq = 0;
         while (gt_recfile_event_next(&r, &pos, &e))
             if (!kept++)
                 first_seq = e.seq;
-        EXPECT(kept == 253 && first_seq == 2 * 44 + 2, "iterated %llu events, oldest seq %llu",
-               (unsigned long long)kept, (unsigned long long)first_seq);
+        CHECK(kept == 253 && first_seq == 2 * 44 + 2, "iterated %llu events, oldest seq %llu",
+              (unsigned long long)kept, (unsigned long long)first_seq);
     }
     gt_recfile_free(&r);
     free(b);
@@ -276,16 +268,16 @@ static int selftest(void)
         ov->state = GTR_COMM_ACTIVE;
         ov->has_comm_id = GT_COMM_OVERFLOW;
         memcpy(img + fx_off_comms() + 3 * sizeof(*ov), ov, sizeof(*ov)); /* slot 3: overflow */
-        EXPECT(gt_recfile_parse(img, n, "siblings", &r, err, sizeof(err)) == 0, "%s", err);
+        CHECK(gt_recfile_parse(img, n, "siblings", &r, err, sizeof(err)) == 0, "%s", err);
         int nsib = 0;
-        EXPECT(gt_recfile_comm_group(&r, 0, c0, &nsib) == 1 && nsib == 2 &&
-                   gt_comm_regs(c0) == 2 * fx_expected_regs(&so),
-               "sibling group: nsib %d, regs %llu", nsib, (unsigned long long)gt_comm_regs(c0));
-        EXPECT(gt_recfile_comm_group(&r, 1, c0, &nsib) == 0, "second sibling reported on its own");
-        EXPECT(gt_recfile_comm_group(&r, 3, c0, &nsib) == 0, "empty overflow slot reported");
+        CHECK(gt_recfile_comm_group(&r, 0, c0, &nsib) == 1 && nsib == 2 &&
+                  gt_comm_regs(c0) == 2 * fx_expected_regs(&so),
+              "sibling group: nsib %d, regs %llu", nsib, (unsigned long long)gt_comm_regs(c0));
+        CHECK(gt_recfile_comm_group(&r, 1, c0, &nsib) == 0, "second sibling reported on its own");
+        CHECK(gt_recfile_comm_group(&r, 3, c0, &nsib) == 0, "empty overflow slot reported");
         struct gt_job j;
-        EXPECT(gt_job_build(&j, &r, 1) == 0 && j.ncomm == 1 && j.comms[0].nprocs == 1,
-               "job: %zu comms", j.ncomm);
+        CHECK(gt_job_build(&j, &r, 1) == 0 && j.ncomm == 1 && j.comms[0].nprocs == 1,
+              "job: %zu comms", j.ncomm);
         gt_job_free(&j);
         gt_recfile_free(&r);
         free(img);
@@ -295,9 +287,9 @@ static int selftest(void)
     /* The bucket bounds agree with the documented index formula. */
     for (uint64_t v = 0; v < (1ull << 43); v = v < 4096 ? v + 1 : v + v / 7 + 1) {
         unsigned i = gt_hist_index(v);
-        EXPECT(gt_hist_bucket_lo(i) <= v && v < gt_hist_bucket_hi(i),
-               "value %llu bucket %u [%llu, %llu)", (unsigned long long)v, i,
-               (unsigned long long)gt_hist_bucket_lo(i), (unsigned long long)gt_hist_bucket_hi(i));
+        CHECK(gt_hist_bucket_lo(i) <= v && v < gt_hist_bucket_hi(i),
+              "value %llu bucket %u [%llu, %llu)", (unsigned long long)v, i,
+              (unsigned long long)gt_hist_bucket_lo(i), (unsigned long long)gt_hist_bucket_hi(i));
         if (failures > 10)
             break;
     }

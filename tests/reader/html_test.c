@@ -22,22 +22,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/check.h"
+
 #include "common/recfile.h"
 #include "tests/reader/fixture.h"
 #include "tools/html.h"
 #include "tools/model.h"
 
-static int failures;
-#define EXPECT(cond, ...)                                                                          \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                 \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-        }                                                                                          \
-    } while (0)
-
+static int failures; /* tests/check.h counts here */
 /* What gt_html_escape writes for s. */
 static char *escaped(const char *s, size_t max_chars)
 {
@@ -76,12 +68,12 @@ static void test_escape(void)
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char *got = escaped(cases[i].in, cases[i].max);
-        EXPECT(!strcmp(got, cases[i].want), "escape case %zu: got '%s', want '%s'", i, got,
-               cases[i].want);
+        CHECK(!strcmp(got, cases[i].want), "escape case %zu: got '%s', want '%s'", i, got,
+              cases[i].want);
         free(got);
     }
     char *got = escaped(NULL, 0);
-    EXPECT(!strcmp(got, ""), "NULL gives '%s'", got);
+    CHECK(!strcmp(got, ""), "NULL gives '%s'", got);
     free(got);
 }
 
@@ -95,8 +87,8 @@ static void test_natcmp(void)
         for (size_t k = 0; k < n; k++) {
             int c = gt_html_natcmp(sorted[i], sorted[k]);
             int want = (i > k) - (i < k);
-            EXPECT((c > 0) - (c < 0) == want, "natcmp(%s, %s) = %d, want %d", sorted[i], sorted[k],
-                   c, want);
+            CHECK((c > 0) - (c < 0) == want, "natcmp(%s, %s) = %d, want %d", sorted[i], sorted[k],
+                  c, want);
         }
 }
 
@@ -124,7 +116,7 @@ static void add(struct recs *rs, int kind, const char *host, int pid, uint64_t c
                  sizeof(((struct gtr_comm *)0)->error_last_text), "%s", error_text);
     char err[GT_ERRLEN];
     int rc = gt_recfile_parse_owned(b, n, host, &rs->r[rs->n], err, sizeof(err));
-    EXPECT(rc == 0, "fixture %s does not parse: %s", host, err);
+    CHECK(rc == 0, "fixture %s does not parse: %s", host, err);
     if (!rc)
         rs->n++;
 }
@@ -141,7 +133,7 @@ static char *page(const struct gt_job *a, const struct gt_job *b)
     struct gt_html_run rb = {"B", NULL, 0, b, 1};
     int rc = gt_html_write(f, &ra, b ? &rb : NULL, "test");
     fclose(f);
-    EXPECT(rc == 0, "gt_html_write: %d", rc);
+    CHECK(rc == 0, "gt_html_write: %d", rc);
     return buf;
 }
 
@@ -171,26 +163,26 @@ static void no_fetch(const char *html, const char *what)
         for (char *t = tag; *t; t++)
             *t = (char)(*t >= 'A' && *t <= 'Z' ? *t + 32 : *t);
         for (size_t i = 0; i < sizeof(banned_tags) / sizeof(banned_tags[0]); i++)
-            EXPECT(strncmp(tag, banned_tags[i], strlen(banned_tags[i])), "%s: a tag %s", what, tag);
+            CHECK(strncmp(tag, banned_tags[i], strlen(banned_tags[i])), "%s: a tag %s", what, tag);
         for (size_t i = 0; i < sizeof(banned_in_tag) / sizeof(banned_in_tag[0]); i++)
-            EXPECT(!strstr(tag, banned_in_tag[i]), "%s: '%s' in the tag %.80s", what,
-                   banned_in_tag[i], tag);
+            CHECK(!strstr(tag, banned_in_tag[i]), "%s: '%s' in the tag %.80s", what,
+                  banned_in_tag[i], tag);
         for (const char *q = tag; (q = strstr(q, " on")); q += 3) /* event handler attributes */
-            EXPECT(q[3 + strspn(q + 3, "abcdefghijklmnopqrstuvwxyz")] != '=', "%s: %.80s", what,
-                   tag);
+            CHECK(q[3 + strspn(q + 3, "abcdefghijklmnopqrstuvwxyz")] != '=', "%s: %.80s", what,
+                  tag);
         for (const char *q = tag; (q = strstr(q, "url(")); q += 4)
-            EXPECT(q[4] == '#', "%s: url( to something else than a #fragment: %.40s", what, q);
+            CHECK(q[4] == '#', "%s: url( to something else than a #fragment: %.40s", what, q);
     }
     const char *css = strstr(html, "<style>"), *end = css ? strstr(css, "</style>") : NULL;
-    EXPECT(css && end, "%s: no style sheet", what);
+    CHECK(css && end, "%s: no style sheet", what);
     if (!css || !end)
         return;
     size_t n = (size_t)(end - css);
     for (const char *q = css; (q = strstr(q, "url(")) && q < end; q += 4)
-        EXPECT(q[4] == '#', "%s: CSS url( to something else than a #fragment: %.40s", what, q);
-    EXPECT(!memmem(css, n, "@import", 7) && !memmem(css, n, "//", 2) &&
-               !memmem(css, n, "http", 4) && !memmem(css, n, "@font-face", 10),
-           "%s: the style sheet names something outside the page", what);
+        CHECK(q[4] == '#', "%s: CSS url( to something else than a #fragment: %.40s", what, q);
+    CHECK(!memmem(css, n, "@import", 7) && !memmem(css, n, "//", 2) && !memmem(css, n, "http", 4) &&
+              !memmem(css, n, "@font-face", 10),
+          "%s: the style sheet names something outside the page", what);
 }
 
 /* The data-verdict of the cell of host x comm label, or NULL. */
@@ -222,22 +214,22 @@ static void test_hostile_page(void)
     add(&rs, FX_PEERMEM, "node1", 5, 0xa, NULL, evil_job, NULL);
     add(&rs, FX_DMABUF, "node1", 6, 0xa, NULL, evil_job, NULL); /* with peermem: MIXED here */
     struct gt_job j;
-    EXPECT(gt_job_build(&j, rs.r, rs.n) == 0, "gt_job_build");
+    CHECK(gt_job_build(&j, rs.r, rs.n) == 0, "gt_job_build");
     char *html = page(&j, NULL);
     no_fetch(html, "hostile page");
-    EXPECT(!strstr(html, evil_host) && !strstr(html, evil_job) && !strstr(html, "<iframe"),
-           "a hostile string reached the page as markup");
-    EXPECT(strstr(html, "&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;") != NULL,
-           "the hostile host is not shown escaped");
-    EXPECT(strstr(html, "&lt;/title&gt;&lt;img src=x onerror=alert(2)&gt;") != NULL,
-           "the hostile job is not shown escaped");
-    EXPECT(strstr(html, "&lt;b&gt;run&lt;/b&gt;") != NULL, "the path is not shown escaped");
+    CHECK(!strstr(html, evil_host) && !strstr(html, evil_job) && !strstr(html, "<iframe"),
+          "a hostile string reached the page as markup");
+    CHECK(strstr(html, "&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;") != NULL,
+          "the hostile host is not shown escaped");
+    CHECK(strstr(html, "&lt;/title&gt;&lt;img src=x onerror=alert(2)&gt;") != NULL,
+          "the hostile job is not shown escaped");
+    CHECK(strstr(html, "&lt;b&gt;run&lt;/b&gt;") != NULL, "the path is not shown escaped");
     /* one cell per node x communicator: node1 0xa, node2 0xa and 0xb,
      * node10 0xa, the hostile host 0xb */
-    EXPECT(count(html, "<rect class=\"cell ") == 5, "%zu cells, want 5",
-           count(html, "<rect class=\"cell "));
-    EXPECT(count(html, "<rect class=\"node ") == 4, "%zu node squares, want 4",
-           count(html, "<rect class=\"node "));
+    CHECK(count(html, "<rect class=\"cell ") == 5, "%zu cells, want 5",
+          count(html, "<rect class=\"cell "));
+    CHECK(count(html, "<rect class=\"node ") == 4, "%zu node squares, want 4",
+          count(html, "<rect class=\"node "));
     char v[64];
     const char *want[][3] = {
         {"node1", "0xa", "MIXED"},
@@ -248,21 +240,21 @@ static void test_hostile_page(void)
     };
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
         const char *got = cell_verdict(html, want[i][0], want[i][1], v, sizeof(v));
-        EXPECT(got && !strcmp(got, want[i][2]), "cell %s x %s: %s, want %s", want[i][0], want[i][1],
-               got ? got : "(none)", want[i][2]);
+        CHECK(got && !strcmp(got, want[i][2]), "cell %s x %s: %s, want %s", want[i][0], want[i][1],
+              got ? got : "(none)", want[i][2]);
     }
     /* rows in natural order: node1, node2, node10 (the hostile '<' sorts first) */
     const char *p1 = strstr(html, "data-node=\"node1\""), *p2 = strstr(html, "data-node=\"node2\""),
                *p10 = strstr(html, "data-node=\"node10\"");
-    EXPECT(p1 && p2 && p10 && p1 < p2 && p2 < p10, "rows not in natural order");
-    EXPECT(!strstr(html, "EMULATED RUN"), "a real run carries the emulated banner");
+    CHECK(p1 && p2 && p10 && p1 < p2 && p2 < p10, "rows not in natural order");
+    CHECK(!strstr(html, "EMULATED RUN"), "a real run carries the emulated banner");
     free(html);
 
     /* the grid model itself: each cell is the model's verdicts combined */
     struct gt_html_grid g;
-    EXPECT(gt_html_grid_build(&j, &g) == 0, "grid");
-    EXPECT(g.ncells == 5 && g.nrows == 4 && g.ncols == 2 && !g.packed,
-           "grid %zu cells %zu rows %zu cols packed %d", g.ncells, g.nrows, g.ncols, g.packed);
+    CHECK(gt_html_grid_build(&j, &g) == 0, "grid");
+    CHECK(g.ncells == 5 && g.nrows == 4 && g.ncols == 2 && !g.packed,
+          "grid %zu cells %zu rows %zu cols packed %d", g.ncells, g.nrows, g.ncols, g.packed);
     for (size_t i = 0; i < g.ncells; i++) {
         int seen[GT_V_COUNT] = {0};
         const struct gt_ccomm *x = &j.comms[g.cells[i].comm];
@@ -270,8 +262,8 @@ static void test_hostile_page(void)
             if (j.ranks[k].comm_id == x->comm_id &&
                 !strcmp(j.recs[j.ranks[k].rec].id.host, j.nodes[g.rows[g.cells[i].row]].host))
                 seen[j.ranks[k].verdict]++;
-        EXPECT(g.cells[i].code == gt_verdict_combine_counts(seen), "cell %zu: %s", i,
-               gt_verdict_name(g.cells[i].code));
+        CHECK(g.cells[i].code == gt_verdict_combine_counts(seen), "cell %zu: %s", i,
+              gt_verdict_name(g.cells[i].code));
     }
     gt_html_grid_free(&g);
     gt_job_free(&j);
@@ -287,19 +279,19 @@ static void test_emulated_ab(void)
     add(&a, FX_DMABUF, "gpu1", 1, 0xc, NULL, "jobA", NULL);
     add(&b, FX_DMABUF, "gpu1", 1, 0xc, "GDRTRACE_GPUMEM=1", "jobB", NULL);
     struct gt_job ja, jb;
-    EXPECT(gt_job_build(&ja, a.r, a.n) == 0 && gt_job_build(&jb, b.r, b.n) == 0, "jobs");
+    CHECK(gt_job_build(&ja, a.r, a.n) == 0 && gt_job_build(&jb, b.r, b.n) == 0, "jobs");
     char *html = page(&ja, &jb);
     no_fetch(html, "A/B page");
-    EXPECT(count(html, "EMULATED RUN (B)") == 1, "no banner for the emulated B");
-    EXPECT(count(html, "<rect class=\"cell v0 emu\"") == 1 &&
-               count(html, "<rect class=\"cell v0\"") == 1,
-           "emulated cell not hatched, or the real one is");
-    EXPECT(count(html, "data-emulated=\"1\"") == 3, "%zu data-emulated (banner, node, cell)",
-           count(html, "data-emulated=\"1\""));
-    EXPECT(count(html, "<path class=\"run-a\" data-run=\"A\"") >= 1 &&
-               count(html, "<path class=\"run-b\" data-run=\"B\"") >= 1,
-           "no A/B overlay of the latency");
-    EXPECT(strstr(html, "input(s) could not be read") != NULL, "the unreadable input of B");
+    CHECK(count(html, "EMULATED RUN (B)") == 1, "no banner for the emulated B");
+    CHECK(count(html, "<rect class=\"cell v0 emu\"") == 1 &&
+              count(html, "<rect class=\"cell v0\"") == 1,
+          "emulated cell not hatched, or the real one is");
+    CHECK(count(html, "data-emulated=\"1\"") == 3, "%zu data-emulated (banner, node, cell)",
+          count(html, "data-emulated=\"1\""));
+    CHECK(count(html, "<path class=\"run-a\" data-run=\"A\"") >= 1 &&
+              count(html, "<path class=\"run-b\" data-run=\"B\"") >= 1,
+          "no A/B overlay of the latency");
+    CHECK(strstr(html, "input(s) could not be read") != NULL, "the unreadable input of B");
     free(html);
     gt_job_free(&ja);
     gt_job_free(&jb);
@@ -321,24 +313,24 @@ static void test_packing(void)
     add(&rs, FX_HOST, "n0", 200, 0xf00d, NULL, NULL, NULL);
     add(&rs, FX_HOST, "n1", 201, 0xf00d, NULL, NULL, NULL);
     struct gt_job j;
-    EXPECT(gt_job_build(&j, rs.r, rs.n) == 0, "job");
+    CHECK(gt_job_build(&j, rs.r, rs.n) == 0, "job");
     struct gt_html_grid g;
-    EXPECT(gt_html_grid_build(&j, &g) == 0, "grid");
-    EXPECT(g.packed && g.ncols == 2 && g.ncells == 62, "packed %d, %zu columns, %zu cells",
-           g.packed, g.ncols, g.ncells);
+    CHECK(gt_html_grid_build(&j, &g) == 0, "grid");
+    CHECK(g.packed && g.ncols == 2 && g.ncells == 62, "packed %d, %zu columns, %zu cells", g.packed,
+          g.ncols, g.ncells);
     for (size_t i = 1; i < g.ncells; i++)
-        EXPECT(g.cells[i].row != g.cells[i - 1].row ||
-                   g.col[g.cells[i].comm] != g.col[g.cells[i - 1].comm],
-               "two cells of row %zu in column %zu", g.cells[i].row, g.col[g.cells[i].comm]);
+        CHECK(g.cells[i].row != g.cells[i - 1].row ||
+                  g.col[g.cells[i].comm] != g.col[g.cells[i - 1].comm],
+              "two cells of row %zu in column %zu", g.cells[i].row, g.col[g.cells[i].comm]);
     for (size_t c = 0; c < j.ncomm; c++)
         if (j.comms[c].comm_id == 0xf00d)
-            EXPECT(g.col[c] == 0, "the communicator of two nodes is not the first column");
+            CHECK(g.col[c] == 0, "the communicator of two nodes is not the first column");
     gt_html_grid_free(&g);
     char *html = page(&j, NULL);
-    EXPECT(count(html, "<rect class=\"cell ") == 62, "%zu cells drawn",
-           count(html, "<rect class=\"cell "));
-    EXPECT(strstr(html, "#1 &#215;59") && strstr(html, "#2 &#215;2<"),
-           "the packed columns' headers");
+    CHECK(count(html, "<rect class=\"cell ") == 62, "%zu cells drawn",
+          count(html, "<rect class=\"cell "));
+    CHECK(strstr(html, "#1 &#215;59") && strstr(html, "#2 &#215;2<"),
+          "the packed columns' headers");
     free(html);
     gt_job_free(&j);
     for (size_t i = 0; i < rs.n; i++)
@@ -355,16 +347,16 @@ static void test_refused(void)
     size_t n;
     unsigned char *b = fx_build(&o, &n);
     char err[GT_ERRLEN];
-    EXPECT(gt_recfile_parse_owned(b, n, "refused", &rs.r[0], err, sizeof(err)) == 0, "%s", err);
+    CHECK(gt_recfile_parse_owned(b, n, "refused", &rs.r[0], err, sizeof(err)) == 0, "%s", err);
     rs.n = 1;
     struct gt_job j;
-    EXPECT(gt_job_build(&j, rs.r, rs.n) == 0, "job");
+    CHECK(gt_job_build(&j, rs.r, rs.n) == 0, "job");
     char *html = page(&j, NULL);
-    EXPECT(count(html, "<rect class=\"cell ") == 0, "cells for a process without a communicator");
-    EXPECT(strstr(html, "<rect class=\"node v7\"") &&
-               strstr(html, "data-node=\"gpu7\" data-verdict=\"BYPASSED\""),
-           "the refused node's square is not BYPASSED");
-    EXPECT(strstr(html, "the plugin refused this process") != NULL, "no fates table");
+    CHECK(count(html, "<rect class=\"cell ") == 0, "cells for a process without a communicator");
+    CHECK(strstr(html, "<rect class=\"node v7\"") &&
+              strstr(html, "data-node=\"gpu7\" data-verdict=\"BYPASSED\""),
+          "the refused node's square is not BYPASSED");
+    CHECK(strstr(html, "the plugin refused this process") != NULL, "no fates table");
     no_fetch(html, "refused page");
     free(html);
     gt_job_free(&j);

@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/check.h"
+
 #include "tests/reader/fixture.h"
 
 static int race_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
@@ -38,17 +40,7 @@ static int race_fcntl(int fd, int cmd, ...);
 #undef renameat2
 #undef fcntl
 
-static int failures;
-#define EXPECT(cond, ...)                                                                          \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                 \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-        }                                                                                          \
-    } while (0)
-
+static int failures; /* tests/check.h counts here */
 enum { RACE_NONE, RACE_REPLACE_NAME, RACE_OPEN_FOR_WRITE };
 static int g_race;
 static char g_path[4096]; /* the recorder under test */
@@ -132,43 +124,43 @@ static void test_races(const char *dir)
     int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 
     /* 1 */
-    EXPECT(fx_write(&crashed, g_path) == 0, "%s", strerror(errno));
+    CHECK(fx_write(&crashed, g_path) == 0, "%s", strerror(errno));
     struct prune pr = {.older_ns = -1, .now_ns = now};
     g_race = RACE_REPLACE_NAME;
     one(&pr, dir, name);
     struct gt_recfile r;
     char err[GT_ERRLEN];
     int rc = gt_recfile_load_file(g_path, &r, err, sizeof(err));
-    EXPECT(rc == 0, "the newcomer is gone from its name: %s", err);
+    CHECK(rc == 0, "the newcomer is gone from its name: %s", err);
     if (rc == 0) {
-        EXPECT(r.id.pid == getpid() && !strcmp(r.id.host, "newcomer"),
-               "the name holds pid %d host %s, want the newcomer (pid %d)", r.id.pid, r.id.host,
-               (int)getpid());
-        EXPECT(r.liveness == GT_LIVE_LIVE, "newcomer judged %s", gt_liveness_name(r.liveness));
+        CHECK(r.id.pid == getpid() && !strcmp(r.id.host, "newcomer"),
+              "the name holds pid %d host %s, want the newcomer (pid %d)", r.id.pid, r.id.host,
+              (int)getpid());
+        CHECK(r.liveness == GT_LIVE_LIVE, "newcomer judged %s", gt_liveness_name(r.liveness));
         gt_recfile_free(&r);
     }
-    EXPECT(pr.removed == 0 && pr.failed == 0, "removed %u failed %u", pr.removed, pr.failed);
-    EXPECT(leftovers(dir) == 0, "a private .gdrtrace-prune.* name was left in %s", dir);
+    CHECK(pr.removed == 0 && pr.failed == 0, "removed %u failed %u", pr.removed, pr.failed);
+    CHECK(leftovers(dir) == 0, "a private .gdrtrace-prune.* name was left in %s", dir);
     close(g_newcomer_fd);
 
     /* 2 */
     unlink(g_path);
-    EXPECT(fx_write(&crashed, g_path) == 0, "%s", strerror(errno));
+    CHECK(fx_write(&crashed, g_path) == 0, "%s", strerror(errno));
     pr = (struct prune){.older_ns = -1, .now_ns = now};
     g_race = RACE_OPEN_FOR_WRITE;
     one(&pr, dir, name);
     int st = 0;
     if (g_child > 0)
         waitpid(g_child, &st, 0);
-    EXPECT(g_child > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "the writing child failed");
-    EXPECT(access(g_path, F_OK) == 0, "removed although opened for writing after the lease");
-    EXPECT(pr.removed == 0 && pr.kept == 1, "removed %u kept %u", pr.removed, pr.kept);
+    CHECK(g_child > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "the writing child failed");
+    CHECK(access(g_path, F_OK) == 0, "removed although opened for writing after the lease");
+    CHECK(pr.removed == 0 && pr.kept == 1, "removed %u kept %u", pr.removed, pr.kept);
 
     /* 3 */
     pr = (struct prune){.older_ns = -1, .now_ns = now};
     one(&pr, dir, name);
-    EXPECT(access(g_path, F_OK) != 0 && pr.removed == 1, "control: the crashed recorder stayed");
-    EXPECT(leftovers(dir) == 0, "control left a private name in %s", dir);
+    CHECK(access(g_path, F_OK) != 0 && pr.removed == 1, "control: the crashed recorder stayed");
+    CHECK(leftovers(dir) == 0, "control left a private name in %s", dir);
 }
 
 static void test_durations(void)
@@ -180,8 +172,8 @@ static void test_durations(void)
               {"7d", 604800}, {"2w", 1209600}, {"007d", 604800}, {"106751d", 106751LL * 86400}};
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
         int64_t ns = -1;
-        EXPECT(gt_parse_duration(ok[i].s, &ns) == 0 && ns == ok[i].sec * 1000000000,
-               "'%s' -> %lld ns", ok[i].s, (long long)ns);
+        CHECK(gt_parse_duration(ok[i].s, &ns) == 0 && ns == ok[i].sec * 1000000000,
+              "'%s' -> %lld ns", ok[i].s, (long long)ns);
     }
     static const char *bad[] = {"",
                                 "12",
@@ -202,8 +194,8 @@ static void test_durations(void)
                                 "9223372036854775807s"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         int64_t ns = -1;
-        EXPECT(gt_parse_duration(bad[i], &ns) != 0, "'%s' accepted as %lld ns", bad[i],
-               (long long)ns);
+        CHECK(gt_parse_duration(bad[i], &ns) != 0, "'%s' accepted as %lld ns", bad[i],
+              (long long)ns);
     }
 }
 

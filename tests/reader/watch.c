@@ -22,22 +22,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/check.h"
+
 #include "common/recfile.h"
 #include "tests/reader/fixture.h"
 #include "tools/model.h"
 #include "tools/watch_frame.h"
 
-static int failures;
-#define EXPECT(cond, ...)                                                                          \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                 \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-        }                                                                                          \
-    } while (0)
-
+static int failures; /* tests/check.h counts here */
 #define MAXREC 64
 #define PER_SCALE_MSGS 2000ull            /* fixture: 1000 sends + 1000 receives per scale */
 #define PER_SCALE_BYTES (2000ull * 65536) /* their bytes */
@@ -103,10 +95,10 @@ static void test_rates(void)
     add(&s, a);
     add(&s, b);
     frame(&w, &s, 10.0, START_NS + 5000000000ll, &f);
-    EXPECT(!f.total.known && f.dt == 0, "first frame: total known %d, dt %g", f.total.known, f.dt);
+    CHECK(!f.total.known && f.dt == 0, "first frame: total known %d, dt %g", f.total.known, f.dt);
     for (size_t i = 0; i < f.nrows; i++)
-        EXPECT(!f.rows[i].rate.known, "first frame: row %s has a rate", f.rows[i].name);
-    EXPECT(f.nrows == 3, "2 processes + 1 communicator: %zu rows", f.nrows);
+        CHECK(!f.rows[i].rate.known, "first frame: row %s has a rate", f.rows[i].name);
+    CHECK(f.nrows == 3, "2 processes + 1 communicator: %zu rows", f.nrows);
     gt_watch_frame_free(&f);
 
     /* a's counters tripled, b's unchanged; 2 s later */
@@ -118,22 +110,22 @@ static void test_rates(void)
     const struct gt_watch_row *ra = row(&f, "proc node-a:11 rank 0"),
                               *rb = row(&f, "proc node-b:22 rank 1"),
                               *rc = row(&f, "comm 0xc0ffee");
-    EXPECT(ra && rb && rc, "rows present");
+    CHECK(ra && rb && rc, "rows present");
     if (ra && rb && rc) {
         double want_b = 2.0 * PER_SCALE_BYTES / 2.0, want_m = 2.0 * PER_SCALE_MSGS / 2.0,
                want_r = 2.0 * (double)regs1 / 2.0;
-        EXPECT(ra->rate.known && ra->rate.bytes == want_b && ra->rate.msgs == want_m &&
-                   ra->rate.regs == want_r,
-               "a: known %d %g B/s %g msg/s %g reg/s, want %g %g %g", ra->rate.known,
-               ra->rate.bytes, ra->rate.msgs, ra->rate.regs, want_b, want_m, want_r);
-        EXPECT(rb->rate.known && rb->rate.bytes == 0 && rb->rate.msgs == 0 && rb->rate.regs == 0,
-               "b unchanged: %g %g %g", rb->rate.bytes, rb->rate.msgs, rb->rate.regs);
-        EXPECT(rc->rate.known && rc->rate.bytes == want_b && rc->rate.msgs == want_m,
-               "comm: %g %g, want %g %g", rc->rate.bytes, rc->rate.msgs, want_b, want_m);
-        EXPECT(f.total.known && f.total.bytes == want_b && f.total.regs == want_r && f.dt == 2.0,
-               "total %g B/s %g reg/s over %g s", f.total.bytes, f.total.regs, f.dt);
-        EXPECT(f.nknown == 2 && f.nnew == 0 && f.ngone == 0, "known %zu new %zu gone %zu", f.nknown,
-               f.nnew, f.ngone);
+        CHECK(ra->rate.known && ra->rate.bytes == want_b && ra->rate.msgs == want_m &&
+                  ra->rate.regs == want_r,
+              "a: known %d %g B/s %g msg/s %g reg/s, want %g %g %g", ra->rate.known, ra->rate.bytes,
+              ra->rate.msgs, ra->rate.regs, want_b, want_m, want_r);
+        CHECK(rb->rate.known && rb->rate.bytes == 0 && rb->rate.msgs == 0 && rb->rate.regs == 0,
+              "b unchanged: %g %g %g", rb->rate.bytes, rb->rate.msgs, rb->rate.regs);
+        CHECK(rc->rate.known && rc->rate.bytes == want_b && rc->rate.msgs == want_m,
+              "comm: %g %g, want %g %g", rc->rate.bytes, rc->rate.msgs, want_b, want_m);
+        CHECK(f.total.known && f.total.bytes == want_b && f.total.regs == want_r && f.dt == 2.0,
+              "total %g B/s %g reg/s over %g s", f.total.bytes, f.total.regs, f.dt);
+        CHECK(f.nknown == 2 && f.nnew == 0 && f.ngone == 0, "known %zu new %zu gone %zu", f.nknown,
+              f.nnew, f.ngone);
     }
     gt_watch_frame_free(&f);
 
@@ -160,20 +152,20 @@ static void test_rates(void)
     ra = row(&f, "proc node-a:11 rank 0");
     const struct gt_watch_row *rcc = row(&f, "proc node-c:33 rank 2"),
                               *rd = row(&f, "proc node-d:44 rank 3");
-    EXPECT(ra && rcc && rd, "rows present");
+    CHECK(ra && rcc && rd, "rows present");
     if (ra && rcc && rd) {
-        EXPECT(ra->rate.known && ra->rate.msgs == PER_SCALE_MSGS / 4.0, "reset: %g msg/s, want %g",
-               ra->rate.msgs, PER_SCALE_MSGS / 4.0);
-        EXPECT(!rcc->rate.known, "a process running before, never sampled, has no rate");
-        EXPECT(rd->rate.known && rd->rate.bytes == PER_SCALE_BYTES / 4.0,
-               "started since: %g B/s, want %g", rd->rate.bytes, PER_SCALE_BYTES / 4.0);
-        EXPECT(f.nnew == 2 && f.ngone == 1 && f.nknown == 2, "new %zu gone %zu known %zu", f.nnew,
-               f.ngone, f.nknown);
-        EXPECT(f.total.msgs == 2 * PER_SCALE_MSGS / 4.0, "total %g msg/s", f.total.msgs);
+        CHECK(ra->rate.known && ra->rate.msgs == PER_SCALE_MSGS / 4.0, "reset: %g msg/s, want %g",
+              ra->rate.msgs, PER_SCALE_MSGS / 4.0);
+        CHECK(!rcc->rate.known, "a process running before, never sampled, has no rate");
+        CHECK(rd->rate.known && rd->rate.bytes == PER_SCALE_BYTES / 4.0,
+              "started since: %g B/s, want %g", rd->rate.bytes, PER_SCALE_BYTES / 4.0);
+        CHECK(f.nnew == 2 && f.ngone == 1 && f.nknown == 2, "new %zu gone %zu known %zu", f.nnew,
+              f.ngone, f.nknown);
+        CHECK(f.total.msgs == 2 * PER_SCALE_MSGS / 4.0, "total %g msg/s", f.total.msgs);
         /* the world communicator: a (known) and c (unknown): a's share only */
         rc = row(&f, "comm 0xc0ffee");
-        EXPECT(rc && rc->rate.known && rc->rate.msgs == PER_SCALE_MSGS / 4.0,
-               "comm with a member without a rate: %g", rc ? rc->rate.msgs : -1);
+        CHECK(rc && rc->rate.known && rc->rate.msgs == PER_SCALE_MSGS / 4.0,
+              "comm with a member without a rate: %g", rc ? rc->rate.msgs : -1);
     }
     gt_watch_frame_free(&f);
     clear(&s);
@@ -208,14 +200,14 @@ static void test_order(void)
     struct set s = {.n = 0};
     make_mixed(&s, 28, "node-");
     frame(&w, &s, 1.0, START_NS, &f);
-    EXPECT(f.nrows > 28, "%zu rows", f.nrows);
-    EXPECT(f.nrows && f.rows[0].verdict == GT_V_ERROR, "first row %s", f.rows[0].name);
+    CHECK(f.nrows > 28, "%zu rows", f.nrows);
+    CHECK(f.nrows && f.rows[0].verdict == GT_V_ERROR, "first row %s", f.rows[0].name);
     for (size_t i = 1; i < f.nrows; i++) {
         const struct gt_watch_row *p = &f.rows[i - 1], *q = &f.rows[i];
-        EXPECT(tier(p->verdict) <= tier(q->verdict), "row %zu %s (%s) after %s (%s)", i, q->name,
-               gt_verdict_name(q->verdict), p->name, gt_verdict_name(p->verdict));
+        CHECK(tier(p->verdict) <= tier(q->verdict), "row %zu %s (%s) after %s (%s)", i, q->name,
+              gt_verdict_name(q->verdict), p->name, gt_verdict_name(p->verdict));
         if (p->verdict == q->verdict)
-            EXPECT(p->kind <= q->kind, "row %zu: a communicator after a process of its verdict", i);
+            CHECK(p->kind <= q->kind, "row %zu: a communicator after a process of its verdict", i);
     }
     gt_watch_frame_free(&f);
     clear(&s);
@@ -262,22 +254,22 @@ static char *render_check(const struct gt_watch_frame *f, int rows, int cols, in
         char *e = strchr(p, '\n');
         size_t l = e ? (size_t)(e - p) : strlen(p);
         lines++;
-        EXPECT(!cols || cols_of(p, l) <= (size_t)cols, "%dx%d%s: line %d is %zu columns: %.*s",
-               rows, cols, tty ? " tty" : "", lines, cols_of(p, l), (int)l, p);
+        CHECK(!cols || cols_of(p, l) <= (size_t)cols, "%dx%d%s: line %d is %zu columns: %.*s", rows,
+              cols, tty ? " tty" : "", lines, cols_of(p, l), (int)l, p);
         if (tty && lines <= n)
-            EXPECT(e ? l >= 3 && !memcmp(p + l - 3, "\033[K", 3)
-                     : l >= 6 && !memcmp(p + l - 6, "\033[K\033[J", 6),
-                   "tty line %d does not end clearing: %.*s", lines, (int)l, p);
+            CHECK(e ? l >= 3 && !memcmp(p + l - 3, "\033[K", 3)
+                    : l >= 6 && !memcmp(p + l - 6, "\033[K\033[J", 6),
+                  "tty line %d does not end clearing: %.*s", lines, (int)l, p);
         if (!e)
             break;
         p = e + 1;
         if (!tty && !*p)
             break;
     }
-    EXPECT(!rows || lines <= rows, "%dx%d: %d lines", rows, cols, lines);
-    EXPECT(lines == n, "%dx%d: render says %d lines, wrote %d", rows, cols, n, lines);
+    CHECK(!rows || lines <= rows, "%dx%d: %d lines", rows, cols, lines);
+    CHECK(lines == n, "%dx%d: render says %d lines, wrote %d", rows, cols, n, lines);
     if (tty)
-        EXPECT(len >= 3 && !strcmp(buf + len - 3, "\033[J"), "tty frame does not end with ESC[J");
+        CHECK(len >= 3 && !strcmp(buf + len - 3, "\033[J"), "tty frame does not end with ESC[J");
     *nlines = lines;
     return buf;
 }
@@ -311,22 +303,22 @@ static void test_fit(void)
                 snprintf(want, sizeof(want), "\xe2\x80\xa6 %zu more (use gdrtrace summary)",
                          f.nrows - shown);
                 if (sizes[i][1] >= 40)
-                    EXPECT(strstr(out, want) != NULL, "%dx%d: no '%s' in:\n%s", sizes[i][0],
-                           sizes[i][1], want, out);
-                EXPECT(n == sizes[i][0], "%dx%d: %d lines, want all of them", sizes[i][0],
-                       sizes[i][1], n);
+                    CHECK(strstr(out, want) != NULL, "%dx%d: no '%s' in:\n%s", sizes[i][0],
+                          sizes[i][1], want, out);
+                CHECK(n == sizes[i][0], "%dx%d: %d lines, want all of them", sizes[i][0],
+                      sizes[i][1], n);
             }
             if (i == 0 && !tty) {
-                EXPECT(!strncmp(out, "all ERROR", 9), "the verdict line first: %.40s", out);
-                EXPECT(strstr(out, "\xe2\x80\xa6") != NULL, "30x80: nothing cut with '…'");
+                CHECK(!strncmp(out, "all ERROR", 9), "the verdict line first: %.40s", out);
+                CHECK(strstr(out, "\xe2\x80\xa6") != NULL, "30x80: nothing cut with '…'");
             }
             free(out);
         }
     /* no limit: every row, nothing cut */
     int n;
     char *out = render_check(&f, 0, 0, 0, &n);
-    EXPECT((size_t)n == f.nrows + 4, "no limit: %d lines for %zu rows", n, f.nrows);
-    EXPECT(!strstr(out, "more (use"), "no limit: rows left out");
+    CHECK((size_t)n == f.nrows + 4, "no limit: %d lines for %zu rows", n, f.nrows);
+    CHECK(!strstr(out, "more (use"), "no limit: rows left out");
     free(out);
     gt_watch_frame_free(&f);
     clear(&s);
@@ -342,8 +334,8 @@ static void test_escape(void)
     frame(&w, &s, 1.0, START_NS, &f);
     int n;
     char *out = render_check(&f, 30, 100, 0, &n);
-    EXPECT(!strchr(out, '\033'), "an escape byte reached the output:\n%s", out);
-    EXPECT(strstr(out, "\nFORGED") == NULL, "a forged line:\n%s", out);
+    CHECK(!strchr(out, '\033'), "an escape byte reached the output:\n%s", out);
+    CHECK(strstr(out, "\nFORGED") == NULL, "a forged line:\n%s", out);
     free(out);
     gt_watch_frame_free(&f);
     clear(&s);
