@@ -37,7 +37,11 @@ for c in $CASES; do
     esac
     echo "$vars" > "$d/command.txt"
     # shellcheck disable=SC2086
+    # PyTorch's NCCL flight recorder: each rank's collectives with their
+    # states, dumped when the process group's timeout (GT_PG_TIMEOUT) passes.
     env $vars GT_PY_STACKS_AFTER=$((WAIT - 8)) GT_BTDUMP_DIR="$d" \
+        GT_PG_TIMEOUT=$((WAIT - 6)) TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 \
+        TORCH_NCCL_ENABLE_TIMING=1 TORCH_NCCL_DEBUG_INFO_TEMP_FILE="$d/fr.rank" \
         LD_PRELOAD="$ROOT/build/gpu/libbtdump.so" python3 tests/gpu/train_ddp.py run --out "$d/losses" --steps 5 \
         --timeout $((WAIT + 15)) > "$d/stdout.txt" 2> "$d/stderr.txt" &
     top=$!
@@ -51,16 +55,21 @@ for c in $CASES; do
             for t in /proc/$p/task/*; do
                 echo "  tid ${t##*/} $(cat "$t/comm") wchan=$(cat "$t/wchan" 2> /dev/null) syscall=$(cut -d' ' -f1 "$t/syscall" 2> /dev/null)"
             done
-            # every thread's native stack (btdump.c), tgkill per thread
-            for t in /proc/$p/task/*; do
-                python3 -c 'import ctypes,sys; ctypes.CDLL(None).syscall(234, int(sys.argv[1]), int(sys.argv[2]), 37)' \
-                    "$p" "${t##*/}" 2> /dev/null
+            # every thread's native stack (btdump.c), tgkill per thread; twice,
+            # a second apart, so a thread that moves is told from one that waits
+            for round in 1 2; do
+                for t in /proc/$p/task/*; do
+                    python3 -c 'import ctypes,sys; ctypes.CDLL(None).syscall(234, int(sys.argv[1]), int(sys.argv[2]), 37)' \
+                        "$p" "${t##*/}" 2> /dev/null
+                done
+                sleep 1
             done
             if command -v gdb > /dev/null; then
                 timeout 60 gdb -p "$p" -batch -ex 'set pagination off' \
                     -ex 'thread apply all bt 14' 2>&1 | grep -E '^Thread|^#' | cut -c1-220
             fi
         done
+        nvidia-smi 2>&1 | tail -n 12
     } > "$d/stacks.txt" 2>&1
     wait $top
     echo "$?" > "$d/rc"
@@ -76,6 +85,18 @@ for c in $CASES; do
             *) echo "$line" ;;
             esac
         done < "$f" > "$f.resolved"
+    done
+    # the flight recorder's dumps (pickles), as text
+    for f in "$d"/fr.rank*; do
+        [ -f "$f" ] || continue
+        python3 - "$f" > "$f.txt" 2>&1 << 'EOF'
+import pickle, sys
+d = pickle.load(open(sys.argv[1], "rb"))
+for e in d.get("entries", []):
+    print(e.get("record_id"), e.get("pg_id"), e.get("collective_seq_id"), e.get("p2p_seq_id"),
+          e.get("profiling_name"), e.get("state"), e.get("input_sizes"),
+          e.get("time_discovered_started_ns"), e.get("time_discovered_completed_ns"))
+EOF
     done
     "$TOOL" summary --no-bars "$d/rec" > "$d/summary.txt" 2>&1
     "$TOOL" dump -o "$d/recorders.zst" "$d/rec" > /dev/null 2>&1

@@ -50,8 +50,15 @@ def worker(args):
     dev = torch.device("cuda", 0)
     torch.cuda.set_device(dev)
 
+    # GT_PG_TIMEOUT=N: the process group's timeout in seconds, so that PyTorch's
+    # NCCL flight recorder (TORCH_NCCL_TRACE_BUFFER_SIZE, TORCH_NCCL_DUMP_ON_TIMEOUT)
+    # dumps each rank's collectives and their states when a run stalls.
+    extra = {}
+    if os.environ.get("GT_PG_TIMEOUT"):
+        import datetime
+        extra["timeout"] = datetime.timedelta(seconds=float(os.environ["GT_PG_TIMEOUT"]))
     dist.init_process_group("nccl", init_method="file://" + args.store, rank=rank,
-                            world_size=world, device_id=dev)
+                            world_size=world, device_id=dev, **extra)
 
     V, T, D, H, L, B = 512, 64, 256, 4, 4, 32
 
