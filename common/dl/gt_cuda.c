@@ -114,6 +114,19 @@ static gt_CUresult s_ctx_set(gt_CUcontext c)
     (void)c;
     return stub_ret;
 }
+static gt_CUresult s_ctx_create(gt_CUcontext *c, unsigned int f, gt_CUdevice d)
+{
+    (void)f, (void)d;
+    if (c)
+        *c = NULL;
+    return stub_ret;
+}
+static gt_CUresult s_ctx_pop(gt_CUcontext *c)
+{
+    if (c)
+        *c = NULL;
+    return stub_ret;
+}
 static gt_CUresult s_retain(gt_CUcontext *c, gt_CUdevice d)
 {
     (void)c, (void)d;
@@ -216,6 +229,9 @@ static void fill_stubs(struct gt_cu_fns *t)
     FILL(primary_ctx_release, s_release);
     FILL(get_error_string, s_errstr);
     FILL(mem_get_handle_for_address_range, s_export_unsupported);
+    FILL(ctx_create, s_ctx_create);
+    FILL(ctx_pop_current, s_ctx_pop);
+    FILL(ctx_destroy, s_ctx_set);
     FILL(stream_create, s_sc);
     FILL(stream_destroy, s_sd);
     FILL(stream_query, s_sd);
@@ -328,6 +344,9 @@ static int do_load(void)
     else
         snprintf(gt_cu.why_dmabuf_export, sizeof(gt_cu.why_dmabuf_export),
                  "%s lacks cuMemGetHandleForAddressRange (driver < CUDA 11.7)", name);
+    resolve(h, "cuCtxCreate_v2", &gt_cu.ctx_create, sizeof(gt_cu.ctx_create));
+    resolve(h, "cuCtxPopCurrent_v2", &gt_cu.ctx_pop_current, sizeof(gt_cu.ctx_pop_current));
+    resolve(h, "cuCtxDestroy_v2", &gt_cu.ctx_destroy, sizeof(gt_cu.ctx_destroy));
     for (size_t i = 0; i < N_ASYNC; i++)
         resolve(h, async_syms[i].name, (char *)&gt_cu + async_syms[i].off, sizeof(void (*)(void)));
     const char *missing = NULL;

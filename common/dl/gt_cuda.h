@@ -96,6 +96,11 @@ struct gt_cu_fns {
                                      gt_CUstream stream);
     gt_CUresult (*mem_host_alloc)(void **p, size_t bytes, unsigned int flags);
     gt_CUresult (*mem_free_host)(void *p);
+    /* optional: a context of our own (plugin/gpumem's copy context), so the
+     * layer's copies never queue or lock in the application's context. */
+    gt_CUresult (*ctx_create)(gt_CUcontext *ctx, unsigned int flags, gt_CUdevice dev);
+    gt_CUresult (*ctx_pop_current)(gt_CUcontext *ctx);
+    gt_CUresult (*ctx_destroy)(gt_CUcontext ctx);
 
     int loaded;            /* library present and cuInit(0) succeeded */
     int driver_version;    /* e.g. 12040, 0 if unknown */

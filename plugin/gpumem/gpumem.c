@@ -103,7 +103,41 @@ static struct {
     int probed;
     int refs; /* live contexts: the first re-reads the settings and re-probes */
     struct gt_reg_dev reg[GM_MAX_DEVS];
+    /* GDRTRACE_GPUMEM_COPY_CONTEXT=own: the copies run in a context the
+     * layer created per CUDA device, not in the buffers' (the application's) */
+    int own_ctx_wanted;
+    gt_CUcontext own_ctx[GM_MAX_DEVS];
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The context the copies of a buffer in `app` (device `ordinal`) run in:
+ * the layer's own for that device when wanted and creatable, else `app`. */
+static gt_CUcontext copy_ctx(gt_CUcontext app, int ordinal)
+{
+    if (!g.own_ctx_wanted || ordinal < 0 || ordinal >= GM_MAX_DEVS)
+        return app;
+    pthread_mutex_lock(&g.lock);
+    if (!g.own_ctx[ordinal]) {
+        gt_CUdevice d = 0;
+        gt_CUcontext made = NULL, popped = NULL;
+        gt_CUresult r = gt_cu.device_get(&d, ordinal);
+        if (r == GT_CUDA_SUCCESS)
+            r = gt_cu.ctx_create(&made, 0, d);
+        if (r == GT_CUDA_SUCCESS) {
+            gt_cu.ctx_pop_current(&popped); /* cuCtxCreate pushed it */
+            g.own_ctx[ordinal] = made;
+            GT_INFO(GT_LOGSUB_INIT | GT_LOGSUB_NET,
+                    "gpumem: copies of device %d run in a context of the layer's own", ordinal);
+        } else {
+            GT_WARN("gpumem: no context of the layer's own on device %d (%s); copies run in "
+                    "the buffers' context",
+                    ordinal, gt_cu_errstr(r));
+            g.own_ctx_wanted = 0;
+        }
+    }
+    gt_CUcontext c = g.own_ctx[ordinal] ? g.own_ctx[ordinal] : app;
+    pthread_mutex_unlock(&g.lock);
+    return c;
+}
 
 /* ---- refusing next to a real NIC ---------------------------------------- */
 
@@ -268,6 +302,8 @@ static gt_result gm_init(void **ctx, uint64_t comm_id, int has_comm_id,
 {
     pthread_mutex_lock(&g.lock);
     if (g.refs == 0) {
+        const char *cc = getenv("GDRTRACE_GPUMEM_COPY_CONTEXT");
+        g.own_ctx_wanted = cc && strcmp(cc, "own") == 0;
         gt_gpumem_read(&g.cfg, NULL, 1);
         gt_reg_policy_read(&g.pol, NULL, 0);
     }
@@ -436,9 +472,14 @@ static gt_result do_reg(void *comm, void *data, size_t size, int type, uint64_t 
     h->gpu = h->m->gpu;
     if (h->gpu) {
         gt_CUcontext ctx = NULL;
+        int ordinal = -1;
         if (gt_cu.pointer_get_attribute(&ctx, GT_CU_POINTER_ATTRIBUTE_CONTEXT,
                                         (gt_CUdeviceptr)(uintptr_t)data) == GT_CUDA_SUCCESS)
             h->ctx = ctx;
+        if (gt_cu.pointer_get_attribute(&ordinal, GT_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                        (gt_CUdeviceptr)(uintptr_t)data) != GT_CUDA_SUCCESS)
+            ordinal = -1;
+        h->ctx = copy_ctx(h->ctx, ordinal);
         if (!c->ctx)
             c->ctx = h->ctx;
         h->base = (uintptr_t)data;

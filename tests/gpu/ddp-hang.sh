@@ -33,6 +33,8 @@ for c in $CASES; do
     dmabuf) vars="$base" ;;
     gdrread0) vars="$base GDRTRACE_REG=peermem NCCL_NET_GDR_READ=0" ;;
     simple) vars="$base GDRTRACE_REG=peermem NCCL_PROTO=Simple" ;;
+    mc32) vars="$base GDRTRACE_REG=peermem CUDA_DEVICE_MAX_CONNECTIONS=32" ;;
+    ownctx) vars="$base GDRTRACE_REG=peermem GDRTRACE_GPUMEM_COPY_CONTEXT=own" ;;
     *) vars="$base $c" ;;
     esac
     echo "$vars" > "$d/command.txt"
