@@ -29,6 +29,19 @@ _Static_assert(CUDA_ERROR_NOT_READY == GT_CUDA_ERROR_NOT_READY, "CUresult value"
 _Static_assert(CU_STREAM_NON_BLOCKING == GT_CU_STREAM_NON_BLOCKING, "CUDA flag value");
 _Static_assert(CU_EVENT_DISABLE_TIMING == GT_CU_EVENT_DISABLE_TIMING, "CUDA flag value");
 _Static_assert(CU_MEMHOSTALLOC_PORTABLE == GT_CU_MEMHOSTALLOC_PORTABLE, "CUDA flag value");
+_Static_assert(CUDA_ERROR_NOT_PERMITTED == GT_CUDA_ERROR_NOT_PERMITTED, "CUresult value");
+_Static_assert(CUDA_ERROR_INVALID_HANDLE == GT_CUDA_ERROR_INVALID_HANDLE, "CUresult value");
+_Static_assert(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR ==
+                   GT_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+               "CUDA handle type value");
+_Static_assert(CU_MEM_LOCATION_TYPE_DEVICE == GT_CU_MEM_LOCATION_TYPE_DEVICE, "CUDA value");
+_Static_assert(CU_MEM_ACCESS_FLAGS_PROT_READWRITE == GT_CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+               "CUDA value");
+_Static_assert(CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS == GT_CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS,
+               "CUDA flag value");
+_Static_assert(CU_MEMHOSTREGISTER_PORTABLE == GT_CU_MEMHOSTREGISTER_PORTABLE, "CUDA flag value");
+_Static_assert(sizeof(CUmemAccessDesc) == sizeof(struct gt_CUmemAccessDesc), "CUDA struct size");
+_Static_assert(sizeof(CUipcMemHandle) == sizeof(gt_CUipcMemHandle), "CUDA struct size");
 #endif
 #endif
 
@@ -204,6 +217,77 @@ static gt_CUresult s_hfree(void *p)
     return GT_CUDA_ERROR_NOT_SUPPORTED;
 }
 
+/* The memory-sharing set: each entry point optional on its own. */
+static gt_CUresult s_by_bus(gt_CUdevice *d, const char *b)
+{
+    (void)d, (void)b;
+    return GT_CUDA_ERROR_NOT_SUPPORTED;
+}
+static gt_CUresult s_retain_h(gt_CUmemGenericAllocationHandle *h, void *a)
+{
+    (void)h, (void)a;
+    return GT_CUDA_ERROR_NOT_SUPPORTED;
+}
+static gt_CUresult s_export_h(void *o, gt_CUmemGenericAllocationHandle h, int t,
+                              unsigned long long f)
+{
+    (void)o, (void)h, (void)t, (void)f;
+    return GT_CUDA_ERROR_NOT_SUPPORTED;
+}
+static gt_CUresult s_import_h(gt_CUmemGenericAllocationHandle *h, void *o, int t)
+{
+    (void)h, (void)o, (void)t;
+    return GT_CUDA_ERROR_NOT_SUPPORTED;
+}
+static gt_CUresult s_release_h(gt_CUmemGenericAllocationHandle h)
+{
+    (void)h;
+    return GT_CUDA_ERROR_NOT_SUPPORTED;
+}
+static gt_CUresult s_reserve(gt_CUdeviceptr *p, size_t n, size_t al, gt_CUdeviceptr a,
+                             unsigned long long f)
+{
+    (void)p, (void)n, (void)al, (void)a, (void)f;
+    return GT_CUDA_ERROR_NOT_SUPPORTED;
+}
+static gt_CUresult s_va_free(gt_CUdeviceptr p, size_t n)
+{
+    (void)p, (void)n;
+    return GT_CUDA_ERROR_NOT_SUPPORTED;
+}
+static gt_CUresult s_map(gt_CUdeviceptr p, size_t n, size_t o, gt_CUmemGenericAllocationHandle h,
+                         unsigned long long f)
+{
+    (void)p, (void)n, (void)o, (void)h, (void)f;
+    return GT_CUDA_ERROR_NOT_SUPPORTED;
+}
+static gt_CUresult s_access(gt_CUdeviceptr p, size_t n, const struct gt_CUmemAccessDesc *d,
+                            size_t c)
+{
+    (void)p, (void)n, (void)d, (void)c;
+    return GT_CUDA_ERROR_NOT_SUPPORTED;
+}
+static gt_CUresult s_ipc_get(gt_CUipcMemHandle *h, gt_CUdeviceptr p)
+{
+    (void)h, (void)p;
+    return GT_CUDA_ERROR_NOT_SUPPORTED;
+}
+static gt_CUresult s_ipc_open(gt_CUdeviceptr *p, gt_CUipcMemHandle h, unsigned int f)
+{
+    (void)p, (void)h, (void)f;
+    return GT_CUDA_ERROR_NOT_SUPPORTED;
+}
+static gt_CUresult s_free_ns(gt_CUdeviceptr p)
+{
+    (void)p;
+    return GT_CUDA_ERROR_NOT_SUPPORTED;
+}
+static gt_CUresult s_host_reg(void *p, size_t n, unsigned int f)
+{
+    (void)p, (void)n, (void)f;
+    return GT_CUDA_ERROR_NOT_SUPPORTED;
+}
+
 static void fill_stubs(struct gt_cu_fns *t)
 {
 #define FILL(f, s)                                                                                 \
@@ -243,6 +327,21 @@ static void fill_stubs(struct gt_cu_fns *t)
     FILL(memcpy_dtoh_async, s_dtoh_a);
     FILL(mem_host_alloc, s_hal);
     FILL(mem_free_host, s_hfree);
+    FILL(device_get_by_pci_bus_id, s_by_bus);
+    FILL(mem_retain_allocation_handle, s_retain_h);
+    FILL(mem_export_to_shareable_handle, s_export_h);
+    FILL(mem_import_from_shareable_handle, s_import_h);
+    FILL(mem_release, s_release_h);
+    FILL(mem_address_reserve, s_reserve);
+    FILL(mem_address_free, s_va_free);
+    FILL(mem_map, s_map);
+    FILL(mem_unmap, s_va_free);
+    FILL(mem_set_access, s_access);
+    FILL(ipc_get_mem_handle, s_ipc_get);
+    FILL(ipc_open_mem_handle, s_ipc_open);
+    FILL(ipc_close_mem_handle, s_free_ns);
+    FILL(mem_host_register, s_host_reg);
+    FILL(mem_host_unregister, s_hfree);
 #undef FILL
 }
 
@@ -272,6 +371,29 @@ static const struct {
     {"cuMemFreeHost", offsetof(struct gt_cu_fns, mem_free_host)},
 };
 #define N_ASYNC (sizeof(async_syms) / sizeof(async_syms[0]))
+
+static const struct {
+    const char *name;
+    size_t off;
+} share_syms[] = {
+    {"cuDeviceGetByPCIBusId", offsetof(struct gt_cu_fns, device_get_by_pci_bus_id)},
+    {"cuMemRetainAllocationHandle", offsetof(struct gt_cu_fns, mem_retain_allocation_handle)},
+    {"cuMemExportToShareableHandle", offsetof(struct gt_cu_fns, mem_export_to_shareable_handle)},
+    {"cuMemImportFromShareableHandle",
+     offsetof(struct gt_cu_fns, mem_import_from_shareable_handle)},
+    {"cuMemRelease", offsetof(struct gt_cu_fns, mem_release)},
+    {"cuMemAddressReserve", offsetof(struct gt_cu_fns, mem_address_reserve)},
+    {"cuMemAddressFree", offsetof(struct gt_cu_fns, mem_address_free)},
+    {"cuMemMap", offsetof(struct gt_cu_fns, mem_map)},
+    {"cuMemUnmap", offsetof(struct gt_cu_fns, mem_unmap)},
+    {"cuMemSetAccess", offsetof(struct gt_cu_fns, mem_set_access)},
+    {"cuIpcGetMemHandle", offsetof(struct gt_cu_fns, ipc_get_mem_handle)},
+    {"cuIpcOpenMemHandle_v2", offsetof(struct gt_cu_fns, ipc_open_mem_handle)},
+    {"cuIpcCloseMemHandle", offsetof(struct gt_cu_fns, ipc_close_mem_handle)},
+    {"cuMemHostRegister_v2", offsetof(struct gt_cu_fns, mem_host_register)},
+    {"cuMemHostUnregister", offsetof(struct gt_cu_fns, mem_host_unregister)},
+};
+#define N_SHARE (sizeof(share_syms) / sizeof(share_syms[0]))
 
 /* All or none: a half-resolved set would mix real calls with stubs. */
 static int async_complete(const struct gt_cu_fns *t, const char **missing)
@@ -347,6 +469,8 @@ static int do_load(void)
     resolve(h, "cuCtxCreate_v2", &gt_cu.ctx_create, sizeof(gt_cu.ctx_create));
     resolve(h, "cuCtxPopCurrent_v2", &gt_cu.ctx_pop_current, sizeof(gt_cu.ctx_pop_current));
     resolve(h, "cuCtxDestroy_v2", &gt_cu.ctx_destroy, sizeof(gt_cu.ctx_destroy));
+    for (size_t i = 0; i < N_SHARE; i++)
+        resolve(h, share_syms[i].name, (char *)&gt_cu + share_syms[i].off, sizeof(void (*)(void)));
     for (size_t i = 0; i < N_ASYNC; i++)
         resolve(h, async_syms[i].name, (char *)&gt_cu + async_syms[i].off, sizeof(void (*)(void)));
     const char *missing = NULL;

@@ -59,6 +59,26 @@ typedef struct gt_CUevent_opaque *gt_CUevent;
 /* CUmemRangeHandleType */
 #define GT_CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD 1
 
+/* Sharing GPU memory with another process (plugin/gpumem's copier). */
+#define GT_CUDA_ERROR_INVALID_HANDLE 400
+#define GT_CUDA_ERROR_NOT_PERMITTED 800
+#define GT_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR 0x1 /* CUmemAllocationHandleType */
+#define GT_CU_MEM_LOCATION_TYPE_DEVICE 0x1
+#define GT_CU_MEM_ACCESS_FLAGS_PROT_READWRITE 0x3
+#define GT_CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS 0x1
+#define GT_CU_MEMHOSTREGISTER_PORTABLE 0x1
+typedef unsigned long long gt_CUmemGenericAllocationHandle;
+/* CUmemAccessDesc: {CUmemLocation {type, id}, CUmemAccess_flags} */
+struct gt_CUmemAccessDesc {
+    int location_type;
+    int location_id;
+    int flags;
+};
+/* CUipcMemHandle: 64 opaque bytes, passed by value to cuIpcOpenMemHandle */
+typedef struct {
+    char reserved[64];
+} gt_CUipcMemHandle;
+
 struct gt_cu_fns {
     gt_CUresult (*init)(unsigned int flags);
     gt_CUresult (*driver_get_version)(int *version);
@@ -101,6 +121,31 @@ struct gt_cu_fns {
     gt_CUresult (*ctx_create)(gt_CUcontext *ctx, unsigned int flags, gt_CUdevice dev);
     gt_CUresult (*ctx_pop_current)(gt_CUcontext *ctx);
     gt_CUresult (*ctx_destroy)(gt_CUcontext ctx);
+    /* optional: sharing GPU memory with the copier process (plugin/gpumem,
+     * GDRTRACE_GPUMEM_COPY_CONTEXT=process).  Each is resolved on its own;
+     * a missing one is a NOT_SUPPORTED stub and the caller names the call. */
+    gt_CUresult (*device_get_by_pci_bus_id)(gt_CUdevice *dev, const char *bus_id);
+    gt_CUresult (*mem_retain_allocation_handle)(gt_CUmemGenericAllocationHandle *h, void *addr);
+    gt_CUresult (*mem_export_to_shareable_handle)(void *shareable,
+                                                  gt_CUmemGenericAllocationHandle h, int type,
+                                                  unsigned long long flags);
+    gt_CUresult (*mem_import_from_shareable_handle)(gt_CUmemGenericAllocationHandle *h,
+                                                    void *os_handle, int type);
+    gt_CUresult (*mem_release)(gt_CUmemGenericAllocationHandle h);
+    gt_CUresult (*mem_address_reserve)(gt_CUdeviceptr *ptr, size_t size, size_t alignment,
+                                       gt_CUdeviceptr addr, unsigned long long flags);
+    gt_CUresult (*mem_address_free)(gt_CUdeviceptr ptr, size_t size);
+    gt_CUresult (*mem_map)(gt_CUdeviceptr ptr, size_t size, size_t offset,
+                           gt_CUmemGenericAllocationHandle h, unsigned long long flags);
+    gt_CUresult (*mem_unmap)(gt_CUdeviceptr ptr, size_t size);
+    gt_CUresult (*mem_set_access)(gt_CUdeviceptr ptr, size_t size,
+                                  const struct gt_CUmemAccessDesc *desc, size_t count);
+    gt_CUresult (*ipc_get_mem_handle)(gt_CUipcMemHandle *h, gt_CUdeviceptr ptr);
+    gt_CUresult (*ipc_open_mem_handle)(gt_CUdeviceptr *ptr, gt_CUipcMemHandle h,
+                                       unsigned int flags);
+    gt_CUresult (*ipc_close_mem_handle)(gt_CUdeviceptr ptr);
+    gt_CUresult (*mem_host_register)(void *p, size_t bytes, unsigned int flags);
+    gt_CUresult (*mem_host_unregister)(void *p);
 
     int loaded;            /* library present and cuInit(0) succeeded */
     int driver_version;    /* e.g. 12040, 0 if unknown */

@@ -19,9 +19,10 @@ TEST_SCRIPTS += tests/harness/check_exports.sh \
                 tests/harness/harness_sockbuf.sh tests/harness/harness_refsock.sh \
                 tests/harness/harness_nccl_env.sh
 
-# A stand-in libcuda with one "GPU" that can export DMA-BUF and no device
-# memory, loaded through GDRTRACE_CUDA_LIB: the GPU-memory validation layer
-# then offers GPU memory on a machine without a GPU (fake_cuda.c).
+# A stand-in libcuda with one "GPU" that can export DMA-BUF, loaded through
+# GDRTRACE_CUDA_LIB: the GPU-memory validation layer then offers GPU memory
+# on a machine without a GPU; its "device memory" is memfds another process
+# can map (cuMem export/import, IPC), as the copier process does (fake_cuda.c).
 FAKE_CUDA := $(BUILD)/tests/libfakecuda.so
 $(FAKE_CUDA): $(call obj,tests/harness/fake_cuda.c)
 	@mkdir -p $(dir $@)
