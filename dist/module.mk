@@ -11,6 +11,11 @@
 #                                            with nothing else, to prepend to
 #                                            LD_LIBRARY_PATH (not named "gdrtrace":
 #                                            the bare name is looked up there too)
+#   $(LIBEXECDIR)/gdrtrace/gdrtrace-gpumem-copier  the GPU-memory validation layer's
+#                                            copier process (docs/gpumem.md); the
+#                                            plugin finds it from its own folder
+#                                            (../libexec, ../../libexec) or by the
+#                                            path compiled in
 #   $(MANDIR)/man1/gdrtrace*.1, $(BASHCOMPDIR)/gdrtrace, $(DOCDIR)/
 #   $(SYSTEMDUNITDIR)/gdrtrace-export.{service,timer}  export into node_exporter's
 #                                            textfile folder every 30 s, installed
@@ -19,6 +24,7 @@
 # `make deb` builds the Debian package (debian/) with the same layout.
 BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
+LIBEXECDIR ?= $(PREFIX)/libexec
 MANDIR ?= $(PREFIX)/share/man
 DOCDIR ?= $(PREFIX)/share/doc/gdrtrace
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
@@ -55,6 +61,8 @@ install: all
 	install -m 0644 $(PLUGIN) $(DESTDIR)$(LIBDIR)/libnccl-net-gdrtrace.so
 	ln -sfn ../libnccl-net-gdrtrace.so $(DESTDIR)$(PLUGINDIR)/libnccl-net-gdrtrace.so
 	install -m 0755 $(TOOL) $(DESTDIR)$(BINDIR)/gdrtrace
+	install -d $(DESTDIR)$(LIBEXECDIR)/gdrtrace
+	install -m 0755 $(COPIER) $(DESTDIR)$(LIBEXECDIR)/gdrtrace/gdrtrace-gpumem-copier
 	install -m 0644 $(MAN_DIR)/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 $(COMPLETION) $(DESTDIR)$(BASHCOMPDIR)/gdrtrace
 	install -m 0644 README.md $(wildcard docs/*.md) $(DESTDIR)$(DOCDIR)/
@@ -71,8 +79,10 @@ uninstall:
 	    $(DESTDIR)$(PLUGINDIR)/libnccl-net-gdrtrace.so $(DESTDIR)$(BASHCOMPDIR)/gdrtrace \
 	    $(DESTDIR)$(MANDIR)/man1/gdrtrace.1 $(DESTDIR)$(MANDIR)/man1/gdrtrace-*.1 \
 	    $(DESTDIR)$(SYSTEMDUNITDIR)/gdrtrace-export.service \
-	    $(DESTDIR)$(SYSTEMDUNITDIR)/gdrtrace-export.timer
+	    $(DESTDIR)$(SYSTEMDUNITDIR)/gdrtrace-export.timer \
+	    $(DESTDIR)$(LIBEXECDIR)/gdrtrace/gdrtrace-gpumem-copier
 	rm -rf $(DESTDIR)$(DOCDIR)
+	-rmdir $(DESTDIR)$(LIBEXECDIR)/gdrtrace 2>/dev/null
 	-rmdir $(DESTDIR)$(PLUGINDIR) 2>/dev/null
 	@dist/ldcache.sh uninstall "$(DESTDIR)" $(LIBDIR)
 

@@ -25,12 +25,24 @@
  * completed.
  * Failure (gt_net.h F4): the first failure of a comm is kept in c->fail and
  * described again by every later call on it.
+ *
+ * GDRTRACE_GPUMEM_COPY_CONTEXT=process: no CUDA call of the data path is
+ * made in this process.  A GPU registration is imported by the copier
+ * process (copier_client.c) and its mirror is a shared memfd the copier
+ * pins; a comm holds one block of the shared command region, slot i for
+ * request slot i.  isend posts the GPU-to-host copy to slot i, test()
+ * posts the host-to-GPU copy of a finished receive; completion is the
+ * slot's DONE (acquire load), and every 1024th poll of a pending copy asks
+ * whether the copier still runs, so a dead copier fails the comm instead of
+ * hanging it.  Registrations above GM_MIRROR_MAX are refused in this mode
+ * (docs/gpumem.md says why).
  */
 #include "plugin/gpumem/gpumem.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,12 +50,15 @@
 #include "common/dl/gt_cuda.h"
 #include "common/log.h"
 #include "common/settings.h"
+#include "plugin/gpumem/copier_client.h"
 
 #define GM_MAX_DEVS 16
 #define GM_SLOTS 64                       /* requests per comm; NCCL keeps at most 32 outstanding */
 #define GM_MIRROR_MAX ((size_t)256 << 20) /* larger registrations: per-slot staging */
 #define COMM_MAGIC 0x474d434du
 #define MH_MAGIC 0x474d4d48u
+_Static_assert(GM_SLOTS == GMC_SLOTS_PER_BLOCK, "one copier command slot per request slot");
+#define GM_ALIVE_EVERY 1024 /* polls of a pending copier copy between liveness checks */
 
 enum { R_FREE, R_COPY_OUT, R_WAIT_POST, R_POSTED, R_COPY_IN, R_FLUSH };
 
@@ -66,6 +81,9 @@ struct gm_req {
     void *stage; /* pinned, stage_cap bytes; kept across uses of the slot */
     size_t stage_cap;
     gt_CUevent ev;
+    uint32_t reg; /* process: the registration's id in the copier */
+    uint64_t off; /* process: data's offset in it (and in its mirror) */
+    unsigned polls;
 };
 
 struct gm_comm {
@@ -79,6 +97,9 @@ struct gm_comm {
     struct gt_net_failure fail;
     void **retired; /* outgrown slot buffers, freed at close */
     int nretired, cap_retired;
+    struct gmc_region *region; /* process: the copier's, and this comm's block in it */
+    struct gmc_cmd *cmds;
+    uint32_t gen;
     struct gm_req r[GM_SLOTS];
 };
 
@@ -91,7 +112,8 @@ struct gm_mh {
     gt_CUcontext ctx;
     uintptr_t base; /* the registered range [base, base + size) */
     size_t size;
-    void *mirror; /* pinned, size bytes; NULL: per-slot staging */
+    void *mirror;               /* pinned, size bytes; NULL: per-slot staging */
+    struct gt_gpumem_creg creg; /* process: the copier's import; creg.mirror = mirror */
 };
 
 static struct {
@@ -104,7 +126,8 @@ static struct {
     int refs; /* live contexts: the first re-reads the settings and re-probes */
     struct gt_reg_dev reg[GM_MAX_DEVS];
     /* GDRTRACE_GPUMEM_COPY_CONTEXT=own: the copies run in a context the
-     * layer created per CUDA device, not in the buffers' (the application's) */
+     * layer created per CUDA device, not in the buffers' (the application's);
+     * =process: in the copier process (g.cfg.copy_context) */
     int own_ctx_wanted;
     gt_CUcontext own_ctx[GM_MAX_DEVS];
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -302,9 +325,8 @@ static gt_result gm_init(void **ctx, uint64_t comm_id, int has_comm_id,
 {
     pthread_mutex_lock(&g.lock);
     if (g.refs == 0) {
-        const char *cc = getenv("GDRTRACE_GPUMEM_COPY_CONTEXT");
-        g.own_ctx_wanted = cc && strcmp(cc, "own") == 0;
         gt_gpumem_read(&g.cfg, NULL, 1);
+        g.own_ctx_wanted = g.cfg.copy_context == GT_GPUMEM_COPY_OWN;
         gt_reg_policy_read(&g.pol, NULL, 0);
     }
     char why[160];
@@ -438,6 +460,52 @@ static int comm_dev(struct gm_comm *c)
     return 0;
 }
 
+/* Process mode: the copier imports [a, a + size) and pins its shared
+ * mirror; the comm gets its block of command slots on its first GPU
+ * registration.  On failure the registration is refused, the cause named. */
+static gt_result reg_in_copier(struct gm_comm *c, struct gm_mh *h, uintptr_t a, size_t size,
+                               struct gt_reg_report *report)
+{
+    char why[GMC_TEXT + 64];
+    int err = 0;
+    if (size > GM_MIRROR_MAX) {
+        snprintf(why, sizeof(why),
+                 "%zu bytes is over the %zu-byte staging limit of "
+                 "GDRTRACE_GPUMEM_COPY_CONTEXT=process",
+                 size, GM_MIRROR_MAX);
+        err = EFBIG;
+    } else {
+        err = gt_gpumem_copier_import(a, size, &h->creg, why, sizeof(why));
+    }
+    if (!err && !c->cmds) {
+        c->cmds = gt_gpumem_copier_block_get(&c->region, &c->gen, why, sizeof(why));
+        if (!c->cmds) {
+            gt_gpumem_copier_release(&h->creg);
+            err = EBUSY;
+        }
+    }
+    if (!err && h->creg.gen != c->gen) {
+        snprintf(why, sizeof(why),
+                 "the copier process was restarted after this comm's first "
+                 "GPU registration");
+        gt_gpumem_copier_release(&h->creg);
+        err = ESTALE;
+    }
+    if (err) {
+        report->reason = report->method == GT_METHOD_DMABUF ? GT_REASON_DMABUF_REG_FAILED
+                                                            : GT_REASON_PEERMEM_REG_FAILED;
+        report->method = GT_METHOD_FAILED;
+        report->err = err;
+        GT_WARN("gpumem: GPU buffer %p (%zu bytes) refused: copier: %s", (void *)a, size, why);
+        return gt_net_fail(GT_SYSTEM_ERROR, report->reason, err,
+                           "gpumem: GPU buffer refused: copier: %s", why);
+    }
+    h->mirror = h->creg.mirror;
+    h->base = a;
+    h->size = size;
+    return GT_OK;
+}
+
 static gt_result do_reg(void *comm, void *data, size_t size, int type, uint64_t offset, int fd,
                         void **mhandle, struct gt_reg_report *report)
 {
@@ -470,7 +538,14 @@ static gt_result do_reg(void *comm, void *data, size_t size, int type, uint64_t 
     h->magic = MH_MAGIC;
     h->dev = dev;
     h->gpu = h->m->gpu;
-    if (h->gpu) {
+    if (h->gpu && g.cfg.copy_context == GT_GPUMEM_COPY_PROCESS) {
+        rc = reg_in_copier(c, h, (uintptr_t)data, size, report);
+        if (rc != GT_OK) {
+            gt_reg_deregister(&g.reg[dev], h->m);
+            free(h);
+            return rc;
+        }
+    } else if (h->gpu) {
         gt_CUcontext ctx = NULL;
         int ordinal = -1;
         if (gt_cu.pointer_get_attribute(&ctx, GT_CU_POINTER_ATTRIBUTE_CONTEXT,
@@ -551,7 +626,9 @@ static gt_result gm_dereg_mr(void *comm, void *mhandle)
     if (h->inner_mh)
         rc = g.inner->dereg_mr(c->inner, h->inner_mh);
     gt_result r2 = gt_reg_deregister(&g.reg[h->dev], h->m);
-    if (h->mirror) {
+    if (h->creg.mirror) {
+        gt_gpumem_copier_release(&h->creg);
+    } else if (h->mirror) {
         /* NCCL deregisters after its requests on the buffer completed. */
         gt_CUcontext prev;
         ctx_in(h->ctx, &prev);
@@ -597,6 +674,68 @@ static void release(struct gm_req *q)
     q->inner_req = NULL;
 }
 
+/* ---- process mode: copies by the copier ---------------------------------- */
+
+/* q's range in its registration h (and in h's mirror); 0 when inside. */
+static int copier_range(struct gm_req *q, const struct gm_mh *h, size_t size)
+{
+    uintptr_t a = (uintptr_t)q->data;
+    if (!h->creg.mirror || a < h->base || size > h->size || a - h->base > h->size - size)
+        return -1;
+    q->reg = h->creg.reg;
+    q->off = a - h->base;
+    q->buf = (char *)h->mirror + q->off;
+    q->polls = 0;
+    return 0;
+}
+
+__attribute__((format(printf, 2, 3))) static gt_result copier_fail(struct gm_comm *c,
+                                                                   const char *fmt, ...)
+{
+    if (c->fail_res == GT_OK) {
+        c->fail_res = GT_UNHANDLED_CUDA_ERROR;
+        c->fail.reason = GT_REASON_TRANSPORT_ERROR;
+        c->fail.err = 0;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(c->fail.text, sizeof(c->fail.text), fmt, ap);
+        va_end(ap);
+    }
+    return failed(c);
+}
+
+/* 1 when slot q's copy completed, 0 while pending; else the comm failed
+ * (*rc).  No system call but one poll() every GM_ALIVE_EVERY polls. */
+static int copier_done(struct gm_comm *c, struct gm_req *q, gt_result *rc)
+{
+    struct gmc_cmd *cmd = &c->cmds[q - c->r];
+    uint32_t st = gt_gpumem_copier_state(cmd);
+    if (st == GMC_DONE)
+        return 1;
+    if (st == GMC_FAILED) {
+        if (cmd->call == GMC_CALL_BADREG)
+            *rc = copier_fail(c, "gpumem: copier: %s (registration %u)", gmc_call_name(cmd->call),
+                              q->reg);
+        else
+            *rc = copier_fail(c, "gpumem: copier: %s failed: %s (%d)", gmc_call_name(cmd->call),
+                              gt_cu_errstr(cmd->cu), cmd->cu);
+        return -1;
+    }
+    char why[GMC_TEXT];
+    if (++q->polls % GM_ALIVE_EVERY == 0 && !gt_gpumem_copier_alive(c->gen, why, sizeof(why))) {
+        *rc = copier_fail(c, "gpumem: %s", why);
+        return -1;
+    }
+    return 0;
+}
+
+/* Posts q's copy to the copier (its range set by copier_range).  A dead
+ * copier is noticed by copier_done. */
+static void copier_post(struct gm_comm *c, struct gm_req *q, uint32_t dir, size_t size)
+{
+    gt_gpumem_copier_post(c->region, &c->cmds[q - c->r], dir, q->reg, q->off, size);
+}
+
 /* Posts the comm's sends in issue order while their copies are complete and
  * the inner transport takes them. */
 static gt_result pump(struct gm_comm *c)
@@ -608,7 +747,13 @@ static gt_result pump(struct gm_comm *c)
                 q = &c->r[i];
         if (!q)
             break; /* cannot happen: every issued send holds a slot until posted */
-        if (q->state == R_COPY_OUT) {
+        if (q->state == R_COPY_OUT && c->cmds) {
+            gt_result rc = GT_OK;
+            int d = copier_done(c, q, &rc);
+            if (d <= 0)
+                return rc;
+            q->state = R_WAIT_POST;
+        } else if (q->state == R_COPY_OUT) {
             gt_CUcontext prev;
             ctx_enter(c, &prev);
             gt_CUresult r = gt_cu.event_query(q->ev);
@@ -657,7 +802,14 @@ static gt_result gm_isend(void *send_comm, void *data, size_t size, int tag, voi
     q->inner_mh = h ? h->inner_mh : NULL;
     q->phandle = phandle;
     q->state = R_WAIT_POST;
-    if (q->gpu && size > 0) {
+    if (q->gpu && size > 0 && h->creg.mirror) {
+        if (!c->cmds || copier_range(q, h, size) != 0) {
+            q->state = R_FREE;
+            return bad("isend (a GPU buffer outside its registration on this comm)");
+        }
+        copier_post(c, q, GMC_DTOH, size);
+        q->state = R_COPY_OUT;
+    } else if (q->gpu && size > 0) {
         if (!c->ctx)
             c->ctx = h->ctx;
         gt_CUcontext prev;
@@ -707,7 +859,11 @@ static gt_result gm_irecv(void *recv_comm, int n, void **data, size_t *sizes, in
     q->inner_mh = h ? h->inner_mh : NULL;
     q->phandle = phandles ? phandles[0] : NULL;
     void *buf = q->data;
-    if (q->gpu) {
+    if (q->gpu && h->creg.mirror) {
+        if (!c->cmds || copier_range(q, h, q->size) != 0)
+            return bad("irecv (a GPU buffer outside its registration on this comm)");
+        buf = q->buf;
+    } else if (q->gpu) {
         if (!c->ctx)
             c->ctx = h->ctx;
         gt_CUcontext prev;
@@ -825,6 +981,11 @@ static gt_result gm_test(void *request, int *done, int *sizes)
             release(q);
             return GT_OK;
         }
+        if (c->cmds) {
+            copier_post(c, q, GMC_HTOD, (size_t)sz);
+            q->state = R_COPY_IN;
+            return GT_OK; /* the copier has not even seen it yet */
+        }
         gt_CUcontext prev;
         ctx_enter(c, &prev);
         const char *call = "cuMemcpyHtoDAsync";
@@ -844,6 +1005,19 @@ static gt_result gm_test(void *request, int *done, int *sizes)
         __attribute__((fallthrough));
     }
     case R_COPY_IN: {
+        if (c->cmds) {
+            gt_result rc = GT_OK;
+            int d = copier_done(c, q, &rc);
+            if (d < 0)
+                release(q);
+            if (d <= 0)
+                return rc;
+            *done = 1;
+            if (sizes)
+                sizes[0] = q->recvd;
+            release(q);
+            return GT_OK;
+        }
         gt_CUcontext prev;
         ctx_enter(c, &prev);
         gt_CUresult r = gt_cu.event_query(q->ev);
@@ -887,6 +1061,8 @@ static void free_comm(struct gm_comm *c)
             gt_cu.stream_destroy(c->stream);
         ctx_leave(c, prev);
     }
+    if (c->cmds)
+        gt_gpumem_copier_block_put(c->cmds, c->gen);
     free(c->retired);
     c->magic = 0;
     free(c);
@@ -940,6 +1116,9 @@ static gt_result gm_finalize(void *ctx)
     pthread_mutex_lock(&g.lock);
     if (g.refs > 0)
         g.refs--;
+    /* The last context: the copier exits when its socket closes. */
+    if (g.refs == 0)
+        gt_gpumem_copier_stop();
     pthread_mutex_unlock(&g.lock);
     return g.inner->finalize(ctx);
 }

@@ -11,15 +11,18 @@
  * duplicate of NCCL's fd until deregMr, and emulates nvidia_peermem when
  * GDRTRACE_GPUMEM_PEERMEM=1.  Nothing here is GPUDirect RDMA: GPU memory
  * moves by asynchronous CUDA copies through pinned host staging buffers on a
- * non-blocking stream of the layer's own; the recorder and every reader
- * output say "emulated".
+ * non-blocking stream of the layer's own — or, with
+ * GDRTRACE_GPUMEM_COPY_CONTEXT=process, by the copier process
+ * (copier_client.h), so no CUDA call of the data path is made in this
+ * process; the recorder and every reader output say "emulated".
  *
  * Invariants:
  *  - A send is posted to the inner transport only after its GPU→host copy
  *    completed, and a comm's sends are posted in the order NCCL issued them.
  *  - A receive into GPU memory is done only after its host→GPU copy
  *    completed (so no iflush is needed; forceFlush is a switch).
- *  - Completion is polled in test() (cuEventQuery); nothing blocks on CUDA.
+ *  - Completion is polled in test() (cuEventQuery, or the copier's command
+ *    slot); nothing blocks on CUDA or on the copier.
  *  - The layer refuses to start when a real RDMA port is ACTIVE.
  * Threads: as gt_net.h (one proxy thread per comm's data path).
  */

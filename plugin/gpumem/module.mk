@@ -1,9 +1,24 @@
 # SPDX-License-Identifier: Apache-2.0
-# plugin/gpumem: the GPU-memory validation layer over sock (GDRTRACE_GPUMEM=1)
-# and its unit test with a fake CUDA table.  REG_SRCS, SOCK_SRCS and OOB_SRCS
-# are set by later fragments: lists naming them use =.
-GPUMEM_SRCS := plugin/gpumem/gpumem.c plugin/gpumem/gm_reg.c
+# plugin/gpumem: the GPU-memory validation layer over sock (GDRTRACE_GPUMEM=1),
+# its copier process (GDRTRACE_GPUMEM_COPY_CONTEXT=process) and their tests.
+# REG_SRCS, SOCK_SRCS and OOB_SRCS are set by later fragments: lists naming
+# them use =.
+GPUMEM_SRCS := plugin/gpumem/gpumem.c plugin/gpumem/gm_reg.c plugin/gpumem/copier_client.c
 PLUGIN_SRCS += $(GPUMEM_SRCS)
+
+# Where `make install` puts the copier (LIBEXECDIR: dist/module.mk); the
+# plugin looks there last (after GDRTRACE_GPUMEM_COPIER and the folders
+# relative to its own).
+$(call obj,plugin/gpumem/copier_client.c): CPPFLAGS += -DGT_LIBEXECDIR=\"$(LIBEXECDIR)\"
+
+# gdrtrace-gpumem-copier, beside the plugin in the build tree (where the
+# plugin finds it uninstalled).
+COPIER := $(BUILD)/gdrtrace-gpumem-copier
+COPIER_SRCS := plugin/gpumem/copier_main.c $(DL_SRCS) $(BASE_SRCS)
+$(COPIER): $(call obj,$(COPIER_SRCS))
+	$(call say,LD,$@)
+	$(Q)$(CC) -o $@ $^ $(LDFLAGS) -ldl -lpthread
+all: $(COPIER)
 
 TESTS += test_gpumem
 test_gpumem_SRCS = tests/unit/test_gpumem.c $(GPUMEM_SRCS) $(SOCK_SRCS) $(OOB_SRCS) $(REG_SRCS) \

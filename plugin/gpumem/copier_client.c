@@ -1,0 +1,537 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * copier_client.c — the plugin's side of the copier process (contract in
+ * copier_client.h; protocol and region invariants in copier_proto.h).
+ *
+ * Spawning: posix_spawn of `gdrtrace-gpumem-copier --detach`, which spawns
+ * the copier and exits; we reap that intermediate by its pid only.  So the
+ * application never has a child it did not start: a Python program's
+ * os.wait() cannot take ours, and the copier, reparented, outlives no one —
+ * it exits when its socket hangs up.  The socketpair and the region's memfd
+ * are close-on-exec here; the copier's end becomes its fd GMC_FD by
+ * dup2, and the copier closes every other fd it inherited.
+ * The binary: $GDRTRACE_GPUMEM_COPIER, else beside the plugin's .so (dladdr:
+ * the build tree) or in ../libexec/gdrtrace, ../../libexec/gdrtrace from it
+ * (installed), else GT_LIBEXECDIR/gdrtrace/ (the path make compiled in).
+ *
+ * A dead copier is sticky per generation: every later call of that
+ * generation fails with the same line; a stop (last finalize) ends the
+ * generation and the next import starts a new copier.
+ */
+#include "plugin/gpumem/copier_client.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/dl/gt_cuda.h"
+#include "common/env.h"
+#include "common/log.h"
+
+#ifndef GT_LIBEXECDIR
+#define GT_LIBEXECDIR "/usr/local/libexec"
+#endif
+#define COPIER_NAME "gdrtrace-gpumem-copier"
+#define REPLY_TIMEOUT_MS 60000
+
+extern char **environ;
+
+static struct {
+    pthread_mutex_t lock;
+    /* sock and gen are read without the lock by alive() (a poll, and a
+     * check that the caller's generation is the current one) */
+    _Atomic int sock; /* -1: no copier */
+    pid_t pid;        /* the copier's, from its greeting */
+    struct gmc_region *region;
+    _Atomic uint32_t gen; /* bumped at each start and stop */
+    _Atomic int dead;     /* the copier of `gen` is gone: why says so */
+    char why[GMC_TEXT];
+    unsigned char used[GMC_BLOCKS]; /* 1: a comm's; 2: never again (busy at put) */
+} cl = {.lock = PTHREAD_MUTEX_INITIALIZER, .sock = -1};
+
+static void mark_dead(const char *fmt, long a)
+{
+    if (atomic_load(&cl.dead))
+        return;
+    snprintf(cl.why, sizeof(cl.why), fmt, a);
+    atomic_store(&cl.dead, 1);
+}
+
+/* ---- finding and starting the binary ------------------------------------- */
+
+static int executable(const char *p)
+{
+    return access(p, X_OK) == 0;
+}
+
+static int find_copier(char *path, size_t n, char *why, size_t whylen)
+{
+    const char *env = gt_env_str("GDRTRACE_GPUMEM_COPIER");
+    if (env && *env) {
+        snprintf(path, n, "%s", env);
+        if (executable(path))
+            return 0;
+        snprintf(why, whylen, "GDRTRACE_GPUMEM_COPIER=%s is not an executable file: %s", env,
+                 strerror(errno));
+        return ENOENT;
+    }
+    /* Beside the plugin (the build tree), then LIBEXECDIR relative to its
+     * LIBDIR: PREFIX/lib or PREFIX/lib/<multiarch> (an install whose plugin
+     * was built for another PREFIX still finds its own copier). */
+    Dl_info di;
+    char dir[512] = "";
+    if (dladdr((void *)find_copier, &di) && di.dli_fname && strrchr(di.dli_fname, '/'))
+        snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(di.dli_fname, '/') - di.dli_fname),
+                 di.dli_fname);
+    static const char *const rel[] = {"", "/../libexec/gdrtrace", "/../../libexec/gdrtrace"};
+    for (size_t i = 0; dir[0] && i < sizeof(rel) / sizeof(rel[0]); i++) {
+        snprintf(path, n, "%s%s/%s", dir, rel[i], COPIER_NAME);
+        if (executable(path))
+            return 0;
+    }
+    snprintf(path, n, "%s/gdrtrace/%s", GT_LIBEXECDIR, COPIER_NAME);
+    if (executable(path))
+        return 0;
+    snprintf(why, whylen,
+             "no %s: GDRTRACE_GPUMEM_COPIER unset, none beside the plugin (%s) or in its "
+             "../libexec/gdrtrace, none in %s/gdrtrace",
+             COPIER_NAME, dir[0] ? dir : "dladdr failed", GT_LIBEXECDIR);
+    return ENOENT;
+}
+
+static void wake_copier(void)
+{
+    atomic_fetch_add(&cl.region->wake, 1);
+    syscall(SYS_futex, &cl.region->wake, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+/* One request, one reply (cl.lock held).  0 or an errno, with why. */
+static int request(struct gmc_msg *m, const int *fds, int nfds, char *why, size_t whylen)
+{
+    char cbuf[CMSG_SPACE(2 * sizeof(int))];
+    memset(cbuf, 0, sizeof(cbuf));
+    m->version = GMC_VERSION;
+    struct iovec io = {m, sizeof(*m)};
+    struct msghdr h = {.msg_iov = &io, .msg_iovlen = 1};
+    if (nfds > 0) {
+        h.msg_control = cbuf;
+        h.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
+        struct cmsghdr *c = CMSG_FIRSTHDR(&h);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+        memcpy(CMSG_DATA(c), fds, (size_t)nfds * sizeof(int));
+    }
+    if (sendmsg(cl.sock, &h, MSG_NOSIGNAL) != (ssize_t)sizeof(*m)) {
+        mark_dead("copier process %ld is gone (its socket refused a request)", cl.pid);
+        snprintf(why, whylen, "%s", cl.why);
+        return EPIPE;
+    }
+    if (cl.region && m->op != GMC_HELLO)
+        wake_copier();
+    struct pollfd p = {cl.sock, POLLIN, 0};
+    int n;
+    do
+        n = poll(&p, 1, REPLY_TIMEOUT_MS);
+    while (n < 0 && errno == EINTR);
+    ssize_t got = n == 1 && (p.revents & POLLIN) ? recv(cl.sock, m, sizeof(*m), 0) : -1;
+    if (got != (ssize_t)sizeof(*m)) {
+        if (n == 0)
+            mark_dead("copier process %ld did not answer in 60 s", cl.pid);
+        else
+            mark_dead("copier process %ld exited (its socket hung up: it died or was killed)",
+                      cl.pid);
+        snprintf(why, whylen, "%s", cl.why);
+        return EPIPE;
+    }
+    m->text[sizeof(m->text) - 1] = 0;
+    if (m->status != 0) {
+        snprintf(why, whylen, "%s", m->text);
+        return EIO;
+    }
+    return 0;
+}
+
+static void drop_copier(void)
+{
+    if (cl.sock >= 0)
+        close(cl.sock);
+    cl.sock = -1;
+    cl.pid = 0;
+    int busy = 0;
+    for (int i = 0; i < GMC_BLOCKS; i++)
+        busy |= cl.used[i] == 1;
+    /* Comms still holding blocks keep the region mapped (they read their
+     * slots once more and fail on the dead generation). */
+    if (cl.region && !busy)
+        munmap(cl.region, GMC_REGION_SIZE);
+    if (!busy)
+        memset(cl.used, 0, sizeof(cl.used));
+    cl.region = NULL;
+}
+
+/* Starts the copier (cl.lock held). */
+static int start(char *why, size_t whylen)
+{
+    if (cl.sock >= 0 && !atomic_load(&cl.dead))
+        return 0;
+    if (cl.sock >= 0) {
+        snprintf(why, whylen, "%s", cl.why);
+        return EPIPE;
+    }
+    char path[600];
+    int rc = find_copier(path, sizeof(path), why, whylen);
+    if (rc)
+        return rc;
+    int sv[2] = {-1, -1}, rfd = -1;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+        rc = errno;
+        snprintf(why, whylen, "socketpair for the copier failed: %s", strerror(rc));
+        return rc;
+    }
+    if (sv[1] == GMC_FD) { /* dup2 onto itself would keep close-on-exec */
+        int fd = fcntl(sv[1], F_DUPFD_CLOEXEC, GMC_FD + 1);
+        close(sv[1]);
+        sv[1] = fd;
+    }
+    rfd = memfd_create("gdrtrace-gpumem-region", MFD_CLOEXEC);
+    struct gmc_region *r = MAP_FAILED;
+    if (rfd >= 0 && ftruncate(rfd, (off_t)GMC_REGION_SIZE) == 0)
+        r = mmap(NULL, GMC_REGION_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, rfd, 0);
+    if (sv[1] < 0 || r == MAP_FAILED) {
+        rc = errno;
+        snprintf(why, whylen, "the copier's command region (%zu bytes): %s", GMC_REGION_SIZE,
+                 strerror(rc));
+        goto err;
+    }
+    r->magic = GMC_MAGIC;
+    r->version = GMC_VERSION;
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, sv[1], GMC_FD);
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setsigdefault(&at, &all);
+    char *argv[] = {COPIER_NAME, "--detach", NULL};
+    pid_t mid = 0;
+    rc = posix_spawn(&mid, path, &fa, &at, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    close(sv[1]);
+    sv[1] = -1;
+    if (rc) {
+        snprintf(why, whylen, "cannot start %s: %s", path, strerror(rc));
+        goto err;
+    }
+    int st = 0;
+    pid_t w;
+    do
+        w = waitpid(mid, &st, 0);
+    while (w < 0 && errno == EINTR);
+    /* ECHILD: SIGCHLD ignored, or the application reaped it; the greeting
+     * below tells whether the copier is there. */
+    if (w == mid && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+        rc = ECHILD;
+        snprintf(why, whylen, "%s --detach failed (%s %d)", path, WIFEXITED(st) ? "exit" : "signal",
+                 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+        goto err;
+    }
+    cl.sock = sv[0];
+    sv[0] = -1;
+    cl.region = r;
+    cl.gen++;
+    atomic_store(&cl.dead, 0);
+    cl.why[0] = 0;
+    struct gmc_msg m = {.op = GMC_HELLO};
+    rc = request(&m, &rfd, 1, why, whylen);
+    close(rfd);
+    rfd = -1;
+    if (rc) {
+        if (rc == EIO) { /* the copier said why: it is gone after that */
+            snprintf(cl.why, sizeof(cl.why), "%s", why);
+            atomic_store(&cl.dead, 1);
+        }
+        return rc; /* the dead generation stays until stop(): sticky */
+    }
+    cl.pid = (pid_t)m.reg;
+    GT_INFO(GT_LOGSUB_INIT | GT_LOGSUB_NET,
+            "gpumem: copies run in the copier process %d (%s), in a CUDA context of its own",
+            (int)cl.pid, path);
+    return 0;
+err:
+    if (r != MAP_FAILED)
+        munmap(r, GMC_REGION_SIZE);
+    if (rfd >= 0)
+        close(rfd);
+    for (int i = 0; i < 2; i++)
+        if (sv[i] >= 0)
+            close(sv[i]);
+    return rc ? rc : EIO;
+}
+
+/* ---- registrations -------------------------------------------------------- */
+
+/* What to import for [a, a + size): fills m and *afd (VMM).  0 or errno. */
+static int describe(uintptr_t a, size_t size, struct gmc_msg *m, int *afd, char *why, size_t whylen)
+{
+    gt_CUdeviceptr base = 0;
+    size_t asz = 0;
+    gt_CUresult r = gt_cu.mem_get_address_range(&base, &asz, (gt_CUdeviceptr)a);
+    if (r != GT_CUDA_SUCCESS) {
+        snprintf(why, whylen, "cuMemGetAddressRange(%#lx) failed: %s (%d)", (unsigned long)a,
+                 gt_cu_errstr(r), r);
+        return EFAULT;
+    }
+    if (a - base > asz || size > asz - (a - base)) {
+        snprintf(why, whylen,
+                 "[%#lx, +%zu) reaches beyond its allocation [%#llx, +%zu) "
+                 "(cuMemGetAddressRange): the copier maps one allocation per registration",
+                 (unsigned long)a, size, (unsigned long long)base, asz);
+        return ERANGE;
+    }
+    int ordinal = 0;
+    gt_CUdevice dev = 0;
+    const char *call = "cuPointerGetAttribute(DEVICE_ORDINAL)";
+    r = gt_cu.pointer_get_attribute(&ordinal, GT_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                    (gt_CUdeviceptr)a);
+    if (r == GT_CUDA_SUCCESS) {
+        call = "cuDeviceGet";
+        r = gt_cu.device_get(&dev, ordinal);
+    }
+    if (r == GT_CUDA_SUCCESS) {
+        call = "cuDeviceGetPCIBusId";
+        r = gt_cu.device_get_pci_bus_id(m->bus_id, (int)sizeof(m->bus_id), dev);
+    }
+    if (r != GT_CUDA_SUCCESS) {
+        snprintf(why, whylen, "%s failed: %s (%d)", call, gt_cu_errstr(r), r);
+        return ENODEV;
+    }
+    m->bus_id[sizeof(m->bus_id) - 1] = 0;
+    m->alloc_size = asz;
+    m->offset = a - base;
+    m->size = size;
+    gt_CUmemGenericAllocationHandle h = 0;
+    gt_CUresult rr = gt_cu.mem_retain_allocation_handle(&h, (void *)a);
+    if (rr == GT_CUDA_SUCCESS) {
+        int fd = -1;
+        r = gt_cu.mem_export_to_shareable_handle(&fd, h,
+                                                 GT_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+        gt_cu.mem_release(h); /* the retain's reference; the fd holds the memory */
+        if (r != GT_CUDA_SUCCESS) {
+            snprintf(why, whylen,
+                     "cuMemExportToShareableHandle(POSIX_FILE_DESCRIPTOR) failed: %s (%d): the "
+                     "cuMem allocation was not created shareable as a POSIX fd",
+                     gt_cu_errstr(r), r);
+            return ENOTSUP;
+        }
+        m->kind = GMC_KIND_VMM;
+        *afd = fd;
+        return 0;
+    }
+    gt_CUipcMemHandle ih;
+    memset(&ih, 0, sizeof(ih));
+    r = gt_cu.ipc_get_mem_handle(&ih, base);
+    if (r != GT_CUDA_SUCCESS) {
+        snprintf(why, whylen,
+                 "neither a shareable cuMem allocation (cuMemRetainAllocationHandle: %s (%d)) "
+                 "nor legacy IPC memory (cuIpcGetMemHandle: %s (%d))",
+                 gt_cu_errstr(rr), rr, gt_cu_errstr(r), r);
+        return ENOTSUP;
+    }
+    m->kind = GMC_KIND_IPC;
+    memcpy(m->ipc, ih.reserved, sizeof(m->ipc));
+    return 0;
+}
+
+int gt_gpumem_copier_import(uintptr_t a, size_t size, struct gt_gpumem_creg *out, char *why,
+                            size_t whylen)
+{
+    struct gmc_msg m;
+    memset(&m, 0, sizeof(m));
+    memset(out, 0, sizeof(*out));
+    int afd = -1, mfd = -1, rc = describe(a, size, &m, &afd, why, whylen);
+    if (rc)
+        return rc;
+    void *mirror = MAP_FAILED;
+    mfd = memfd_create("gdrtrace-gpumem-mirror", MFD_CLOEXEC);
+    if (mfd >= 0 && ftruncate(mfd, (off_t)size) == 0)
+        mirror = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+    if (mirror == MAP_FAILED) {
+        rc = errno;
+        snprintf(why, whylen, "a %zu-byte shared staging mirror (memfd): %s", size, strerror(rc));
+        goto out;
+    }
+    pthread_mutex_lock(&cl.lock);
+    rc = start(why, whylen);
+    if (!rc) {
+        m.op = GMC_IMPORT;
+        int fds[2] = {mfd, afd};
+        rc = request(&m, fds, afd >= 0 ? 2 : 1, why, whylen);
+        out->gen = cl.gen;
+    }
+    pthread_mutex_unlock(&cl.lock);
+    if (rc) {
+        munmap(mirror, size);
+        goto out;
+    }
+    out->reg = m.reg;
+    out->mirror = mirror;
+    out->size = size;
+out:
+    if (mfd >= 0)
+        close(mfd);
+    if (afd >= 0)
+        close(afd);
+    return rc;
+}
+
+void gt_gpumem_copier_release(struct gt_gpumem_creg *r)
+{
+    if (!r->mirror)
+        return;
+    pthread_mutex_lock(&cl.lock);
+    if (r->gen == cl.gen && cl.sock >= 0 && !atomic_load(&cl.dead)) {
+        struct gmc_msg m;
+        char why[GMC_TEXT];
+        memset(&m, 0, sizeof(m));
+        m.op = GMC_RELEASE;
+        m.reg = r->reg;
+        if (request(&m, NULL, 0, why, sizeof(why)))
+            GT_WARN("gpumem: the copier could not release registration %u: %s", r->reg, why);
+    }
+    pthread_mutex_unlock(&cl.lock);
+    munmap(r->mirror, r->size);
+    memset(r, 0, sizeof(*r));
+}
+
+/* ---- command slots ----------------------------------------------------------- */
+
+struct gmc_cmd *gt_gpumem_copier_block_get(struct gmc_region **region, uint32_t *gen, char *why,
+                                           size_t whylen)
+{
+    struct gmc_cmd *c = NULL;
+    pthread_mutex_lock(&cl.lock);
+    if (cl.sock < 0 || !cl.region || atomic_load(&cl.dead)) {
+        snprintf(why, whylen, "%s", cl.why[0] ? cl.why : "no copier process");
+    } else {
+        int b = 0;
+        while (b < GMC_BLOCKS && cl.used[b])
+            b++;
+        if (b == GMC_BLOCKS) {
+            snprintf(why, whylen, "all %d comm blocks of the copier's region are in use",
+                     GMC_BLOCKS);
+        } else {
+            cl.used[b] = 1;
+            c = &cl.region->cmd[b * GMC_SLOTS_PER_BLOCK];
+            for (int i = 0; i < GMC_SLOTS_PER_BLOCK; i++)
+                atomic_store(&c[i].state, GMC_IDLE);
+            if (atomic_load(&cl.region->blocks) < (uint32_t)b + 1)
+                atomic_store_explicit(&cl.region->blocks, (uint32_t)b + 1, memory_order_release);
+            *gen = cl.gen;
+            *region = cl.region;
+        }
+    }
+    pthread_mutex_unlock(&cl.lock);
+    return c;
+}
+
+void gt_gpumem_copier_block_put(struct gmc_cmd *first, uint32_t gen)
+{
+    pthread_mutex_lock(&cl.lock);
+    int live = gen == cl.gen && cl.region && !atomic_load(&cl.dead);
+    int b = live ? (int)(first - cl.region->cmd) / GMC_SLOTS_PER_BLOCK : -1;
+    pthread_mutex_unlock(&cl.lock);
+    if (b < 0)
+        return; /* a generation that is gone: its region went with it */
+    /* Copies of an aborted comm may still run into its mirrors. */
+    int busy = 1;
+    for (int tries = 0; busy && tries < 5000; tries++) {
+        busy = 0;
+        for (int i = 0; i < GMC_SLOTS_PER_BLOCK; i++) {
+            uint32_t s = gt_gpumem_copier_state(&first[i]);
+            busy |= s == GMC_POSTED || s == GMC_ISSUED;
+        }
+        char why[8];
+        if (busy && !gt_gpumem_copier_alive(gen, why, sizeof(why)))
+            busy = 0;
+        else if (busy)
+            usleep(1000);
+    }
+    pthread_mutex_lock(&cl.lock);
+    if (gen == cl.gen && cl.region)
+        cl.used[b] = busy ? 2 : 0;
+    pthread_mutex_unlock(&cl.lock);
+}
+
+void gt_gpumem_copier_post(struct gmc_region *r, struct gmc_cmd *c, uint32_t dir, uint32_t reg,
+                           uint64_t off, uint64_t size)
+{
+    c->dir = dir;
+    c->reg = reg;
+    c->off = off;
+    c->size = size;
+    c->cu = 0;
+    c->call = GMC_CALL_NONE;
+    /* seq_cst store then load: copier_proto.h invariant 3 */
+    atomic_store(&c->state, GMC_POSTED);
+    if (atomic_load(&r->sleeping)) {
+        atomic_fetch_add(&r->wake, 1);
+        syscall(SYS_futex, &r->wake, FUTEX_WAKE, 1, NULL, NULL, 0);
+    }
+}
+
+int gt_gpumem_copier_alive(uint32_t gen, char *why, size_t whylen)
+{
+    if (gen == cl.gen && !atomic_load(&cl.dead)) {
+        struct pollfd p = {atomic_load(&cl.sock), 0, 0};
+        if (p.fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR | POLLNVAL))) {
+            pthread_mutex_lock(&cl.lock);
+            if (gen == cl.gen)
+                mark_dead("copier process %ld exited (its socket hung up: it died or was killed)",
+                          cl.pid);
+            pthread_mutex_unlock(&cl.lock);
+        }
+    }
+    if (gen == cl.gen && !atomic_load(&cl.dead))
+        return 1;
+    snprintf(why, whylen, "%s",
+             gen == cl.gen ? cl.why : "the copier process was stopped (the layer finalized)");
+    return 0;
+}
+
+void gt_gpumem_copier_stop(void)
+{
+    pthread_mutex_lock(&cl.lock);
+    if (cl.sock >= 0) {
+        GT_INFO(GT_LOGSUB_INIT, "gpumem: stopping the copier process %d", (int)cl.pid);
+        drop_copier();
+        cl.gen++; /* what the old generation held is gone with it */
+    }
+    pthread_mutex_unlock(&cl.lock);
+}
+
+pid_t gt_gpumem_copier_pid(void)
+{
+    pthread_mutex_lock(&cl.lock);
+    pid_t p = cl.sock >= 0 && !atomic_load(&cl.dead) ? cl.pid : 0;
+    pthread_mutex_unlock(&cl.lock);
+    return p;
+}

@@ -1,0 +1,577 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * copier_main.c — gdrtrace-gpumem-copier: the process that moves GPU memory
+ * for the GPU-memory validation layer under GDRTRACE_GPUMEM_COPY_CONTEXT=
+ * process (docs/gpumem.md "The copier process"; protocol and the shared
+ * region's invariants in copier_proto.h).
+ *
+ * Why a process: the layer's CUDA copies, made on NCCL's proxy thread in the
+ * application's context, can wait for an application thread that waits for
+ * NCCL's kernel, which waits for the copy (the DDP stall).  Here the copies
+ * run in this process's own context (the primary context of the device the
+ * plugin names by PCI bus id), so nothing of the data path is a CUDA call in
+ * the application's process: as with a NIC, its memory is written from
+ * outside.
+ *
+ * Owns: the imported GPU allocations (cuMem handles or IPC mappings), the
+ * pinned mirrors (the plugin's memfds, cuMemHostRegister'ed here), one
+ * non-blocking stream per device and one event per command slot.
+ * One thread: it busy-polls the command region while copies are pending (and
+ * for GMC_SPIN_NS after), otherwise sleeps on the region's futex word; it
+ * reads the control socket at least every GMC_SOCK_NS while busy and every
+ * GMC_SLEEP_NS while idle, and exits when the socket hangs up (the
+ * application finalized or died).
+ *
+ * Started as `gdrtrace-gpumem-copier --detach` by the plugin with its socket
+ * on fd GMC_FD: that intermediate spawns `--serve` and exits at once, so the
+ * copier is reparented and the application never has a child it did not
+ * start (copier_client.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/dl/gt_cuda.h"
+#include "plugin/gpumem/copier_proto.h"
+
+#define GMC_SPIN_NS 2000000LL    /* keep polling this long after the last copy */
+#define GMC_SOCK_NS 1000000LL    /* read the socket at least this often while busy */
+#define GMC_SLEEP_NS 500000000LL /* the futex wait's bound: notice a hang-up */
+#define MAX_DEVS 16
+
+extern char **environ;
+
+static struct gmc_region *R;
+static int sock = GMC_FD;
+
+static struct {
+    char bus_id[32];
+    gt_CUdevice dev;
+    gt_CUcontext ctx;
+    gt_CUstream stream;
+} devs[MAX_DEVS];
+static int ndevs;
+static int cur_dev = -1; /* whose context is current */
+
+struct creg {
+    int used;
+    int dev;
+    int kind;
+    gt_CUdeviceptr va; /* the mapping of the whole allocation */
+    size_t va_size;
+    gt_CUmemGenericAllocationHandle h; /* VMM */
+    gt_CUdeviceptr dptr;               /* the registered range */
+    size_t size;
+    void *mirror;
+};
+static struct creg *regs;
+static uint32_t nregs;
+
+static gt_CUevent ev[GMC_CMDS];
+static signed char ev_dev[GMC_CMDS];
+
+static long long now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static void say(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "gdrtrace-gpumem-copier[%d]: ", (int)getpid());
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+}
+
+/* ---- devices ----------------------------------------------------------- */
+
+static int use_dev(int d)
+{
+    if (d == cur_dev)
+        return 0;
+    gt_CUresult r = gt_cu.ctx_set_current(devs[d].ctx);
+    if (r == GT_CUDA_SUCCESS)
+        cur_dev = d;
+    return r;
+}
+
+/* The device of `bus_id`, its primary context retained and a stream made
+ * on first use; -1 with text set on failure. */
+static int dev_of(const char *bus_id, char *text)
+{
+    for (int i = 0; i < ndevs; i++)
+        if (!strcasecmp(devs[i].bus_id, bus_id))
+            return i;
+    if (ndevs == MAX_DEVS) {
+        snprintf(text, GMC_TEXT, "copier: more than %d devices", MAX_DEVS);
+        return -1;
+    }
+    int i = ndevs;
+    const char *call = "cuDeviceGetByPCIBusId";
+    gt_CUresult r = gt_cu.device_get_by_pci_bus_id(&devs[i].dev, bus_id);
+    if (r == GT_CUDA_SUCCESS) {
+        call = "cuDevicePrimaryCtxRetain";
+        r = gt_cu.primary_ctx_retain(&devs[i].ctx, devs[i].dev);
+    }
+    if (r == GT_CUDA_SUCCESS) {
+        call = "cuCtxSetCurrent";
+        r = gt_cu.ctx_set_current(devs[i].ctx);
+        cur_dev = r == GT_CUDA_SUCCESS ? i : -1;
+    }
+    if (r == GT_CUDA_SUCCESS) {
+        call = "cuStreamCreate(CU_STREAM_NON_BLOCKING)";
+        r = gt_cu.stream_create(&devs[i].stream, GT_CU_STREAM_NON_BLOCKING);
+    }
+    if (r != GT_CUDA_SUCCESS) {
+        snprintf(text, GMC_TEXT, "copier: %s for GPU %s failed: %s (%d)", call, bus_id,
+                 gt_cu_errstr(r), r);
+        return -1;
+    }
+    snprintf(devs[i].bus_id, sizeof(devs[i].bus_id), "%s", bus_id);
+    ndevs++;
+    return i;
+}
+
+/* ---- registrations ------------------------------------------------------ */
+
+static void unmap_gpu(struct creg *g)
+{
+    if (!g->va)
+        return;
+    if (g->kind == GMC_KIND_IPC) {
+        gt_cu.ipc_close_mem_handle(g->va);
+    } else {
+        gt_cu.mem_unmap(g->va, g->va_size);
+        gt_cu.mem_address_free(g->va, g->va_size);
+    }
+    g->va = 0;
+}
+
+static void drop(struct creg *g)
+{
+    use_dev(g->dev);
+    /* NCCL deregisters after its requests on the buffer completed; after an
+     * abort a copy may still run: let the stream drain (bounded). */
+    long long t0 = now_ns();
+    while (gt_cu.stream_query(devs[g->dev].stream) == GT_CUDA_ERROR_NOT_READY &&
+           now_ns() - t0 < 5000000000LL)
+        sched_yield();
+    unmap_gpu(g);
+    if (g->h)
+        gt_cu.mem_release(g->h);
+    if (g->mirror) {
+        gt_cu.mem_host_unregister(g->mirror);
+        munmap(g->mirror, g->size);
+    }
+    memset(g, 0, sizeof(*g));
+}
+
+static void import(struct gmc_msg *m, const int *fds, int nfds)
+{
+    char *text = m->text;
+    int mfd = nfds > 0 ? fds[0] : -1, afd = nfds > 1 ? fds[1] : -1;
+    struct creg g = {0};
+    gt_CUresult r = GT_CUDA_SUCCESS;
+    m->status = EINVAL;
+    if (mfd < 0 || (m->kind == GMC_KIND_VMM && afd < 0) || !m->size || m->offset > m->alloc_size ||
+        m->size > m->alloc_size - m->offset) {
+        snprintf(text, GMC_TEXT, "copier: malformed import (kind %u, %d fds, %llu+%llu of %llu)",
+                 m->kind, nfds, (unsigned long long)m->offset, (unsigned long long)m->size,
+                 (unsigned long long)m->alloc_size);
+        return;
+    }
+    m->bus_id[sizeof(m->bus_id) - 1] = 0;
+    if ((g.dev = dev_of(m->bus_id, text)) < 0)
+        return;
+    if ((r = use_dev(g.dev)) != GT_CUDA_SUCCESS) {
+        snprintf(text, GMC_TEXT, "copier: cuCtxSetCurrent failed: %s (%d)", gt_cu_errstr(r), r);
+        goto err;
+    }
+    g.kind = (int)m->kind;
+    g.size = m->size;
+    g.mirror = mmap(NULL, g.size, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+    if (g.mirror == MAP_FAILED) {
+        g.mirror = NULL;
+        m->status = errno;
+        snprintf(text, GMC_TEXT, "copier: mmap of the %zu-byte staging mirror failed: %s", g.size,
+                 strerror(errno));
+        goto err;
+    }
+    if ((r = gt_cu.mem_host_register(g.mirror, g.size, GT_CU_MEMHOSTREGISTER_PORTABLE)) !=
+        GT_CUDA_SUCCESS) {
+        munmap(g.mirror, g.size);
+        g.mirror = NULL;
+        snprintf(text, GMC_TEXT, "copier: cuMemHostRegister of the %zu-byte mirror failed: %s (%d)",
+                 g.size, gt_cu_errstr(r), r);
+        goto err;
+    }
+    const char *call = "";
+    if (m->kind == GMC_KIND_VMM) {
+        g.va_size = m->alloc_size;
+        call = "cuMemImportFromShareableHandle";
+        r = gt_cu.mem_import_from_shareable_handle(&g.h, (void *)(intptr_t)afd,
+                                                   GT_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+        if (r == GT_CUDA_SUCCESS) {
+            call = "cuMemAddressReserve";
+            r = gt_cu.mem_address_reserve(&g.va, g.va_size, 0, 0, 0);
+            if (r != GT_CUDA_SUCCESS)
+                g.va = 0;
+        }
+        if (r == GT_CUDA_SUCCESS) {
+            call = "cuMemMap";
+            r = gt_cu.mem_map(g.va, g.va_size, 0, g.h, 0);
+            if (r != GT_CUDA_SUCCESS) {
+                gt_cu.mem_address_free(g.va, g.va_size);
+                g.va = 0;
+            }
+        }
+        if (r == GT_CUDA_SUCCESS) {
+            struct gt_CUmemAccessDesc a = {GT_CU_MEM_LOCATION_TYPE_DEVICE, devs[g.dev].dev,
+                                           GT_CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+            call = "cuMemSetAccess";
+            r = gt_cu.mem_set_access(g.va, g.va_size, &a, 1);
+        }
+    } else if (m->kind == GMC_KIND_IPC) {
+        gt_CUipcMemHandle ih;
+        memcpy(ih.reserved, m->ipc, sizeof(ih.reserved));
+        call = "cuIpcOpenMemHandle";
+        g.va_size = m->alloc_size;
+        r = gt_cu.ipc_open_mem_handle(&g.va, ih, GT_CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+        if (r != GT_CUDA_SUCCESS)
+            g.va = 0;
+    } else {
+        snprintf(text, GMC_TEXT, "copier: unknown import kind %u", m->kind);
+        goto err;
+    }
+    if (r != GT_CUDA_SUCCESS) {
+        snprintf(text, GMC_TEXT, "copier: %s failed: %s (%d)", call, gt_cu_errstr(r), r);
+        m->status = r;
+        goto err;
+    }
+    g.dptr = g.va + m->offset;
+    g.used = 1;
+    uint32_t id = 0;
+    while (id < nregs && regs[id].used)
+        id++;
+    if (id == nregs) {
+        struct creg *x = realloc(regs, (nregs + 16) * sizeof(*x));
+        if (!x) {
+            snprintf(text, GMC_TEXT, "copier: out of memory for a registration");
+            m->status = ENOMEM;
+            goto err;
+        }
+        memset(x + nregs, 0, 16 * sizeof(*x));
+        regs = x;
+        nregs += 16;
+    }
+    regs[id] = g;
+    m->reg = id + 1;
+    m->status = 0;
+    text[0] = 0;
+    return;
+err:
+    if (!m->status)
+        m->status = r ? r : EINVAL;
+    drop(&g);
+}
+
+/* ---- the control socket ------------------------------------------------- */
+
+/* Reads and answers one request.  Returns -1 when the socket is gone. */
+static int control(void)
+{
+    struct gmc_msg m;
+    int fds[2] = {-1, -1};
+    char cbuf[CMSG_SPACE(sizeof(fds))];
+    struct iovec io = {&m, sizeof(m)};
+    struct msghdr h = {
+        .msg_iov = &io, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+    ssize_t n = recvmsg(sock, &h, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return 0;
+    if (n <= 0)
+        return -1; /* EOF: the application closed its end or died */
+    int nfds = 0;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+            nfds = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+            if (nfds > 2)
+                nfds = 2;
+            memcpy(fds, CMSG_DATA(c), (size_t)nfds * sizeof(int));
+        }
+    if (n != sizeof(m) || m.version != GMC_VERSION) {
+        memset(&m, 0, sizeof(m));
+        m.status = EPROTO;
+        snprintf(m.text, sizeof(m.text), "copier: a request of %zd bytes, version %u (want %u)", n,
+                 n >= 8 ? m.version : 0, GMC_VERSION);
+    } else if (m.op == GMC_IMPORT) {
+        import(&m, fds, nfds);
+    } else if (m.op == GMC_RELEASE) {
+        if (m.reg >= 1 && m.reg <= nregs && regs[m.reg - 1].used) {
+            drop(&regs[m.reg - 1]);
+            m.status = 0;
+        } else {
+            m.status = EINVAL;
+            snprintf(m.text, sizeof(m.text), "copier: release of unknown registration %u", m.reg);
+        }
+    } else {
+        m.status = EPROTO;
+        snprintf(m.text, sizeof(m.text), "copier: unknown request %u", m.op);
+    }
+    for (int i = 0; i < nfds; i++)
+        close(fds[i]);
+    m.version = GMC_VERSION;
+    m.text[sizeof(m.text) - 1] = 0;
+    return send(sock, &m, sizeof(m), MSG_NOSIGNAL) == (ssize_t)sizeof(m) ? 0 : -1;
+}
+
+/* Answers pending requests; -1 when the socket hung up. */
+static int check_socket(void)
+{
+    struct pollfd p = {sock, POLLIN, 0};
+    while (poll(&p, 1, 0) == 1) {
+        if ((p.revents & POLLIN) && control() == 0)
+            continue;
+        return -1; /* HUP, error, or EOF */
+    }
+    return 0;
+}
+
+/* ---- the command region --------------------------------------------------- */
+
+static void fail(struct gmc_cmd *c, uint32_t call, gt_CUresult r)
+{
+    c->cu = r;
+    c->call = call;
+    atomic_store_explicit(&c->state, GMC_FAILED, memory_order_release);
+}
+
+static void issue(uint32_t i)
+{
+    struct gmc_cmd *c = &R->cmd[i];
+    uint32_t id = c->reg;
+    uint64_t off = c->off, size = c->size;
+    struct creg *g = id >= 1 && id <= nregs && regs[id - 1].used ? &regs[id - 1] : NULL;
+    if (!g || off > g->size || size > g->size - off || (c->dir != GMC_DTOH && c->dir != GMC_HTOD))
+        return fail(c, GMC_CALL_BADREG, 0);
+    gt_CUresult r = use_dev(g->dev);
+    if (r != GT_CUDA_SUCCESS)
+        return fail(c, GMC_CALL_RECORD, r);
+    if (ev[i] && ev_dev[i] != g->dev) {
+        gt_cu.event_destroy(ev[i]);
+        ev[i] = NULL;
+    }
+    if (!ev[i]) {
+        if ((r = gt_cu.event_create(&ev[i], GT_CU_EVENT_DISABLE_TIMING)) != GT_CUDA_SUCCESS) {
+            ev[i] = NULL;
+            return fail(c, GMC_CALL_EVENT, r);
+        }
+        ev_dev[i] = (signed char)g->dev;
+    }
+    gt_CUstream s = devs[g->dev].stream;
+    char *h = (char *)g->mirror + off;
+    if (c->dir == GMC_DTOH)
+        r = gt_cu.memcpy_dtoh_async(h, g->dptr + off, size, s);
+    else
+        r = gt_cu.memcpy_htod_async(g->dptr + off, h, size, s);
+    if (r != GT_CUDA_SUCCESS)
+        return fail(c, c->dir == GMC_DTOH ? GMC_CALL_DTOH : GMC_CALL_HTOD, r);
+    if ((r = gt_cu.event_record(ev[i], s)) != GT_CUDA_SUCCESS)
+        return fail(c, GMC_CALL_RECORD, r);
+    atomic_store_explicit(&c->state, GMC_ISSUED, memory_order_release);
+}
+
+static void query(uint32_t i)
+{
+    struct gmc_cmd *c = &R->cmd[i];
+    gt_CUresult r = gt_cu.event_query(ev[i]);
+    if (r == GT_CUDA_ERROR_NOT_READY)
+        return;
+    if (r != GT_CUDA_SUCCESS)
+        return fail(c, GMC_CALL_QUERY, r);
+    atomic_store_explicit(&c->state, GMC_DONE, memory_order_release);
+}
+
+/* One pass over the slots in use: issues what was posted, completes what
+ * finished.  Returns the number of copies still pending. */
+static int scan(void)
+{
+    uint32_t nb = atomic_load_explicit(&R->blocks, memory_order_acquire);
+    uint32_t n = (nb > GMC_BLOCKS ? GMC_BLOCKS : nb) * GMC_SLOTS_PER_BLOCK;
+    int pending = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t st = atomic_load_explicit(&R->cmd[i].state, memory_order_acquire);
+        if (st == GMC_POSTED)
+            issue(i);
+        else if (st == GMC_ISSUED)
+            query(i);
+        else
+            continue;
+        pending += atomic_load_explicit(&R->cmd[i].state, memory_order_relaxed) == GMC_ISSUED;
+    }
+    return pending;
+}
+
+static int any_posted(void)
+{
+    uint32_t nb = atomic_load(&R->blocks);
+    uint32_t n = (nb > GMC_BLOCKS ? GMC_BLOCKS : nb) * GMC_SLOTS_PER_BLOCK;
+    for (uint32_t i = 0; i < n; i++)
+        if (atomic_load(&R->cmd[i].state) == GMC_POSTED)
+            return 1;
+    return 0;
+}
+
+static void serve_loop(void)
+{
+    long long last_work = now_ns(), last_sock = 0;
+    for (;;) {
+        int pending = scan();
+        long long t = now_ns();
+        if (pending)
+            last_work = t;
+        if (t - last_sock >= GMC_SOCK_NS) {
+            if (check_socket() != 0)
+                return;
+            last_sock = t;
+        }
+        if (pending || t - last_work < GMC_SPIN_NS)
+            continue;
+        /* Idle: sleep on the futex (copier_proto.h invariant 3). */
+        uint32_t w = atomic_load(&R->wake);
+        atomic_store(&R->sleeping, 1);
+        if (!any_posted()) {
+            struct timespec to = {0, GMC_SLEEP_NS};
+            syscall(SYS_futex, &R->wake, FUTEX_WAIT, w, &to, NULL, 0);
+        }
+        atomic_store(&R->sleeping, 0);
+        if (check_socket() != 0)
+            return;
+        last_sock = last_work = now_ns();
+    }
+}
+
+/* ---- start ---------------------------------------------------------------- */
+
+static void close_others(void)
+{
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, GMC_FD + 1, ~0U, 0) == 0)
+        return;
+#endif
+    long max = sysconf(_SC_OPEN_MAX);
+    for (long fd = GMC_FD + 1; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
+        close((int)fd);
+}
+
+static int reply(struct gmc_msg *m)
+{
+    m->version = GMC_VERSION;
+    return send(sock, m, sizeof(*m), MSG_NOSIGNAL) == (ssize_t)sizeof(*m) ? 0 : -1;
+}
+
+static int serve(void)
+{
+    close_others();
+    /* The plugin names devices by PCI bus id: every device is visible here,
+     * whatever CUDA_VISIBLE_DEVICES the application ran with. */
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    struct gmc_msg m;
+    int rfd = -1;
+    char cbuf[CMSG_SPACE(sizeof(int))];
+    struct iovec io = {&m, sizeof(m)};
+    struct msghdr h = {
+        .msg_iov = &io, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+    ssize_t n = recvmsg(sock, &h, MSG_CMSG_CLOEXEC);
+    struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&h) : NULL;
+    if (c && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
+        memcpy(&rfd, CMSG_DATA(c), sizeof(int));
+    if (n != sizeof(m) || m.op != GMC_HELLO || rfd < 0) {
+        say("%s", "no greeting from the plugin on fd 3; started by hand? (it is started by the "
+                  "GPU-memory validation layer, GDRTRACE_GPUMEM_COPY_CONTEXT=process)");
+        return 2;
+    }
+    memset(&m, 0, sizeof(m));
+    m.op = GMC_HELLO;
+    R = mmap(NULL, GMC_REGION_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, rfd, 0);
+    close(rfd);
+    if (R == MAP_FAILED) {
+        m.status = errno;
+        snprintf(m.text, sizeof(m.text), "copier: mmap of the command region failed: %s",
+                 strerror(errno));
+        reply(&m);
+        return 1;
+    }
+    if (R->magic != GMC_MAGIC || R->version != GMC_VERSION) {
+        m.status = EPROTO;
+        snprintf(m.text, sizeof(m.text), "copier: command region of version %u (want %u)",
+                 R->version, GMC_VERSION);
+        reply(&m);
+        return 1;
+    }
+    if (gt_cu_load() != 0) {
+        m.status = ENODEV;
+        snprintf(m.text, sizeof(m.text), "copier: CUDA unavailable: %.200s", gt_cu.why);
+        reply(&m);
+        return 1;
+    }
+    m.status = 0;
+    m.reg = (uint32_t)getpid();
+    if (reply(&m) != 0)
+        return 0;
+    serve_loop();
+    return 0;
+}
+
+/* The intermediate: spawns the copier in a process group of its own (a
+ * terminal's ^C goes to the application, which decides) and exits. */
+static int detach(void)
+{
+    posix_spawnattr_t a;
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_init(&a);
+    posix_spawnattr_setflags(&a, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                     POSIX_SPAWN_SETSIGDEF);
+    posix_spawnattr_setpgroup(&a, 0);
+    posix_spawnattr_setsigmask(&a, &none);
+    posix_spawnattr_setsigdefault(&a, &all);
+    char *argv[] = {"gdrtrace-gpumem-copier", "--serve", NULL};
+    pid_t pid;
+    int rc = posix_spawn(&pid, "/proc/self/exe", NULL, &a, argv, environ);
+    posix_spawnattr_destroy(&a);
+    if (rc != 0) {
+        say("cannot start the copier: %s", strerror(rc));
+        return 127;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && !strcmp(argv[1], "--detach"))
+        return detach();
+    if (argc == 2 && !strcmp(argv[1], "--serve"))
+        return serve();
+    fprintf(stderr,
+            "usage: gdrtrace-gpumem-copier --detach|--serve\n"
+            "The GPU-memory validation layer of libnccl-net-gdrtrace.so starts this program\n"
+            "(GDRTRACE_GPUMEM=1 GDRTRACE_GPUMEM_COPY_CONTEXT=process): it copies GPU memory\n"
+            "for the layer in a CUDA context of its own.  It is not meant to be run by hand.\n");
+    return 2;
+}
