@@ -173,14 +173,29 @@ static void drop_copier(void)
     cl.pid = 0;
     int busy = 0;
     for (int i = 0; i < GMC_BLOCKS; i++)
-        busy |= cl.used[i] == 1;
-    /* Comms still holding blocks keep the region mapped (they read their
-     * slots once more and fail on the dead generation). */
+        busy |= cl.used[i] != 0;
+    /* Comms still holding blocks keep the old region mapped (they may read
+     * their slots once more and fail on the dead generation); the next
+     * copier gets a region, and blocks, of its own. */
     if (cl.region && !busy)
         munmap(cl.region, GMC_REGION_SIZE);
-    if (!busy)
-        memset(cl.used, 0, sizeof(cl.used));
+    memset(cl.used, 0, sizeof(cl.used));
     cl.region = NULL;
+}
+
+/* A child forked by the application (a data loader's worker) must not
+ * hold the copier's socket open: the copier would outlive the application
+ * until the last such child exits.  The child has no copier of its own. */
+static void forked_child(void)
+{
+    pthread_mutex_init(&cl.lock, NULL);
+    if (cl.sock >= 0)
+        close(cl.sock);
+    cl.sock = -1;
+    cl.pid = 0;
+    cl.region = NULL; /* left mapped: the child's comms may still point into it */
+    memset(cl.used, 0, sizeof(cl.used));
+    cl.gen++;
 }
 
 /* Starts the copier (cl.lock held). */
@@ -192,6 +207,9 @@ static int start(char *why, size_t whylen)
         snprintf(why, whylen, "%s", cl.why);
         return EPIPE;
     }
+    static int atfork;
+    if (!atfork && pthread_atfork(NULL, NULL, forked_child) == 0)
+        atfork = 1;
     char path[600];
     int rc = find_copier(path, sizeof(path), why, whylen);
     if (rc)
