@@ -25,5 +25,13 @@ test_gpumem_SRCS = tests/unit/test_gpumem.c $(GPUMEM_SRCS) $(SOCK_SRCS) $(OOB_SR
                    $(DL_SRCS) $(BASE_SRCS)
 test_gpumem_LIBS := -ldl -lpthread -lcmocka
 
+# The layer with GDRTRACE_GPUMEM_COPY_CONTEXT=process over real sock
+# connections: the built copier, the fake libcuda (tests/harness/fake_cuda.c)
+# shared by both processes.
+TESTS += test_gpumem_copier
+test_gpumem_copier_SRCS = tests/unit/test_gpumem_copier.c $(GPUMEM_SRCS) $(SOCK_SRCS) \
+                          $(OOB_SRCS) $(REG_SRCS) $(DL_SRCS) $(BASE_SRCS)
+test_gpumem_copier_LIBS := -ldl -lpthread -lcmocka
+
 # The judging half of tests/gpu/gpumem.sh (GPU machine only), on canned runs.
 TEST_SCRIPTS += tests/gpu/test-gpumem-judge.sh
