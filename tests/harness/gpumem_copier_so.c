@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * gpumem_copier_so.c (test_gpumem_copier_so) — GDRTRACE_GPUMEM_COPY_CONTEXT=
+ * process through the built plugin as NCCL loads it: dlopen
+ * libnccl-net-gdrtrace.so, take ncclNetPlugin_v10, connect a pair and move
+ * "GPU" bytes both ways, with GDRTRACE_GPUMEM_COPIER unset.  It proves the
+ * shared library finds gdrtrace-gpumem-copier beside itself (dladdr; the
+ * build tree's layout) and says which it started, and that the copies work
+ * from the real .so (hidden symbols, its own copy of the CUDA table) over
+ * the fake libcuda (tests/harness/fake_cuda.c), which this program dlopens
+ * too to allocate the cuMem "device memory" (the loader hands back the copy
+ * the plugin loads).  Exit 0 pass, 1 fail.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nccl/net.h"
+#include "tests/check.h"
+
+static int failures;
+static char said[65536];
+static size_t said_len;
+static pthread_mutex_t said_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void logger(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
+                   const char *fmt, ...)
+{
+    (void)flags, (void)file, (void)line;
+    if (level > NCCL_LOG_INFO)
+        return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (level <= NCCL_LOG_WARN)
+        printf("plugin: %s\n", msg);
+    pthread_mutex_lock(&said_lock);
+    int n = snprintf(said + said_len, sizeof(said) - said_len, "%s\n", msg);
+    if (n > 0)
+        said_len = said_len + (size_t)n < sizeof(said) ? said_len + (size_t)n : sizeof(said);
+    pthread_mutex_unlock(&said_lock);
+}
+
+struct alloc_prop {
+    int type, requested_handle_types, location_type, location_id;
+};
+
+/* Tests both requests until done (10 s at most); the receive's size. */
+static int wait_pair(const ncclNet_v10_t *n, void *s, void *r, int *rsize)
+{
+    int sd = 0, rd = 0;
+    time_t t0 = time(NULL);
+    while ((!sd || !rd) && time(NULL) - t0 < 10) {
+        if (!sd && n->test(s, &sd, NULL) != ncclSuccess)
+            return -1;
+        if (!rd && n->test(r, &rd, rsize) != ncclSuccess)
+            return -1;
+    }
+    return sd && rd ? 0 : -1;
+}
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    char self[PATH_MAX], lib[PATH_MAX + 32], so[PATH_MAX + 48], copier[PATH_MAX + 48];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    REQUIRE(len > 0, "readlink /proc/self/exe: %s", strerror(errno));
+    self[len] = 0;
+    char *dir = dirname(self); /* build/<san>/tests */
+    snprintf(lib, sizeof(lib), "%s/libfakecuda.so", dir);
+    snprintf(so, sizeof(so), "%s/../libnccl-net-gdrtrace.so", dir);
+    snprintf(copier, sizeof(copier), "%s/../gdrtrace-gpumem-copier", dir);
+    REQUIRE(access(lib, R_OK) == 0 && access(so, R_OK) == 0 && access(copier, X_OK) == 0,
+            "%s, %s and %s must be built (make all tests)", lib, so, copier);
+    setenv("GDRTRACE_CUDA_LIB", lib, 1);
+    unsetenv("GDRTRACE_GPUMEM_COPIER");
+    setenv("GDRTRACE_GPUMEM", "1", 1);
+    setenv("GDRTRACE_GPUMEM_COPY_CONTEXT", "process", 1);
+    setenv("GDRTRACE_REG", "peermem", 1);
+    setenv("GDRTRACE_GPUMEM_PEERMEM", "1", 1);
+    setenv("GDRTRACE_SOCKET_IFNAME", "lo", 1);
+    unsetenv("GDRTRACE_DIR");
+
+    void *fh = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    REQUIRE(fh, "%s", dlerror());
+    int (*create)(unsigned long long *, size_t, const struct alloc_prop *, unsigned long long);
+    int (*reserve)(unsigned long long *, size_t, size_t, unsigned long long, unsigned long long);
+    int (*map)(unsigned long long, size_t, size_t, unsigned long long, unsigned long long);
+    *(void **)&create = dlsym(fh, "cuMemCreate");
+    *(void **)&reserve = dlsym(fh, "cuMemAddressReserve");
+    *(void **)&map = dlsym(fh, "cuMemMap");
+    REQUIRE(create && reserve && map, "%s lacks the cuMem calls", lib);
+    const size_t N = 1 << 20;
+    unsigned long long gpu[2];
+    for (int i = 0; i < 2; i++) {
+        struct alloc_prop prop = {1, 1 /* POSIX_FILE_DESCRIPTOR */, 1, 0};
+        unsigned long long h = 0;
+        REQUIRE(create(&h, N, &prop, 0) == 0 && reserve(&gpu[i], N, 0, 0, 0) == 0 &&
+                    map(gpu[i], N, 0, h, 0) == 0,
+                "fake cuMem allocation %d", i);
+    }
+
+    void *ph = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+    REQUIRE(ph, "%s", dlerror());
+    const ncclNet_v10_t *n = dlsym(ph, "ncclNetPlugin_v10");
+    REQUIRE(n, "no ncclNetPlugin_v10 in %s", so);
+    REQUIRE(n->init(logger, NULL) == ncclSuccess, "init");
+    char handle[NCCL_NET_HANDLE_MAXSIZE];
+    void *lc = NULL, *sc = NULL, *rc = NULL;
+    REQUIRE(n->listen(0, handle, &lc) == ncclSuccess, "listen");
+    time_t t0 = time(NULL);
+    while ((!sc || !rc) && time(NULL) - t0 < 20) {
+        REQUIRE(sc || n->connect(0, NULL, handle, &sc, NULL) == ncclSuccess, "connect");
+        REQUIRE(rc || n->accept(lc, &rc, NULL) == ncclSuccess, "accept");
+    }
+    REQUIRE(sc && rc, "no connection in 20 s");
+    unsigned char *a = (unsigned char *)(uintptr_t)gpu[0], *b = (unsigned char *)(uintptr_t)gpu[1];
+    void *mh[2][2] = {{NULL, NULL}, {NULL, NULL}}; /* [buffer][0 send comm, 1 recv comm] */
+    for (int i = 0; i < 2; i++)
+        for (int c = 0; c < 2; c++)
+            REQUIRE(n->regMr(c ? rc : sc, (void *)(uintptr_t)gpu[i], N, NCCL_PTR_CUDA, &mh[i][c]) ==
+                        ncclSuccess,
+                    "regMr(CUDA) of buffer %d on comm %d", i, c);
+    pthread_mutex_lock(&said_lock);
+    char want[PATH_MAX + 64];
+    snprintf(want, sizeof(want), "(%s/../gdrtrace-gpumem-copier)", dir);
+    CHECK(strstr(said, "copies run in the copier process") && strstr(said, want),
+          "the plugin did not say it started the copier beside it (%s)", want);
+    pthread_mutex_unlock(&said_lock);
+    errno = 0;
+    CHECK(waitpid(-1, NULL, WNOHANG) == -1 && errno == ECHILD, "this process has a child: %s",
+          strerror(errno));
+    /* a -> b over the pair, then b's bytes (changed) -> a */
+    for (int round = 0; round < 2; round++) {
+        unsigned char *src = round ? b : a, *dst = round ? a : b;
+        for (size_t i = 0; i < N; i++)
+            src[i] = (unsigned char)(i * 31 + 7 + round);
+        memset(dst, 0, N);
+        void *s = NULL, *r = NULL, *d = dst;
+        size_t sz = N;
+        int tag = round, got = 0;
+        REQUIRE(n->isend(sc, src, N, tag, mh[round][0], NULL, &s) == ncclSuccess && s, "isend");
+        REQUIRE(n->irecv(rc, 1, &d, &sz, &tag, &mh[1 - round][1], NULL, &r) == ncclSuccess && r,
+                "irecv");
+        REQUIRE(wait_pair(n, s, r, &got) == 0, "round %d not done in 10 s", round);
+        CHECK(got == (int)N, "round %d received %d bytes, sent %zu", round, got, N);
+        CHECK(memcmp(src, dst, N) == 0, "round %d: the bytes differ", round);
+    }
+    for (int i = 0; i < 2; i++)
+        for (int c = 0; c < 2; c++)
+            CHECK(n->deregMr(c ? rc : sc, mh[i][c]) == ncclSuccess, "deregMr");
+    n->closeSend(sc);
+    n->closeRecv(rc);
+    n->closeListen(lc);
+    printf(failures ? "FAIL\n" : "ok: the built plugin's copier moved 2 x %zu bytes\n", N);
+    return failures ? 1 : 0;
+}
