@@ -496,9 +496,11 @@ static gt_result reg_in_copier(struct gm_comm *c, struct gm_mh *h, uintptr_t a, 
                                                             : GT_REASON_PEERMEM_REG_FAILED;
         report->method = GT_METHOD_FAILED;
         report->err = err;
-        GT_WARN("gpumem: GPU buffer %p (%zu bytes) refused: copier: %s", (void *)a, size, why);
-        return gt_net_fail(GT_SYSTEM_ERROR, report->reason, err,
-                           "gpumem: GPU buffer refused: copier: %s", why);
+        /* the copier's own lines say "copier: " already */
+        const char *cause = strncmp(why, "copier: ", 8) ? why : why + 8;
+        GT_WARN("gpumem: GPU buffer %p (%zu bytes) refused for the copier process: %s", (void *)a,
+                size, cause);
+        return gt_net_fail(GT_SYSTEM_ERROR, report->reason, err, "gpumem copier: %s", cause);
     }
     h->mirror = h->creg.mirror;
     h->base = a;

@@ -12,7 +12,8 @@
  *  - a GPU send held back by a slow copy keeps its place before a later
  *    host send, and is not posted before its copy completed;
  *  - an allocation that cannot be exported, and a range that reaches beyond
- *    its allocation, are refused with the reason;
+ *    its allocation, are refused with the reason; so are registrations when
+ *    the copier cannot be found or its CUDA cannot load;
  *  - the copier killed mid-copy fails the request and the comm (sticky)
  *    within a bound, naming the copier, instead of hanging;
  *  - this process has no child (waitpid(-1)), the copier is not its child,
@@ -390,6 +391,51 @@ static void test_refusals(void **state)
     vmm_free(ok, N);
 }
 
+/* A copier that cannot be found, or whose CUDA cannot load: the
+ * registration is refused naming it; the next init tries again. */
+static void test_copier_setup_failures(void **state)
+{
+    (void)state;
+    set_delay(NULL);
+    const size_t N = 64 << 10;
+    unsigned long long p = vmm_alloc(N, 1);
+    char copier[PATH_MAX], lib[PATH_MAX];
+    snprintf(copier, sizeof(copier), "%s", getenv("GDRTRACE_GPUMEM_COPIER"));
+    snprintf(lib, sizeof(lib), "%s", getenv("GDRTRACE_CUDA_LIB"));
+
+    setenv("GDRTRACE_GPUMEM_COPIER", "/nonexistent/gdrtrace-gpumem-copier", 1);
+    layer_up();
+    void *sc, *rc;
+    connect_pair(&sc, &rc);
+    expect_refusal(sc, p, N,
+                   "GDRTRACE_GPUMEM_COPIER=/nonexistent/gdrtrace-gpumem-copier is not an "
+                   "executable file");
+    assert_int_equal(ops->close_send(sc), GT_OK);
+    assert_int_equal(ops->close_recv(rc), GT_OK);
+    layer_down();
+    setenv("GDRTRACE_GPUMEM_COPIER", copier, 1);
+
+    /* this process loaded its CUDA already: only the copier sees the change */
+    setenv("GDRTRACE_CUDA_LIB", "/nonexistent/libcuda.so.1", 1);
+    layer_up();
+    connect_pair(&sc, &rc);
+    expect_refusal(sc, p, N, "copier: CUDA unavailable: dlopen /nonexistent/libcuda.so.1 failed");
+    expect_refusal(rc, p, N, "CUDA unavailable"); /* sticky until the next init */
+    assert_int_equal(ops->close_send(sc), GT_OK);
+    assert_int_equal(ops->close_recv(rc), GT_OK);
+    layer_down();
+    setenv("GDRTRACE_CUDA_LIB", lib, 1);
+
+    layer_up();
+    connect_pair(&sc, &rc);
+    void *mh = reg_gpu(sc, p, N);
+    assert_int_equal(ops->dereg_mr(sc, mh), GT_OK);
+    assert_int_equal(ops->close_send(sc), GT_OK);
+    assert_int_equal(ops->close_recv(rc), GT_OK);
+    layer_down();
+    vmm_free(p, N);
+}
+
 /* ---- a dead copier ----------------------------------------------------------- */
 
 static void test_copier_killed(void **state)
@@ -545,9 +591,13 @@ static int setup(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_vmm_both_ways), cmocka_unit_test(test_legacy_ipc_both_ways),
-        cmocka_unit_test(test_send_order),    cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_copier_killed), cmocka_unit_test(test_exit_with_application),
+        cmocka_unit_test(test_vmm_both_ways),
+        cmocka_unit_test(test_legacy_ipc_both_ways),
+        cmocka_unit_test(test_send_order),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_copier_setup_failures),
+        cmocka_unit_test(test_copier_killed),
+        cmocka_unit_test(test_exit_with_application),
     };
     return cmocka_run_group_tests_name("gpumem_copier", tests, setup, NULL);
 }
