@@ -35,6 +35,8 @@ for c in $CASES; do
     simple) vars="$base GDRTRACE_REG=peermem NCCL_PROTO=Simple" ;;
     mc32) vars="$base GDRTRACE_REG=peermem CUDA_DEVICE_MAX_CONNECTIONS=32" ;;
     ownctx) vars="$base GDRTRACE_REG=peermem GDRTRACE_GPUMEM_COPY_CONTEXT=own" ;;
+    process) vars="$base GDRTRACE_REG=peermem GDRTRACE_GPUMEM_COPY_CONTEXT=process" ;;
+    process-dmabuf) vars="$base GDRTRACE_GPUMEM_COPY_CONTEXT=process" ;;
     *) vars="$base $c" ;;
     esac
     echo "$vars" > "$d/command.txt"
