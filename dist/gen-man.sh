@@ -9,6 +9,7 @@
 #
 # Typesetting rules (what a help text may contain, see tests/install):
 #   "usage: ..." and following lines starting with "gdrtrace"  SYNOPSIS
+#   or indented "[" (the usage line continued)
 #   "exit: ..." / "Exit: ..." and the lines after it          EXIT STATUS
 #   "  -x, --opt ARG   text" (two spaces before the text)     a tagged paragraph
 #   deeper-indented lines after such a line                   its continuation
@@ -53,6 +54,9 @@ typeset() {
     }
     state == "syn" && /^ +gdrtrace / {
         sub(/^ +/, ""); print ".br\n\\fB" esc($0) "\\fR"; next
+    }
+    state == "syn" && /^ +\[/ {
+        sub(/^ +/, ""); print "\\fB" esc($0) "\\fR"; next
     }
     state == "syn" { state = ""; heading("description") }
     /^[Ee]xit: / {
