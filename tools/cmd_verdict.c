@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * cmd_verdict.c — `gdrtrace verdict [--json] [--expect dmabuf|peermem|host] [PATH...]`:
- * one line per communicator (merged across processes and nodes) and one for
- * the whole input.  Exit code (docs/reader.md): the whole input's verdict
- * (0 DIRECT-DMABUF, 10 DIRECT-PEERMEM, 11 HOST-STAGED, 12 MIXED, 13 FALLBACK,
- * 14 ERROR, 15 NO-DATA, 16 BYPASSED); with --expect, 0 on a match and 20
+ * cmd_verdict.c — `gdrtrace verdict [--full] [--json] [--expect dmabuf|peermem|host]
+ * [PATH...]`: one line per communicator (merged across processes and nodes),
+ * per node, and one for the whole input; past GT_ALIKE_MAX alike ones, the
+ * communicators and nodes that agree with the majority print as one line
+ * each kind (tools/alike.h; --full: every line; --json always has every one).  Exit code
+ * (docs/reader.md): the whole input's verdict (0 DIRECT-DMABUF, 10 DIRECT-PEERMEM, 11 HOST-STAGED,
+ * 12 MIXED, 13 FALLBACK, 14 ERROR, 15 NO-DATA, 16 BYPASSED); with --expect, 0 on a match and 20
  * otherwise, and 21 when --expect dmabuf|peermem matched a run of the
  * GPU-memory validation mode (emulated: it must never pass for GPUDirect
  * RDMA) without --allow-emulated; 2 when an input could not be read; 64 usage.
@@ -14,22 +16,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/alike.h"
 #include "tools/commands.h"
 #include "tools/esc.h"
 #include "tools/nccljoin.h"
 #include "tools/report.h"
 
+/* the help says "8" */
+_Static_assert(GT_ALIKE_MAX == 8, "verdict --help names GT_ALIKE_MAX");
+
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: gdrtrace verdict [--json] [--expect dmabuf|peermem|host] [--allow-emulated]\n"
-            "                        [--job J] [--nccl-log FILE|DIR]... [PATH...]\n"
+            "usage: gdrtrace verdict [--full] [--json] [--expect dmabuf|peermem|host]\n"
+            "                        [--allow-emulated] [--job J] [--nccl-log FILE|DIR]...\n"
+            "                        [PATH...]\n"
             "  Did NCCL use the direct GPU<->NIC path?  One line per communicator, one per\n"
             "  node (when several), and one for all: DIRECT-DMABUF, DIRECT-PEERMEM, HOST-STAGED, "
             "MIXED, FALLBACK, ERROR,\n"
             "  NO-DATA, BYPASSED, each with the evidence; one per process the plugin refused\n"
             "  (BYPASSED) or that died inside a call into another library (ERROR).  PATH as for "
             "summary.\n"
+            "  Past 8 alike communicators, or nodes (the majority's verdict, the same\n"
+            "  evidence), they print as one line: the count, the evidence once, their ids\n"
+            "  or host ranges; every other line is printed in full.\n"
+            "  --full      one line for every communicator and node, however many\n"
             "  --expect X  exit 0 if the whole input is DIRECT-DMABUF (dmabuf),\n"
             "              DIRECT-PEERMEM (peermem) or HOST-STAGED (host), else 20\n"
             "  --allow-emulated  let --expect dmabuf|peermem match a run of the GPU-memory\n"
@@ -39,7 +50,7 @@ static void usage(FILE *f)
             "              folder: each regular file in it), joined by commId: every\n"
             "              communicator NCCL created gets a verdict (INTRA-NODE: no network;\n"
             "              BYPASSED: an internal NCCL transport, NCCL's line quoted)\n"
-            "  --json      machine-readable output\n"
+            "  --json      machine-readable output (every communicator and node)\n"
             "exit: 0 DIRECT-DMABUF, 10 DIRECT-PEERMEM, 11 HOST-STAGED, 12 MIXED, 13 FALLBACK,\n"
             "      14 ERROR, 15 NO-DATA, 16 BYPASSED, 20 --expect mismatch, 21 --expect met only\n"
             "      by emulation, 2 unreadable input, 64 usage\n");
@@ -47,14 +58,12 @@ static void usage(FILE *f)
 
 int gt_cmd_verdict(int argc, char **argv)
 {
-    static const struct option opts[] = {{"json", no_argument, 0, 'j'},
-                                         {"expect", required_argument, 0, 'x'},
-                                         {"job", required_argument, 0, 'J'},
-                                         {"allow-emulated", no_argument, 0, 'E'},
-                                         {"nccl-log", required_argument, 0, 'L'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    int json = 0, c, expect = -1, allow_emulated = 0, nlogs = 0;
+    static const struct option opts[] = {
+        {"json", no_argument, 0, 'j'},           {"full", no_argument, 0, 'F'},
+        {"expect", required_argument, 0, 'x'},   {"job", required_argument, 0, 'J'},
+        {"allow-emulated", no_argument, 0, 'E'}, {"nccl-log", required_argument, 0, 'L'},
+        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+    int json = 0, c, expect = -1, allow_emulated = 0, nlogs = 0, full = 0;
     const char *job = NULL;
     char **logs = calloc((size_t)argc + 1, sizeof(*logs));
     if (!logs)
@@ -63,6 +72,9 @@ int gt_cmd_verdict(int argc, char **argv)
         switch (c) {
         case 'j':
             json = 1;
+            break;
+        case 'F':
+            full = 1;
             break;
         case 'x':
             if (!strcmp(optarg, "dmabuf"))
@@ -119,6 +131,17 @@ int gt_cmd_verdict(int argc, char **argv)
                 code = nj.code;
             }
         }
+    }
+    /* the text's lines, one a communicator or node (tools/alike.h) */
+    size_t nl = joined ? nj.ncomm : j.ncomm;
+    if (nl < j.nnodes)
+        nl = j.nnodes;
+    struct gt_alike_line *lines = json ? NULL : calloc(nl ? nl : 1, sizeof(*lines));
+    char(*ntext)[64] = json ? NULL : calloc(j.nnodes ? j.nnodes : 1, sizeof(*ntext));
+    int oom = !json && (!lines || !ntext);
+    if (oom) {
+        fprintf(stderr, "gdrtrace verdict: out of memory for %zu lines\n", nl);
+        rc = GT_EXIT_INPUT;
     }
     int emu = j.overall.emulated;
     /* An emulated DIRECT-* verdict never answers "did NCCL use GPUDirect". */
@@ -198,18 +221,27 @@ int gt_cmd_verdict(int argc, char **argv)
         gj_i64(&js, "exit", exit_code);
         gj_end(&js, '}');
         gj_done(&js);
-    } else {
-        /* evidence wrapped under itself: no line wider than GT_REPORT_COLS */
+    } else if (!oom) {
+        /* evidence wrapped under itself: no line wider than GT_REPORT_COLS;
+         * at job scale the lines alike collapse (tools/alike.h) */
         char head[256];
-        if (joined)
-            gt_nccl_join_print_comms(stdout, &nj);
-        for (size_t i = 0; !joined && i < j.ncomm; i++) {
-            const char *lab = gt_verdict_label(j.comms[i].v.code, j.comms[i].v.emulated);
-            int w =
-                snprintf(head, sizeof(head), "comm %-20s %-15s ", gt_esc(j.comms[i].label), lab);
-            fputs(head, stdout);
-            gt_report_wrap(stdout, w, gt_report_hang(w, lab), gt_esc(j.comms[i].v.why));
+        long max = full ? -1 : GT_ALIKE_MAX;
+        for (size_t i = 0; joined && i < nj.ncomm; i++) {
+            const struct gt_nj_comm *x = &nj.comms[i];
+            lines[i] = (struct gt_alike_line){
+                x->label, gt_nj_label(x),      x->intra ? GT_V_COUNT : x->code,
+                x->why,   x->has_comm_id == 1, x->comm_id};
         }
+        for (size_t i = 0; !joined && i < j.ncomm; i++) {
+            const struct gt_ccomm *x = &j.comms[i];
+            lines[i] = (struct gt_alike_line){x->label,
+                                              gt_verdict_label(x->v.code, x->v.emulated),
+                                              x->v.code,
+                                              x->v.why,
+                                              x->has_comm_id == 1,
+                                              x->comm_id};
+        }
+        gt_alike_print(stdout, "comm", "communicators", lines, joined ? nj.ncomm : j.ncomm, max, 1);
         for (size_t i = 0; i < j.nfates; i++) {
             const struct gt_recfile *r = &j.recs[j.fates[i].rec];
             char label[96];
@@ -223,11 +255,21 @@ int gt_cmd_verdict(int argc, char **argv)
         }
         if (joined)
             gt_nccl_join_print_procs(stdout, &nj, emu);
+        /* a node's line: its verdict and its counts, the text that must
+         * match exactly for nodes to be alike (a node short of a process
+         * is worth its own line) */
+        for (size_t i = 0; j.nnodes > 1 && i < j.nnodes; i++) {
+            snprintf(ntext[i], sizeof(ntext[i]), "%d process(es), %d communicator(s)",
+                     j.nodes[i].nproc, j.nodes[i].ncomm);
+            lines[i] = (struct gt_alike_line){j.nodes[i].host,
+                                              gt_verdict_label(j.nodes[i].code, emu),
+                                              j.nodes[i].code,
+                                              ntext[i],
+                                              0,
+                                              0};
+        }
         if (j.nnodes > 1)
-            for (size_t i = 0; i < j.nnodes; i++)
-                printf("node %-20s %-15s %d process(es), %d communicator(s)\n",
-                       gt_esc(j.nodes[i].host), gt_verdict_label(j.nodes[i].code, emu),
-                       j.nodes[i].nproc, j.nodes[i].ncomm);
+            gt_alike_print(stdout, "node", "nodes", lines, j.nnodes, max, 0);
         if (joined)
             gt_nccl_join_print_counts(stdout, &nj);
         const char *lab = gt_verdict_label(code, emu);
@@ -253,6 +295,8 @@ int gt_cmd_verdict(int argc, char **argv)
         gt_nccl_join_free(&nj);
         gt_nlog_free(&log);
     }
+    free(lines);
+    free(ntext);
     free(logs);
     gt_job_free(&j);
     gt_inputs_free(&in);

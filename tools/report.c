@@ -15,6 +15,7 @@
 
 #include "common/gt_net.h"
 #include "common/nccl_cfg.h"
+#include "tools/alike.h"
 #include "tools/esc.h"
 #include "tools/hist.h"
 #include "tools/kcorr.h"
@@ -519,13 +520,10 @@ static void text_job(FILE *f, const struct gt_job *j)
     free(t);
     /* nodes: how many show each verdict; those that differ from the most common */
     size_t seen[GT_V_COUNT] = {0};
-    int maj = GT_V_NO_DATA;
     for (size_t i = 0; i < j->nnodes; i++)
         if ((unsigned)j->nodes[i].code < GT_V_COUNT)
             seen[j->nodes[i].code]++;
-    for (int v = 0; v < GT_V_COUNT; v++)
-        if (seen[v] > seen[maj] || (seen[v] == seen[maj] && v < maj))
-            maj = v;
+    int maj = gt_alike_majority(seen, GT_V_COUNT); /* as verdict's alike nodes */
     snprintf(line, sizeof(line), "%zu (%s", j->nnodes, gt_esc(j->nodes[0].host));
     if (j->nnodes > 1)
         snprintf(line + strlen(line), sizeof(line) - strlen(line), " .. %s",

@@ -38,6 +38,7 @@ run summary-fallback summary --full --events --no-bars "$T/fallback"
 mkdir -p "$T/ranks1000"
 $BUILD/tests/reader_scale gen "$T/ranks1000" 1000 small natural peermem=17 fallback=42 slow=99 unknown=500
 run summary-1000-ranks summary "$T/ranks1000"
+run verdict-1000-ranks verdict "$T/ranks1000"
 run summary-json summary --json "$T/dmabuf"
 for k in dmabuf peermem host mixed fallback error nodata; do run "verdict-$k" verdict "$T/$k"; done
 # what became of a process (format 1.3): refused by the plugin, died inside an inner plugin's call

@@ -39,6 +39,8 @@ TEST_SCRIPTS += tests/reader/test-bounded.sh
 TEST_SCRIPTS += tests/reader/test-fold-mem.sh
 # summary at a thousand ranks (issue 21): short, exact, ? not -1, width, order, next:
 TEST_SCRIPTS += tests/reader/test-summary-scale.sh
+# verdict at a thousand ranks: alike lines collapse, differing ones in full, exit and JSON as before
+TEST_SCRIPTS += tests/reader/test-verdict-scale.sh
 BENCH_SCRIPTS += tests/reader/bench-scale.sh
 # docs/examples/ equals what gdrtrace prints now (gen-examples.sh), no dangling references.
 TEST_SCRIPTS += tests/reader/check-examples.sh

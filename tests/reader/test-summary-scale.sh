@@ -14,7 +14,7 @@
 #  * every line of summary, summary --ranks, summary --full and verdict fits
 #    100 columns;
 #  * hosts node0 .. node124 come in natural order (node2 before node10) in
-#    summary --ranks, summary --full, verdict, export and ls;
+#    summary --ranks, summary --full, verdict --full, export and ls;
 #  * verdict ends with one `next:` step naming what to run for the outcome.
 . "$(dirname "$0")/lib.sh"
 S=$BUILD/tests/reader_scale
@@ -62,10 +62,11 @@ grep -q '^   ranks    0..999 (999 process(es) with a rank); ? for 1 process(es) 
 # 3. widths, -1, order in every view
 $G summary --ranks "$T/odd" >"$T/r.txt"
 $G verdict "$T/odd" >"$T/v.txt"; vrc=$?
+$G verdict --full "$T/odd" >"$T/va.txt" # every node on a line (test-verdict-scale.sh: the rest)
 mkdir -p "$T/few"
 "$S" gen "$T/few" 96 small natural unknown=3 slow=90 || fail "gen few"
 $G summary --full "$T/few" >"$T/f.txt"
-for f in a o r v f; do
+for f in a o r v va f; do
     w=$(wide "$T/$f.txt"); m=$(minus1 "$T/$f.txt")
     [ "$w" = 0 ] && [ "$m" = 0 ] && pass "$f.txt: every line <= 100 columns, no -1" ||
         fail "$f.txt: $w line(s) > 100 columns, $m with -1: $(awk 'length($0) > 100' "$T/$f.txt" | head -3; grep -E '(^|[^0-9A-Za-z.x-])-1([^0-9]|$)' "$T/$f.txt" | head -3)"
@@ -74,12 +75,12 @@ grep -q '^== process node0 pid 100003  job job42  rank ?/? (local ?)  exited' "$
     grep -q '^   ?        rank: no launcher variable' "$T/f.txt" &&
     grep -q 'NCCL: ncclGetVersion not visible' "$T/f.txt" &&
     pass "summary --full: rank ?/? and the reason" || fail "--full unknowns: $(grep -A8 'pid 100003' "$T/f.txt")"
-nodes_v=$(grep -oE '^node node[0-9]+' "$T/v.txt" | awk '{ print $2 }')
+nodes_v=$(grep -oE '^node node[0-9]+' "$T/va.txt" | awk '{ print $2 }')
 nodes_r=$(awk '$1 ~ /^[0-9]+$/ && $2 ~ /^node/ { print $2 }' "$T/r.txt" | uniq | head -125)
 nodes_f=$(grep -oE '^== process node[0-9]+' "$T/f.txt" | awk '{ print $3 }' | uniq)
 nat=$(seq 0 124 | sed 's/^/node/')
 [ "$nodes_v" = "$nat" ] && [ "$nodes_r" = "$nat" ] && [ "$nodes_f" = "$(seq 0 11 | sed 's/^/node/')" ] &&
-    pass "natural host order (node2 before node10) in verdict, summary --ranks, summary --full" ||
+    pass "natural host order (node2 before node10) in verdict --full, summary --ranks, summary --full" ||
     fail "order: verdict $(echo $nodes_v | head -c 200) / ranks $(echo $nodes_r | head -c 200) / full $(echo $nodes_f)"
 
 twelve=$(seq 0 11 | sed 's/^/node/')
