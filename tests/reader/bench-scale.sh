@@ -9,6 +9,9 @@
 #    Targets at 8k: <= 512 MiB and <= 30 s on 2 cores, time linear
 #    (8k / 1k <= 8 x 1.5); at 8k also one `watch --once` frame at 30x100
 #    (issue 21): the same bounds, and it must fit;
+#  * verdict's text over 1k and 8k: its line count (<= 60: the alike
+#    communicators and nodes collapse, tools/alike.h) and lines over 100
+#    columns (none);
 #  * `gdrtrace summary` (the default report, issue 21) over 1k and 8k of the
 #    same: wall time, peak RSS, its line count (<= 60: every rank agrees) and
 #    lines over 100 columns (none); at 8k the same targets as verdict;
@@ -72,6 +75,14 @@ for n in 1024 2048 4096 8192; do
     printf 'reader scale: verdict over %5d recorders: %6.2f s, peak RSS %4d MiB, exit %d (generated in %.1f s)\n' \
         "$n" "$secs" $((kib / 1024)) "$rc" "$(echo "$g1 - $g0" | bc)"
     [ "$rc" = 0 ] || miss "verdict exit $rc (want 0, DIRECT-DMABUF)"
+    if [ "$n" = 1024 ] || [ "$n" = 8192 ]; then # verdict's text: alike lines collapsed
+        lines=$("$G" verdict "$T/$n" 2>/dev/null | wc -l)
+        wide=$("$G" verdict "$T/$n" 2>/dev/null | awk 'length($0) > 100' | wc -l)
+        printf 'reader scale: verdict text over %5d recorders: %d lines (%d > 100 columns)\n' \
+            "$n" "$lines" "$wide"
+        [ "$lines" -le 60 ] || miss "verdict of $n alike ranks: $lines lines > 60"
+        [ "$wide" = 0 ] || miss "verdict: $wide line(s) wider than 100 columns"
+    fi
     if [ "$n" = 1024 ] || [ "$n" = 8192 ]; then # summary's default report (issue 21)
         read -r ss sk src < <("$S" measure "$G" summary "$T/$n" 2>/dev/null | tail -1)
         read -r s2 k2 rc2 < <("$S" measure "$G" summary "$T/$n" 2>/dev/null | tail -1)
