@@ -41,6 +41,10 @@ TEST_SCRIPTS += tests/reader/test-fold-mem.sh
 TEST_SCRIPTS += tests/reader/test-summary-scale.sh
 # verdict at a thousand ranks: alike lines collapse, differing ones in full, exit and JSON as before
 TEST_SCRIPTS += tests/reader/test-verdict-scale.sh
+# verdict's alike lines (tools/alike.c) on hand-made lines: host ranges, numbers, problems apart
+TESTS += test_alike
+test_alike_SRCS = tests/unit/test_alike.c $(READER_SRCS) $(BASE_SRCS)
+test_alike_LIBS := -lzstd -lm -lcmocka
 BENCH_SCRIPTS += tests/reader/bench-scale.sh
 # docs/examples/ equals what gdrtrace prints now (gen-examples.sh), no dangling references.
 TEST_SCRIPTS += tests/reader/check-examples.sh
