@@ -136,6 +136,6 @@ int gt_gpumem_read(struct gt_gpumem_cfg *c, struct gt_setting s[GT_GPUMEM_SETTIN
               : GT_SRC_INVALID);
     static const char *const copy[] = {"app", "own", "process", NULL};
     c->copy_context = gt_setting_choice(s ? &s[4] : NULL, "GDRTRACE_GPUMEM_COPY_CONTEXT", copy,
-                                        GT_GPUMEM_COPY_APP, warn);
+                                        GT_GPUMEM_COPY_PROCESS, warn);
     return c->on;
 }

@@ -87,7 +87,7 @@ struct gt_gpumem_cfg {
     int force_flush;  /* GDRTRACE_GPUMEM_FORCE_FLUSH: the device's forceFlush (default 0) */
     int dmabuf_errno; /* GDRTRACE_GPUMEM_DMABUF_ERRNO: test switch, every dma-buf import
                        * fails with this errno (1..4095; default 0 = off) */
-    int copy_context; /* GDRTRACE_GPUMEM_COPY_CONTEXT: enum gt_gpumem_copy (default app) */
+    int copy_context; /* GDRTRACE_GPUMEM_COPY_CONTEXT: enum gt_gpumem_copy (default process) */
 };
 /* Where the layer's CUDA copies run (docs/gpumem.md). */
 enum gt_gpumem_copy {

@@ -296,6 +296,9 @@ static void clear_env(void)
                                     "GDRTRACE_GPUMEM_COPY_CONTEXT"};
     for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
         unsetenv(v[i]);
+    /* This test's fake driver is installed in-process (gt_cu_install): the
+     * copier process (the default) is tested by test_gpumem_copier. */
+    setenv("GDRTRACE_GPUMEM_COPY_CONTEXT", "app", 1);
 }
 
 static void layer_up(void)
