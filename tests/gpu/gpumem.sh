@@ -193,6 +193,17 @@ wait "$job"
 judge 1 "$d" --max-bytes "$(numfmt --from=iec "$STEP1_MAX")"
 gstep "1. NCCL_NET_GDR_LEVEL=SYS: /GDRDMA, regMrDmaBuf nv_dmabuf, 8 B..$STEP1_MAX correct, DIRECT-DMABUF (emulated)" $?
 
+# The copies run in the copier process (GDRTRACE_GPUMEM_COPY_CONTEXT's
+# default): its INFO line in NCCL's log says so.
+n=$(cat "$W/s1"/nccl.*.log 2>/dev/null | grep -c 'copies run in the copier process')
+gstep "1p. the copies ran in the copier process (NCCL's log: $n line(s), one per rank)" $((n < 2))
+
+d=$W/s1c
+run_env "$d" 90 info "$(gm "$d" NCCL_NET_GDR_LEVEL=SYS NCCL_CUMEM_ENABLE=0)" \
+    build/gpu/nccl_check -b 8 -e 16M -f 8
+judge 1 "$d" --max-bytes $((16 << 20)) --no-kcorr
+gstep "1c. NCCL_CUMEM_ENABLE=0: cudaMalloc buffers, imported by CUDA IPC in the copier, correct" $?
+
 d=$W/s1f
 run_env "$d" 90 info "$(gm "$d" NCCL_NET_GDR_LEVEL=SYS GDRTRACE_GPUMEM_FORCE_FLUSH=1)" \
     build/gpu/nccl_check -b 8 -e 16M -f 8
