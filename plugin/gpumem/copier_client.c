@@ -12,7 +12,9 @@
  * dup2, and the copier closes every other fd it inherited.
  * The binary: $GDRTRACE_GPUMEM_COPIER, else beside the plugin's .so (dladdr:
  * the build tree) or in ../libexec/gdrtrace, ../../libexec/gdrtrace from it
- * (installed), else GT_LIBEXECDIR/gdrtrace/ (the path make compiled in).
+ * (installed) — each from the folder NCCL loaded it from and from the one
+ * its real file is in (a plugin-only folder holds a link) — else
+ * GT_LIBEXECDIR/gdrtrace/ (the path make compiled in).
  *
  * A dead copier is sticky per generation: every later call of that
  * generation fails with the same line; a stop (last finalize) ends the
@@ -23,6 +25,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
@@ -77,6 +80,30 @@ static int executable(const char *p)
     return access(p, X_OK) == 0;
 }
 
+/* The file this code was mapped from, as the kernel names it in
+ * /proc/self/maps: its real path even when the plugin was loaded through a
+ * link that has gone since.  0, or -1 when not found. */
+static int mapped_file(char *out, size_t n)
+{
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f)
+        return -1;
+    uintptr_t self = (uintptr_t)(void *)mapped_file;
+    char line[PATH_MAX + 128];
+    int rc = -1;
+    while (rc && fgets(line, sizeof(line), f)) {
+        unsigned long lo, hi;
+        char *file = strchr(line, '/');
+        if (sscanf(line, "%lx-%lx", &lo, &hi) != 2 || self < lo || self >= hi || !file)
+            continue;
+        file[strcspn(file, "\n")] = 0;
+        snprintf(out, n, "%s", file);
+        rc = 0;
+    }
+    fclose(f);
+    return rc;
+}
+
 static int find_copier(char *path, size_t n, char *why, size_t whylen)
 {
     const char *env = gt_env_str("GDRTRACE_GPUMEM_COPIER");
@@ -91,24 +118,37 @@ static int find_copier(char *path, size_t n, char *why, size_t whylen)
     /* Beside the plugin (the build tree), then LIBEXECDIR relative to its
      * LIBDIR: PREFIX/lib or PREFIX/lib/<multiarch> (an install whose plugin
      * was built for another PREFIX still finds its own copier). */
+    /* The folder NCCL loaded the plugin from, and the one the file really
+     * is in: a plugin-only folder (`gdrtrace run`, NCCL_NET_PLUGIN by name)
+     * holds a symbolic link to the .so, not the copier. */
     Dl_info di;
-    char dir[512] = "";
-    if (dladdr((void *)find_copier, &di) && di.dli_fname && strrchr(di.dli_fname, '/'))
-        snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(di.dli_fname, '/') - di.dli_fname),
+    char dir[2][PATH_MAX] = {"", ""};
+    char real[PATH_MAX];
+    if (dladdr((void *)find_copier, &di) && di.dli_fname && strrchr(di.dli_fname, '/')) {
+        snprintf(dir[0], sizeof(dir[0]), "%.*s", (int)(strrchr(di.dli_fname, '/') - di.dli_fname),
                  di.dli_fname);
-    static const char *const rel[] = {"", "/../libexec/gdrtrace", "/../../libexec/gdrtrace"};
-    for (size_t i = 0; dir[0] && i < sizeof(rel) / sizeof(rel[0]); i++) {
-        snprintf(path, n, "%s%s/%s", dir, rel[i], COPIER_NAME);
-        if (executable(path))
-            return 0;
+        if ((mapped_file(real, sizeof(real)) == 0 || realpath(di.dli_fname, real)) &&
+            strrchr(real, '/')) {
+            *strrchr(real, '/') = 0;
+            if (strcmp(real, dir[0]) != 0)
+                snprintf(dir[1], sizeof(dir[1]), "%s", real);
+        }
     }
+    static const char *const rel[] = {"", "/../libexec/gdrtrace", "/../../libexec/gdrtrace"};
+    for (int d = 0; d < 2; d++)
+        for (size_t i = 0; dir[d][0] && i < sizeof(rel) / sizeof(rel[0]); i++) {
+            snprintf(path, n, "%s%s/%s", dir[d], rel[i], COPIER_NAME);
+            if (executable(path))
+                return 0;
+        }
     snprintf(path, n, "%s/gdrtrace/%s", GT_LIBEXECDIR, COPIER_NAME);
     if (executable(path))
         return 0;
     snprintf(why, whylen,
-             "no %s: GDRTRACE_GPUMEM_COPIER unset, none beside the plugin (%s) or in its "
+             "no %s: GDRTRACE_GPUMEM_COPIER unset, none beside the plugin (%s%s%s) or in its "
              "../libexec/gdrtrace, none in %s/gdrtrace",
-             COPIER_NAME, dir[0] ? dir : "dladdr failed", GT_LIBEXECDIR);
+             COPIER_NAME, dir[0][0] ? dir[0] : "dladdr failed", dir[1][0] ? ", really " : "",
+             dir[1], GT_LIBEXECDIR);
     return ENOENT;
 }
 

@@ -4,8 +4,9 @@
  * process through the built plugin as NCCL loads it: dlopen
  * libnccl-net-gdrtrace.so, take ncclNetPlugin_v10, connect a pair and move
  * "GPU" bytes both ways, with GDRTRACE_GPUMEM_COPIER unset.  It proves the
- * shared library finds gdrtrace-gpumem-copier beside itself (dladdr; the
- * build tree's layout) and says which it started, and that the copies work
+ * shared library, loaded through a link in a folder of its own (as `gdrtrace
+ * run` loads it), finds gdrtrace-gpumem-copier beside its real file and says
+ * which it started, and that the copies work
  * from the real .so (hidden symbols, its own copy of the CUDA table) over
  * the fake libcuda (tests/harness/fake_cuda.c), which this program dlopens
  * too to allocate the cuMem "device memory" (the loader hands back the copy
@@ -110,7 +111,16 @@ int main(void)
                 "fake cuMem allocation %d", i);
     }
 
-    void *ph = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+    /* Loaded as `gdrtrace run` and NCCL_NET_PLUGIN by name load it: through
+     * a link in a plugin-only folder, where no copier lies beside it. */
+    char tmp[] = "/tmp/gt_copier_so.XXXXXX", link[sizeof(tmp) + 64], real[PATH_MAX];
+    REQUIRE(mkdtemp(tmp), "mkdtemp: %s", strerror(errno));
+    REQUIRE(realpath(so, real), "realpath %s: %s", so, strerror(errno));
+    snprintf(link, sizeof(link), "%s/libnccl-net-gdrtrace.so", tmp);
+    REQUIRE(symlink(real, link) == 0, "symlink %s: %s", link, strerror(errno));
+    void *ph = dlopen(link, RTLD_NOW | RTLD_LOCAL);
+    unlink(link);
+    rmdir(tmp);
     REQUIRE(ph, "%s", dlerror());
     const ncclNet_v10_t *n = dlsym(ph, "ncclNetPlugin_v10");
     REQUIRE(n, "no ncclNetPlugin_v10 in %s", so);
@@ -133,9 +143,12 @@ int main(void)
                     "regMr(CUDA) of buffer %d on comm %d", i, c);
     pthread_mutex_lock(&said_lock);
     char want[PATH_MAX + 64];
-    snprintf(want, sizeof(want), "(%s/../gdrtrace-gpumem-copier)", dir);
+    *strrchr(real, '/') = 0;
+    snprintf(want, sizeof(want), "(%s/gdrtrace-gpumem-copier)", real);
     CHECK(strstr(said, "copies run in the copier process") && strstr(said, want),
-          "the plugin did not say it started the copier beside it (%s)", want);
+          "the plugin, loaded through a link, did not say it started the copier beside its "
+          "real file (%s): %s",
+          want, said);
     pthread_mutex_unlock(&said_lock);
     errno = 0;
     CHECK(waitpid(-1, NULL, WNOHANG) == -1 && errno == ECHILD, "this process has a child: %s",
