@@ -317,7 +317,7 @@ mkdir -p "$T/scale"
 read -r secs kib rc < <("$S" measure "$G" watch --all --once --rows 30 --cols 100 "$T/scale" \
     2>/dev/null >"$T/scale.raw"; tail -1 "$T/scale.raw")
 head -n -1 "$T/scale.raw" >"$T/scale.txt"
-ncomm=$($G verdict "$T/scale" | grep -c '^comm')
+ncomm=$($G verdict --full "$T/scale" | grep -c '^comm')
 n=$(sed -n 's/^\xe2\x80\xa6 \([0-9]*\) more (use gdrtrace summary)$/\1/p' "$T/scale.txt")
 if [ "$rc" = 0 ] && fits 30 100 "$T/scale.txt" && [ "$(wc -l <"$T/scale.txt")" = 30 ] &&
    [ "$n" = $((512 + ncomm - 25)) ] && [ "$kib" -le $limit ]; then
