@@ -11,10 +11,12 @@
  * duplicate of NCCL's fd until deregMr, and emulates nvidia_peermem when
  * GDRTRACE_GPUMEM_PEERMEM=1.  Nothing here is GPUDirect RDMA: GPU memory
  * moves by asynchronous CUDA copies through pinned host staging buffers on a
- * non-blocking stream of the layer's own — or, with
- * GDRTRACE_GPUMEM_COPY_CONTEXT=process, by the copier process
- * (copier_client.h), so no CUDA call of the data path is made in this
- * process; the recorder and every reader output say "emulated".
+ * non-blocking stream of the layer's own, by default in the copier process
+ * (GDRTRACE_GPUMEM_COPY_CONTEXT=process, copier_client.h), so no CUDA call
+ * of the data path is made in this process: made on NCCL's proxy thread
+ * (=app), a copy can wait for a driver lock held by an application thread
+ * that waits for NCCL's kernel, which waits for the copy (PyTorch DDP did;
+ * docs/gpumem.md).  The recorder and every reader output say "emulated".
  *
  * Invariants:
  *  - A send is posted to the inner transport only after its GPU→host copy
