@@ -17,7 +17,6 @@
 #include <libgen.h>
 #include <limits.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -26,31 +25,9 @@
 
 #include "nccl/net.h"
 #include "tests/check.h"
+#include "tests/plugin_said.h"
 
 static int failures;
-static char said[65536];
-static size_t said_len;
-static pthread_mutex_t said_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void logger(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
-                   const char *fmt, ...)
-{
-    (void)flags, (void)file, (void)line;
-    if (level > NCCL_LOG_INFO)
-        return;
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    if (level <= NCCL_LOG_WARN)
-        printf("plugin: %s\n", msg);
-    pthread_mutex_lock(&said_lock);
-    int n = snprintf(said + said_len, sizeof(said) - said_len, "%s\n", msg);
-    if (n > 0)
-        said_len = said_len + (size_t)n < sizeof(said) ? said_len + (size_t)n : sizeof(said);
-    pthread_mutex_unlock(&said_lock);
-}
 
 struct alloc_prop {
     int type, requested_handle_types, location_type, location_id;
@@ -124,7 +101,7 @@ int main(void)
     REQUIRE(ph, "%s", dlerror());
     const ncclNet_v10_t *n = dlsym(ph, "ncclNetPlugin_v10");
     REQUIRE(n, "no ncclNetPlugin_v10 in %s", so);
-    REQUIRE(n->init(logger, NULL) == ncclSuccess, "init");
+    REQUIRE(n->init(said_logger, NULL) == ncclSuccess, "init");
     char handle[NCCL_NET_HANDLE_MAXSIZE];
     void *lc = NULL, *sc = NULL, *rc = NULL;
     REQUIRE(n->listen(0, handle, &lc) == ncclSuccess, "listen");

@@ -21,44 +21,16 @@
  */
 #include <dlfcn.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "nccl/net.h"
+#include "tests/plugin_said.h"
 #include "tests/vm/vgem.h"
-
-/* The plugin's WARN and INFO lines (a fallback is INFO), kept so the
- * refusal's words can be checked; WARNs are also printed. */
-static char said[65536];
-static size_t said_len;
-static pthread_mutex_t said_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void logger(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
-                   const char *fmt, ...)
-{
-    (void)flags, (void)file, (void)line;
-    if (level > NCCL_LOG_INFO)
-        return;
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    if (level <= NCCL_LOG_WARN)
-        printf("plugin: %s\n", msg);
-    pthread_mutex_lock(&said_lock);
-    int n = snprintf(said + said_len, sizeof(said) - said_len, "%s\n", msg);
-    if (n > 0)
-        said_len = said_len + (size_t)n < sizeof(said) ? said_len + (size_t)n : sizeof(said);
-    pthread_mutex_unlock(&said_lock);
-}
 
 static int logged(const char *what)
 {
-    pthread_mutex_lock(&said_lock);
-    int found = strstr(said, what) != NULL;
-    pthread_mutex_unlock(&said_lock);
+    int found = said_has(what);
     if (!found)
         printf("FAIL: the plugin logged no line containing \"%s\"\n", what);
     return found;
@@ -129,7 +101,7 @@ int main(int argc, char **argv)
         printf("FAIL: %s\n", dlerror());
         return 1;
     }
-    ncclResult_t r = n->init(logger, NULL);
+    ncclResult_t r = n->init(said_logger, NULL);
     if (!strcmp(mode, "disabled")) {
         if (r == ncclSuccess) {
             printf("FAIL: init succeeded next to an ACTIVE RDMA port\n");

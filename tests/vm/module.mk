@@ -24,7 +24,7 @@ $(BUILD)/vm/gt_dmabuf_plugin: tests/vm/gt_dmabuf_plugin.c tests/vm/vgem.h
 # The GPU-memory validation layer on a real vgem dma-buf, through the built
 # plugin over the fake libcuda (guest.d/70-gpumem-vgem.sh runs it).
 vm-progs: $(BUILD)/vm/gt_gpumem_vgem $(FAKE_CUDA)
-$(BUILD)/vm/gt_gpumem_vgem: tests/vm/gt_gpumem_vgem.c tests/vm/vgem.h
+$(BUILD)/vm/gt_gpumem_vgem: tests/vm/gt_gpumem_vgem.c tests/vm/vgem.h tests/plugin_said.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ tests/vm/gt_gpumem_vgem.c $(LDFLAGS) -ldl -lpthread
