@@ -44,6 +44,7 @@
 #include "common/gt_net.h"
 #include "plugin/gpumem/copier_client.h"
 #include "plugin/gpumem/gpumem.h"
+#include "tests/unit/net_pair.h"
 
 extern const struct gt_net_ops gt_sock_ops;
 
@@ -93,13 +94,6 @@ static void vmm_free(unsigned long long p, size_t n)
 static const struct gt_net_ops *ops;
 static void *ctx;
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 static void layer_up(void)
 {
     ops = gt_gpumem_wrap(&gt_sock_ops);
@@ -114,20 +108,7 @@ static void layer_down(void)
 
 static void connect_pair(void **sc, void **rc)
 {
-    char handle[GT_NET_HANDLE_MAXSIZE];
-    void *lc = NULL;
-    assert_int_equal(ops->listen(ctx, 0, handle, &lc), GT_OK);
-    *sc = *rc = NULL;
-    double t0 = now_s();
-    while (!*sc || !*rc) {
-        if (!*sc)
-            assert_int_equal(ops->connect(ctx, 0, handle, sc, NULL), GT_OK);
-        if (!*rc)
-            assert_int_equal(ops->accept(lc, rc, NULL), GT_OK);
-        if (now_s() - t0 > 10)
-            fail_msg("connect/accept did not complete in 10 s");
-    }
-    assert_int_equal(ops->close_listen(lc), GT_OK);
+    net_connect_pair(ops, ctx, sc, rc);
 }
 
 /* regMr(CUDA), emulated peermem (GDRTRACE_REG=peermem). */

@@ -59,6 +59,7 @@
 
 #include "plugin/sock/sock.h"
 #include "plugin/sock/sock_internal.h"
+#include "tests/unit/net_pair.h"
 
 static const struct gt_net_ops *ops = &gt_sock_ops;
 static void *g_ctx;
@@ -98,13 +99,6 @@ static void capture_logger(int level, unsigned long flags, const char *file, int
 static gt_result init_ctx(void **ctx, uint64_t comm_id)
 {
     return ops->init(ctx, comm_id, 1, NULL, capture_logger, NULL);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* ---- handle ---------------------------------------------------------------- */
@@ -299,21 +293,7 @@ static void test_properties(void **state)
 
 static void connect_pair(void **sc, void **rc)
 {
-    char handle[GT_NET_HANDLE_MAXSIZE];
-    void *lc = NULL;
-    assert_int_equal(ops->listen(g_ctx, 0, handle, &lc), GT_OK);
-    *sc = *rc = NULL;
-    double t0 = now_s();
-    /* Interleaved and retried as NCCL does: either may return NULL for a while. */
-    while (!*sc || !*rc) {
-        if (!*sc)
-            assert_int_equal(ops->connect(g_ctx, 0, handle, sc, NULL), GT_OK);
-        if (!*rc)
-            assert_int_equal(ops->accept(lc, rc, NULL), GT_OK);
-        if (now_s() - t0 > 10)
-            fail_msg("connect/accept did not complete in 10 s");
-    }
-    assert_int_equal(ops->close_listen(lc), GT_OK);
+    net_connect_pair(ops, g_ctx, sc, rc);
 }
 
 /* The failure the calls since `mark` returned, as sock described it
