@@ -354,10 +354,13 @@ static void set_stub_table(const char *why)
     snprintf(gt_cu.why_async, sizeof(gt_cu.why_async), "libcuda not usable");
 }
 
-static const struct {
+/* An entry point and its slot in gt_cu. */
+struct cu_sym {
     const char *name;
     size_t off;
-} async_syms[] = {
+};
+
+static const struct cu_sym async_syms[] = {
     {"cuStreamCreate", offsetof(struct gt_cu_fns, stream_create)},
     {"cuStreamDestroy_v2", offsetof(struct gt_cu_fns, stream_destroy)},
     {"cuStreamQuery", offsetof(struct gt_cu_fns, stream_query)},
@@ -372,10 +375,11 @@ static const struct {
 };
 #define N_ASYNC (sizeof(async_syms) / sizeof(async_syms[0]))
 
-static const struct {
-    const char *name;
-    size_t off;
-} share_syms[] = {
+/* Each optional on its own: a missing one is a NOT_SUPPORTED stub. */
+static const struct cu_sym optional_syms[] = {
+    {"cuCtxCreate_v2", offsetof(struct gt_cu_fns, ctx_create)},
+    {"cuCtxPopCurrent_v2", offsetof(struct gt_cu_fns, ctx_pop_current)},
+    {"cuCtxDestroy_v2", offsetof(struct gt_cu_fns, ctx_destroy)},
     {"cuDeviceGetByPCIBusId", offsetof(struct gt_cu_fns, device_get_by_pci_bus_id)},
     {"cuMemRetainAllocationHandle", offsetof(struct gt_cu_fns, mem_retain_allocation_handle)},
     {"cuMemExportToShareableHandle", offsetof(struct gt_cu_fns, mem_export_to_shareable_handle)},
@@ -393,7 +397,7 @@ static const struct {
     {"cuMemHostRegister_v2", offsetof(struct gt_cu_fns, mem_host_register)},
     {"cuMemHostUnregister", offsetof(struct gt_cu_fns, mem_host_unregister)},
 };
-#define N_SHARE (sizeof(share_syms) / sizeof(share_syms[0]))
+#define N_OPTIONAL (sizeof(optional_syms) / sizeof(optional_syms[0]))
 
 /* All or none: a half-resolved set would mix real calls with stubs. */
 static int async_complete(const struct gt_cu_fns *t, const char **missing)
@@ -430,10 +434,7 @@ static int do_load(void)
         return ENOENT;
     }
     memset(&gt_cu, 0, sizeof(gt_cu));
-    static const struct {
-        const char *name;
-        size_t off;
-    } core[] = {
+    static const struct cu_sym core[] = {
         {"cuInit", offsetof(struct gt_cu_fns, init)},
         {"cuDriverGetVersion", offsetof(struct gt_cu_fns, driver_get_version)},
         {"cuDeviceGet", offsetof(struct gt_cu_fns, device_get)},
@@ -466,11 +467,9 @@ static int do_load(void)
     else
         snprintf(gt_cu.why_dmabuf_export, sizeof(gt_cu.why_dmabuf_export),
                  "%s lacks cuMemGetHandleForAddressRange (driver < CUDA 11.7)", name);
-    resolve(h, "cuCtxCreate_v2", &gt_cu.ctx_create, sizeof(gt_cu.ctx_create));
-    resolve(h, "cuCtxPopCurrent_v2", &gt_cu.ctx_pop_current, sizeof(gt_cu.ctx_pop_current));
-    resolve(h, "cuCtxDestroy_v2", &gt_cu.ctx_destroy, sizeof(gt_cu.ctx_destroy));
-    for (size_t i = 0; i < N_SHARE; i++)
-        resolve(h, share_syms[i].name, (char *)&gt_cu + share_syms[i].off, sizeof(void (*)(void)));
+    for (size_t i = 0; i < N_OPTIONAL; i++)
+        resolve(h, optional_syms[i].name, (char *)&gt_cu + optional_syms[i].off,
+                sizeof(void (*)(void)));
     for (size_t i = 0; i < N_ASYNC; i++)
         resolve(h, async_syms[i].name, (char *)&gt_cu + async_syms[i].off, sizeof(void (*)(void)));
     const char *missing = NULL;
