@@ -55,36 +55,18 @@ $(COMPLETION): $(TOOL) dist/gen-completion.sh
 	$(Q)dist/gen-completion.sh $(TOOL) $@
 
 .PHONY: uninstall deb
+# The recipes are dist/install.sh (a manifest of what install wrote; what
+# uninstall removes; a path with whitespace refused); the variables reach it
+# single-quoted, so a value with a quote is refused here.
+INSTALL_ENV = DESTDIR PREFIX BINDIR LIBDIR LIBEXECDIR MANDIR DOCDIR BASHCOMPDIR SYSTEMDUNITDIR \
+    PLUGIN TOOL COPIER MAN_DIR COMPLETION
+install_env = $(foreach v,$(INSTALL_ENV),$(if $(findstring ',$($(v))),$(error $(v) holds a quote: refused),$(v)='$($(v))'))
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(MANDIR)/man1 \
-	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSTEMDUNITDIR)
-	install -m 0644 $(PLUGIN) $(DESTDIR)$(LIBDIR)/libnccl-net-gdrtrace.so
-	ln -sfn ../libnccl-net-gdrtrace.so $(DESTDIR)$(PLUGINDIR)/libnccl-net-gdrtrace.so
-	install -m 0755 $(TOOL) $(DESTDIR)$(BINDIR)/gdrtrace
-	install -d $(DESTDIR)$(LIBEXECDIR)/gdrtrace
-	install -m 0755 $(COPIER) $(DESTDIR)$(LIBEXECDIR)/gdrtrace/gdrtrace-gpumem-copier
-	install -m 0644 $(MAN_DIR)/*.1 $(DESTDIR)$(MANDIR)/man1/
-	install -m 0644 $(COMPLETION) $(DESTDIR)$(BASHCOMPDIR)/gdrtrace
-	install -m 0644 README.md $(wildcard docs/*.md) $(DESTDIR)$(DOCDIR)/
-	sed 's|@BINDIR@|$(BINDIR)|g' dist/systemd/gdrtrace-export.service.in \
-	    >$(DESTDIR)$(SYSTEMDUNITDIR)/gdrtrace-export.service
-	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/gdrtrace-export.service
-	install -m 0644 dist/systemd/gdrtrace-export.timer $(DESTDIR)$(SYSTEMDUNITDIR)/
-	@dist/ldcache.sh install "$(DESTDIR)" $(LIBDIR)
+	@env $(install_env) dist/install.sh install
 
-# Removes exactly what install wrote (the man pages of every command this
-# build knows), then the folders if they are left empty.
+# Removes exactly what install wrote (its manifest), then our folders if empty.
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/gdrtrace $(DESTDIR)$(LIBDIR)/libnccl-net-gdrtrace.so \
-	    $(DESTDIR)$(PLUGINDIR)/libnccl-net-gdrtrace.so $(DESTDIR)$(BASHCOMPDIR)/gdrtrace \
-	    $(DESTDIR)$(MANDIR)/man1/gdrtrace.1 $(DESTDIR)$(MANDIR)/man1/gdrtrace-*.1 \
-	    $(DESTDIR)$(SYSTEMDUNITDIR)/gdrtrace-export.service \
-	    $(DESTDIR)$(SYSTEMDUNITDIR)/gdrtrace-export.timer \
-	    $(DESTDIR)$(LIBEXECDIR)/gdrtrace/gdrtrace-gpumem-copier
-	rm -rf $(DESTDIR)$(DOCDIR)
-	-rmdir $(DESTDIR)$(LIBEXECDIR)/gdrtrace 2>/dev/null
-	-rmdir $(DESTDIR)$(PLUGINDIR) 2>/dev/null
-	@dist/ldcache.sh uninstall "$(DESTDIR)" $(LIBDIR)
+	@env $(install_env) dist/install.sh uninstall
 
 # The Debian package, in build/deb/ (dpkg-buildpackage writes next to the
 # source tree, so it builds from a copy).  Build dependencies: install-deps.sh deb.

@@ -5,6 +5,6 @@
 # check-quickstart.sh runs README's quick-start block line by line.
 TEST_SCRIPTS += tests/install/check-man.sh tests/install/check-completion.sh \
                 tests/install/check-install.sh tests/install/check-deb.sh \
-                tests/install/check-quickstart.sh
+                tests/install/check-quickstart.sh tests/install/check-uninstall.sh
 # the shipped export timer (dist/systemd/): its command, install, systemd-analyze
 TEST_SCRIPTS += tests/install/check-systemd.sh
