@@ -33,7 +33,10 @@ int gt_nccl_log_load(struct gt_nlog *l, char *const *paths, int n)
         const char *what;
         int e = gt_nlog_add_path(l, paths[i], &what);
         if (e) {
-            fprintf(stderr, "gdrtrace: %s: cannot read NCCL log: %s\n", gt_esc(what), strerror(e));
+            fprintf(stderr, "gdrtrace: %s: cannot read NCCL log: %s\n", gt_esc(what),
+                    e == GT_NLOG_NOT_REGULAR
+                        ? "not a regular file (a FIFO, a device or a socket): refused"
+                        : strerror(e));
             bad++;
         }
     }

@@ -1194,11 +1194,18 @@ static int read_fd(struct gt_nlog *l, int fd)
 
 static int read_file_at(struct gt_nlog *l, int dirfd, const char *name, int nofollow)
 {
-    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | (nofollow ? O_NOFOLLOW : 0));
+    /* O_NONBLOCK: opening a FIFO named on the command line must not wait for
+     * a writer; only a regular file is read (a FIFO, /dev/zero or a socket
+     * would never end). */
+    int fd = openat(dirfd, name,
+                    O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0));
     if (fd < 0)
         return errno;
     struct stat st;
-    int rc = fstat(fd, &st) ? errno : S_ISDIR(st.st_mode) ? EISDIR : read_fd(l, fd);
+    int rc = fstat(fd, &st)         ? errno
+             : S_ISDIR(st.st_mode)  ? EISDIR
+             : !S_ISREG(st.st_mode) ? GT_NLOG_NOT_REGULAR
+                                    : read_fd(l, fd);
     close(fd);
     return rc;
 }

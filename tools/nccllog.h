@@ -237,7 +237,9 @@ void gt_nlog_feed_end(struct gt_nlog *l);
  *  which `gdrtrace run` keeps beside NCCL's log).  0, or
  *  an errno with *what set to the path that failed (a file that cannot be
  *  opened or read, a folder that cannot be listed); what was read before
- *  the failure is kept. */
+ *  the failure is kept.  A path named that is not a regular file or a
+ *  folder (a FIFO, a device, a socket) is GT_NLOG_NOT_REGULAR, never read. */
+#define GT_NLOG_NOT_REGULAR 0x10000 /* beyond every errno */
 int gt_nlog_add_path(struct gt_nlog *l, const char *path, const char **what);
 
 /*! gt_nlog_gdr_text() : NCCL's GPU Direct decisions of the whole log in one

@@ -8,6 +8,8 @@ reader_hostile_LIBS := -lzstd -lm
 TEST_SCRIPTS += tests/reader/test-emulated.sh
 TEST_SCRIPTS += tests/reader/test-cli.sh tests/reader/test-output.sh tests/reader/test-escape.sh
 TEST_SCRIPTS += tests/reader/test-empty.sh
+# what another local user planted, inputs that are not regular files
+TEST_SCRIPTS += tests/reader/test-trust.sh
 # report's HTML page: escaping, grid, packing (C); the page in a real browser (script)
 TESTS += reader_html
 reader_html_SRCS = tests/reader/html_test.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)

@@ -8,9 +8,12 @@
  * 1 the nodes differ in topology class or software set.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tools/commands.h"
 #include "tools/doctor/doctor.h"
@@ -45,9 +48,26 @@ static void usage(FILE *f)
 
 static char *slurp(const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "re");
+    /* Only a regular file: a FIFO would wait for a writer, /dev/zero never
+     * end (O_NONBLOCK: the open itself does not wait). */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s is not a regular file (a FIFO, a device or a socket): refused",
+                 path);
+        close(fd);
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "r");
     if (!f) {
         snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        close(fd);
         return NULL;
     }
     size_t cap = 65536, len = 0;
