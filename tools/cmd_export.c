@@ -40,7 +40,8 @@ static void usage(FILE *f)
                "  and only if it is a regular file) or JSON.  Families:\n"
                "  gdrtrace_registrations_total, gdrtrace_registered_bytes_total,\n"
                "  gdrtrace_fallbacks_total, gdrtrace_errors_total, gdrtrace_latency_seconds\n"
-               "  (summary, quantiles 0.5/0.95/0.99), gdrtrace_messages_total,\n"
+               "  (summary: _sum, _count; quantiles 0.5/0.95/0.99 with --per-process),\n"
+               "  gdrtrace_messages_total,\n"
                "  gdrtrace_message_bytes_total, gdrtrace_verdict, gdrtrace_job_verdict,\n"
                "  gdrtrace_events_total, gdrtrace_recorders.  Labels: host, gdrtrace_job, comm,\n"
                "  device, ...; samples of one host, job and communicator are summed.\n"
@@ -159,7 +160,9 @@ static const struct fam fams[F_COUNT] = {
     [F_JOB_VERDICT] = {"gdrtrace_job_verdict", "gauge",
                        "1 for the verdict of everything exported (all jobs given, recorders left "
                        "out by --exited-within not counted)."},
-    [F_EVENTS] = {"gdrtrace_events_total", "counter", "Event ring records by class (invariant 6)."},
+    [F_EVENTS] = {"gdrtrace_events_total", "counter",
+                  "Event ring records by class: complete, torn (a writer died mid-record), "
+                  "overwritten (the ring wrapped)."},
 };
 
 static void family(struct sink *k, const char *name, const char *type, const char *help)
@@ -298,19 +301,41 @@ static void flush_all(struct sink *k)
 /* Base labels of one process (+ comm, device). */
 static int per_process;
 
+/* An integer label whose -1 means "not known" (device, nccl_version, rank):
+ * `unknown`, not a number that reads like one. */
+static int label_int(struct lab *l, int n, const char *key, int v)
+{
+    return v < 0 ? label(l, n, key, "unknown") : label(l, n, key, "%d", v);
+}
+
+/* The comm label.  A communicator without an id from NCCL (ABI <= v10, or
+ * past the recorder's table) is named after its process by the reader
+ * ("process host:pid"): a new series each run.  Without --per-process such
+ * communicators of one host, job and device are summed under `none` or
+ * `overflow`, like every other per-process difference. */
+static void comm_label(struct lab *l, const struct gt_recfile *r, const struct gtr_comm *c)
+{
+    l->k = "comm";
+    if (!c->has_comm_id && !per_process)
+        snprintf(l->v, sizeof(l->v), "none");
+    else if (c->has_comm_id == GT_COMM_OVERFLOW && !per_process)
+        snprintf(l->v, sizeof(l->v), "overflow");
+    else
+        gt_fmt_comm(c, r, l->v, sizeof(l->v));
+}
+
 static int base_labels(struct lab *l, const struct gt_recfile *r, const struct gtr_comm *c)
 {
     int n = 0;
     n = label(l, n, "host", "%s", r->id.host);
     n = label(l, n, "gdrtrace_job", "%s", r->id.job);
     if (per_process) {
-        n = label(l, n, "rank", "%d", r->id.rank);
+        n = label_int(l, n, "rank", r->id.rank);
         n = label(l, n, "pid", "%d", r->id.pid);
     }
     if (c) {
-        l[n].k = "comm";
-        gt_fmt_comm(c, r, l[n++].v, sizeof(l[0].v));
-        n = label(l, n, "device", "%d", c->dev);
+        comm_label(&l[n++], r, c);
+        n = label_int(l, n, "device", c->dev);
     }
     return n;
 }
@@ -404,7 +429,7 @@ static void emit_rest(struct sink *k, const struct gt_job *j, const unsigned cha
         k->pos = i;
         n = base_labels(l, r, NULL);
         n = label(l, n, "state", "%s", gt_liveness_name(r->liveness));
-        n = label(l, n, "nccl_version", "%d", r->id.nccl_version);
+        n = label_int(l, n, "nccl_version", r->id.nccl_version);
         n = label(l, n, "plugin_version", "%s", r->id.plugin_version);
         n = label(l, n, "transport", "%s", r->id.transport);
         n = label(l, n, "policy_reg", "%s", r->id.policy_reg);
@@ -612,7 +637,7 @@ int gt_cmd_export(int argc, char **argv)
         }
         overall.code = gt_verdict_combine_counts(seen);
     }
-    if (!json)
+    if (!json && left_out) /* nothing to say when none was left out */
         fprintf(f,
                 "# gdrtrace: %zu exited or crashed recorder(s) left out: last activity older "
                 "than --exited-within\n",

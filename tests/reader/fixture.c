@@ -102,10 +102,10 @@ static void fill_comm(struct gtr_comm *c, const struct fx_opts *o)
     uint64_t s = (uint64_t)(o->scale > 0 ? o->scale : 1);
     const uint64_t MB4 = 4ull << 20;
     c->state = GTR_COMM_FINALIZED;
-    c->has_comm_id = 1;
-    c->comm_id = o->comm_id;
-    c->abi_version = 12;
-    c->dev = 0;
+    c->abi_version = o->abi ? o->abi : 12;
+    c->has_comm_id = c->abi_version >= 11;
+    c->comm_id = c->has_comm_id ? o->comm_id : 0;
+    c->dev = o->no_dev ? -1 : 0;
     c->init_ns = 1000;
     c->finalize_ns = 2000000000;
     for (int i = 0; i < GTR_OP_COUNT; i++)

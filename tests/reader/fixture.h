@@ -57,6 +57,9 @@ struct fx_opts {
                                     * not read it), -1: this process's own */
     int minor;                     /* version_minor to write; 0: the current one.  3 writes a 1.3
                                     * file: no 1.4 identity fields */
+    int abi;                       /* the communicators' ABI version (default 12); below 11
+                                    * NCCL gives no commId: has_comm_id 0 */
+    int no_dev;                    /* device -1: not known */
     const char *conn;              /* connection runs, oldest first (fx_conn_parse), as NCCL >= 2.22
                                     * connects communicators at their first collective: each slot named
                                     * is a communicator of commId comm_id + slot; its runs' events

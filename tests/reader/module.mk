@@ -28,6 +28,8 @@ TEST_SCRIPTS += tests/reader/test-prune.sh
 TEST_SCRIPTS += tests/reader/test-epilog.sh
 # export --prometheus: promtool clean, conventional labels, the exited window
 TEST_SCRIPTS += tests/reader/test-prometheus.sh
+# GdrtraceFallbacks through promtool on real exporter output, scrape by scrape
+TEST_SCRIPTS += tests/reader/test-alert-fallbacks.sh
 # the same read back by a real node_exporter + Prometheus on loopback
 TEST_SCRIPTS += tests/reader/test-prometheus-live.sh
 # Bounded memory and scale (owner: reader): reader_scale generates sparse

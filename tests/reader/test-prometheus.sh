@@ -43,6 +43,23 @@ grep -qx 'gdrtrace_job_verdict{verdict="DIRECT-DMABUF"} 1' "$T/def.prom" &&
     fail "job verdict: $(grep '^gdrtrace_job_verdict' "$T/def.prom")"
 [ -n "${OLD_OUTPUT:-}" ] && { finish "test-prometheus: ok"; exit; }
 
+# Labels that do not change from run to run: a communicator without an id
+# from NCCL (ABI <= v10) is comm="none", not its process's "process host:pid";
+# a value not known is "unknown", never -1.  Two runs (two pids) of one job
+# make one series.
+mkdir -p "$T/v10"
+$FX dmabuf "$T/v10/gdrtrace.job9.node-c.501.rec" --host node-c --job job9 --pid 501 --abi 10 --age 60 --nccl -1 --no-dev
+$FX dmabuf "$T/v10/gdrtrace.job9.node-c.502.rec" --host node-c --job job9 --pid 502 --abi 10 --age 60 --nccl -1 --no-dev
+$G export "$T/v10" >"$T/v10.prom" || fail "export v10: exit $?"
+grep -qx 'gdrtrace_messages_total{host="node-c",gdrtrace_job="job9",comm="none",device="unknown",op="send"} 2000' "$T/v10.prom" &&
+    ! grep -q 'process node-c\|="-1"' "$T/v10.prom" && grep -q 'nccl_version="unknown"' "$T/v10.prom" &&
+    pass "ABI v10: comm=\"none\" summed over both processes; -1 exported as \"unknown\"" ||
+    fail "ABI v10 labels: $(grep -E 'messages_total.*send|recorders\{' "$T/v10.prom")"
+$G export --help | tr -s ' \n' ' ' | grep -q 'quantiles 0.5/0.95/0.99 with --per-process' &&
+    pass "export --help: the quantiles only with --per-process" || fail "export --help promises quantiles"
+grep -q '(invariant' "$T/v10.prom" && fail "HELP text names an internal invariant" ||
+    pass "HELP texts say what, not which invariant"
+
 $G export --per-process "$N" >"$T/pp.prom" || fail "export --per-process: exit $?"
 out=$(promtool check metrics <"$T/pp.prom" 2>&1) && pass "--per-process: promtool clean" ||
     fail "--per-process: promtool: $out"
@@ -50,7 +67,8 @@ labels "$T/pp.prom" | grep -qx pid && labels "$T/pp.prom" | grep -qx rank &&
     ! labels "$T/pp.prom" | grep -qxE 'job|instance' && grep -q 'quantile="0.99"' "$T/pp.prom" &&
     pass "--per-process adds pid, rank and the quantiles" || fail "--per-process: no pid/rank/quantile"
 $G export --exited-within 3h "$N" >"$T/3h.prom" && grep -q 'gdrtrace_job="job41"' "$T/3h.prom" &&
-    grep -q '^# gdrtrace: 0 exited' "$T/3h.prom" && pass "--exited-within 3h keeps the 2h-old recorder" ||
+    ! grep -q '^# gdrtrace: .* left out' "$T/3h.prom" &&
+    pass "--exited-within 3h keeps the 2h-old recorder (and no 'left out' comment: none was)" ||
     fail "--exited-within 3h"
 $G export --exited-within 30s "$N" >"$T/30s.prom" && ! grep -q 'gdrtrace_job=' "$T/30s.prom" &&
     grep -q '^# gdrtrace: 3 exited' "$T/30s.prom" && promtool check metrics <"$T/30s.prom" >/dev/null 2>&1 &&
@@ -65,7 +83,7 @@ trap 'exec {HOLD_FD}>&-; rm -rf "$T"' EXIT
 for _ in $(seq 200); do grep -q ready "$T/hold.out" 2>/dev/null && break; sleep 0.05; done
 $G export --exited-within 30s "$T/live" >"$T/live.prom"
 grep -q '^gdrtrace_recorders{host="node-b",gdrtrace_job="job43",state="live",' "$T/live.prom" &&
-    grep -q '^# gdrtrace: 0 exited' "$T/live.prom" &&
+    ! grep -q '^# gdrtrace: .* left out' "$T/live.prom" &&
     grep -qx 'gdrtrace_job_verdict{verdict="DIRECT-DMABUF"} 1' "$T/live.prom" &&
     pass "a live recorder idle for 2 h is kept with --exited-within 30s" ||
     fail "live recorder idle 2 h: $(grep -v '^# [HT]' "$T/live.prom" | head -3)"
