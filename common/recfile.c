@@ -354,7 +354,7 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
     /* Invariant 3: sections inside the file, sizes consistent, no overlap. */
     struct gtr_section secs[GTR_MAX_SECTIONS];
     unsigned nsec = 0;
-    const struct gtr_section *by_id[GTR_SEC_CALLEES + 1] = {0};
+    const struct gtr_section *by_id[GTR_SEC_HOST + 1] = {0};
     for (unsigned i = 0; i < h->section_count; i++) {
         const struct gtr_section *s = &h->sections[i];
         if (s->id == 0)
@@ -373,7 +373,7 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
                     "section %u (id %u): entry_size %u x count %llu != size %llu", i, s->id,
                     s->entry_size, (unsigned long long)s->count, (unsigned long long)s->size);
         }
-        if (s->id <= GTR_SEC_CALLEES) {
+        if (s->id <= GTR_SEC_HOST) {
             if (by_id[s->id])
                 return gt_source_error(err, errlen, source, "section id %u appears twice", s->id);
             by_id[s->id] = s;
@@ -500,6 +500,24 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
         for (uint32_t i = 0; i < r->ncallee; i++)
             if (check_callee(&r->callees[i], i, source, err, errlen))
                 goto err_free;
+    }
+    s = by_id[GTR_SEC_HOST]; /* 1.5; absent in older files */
+    if (s && s->count) {
+        if (s->count != 1) {
+            gt_source_error(err, errlen, source, "host section has %llu entries (expected 1)",
+                            (unsigned long long)s->count);
+            goto err_free;
+        }
+        struct gtr_host *hp =
+            copy_entries(buf, s->offset, s->entry_size, 1, sizeof(struct gtr_host), present);
+        if (!hp)
+            goto err_oom;
+        r->host = *hp;
+        free(hp);
+        r->has_host = 1;
+        /* a writer claims at most GTR_HOST_THREADS slots; more is hostile */
+        if (r->host.nthreads > GTR_HOST_THREADS)
+            r->host.nthreads = GTR_HOST_THREADS;
     }
     s = by_id[GTR_SEC_RING];
     if (s) {
@@ -856,7 +874,7 @@ int gt_recfile_read_fd(int fd, const char *path, int flags, struct gt_recfile *r
         const struct gtr_section *sec = &h->sections[i];
         if (sec->id == 0)
             continue;
-        if (sec->id > GTR_SEC_CALLEES && !(flags & GT_REC_ALL_SECTIONS))
+        if (sec->id > GTR_SEC_CALLEES && sec->id != GTR_SEC_HOST && !(flags & GT_REC_ALL_SECTIONS))
             continue; /* unknown to this reader: never used, never read */
         if (pread_sparse(fd, img, present, sec->offset, sec->size, &avail)) {
             gt_source_error(err, errlen, path, "read failed: %s", strerror(errno));

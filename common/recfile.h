@@ -66,6 +66,8 @@ struct gt_recfile {
     struct gtr_setting *settings; /* nset entries (1.2+; in_use 0 = empty); 0 before 1.2 */
     uint32_t ncallee;
     struct gtr_callee *callees; /* ncallee entries (1.3+; in_use 0 = empty); 0 before 1.3 */
+    int has_host;               /* 1.5+: the host-pressure section was there */
+    struct gtr_host host;       /* its copy (nthreads bounded); zeros without it */
     int has_ring;
     struct gtr_ring_header ring;
     struct gt_ring_stats rs;

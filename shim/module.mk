@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # shim/ — the recorder writer and the instrumenting wrapper.
-SHIM_SRCS := shim/shim.c shim/recorder.c shim/sigbus.c shim/ring.c shim/clock.c
+SHIM_SRCS := shim/shim.c shim/recorder.c shim/rec_host.c shim/sigbus.c shim/ring.c shim/clock.c
 PLUGIN_SRCS += $(SHIM_SRCS)
 # Everything a shim test links: the shim and what it uses from common/.
 # Recorders are checked with the reader's validator (common/recfile.c).
@@ -27,12 +27,17 @@ TESTS += test_rec_format
 test_rec_format_SRCS := tests/unit/test_rec_format.c $(SHIM_TEST_SRCS)
 test_rec_format_LIBS := -lcmocka -lpthread -ldl
 
+# The host-pressure section against /proc, read by the test itself.
+TESTS += test_rec_host
+test_rec_host_SRCS := tests/unit/test_rec_host.c $(SHIM_TEST_SRCS)
+test_rec_host_LIBS := -lpthread -ldl
+
 TESTS += test_rec_sigkill
 test_rec_sigkill_SRCS := tests/unit/test_rec_sigkill.c $(SHIM_TEST_SRCS)
 test_rec_sigkill_LIBS := -lpthread -ldl
 
 # Benchmarks: hot-path costs next to an LTTng-UST tracepoint (when installed).
-REC_CORE_SRCS := shim/recorder.c shim/sigbus.c shim/ring.c shim/clock.c $(FINGERPRINT_SRCS) $(BASE_SRCS)
+REC_CORE_SRCS := shim/recorder.c shim/rec_host.c shim/sigbus.c shim/ring.c shim/clock.c $(FINGERPRINT_SRCS) $(BASE_SRCS)
 BENCHES += bench_rec
 bench_rec_SRCS := tests/bench/bench_rec.c $(REC_CORE_SRCS) shim/shim.c
 bench_rec_LIBS := -lpthread -ldl

@@ -18,7 +18,8 @@
  *    is truncated, its pages become anonymous memory, the recorder is lost
  *    (gt_rec_lost) and the process lives on.
  *  - The mode never grants write to group or others (GDRTRACE_MODE).
- *  - Nothing here runs on the hot path except gt_rec_event (recorder.h).
+ *  - Nothing here runs on the hot path except gt_rec_event (recorder.h) and
+ *    the host-pressure tick (rec_host.h).
  */
 #include "shim/recorder.h"
 
@@ -43,6 +44,7 @@
 #include "common/hist.h"
 #include "common/nccl_cfg.h"
 #include "common/procid.h"
+#include "shim/rec_host.h"
 #include "shim/sigbus.h"
 
 extern char **environ;
@@ -352,7 +354,8 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
     r->ncallees = GTR_DEFAULT_CALLEES;
     uint64_t off_callee = round_up(off_set + set_size, 64);
     uint64_t callee_size = (uint64_t)r->ncallees * sizeof(struct gtr_callee);
-    r->size = round_up(off_callee + callee_size, 4096);
+    uint64_t off_host = round_up(off_callee + callee_size, 64);
+    r->size = round_up(off_host + sizeof(struct gtr_host), 4096);
 
     char name[256];
     gt_rec_file_name(name, sizeof(name), id.job, id.host, id.pid);
@@ -393,6 +396,7 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
     r->comms = (struct gtr_comm *)(r->base + off_comm);
     r->settings = (struct gtr_setting *)(r->base + off_set);
     r->callees = (struct gtr_callee *)(r->base + off_callee);
+    r->host = (struct gtr_host *)(r->base + off_host);
 
     struct gtr_header *h = r->hdr;
     memcpy(h->magic, GTR_MAGIC, GTR_MAGIC_LEN);
@@ -403,7 +407,7 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
     h->header_size = GTR_HEADER_SIZE;
     h->file_size = r->size;
     h->state = GTR_STATE_CREATING;
-    h->section_count = 6;
+    h->section_count = 7;
     set_section(h, 0, GTR_SEC_IDENTITY, sizeof(struct gtr_identity), off_id,
                 sizeof(struct gtr_identity), 1);
     set_section(h, 1, GTR_SEC_DEVICES, sizeof(struct gtr_device), off_dev,
@@ -415,6 +419,7 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
                 r->nsettings);
     set_section(h, 5, GTR_SEC_CALLEES, sizeof(struct gtr_callee), off_callee, callee_size,
                 r->ncallees);
+    set_section(h, 6, GTR_SEC_HOST, sizeof(struct gtr_host), off_host, sizeof(struct gtr_host), 1);
 
     *r->id = id;
     for (uint32_t i = 0; i < r->ndevs; i++)
@@ -428,6 +433,7 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
                    (struct gtr_event *)(r->base + off_ring + sizeof(struct gtr_ring_header)), cap);
     for (uint32_t i = 0; i < nset; i++)
         gt_rec_set_setting(r, &set[i]);
+    gt_rec_host_open(r); /* the process's CPU and memory at creation */
 
     /* Publish: everything above happens-before a reader's acquire of LIVE. */
     __atomic_store_n(&h->state, GTR_STATE_LIVE, __ATOMIC_RELEASE);
@@ -445,6 +451,7 @@ void gt_rec_close(struct gt_recorder *r)
 {
     if (!r->hdr || __atomic_load_n(&r->hdr->state, __ATOMIC_ACQUIRE) != GTR_STATE_LIVE)
         return;
+    gt_rec_host_sample(r); /* the last word on host pressure, before CLOSED */
     __atomic_store_n(&r->id->end_wall_ns, wall_ns(), __ATOMIC_RELAXED);
     /* release: the end time (and every record before it) precede CLOSED. */
     __atomic_store_n(&r->hdr->state, GTR_STATE_CLOSED, __ATOMIC_RELEASE);

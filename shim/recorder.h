@@ -55,14 +55,18 @@ struct gt_recorder {
     uint32_t nsettings;
     struct gtr_callee *callees; /* the callees section (1.3) */
     uint32_t ncallees;
-    uint32_t next_comm; /* slots [0, next_comm) handed out; the last is overflow */
+    struct gtr_host *host; /* the host-pressure section (1.5; shim/rec_host.h) */
+    uint64_t host_due;     /* clock ticks of the next periodic sample */
+    int host_busy;         /* a sample is being taken */
+    uint32_t next_comm;    /* slots [0, next_comm) handed out; the last is overflow */
     struct gt_ring ring;
     int events_all;
 };
 
 int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *err, size_t errlen);
 
-/* Marks the file CLOSED with its end time (idempotent).  Leaves the mapping
+/* Takes the closing host-pressure sample and marks the file CLOSED with its
+ * end time (idempotent).  Leaves the mapping
  * in place: threads that still hold comm pointers may write harmlessly. */
 void gt_rec_close(struct gt_recorder *r);
 /* Back to LIVE after a close (NCCL initialised again after its last

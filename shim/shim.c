@@ -20,7 +20,9 @@
  *      (iflush), also before calling it.
  *  S2. The data path (isend, irecv, iflush, test, irecv_consumed) takes no
  *      lock, allocates nothing while the pool has room, and makes no system
- *      call (timestamps: see clock.h; thread id: cached after the first).
+ *      call (timestamps: see clock.h; thread id: cached after the first),
+ *      except test()'s host-pressure sample, at most once a second on the
+ *      one thread that finds the second gone (rec_host.h, H1).
  *  S3. Data-path counters and the SEND/RECV/FLUSH histograms of a comm slot
  *      have exactly one writer thread (its owner), so they are updated with
  *      relaxed loads and stores, no RMW.  A second thread driving the same
@@ -61,6 +63,7 @@
 #include "common/env.h"
 #include "common/log.h"
 #include "common/hist.h"
+#include "shim/rec_host.h"
 #include "shim/recorder.h"
 #include "shim/shim_internal.h"
 #include "shim/sigbus.h"
@@ -587,6 +590,7 @@ static gt_result shim_connect(void *ctx, int dev, void *handle, void **send_comm
     set_comm_dev(x->slot, dev);
     ctr_add_shared(&x->slot->c->connect_count, 1);
     gt_rec_event(&g_rec, GTR_EV_CONNECT, x->slot->idx, (int16_t)dev, GT_OK, 0, 0, 0, 0, 0);
+    gt_rec_host_sample(&g_rec); /* host pressure at connection setup */
     *send_comm = w;
     return GT_OK;
 }
@@ -616,6 +620,7 @@ static gt_result shim_accept(void *listen_comm, void **recv_comm, void **recv_de
     w->defer_free = recv_dev_comm && *recv_dev_comm;
     ctr_add_shared(&l->slot->c->accept_count, 1);
     gt_rec_event(&g_rec, GTR_EV_ACCEPT, l->slot->idx, (int16_t)l->dev, GT_OK, 0, 0, 0, 0, 0);
+    gt_rec_host_sample(&g_rec); /* host pressure at connection setup */
     *recv_comm = w;
     return GT_OK;
 }
@@ -698,6 +703,8 @@ static gt_result reg_common(struct shim_comm *w, void *data, size_t size, int ty
         *mhandle = NULL; /* a failed call's handle is never used; ours must not be */
         return res;
     }
+    if (asked == GT_ASKED_HOST) /* host memory in the data path: staging */
+        gt_rec_host_staging(&g_rec, (int64_t)size);
     m->inner = imh;
     m->addr = (uint64_t)data;
     m->size = size;
@@ -740,6 +747,8 @@ static gt_result shim_dereg_mr(void *comm, void *mhandle)
                        m ? (size_t)m->size : 0, res);
         return res;
     }
+    if (m && m->asked == GT_ASKED_HOST)
+        gt_rec_host_staging(&g_rec, -(int64_t)m->size);
     free(m);
     return GT_OK;
 }
@@ -892,6 +901,7 @@ static gt_result shim_test(void *request, int *done, int *sizes)
 {
     struct shim_req *q = request;
     struct shim_comm *w = q->comm;
+    gt_rec_host_tick(&g_rec);
     uint32_t mark = gt_net_fail_mark();
     gt_result res = w->ops->test(q->inner, done, sizes);
     if (__builtin_expect(res != GT_OK, 0)) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * recorder_format.h — the gdrtrace flight-recorder file format, version 1.4.
+ * recorder_format.h — the gdrtrace flight-recorder file format, version 1.5.
  *
  * This header is the one contract between the writer (shim/, inside the NCCL
  * job) and the readers (tools/gdrtrace).  The human spec is
@@ -60,8 +60,11 @@
  *     recorded facts
  *  4  identity.pidns_*, timens_*, proc_start_ticks (in reserved bytes): the
  *     writer's pid namespace and process start, so a reader tells a reused
- *     pid and another namespace's pid from the writer */
-#define GTR_VERSION_MINOR 4
+ *     pid and another namespace's pid from the writer
+ *  5  the host-pressure section (GTR_SEC_HOST): process and data-path
+ *     threads' CPU time, host memory registered for staging, resident and
+ *     locked/pinned high-water, sampled from calls that already happen */
+#define GTR_VERSION_MINOR 5
 #define GTR_ENDIAN_MARK 0x01020304u
 #define GTR_HEADER_SIZE 4096u
 #define GTR_MAX_SECTIONS 16
@@ -79,6 +82,8 @@ enum gtr_section_id {
     GTR_SEC_RING = 4,     /* 1 x struct gtr_ring_header, then capacity x struct gtr_event */
     GTR_SEC_SETTINGS = 5, /* 1.2: n x struct gtr_setting (optional: absent before 1.2) */
     GTR_SEC_CALLEES = 6,  /* 1.3: n x struct gtr_callee (optional: absent before 1.3) */
+    /* 7, 8: reserved for the collective-level sections */
+    GTR_SEC_HOST = 9, /* 1.5: 1 x struct gtr_host (optional: absent before 1.5) */
 };
 
 struct gtr_section {
@@ -349,6 +354,63 @@ struct gtr_callee {
     char path[480];  /* as loaded (GDRTRACE_INNER, the libibverbs dlopen'd) */
 };
 
+/* ---- host pressure (1.5) ------------------------------------------------ */
+
+/* What the process costs its host, sampled by the writer with no thread of
+ * its own: at the recorder's creation, at each connection set up, at most
+ * once a second from the data path's test() calls, and at close, so a
+ * crashed process keeps its last sample.  One writer at a time per sample
+ * (a flag); fields are stored one by one with relaxed atomics, so a reader
+ * of a live file may see one field of the next sample beside the others of
+ * the last (each is a value that was true).  Times are ns; CPU times are
+ * cumulative since the process (thread) started, as /proc/<pid>/stat counts
+ * them; *_at_open: at the recorder's creation. */
+#define GTR_HOST_THREADS 16
+
+/* A thread that drove the data path (isend/irecv/test: NCCL's proxy
+ * threads), claimed on its first sampled call (tid stored last with
+ * release order); never reused. */
+struct gtr_host_thread {
+    uint32_t tid;          /* 0: free */
+    uint32_t gone;         /* 1: its CPU clock no longer reads (the thread exited) */
+    uint64_t cpu_first_ns; /* CLOCK_THREAD_CPUTIME_ID when claimed */
+    uint64_t cpu_ns;       /* at the latest sample */
+    int64_t first_mono_ns; /* CLOCK_MONOTONIC when claimed */
+    int64_t last_mono_ns;  /* of the latest sample that read it */
+    uint8_t reserved[24];
+};
+
+enum gtr_host_flags {
+    GTR_HOST_STATUS_UNREADABLE = 1, /* /proc/self/status could not be read: Vm* are 0 */
+    GTR_HOST_RUSAGE_FAILED = 2,     /* getrusage failed: CPU times are 0 */
+};
+
+struct gtr_host {
+    uint64_t samples;      /* process samples taken */
+    int64_t first_mono_ns; /* CLOCK_MONOTONIC of the first sample (creation) */
+    int64_t last_mono_ns;  /* of the latest */
+    uint64_t utime_at_open_ns, stime_at_open_ns;
+    uint64_t utime_ns, stime_ns; /* process user and system CPU (getrusage RUSAGE_SELF) */
+    uint64_t rss_hwm_bytes;      /* VmHWM: resident high-water */
+    uint64_t rss_bytes;          /* VmRSS at the latest sample */
+    uint64_t locked_bytes, locked_hwm_bytes; /* VmLck now, and its maximum over samples */
+    uint64_t pinned_bytes, pinned_hwm_bytes; /* VmPin now, and its maximum over samples */
+    /* Host memory in the data path: buffers NCCL registered with the
+     * transport as host memory (regMr NCCL_PTR_HOST), i.e. staging;
+     * updated at each registration and deregistration. */
+    uint64_t staging_bytes;       /* registered now */
+    uint64_t staging_hwm_bytes;   /* the most registered at once */
+    uint64_t staging_regs;        /* registrations alive now */
+    uint64_t staging_total_bytes; /* every byte ever registered */
+    uint32_t nthreads;            /* thread slots claimed */
+    uint32_t threads_untracked;   /* data-path threads that found no free slot */
+    uint32_t flags;               /* enum gtr_host_flags, of the latest sample */
+    uint32_t reserved0;
+    uint64_t sample_cost_ns; /* time spent sampling, all samples together */
+    uint8_t reserved[32];
+    struct gtr_host_thread threads[GTR_HOST_THREADS];
+};
+
 /* ---- event ring -------------------------------------------------------- */
 
 enum gtr_ring_mode {
@@ -437,6 +499,8 @@ _Static_assert(GTR_HIST_BUCKETS == 640, "histogram bucket count");
 _Static_assert(sizeof(struct gtr_setting) == 256, "a setting is 256 bytes");
 _Static_assert(sizeof(struct gtr_callee) == 512, "a callee is 512 bytes");
 _Static_assert(sizeof(struct gtr_identity) == 1664, "1.4 fills identity's reserved bytes");
+_Static_assert(sizeof(struct gtr_host_thread) == 64, "a host thread slot is 64 bytes");
+_Static_assert(sizeof(struct gtr_host) == 192 + GTR_HOST_THREADS * 64, "host section layout");
 /* The matrix and counter dimensions against the codes they are indexed by. */
 _Static_assert((int)GTR_ASKED_COUNT == (int)GT_ASKED_COUNT, "asked dimension");
 _Static_assert((int)GTR_METHOD_COUNT == (int)GT_METHOD_COUNT, "method dimension");

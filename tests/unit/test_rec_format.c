@@ -449,23 +449,46 @@ static void test_reader_refusals(void **state)
     h->sections[3].id = 0;
     expect_refusal(b, g_good_len, "no ring section");
 
-    /* A newer minor version with an extra section it does not know: read. */
-    FRESH();
+    /* A newer minor version with an extra section it does not know, after
+     * everything this writer lays out: read. */
+    size_t big_len = g_good_len + 4096;
+    uint8_t *big = calloc(1, big_len);
+    assert_non_null(big);
+    memcpy(big, g_good, g_good_len);
+    h = (struct gtr_header *)big;
     h->version_minor = GTR_VERSION_MINOR + 3;
+    h->file_size = big_len;
     h->sections[h->section_count].id = 99;
     h->sections[h->section_count].entry_size = 1;
-    uint64_t end = 0; /* after the last section */
-    for (uint32_t i = 0; i < h->section_count; i++)
-        if (h->sections[i].offset + h->sections[i].size > end)
-            end = h->sections[i].offset + h->sections[i].size;
-    assert_true(end < g_good_len);
-    h->sections[h->section_count].offset = end;
-    h->sections[h->section_count].size = g_good_len - h->sections[h->section_count].offset;
-    h->sections[h->section_count].count = h->sections[h->section_count].size;
+    h->sections[h->section_count].offset = g_good_len;
+    h->sections[h->section_count].size = 4096;
+    h->sections[h->section_count].count = 4096;
     h->section_count++;
-    assert_int_equal(gt_recfile_parse(b, g_good_len, "test", &v, err, sizeof(err)), 0);
+    assert_int_equal(gt_recfile_parse(big, big_len, "test", &v, err, sizeof(err)), 0);
     assert_int_equal(v.hdr.version_minor, GTR_VERSION_MINOR + 3);
+    assert_int_equal(v.has_host, 1);
     gt_recfile_free(&v);
+    free(big);
+
+    /* A 1.4 file (no host section): read, with no host pressure. */
+    FRESH();
+    h = (struct gtr_header *)b;
+    h->version_minor = 4;
+    for (uint32_t i = 0; i < h->section_count; i++)
+        if (h->sections[i].id == GTR_SEC_HOST)
+            h->sections[i].id = 0;
+    assert_int_equal(gt_recfile_parse(b, g_good_len, "test", &v, err, sizeof(err)), 0);
+    assert_int_equal(v.has_host, 0);
+    assert_int_equal(v.host.samples, 0);
+    gt_recfile_free(&v);
+    /* A host section of more than one entry is refused, naming it. */
+    FRESH();
+    for (uint32_t i = 0; i < h->section_count; i++)
+        if (h->sections[i].id == GTR_SEC_HOST) {
+            h->sections[i].entry_size /= 2;
+            h->sections[i].count = 2;
+        }
+    expect_refusal(b, g_good_len, "host section has 2 entries");
 #undef FRESH
     free(b);
     free(g_good);

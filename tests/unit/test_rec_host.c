@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_rec_host.c — the recorder's host-pressure section (shim/rec_host.c)
+ * against what the kernel says, read by this test itself from /proc.
+ *
+ * A forked child opens a recorder, burns CPU on its main thread and on a
+ * second thread that "drives the data path" (calls gt_rec_host_tick as
+ * test() does), registers and deregisters host staging, locks a few pages,
+ * closes the recorder (the closing sample), then stops itself (SIGSTOP) with
+ * the second thread parked, so nothing runs between the last sample and the
+ * parent's reading of /proc/<pid>/stat, /proc/<pid>/task/<tid>/stat and
+ * /proc/<pid>/status.  Checks:
+ *  - process user+system CPU within max(3 clock ticks, 5 %) of /proc's
+ *    (ticks: /proc truncates each of utime and stime to a tick; the CPU
+ *    accounting itself is the same on both sides, so the bound holds on any
+ *    machine and kernel); user and system never above /proc's plus a tick;
+ *  - the data-path thread is the one slot claimed, with its tid, and its CPU
+ *    within max(3 ticks, 5 %) of its task's stat; the main thread (which
+ *    never called tick) holds no slot;
+ *  - staging: high-water = the most registered at once, now = what is left,
+ *    total = every byte, registrations alive = 1;
+ *  - resident high-water within 5 % (or 1 MiB) of VmHWM, and VmLck's
+ *    high-water at least the locked pages (when mlock is allowed);
+ *  - samples: the creation's, the periodic ones (the second thread ran past
+ *    one second of ticks: at least one), the close's; the cost of sampling
+ *    recorded and positive.
+ * Exit 0 pass, 1 fail.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/check.h"
+
+#include "common/recfile.h"
+#include "shim/rec_host.h"
+#include "shim/recorder.h"
+
+static int failures;
+static struct gt_recorder g_rec;
+static volatile int g_park;
+static int g_pipe[2];
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static volatile uint64_t g_sink;
+
+static void burn(double seconds)
+{
+    double end = now_s() + seconds;
+    uint64_t x = 1;
+    while (now_s() < end)
+        for (int i = 0; i < 10000; i++)
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+    g_sink = x;
+}
+
+static void *driver(void *arg)
+{
+    (void)arg;
+    uint32_t tid = (uint32_t)syscall(SYS_gettid);
+    if (write(g_pipe[1], &tid, sizeof(tid)) != (ssize_t)sizeof(tid))
+        return NULL;
+    /* the data path: many test() calls, with CPU between them, for 1.3 s */
+    double end = now_s() + 1.3;
+    while (now_s() < end) {
+        gt_rec_host_tick(&g_rec);
+        for (int i = 0; i < 2000; i++)
+            g_sink = g_sink * 6364136223846793005ull + 1;
+    }
+    __atomic_store_n(&g_park, 1, __ATOMIC_RELEASE);
+    for (;;)
+        pause(); /* parked: no CPU until the parent kills the process */
+    return NULL;
+}
+
+static int child(const char *dir)
+{
+    struct gt_rec_config cfg = {.dir = dir, .mode = -1, .ndevs = 1, .ncomms = 2, .events_all = 0};
+    char err[512];
+    if (gt_rec_open(&g_rec, &cfg, err, sizeof(err))) {
+        fprintf(stderr, "child: %s\n", err);
+        return 2;
+    }
+    burn(0.2);
+    gt_rec_host_staging(&g_rec, 3 << 20);
+    gt_rec_host_staging(&g_rec, 1 << 20);
+    gt_rec_host_staging(&g_rec, -(3 << 20));
+    static char locked[16 << 10] __attribute__((aligned(4096)));
+    memset(locked, 1, sizeof(locked));
+    mlock(locked, sizeof(locked)); /* may be refused (RLIMIT_MEMLOCK 0): checked then */
+    gt_rec_host_sample(&g_rec);
+    munlock(locked, sizeof(locked));
+    pthread_t th;
+    if (pthread_create(&th, NULL, driver, NULL))
+        return 2;
+    while (!__atomic_load_n(&g_park, __ATOMIC_ACQUIRE))
+        burn(0.01);
+    gt_rec_close(&g_rec);
+    raise(SIGSTOP);
+    return 0;
+}
+
+/* utime + stime (fields 14, 15) of a stat file, in ticks; -1 unreadable. */
+static int stat_ticks(const char *path, long long *ut, long long *st)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char buf[2048] = "";
+    char *ok = fgets(buf, sizeof(buf), f);
+    fclose(f);
+    char *p = ok ? strrchr(buf, ')') : NULL;
+    if (!p)
+        return -1;
+    /* after ")": field 3 is the state; utime is field 14 */
+    for (int field = 2; field < 14 && p; field++)
+        p = strchr(p + 1, ' ');
+    if (!p || sscanf(p + 1, "%lld %lld", ut, st) != 2)
+        return -1;
+    return 0;
+}
+
+static long long status_kb(pid_t pid, const char *name)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    long long v = -1;
+    size_t n = strlen(name);
+    while (f && fgets(line, sizeof(line), f))
+        if (!strncmp(line, name, n) && line[n] == ':')
+            v = strtoll(line + n + 1, NULL, 10);
+    if (f)
+        fclose(f);
+    return v;
+}
+
+static int near(double got, double want, double floor_abs)
+{
+    double tol = want * 0.05 > floor_abs ? want * 0.05 : floor_abs;
+    return got >= want - tol && got <= want + tol;
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/gt_rec_host.XXXXXX";
+    REQUIRE(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+    REQUIRE(pipe(g_pipe) == 0, "pipe");
+    pid_t pid = fork();
+    REQUIRE(pid >= 0, "fork: %s", strerror(errno));
+    if (pid == 0)
+        _exit(child(dir));
+    uint32_t tid = 0;
+    close(g_pipe[1]);
+    REQUIRE(read(g_pipe[0], &tid, sizeof(tid)) == (ssize_t)sizeof(tid), "child sent no tid");
+    int st;
+    REQUIRE(waitpid(pid, &st, WUNTRACED) == pid && WIFSTOPPED(st), "child did not stop (%#x)", st);
+    double tick = 1.0 / (double)sysconf(_SC_CLK_TCK);
+
+    char path[PATH_MAX];
+    long long ut = 0, stt = 0, tut = 0, tst = 0;
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    int have = stat_ticks(path, &ut, &stt) == 0;
+    snprintf(path, sizeof(path), "/proc/%d/task/%u/stat", (int)pid, tid);
+    int have_t = stat_ticks(path, &tut, &tst) == 0;
+    long long hwm_kb = status_kb(pid, "VmHWM");
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    REQUIRE(have && have_t, "cannot read the child's /proc stat files");
+
+    char name[PATH_MAX] = "";
+    FILE *ls = NULL;
+    char cmd[PATH_MAX + 32];
+    snprintf(cmd, sizeof(cmd), "ls %s", dir);
+    ls = popen(cmd, "r");
+    REQUIRE(ls && fgets(name, sizeof(name), ls), "no recorder in %s", dir);
+    pclose(ls);
+    name[strcspn(name, "\n")] = 0;
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    struct gt_recfile r;
+    char err[GT_ERRLEN];
+    REQUIRE(gt_recfile_load_file(path, &r, err, sizeof(err)) == 0, "%s", err);
+    const struct gtr_host *h = &r.host;
+    CHECK(r.has_host, "no host section");
+    CHECK(r.hdr.version_minor >= 5, "minor %u", r.hdr.version_minor);
+
+    double cpu = (double)(h->utime_ns + h->stime_ns) / 1e9;
+    double proc = (double)(ut + stt) * tick;
+    printf("process CPU: recorder %.3f s (user %.3f, system %.3f), /proc %.3f s; tick %.4f s\n",
+           cpu, (double)h->utime_ns / 1e9, (double)h->stime_ns / 1e9, proc, tick);
+    CHECK(near(cpu, proc, 3 * tick), "process CPU %.3f s vs /proc %.3f s", cpu, proc);
+    CHECK((double)h->utime_ns / 1e9 <= (double)ut * tick + 2 * tick, "user %.3f vs /proc %.3f",
+          (double)h->utime_ns / 1e9, (double)ut * tick);
+    CHECK(cpu >= 0.3, "the child burnt at least 0.3 s, the recorder says %.3f s", cpu);
+    CHECK(h->utime_at_open_ns + h->stime_at_open_ns < h->utime_ns + h->stime_ns,
+          "CPU at open %llu not below the last",
+          (unsigned long long)(h->utime_at_open_ns + h->stime_at_open_ns));
+
+    CHECK(h->nthreads == 1, "%u thread slots, expected 1 (the data-path thread)", h->nthreads);
+    const struct gtr_host_thread *t = &h->threads[0];
+    CHECK(t->tid == tid, "slot 0 tid %u, expected %u", t->tid, tid);
+    double tcpu = (double)t->cpu_ns / 1e9, tproc = (double)(tut + tst) * tick;
+    printf("data-path thread %u CPU: recorder %.3f s (from %.3f), /proc %.3f s\n", tid, tcpu,
+           (double)t->cpu_first_ns / 1e9, tproc);
+    CHECK(near(tcpu, tproc, 3 * tick), "thread CPU %.3f s vs /proc %.3f s", tcpu, tproc);
+    CHECK(t->cpu_ns > t->cpu_first_ns && t->last_mono_ns > t->first_mono_ns && !t->gone,
+          "thread slot not advanced");
+
+    CHECK(h->staging_hwm_bytes == 4u << 20, "staging high-water %llu",
+          (unsigned long long)h->staging_hwm_bytes);
+    CHECK(h->staging_bytes == 1u << 20, "staging now %llu", (unsigned long long)h->staging_bytes);
+    CHECK(h->staging_total_bytes == 4u << 20, "staging total %llu",
+          (unsigned long long)h->staging_total_bytes);
+    CHECK(h->staging_regs == 1, "staging registrations alive %llu",
+          (unsigned long long)h->staging_regs);
+
+    double hwm = (double)h->rss_hwm_bytes, want = (double)hwm_kb * 1024;
+    CHECK(hwm_kb > 0 && (near(hwm, want, 1 << 20)), "VmHWM %.0f vs /proc %.0f", hwm, want);
+    static char probe[4096] __attribute__((aligned(4096)));
+    int can_lock = mlock(probe, sizeof(probe)) == 0; /* as the child could */
+    if (can_lock)
+        munlock(probe, sizeof(probe));
+    if (can_lock)
+        CHECK(h->locked_hwm_bytes >= 16 << 10, "VmLck high-water %llu, 16 KiB were locked",
+              (unsigned long long)h->locked_hwm_bytes);
+    else
+        printf("mlock not allowed here: VmLck high-water not checked\n");
+    CHECK(h->locked_bytes == 0, "VmLck now %llu after munlock",
+          (unsigned long long)h->locked_bytes);
+
+    printf("samples %llu, sampling cost %.1f us each\n", (unsigned long long)h->samples,
+           h->samples ? (double)h->sample_cost_ns / (double)h->samples / 1e3 : 0.0);
+    CHECK(h->samples >= 4, "samples %llu: open, explicit, >= 1 periodic, close",
+          (unsigned long long)h->samples);
+    CHECK(h->sample_cost_ns > 0 && h->last_mono_ns > h->first_mono_ns, "no cost or times");
+    CHECK(h->flags == 0, "flags %#x", h->flags);
+    gt_recfile_free(&r);
+    unlink(path);
+    rmdir(dir);
+    printf("%s\n", failures ? "FAIL" : "PASS");
+    return failures ? 1 : 0;
+}
