@@ -11,7 +11,9 @@
  * GDRTRACE_* settings, NCCL's own settings that decide GPU Direct and the
  * transport (NCCL_NET_GDR_LEVEL, NCCL_DMABUF_ENABLE, NCCL_NET …: what NCCL
  * hands the plugin); and when the recorders of one side disagree among
- * themselves.  Exit: 0 comparable, 1 warning printed, 2 unreadable input,
+ * themselves.  Then the runbook's three groups side by side (application
+ * SLO, NCCL/RDMA evidence, host pressure; tools/ab.c) and its one-line
+ * conclusion.  Exit: 0 comparable, 1 warning printed, 2 unreadable input,
  * 64 usage.
  */
 #include <getopt.h>
@@ -22,6 +24,7 @@
 
 #include "common/fingerprint.h"
 #include "common/nccl_cfg.h"
+#include "tools/ab.h"
 #include "tools/commands.h"
 #include "tools/esc.h"
 #include "tools/hist.h"
@@ -394,6 +397,14 @@ int gt_cmd_diff(int argc, char **argv)
             (void)before;
         }
 
+    /* the runbook's three groups and its one-line conclusion (tools/ab.c) */
+    struct gt_ab *ab = calloc(1, sizeof(*ab));
+    if (!ab) {
+        free(ws.w);
+        rc = GT_EXIT_INPUT;
+        goto out;
+    }
+    gt_ab_build(ab, &S[0].job, S[0].tot, &S[1].job, S[1].tot, ws.n);
     if (json) {
         struct gt_json js;
         gj_init(&js, stdout);
@@ -428,6 +439,7 @@ int gt_cmd_diff(int argc, char **argv)
             gj_end(&js, '}');
         }
         gj_end(&js, '}');
+        gt_ab_json(&js, ab);
         gj_end(&js, '}');
         gj_done(&js);
     } else {
@@ -503,7 +515,9 @@ int gt_cmd_diff(int argc, char **argv)
             lb->hist[GTR_OP_SEND].count || lb->hist[GTR_OP_RECV].count)
             printf("   send, recv: from the post (isend/irecv) to the test() that finds it done,\n"
                    "   which includes waiting for the peer: milliseconds there are normal.\n");
+        gt_ab_print(stdout, ab);
     }
+    free(ab);
     rc = logrc ? logrc : ws.n ? 1 : 0;
     free(ws.w);
 out:

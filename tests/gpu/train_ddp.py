@@ -8,6 +8,10 @@ all-reduce crosses NCCL's NET transport — our plugin, or NCCL's own Socket.
       spawns the ranks (each with NCCL_HOSTID=gdrtrace-node<r>), trains with
       fixed seeds, prints the loss every 10 steps, and writes PREFIX.rank<r>.json
       with every step's loss (exact, as float.hex) and the time per step.
+      --bind C0,C1,...: rank r runs under `taskset -c Cr` (one core each, as
+      mpirun --bind-to core binds); GT_HOLD_DIR=DIR: after destroying its
+      process group each rank writes DIR/rank<r>.pid and waits (sleeping, up
+      to 120 s) for DIR/go, so a test reads its /proc while nothing runs.
   python3 train_ddp.py compare A B [C ...]
       compares the rank-0 losses of runs A, B, ...: prints whether they are
       bit-equal (or only within 1e-6) and each run's time per step.  Exit 0 when
@@ -126,6 +130,14 @@ def worker(args):
               flush=True)
     dist.barrier()
     dist.destroy_process_group()
+    hold = os.environ.get("GT_HOLD_DIR")
+    if hold:
+        with open(os.path.join(hold, f"rank{rank}.pid.tmp"), "w") as f:
+            f.write(f"{os.getpid()}\n")
+        os.rename(os.path.join(hold, f"rank{rank}.pid.tmp"), os.path.join(hold, f"rank{rank}.pid"))
+        deadline = time.time() + 120
+        while not os.path.exists(os.path.join(hold, "go")) and time.time() < deadline:
+            time.sleep(0.05)
     return 0
 
 
@@ -143,6 +155,8 @@ def run(args):
             cmd = [sys.executable, os.path.abspath(__file__), "worker", "--rank", str(r),
                    "--ranks", str(args.ranks), "--steps", str(args.steps), "--out", args.out,
                    "--store", store]
+            if args.bind:
+                cmd = ["taskset", "-c", args.bind.split(",")[r]] + cmd
             procs.append(subprocess.Popen(cmd, env=env))
         rc = 0
         deadline = time.time() + args.timeout
@@ -205,6 +219,7 @@ def main():
     r.add_argument("--steps", type=int, default=300)
     r.add_argument("--ranks", type=int, default=2)
     r.add_argument("--timeout", type=float, default=300)
+    r.add_argument("--bind", default="", help="cores, one per rank: C0,C1,...")
     w = sub.add_parser("worker")
     w.add_argument("--rank", type=int, required=True)
     w.add_argument("--ranks", type=int, required=True)

@@ -302,7 +302,8 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
     struct gtr_header h = {0};
     memcpy(h.magic, GTR_MAGIC, GTR_MAGIC_LEN);
     h.version_major = GTR_VERSION_MAJOR;
-    h.version_minor = GTR_VERSION_MINOR;
+    /* the layout written here is 1.4's (no host section: 1.5 adds it) */
+    h.version_minor = 4;
     h.endian = GTR_ENDIAN_MARK;
     h.word_size = 8;
     h.header_size = GTR_HEADER_SIZE;

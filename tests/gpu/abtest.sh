@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# abtest.sh — the runbook's A/B on the GPU machine with its three groups side
+# by side (application SLO, NCCL/RDMA evidence, host pressure).  CI never
+# runs it.
+#
+# PyTorch DDP (tests/gpu/train_ddp.py), STEPS steps, two ranks each bound to
+# one core (BIND, `taskset -c`, as `mpirun --bind-to core` binds), through
+# the plugin:
+#   A  host-staged sock (GDRTRACE_GPUMEM unset: NCCL stages through host
+#      memory it registers as NCCL_PTR_HOST)
+#   B  emulated DMA-BUF (GDRTRACE_GPUMEM=1 NCCL_NET_GDR_LEVEL=SYS: NCCL hands
+#      GPU memory; CUDA copies stand in for the NIC)
+# run in the order A1 B1 A2 B2 (the repeats say what noise is).  Each rank,
+# after destroying its process group, is held (GT_HOLD_DIR) while this
+# script reads /proc/<pid>/stat, every /proc/<pid>/task/<tid>/stat and the
+# stat lines of the rank's descendants (the copier); tests/gpu/abtest_proc.py
+# then holds the recorders' host-pressure numbers against them (10 %).
+#
+# Steps (PASS/FAIL each):
+#   1 build (make all)
+#   2 A1 B1 A2 B2 train, exit 0; the losses of all four bit-equal (compare)
+#   3 each run's recorder CPU (process, data-path threads) within 10 % of /proc
+#   4 `gdrtrace diff A1 B1`: the three groups and a conclusion line; exit 0 or 1
+#   5 `gdrtrace diff A1 A2`: concludes "no difference (within noise)"
+#   6 `gdrtrace diff A B` on the folders of both repeats (A1+A2 vs B1+B2)
+# Output: $OUT/abtest/ (each run: command, stdout, stderr, rec/, proc/,
+# proc-check.txt; summary-*.txt, diff-*.txt, diff-*.json), $OUT/abtest.md.
+# Knobs: STEPS (100), BIND (2,3), RUN_TIMEOUT (120 s a run).
+# Exit: 0 when every step passed.
+set -u -o pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$ROOT" || exit 1
+OUTDIR=${OUT:-$ROOT/build/gpu-out}
+W=$OUTDIR/abtest
+STEPS=${STEPS:-100}
+BIND=${BIND:-2,3}
+RUN_TIMEOUT=${RUN_TIMEOUT:-120}
+mkdir -p "$W"
+exec > >(tee -a "$OUTDIR/abtest.log") 2>&1
+START=$(date +%s)
+declare -a RESULTS=()
+FAILED=0
+. tests/gpu/runlib.sh
+. tests/gpu/build.sh env
+PLUGIN=$ROOT/build/default/libnccl-net-gdrtrace.so
+TOOL=$ROOT/build/default/gdrtrace
+export NCCL_MNNVL_ENABLE=0 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+export NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+unset NCCL_NET NCCL_NET_PLUGIN NCCL_DEBUG NCCL_DEBUG_SUBSYS NCCL_DEBUG_FILE GDRTRACE_DISABLE
+unset NCCL_NET_GDR_LEVEL NCCL_DMABUF_ENABLE GDRTRACE_REG GDRTRACE_ALLOW_PEERMEM GDRTRACE_GPUMEM
+unset GDRTRACE_EVENTS GDRTRACE_TRANSPORT GDRTRACE_JOB
+
+summary_md() {
+    {
+        echo "# abtest.sh on $(hostname) — $(date -u +%Y-%m-%dT%H:%MZ), $(($(date +%s) - START)) s"
+        echo
+        echo '```'
+        cat "$W/environment.txt" 2>/dev/null
+        echo '```'
+        printf -- '- %s\n' "${RESULTS[@]}"
+        for f in "$W"/*/proc-check.txt "$W"/compare.txt "$W"/diff-*.txt; do
+            [ -f "$f" ] || continue
+            echo
+            echo "## ${f#"$W"/}"
+            echo '```'
+            cat "$f"
+            echo '```'
+        done
+    } > "$OUTDIR/abtest.md"
+}
+astep() {
+    step "$@"
+    summary_md
+}
+
+echo "== abtest.sh on $(hostname), $(date -u); STEPS=$STEPS BIND=$BIND"
+{
+    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+    python3 -c 'import torch; print("torch", torch.__version__, "nccl", torch.cuda.nccl.version())'
+    echo "cores: $(nproc); bind $BIND; clock ticks $(getconf CLK_TCK)"
+    git log --oneline -1 2>/dev/null
+} > "$W/environment.txt" 2>&1
+cat "$W/environment.txt"
+
+echo "== 1. build"
+JOBS=16 make -j16 all > "$W/build.log" 2>&1
+rc=$?
+tail -3 "$W/build.log"
+astep "1. build: plugin and gdrtrace" $rc
+[ $rc -eq 0 ] || exit 1
+
+# snapshot PID DIR: the rank's /proc while it is held.
+snapshot() {
+    local pid=$1 d=$2
+    cat "/proc/$pid/stat" > "$d/$pid.stat" 2>/dev/null
+    cat "/proc/$pid/status" > "$d/$pid.status" 2>/dev/null
+    for t in /proc/"$pid"/task/*; do
+        cat "$t/stat" > "$d/$pid.task.${t##*/}.stat" 2>/dev/null
+    done
+    # descendants (the GPU-memory copier), breadth first
+    local q=$pid kids=""
+    while [ -n "$q" ]; do
+        local next=""
+        for p in $q; do
+            for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do
+                kids="$kids $c"
+                next="$next $c"
+            done
+        done
+        q=$next
+    done
+    : > "$d/$pid.children"
+    for c in $kids; do cat "/proc/$c/stat" >> "$d/$pid.children" 2>/dev/null; done
+}
+
+# one NAME VARS: a held DDP run, its /proc snapshot, the recorder check.
+one() {
+    local name=$1 vars=$2 d=$W/$1
+    rm -rf "$d"
+    mkdir -p "$d/rec" "$d/hold" "$d/proc"
+    echo "$vars GDRTRACE_DIR=$d/rec GT_HOLD_DIR=$d/hold python3 tests/gpu/train_ddp.py run" \
+        "--out $d/losses --steps $STEPS --bind $BIND" > "$d/command.txt"
+    # shellcheck disable=SC2086 # $vars is a list of VAR=VALUE words
+    env $vars GDRTRACE_DIR="$d/rec" GT_HOLD_DIR="$d/hold" NCCL_DEBUG=WARN \
+        timeout "$RUN_TIMEOUT" python3 tests/gpu/train_ddp.py run --out "$d/losses" \
+        --steps "$STEPS" --bind "$BIND" --timeout $((RUN_TIMEOUT - 10)) \
+        > "$d/stdout.txt" 2> "$d/stderr.txt" &
+    local bg=$! t0
+    t0=$(date +%s)
+    while kill -0 $bg 2>/dev/null && [ $(($(date +%s) - t0)) -lt "$RUN_TIMEOUT" ]; do
+        [ -f "$d/hold/rank0.pid" ] && [ -f "$d/hold/rank1.pid" ] && break
+        sleep 0.1
+    done
+    sleep 0.3 # let each rank reach its sleep
+    for r in 0 1; do
+        [ -f "$d/hold/rank$r.pid" ] || continue
+        local pid
+        pid=$(cat "$d/hold/rank$r.pid")
+        cp "$d/hold/rank$r.pid" "$d/proc/rank$r.pid"
+        snapshot "$pid" "$d/proc"
+    done
+    touch "$d/hold/go"
+    wait $bg
+    local rc=$?
+    echo "$rc" > "$d/rc"
+    echo "$name: exit $rc; $(grep time_per_step "$d/stdout.txt" | tail -1)"
+    python3 tests/gpu/abtest_proc.py "$d" > "$d/proc-check.txt" 2>&1
+    local prc=$?
+    cat "$d/proc-check.txt"
+    return $((rc != 0 || prc != 0))
+}
+
+A_VARS="NCCL_NET_PLUGIN=$PLUGIN"
+B_VARS="NCCL_NET_PLUGIN=$PLUGIN GDRTRACE_GPUMEM=1 NCCL_NET_GDR_LEVEL=SYS"
+echo "== 2-3. runs A1 B1 A2 B2 ($STEPS steps, ranks on cores $BIND)"
+trained=0
+checked=0
+for n in A1 B1 A2 B2; do
+    case $n in A*) v=$A_VARS ;; *) v=$B_VARS ;; esac
+    one "$n" "$v"
+    [ "$(cat "$W/$n/rc")" = 0 ] || trained=1
+    grep -q '^PASS' "$W/$n/proc-check.txt" || checked=1
+    summary_md
+done
+python3 tests/gpu/train_ddp.py compare "$W/A1/losses" "$W/B1/losses" "$W/A2/losses" \
+    "$W/B2/losses" > "$W/compare.txt" 2>&1
+crc=$?
+cat "$W/compare.txt"
+astep "2. DDP A1 B1 A2 B2 exit 0, losses bit-equal" $((trained || crc))
+astep "3. recorder CPU (process, data-path threads) within 10 % of /proc, every rank" $checked
+
+echo "== 4-6. gdrtrace"
+for n in A1 B1; do "$TOOL" summary "$W/$n/rec" > "$W/summary-$n.txt" 2>&1; done
+"$TOOL" diff "$W/A1/rec" "$W/B1/rec" > "$W/diff-A1-B1.txt" 2>&1
+drc=$?
+"$TOOL" diff --json "$W/A1/rec" "$W/B1/rec" > "$W/diff-A1-B1.json" 2>&1
+cat "$W/diff-A1-B1.txt"
+ok=0
+{ [ $drc -le 1 ] && grep -qi 'host pressure' "$W/diff-A1-B1.txt" &&
+    grep -qi 'application SLO' "$W/diff-A1-B1.txt" && grep -q '^conclusion:' "$W/diff-A1-B1.txt"; } || ok=1
+astep "4. diff A1 B1: three groups and a conclusion (exit $drc)" $ok
+"$TOOL" diff "$W/A1/rec" "$W/A2/rec" > "$W/diff-A1-A2.txt" 2>&1
+"$TOOL" diff --json "$W/A1/rec" "$W/A2/rec" > "$W/diff-A1-A2.json" 2>&1
+cat "$W/diff-A1-A2.txt"
+grep -q '^conclusion: no difference (within noise)' "$W/diff-A1-A2.txt"
+astep "5. diff A1 A2 (identical runs): no difference (within noise)" $?
+mkdir -p "$W/A/rec" "$W/B/rec"
+cp "$W"/A1/rec/* "$W"/A2/rec/* "$W/A/rec/" 2>/dev/null
+cp "$W"/B1/rec/* "$W"/B2/rec/* "$W/B/rec/" 2>/dev/null
+"$TOOL" diff "$W/A/rec" "$W/B/rec" > "$W/diff-A-B.txt" 2>&1
+"$TOOL" diff --json "$W/A/rec" "$W/B/rec" > "$W/diff-A-B.json" 2>&1
+cat "$W/diff-A-B.txt"
+grep -q '^conclusion:' "$W/diff-A-B.txt"
+astep "6. diff A B over both repeats: a conclusion" $?
+
+summary_md
+tar czf "$OUTDIR/abtest-runs.tar.gz" -C "$OUTDIR" abtest 2>/dev/null
+printf '%s\n' "${RESULTS[@]}"
+echo "total $(($(date +%s) - START)) s; $([ $FAILED -eq 0 ] && echo PASS || echo FAIL)"
+exit $FAILED
