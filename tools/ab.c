@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tools/hist.h"
@@ -111,11 +112,12 @@ static void latency_row(struct gt_ab *ab, int group, const char *name, const str
 
 /* ---- N2, N3 ------------------------------------------------------------ */
 
-#define CPU_REL 0.20
+#define CPU_REL 0.40
 #define CPU_TICKS_S 0.02
 #define MEM_REL 0.05
 #define MEM_FLOOR (1u << 20)
-#define SHARE_POINTS 5.0
+#define SHARE_POINTS 5.0   /* N4: the method mix */
+#define THREAD_POINTS 25.0 /* N2: the data-path threads' share of CPU */
 
 static double maxd(double a, double b)
 {
@@ -294,7 +296,8 @@ static void host_group(struct gt_ab *ab)
             setf(r->delta, sizeof(r->delta), "%+.1f pt", r->vb - r->va);
         else
             setf(r->delta, sizeof(r->delta), "-");
-        r->state = judge(r->va, r->vb, maxd(SHARE_POINTS, 100 * spread_band(&a->share, &b->share)));
+        r->state =
+            judge(r->va, r->vb, maxd(THREAD_POINTS, 100 * spread_band(&a->share, &b->share)));
     }
     r = mem_row(ab, "host memory in the data path", a->staging_hwm, b->staging_hwm, have);
     ab->mem = r ? r->state : GT_AB_NA;
@@ -480,9 +483,131 @@ void gt_ab_json(struct gt_json *js, const struct gt_ab *ab)
         gj_end(js, '}');
     }
     gj_bool(js, "mechanism_changed", ab->mechanism);
-    gj_str(js, "host_pressure", gt_ab_state_name(ab->hp));
-    gj_str(js, "host_memory", gt_ab_state_name(ab->mem));
-    gj_str(js, "application_slo", gt_ab_state_name(ab->slo));
+    gj_str(js, "host_pressure_change", gt_ab_state_name(ab->hp));
+    gj_str(js, "host_memory_change", gt_ab_state_name(ab->mem));
+    gj_str(js, "application_slo_change", gt_ab_state_name(ab->slo));
     gj_end(js, '}');
     gj_str(js, "conclusion", ab->conclusion);
+}
+
+/* ---- summary's view ---------------------------------------------------- */
+
+static const char *slo_not_recorded(void)
+{
+    return "not recorded (no collective-level records: job init time, per-collective "
+           "p50/p95/p99 and throughput come from NCCL's profiler interface, which these "
+           "recorders did not get)";
+}
+
+static size_t *comms_by_bytes(const struct gt_job *j)
+{
+    size_t *ix = malloc((j->ncomm ? j->ncomm : 1) * sizeof(*ix));
+    if (!ix)
+        return NULL;
+    for (size_t i = 0; i < j->ncomm; i++)
+        ix[i] = i;
+    /* insertion sort by bytes moved, largest first (stable: report order) */
+    for (size_t i = 1; i < j->ncomm; i++)
+        for (size_t k = i; k > 0; k--) {
+            const struct gtr_comm *x = &j->comms[ix[k - 1]].sum, *y = &j->comms[ix[k]].sum;
+            if (x->send_bytes + x->recv_bytes >= y->send_bytes + y->recv_bytes)
+                break;
+            size_t t = ix[k];
+            ix[k] = ix[k - 1];
+            ix[k - 1] = t;
+        }
+    return ix;
+}
+
+static void evidence_line(FILE *f, const char *ind, int code, int emulated,
+                          const uint64_t did[GTR_METHOD_COUNT])
+{
+    uint64_t t = 0;
+    for (int m = 0; m < GTR_METHOD_COUNT; m++)
+        t += did[m];
+    fprintf(f, "%sevidence: %s%s", ind, gt_verdict_name(code), emulated ? " (emulated)" : "");
+    for (int m = 0; m < GTR_METHOD_COUNT && t; m++)
+        if (did[m])
+            fprintf(f, ", %s %.1f%%", gt_method_name(m), 100.0 * (double)did[m] / (double)t);
+    fprintf(f, "\n");
+}
+
+void gt_ab_summary_text(FILE *f, const struct gt_job *j, int all)
+{
+    if (!gt_hostp_recorded(j))
+        return;
+    struct gt_hostp h;
+    fprintf(f, "\n== three groups (the runbook: application SLO, NCCL/RDMA evidence, host "
+               "pressure)\n");
+    wrap(f, "   application SLO: ", slo_not_recorded());
+    gt_hostp_of_job(j, &h);
+    uint64_t did_all[GTR_METHOD_COUNT] = {0};
+    for (size_t i = 0; i < j->nnodes; i++)
+        for (int m = 0; m < GTR_METHOD_COUNT; m++)
+            did_all[m] += j->nodes[i].did[m];
+    fprintf(f, "   job (%zu process(es))\n", j->nrec);
+    evidence_line(f, "      ", j->overall.code, j->overall.emulated, did_all);
+    fprintf(f, "      host pressure:\n");
+    gt_hostp_print(f, &h, "         ");
+    for (size_t i = 0; i < j->nnodes && j->nnodes > 1; i++) {
+        const struct gt_node *nd = &j->nodes[i];
+        fprintf(f, "   node %s (%d process(es))\n", nd->host, nd->nproc);
+        evidence_line(f, "      ", nd->code, j->overall.emulated, nd->did);
+        gt_hostp_of_node(j, nd->host, &h);
+        fprintf(f, "      host pressure:\n");
+        gt_hostp_print(f, &h, "         ");
+    }
+    size_t *ix = comms_by_bytes(j);
+    size_t show = all || j->ncomm <= GT_AB_SUMMARY_COMMS ? j->ncomm : GT_AB_SUMMARY_COMMS;
+    for (size_t k = 0; ix && k < show; k++) {
+        const struct gt_ccomm *c = &j->comms[ix[k]];
+        uint64_t did[GTR_METHOD_COUNT] = {0};
+        for (int a = 0; a < GTR_ASKED_COUNT; a++)
+            for (int m = 0; m < GTR_METHOD_COUNT; m++)
+                did[m] += c->sum.reg_count[a][m];
+        fprintf(f, "   communicator %s (%zu process(es), %d node(s))\n", c->label, c->nprocs,
+                c->nhosts);
+        evidence_line(f, "      ", c->v.code, c->v.emulated, did);
+        gt_hostp_of_comm(j, ix[k], &h);
+        fprintf(f, "      host pressure of its processes (all their communicators):\n");
+        gt_hostp_print(f, &h, "         ");
+    }
+    if (ix && show < j->ncomm)
+        fprintf(f, "   (%zu more communicator(s); summary --full lists each)\n", j->ncomm - show);
+    free(ix);
+}
+
+void gt_ab_summary_json(struct gt_json *js, const struct gt_job *j)
+{
+    if (!gt_hostp_recorded(j))
+        return;
+    struct gt_hostp h;
+    gj_obj(js, "three_groups");
+    gj_obj(js, "application_slo");
+    gj_bool(js, "recorded", 0);
+    gj_str(js, "why", slo_not_recorded());
+    gj_end(js, '}');
+    gt_hostp_of_job(j, &h);
+    gt_hostp_json(js, "host_pressure", &h);
+    gj_arr(js, "nodes");
+    for (size_t i = 0; i < j->nnodes; i++) {
+        gj_obj(js, NULL);
+        gj_str(js, "host", j->nodes[i].host);
+        gj_str(js, "verdict", gt_verdict_label(j->nodes[i].code, j->overall.emulated));
+        gt_hostp_of_node(j, j->nodes[i].host, &h);
+        gt_hostp_json(js, "host_pressure", &h);
+        gj_end(js, '}');
+    }
+    gj_end(js, ']');
+    gj_arr(js, "communicators");
+    for (size_t i = 0; i < j->ncomm; i++) {
+        gj_obj(js, NULL);
+        gj_str(js, "comm", j->comms[i].label);
+        gj_str(js, "verdict", gt_verdict_label(j->comms[i].v.code, j->comms[i].v.emulated));
+        gt_hostp_of_comm(j, i, &h);
+        gt_hostp_json(js, "host_pressure", &h);
+        gj_end(js, '}');
+    }
+    gj_end(js, ']');
+    gj_end(js, '}');
 }

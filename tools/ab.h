@@ -10,12 +10,13 @@
  *     distribution-free confidence interval of the quantile, the values at
  *     ranks q +- 3 sqrt(q(1-q)/n), widened by the histogram's resolution
  *     (1/16 of a value); within noise when the two intervals overlap.
- *  N2 CPU figures (process CPU, CPU s per GB, data-path share): within noise
- *     when |B-A| <= the largest of: 20 % of the larger side (identical runs
- *     on a shared host differ by that much); 3 standard errors of the
+ *  N2 CPU figures (process CPU, CPU s per GB): within noise when |B-A| <= the
+ *     largest of: 40 % of the larger side (identical runs on a shared host
+ *     differ by that much: docs/results/hostp.md); 3 standard errors of the
  *     difference from the per-process spread (each side >= 2 processes);
  *     the CPU accounting's resolution, 2 clock ticks (20 ms) per process,
- *     carried into the figure's unit.
+ *     carried into the figure's unit.  The data-path threads' share of the
+ *     CPU: 25 points, or 3 standard errors.
  *  N3 memory figures (host memory in the data path, resident, locked,
  *     pinned high-water): within noise when |B-A| <= max(5 % of the larger,
  *     1 MiB per process).
@@ -81,5 +82,14 @@ void gt_ab_build(struct gt_ab *ab, const struct gt_job *a, const struct gtr_comm
 void gt_ab_print(FILE *f, const struct gt_ab *ab);
 /* "three_groups": {...}, "conclusion": "..." inside the current object. */
 void gt_ab_json(struct gt_json *js, const struct gt_ab *ab);
+
+/* summary's view: the three groups for the job, per node and per
+ * communicator (the largest GT_AB_SUMMARY_COMMS by bytes unless `all`);
+ * nothing at all when no recorder has a host section, so older runs print
+ * as before. */
+#define GT_AB_SUMMARY_COMMS 8
+void gt_ab_summary_text(FILE *f, const struct gt_job *j, int all);
+/* "three_groups": {...} (only when some recorder has a host section). */
+void gt_ab_summary_json(struct gt_json *js, const struct gt_job *j);
 
 #endif

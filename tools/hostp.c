@@ -158,19 +158,19 @@ void gt_hostp_print(FILE *f, const struct gt_hostp *h, const char *indent)
         return;
     }
     double gb = gt_hostp_cpu_per_gb(h), share = gt_hostp_share(h);
-    fprintf(f, "%sprocess CPU %.2f s (user %.2f, system %.2f) over %.1f s traced", indent, h->cpu_s,
-            h->user_s, h->sys_s, h->window_s);
+    fprintf(f, "%sprocess CPU %.2f s (user %.2f, system %.2f) over %.1f s traced\n", indent,
+            h->cpu_s, h->user_s, h->sys_s, h->window_s);
     if (gb >= 0)
-        fprintf(f, "; %.3f CPU s per GB moved (%s)", gb, gt_fmt_bytes(h->bytes, b1, sizeof(b1)));
+        fprintf(f, "%s%.3f CPU s per GB moved (%s moved)\n", indent, gb,
+                gt_fmt_bytes(h->bytes, b1, sizeof(b1)));
     else
-        fprintf(f, "; no bytes moved");
-    fprintf(f, "\n");
+        fprintf(f, "%sno bytes moved: no CPU per GB\n", indent);
     if (share >= 0)
         fprintf(f, "%sdata-path threads: %u, %.2f s CPU, %.1f%% of the process CPU%s\n", indent,
                 h->threads, h->thread_s, 100 * share,
-                h->untracked ? " (more threads than slots: some not counted)" : "");
-    fprintf(f, "%shost memory in the data path: %s high-water (%s registered now, %s in all)\n",
-            indent, gt_fmt_bytes(h->staging_hwm, b1, sizeof(b1)),
+                h->untracked ? " (some not counted: no free slot)" : "");
+    fprintf(f, "%shost memory in the data path: %s high-water (%s now, %s in all)\n", indent,
+            gt_fmt_bytes(h->staging_hwm, b1, sizeof(b1)),
             gt_fmt_bytes(h->staging_now, b2, sizeof(b2)),
             gt_fmt_bytes(h->staging_total, b3, sizeof(b3)));
     fprintf(f, "%sresident high-water %s, locked %s, pinned %s", indent,

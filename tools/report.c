@@ -15,6 +15,7 @@
 
 #include "common/gt_net.h"
 #include "common/nccl_cfg.h"
+#include "tools/ab.h"
 #include "tools/alike.h"
 #include "tools/esc.h"
 #include "tools/hist.h"
@@ -1206,6 +1207,7 @@ void gt_report_text_procs(FILE *f, const struct gt_job *j, int flags, char *cons
         text_full(f, j, flags, procs);
     else
         text_compact(f, j, flags);
+    gt_ab_summary_text(f, j, flags & GT_REPORT_FULL); /* nothing before format 1.5 */
     kc_text(f, j);
 }
 
@@ -1544,6 +1546,7 @@ void gt_report_json_procs(struct gt_json *js, const struct gt_job *j,
         gj_end(js, '}');
     }
     gj_end(js, ']');
+    gt_ab_summary_json(js, j); /* nothing before format 1.5 */
     gj_i64(js, "hosts", j->nhosts);
     kc_json(js, j);
     json_verdict(js, &j->overall);

@@ -73,6 +73,7 @@ static struct {
     int bad_timeout_s;
     int verbose;
     int data, bad;
+    int no_reg; /* --no-reg: the data scenario registers no host memory */
 } opt = {.iters = 40,
          .seed = 1,
          .max_size = 24u << 20,
@@ -1037,12 +1038,17 @@ static void run_data(struct side *s, int role, int link, struct stats *st)
         FAIL("out of memory for %zu-byte arenas", arena_cap);
     void *ll_mh = NULL;
     ncclResult_t rc;
-    if ((rc = n_reg_mr(&s->n, s->sc, sa.base, sa.cap, &sa.mh)) != ncclSuccess || !sa.mh)
+    /* --no-reg: the same messages with no memory registered (NULL handles,
+     * which sock accepts): a run that moves nothing through host staging */
+    if (!opt.no_reg &&
+        ((rc = n_reg_mr(&s->n, s->sc, sa.base, sa.cap, &sa.mh)) != ncclSuccess || !sa.mh))
         FAIL("regMr(send arena, %zu bytes, HOST) returned %d", sa.cap, rc);
-    if ((rc = n_reg_mr(&s->n, s->rc, ra.base, ra.cap, &ra.mh)) != ncclSuccess || !ra.mh)
+    if (!opt.no_reg &&
+        ((rc = n_reg_mr(&s->n, s->rc, ra.base, ra.cap, &ra.mh)) != ncclSuccess || !ra.mh))
         FAIL("regMr(recv arena, %zu bytes, HOST) returned %d", ra.cap, rc);
-    if ((rc = n_reg_mr(&s->n, s->rc, ll, (size_t)LL_SLOTS * LL_SLOT_SIZE, &ll_mh)) != ncclSuccess ||
-        !ll_mh)
+    if (!opt.no_reg && ((rc = n_reg_mr(&s->n, s->rc, ll, (size_t)LL_SLOTS * LL_SLOT_SIZE,
+                                       &ll_mh)) != ncclSuccess ||
+                        !ll_mh))
         FAIL("regMr(LL buffer) returned %d", rc);
     int ll_busy[LL_SLOTS] = {0};
 
@@ -1272,11 +1278,11 @@ static void run_data(struct side *s, int role, int link, struct stats *st)
     }
     double secs = now_s() - t0;
     sync_peer(link, 'D');
-    if ((rc = n_dereg_mr(&s->n, s->sc, sa.mh)) != ncclSuccess)
+    if (!opt.no_reg && (rc = n_dereg_mr(&s->n, s->sc, sa.mh)) != ncclSuccess)
         FAIL("deregMr(send arena) returned %d", rc);
-    if ((rc = n_dereg_mr(&s->n, s->rc, ra.mh)) != ncclSuccess)
+    if (!opt.no_reg && (rc = n_dereg_mr(&s->n, s->rc, ra.mh)) != ncclSuccess)
         FAIL("deregMr(recv arena) returned %d", rc);
-    if ((rc = n_dereg_mr(&s->n, s->rc, ll_mh)) != ncclSuccess)
+    if (!opt.no_reg && (rc = n_dereg_mr(&s->n, s->rc, ll_mh)) != ncclSuccess)
         FAIL("deregMr(LL buffer) returned %d", rc);
     say("moved %d messages (%.1f MiB) out and %d (%.1f MiB, %d multi-receives, %d "
         "optional-completion, %d flushes) in, in %.2f s; up to %d sends / %d receives in "
@@ -1763,6 +1769,7 @@ static void usage(FILE *f)
             "  --dir DIR           set GDRTRACE_DIR=DIR for the plugin (where recorders go)\n"
             "  --data-only         skip the bad-input scenarios\n"
             "  --bad-only          only the bad-input scenarios\n"
+            "  --no-reg            the data scenario registers no memory (NULL handles)\n"
             "  --timeout S         wall-clock limit of the data scenario (default %d)\n"
             "  --bad-timeout S     limit of each bad-input scenario (default %d)\n"
             "  -v, --verbose       print the plugin's INFO lines\n"
@@ -1831,6 +1838,7 @@ int main(int argc, char **argv)
                                        {"dir", required_argument, 0, 'd'},
                                        {"data-only", no_argument, 0, 'D'},
                                        {"bad-only", no_argument, 0, 'B'},
+                                       {"no-reg", no_argument, 0, 'N'},
                                        {"timeout", required_argument, 0, 't'},
                                        {"bad-timeout", required_argument, 0, 'T'},
                                        {"verbose", no_argument, 0, 'v'},
@@ -1894,6 +1902,9 @@ int main(int argc, char **argv)
             break;
         case 'D':
             opt.bad = 0;
+            break;
+        case 'N':
+            opt.no_reg = 1;
             break;
         case 'B':
             opt.data = 0;
