@@ -104,6 +104,7 @@ snapshot() {
     while [ -n "$q" ]; do
         local next=""
         for p in $q; do
+            # shellcheck disable=SC2013 # the file is pids separated by spaces
             for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do
                 kids="$kids $c"
                 next="$next $c"
