@@ -53,6 +53,7 @@
 #include "tools/inputs.h"
 #include "tools/model.h"
 #include "tools/netfs.h"
+#include "tools/runline.h"
 
 #define EXIT_SETUP 125    /* gdrtrace run could not set up, or could not archive */
 #define EXIT_NOEXEC 126   /* COMMAND found but not executable */
@@ -75,7 +76,9 @@ static void usage(FILE *f)
         "  verdict of these recorders with that log joined (verdict --nccl-log) and\n"
         "  removes them.  Under mpirun or srun, run it per rank: each rank archives\n"
         "  only its own (DIR/JOB.HOST.rRANK.zst, or .pPID without a rank), and\n"
-        "  'gdrtrace verdict --nccl-log DIR DIR' judges the whole job.\n"
+        "  'gdrtrace verdict --nccl-log DIR DIR' judges the whole job.  Under a\n"
+        "  launcher (OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or SLURM_PROCID set)\n"
+        "  each rank prints one line: rank, host, verdict, exit, archive.\n"
         "  NCCL_NET_PLUGIN, NCCL_NET and NCCL_DEBUG* set by the job are kept and said\n"
         "  on stderr; GDRTRACE_JOB is set from the launcher's job id when unset.\n"
         "  --expect X  as verdict: exit 0 if the recorders are\n"
@@ -88,6 +91,12 @@ static void usage(FILE *f)
         "              that one through the plugin (GDRTRACE_TRANSPORT=inner); else\n"
         "              such a job is refused\n"
         "  --keep      keep the private folder of recorders and log after archiving\n"
+        "  --full      under a launcher, every rank prints its whole verdict and notes\n"
+        "              (default there: one line per rank, the whole verdict only for a\n"
+        "              rank whose exit is not 0)\n"
+        "  --command-status  exit with the command's status only (0 when it\n"
+        "              succeeded), not the verdict's: a launcher then aborts no rank for\n"
+        "              a verdict; judge the job with 'gdrtrace verdict DIR'\n"
         "exit: the command's status when it failed (128+N when signal N killed it),\n"
         "      else the verdict's code (0, 10-16; with --expect 0, 20 or 21; 2 an\n"
         "      unreadable recorder); 125 run could not set up or archive (the\n"
@@ -98,6 +107,7 @@ static void usage(FILE *f)
 struct run {
     const char *expect;
     int allow_emulated, inner, keep;
+    int full, command_status;
     const char *dir; /* --dir */
     char **cmd;
     char host[256];
@@ -115,6 +125,25 @@ struct run {
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
 {
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "gdrtrace run: %s\n", gt_esc(buf));
+}
+
+/* Under a launcher (a rank variable set, no --full) each rank prints one
+ * line: its notes (what was found and done, nothing the job set) are left
+ * out, as they would be N times alike in the job's log.  Decisions on the
+ * job's settings and every problem still use say(). */
+static int g_brief;
+
+static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void note(const char *fmt, ...)
+{
+    if (g_brief)
+        return;
     char buf[2048];
     va_list ap;
     va_start(ap, fmt);
@@ -218,7 +247,7 @@ static void pick_job(struct run *r)
     const char *v = env("GDRTRACE_JOB");
     if (v) {
         snprintf(r->job, sizeof(r->job), "%s", v);
-        say("job %s (GDRTRACE_JOB, as the job set it)", r->job);
+        note("job %s (GDRTRACE_JOB, as the job set it)", r->job);
         return;
     }
     /* The plugin's own order (shim/recorder.c), so the recorders and the
@@ -229,7 +258,7 @@ static void pick_job(struct run *r)
         if ((v = env(from[i])) != NULL) {
             snprintf(r->job, sizeof(r->job), "%s", v);
             if (set("GDRTRACE_JOB", r->job) == 0)
-                say("job %s (GDRTRACE_JOB set from %s)", r->job, from[i]);
+                note("job %s (GDRTRACE_JOB set from %s)", r->job, from[i]);
             return;
         }
     }
@@ -239,7 +268,7 @@ static void pick_job(struct run *r)
     strftime(when, sizeof(when), "%Y%m%dT%H%M%S", gmtime_r(&now, &tm));
     snprintf(r->job, sizeof(r->job), "run-%s-%d", when, (int)getpid());
     if (set("GDRTRACE_JOB", r->job) == 0)
-        say("job %s (GDRTRACE_JOB generated: no launcher job id in the environment)", r->job);
+        note("job %s (GDRTRACE_JOB generated: no launcher job id in the environment)", r->job);
 }
 
 /* This process's rank, for the archive's name: the launcher's own variable. */
@@ -718,7 +747,7 @@ static int copy_logs(struct run *r)
     }
     globfree(&g);
     if (n)
-        say("NCCL's log: %d file(s) copied to %s.*", n, r->stem);
+        note("NCCL's log: %d file(s) copied to %s.*", n, r->stem);
     return rc ? -1 : n;
 }
 
@@ -736,9 +765,13 @@ static int call(int (*cmd)(int, char **), char **argv)
     return rc;
 }
 
-/* The verdict of this process's recorders, as `gdrtrace verdict` prints it. */
-static int verdict(const struct run *r)
+/* The verdict of this process's recorders, as `gdrtrace verdict` prints it:
+ * read from the archive when it was written whole, so that the paths its
+ * `next:` line names still exist after the private folder is removed. */
+static int verdict(const struct run *r, int archived)
 {
+    char arc[PATH_MAX + 8];
+    snprintf(arc, sizeof(arc), "%s.zst", r->stem);
     char **argv = calloc(8 + 2 * r->nlogs, sizeof(*argv));
     if (!argv) {
         say("out of memory");
@@ -758,7 +791,7 @@ static int verdict(const struct run *r)
     }
     if (r->allow_emulated)
         argv[a++] = "--allow-emulated";
-    argv[a++] = (char *)r->recdir;
+    argv[a++] = archived ? arc : (char *)r->recdir;
     argv[a] = NULL;
     int rc = call(gt_cmd_verdict, argv);
     free(argv);
@@ -802,6 +835,8 @@ int gt_cmd_run(int argc, char **argv)
                                          {"dir", required_argument, 0, 'd'},
                                          {"inner", no_argument, 0, 'i'},
                                          {"keep", no_argument, 0, 'k'},
+                                         {"full", no_argument, 0, 'f'},
+                                         {"command-status", no_argument, 0, 'C'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     struct run r = {.dir = "."};
@@ -833,6 +868,12 @@ int gt_cmd_run(int argc, char **argv)
         case 'k':
             r.keep = 1;
             break;
+        case 'f':
+            r.full = 1;
+            break;
+        case 'C':
+            r.command_status = 1;
+            break;
         default: /* --help, or an option getopt refused */
             return gt_usage_exit(c, usage);
         }
@@ -843,6 +884,8 @@ int gt_cmd_run(int argc, char **argv)
         return GT_EXIT_USAGE;
     }
     r.cmd = argv + optind;
+    const char *rank = pick_rank();
+    g_brief = rank && !r.full;
     if (gethostname(r.host, sizeof(r.host) - 1) != 0)
         snprintf(r.host, sizeof(r.host), "nohost");
 
@@ -886,7 +929,7 @@ int gt_cmd_run(int argc, char **argv)
     if (env("GDRTRACE_DISABLE") && strcmp(env("GDRTRACE_DISABLE"), "0") != 0)
         say("GDRTRACE_DISABLE=%s (the job's) kept: the plugin records nothing (verdict NO-DATA)",
             env("GDRTRACE_DISABLE"));
-    say("plugin %s/%s, recorders in %s, archive %s.zst", r.plugindir, PLUGIN_SO, r.recdir, r.stem);
+    note("plugin %s/%s, recorders in %s, archive %s.zst", r.plugindir, PLUGIN_SO, r.recdir, r.stem);
 
     r.t0 = time(NULL);
     int code = 0;
@@ -901,9 +944,32 @@ int gt_cmd_run(int argc, char **argv)
         say("%s was killed by signal %d (%s): exit %d", r.cmd[0], WTERMSIG(st),
             strsignal(WTERMSIG(st)), cmd_code);
 
+    /* Brief (under a launcher): dump's line and the verdict are held back,
+     * and printed only for a rank whose exit is not 0 (below). */
+    struct gt_capture cap_dump = {.saved = -1}, cap_v = {.saved = -1};
+    if (g_brief)
+        gt_capture_begin(&cap_dump);
     int arc = archive(&r);
+    gt_capture_end(&cap_dump, arc != 0);
     int nlogs = copy_logs(&r);
-    int vrc = verdict(&r);
+    if (g_brief)
+        gt_capture_begin(&cap_v);
+    int vrc = verdict(&r, arc == 0);
+    int final = cmd_code                                           ? cmd_code
+                : !(arc == 0 || arc == GT_EXIT_INPUT) || nlogs < 0 ? EXIT_SETUP
+                : r.command_status                                 ? 0
+                                                                   : vrc;
+    if (g_brief) {
+        char v[128], a[PATH_MAX + 8];
+        gt_capture_stop(&cap_v);
+        gt_capture_verdict(&cap_v, v, sizeof(v));
+        snprintf(a, sizeof(a), "%s.zst", r.stem);
+        gt_run_rank_line(rank, r.host, v, final, arc == 0 || arc == GT_EXIT_INPUT ? a : NULL);
+        gt_capture_end(&cap_v, final != 0 || vrc != 0);
+        if (!strcmp(rank, "0"))
+            say("the job's verdict, once every rank ended: gdrtrace verdict%s%s --nccl-log %s %s",
+                r.expect ? " --expect " : "", r.expect ? r.expect : "", r.dir, r.dir);
+    }
     /* dump's 2: archived, but a file in the folder was not a readable
      * recorder; the verdict says 2 too, and the folder stays for a look. */
     int saved = arc == 0 || arc == GT_EXIT_INPUT;
@@ -926,10 +992,10 @@ int gt_cmd_run(int argc, char **argv)
     if (g_late)
         say("signal %d (%s) came after %s ended: the archive was finished first", (int)g_late,
             strsignal((int)g_late), r.cmd[0]);
-    if (cmd_code) {
+    if (cmd_code)
         say("%s failed (exit %d): that is the exit code; the verdict above is %d", r.cmd[0],
             cmd_code, vrc);
-        return cmd_code;
-    }
-    return saved && nlogs >= 0 ? vrc : EXIT_SETUP;
+    else if (r.command_status && vrc && final == 0)
+        note("--command-status: exit 0 (the command's); the verdict's code is %d", vrc);
+    return final;
 }

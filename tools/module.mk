@@ -10,7 +10,7 @@ READER_SRCS += tools/watch_frame.c
 TOOL_SRCS += $(READER_SRCS) tools/cmd_ls.c tools/cmd_summary.c tools/cmd_verdict.c \
              tools/cmd_dump.c tools/cmd_diff.c \
              tools/cmd_export.c tools/cmd_watch.c tools/cmd_prune.c \
-             tools/cmd_html.c tools/cmd_run.c tools/netfs.c
+             tools/cmd_html.c tools/cmd_run.c tools/netfs.c tools/runline.c
 # run finds the plugin installed with it in $BINDIR/../lib/<multiarch>/ too (the
 # Debian package's LIBDIR): the compiler's triplet, as dpkg's DEB_HOST_MULTIARCH.
 GT_MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)

@@ -2,5 +2,7 @@
 # tests/run: `gdrtrace run` (tools/cmd_run.c) around the NCCL-like harness,
 # and its refusal of a network filesystem (tools/netfs.c).
 TEST_SCRIPTS += tests/run/test-run.sh
+# 64 ranks as mpirun and srun start them: one line per rank, exit codes collected
+TEST_SCRIPTS += tests/run/test-run-launcher.sh
 TESTS += test_netfs
 test_netfs_SRCS := tests/run/test_netfs.c tools/netfs.c

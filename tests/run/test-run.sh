@@ -51,7 +51,9 @@ no_private_left() { # WHAT: GDRTRACE_DIR holds no gdrtrace-run.* folder
 
 # 1. --expect host, a rank from Slurm.
 D=$T/job1
-(cd "$T" && SLURM_JOB_ID=42 SLURM_PROCID=3 "$G" run --expect host --dir "$D" -- "$H" "${JOB[@]}") \
+# --full: the whole verdict and every note, as without a launcher (a rank
+# alone gets one line: tests/run/test-run-launcher.sh).
+(cd "$T" && SLURM_JOB_ID=42 SLURM_PROCID=3 "$G" run --full --expect host --dir "$D" -- "$H" "${JOB[@]}") \
     >"$T/1.out" 2>"$T/1.err"
 rc=$?
 [ $rc = 0 ] && grep -q '^all .*HOST-STAGED' "$T/1.out" && pass "--expect host: exit 0, HOST-STAGED printed" ||
@@ -168,6 +170,13 @@ for r in 0 1; do
     SLURM_JOB_ID=77 SLURM_PROCID=$r "$G" run --dir "$T/shared" -- "$H" "${JOB[@]}" >"$T/r$r.out" 2>&1 &
 done
 wait
+for r in 0 1; do
+    n=$(grep -c "^gdrtrace run: rank $r host $host verdict HOST-STAGED exit 11 archive $T/shared/77.$host.r$r.zst$" "$T/r$r.out")
+    [ "$n" = 1 ] && [ "$(grep -c '^all ' "$T/r$r.out")" = 1 ] &&
+        ! grep -q '^gdrtrace run: plugin ' "$T/r$r.out" &&
+        pass "rank $r: its one line (exit 11, not 0: its verdict in full too), no notes" ||
+        fail "rank $r: $(cat "$T/r$r.out")"
+done
 ls "$T/shared"/77.$host.r0.zst "$T/shared"/77.$host.r1.zst >/dev/null 2>&1 &&
     pass "two ranks: two archives, named by rank" || fail "two ranks: $(ls "$T/shared")"
 out=$("$G" verdict "$T/shared" 2>&1)
