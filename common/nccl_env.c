@@ -354,16 +354,9 @@ static const struct {
     const char *same;
     const char *instead;
 } unhonored[] = {
-    {"ib", "NCCL_IB_SPLIT_DATA_ON_QPS", "1",
-     "each message is split across all QPs of the connection (as NCCL_IB_SPLIT_DATA_ON_QPS=1)"},
     {"ib", "NCCL_IB_FIFO_TC", NULL,
      "the clear-to-send writes use the traffic class of the data (NCCL_IB_TC)"},
     {"ib", "NCCL_IB_USE_INLINE", "0", "no work request is posted inline"},
-    {"ib", "NCCL_IB_ADAPTIVE_ROUTING", NULL,
-     "the work requests do not change with the port's adaptive routing (data by RDMA WRITE, "
-     "completion by WRITE_WITH_IMM)"},
-    {"ib", "NCCL_GDR_FLUSH_DISABLE", "0",
-     "receives into GPU memory are still flushed with a 1-byte RDMA READ"},
     {"ib", "NCCL_IB_MERGE_NICS", "0", "each port is its own device; ports are never merged"},
     {"ib", "NCCL_IB_RESILIENCY_PORT_FAILOVER", "0",
      "no port failover: a failed port fails its connections, with the reason"},

@@ -24,7 +24,7 @@
 #include "plugin/reg/gt_reg.h"
 
 #define GT_IB_MAGIC 0x47544942u /* "GTIB" */
-#define GT_IB_WIRE_VERSION 2    /* 2: the shared out-of-band handle and hello */
+#define GT_IB_WIRE_VERSION 3    /* 3: NCCL's per-message protocol (size in the immediate) */
 #define GT_IB_MAX_QPS 16
 #define GT_IB_MAX_RECVS 8
 #define GT_IB_MAX_DEVS 32
@@ -41,7 +41,8 @@ struct gt_ib_dev {
     int speed_mbps;
     int max_qp;
     int max_qp_wr;
-    uint64_t guid; /* host order */
+    uint64_t guid; /* host order: the device's sys_image_guid, as NCCL's */
+    int ar;        /* adaptive routing in use on this port (gt_ib_params.ar, link layer) */
     char pci_path[512];
     struct ibv_context *ctx;
     struct ibv_pd *pd;
@@ -101,13 +102,18 @@ int gt_ib_pick_gid(struct ibv_context *ctx, const char *dev, int port, int link_
 struct gt_ib_params {
     char hca[256]; /* NCCL_IB_HCA / GDRTRACE_IB_HCA; "" selects every port */
     struct gt_ib_gid_rules gid;
-    int timeout;   /* NCCL_IB_TIMEOUT / GDRTRACE_IB_TIMEOUT, 1..31, default 20 */
-    int retry_cnt; /* NCCL_IB_RETRY_CNT / GDRTRACE_IB_RETRY_CNT, 0..7, default 7 */
-    int pkey;      /* NCCL_IB_PKEY: the P_Key *index* set on the QPs, default 0 */
-    int qps;       /* NCCL_IB_QPS_PER_CONNECTION / GDRTRACE_IB_QPS, default 1 */
-    int sl;        /* NCCL_IB_SL / GDRTRACE_IB_SL; -1: the traffic class, else 0 */
-    int tc;        /* NCCL_IB_TC / GDRTRACE_IB_TC; -1: the traffic class, else 0 */
-    struct gt_setting s_hca, s_timeout, s_retry, s_pkey, s_qps, s_sl, s_tc;
+    int timeout;       /* NCCL_IB_TIMEOUT / GDRTRACE_IB_TIMEOUT, 1..31, default 20 */
+    int retry_cnt;     /* NCCL_IB_RETRY_CNT / GDRTRACE_IB_RETRY_CNT, 0..7, default 7 */
+    int pkey;          /* NCCL_IB_PKEY: the P_Key *index* set on the QPs, default 0 */
+    int qps;           /* NCCL_IB_QPS_PER_CONNECTION / GDRTRACE_IB_QPS, default 1 */
+    int sl;            /* NCCL_IB_SL / GDRTRACE_IB_SL; -1: the traffic class, else 0 */
+    int tc;            /* NCCL_IB_TC / GDRTRACE_IB_TC; -1: the traffic class, else 0 */
+    int split;         /* NCCL_IB_SPLIT_DATA_ON_QPS: 1 splits each message over all QPs (0) */
+    int ar;            /* NCCL_IB_ADAPTIVE_ROUTING; -2: on for IB ports, off for RoCE */
+    long ar_threshold; /* NCCL_IB_AR_THRESHOLD, default 8192 bytes */
+    int flush_disable; /* NCCL_GDR_FLUSH_DISABLE: 1 skips the flush READ (0) */
+    struct gt_setting s_hca, s_timeout, s_retry, s_pkey, s_qps, s_sl, s_tc, s_split, s_ar, s_art,
+        s_flush;
 };
 extern struct gt_ib_params gt_ib_params;
 /*! gt_ib_params_read() : reads them all (warn: one WARN per invalid value)

@@ -216,6 +216,7 @@ static void fill_wire(struct ib_comm *c, struct ib_wire *w, uint64_t addr)
     w->mtu = (uint8_t)c->dev->mtu;
     w->addr = htole64(addr);
     w->rkey = htole32(c->ctrl_mr->rkey);
+    w->flags = htole32(c->split ? GT_IB_WIRE_SPLIT : 0);
     snprintf(w->dev, sizeof(w->dev), "%.31s", c->dev->name);
 }
 
@@ -432,7 +433,7 @@ static gt_result ib_get_probe(int dev, struct gt_dev_probe *probe)
  * only after the NIC's earlier writes to GPU memory are visible. */
 gt_result gt_ib_make_flush_qp(struct ib_comm *c)
 {
-    c->flush_qp = create_qp(c, GT_IB_SLOTS + 4, 1);
+    c->flush_qp = create_qp(c, GT_IB_FLUSHES + 4, 1);
     if (!c->flush_qp)
         return gt_ib_fail_errno(c, GT_SYSTEM_ERROR, errno, "ib: %s: creating the flush QP: %s",
                                 c->dev->name, strerror(errno));
@@ -602,6 +603,9 @@ static gt_result ib_connect(void *ctx, int dev, void *handle, void **send_comm,
         } else
             gt_ib_sl_tc(&gt_ib_params, -1, &c->sl, &c->tc);
         c->nonce = nonce;
+        c->split = gt_ib_params.split;
+        c->ar = c->dev->ar;
+        c->ar_threshold = (uint64_t)gt_ib_params.ar_threshold;
         c->ss = calloc(GT_IB_SLOTS, sizeof(*c->ss));
         gt_oob_addr_str(&a, c->peer, sizeof(c->peer));
         if (!c->ss || (r = comm_resources(c, gt_ib_params.qps)) != GT_OK)
@@ -723,6 +727,9 @@ static gt_result accept_start(struct ib_listen *l, const struct gt_oob_conn *con
     c->nonce = l->oob.nonce;
     c->deadline_ms = conn->deadline_ms;
     memcpy(&c->in, conn->body, sizeof(c->in));
+    /* The sender's split decides where each message goes: the receives
+     * follow it, whatever this side's variable says. */
+    c->split = (le32toh(c->in.flags) & GT_IB_WIRE_SPLIT) != 0;
     set_peer(c, &c->in);
     c->rs = calloc(GT_IB_SLOTS, sizeof(*c->rs));
     if (!c->rs)
@@ -732,6 +739,11 @@ static gt_result accept_start(struct ib_listen *l, const struct gt_oob_conn *con
     c->raddr = le64toh(c->in.addr);
     c->rkey = le32toh(c->in.rkey);
     if ((r = connect_qps(c, &c->in)) != GT_OK)
+        goto err;
+    /* The flush QP now, not on the data path, as NCCL (when the device
+     * takes GPU memory and NCCL_GDR_FLUSH_DISABLE is not set). */
+    if ((c->dev->reg.probe.advertised & (GT_PTR_CUDA | GT_PTR_DMABUF)) &&
+        !gt_ib_params.flush_disable && (r = gt_ib_make_flush_qp(c)) != GT_OK)
         goto err;
     fill_wire(c, &c->out, (uint64_t)(uintptr_t)c->ctrl->cmpl);
     c->stage = ST_SEND_INFO;

@@ -5,22 +5,27 @@
  * memory registration through plugin/reg.  The connection setup that joins
  * the two comms is ib_conn.c.
  *
- * Protocol (per connection; a sendComm and a recvComm joined by nqps RC QPs):
+ * Protocol (per connection; a sendComm and a recvComm joined by nqps RC QPs),
+ * NCCL's IB protocol message for message (docs/ib-vs-nccl.md):
  *  1. Setup (ib_conn.c): each side learns the other's QP numbers/PSNs,
  *     GID/LID, MTU and the address/rkey of the peer's FIFO (receiver) or
- *     completion records (sender).
- *  2. irecv posts one receive per QP, then RDMA WRITEs the n clear-to-send
- *     entries (address, rkey, size, tag, n, seq+1) into the sender's FIFO
- *     slot seq % 32.
- *  3. isend waits (returns a NULL request) until that slot carries seq+1,
- *     matches its tag, and once all n sends of the slot are in, posts on every
- *     QP its 128-byte-aligned share of each message as unsignaled RDMA WRITEs,
- *     on QP 0 the completion record (sizes, seq+1) last; the last write on
- *     every QP is a signaled WRITE_WITH_IMM carrying seq+1 (a zero-byte one
- *     on a QP with nothing else to write).
+ *     completion records (sender); the sender's split choice.
+ *  2. irecv of slot id posts one receive on each QP the message will use
+ *     (QP id % nqps; every QP when split), then RDMA WRITEs the n
+ *     clear-to-send entries (address, rkey, size, tag, n, id+1) into the
+ *     sender's FIFO slot id % 32 on QP 0, signaled once per FIFO turn.
+ *  3. isend waits (returns a NULL request) until that slot carries id+1,
+ *     matches its tag, truncates to the posted size, and once all n sends of
+ *     the slot are in posts on each QP used one RDMA WRITE per request (its
+ *     128-byte-aligned share when split); the last work request is a
+ *     signaled WRITE_WITH_IMM carrying the size: the single data write
+ *     itself, or — for a multi-receive (sizes into the completion record),
+ *     or with adaptive routing above NCCL_IB_AR_THRESHOLD (0 bytes) — one
+ *     of its own.  So a message is one work request and one completion on
+ *     each side, as NCCL's.
  *  4. RC delivers each QP in order, so the receiver's request is complete
- *     when all nqps immediates arrived; the sender's when all nqps signaled
- *     writes completed.
+ *     when the receive of every QP used completed; the sender's when every
+ *     signaled write did.
  * Invariants:
  *  - At most GT_IB_SLOTS (= GT_NET_MAX_REQUESTS) slots in flight per comm; a
  *    slot is reused only after NCCL tested all its requests done.
@@ -203,7 +208,7 @@ static gt_result progress(struct ib_comm *c)
             if (wc[i].status != IBV_WC_SUCCESS)
                 return wc_error(c, &wc[i]);
             int slot = WR_SLOT(wc[i].wr_id), q = WR_QP(wc[i].wr_id);
-            if (slot >= GT_IB_SLOTS || q >= GT_IB_MAX_QPS)
+            if ((slot >= GT_IB_SLOTS && WR_KIND(wc[i].wr_id) != WR_FLUSH) || q >= GT_IB_MAX_QPS)
                 return gt_ib_fail(c, GT_INTERNAL_ERROR, "ib: bad wr_id %#llx",
                                   (unsigned long long)wc[i].wr_id);
             switch (WR_KIND(wc[i].wr_id)) {
@@ -216,20 +221,32 @@ static gt_result progress(struct ib_comm *c)
             case WR_RECV: {
                 struct recv_slot *s = &c->rs[slot];
                 c->rq_used[q]--;
-                uint32_t imm = ntohl(wc[i].imm_data);
-                if (wc[i].opcode != IBV_WC_RECV_RDMA_WITH_IMM || imm != s->seq + 1)
+                if (wc[i].opcode != IBV_WC_RECV_RDMA_WITH_IMM || !s->busy || s->events <= 0)
                     return gt_ib_fail(c, GT_REMOTE_ERROR,
                                       "ib: %s: protocol error from %s: QP %d slot %d got "
-                                      "opcode %d imm %u, expected seq %u",
-                                      c->dev->name, c->peer, q, slot, (int)wc[i].opcode, imm,
-                                      s->seq + 1);
+                                      "opcode %d (a receive %s)",
+                                      c->dev->name, c->peer, q, slot, (int)wc[i].opcode,
+                                      s->busy ? "already complete" : "not posted");
+                s->imm = ntohl(wc[i].imm_data);
                 s->events--;
                 break;
             }
-            case WR_CTS:
-                c->sq_used[q]--;
+            case WR_CTS: {
+                /* Only every GT_IB_SLOTS-th clear-to-send is signaled (as
+                 * NCCL's, once per FIFO turn): its completion retires it
+                 * and every earlier one on the QP. */
+                if (c->cts_sig_head == c->cts_sig_tail)
+                    return gt_ib_fail(c, GT_INTERNAL_ERROR,
+                                      "ib: %s: clear-to-send completion with none signaled",
+                                      c->dev->name);
+                uint32_t upto = c->cts_sig[c->cts_sig_head++ % 16];
+                c->sq_used[0] = (int)(c->cts_posted - upto);
                 break;
+            }
             case WR_FLUSH:
+                if (slot >= GT_IB_FLUSHES || c->flush[slot].type != REQ_FLUSH)
+                    return gt_ib_fail(c, GT_INTERNAL_ERROR, "ib: %s: stray flush completion %d",
+                                      c->dev->name, slot);
                 c->flush_used--;
                 c->flush[slot].done = 1;
                 break;
@@ -257,96 +274,124 @@ static gt_result progress(struct ib_comm *c)
     return GT_OK;
 }
 
-/* Posts a complete slot's WRs on every QP if the SQs have room. */
+/* The QPs a message goes on, as NCCL picks them: message `id` uses
+ * nq = (split ? nqps : 1) QPs, its j-th being (id * nq + j) % nqps — every QP
+ * in turn when split, else one QP per message, round-robin. */
+static int msg_qps(const struct ib_comm *c, uint32_t id, int j)
+{
+    int nq = c->split ? c->nqps : 1;
+    return (int)(((uint64_t)id * (uint64_t)nq + (uint64_t)j) % (uint64_t)c->nqps);
+}
+
+/* One message's share on the j-th of nq QPs: NCCL's chunk, the size over nq
+ * rounded up to 128 bytes (what LL and LL128 need), clipped to the size. */
+static void msg_share(size_t size, int nq, int j, size_t *off, size_t *len)
+{
+    size_t share = (size + (size_t)nq - 1) / (size_t)nq;
+    share = (share + GT_IB_CHUNK_ALIGN - 1) & ~(size_t)(GT_IB_CHUNK_ALIGN - 1);
+    *off = share * (size_t)j;
+    *len = *off >= size ? 0 : (size - *off < share ? size - *off : share);
+}
+
+/* Whether the slot ends with a WRITE_WITH_IMM of its own (NCCL: for a
+ * multi-receive, carrying the sizes into the completion record; with
+ * adaptive routing, a 0-byte one after a message over the threshold, so the
+ * data, which may arrive out of order, is all in before the completion)
+ * rather than the immediate riding on the last data write. */
+static int slot_record(const struct send_slot *s)
+{
+    return s->nreqs > 1 || s->reqs[0].size >= GT_IB_IMM_SEE_RECORD;
+}
+static int slot_separate_imm(const struct ib_comm *c, const struct send_slot *s)
+{
+    return slot_record(s) || (c->ar && s->reqs[0].size > c->ar_threshold);
+}
+
+/* Work requests of one slot on the j-th of its QPs. */
+static int slot_wrs(const struct ib_comm *c, const struct send_slot *s, int j)
+{
+    int nq = c->split ? c->nqps : 1, n = 0;
+    for (int i = 0; i < s->nreqs; i++) {
+        size_t off, len;
+        msg_share(s->reqs[i].size, nq, j, &off, &len);
+        /* NCCL posts one write per request even when it carries nothing */
+        n += len <= GT_IB_MAX_WR_BYTES ? 1
+                                       : (int)((len + GT_IB_MAX_WR_BYTES - 1) / GT_IB_MAX_WR_BYTES);
+    }
+    return n + slot_separate_imm(c, s);
+}
+
+/* Posts a complete slot's work requests if the SQs have room, as NCCL's
+ * protocol: per QP used, one RDMA WRITE per request (the 1 GiB split only
+ * past NCCL's largest message), the last work request a signaled
+ * WRITE_WITH_IMM whose immediate is the size of a single receive. */
 static gt_result post_slot(struct ib_comm *c, struct send_slot *s)
 {
     struct ibv_send_wr wrs[GT_IB_MAX_WRS_PER_QP];
     struct ibv_sge sges[GT_IB_MAX_WRS_PER_QP];
     int slot = (int)(s - c->ss);
+    int nq = c->split ? c->nqps : 1;
     /* First count, so a slot goes out whole or not at all. */
-    int need[GT_IB_MAX_QPS];
-    for (int q = 0; q < c->nqps; q++) {
-        need[q] = 1; /* QP 0: the record; others: a zero-byte WRITE_WITH_IMM at most */
-        for (int i = 0; i < s->nreqs; i++) {
-            size_t sz = s->reqs[i].size;
-            size_t share = (sz + (size_t)c->nqps - 1) / (size_t)c->nqps;
-            share = (share + GT_IB_CHUNK_ALIGN - 1) & ~(size_t)(GT_IB_CHUNK_ALIGN - 1);
-            size_t off = share * (size_t)q;
-            if (off >= sz)
-                continue;
-            size_t len = sz - off < share ? sz - off : share;
-            need[q] += (int)((len + GT_IB_MAX_WR_BYTES - 1) / GT_IB_MAX_WR_BYTES);
-        }
-        if (need[q] > GT_IB_MAX_WRS_PER_QP)
+    for (int j = 0; j < nq; j++) {
+        int q = msg_qps(c, s->seq, j), need = slot_wrs(c, s, j);
+        if (need > GT_IB_MAX_WRS_PER_QP)
             return gt_ib_fail(c, GT_INVALID_ARGUMENT,
                               "ib: %s: message too large for one slot (%d work requests "
-                              "on one QP; raise GDRTRACE_IB_QPS)",
-                              c->dev->name, need[q]);
-        if (c->sq_used[q] + need[q] > c->sq_depth)
+                              "on one QP)",
+                              c->dev->name, need);
+        if (c->sq_used[q] + need > c->sq_depth)
             return GT_OK; /* retried from progress() */
     }
+    int record = slot_record(s), separate = slot_separate_imm(c, s);
+    uint32_t imm =
+        s->reqs[0].size >= GT_IB_IMM_SEE_RECORD ? GT_IB_IMM_SEE_RECORD : (uint32_t)s->reqs[0].size;
     struct cmpl_rec *rec = &c->ctrl->rec[slot];
-    rec->seq = s->seq + 1;
-    rec->n = (uint32_t)s->nreqs;
     for (int i = 0; i < s->nreqs; i++)
         rec->size[i] = s->reqs[i].size;
-    for (int q = 0; q < c->nqps; q++) {
-        int w = 0;
+    for (int j = 0; j < nq; j++) {
+        int q = msg_qps(c, s->seq, j), w = 0;
         for (int i = 0; i < s->nreqs; i++) {
             struct ib_req *r = &s->reqs[i];
-            size_t sz = r->size;
-            size_t share = (sz + (size_t)c->nqps - 1) / (size_t)c->nqps;
-            share = (share + GT_IB_CHUNK_ALIGN - 1) & ~(size_t)(GT_IB_CHUNK_ALIGN - 1);
-            size_t off = share * (size_t)q;
-            if (off >= sz)
-                continue;
-            size_t end = sz - off < share ? sz : off + share;
-            for (size_t o = off; o < end; o += GT_IB_MAX_WR_BYTES) {
-                size_t len = end - o < GT_IB_MAX_WR_BYTES ? end - o : GT_IB_MAX_WR_BYTES;
+            size_t off, len;
+            msg_share(r->size, nq, j, &off, &len);
+            size_t o = off;
+            do {
+                size_t l = len - (o - off);
+                if (l > GT_IB_MAX_WR_BYTES)
+                    l = GT_IB_MAX_WR_BYTES;
                 memset(&wrs[w], 0, sizeof(wrs[w]));
-                sges[w].addr = (uintptr_t)r->data + o;
-                sges[w].length = (uint32_t)len;
-                sges[w].lkey = r->mh->mr->lkey;
+                if (l > 0) {
+                    sges[w].addr = (uintptr_t)r->data + o;
+                    sges[w].length = (uint32_t)l;
+                    sges[w].lkey = r->mh->mr->lkey;
+                    wrs[w].sg_list = &sges[w];
+                    wrs[w].num_sge = 1;
+                }
                 wrs[w].wr_id = gt_ib_wr_id(WR_DATA, slot, q);
-                wrs[w].sg_list = &sges[w];
-                wrs[w].num_sge = 1;
                 wrs[w].opcode = IBV_WR_RDMA_WRITE;
                 wrs[w].wr.rdma.remote_addr = s->e[r->idx].addr + o;
                 wrs[w].wr.rdma.rkey = s->e[r->idx].rkey;
                 w++;
+                o += l;
+            } while (o < off + len);
+        }
+        if (separate) {
+            memset(&wrs[w], 0, sizeof(wrs[w]));
+            if (record) { /* the sizes, landing before the completion */
+                sges[w].addr = (uintptr_t)rec;
+                sges[w].length = (uint32_t)((size_t)s->nreqs * sizeof(rec->size[0]));
+                sges[w].lkey = c->ctrl_mr->lkey;
+                wrs[w].sg_list = &sges[w];
+                wrs[w].num_sge = 1;
             }
-        }
-        if (q == 0) {
-            memset(&wrs[w], 0, sizeof(wrs[w]));
-            sges[w].addr = (uintptr_t)rec;
-            sges[w].length = sizeof(*rec);
-            sges[w].lkey = c->ctrl_mr->lkey;
-            wrs[w].wr_id = gt_ib_wr_id(WR_DATA, slot, q);
-            wrs[w].sg_list = &sges[w];
-            wrs[w].num_sge = 1;
-            wrs[w].opcode = IBV_WR_RDMA_WRITE;
             wrs[w].wr.rdma.remote_addr = c->raddr + (uint64_t)slot * sizeof(struct cmpl_rec);
-            wrs[w].wr.rdma.rkey = c->rkey;
-            w++;
-        }
-        /* The QP's last write carries the immediate (QP 0: the record, so
-         * it has landed when the receive completes; else the last data
-         * write): one work request and one packet fewer per QP and message
-         * than a separate zero-byte WRITE_WITH_IMM, same completion for the
-         * receiver.  A QP with nothing to write gets the zero-byte one. */
-        if (w == 0) {
-            memset(&wrs[w], 0, sizeof(wrs[w]));
-            wrs[w].sg_list = NULL;
-            wrs[w].num_sge = 0;
-            /* Any valid remote address: zero bytes are written. */
-            wrs[w].wr.rdma.remote_addr = c->raddr;
             wrs[w].wr.rdma.rkey = c->rkey;
             w++;
         }
         wrs[w - 1].wr_id = gt_ib_wr_id(WR_SEND, slot, q);
         wrs[w - 1].opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
         wrs[w - 1].send_flags = IBV_SEND_SIGNALED;
-        wrs[w - 1].imm_data = htonl(s->seq + 1);
+        wrs[w - 1].imm_data = htonl(imm);
         for (int k = 0; k + 1 < w; k++)
             wrs[k].next = &wrs[k + 1];
         struct ibv_send_wr *bad = NULL;
@@ -358,7 +403,7 @@ static gt_result post_slot(struct ib_comm *c, struct send_slot *s)
         s->wrs[q] = w;
         c->sq_used[q] += w;
     }
-    s->events = c->nqps;
+    s->events = nq;
     s->posted = 1;
     c->next_post++;
     return GT_OK;
@@ -415,11 +460,10 @@ gt_result gt_ib_isend(void *sc, void *data, size_t size, int tag, void *mhandle,
                           "ib: %s: isend tag %d matches none of the %d receive(s) posted "
                           "by %s for slot %u",
                           c->dev->name, tag, s->nreqs, c->peer, s->seq);
+    /* NCCL truncates a send to the receive the peer posted (the receiver
+     * learns the size sent and NCCL's protocol decides what that means). */
     if (size > s->e[idx].size)
-        return gt_ib_fail(c, GT_INVALID_USAGE,
-                          "ib: %s: isend of %zu bytes (tag %d) exceeds the %llu bytes the "
-                          "receiver %s posted",
-                          c->dev->name, size, tag, (unsigned long long)s->e[idx].size, c->peer);
+        size = (size_t)s->e[idx].size;
     struct gt_mr *mh = mhandle;
     if (size > 0 && (!mh || (uintptr_t)data < mh->base || (uintptr_t)data + size > mh->end))
         return gt_ib_fail(c, GT_INVALID_ARGUMENT,
@@ -461,12 +505,15 @@ gt_result gt_ib_irecv(void *rc, int n, void **data, size_t *sizes, int *tags, vo
                           GT_IB_MAX_RECVS);
     int si = (int)(c->seq % GT_IB_SLOTS);
     struct recv_slot *s = &c->rs[si];
-    if (s->busy || c->sq_used[0] + 1 > c->sq_depth) {
+    if (s->busy || c->sq_used[0] + 1 > c->sq_depth ||
+        (si == 0 && c->cts_sig_tail - c->cts_sig_head >= 16)) {
         gt_result r = progress(c);
         return r != GT_OK ? r : check_peer(c);
     }
-    for (int q = 0; q < c->nqps; q++)
-        if (c->rq_used[q] >= GT_IB_RQ_DEPTH)
+    /* The receives go on the QPs the sender will use for this message. */
+    int nq = c->split ? c->nqps : 1;
+    for (int j = 0; j < nq; j++)
+        if (c->rq_used[msg_qps(c, c->seq, j)] >= GT_IB_RQ_DEPTH)
             return progress(c);
     for (int i = 0; i < n; i++) {
         struct gt_mr *mh = mhandles ? mhandles[i] : NULL;
@@ -477,7 +524,8 @@ gt_result gt_ib_irecv(void *rc, int n, void **data, size_t *sizes, int *tags, vo
                               "handle",
                               c->dev->name, data[i], sizes[i]);
     }
-    for (int q = 0; q < c->nqps; q++) {
+    for (int j = 0; j < nq; j++) {
+        int q = msg_qps(c, c->seq, j);
         struct ibv_recv_wr wr, *bad = NULL;
         memset(&wr, 0, sizeof(wr));
         wr.wr_id = gt_ib_wr_id(WR_RECV, si, q);
@@ -508,7 +556,9 @@ gt_result gt_ib_irecv(void *rc, int n, void **data, size_t *sizes, int *tags, vo
     wr.sg_list = &sge;
     wr.num_sge = 1;
     wr.opcode = IBV_WR_RDMA_WRITE;
-    wr.send_flags = IBV_SEND_SIGNALED;
+    /* Signaled once per FIFO turn, as NCCL's (slot 0 on its one device):
+     * enough to keep the send queue draining. */
+    wr.send_flags = si == 0 ? IBV_SEND_SIGNALED : 0;
     wr.wr.rdma.remote_addr = c->raddr + (uint64_t)si * sizeof(struct cts_slot);
     wr.wr.rdma.rkey = c->rkey;
     int e = gt_ibv.post_send(c->qps[0], &wr, &bad);
@@ -517,10 +567,13 @@ gt_result gt_ib_irecv(void *rc, int n, void **data, size_t *sizes, int *tags, vo
                           "ib: %s: posting clear-to-send on QP %u to %s failed: %s", c->dev->name,
                           c->qps[0]->qp_num, c->peer, strerror(e));
     c->sq_used[0]++;
+    c->cts_posted++;
+    if (si == 0)
+        c->cts_sig[c->cts_sig_tail++ % 16] = c->cts_posted;
     s->busy = 1;
     s->seq = c->seq;
     s->n = n;
-    s->events = c->nqps;
+    s->events = nq;
     memset(&s->req, 0, sizeof(s->req));
     s->req.type = REQ_RECV;
     s->req.c = c;
@@ -542,22 +595,36 @@ gt_result gt_ib_iflush(void *rc, int n, void **data, int *sizes, void **mhandles
         if (sizes[i] > 0 && mh && mh->gpu)
             last = i;
     }
-    if (last < 0) {
-        /* Host memory only: nothing to flush, a request that is done. */
+    if (last < 0 || gt_ib_params.flush_disable) {
+        /* Host memory only, or NCCL_GDR_FLUSH_DISABLE: nothing to flush, a
+         * request that is done (NCCL's own answer is no request at all,
+         * which NCCL reads the same way). */
         c->noop.type = REQ_DONE;
         c->noop.c = c;
         *request = &c->noop;
         return GT_OK;
     }
-    if (!c->flush_qp) {
-        gt_result r = gt_ib_make_flush_qp(c);
-        if (r != GT_OK)
-            return r;
+    if (!c->flush_qp)
+        return gt_ib_fail(c, GT_INTERNAL_ERROR,
+                          "ib: %s: flush of GPU memory on a connection without a flush QP "
+                          "(the device advertised no GPU memory support at accept)",
+                          c->dev->name);
+    /* A free request: one NCCL has not tested done yet is never reused, and
+     * never is a NULL request returned for a flush, since NCCL reads NULL
+     * as "nothing to flush" and would skip it. */
+    int fi = -1;
+    for (int k = 0; k < GT_IB_FLUSHES; k++) {
+        int i = (int)((c->flush_next + (uint32_t)k) % GT_IB_FLUSHES);
+        if (c->flush[i].type != REQ_FLUSH) {
+            fi = i;
+            break;
+        }
     }
-    int fi = (int)(c->flush_seq % GT_IB_SLOTS);
+    if (fi < 0)
+        return gt_ib_fail(c, GT_INTERNAL_ERROR,
+                          "ib: %s: %d flushes outstanding that were never tested done",
+                          c->dev->name, GT_IB_FLUSHES);
     struct ib_req *fr = &c->flush[fi];
-    if (fr->type == REQ_FLUSH && !fr->done)
-        return progress(c);
     struct gt_mr *mh = mhandles[last];
     struct ibv_sge sge = {
         .addr = (uintptr_t)c->ctrl->flush_dst, .length = 1, .lkey = c->ctrl_mr->lkey};
@@ -572,14 +639,14 @@ gt_result gt_ib_iflush(void *rc, int n, void **data, int *sizes, void **mhandles
     wr.wr.rdma.rkey = mh->mr->rkey;
     int e = gt_ibv.post_send(c->flush_qp, &wr, &bad);
     if (e)
-        return gt_ib_fail(c, GT_SYSTEM_ERROR, "ib: %s: posting the flush READ: %s", c->dev->name,
-                          strerror(e));
+        return gt_ib_fail_errno(c, GT_SYSTEM_ERROR, e, "ib: %s: posting the flush READ: %s",
+                                c->dev->name, strerror(e));
     memset(fr, 0, sizeof(*fr));
     fr->type = REQ_FLUSH;
     fr->c = c;
     fr->slot = fi;
     c->flush_used++;
-    c->flush_seq++;
+    c->flush_next = (uint32_t)fi + 1;
     *request = fr;
     return GT_OK;
 }
@@ -615,14 +682,13 @@ gt_result gt_ib_test(void *request, int *done, int *sizes)
         struct recv_slot *s = &c->rs[r->slot];
         if (s->events > 0)
             return check_peer(c);
+        /* A single receive's size is the immediate (as NCCL's); a
+         * multi-receive's, or one too large for it, the completion record
+         * the same WRITE_WITH_IMM carried. */
         volatile struct cmpl_rec *rec = &c->ctrl->cmpl[r->slot];
-        if (rec->seq != s->seq + 1 || rec->n != (uint32_t)s->n)
-            return gt_ib_fail(c, GT_REMOTE_ERROR,
-                              "ib: %s: completion record from %s for slot %u is "
-                              "inconsistent (seq %u n %u)",
-                              c->dev->name, c->peer, s->seq, rec->seq, rec->n);
+        int from_rec = s->n > 1 || s->imm == GT_IB_IMM_SEE_RECORD;
         for (int i = 0; i < s->n; i++) {
-            uint64_t got = rec->size[i];
+            uint64_t got = from_rec ? rec->size[i] : s->imm;
             if (got > s->posted_size[i])
                 return gt_ib_fail(c, GT_REMOTE_ERROR,
                                   "ib: %s: peer %s reports %llu bytes for a %zu-byte "

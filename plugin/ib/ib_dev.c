@@ -333,14 +333,25 @@ void gt_ib_params_read(struct gt_ib_params *p, int warn)
     }
     p->sl = (int)gt_nccl_long(&p->s_sl, "NCCL_IB_SL", "GDRTRACE_IB_SL", -1, -1, 15, warn);
     p->tc = (int)gt_nccl_long(&p->s_tc, "NCCL_IB_TC", "GDRTRACE_IB_TC", -1, -1, 255, warn);
+    p->split = (int)gt_nccl_long(&p->s_split, "NCCL_IB_SPLIT_DATA_ON_QPS", NULL, 0, 0, 1, warn);
+    p->ar = (int)gt_nccl_long(&p->s_ar, "NCCL_IB_ADAPTIVE_ROUTING", NULL, -2, -2147483647L - 1,
+                              2147483647L, warn);
+    if (p->ar != -2) /* NCCL: any other value is the answer, non-zero on */
+        p->ar = p->ar != 0;
+    if (p->ar == -2)
+        snprintf(p->s_ar.value, sizeof(p->s_ar.value), "on for InfiniBand ports, off for RoCE");
+    p->ar_threshold =
+        gt_nccl_long(&p->s_art, "NCCL_IB_AR_THRESHOLD", NULL, 8192, 0, 2147483647L, warn);
+    p->flush_disable = gt_nccl_long(&p->s_flush, "NCCL_GDR_FLUSH_DISABLE", NULL, 0,
+                                    -2147483647L - 1, 2147483647L, warn) != 0;
     if (p->sl < 0)
         snprintf(p->s_sl.value, sizeof(p->s_sl.value), "the communicator's traffic class, else 0");
     if (p->tc < 0)
         snprintf(p->s_tc.value, sizeof(p->s_tc.value), "the communicator's traffic class, else 0");
-    const struct gt_setting *all[] = {&p->s_hca,        &p->gid.s_index, &p->gid.s_version,
-                                      &p->gid.s_family, &p->gid.s_range, &p->s_timeout,
-                                      &p->s_retry,      &p->s_pkey,      &p->s_qps,
-                                      &p->s_sl,         &p->s_tc};
+    const struct gt_setting *all[] = {
+        &p->s_hca,     &p->gid.s_index, &p->gid.s_version, &p->gid.s_family, &p->gid.s_range,
+        &p->s_timeout, &p->s_retry,     &p->s_pkey,        &p->s_qps,        &p->s_sl,
+        &p->s_tc,      &p->s_split,     &p->s_ar,          &p->s_art,        &p->s_flush};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         gt_nccl_note(all[i]);
 }
@@ -444,7 +455,12 @@ static int open_all(void)
             d->speed_mbps = gt_ib_speed_mbps(pa.active_speed, pa.active_width);
             d->max_qp = da.max_qp;
             d->max_qp_wr = da.max_qp_wr;
-            d->guid = be64toh(gt_ibv.get_device_guid(list[i]));
+            /* NCCL's: the system image GUID (one per adapter, shared by
+             * its ports and functions), which NCCL's topology uses to
+             * find ports of one NIC. */
+            d->guid = be64toh(da.sys_image_guid);
+            d->ar = gt_ib_params.ar == -2 ? pa.link_layer == IBV_LINK_LAYER_INFINIBAND
+                                          : gt_ib_params.ar;
             fill_pci_path(d);
             d->gid_index =
                 gt_ib_pick_gid(ctx, name, port, pa.link_layer, pa.gid_tbl_len, &gt_ib_params.gid);

@@ -19,6 +19,12 @@
 #define GT_IB_MAX_WR_BYTES (1ULL << 30)
 #define GT_IB_MAX_WRS_PER_QP 96 /* per slot and QP: data writes + record + imm */
 #define GT_IB_RQ_DEPTH (GT_IB_SLOTS + 8)
+/* Flush requests NCCL may hold untested at once; one more is refused with
+ * an error, never answered with a NULL request (which NCCL reads as done). */
+#define GT_IB_FLUSHES (2 * GT_IB_SLOTS)
+/* The immediate carries the size of a single receive (as NCCL's); this value
+ * says "read the completion record instead" (a size that does not fit). */
+#define GT_IB_IMM_SEE_RECORD 0xffffffffu
 
 /* ---- wire formats ------------------------------------------------------ */
 
@@ -35,9 +41,10 @@ struct ib_wire {
     uint8_t mtu;
     uint64_t addr; /* connector: its FIFO; acceptor: its completion records */
     uint32_t rkey;
-    uint32_t pad;
+    uint32_t flags; /* connector: GT_IB_WIRE_* (the acceptor adopts them) */
     char dev[32];
 };
+#define GT_IB_WIRE_SPLIT 0x1u /* each message split over every QP */
 _Static_assert(sizeof(struct ib_wire) <= GT_OOB_BODY_MAX,
                "the setup message fits the hello's body");
 
@@ -53,10 +60,10 @@ struct cts_entry {
 struct cts_slot {
     struct cts_entry e[GT_IB_MAX_RECVS];
 };
-/* The completion record, written by the sender into the receiver's. */
+/* The completion record: the sizes of a multi-receive (or of a single one
+ * too large for the immediate), written by the sender's WRITE_WITH_IMM into
+ * the receiver's, as NCCL's (which writes ints). */
 struct cmpl_rec {
-    uint32_t seq;
-    uint32_t n;
     uint64_t size[GT_IB_MAX_RECVS];
 };
 
@@ -91,7 +98,7 @@ struct send_slot {
     uint32_t seq;
     int nreqs, nposted, ntested;
     int posted; /* WRs are on the wire */
-    int events; /* signaled completions still to come */
+    int events; /* signaled completions still to come (one per QP used) */
     int wrs[GT_IB_MAX_QPS];
     int used[GT_IB_MAX_RECVS];
     struct cts_entry e[GT_IB_MAX_RECVS];
@@ -102,7 +109,8 @@ struct recv_slot {
     int busy;
     uint32_t seq;
     int n;
-    int events;
+    int events;   /* receive completions still to come (one per QP used) */
+    uint32_t imm; /* the immediate: the size of a single receive */
     size_t posted_size[GT_IB_MAX_RECVS];
     struct ib_req req;
 };
@@ -131,15 +139,21 @@ struct ib_comm {
     char errmsg[384];
     int tc;
     int sl;
+    int split;             /* each message over every QP (NCCL_IB_SPLIT_DATA_ON_QPS=1) */
+    int ar;                /* adaptive routing: separate 0-byte WRITE_WITH_IMM above ... */
+    uint64_t ar_threshold; /* ... this many bytes (NCCL_IB_AR_THRESHOLD) */
     /* sender */
     struct send_slot *ss;
     uint32_t next_post; /* next slot seq whose WRs must go out (in order) */
     /* receiver */
     struct recv_slot *rs;
-    struct ibv_qp *flush_qp;
+    uint32_t cts_posted;  /* clear-to-send writes posted on QP 0 */
+    uint32_t cts_sig[16]; /* cts_posted at each signaled one still to complete */
+    unsigned cts_sig_head, cts_sig_tail;
+    struct ibv_qp *flush_qp; /* made at accept when the device takes GPU memory */
     int flush_used;
-    uint32_t flush_seq;
-    struct ib_req flush[GT_IB_SLOTS];
+    uint32_t flush_next;
+    struct ib_req flush[GT_IB_FLUSHES];
     struct ib_req noop;
     /* setup */
     int fd; /* setup socket, then the liveness channel */

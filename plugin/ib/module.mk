@@ -27,6 +27,13 @@ test_ib_conn_SRCS = tests/unit/test_ib_conn.c $(IB_SRCS) $(OOB_SRCS) $(REG_SRCS)
                     $(BASE_SRCS)
 test_ib_conn_LIBS := -ldl -lpthread -lcmocka
 
+# The data path against an in-process RC model (tests/unit/fake_rc.h): work
+# requests and completions per message as NCCL's IB transport makes them.
+TESTS += test_ib_data
+test_ib_data_SRCS = tests/unit/test_ib_data.c $(IB_SRCS) $(OOB_SRCS) $(REG_SRCS) $(DL_SRCS) \
+                    $(BASE_SRCS)
+test_ib_data_LIBS := -ldl -lpthread -lcmocka
+
 TESTS += test_dl_cuda
 test_dl_cuda_SRCS := tests/unit/test_dl_cuda.c $(REG_SRCS) $(DL_SRCS) $(BASE_SRCS)
 test_dl_cuda_LIBS := -ldl -lpthread

@@ -50,7 +50,7 @@ static const char *const vars[] = {"NCCL_CONF_FILE",
                                    "GDRTRACE_IB_HCA",
                                    "NCCL_IB_FIFO_TC",
                                    "NCCL_IB_USE_INLINE",
-                                   "NCCL_IB_SPLIT_DATA_ON_QPS",
+                                   "NCCL_IB_MERGE_NICS",
                                    "NCCL_SOCKET_NTHREADS",
                                    "NCCL_IB_PCI_RELAXED_ORDERING",
                                    "GDRTRACE_IB_RELAXED_ORDERING",
@@ -259,19 +259,19 @@ static void unhonored_warn_once(void **state)
     assert_int_equal(gt_nccl_warn_unhonored("ib"), 0);
     assert_int_equal(g_warns, 0);
     setenv("NCCL_IB_FIFO_TC", "106", 1);
-    setenv("NCCL_IB_USE_INLINE", "0", 1);        /* what we do anyway */
-    setenv("NCCL_IB_SPLIT_DATA_ON_QPS", "1", 1); /* what we do anyway */
-    setenv("NCCL_SOCKET_NTHREADS", "4", 1);      /* sock's, not ib's */
+    setenv("NCCL_IB_USE_INLINE", "0", 1);   /* what we do anyway */
+    setenv("NCCL_IB_MERGE_NICS", "0", 1);   /* what we do anyway */
+    setenv("NCCL_SOCKET_NTHREADS", "4", 1); /* sock's, not ib's */
     assert_int_equal(gt_nccl_warn_unhonored("ib"), 3);
     assert_int_equal(g_warns, 1);
     assert_non_null(strstr(g_last, "NCCL_IB_FIFO_TC='106'"));
     assert_non_null(strstr(g_last, "traffic class"));
     gt_nccl_warn_unhonored("ib");
     assert_int_equal(g_warns, 1); /* once per process */
-    setenv("NCCL_IB_SPLIT_DATA_ON_QPS", "0", 1);
+    setenv("NCCL_IB_MERGE_NICS", "1", 1);
     gt_nccl_warn_unhonored("ib");
     assert_int_equal(g_warns, 2);
-    assert_non_null(strstr(g_last, "split across all QPs"));
+    assert_non_null(strstr(g_last, "never merged"));
     assert_int_equal(gt_nccl_warn_unhonored("sock"), 1);
     assert_int_equal(g_warns, 3);
     assert_non_null(strstr(g_last, "NCCL_SOCKET_NTHREADS"));

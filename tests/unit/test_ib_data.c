@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_ib_data.c — ib's data path against an in-process RC model
+ * (fake_rc.h), counting work requests and completions per message as
+ * NCCL's IB transport makes them (src/transport/net_ib/p2p.cc):
+ *   - one WRITE_WITH_IMM per message carrying the size, one completion on
+ *     each side, no other write; with 4 QPs each message on one QP, the QPs
+ *     taken in turn; NCCL_IB_SPLIT_DATA_ON_QPS=1: on every QP;
+ *   - adaptive routing: above NCCL_IB_AR_THRESHOLD the data by RDMA WRITE
+ *     and a separate 0-byte WRITE_WITH_IMM;
+ *   - a multi-receive: n writes and the sizes by a WRITE_WITH_IMM;
+ *   - clear-to-send signaled once per FIFO turn, the send queue never
+ *     over-full (the model refuses as hardware would);
+ *   - a send larger than the posted receive is truncated, as NCCL's;
+ *   - the flush QP exists after accept; a flush request is never NULL.
+ * Connection setup runs over loopback TCP as in test_ib_conn.c.
+ */
+#include <arpa/inet.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "plugin/ib/ib_net.h"
+#include "tests/unit/fake_rc.h"
+#include "tests/unit/net_pair.h"
+
+static const char *const vars[] = {"NCCL_IB_QPS_PER_CONNECTION", "NCCL_IB_SPLIT_DATA_ON_QPS",
+                                   "NCCL_IB_ADAPTIVE_ROUTING",   "NCCL_IB_AR_THRESHOLD",
+                                   "NCCL_GDR_FLUSH_DISABLE",     NULL};
+
+static int setup(void **state)
+{
+    (void)state;
+    setenv("GDRTRACE_OOB_TIMEOUT_MS", "2000", 1);
+    setenv("GDRTRACE_IB_OOB_IF", "lo", 1);
+    for (int i = 0; vars[i]; i++)
+        unsetenv(vars[i]);
+    return 0;
+}
+
+/* One device, IB or RoCE, GPU memory advertised; the variables read as at
+ * the devices' open. */
+static void make_dev(int link_layer)
+{
+    frc_install();
+    struct gt_ib_dev *d = &gt_ib_devs[0];
+    memset(d, 0, sizeof(*d));
+    snprintf(d->name, sizeof(d->name), "fake0");
+    d->port = 1;
+    d->link_layer = link_layer;
+    d->lid = 5;
+    d->mtu = IBV_MTU_4096;
+    d->max_qp_wr = 4096;
+    d->reg.probe.advertised = GT_PTR_HOST | GT_PTR_CUDA;
+    gt_ib_ndevs = 1;
+    gt_ib_params_read(&gt_ib_params, 1);
+    d->ar = gt_ib_params.ar == -2 ? link_layer == IBV_LINK_LAYER_INFINIBAND : gt_ib_params.ar;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    gt_ib_ndevs = 0;
+    gt_ibv_reset();
+    return 0;
+}
+
+/* A memory handle as plugin/reg makes it, over the fake MR. */
+struct mem {
+    struct gt_mr mh;
+    struct ibv_mr mr;
+    char *buf;
+};
+static void mem_init(struct mem *m, size_t len, int gpu)
+{
+    m->buf = calloc(1, len);
+    m->mr.lkey = m->mr.rkey = 9;
+    m->mh.mr = &m->mr;
+    m->mh.base = (uintptr_t)m->buf;
+    m->mh.end = (uintptr_t)m->buf + len;
+    m->mh.gpu = gpu;
+}
+
+/* Drives `count` messages of `size` bytes (receives of `rsize`, `nrecv` per
+ * irecv, each matched by a send of the same tag), at most `depth` in
+ * flight, checking the bytes and the sizes both sides report. */
+static void traffic(void *sc, void *rc, int count, size_t size, size_t rsize, int nrecv, int depth)
+{
+    struct mem s, r;
+    mem_init(&s, size ? size : 1, 0);
+    mem_init(&r, (rsize ? rsize : 1) * (size_t)nrecv * 32, 0);
+    for (size_t i = 0; i < size; i++)
+        s.buf[i] = (char)(i * 7 + 1);
+    void *rreq[32] = {0}, *sreq[32][8] = {{0}};
+    int rposted = 0, sposted = 0, rdone = 0, sdone = 0;
+    double t0 = now_s();
+    while (rdone < count || sdone < count) {
+        assert_true(now_s() - t0 < 10);
+        while (rposted < count && rposted - rdone < depth) {
+            int k = rposted % 32;
+            void *d[8];
+            size_t sz[8];
+            int tags[8];
+            void *mh[8];
+            for (int i = 0; i < nrecv; i++) {
+                d[i] = r.buf + ((size_t)k * (size_t)nrecv + (size_t)i) * rsize;
+                sz[i] = rsize;
+                tags[i] = i;
+                mh[i] = &r.mh;
+            }
+            assert_int_equal(gt_ib_ops.irecv(rc, nrecv, d, sz, tags, mh, NULL, &rreq[k]), GT_OK);
+            if (!rreq[k])
+                break;
+            rposted++;
+        }
+        while (sposted < rposted && sposted - sdone < depth) {
+            int k = sposted % 32, got = 0;
+            for (int i = 0; i < nrecv; i++) {
+                assert_int_equal(gt_ib_ops.isend(sc, s.buf, size, i, &s.mh, NULL, &sreq[k][i]),
+                                 GT_OK);
+                got += sreq[k][i] != NULL;
+            }
+            if (got < nrecv) {
+                assert_int_equal(got, 0); /* all or nothing in this test */
+                break;
+            }
+            sposted++;
+        }
+        while (sdone < sposted) {
+            int k = sdone % 32, all = 1;
+            for (int i = 0; i < nrecv; i++) {
+                if (!sreq[k][i])
+                    continue;
+                int done = 0, sizes[1] = {-1};
+                assert_int_equal(gt_ib_ops.test(sreq[k][i], &done, sizes), GT_OK);
+                if (done) {
+                    assert_int_equal(sizes[0], (int)(size < rsize ? size : rsize));
+                    sreq[k][i] = NULL;
+                } else
+                    all = 0;
+            }
+            if (!all)
+                break;
+            sdone++;
+        }
+        while (rdone < rposted) {
+            int k = rdone % 32, done = 0, sizes[8];
+            assert_int_equal(gt_ib_ops.test(rreq[k], &done, sizes), GT_OK);
+            if (!done)
+                break;
+            size_t want = size < rsize ? size : rsize;
+            for (int i = 0; i < nrecv; i++) {
+                assert_int_equal(sizes[i], (int)want);
+                const char *got = r.buf + ((size_t)k * (size_t)nrecv + (size_t)i) * rsize;
+                assert_memory_equal(got, s.buf, want);
+            }
+            rdone++;
+        }
+    }
+    assert_int_equal(frc.no_recv, 0);
+    assert_int_equal(frc.sq_full, 0);
+    free(s.buf);
+    free(r.buf);
+}
+
+/* Counts for `count` messages; exp_* per message. */
+struct expect {
+    long writes, writes_imm, zero_imm;
+};
+static void run_case(int link_layer, const char *qps, const char *split, const char *ar,
+                     size_t size, int nrecv, struct expect e)
+{
+    enum { COUNT = 96 };
+    setenv("NCCL_IB_QPS_PER_CONNECTION", qps, 1);
+    if (split)
+        setenv("NCCL_IB_SPLIT_DATA_ON_QPS", split, 1);
+    else
+        unsetenv("NCCL_IB_SPLIT_DATA_ON_QPS");
+    if (ar)
+        setenv("NCCL_IB_ADAPTIVE_ROUTING", ar, 1);
+    else
+        unsetenv("NCCL_IB_ADAPTIVE_ROUTING");
+    make_dev(link_layer);
+    void *sc, *rc;
+    net_connect_pair(&gt_ib_ops, NULL, &sc, &rc);
+    struct ib_comm *s = sc, *r = rc;
+    frc_reset_counts();
+    traffic(sc, rc, COUNT, size, size, nrecv, 32);
+    int nq = atoi(qps);
+    /* per message: the sender's data writes and its immediates, one send
+     * completion per QP used and one receive completion per QP used; the
+     * clear-to-send writes: one per message on the receiver's QP 0, of
+     * which one per FIFO turn signaled */
+    long used = split && atoi(split) ? nq : 1;
+    long cts = COUNT;
+    assert_int_equal(frc.writes, COUNT * e.writes + cts);
+    assert_int_equal(frc.writes_imm, COUNT * e.writes_imm);
+    assert_int_equal(frc.writes_imm_zero, COUNT * e.zero_imm);
+    assert_int_equal(frc.recv_cqes, COUNT * used);
+    assert_int_equal(frc.send_cqes, COUNT * used + COUNT / GT_IB_SLOTS);
+    assert_int_equal(frc.signaled, COUNT * used + COUNT / GT_IB_SLOTS);
+    /* where the immediates went: the sender's QPs, each in turn */
+    for (int q = 0; q < nq; q++)
+        assert_int_equal(frc.per_qp_imm[s->qps[q]->qp_num - 1], COUNT * e.writes_imm / nq);
+    for (int q = 0; q < r->nqps; q++)
+        assert_int_equal(frc.per_qp_imm[r->qps[q]->qp_num - 1], 0);
+    gt_ib_ops.close_send(sc);
+    gt_ib_ops.close_recv(rc);
+    teardown(NULL);
+}
+
+static void one_qp(void **state)
+{
+    (void)state;
+    /* RoCE (no adaptive routing by default): one WRITE_WITH_IMM per message */
+    run_case(IBV_LINK_LAYER_ETHERNET, "1", NULL, NULL, 65536, 1, (struct expect){0, 1, 0});
+    run_case(IBV_LINK_LAYER_ETHERNET, "1", NULL, NULL, 8, 1, (struct expect){0, 1, 0});
+    run_case(IBV_LINK_LAYER_ETHERNET, "1", NULL, NULL, 0, 1, (struct expect){0, 1, 1});
+    assert_int_equal(frc.last_imm, 0);
+}
+
+static void four_qps_round_robin(void **state)
+{
+    (void)state;
+    run_case(IBV_LINK_LAYER_ETHERNET, "4", NULL, NULL, 65536, 1, (struct expect){0, 1, 0});
+    run_case(IBV_LINK_LAYER_ETHERNET, "4", "0", NULL, 100, 1, (struct expect){0, 1, 0});
+}
+
+static void four_qps_split(void **state)
+{
+    (void)state;
+    /* every QP gets its 128-byte-aligned share, each its own immediate */
+    run_case(IBV_LINK_LAYER_ETHERNET, "4", "1", NULL, 65536, 1, (struct expect){0, 4, 0});
+}
+
+static void adaptive_routing(void **state)
+{
+    (void)state;
+    /* IB: on by default; above 8192 bytes a separate 0-byte immediate */
+    run_case(IBV_LINK_LAYER_INFINIBAND, "1", NULL, NULL, 65536, 1, (struct expect){1, 1, 1});
+    run_case(IBV_LINK_LAYER_INFINIBAND, "1", NULL, NULL, 8192, 1, (struct expect){0, 1, 0});
+    run_case(IBV_LINK_LAYER_INFINIBAND, "4", NULL, NULL, 65536, 1, (struct expect){1, 1, 1});
+    run_case(IBV_LINK_LAYER_INFINIBAND, "4", "1", NULL, 65536, 1, (struct expect){4, 4, 4});
+    /* the variable wins both ways */
+    run_case(IBV_LINK_LAYER_INFINIBAND, "1", NULL, "0", 65536, 1, (struct expect){0, 1, 0});
+    run_case(IBV_LINK_LAYER_ETHERNET, "1", NULL, "1", 65536, 1, (struct expect){1, 1, 1});
+    setenv("NCCL_IB_AR_THRESHOLD", "100000", 1);
+    run_case(IBV_LINK_LAYER_INFINIBAND, "1", NULL, NULL, 65536, 1, (struct expect){0, 1, 0});
+    unsetenv("NCCL_IB_AR_THRESHOLD");
+}
+
+static void multi_recv(void **state)
+{
+    (void)state;
+    /* n data writes, then the sizes by a WRITE_WITH_IMM */
+    run_case(IBV_LINK_LAYER_ETHERNET, "1", NULL, NULL, 4096, 4, (struct expect){4, 1, 0});
+    run_case(IBV_LINK_LAYER_ETHERNET, "4", NULL, NULL, 4096, 2, (struct expect){2, 1, 0});
+}
+
+/* NCCL truncates a send to the posted receive; the receiver is told the
+ * truncated size (the old code failed the comm). */
+static void truncates_to_posted(void **state)
+{
+    (void)state;
+    make_dev(IBV_LINK_LAYER_ETHERNET);
+    void *sc, *rc;
+    net_connect_pair(&gt_ib_ops, NULL, &sc, &rc);
+    traffic(sc, rc, 40, 1000, 300, 1, 8);
+    assert_int_equal(frc.last_imm, htonl(300));
+    gt_ib_ops.close_send(sc);
+    gt_ib_ops.close_recv(rc);
+    teardown(NULL);
+}
+
+/* The flush QP is made at accept (none later); a flush is never a NULL
+ * request, however many NCCL leaves untested; past the limit, an error. */
+static void flush_never_null(void **state)
+{
+    (void)state;
+    make_dev(IBV_LINK_LAYER_ETHERNET);
+    void *sc, *rc;
+    net_connect_pair(&gt_ib_ops, NULL, &sc, &rc);
+    struct ib_comm *r = rc;
+    assert_non_null(r->flush_qp);
+    int creates = frc.creates;
+    struct mem g;
+    mem_init(&g, 4096, 1);
+    void *data = g.buf, *mh = &g.mh, *req[GT_IB_FLUSHES];
+    int size = 100;
+    for (int i = 0; i < GT_IB_FLUSHES; i++) {
+        req[i] = NULL;
+        assert_int_equal(gt_ib_ops.iflush(rc, 1, &data, &size, &mh, &req[i]), GT_OK);
+        assert_non_null(req[i]);
+    }
+    assert_int_equal(frc.creates, creates);
+    assert_int_equal(frc.reads, GT_IB_FLUSHES);
+    /* test one, and its slot serves the next flush */
+    int done = 0;
+    assert_int_equal(gt_ib_ops.test(req[5], &done, NULL), GT_OK);
+    assert_int_equal(done, 1);
+    void *again = NULL;
+    assert_int_equal(gt_ib_ops.iflush(rc, 1, &data, &size, &mh, &again), GT_OK);
+    assert_ptr_equal(again, req[5]);
+    /* all held: an error naming it, not NULL-as-done */
+    void *more = NULL;
+    assert_int_not_equal(gt_ib_ops.iflush(rc, 1, &data, &size, &mh, &more), GT_OK);
+    assert_null(more);
+    gt_ib_ops.close_send(sc);
+    gt_ib_ops.close_recv(rc);
+    free(g.buf);
+    teardown(NULL);
+
+    /* NCCL_GDR_FLUSH_DISABLE=1: no flush QP, flushes done at once */
+    setenv("NCCL_GDR_FLUSH_DISABLE", "1", 1);
+    make_dev(IBV_LINK_LAYER_ETHERNET);
+    net_connect_pair(&gt_ib_ops, NULL, &sc, &rc);
+    assert_null(((struct ib_comm *)rc)->flush_qp);
+    mem_init(&g, 4096, 1);
+    data = g.buf;
+    void *one = NULL;
+    assert_int_equal(gt_ib_ops.iflush(rc, 1, &data, &size, &mh, &one), GT_OK);
+    assert_non_null(one);
+    assert_int_equal(gt_ib_ops.test(one, &done, NULL), GT_OK);
+    assert_int_equal(done, 1);
+    assert_int_equal(frc.reads, 0);
+    gt_ib_ops.close_send(sc);
+    gt_ib_ops.close_recv(rc);
+    free(g.buf);
+    unsetenv("NCCL_GDR_FLUSH_DISABLE");
+    teardown(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(one_qp, setup),
+        cmocka_unit_test_setup(four_qps_round_robin, setup),
+        cmocka_unit_test_setup(four_qps_split, setup),
+        cmocka_unit_test_setup(adaptive_routing, setup),
+        cmocka_unit_test_setup(multi_recv, setup),
+        cmocka_unit_test_setup(truncates_to_posted, setup),
+        cmocka_unit_test_setup(flush_never_null, setup),
+    };
+    return cmocka_run_group_tests(tests, NULL, teardown);
+}
