@@ -740,10 +740,11 @@ static gt_result accept_start(struct ib_listen *l, const struct gt_oob_conn *con
     c->rkey = le32toh(c->in.rkey);
     if ((r = connect_qps(c, &c->in)) != GT_OK)
         goto err;
-    /* The flush QP now, not on the data path, as NCCL (when the device
-     * takes GPU memory and NCCL_GDR_FLUSH_DISABLE is not set). */
-    if ((c->dev->reg.probe.advertised & (GT_PTR_CUDA | GT_PTR_DMABUF)) &&
-        !gt_ib_params.flush_disable && (r = gt_ib_make_flush_qp(c)) != GT_OK)
+    /* The flush QP now, not on the data path, as NCCL, unless
+     * NCCL_GDR_FLUSH_DISABLE.  NCCL makes it only where the device takes
+     * GPU memory; here always, so memory registered as GPU memory is
+     * flushed whatever the probe advertised (one QP per receive comm). */
+    if (!gt_ib_params.flush_disable && (r = gt_ib_make_flush_qp(c)) != GT_OK)
         goto err;
     fill_wire(c, &c->out, (uint64_t)(uintptr_t)c->ctrl->cmpl);
     c->stage = ST_SEND_INFO;

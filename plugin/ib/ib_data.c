@@ -604,10 +604,8 @@ gt_result gt_ib_iflush(void *rc, int n, void **data, int *sizes, void **mhandles
         *request = &c->noop;
         return GT_OK;
     }
-    if (!c->flush_qp)
-        return gt_ib_fail(c, GT_INTERNAL_ERROR,
-                          "ib: %s: flush of GPU memory on a connection without a flush QP "
-                          "(the device advertised no GPU memory support at accept)",
+    if (!c->flush_qp) /* made at accept; only a receive comm has one */
+        return gt_ib_fail(c, GT_INTERNAL_ERROR, "ib: %s: iflush on a comm without a flush QP",
                           c->dev->name);
     /* A free request: one NCCL has not tested done yet is never reused, and
      * never is a NULL request returned for a flush, since NCCL reads NULL
