@@ -43,6 +43,8 @@ typedef struct gt_CUevent_opaque *gt_CUevent;
 #define GT_CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID 50
 #define GT_CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED 116
 #define GT_CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED 124
+/* 1 with ATS over C2C (Grace Hopper/Blackwell) */
+#define GT_CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES 100
 
 /* CUpointer_attribute values. */
 #define GT_CU_POINTER_ATTRIBUTE_CONTEXT 1
@@ -58,6 +60,7 @@ typedef struct gt_CUevent_opaque *gt_CUevent;
 
 /* CUmemRangeHandleType */
 #define GT_CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD 1
+#define GT_CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE 0x1 /* CUDA 12.8 */
 
 /* Sharing GPU memory with another process (plugin/gpumem's copier). */
 #define GT_CUDA_ERROR_INVALID_HANDLE 400

@@ -267,13 +267,36 @@ static void *try_dmabuf_fd(struct gt_reg_dev *d, const struct gt_reg_policy *p, 
         at->err = errno;
         at->reason = d->probe.dmabuf == GT_PROBE_UNSUPPORTED ? GT_REASON_DMABUF_UNSUPPORTED
                                                              : GT_REASON_DMABUF_REG_FAILED;
-        snprintf(at->what, sizeof(at->what), "%s(fd %d, offset %llu) failed: %s",
-                 d->rg->import_call, fd, (unsigned long long)off, why[0] ? why : strerror(at->err));
+        snprintf(at->what, sizeof(at->what),
+                 "%s(fd %d, offset %llu, length %zu, iova %#lx, dma-buf size %lld) failed: %s",
+                 d->rg->import_call, fd, (unsigned long long)off, (size_t)(we - wa),
+                 (unsigned long)wa, (long long)fsz, why[0] ? why : strerror(at->err));
         return NULL;
     }
     *ra = wa;
     *re = we;
     return mr;
+}
+
+unsigned long long gt_reg_export_flags(uintptr_t a)
+{
+    /* As NCCL (transport/net.cc) where the GPU reaches the CPU over C2C and
+     * the NIC over PCIe: without the flag the driver maps the dma-buf for
+     * C2C, which a PCIe NIC cannot reach.  C2C is read as ATS (pageable
+     * memory through the host's page tables: Grace Hopper/Blackwell); the
+     * flag exists from CUDA 12.8. */
+    int ver = 0, ord = -1, ats = 0;
+    gt_CUdevice dev;
+    if (gt_cu.driver_get_version(&ver) != GT_CUDA_SUCCESS || ver < 12080)
+        return 0;
+    if (gt_cu.pointer_get_attribute(&ord, GT_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                    (gt_CUdeviceptr)a) != GT_CUDA_SUCCESS ||
+        gt_cu.device_get(&dev, ord) != GT_CUDA_SUCCESS ||
+        gt_cu.device_get_attribute(
+            &ats, GT_CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES, dev) !=
+            GT_CUDA_SUCCESS)
+        return 0;
+    return ats ? GT_CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE : 0;
 }
 
 /* DMA-BUF with an fd we export from CUDA for regMr(CUDA). */
@@ -307,20 +330,35 @@ static void *try_dmabuf_export(struct gt_reg_dev *d, const struct gt_reg_policy 
     gt_CUdeviceptr base = 0;
     size_t bsz = 0;
     if (gt_cu.mem_get_address_range(&base, &bsz, (gt_CUdeviceptr)a) == GT_CUDA_SUCCESS && bsz) {
-        /* Stay inside the allocation: CUDA exports allocations, not pages. */
+        /* A buffer running past its allocation cannot be exported whole:
+         * a shorter registration would fail later, on the wire, far from
+         * the cause; say it here. */
+        if (a < base || e > base + bsz) {
+            at->reason = GT_REASON_CUDA_EXPORT_FAILED;
+            at->err = EINVAL;
+            snprintf(at->what, sizeof(at->what),
+                     "buffer [%#lx, %#lx) extends past its CUDA allocation [%#llx, %#llx)",
+                     (unsigned long)a, (unsigned long)e, (unsigned long long)base,
+                     (unsigned long long)(base + bsz));
+            return NULL;
+        }
+        /* The page rounding stays inside the allocation: CUDA exports
+         * allocations, not pages. */
         if (wa < base)
             wa = (uintptr_t)base;
         if (we > base + bsz)
             we = (uintptr_t)(base + bsz);
     }
+    unsigned long long flags = gt_reg_export_flags(a);
     int fd = -1;
     gt_CUresult r = gt_cu.mem_get_handle_for_address_range(
-        &fd, (gt_CUdeviceptr)wa, we - wa, GT_CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+        &fd, (gt_CUdeviceptr)wa, we - wa, GT_CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, flags);
     if (r != GT_CUDA_SUCCESS || fd < 0) {
         at->reason = GT_REASON_CUDA_EXPORT_FAILED;
         at->err = r;
-        snprintf(at->what, sizeof(at->what), "cuMemGetHandleForAddressRange failed: %s (%d)",
-                 gt_cu_errstr(r), r);
+        snprintf(at->what, sizeof(at->what),
+                 "cuMemGetHandleForAddressRange(%#lx, %zu bytes, flags %#llx) failed: %s (%d)",
+                 (unsigned long)wa, (size_t)(we - wa), flags, gt_cu_errstr(r), r);
         return NULL;
     }
     char why[200];
@@ -330,7 +368,10 @@ static void *try_dmabuf_export(struct gt_reg_dev *d, const struct gt_reg_policy 
     if (!mr) {
         at->err = e2;
         at->reason = GT_REASON_DMABUF_REG_FAILED;
-        snprintf(at->what, sizeof(at->what), "%s on the exported fd failed: %s", d->rg->import_call,
+        snprintf(at->what, sizeof(at->what),
+                 "%s on the exported fd (offset 0, length %zu, iova %#lx, "
+                 "dma-buf size %zu) failed: %s",
+                 d->rg->import_call, (size_t)(we - wa), (unsigned long)wa, (size_t)(we - wa),
                  why[0] ? why : strerror(e2));
         return NULL;
     }

@@ -136,6 +136,11 @@ extern const char *gt_reg_sysroot;
  *  advertised/why from gt_reg_ptr_support(). */
 void gt_reg_probe(struct gt_reg_dev *d, const struct gt_reg_policy *p);
 
+/*! gt_reg_export_flags() : the flags of cuMemGetHandleForAddressRange for
+ *  GPU address `a`: the PCIe mapping type where the GPU is C2C-attached
+ *  (ATS) and the driver has it (CUDA 12.8), else 0, as NCCL. */
+unsigned long long gt_reg_export_flags(uintptr_t a);
+
 /*! gt_reg_ptr_support() : the GT_PTR_* bits to advertise for `probe` under
  *  `p`, with one line of why in probe->why; sets probe->advertised. */
 int gt_reg_ptr_support(const struct gt_reg_policy *p, struct gt_dev_probe *probe);

@@ -9,6 +9,8 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "common/dl/gt_ibv.h"
 #include "plugin/reg/gt_reg.h"
@@ -71,12 +73,16 @@ static void *v_reg_va(void *rctx, const struct gt_reg_policy *p, uintptr_t a, si
 static void *v_import(void *rctx, const struct gt_reg_policy *p, uint64_t offset, uintptr_t a,
                       size_t len, int fd, char *why, size_t whylen)
 {
-    (void)why, (void)whylen;
     int acc = BASE_ACCESS | (use_ro(p) ? IBV_ACCESS_RELAXED_ORDERING : 0);
     errno = 0;
     struct ibv_mr *mr = gt_ibv.reg_dmabuf_mr(rctx, offset, len, a, fd, acc);
     if (!mr && !errno)
         errno = EIO;
+    if (!mr) { /* what explains a refusal: the call's arguments */
+        int e = errno;
+        snprintf(why, whylen, "%s (errno %d; access flags %#x)", strerror(e), e, (unsigned)acc);
+        errno = e;
+    }
     return mr;
 }
 

@@ -43,7 +43,9 @@ static struct {
     int last_fd, last_access;
     uint64_t last_offset, last_iova;
     size_t last_len;
-    int exported_fd; /* the fd handed out by the CUDA fake */
+    int exported_fd;               /* the fd handed out by the CUDA fake */
+    unsigned long long last_flags; /* cuMemGetHandleForAddressRange's */
+    int driver, ats;               /* driver version; the ATS (C2C) attribute */
 } F;
 
 static struct ibv_mr *new_mr(void *addr, size_t len)
@@ -126,8 +128,9 @@ static gt_CUresult f_range(gt_CUdeviceptr *b, size_t *s, gt_CUdeviceptr p)
 }
 static gt_CUresult f_export(void *h, gt_CUdeviceptr p, size_t n, int t, unsigned long long fl)
 {
-    (void)p, (void)n, (void)fl;
+    (void)p, (void)n;
     F.n_export++;
+    F.last_flags = fl;
     assert_int_equal(t, GT_CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD);
     if (F.export_fail)
         return GT_CUDA_ERROR_NOT_SUPPORTED;
@@ -557,6 +560,98 @@ static void relaxed_ordering(void **state)
 
 /* NCCL's fd with an offset: the dma-buf offset and iova line up with the
  * buffer, and the range is widened only where the dma-buf reaches. */
+static gt_CUresult f_version(int *v)
+{
+    *v = F.driver;
+    return GT_CUDA_SUCCESS;
+}
+static gt_CUresult f_ptr_attr(void *data, int a, gt_CUdeviceptr p)
+{
+    (void)p;
+    assert_int_equal(a, GT_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL);
+    *(int *)data = 0;
+    return GT_CUDA_SUCCESS;
+}
+/* One 16 MiB allocation at 0x7f0000100000. */
+static gt_CUresult f_range_one(gt_CUdeviceptr *b, size_t *sz, gt_CUdeviceptr p)
+{
+    (void)p;
+    *b = 0x7f0000100000ull;
+    *sz = 1 << 24;
+    return GT_CUDA_SUCCESS;
+}
+static gt_CUresult f_attr_ats(int *v, int a, gt_CUdevice d)
+{
+    (void)d;
+    *v = a == GT_CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED ||
+         (a == GT_CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES && F.ats);
+    return GT_CUDA_SUCCESS;
+}
+
+/* Our own export (regMr of CUDA memory under GDRTRACE_REG=dmabuf): the
+ * PCIe mapping flag on a C2C (ATS) GPU with CUDA >= 12.8, as NCCL, else 0;
+ * a buffer past its allocation is an error naming both ranges (it was
+ * clamped to a shorter registration); a refused ibv_reg_dmabuf_mr names
+ * its arguments. */
+static void own_export_flags_and_range(void **state)
+{
+    (void)state;
+    struct gt_reg_policy pol = {GT_REG_DMABUF, 0, 0};
+    char err[512];
+    struct gt_mr *m;
+    static const struct {
+        int driver, ats;
+        unsigned long long flags;
+    } cases[] = {
+        {12080, 1, GT_CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE}, {12080, 0, 0}, {12040, 1, 0}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        install(PROBE_SUP, CUDA_OK, 0);
+        struct gt_cu_fns c = {.device_get_count = f_count,
+                              .device_get = f_dev_get,
+                              .device_get_attribute = f_attr_ats,
+                              .driver_get_version = f_version,
+                              .pointer_get_attribute = f_ptr_attr,
+                              .mem_get_address_range = f_range_one,
+                              .mem_get_handle_for_address_range = f_export};
+        gt_cu_install(&c);
+        memset(&F, 0, sizeof(F));
+        F.probe_errno = EBADF;
+        F.driver = cases[i].driver;
+        F.ats = cases[i].ats;
+        F.last_flags = 99;
+        struct gt_reg_dev d;
+        gt_reg_dev_init(&d, "fakedev0", (struct ibv_pd *)&d);
+        gt_reg_probe(&d, &pol);
+        void *gpu = (void *)(uintptr_t)0x7f0000100000ull; /* never touched */
+        assert_int_equal(
+            gt_reg_register(&d, &pol, gpu, 4096, GT_PTR_CUDA, 0, -1, &m, NULL, err, sizeof(err)),
+            GT_OK);
+        assert_int_equal(F.n_export, 1);
+        assert_int_equal(F.last_flags, cases[i].flags);
+        /* 100 bytes before the end of its 16 MiB allocation, 1000 long */
+        void *tail = (void *)(uintptr_t)(0x7f0000100000ull + (1u << 24) - 100);
+        assert_int_not_equal(
+            gt_reg_register(&d, &pol, tail, 1000, GT_PTR_CUDA, 0, -1, &m, NULL, err, sizeof(err)),
+            GT_OK);
+        assert_int_equal(F.n_export, 1); /* refused before exporting */
+        assert_non_null(strstr(err, "extends past its CUDA allocation"));
+        assert_non_null(strstr(err, "0x7f0001100000"));
+        /* a refused import names offset, length, iova, size and flags */
+        F.dmabuf_fail = 1;
+        F.dmabuf_errno = EINVAL;
+        void *other = (void *)(uintptr_t)0x7f0000200000ull;
+        assert_int_not_equal(
+            gt_reg_register(&d, &pol, other, 8192, GT_PTR_CUDA, 0, -1, &m, NULL, err, sizeof(err)),
+            GT_OK);
+        const char *words[] = {"offset 0",     "length 8192",     "iova 0x7f0000200000",
+                               "dma-buf size", "access flags 0x", "Invalid argument"};
+        for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++)
+            if (!strstr(err, words[w]))
+                fail_msg("'%s' not in: %s", words[w], err);
+        gt_reg_dev_fini(&d);
+    }
+}
+
 static void dmabuf_fd_offset(void **state)
 {
     (void)state;
@@ -635,6 +730,7 @@ int main(void)
         cmocka_unit_test(mr_cache),
         cmocka_unit_test(relaxed_ordering),
         cmocka_unit_test(dmabuf_fd_offset),
+        cmocka_unit_test(own_export_flags_and_range),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
