@@ -15,6 +15,8 @@
 #   --bench   instead: our bandwidth next to ib_write_bw (perftest) on the
 #             same rxe pair in the same boot, 1 MiB and 4 MiB, five rounds
 #             alternating the two, same bytes and depth, with the ratios.
+#   --rate    instead: message rate of ib next to ib_write_bw at 8 B .. 64 KiB
+#             with 1 and 4 QPs (same count and depth), three rounds each.
 # Exit 0 pass, 77 skip (QEMU or the kernel cannot be obtained), else fail.
 # Cache: tests/vm/cache/ (gitignored) keeps the kernel .deb and its unpacked
 # tree; GDRTRACE_VM_TIMEOUT (s, default 280) bounds the boot.  KVM is used
@@ -23,6 +25,7 @@ set -euo pipefail
 
 mode=test
 [ "${1:-}" = "--bench" ] && mode=bench
+[ "${1:-}" = "--rate" ] && mode=rate
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cache=$root/tests/vm/cache
 work=$(mktemp -d /tmp/gt_vm.XXXXXX)
@@ -175,7 +178,30 @@ run() { # name cmd...: a bounded run that counts failures
     if [ $rc -eq 0 ]; then echo "@@PASS $n ($dt)"; elif [ $rc -eq 77 ]; then echo "@@SKIP $n ($dt)";
     else echo "@@FAIL $n (exit $rc, $dt)"; FAIL=$((FAIL + 1)); fi
 }
-if [ -f /gt/bench ]; then
+if [ -f /gt/rate ]; then
+    # Message rate: N messages of S bytes, at most 32 in flight, through Q
+    # QPs (ib: NCCL_IB_QPS_PER_CONNECTION=Q; ib_write_bw -q Q), rounds
+    # alternating the two.  perftest's MsgRate[Mpps] is column 5.
+    for q in 1 4; do
+        for s in 8 64 512 4096 65536; do
+            n=4000
+            for round in 1 2 3; do
+                ib_write_bw -d rxe0 -x 1 -s $s -n $n -t 32 -q $q --report_gbits >/tmp/srv.log 2>&1 &
+                sleep 1
+                timeout 60 ib_write_bw -d rxe1 -x 1 -s $s -n $n -t 32 -q $q --report_gbits \
+                    10.0.0.1 >/tmp/cli.log 2>&1
+                wait
+                mpps=$(awk '$1 == '$s' {print $5}' /tmp/cli.log | tail -n 1)
+                [ -n "$mpps" ] || cat /tmp/cli.log
+                echo "@@PTRATE qps=$q size=$s round=$round msgs=$n mpps=${mpps:-0}"
+                NCCL_IB_QPS_PER_CONNECTION=$q gt_ib_vmtest bw $s $n 32 >/tmp/bw.log; rc=$?
+                awk -v r=$round -v q=$q '/^@@BW / { for (i = 2; i <= NF; i++) { split($i, f, "="); kv[f[1]] = f[2] }
+                    printf "@@GTRATE qps=%s size=%s round=%s msgs=%s mpps=%.4f\n", q, kv["size"], r, kv["msgs"], kv["msgs"] / kv["seconds"] / 1e6 }' /tmp/bw.log
+                [ $rc -eq 0 ] || { cat /tmp/bw.log; FAIL=$((FAIL + 1)); }
+            done
+        done
+    done
+elif [ -f /gt/bench ]; then
     # The same bytes at the same depth on both sides: ib_write_bw -s S -n N
     # -t D (iteration mode: perftest's duration mode refuses to report on a
     # noisy host) against gt_ib_vmtest bw S N D.  Rounds alternate the two,
@@ -266,6 +292,7 @@ poweroff -f
 EOF
 chmod +x "$r/init"
 [ "$mode" = bench ] && touch "$r/gt/bench"
+[ "$mode" = rate ] && touch "$r/gt/rate"
 mknod -m 600 "$r/dev/console" c 5 1 2>/dev/null || true
 t_packed=$(date +%s)
 (cd "$r" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initrd.gz"
@@ -330,6 +357,20 @@ if [ "$mode" = bench ]; then
                 med = nr ? ((nr % 2) ? rs[(nr + 1) / 2] : (rs[nr / 2] + rs[nr / 2 + 1]) / 2) : 0
                 printf "%d\t99\tib bench: %d bytes: lowest ratio %.2f, median %.2f, ratio of sums %.2f (target >= 0.8)\n", s, s, lo, med, (sp > 0) ? so / sp : 0
             } }' "$log.txt" | sort -k1,1n -k2,2n | cut -f3-
+fi
+if [ "$mode" = rate ]; then
+    # Per QP count and size: the median of the rounds on each side.
+    awk '/^@@(PTRATE|GTRATE) / {
+            delete kv; for (i = 2; i <= NF; i++) { split($i, f, "="); kv[f[1]] = f[2] }
+            k = kv["qps"] SUBSEP kv["size"]; keys[k] = 1
+            if ($1 == "@@PTRATE") pt[k] = pt[k] " " kv["mpps"]; else gt[k] = gt[k] " " kv["mpps"] }
+        function med(l,   a, n, i, j, t) { n = split(l, a, " ")
+            for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+            return n ? a[int((n + 1) / 2)] : 0 }
+        END { for (k in keys) { split(k, kk, SUBSEP); m1 = med(gt[k]); m2 = med(pt[k])
+                printf "%d\t%d\tib rate: %d QP(s) %6d B: gdrtrace ib %.4f Mmsg/s, ib_write_bw %.4f Mmsg/s, ratio %.2f (rounds: ib%s; perftest%s)\n",
+                    kk[1], kk[2], kk[1], kk[2], m1, m2, (m2 > 0) ? m1 / m2 : 0, gt[k], pt[k] } }' "$log.txt" |
+        sort -k1,1n -k2,2n | cut -f3-
 fi
 grep -q '^@@RESULT FAIL=0' "$log.txt" || die "the VM did not report FAIL=0 (see above)"
 echo "PASS: Soft-RoCE VM checks"
