@@ -164,6 +164,21 @@ static int dp_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
     return ibv_poll_cq(cq, n, wc);
 }
+static int stub_get_async_event(struct ibv_context *c, struct ibv_async_event *e)
+{
+    (void)c, (void)e;
+    errno = EAGAIN; /* no event: what a non-blocking async_fd says */
+    return -1;
+}
+static void stub_ack_async_event(struct ibv_async_event *e)
+{
+    (void)e;
+}
+static const char *stub_event_type_str(enum ibv_event_type t)
+{
+    (void)t;
+    return "unknown async event";
+}
 static int stub_ece(struct ibv_qp *qp, struct ibv_ece *e)
 {
     (void)qp, (void)e;
@@ -191,6 +206,9 @@ static const struct gt_ibv_fns stubs = {
     .destroy_qp = stub_destroy_qp,
     .wc_status_str = stub_wc_status_str,
     .fork_init = stub_fork_init,
+    .get_async_event = stub_get_async_event,
+    .ack_async_event = stub_ack_async_event,
+    .event_type_str = stub_event_type_str,
     .reg_mr_iova2 = stub_reg_mr_iova2,
     .reg_dmabuf_mr = stub_reg_dmabuf_mr,
     .query_ece = stub_ece,
@@ -228,6 +246,9 @@ static void fill_stubs(struct gt_ibv_fns *t)
     FILL(destroy_qp);
     FILL(wc_status_str);
     FILL(fork_init);
+    FILL(get_async_event);
+    FILL(ack_async_event);
+    FILL(event_type_str);
     FILL(reg_mr_iova2);
     FILL(reg_dmabuf_mr);
     FILL(query_ece);
@@ -309,6 +330,7 @@ static int do_load(void)
         C(query_gid),       C(alloc_pd),         C(dealloc_pd),      C(reg_mr),
         C(dereg_mr),        C(create_cq),        C(destroy_cq),      C(create_qp),
         C(modify_qp),       C(destroy_qp),       C(wc_status_str),   C(fork_init),
+        C(get_async_event), C(ack_async_event),  C(event_type_str),
 #undef C
     };
     for (size_t i = 0; i < sizeof(core) / sizeof(core[0]); i++) {

@@ -58,6 +58,11 @@ struct gt_ibv_fns {
     int (*destroy_qp)(struct ibv_qp *qp);
     const char *(*wc_status_str)(enum ibv_wc_status status);
     int (*fork_init)(void);
+    /* The device's async events: read on calls NCCL already makes, from a
+     * non-blocking async_fd (plugin/ib), never by a thread of ours. */
+    int (*get_async_event)(struct ibv_context *context, struct ibv_async_event *event);
+    void (*ack_async_event)(struct ibv_async_event *event);
+    const char *(*event_type_str)(enum ibv_event_type event);
     /* optional */
     struct ibv_mr *(*reg_mr_iova2)(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
                                    unsigned int access); /* IBVERBS_1.8 */

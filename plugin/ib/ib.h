@@ -28,6 +28,7 @@
 #define GT_IB_MAX_QPS 16
 #define GT_IB_MAX_RECVS 8
 #define GT_IB_MAX_DEVS 32
+#define GT_IB_DEAD_MAX 64
 
 struct gt_ib_dev {
     char name[64];
@@ -48,6 +49,16 @@ struct gt_ib_dev {
     struct ibv_pd *pd;
     struct gt_reg_dev reg;
     int props_ok;
+    /* Async events (gt_ib_async_poll): what a fatal event declared dead.
+     * Written by the one poller of the moment, read by every comm: the
+     * entries before their count (release/acquire). */
+    int async_busy;                    /* a poller is at it: others skip */
+    int fatal;                         /* IBV_EVENT_DEVICE_FATAL seen */
+    uint32_t dead_qpn[GT_IB_DEAD_MAX]; /* QP fatal / request / access errors */
+    unsigned ndead_qpn;
+    const void *dead_cq[8]; /* IBV_EVENT_CQ_ERR */
+    unsigned ndead_cq;
+    char fatal_msg[192]; /* the latest fatal event, as comms repeat it */
 };
 
 extern struct gt_ib_dev gt_ib_devs[GT_IB_MAX_DEVS];
@@ -129,6 +140,14 @@ void gt_ib_sl_tc(const struct gt_ib_params *p, int config_tc, int *sl, int *tc);
  *  active port); refcounted. */
 int gt_ib_devices_open(void);
 void gt_ib_devices_close(void);
+
+/*! gt_ib_async_poll() : reads every pending async event of d's context
+ *  (its async_fd is non-blocking), as NCCL's async thread does but from the
+ *  calls NCCL already makes, so no thread of ours can stall the job: fatal
+ *  ones (device, QP, CQ) are recorded in d for the comms to find, each
+ *  WARNed once naming the port; the rest WARNed as NCCL does.  Returns how
+ *  many events it read.  A poller busy elsewhere: returns 0 at once. */
+int gt_ib_async_poll(struct gt_ib_dev *d);
 
 extern const struct gt_net_ops gt_ib_ops;
 

@@ -103,14 +103,39 @@ gt_result gt_ib_bad_arg(const char *fn)
  * its sockets when it dies) and bytes mean a peer that is not speaking our
  * protocol.  Checked only on idle paths, at most every 100 ms, so the data
  * path stays free of system calls while anything completes. */
+/* A fatal async event of this comm's device, CQ or QPs (gt_ib_async_poll)
+ * fails it, naming the port and the event. */
+static gt_result check_async(struct ib_comm *c)
+{
+    struct gt_ib_dev *d = c->dev;
+    gt_ib_async_poll(d);
+    int dead = __atomic_load_n(&d->fatal, __ATOMIC_ACQUIRE);
+    unsigned nq = __atomic_load_n(&d->ndead_qpn, __ATOMIC_ACQUIRE);
+    for (unsigned i = 0; i < nq && !dead; i++) {
+        for (int q = 0; q < c->nqps; q++)
+            dead |= c->qps[q] && c->qps[q]->qp_num == d->dead_qpn[i];
+        dead |= c->flush_qp && c->flush_qp->qp_num == d->dead_qpn[i];
+    }
+    unsigned ncq = __atomic_load_n(&d->ndead_cq, __ATOMIC_ACQUIRE);
+    for (unsigned i = 0; i < ncq && !dead; i++)
+        dead |= d->dead_cq[i] == (const void *)c->cq;
+    if (!dead)
+        return GT_OK;
+    return gt_ib_fail(c, GT_REMOTE_ERROR, "ib: %s; the connection to %s fails with it",
+                      d->fatal_msg, c->peer);
+}
+
 static gt_result check_peer(struct ib_comm *c)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
     uint64_t ms = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-    if (c->fd < 0 || ms - c->last_check_ms < 100)
+    if (ms - c->last_check_ms < 100)
         return GT_OK;
     c->last_check_ms = ms;
+    gt_result ar = check_async(c);
+    if (ar != GT_OK || c->fd < 0)
+        return ar;
     char b;
     ssize_t r = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
     if (r == 0)

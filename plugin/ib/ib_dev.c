@@ -9,6 +9,7 @@
  * between use it without locks (it does not change).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -401,6 +402,17 @@ static int open_all(void)
                 "not a number matches no port, as in NCCL",
                 gt_ib_params.s_hca.origin);
     gt_nccl_warn_unhonored("ib");
+    /* As NCCL, once per process before the first verbs resource: where the
+     * kernel lacks copy-on-fork for pinned pages, a forked child (a
+     * DataLoader worker) would otherwise leave the NIC on stale pages.  A
+     * failure is said and not fatal (NCCL ignores it too). */
+    static int forked;
+    if (!forked) {
+        forked = 1;
+        int frc = gt_ibv.fork_init();
+        if (frc)
+            GT_INFO(GT_LOGSUB_INIT | GT_LOGSUB_NET, "ibv_fork_init: %s (%d)", strerror(frc), frc);
+    }
     int n = 0;
     struct ibv_device **list = gt_ibv.get_device_list(&n);
     if (!list) {
@@ -488,6 +500,13 @@ static int open_all(void)
                 continue;
             }
             used = 1;
+            /* Async events are read on calls NCCL already makes: never
+             * block there (ibv_get_async_event's documented way). */
+            if (d->ctx->async_fd >= 0) {
+                int fl = fcntl(d->ctx->async_fd, F_GETFL);
+                if (fl >= 0)
+                    fcntl(d->ctx->async_fd, F_SETFL, fl | O_NONBLOCK);
+            }
             char rname[80];
             snprintf(rname, sizeof(rname), "%s:%d", name, port);
             gt_reg_dev_init(&d->reg, rname, d->pd);
@@ -514,6 +533,65 @@ static int open_all(void)
     }
     gt_nccl_note(&gs);
     return gt_ib_ndevs;
+}
+
+int gt_ib_async_poll(struct gt_ib_dev *d)
+{
+    if (!d->ctx || __atomic_exchange_n(&d->async_busy, 1, __ATOMIC_ACQUIRE))
+        return 0;
+    int n = 0;
+    struct ibv_async_event ev;
+    while (n < 64 && gt_ibv.get_async_event(d->ctx, &ev) == 0) {
+        n++;
+        const char *what = gt_ibv.event_type_str(ev.event_type);
+        char msg[sizeof(d->fatal_msg)];
+        msg[0] = '\0';
+        switch (ev.event_type) {
+        case IBV_EVENT_DEVICE_FATAL:
+            snprintf(msg, sizeof(msg), "%s:%d: async fatal event: %s", d->name, d->port, what);
+            break;
+        case IBV_EVENT_CQ_ERR:
+            snprintf(msg, sizeof(msg), "%s:%d: async fatal event on a CQ: %s", d->name, d->port,
+                     what);
+            break;
+        case IBV_EVENT_QP_FATAL:
+        case IBV_EVENT_QP_REQ_ERR:
+        case IBV_EVENT_QP_ACCESS_ERR:
+            snprintf(msg, sizeof(msg), "%s:%d: async fatal event on QP %u: %s", d->name, d->port,
+                     ev.element.qp ? ev.element.qp->qp_num : 0u, what);
+            break;
+        case IBV_EVENT_COMM_EST:
+            break;
+        default: /* port, LID, P_Key, SM, GID changes...: NCCL only warns */
+            GT_WARN("ib: %s:%d: non-fatal async event: %s (%d)", d->name, d->port, what,
+                    (int)ev.event_type);
+            break;
+        }
+        if (msg[0]) {
+            GT_WARN("ib: %s", msg);
+            snprintf(d->fatal_msg, sizeof(d->fatal_msg), "%s", msg);
+            if (ev.event_type == IBV_EVENT_DEVICE_FATAL)
+                __atomic_store_n(&d->fatal, 1, __ATOMIC_RELEASE);
+            else if (ev.event_type == IBV_EVENT_CQ_ERR) {
+                unsigned k = d->ndead_cq;
+                if (k < 8) {
+                    d->dead_cq[k] = ev.element.cq;
+                    __atomic_store_n(&d->ndead_cq, k + 1, __ATOMIC_RELEASE);
+                } else /* more dead CQs than we keep: the device is gone */
+                    __atomic_store_n(&d->fatal, 1, __ATOMIC_RELEASE);
+            } else if (ev.element.qp) {
+                unsigned k = d->ndead_qpn;
+                if (k < GT_IB_DEAD_MAX) {
+                    d->dead_qpn[k] = ev.element.qp->qp_num;
+                    __atomic_store_n(&d->ndead_qpn, k + 1, __ATOMIC_RELEASE);
+                } else
+                    __atomic_store_n(&d->fatal, 1, __ATOMIC_RELEASE);
+            }
+        }
+        gt_ibv.ack_async_event(&ev); /* last: the event's objects stay valid until then */
+    }
+    __atomic_store_n(&d->async_busy, 0, __ATOMIC_RELEASE);
+    return n;
 }
 
 int gt_ib_devices_open(void)

@@ -75,6 +75,18 @@ FAIL_PTR(ibv_create_qp)
 FAIL_INT(ibv_modify_qp)
 FAIL_INT(ibv_destroy_qp)
 FAIL_INT(ibv_fork_init)
+FAIL_INT(ibv_get_async_event)
+
+EXPORT void ibv_ack_async_event(void *e)
+{
+    (void)e;
+}
+
+EXPORT const char *ibv_event_type_str(int t)
+{
+    (void)t;
+    return "fake";
+}
 
 EXPORT const char *ibv_wc_status_str(int status)
 {

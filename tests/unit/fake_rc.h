@@ -56,7 +56,33 @@ static struct {
     long sq_full;             /* posts refused for a full send queue */
     int no_recv;              /* a WRITE_WITH_IMM found no receive */
     uint32_t last_imm;
+    struct ibv_async_event ev[8]; /* async events to hand out, in order */
+    int nev, acked;
 } frc;
+
+static int frc_get_async_event(struct ibv_context *c, struct ibv_async_event *e)
+{
+    (void)c;
+    if (frc.nev == 0) {
+        errno = EAGAIN;
+        return -1;
+    }
+    *e = frc.ev[0];
+    memmove(&frc.ev[0], &frc.ev[1], sizeof(frc.ev[0]) * (size_t)--frc.nev);
+    return 0;
+}
+static void frc_ack_async_event(struct ibv_async_event *e)
+{
+    (void)e;
+    frc.acked++;
+}
+static const char *frc_event_type_str(enum ibv_event_type t)
+{
+    return t == IBV_EVENT_DEVICE_FATAL ? "local catastrophic error"
+           : t == IBV_EVENT_QP_FATAL   ? "local work queue catastrophic error"
+           : t == IBV_EVENT_CQ_ERR     ? "CQ error"
+                                       : "other event";
+}
 
 static void frc_reset_counts(void)
 {
@@ -240,7 +266,10 @@ static void frc_install(void)
                            .destroy_qp = frc_destroy_qp,
                            .post_send = frc_post_send,
                            .post_recv = frc_post_recv,
-                           .poll_cq = frc_poll_cq};
+                           .poll_cq = frc_poll_cq,
+                           .get_async_event = frc_get_async_event,
+                           .ack_async_event = frc_ack_async_event,
+                           .event_type_str = frc_event_type_str};
     gt_ibv_install(&t);
 }
 

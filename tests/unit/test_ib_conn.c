@@ -368,10 +368,10 @@ static void nccl_settings_reach_qps(void **state)
     void *lc = listen_on(handle);
     real_peer_completes(lc, handle);
     gt_ib_ops.close_listen(lc);
-    assert_int_equal(seen.creates, 8); /* 4 QPs on each side */
-    assert_int_equal(seen.inits, 8);
-    assert_int_equal(seen.rtrs, 8);
-    assert_int_equal(seen.rtss, 8);
+    assert_int_equal(seen.creates, 9); /* 4 QPs on each side, the receiver's flush QP */
+    assert_int_equal(seen.inits, 9);
+    assert_int_equal(seen.rtrs, 9);
+    assert_int_equal(seen.rtss, 9);
     assert_int_equal(seen.pkey_index, 2);
     assert_int_equal(seen.sl, 3);
     assert_int_equal(seen.tc, 106);
@@ -387,7 +387,7 @@ static void nccl_settings_reach_qps(void **state)
     lc = listen_on(handle);
     real_peer_completes(lc, handle);
     gt_ib_ops.close_listen(lc);
-    assert_int_equal(seen.creates, 2);
+    assert_int_equal(seen.creates, 3);
     assert_int_equal(seen.tc, 41);
     unsetenv("GDRTRACE_IB_TC");
 
@@ -398,7 +398,7 @@ static void nccl_settings_reach_qps(void **state)
     lc = listen_on(handle);
     real_peer_completes(lc, handle);
     gt_ib_ops.close_listen(lc);
-    assert_int_equal(seen.creates, 2);
+    assert_int_equal(seen.creates, 3);
     assert_int_equal(seen.pkey_index, 0);
     assert_int_equal(seen.sl, 0);
     assert_int_equal(seen.tc, 0);

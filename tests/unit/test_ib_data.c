@@ -59,6 +59,9 @@ static void make_dev(int link_layer)
     d->mtu = IBV_MTU_4096;
     d->max_qp_wr = 4096;
     d->reg.probe.advertised = GT_PTR_HOST | GT_PTR_CUDA;
+    static struct ibv_context ctx;
+    ctx.async_fd = -1;
+    d->ctx = &ctx;
     gt_ib_ndevs = 1;
     gt_ib_params_read(&gt_ib_params, 1);
     d->ar = gt_ib_params.ar == -2 ? link_layer == IBV_LINK_LAYER_INFINIBAND : gt_ib_params.ar;
@@ -337,6 +340,82 @@ static void flush_never_null(void **state)
     teardown(NULL);
 }
 
+/* Drives test() on a pending receive until it fails; returns the seconds
+ * it took (the bound is the idle check's 100 ms and some slack). */
+static double fails_within(void *req, const char *want)
+{
+    double t0 = now_s();
+    for (;;) {
+        int done = 0;
+        uint32_t mark = gt_net_fail_mark();
+        gt_result r = gt_ib_ops.test(req, &done, NULL);
+        assert_int_equal(done, 0);
+        if (r != GT_OK) {
+            struct gt_net_failure f;
+            assert_int_equal(gt_net_failure_since(mark, &f), 1);
+            if (!strstr(f.text, want))
+                fail_msg("'%s' not in: %s", want, f.text);
+            return now_s() - t0;
+        }
+        if (now_s() - t0 > 2)
+            fail_msg("no failure within 2 s");
+        usleep(1000);
+    }
+}
+
+/* A fatal async event fails the comms it concerns within a bound, naming
+ * the port and the event; the others go on.  No thread: the events are
+ * read from the calls NCCL makes anyway (here test()). */
+static void async_fatal_events(void **state)
+{
+    (void)state;
+    make_dev(IBV_LINK_LAYER_INFINIBAND);
+    void *sc1, *rc1, *sc2, *rc2;
+    net_connect_pair(&gt_ib_ops, NULL, &sc1, &rc1);
+    net_connect_pair(&gt_ib_ops, NULL, &sc2, &rc2);
+    struct mem r;
+    mem_init(&r, 4096, 0);
+    void *d = r.buf, *mh = &r.mh, *req1 = NULL, *req2 = NULL;
+    size_t sz = 64;
+    int tag = 0;
+    assert_int_equal(gt_ib_ops.irecv(rc1, 1, &d, &sz, &tag, &mh, NULL, &req1), GT_OK);
+    assert_int_equal(gt_ib_ops.irecv(rc2, 1, &d, &sz, &tag, &mh, NULL, &req2), GT_OK);
+    /* a QP of the second pair's receiver dies: only that comm fails */
+    struct ib_comm *c2 = rc2;
+    frc.ev[frc.nev].event_type = IBV_EVENT_QP_FATAL;
+    frc.ev[frc.nev++].element.qp = c2->qps[0];
+    assert_true(fails_within(req2, "fake0:1: async fatal event on QP") < 1.0);
+    int done = 0;
+    assert_int_equal(gt_ib_ops.test(req1, &done, NULL), GT_OK);
+    assert_int_equal(frc.acked, 1);
+    /* a port-level event NCCL calls non-fatal: warned, nothing fails */
+    frc.ev[frc.nev].event_type = IBV_EVENT_PORT_ERR;
+    frc.ev[frc.nev++].element.port_num = 1;
+    usleep(120000);
+    assert_int_equal(gt_ib_ops.test(req1, &done, NULL), GT_OK);
+    assert_int_equal(frc.acked, 2);
+    /* the device dies: every comm on it fails, naming the port */
+    frc.ev[frc.nev++].event_type = IBV_EVENT_DEVICE_FATAL;
+    assert_true(fails_within(req1, "fake0:1: async fatal event: local catastrophic error") < 1.0);
+    void *sreq = NULL;
+    struct mem s;
+    mem_init(&s, 64, 0);
+    gt_result res = GT_OK;
+    double t0 = now_s();
+    while (res == GT_OK && now_s() - t0 < 2) {
+        res = gt_ib_ops.isend(sc1, s.buf, 64, 0, &s.mh, NULL, &sreq);
+        usleep(1000);
+    }
+    assert_int_not_equal(res, GT_OK);
+    gt_ib_ops.close_send(sc1);
+    gt_ib_ops.close_recv(rc1);
+    gt_ib_ops.close_send(sc2);
+    gt_ib_ops.close_recv(rc2);
+    free(r.buf);
+    free(s.buf);
+    teardown(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -347,6 +426,7 @@ int main(void)
         cmocka_unit_test_setup(multi_recv, setup),
         cmocka_unit_test_setup(truncates_to_posted, setup),
         cmocka_unit_test_setup(flush_never_null, setup),
+        cmocka_unit_test_setup(async_fatal_events, setup),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }

@@ -330,9 +330,18 @@ static void ib_disable(void **state)
 static int live_qps, live_cqs, live_mrs, live_pds, live_ctxs;
 static char fk_dev;
 
+static int fk_devlists, fk_forks, fk_devlists_at_fork = -1;
+static int fk_fork_init(void)
+{
+    fk_forks++;
+    fk_devlists_at_fork = fk_devlists;
+    return 0;
+}
+
 static struct ibv_device **fk_get_device_list(int *n)
 {
     static struct ibv_device *list[2];
+    fk_devlists++;
     list[0] = (struct ibv_device *)&fk_dev;
     *n = 1;
     return list;
@@ -355,7 +364,9 @@ static struct ibv_context *fk_open_device(struct ibv_device *d)
 {
     (void)d;
     live_ctxs++;
-    return calloc(1, sizeof(struct ibv_context));
+    struct ibv_context *c = calloc(1, sizeof(struct ibv_context));
+    c->async_fd = -1;
+    return c;
 }
 static int fk_close_device(struct ibv_context *c)
 {
@@ -444,14 +455,11 @@ static int fk_destroy_qp(struct ibv_qp *qp)
     return 0;
 }
 
-/* A connect NCCL abandons half way (its peer never accepts) dies by the
- * last finalize, before the device under its QPs closes (gt_net.h
- * lifetimes: half-made comm); and the handle that named it is not trusted
- * afterwards. */
-static void abandoned_connect_dies_at_last_finalize(void **state)
+/* The whole fake device's table. */
+static void fk_install(void)
 {
-    (void)state;
     struct gt_ibv_fns t = {
+        .fork_init = fk_fork_init,
         .get_device_list = fk_get_device_list,
         .free_device_list = fk_free_device_list,
         .get_device_name = fk_get_device_name,
@@ -472,6 +480,35 @@ static void abandoned_connect_dies_at_last_finalize(void **state)
         .destroy_qp = fk_destroy_qp,
     };
     gt_ibv_install(&t);
+}
+
+/* ibv_fork_init as NCCL calls it: once per process, before the first
+ * device is listed or opened (its result is not fatal). */
+static void fork_init_once_before_devices(void **state)
+{
+    (void)state;
+    fk_install();
+    void *ctx = NULL;
+    assert_int_equal(gt_ib_ops.init(&ctx, 0, 0, NULL, NULL, NULL), GT_OK);
+    assert_int_equal(fk_forks, 1);
+    assert_int_equal(fk_devlists_at_fork, 0);
+    assert_true(fk_devlists >= 1);
+    assert_int_equal(gt_ib_ops.finalize(ctx), GT_OK);
+    assert_int_equal(gt_ib_ops.init(&ctx, 0, 0, NULL, NULL, NULL), GT_OK);
+    assert_int_equal(fk_forks, 1); /* the devices were opened again, fork_init not */
+    assert_int_equal(fk_devlists, 2);
+    assert_int_equal(gt_ib_ops.finalize(ctx), GT_OK);
+    gt_ibv_reset();
+}
+
+/* A connect NCCL abandons half way (its peer never accepts) dies by the
+ * last finalize, before the device under its QPs closes (gt_net.h
+ * lifetimes: half-made comm); and the handle that named it is not trusted
+ * afterwards. */
+static void abandoned_connect_dies_at_last_finalize(void **state)
+{
+    (void)state;
+    fk_install();
     setenv("GDRTRACE_IB_OOB_IF", "lo", 1);
     void *ctx = NULL, *lc = NULL, *sc = NULL;
     char handle[GT_NET_HANDLE_MAXSIZE];
@@ -509,6 +546,7 @@ int main(void)
         cmocka_unit_test(sl_tc_as_nccl),
         cmocka_unit_test(no_library),
         cmocka_unit_test(ib_disable),
+        cmocka_unit_test(fork_init_once_before_devices),
         cmocka_unit_test(abandoned_connect_dies_at_last_finalize),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
