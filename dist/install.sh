@@ -48,6 +48,7 @@ files() {
     echo "$PLUGIN 0644 $LIBDIR/$so"
     echo "@link - $PLUGINDIR/$so"
     echo "$TOOL 0755 $BINDIR/gdrtrace"
+    echo "dist/gdrtrace-fieldtest 0755 $BINDIR/gdrtrace-fieldtest"
     echo "$COPIER 0755 $LIBEXECDIR/gdrtrace/gdrtrace-gpumem-copier"
     for m in "$MAN_DIR"/*.1; do
         [ -f "$m" ] && echo "$m 0644 $MANDIR/man1/${m##*/}"

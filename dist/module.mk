@@ -2,6 +2,8 @@
 # dist/: what a user installs beside the binaries — the man pages and the bash
 # completion, both generated from the command's own --help texts (one source,
 # dist/gen-man.sh, dist/gen-completion.sh) — and the install layout:
+#   $(BINDIR)/gdrtrace-fieldtest             the two-node field kit (a script,
+#                                            docs/fieldtest.md)
 #   $(BINDIR)/gdrtrace                       the command, never in a library folder
 #                                            (NCCL dlopens the bare name "gdrtrace"
 #                                            along LD_LIBRARY_PATH first)

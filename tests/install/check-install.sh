@@ -43,6 +43,7 @@ make --no-print-directory install SAN="$san" BUILD="$BUILD" DESTDIR="$st" PREFIX
     { cat "$tmp/install.log"; echo "FAIL: make install DESTDIR=$st"; exit 1; }
 p=$st/usr/local
 [ -x "$p/bin/gdrtrace" ] || bad "no $p/bin/gdrtrace"
+[ -x "$p/bin/gdrtrace-fieldtest" ] || bad "no $p/bin/gdrtrace-fieldtest (the field kit)"
 [ -x "$p/libexec/gdrtrace/gdrtrace-gpumem-copier" ] || bad "no $p/libexec/gdrtrace/gdrtrace-gpumem-copier"
 [ -f "$p/lib/$so" ] && [ ! -L "$p/lib/$so" ] || bad "no $p/lib/$so"
 soname=$(objdump -p "$p/lib/$so" 2>/dev/null | awk '$1 == "SONAME" {print $2}')
