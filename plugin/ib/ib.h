@@ -16,6 +16,7 @@
 #define GDRTRACE_IB_IB_H
 
 #include <netinet/in.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/dl/gt_ibv.h"
@@ -42,9 +43,11 @@ struct gt_ib_dev {
     int speed_mbps;
     int max_qp;
     int max_qp_wr;
-    uint64_t guid; /* host order: the device's sys_image_guid, as NCCL's */
-    int ar;        /* adaptive routing in use on this port (gt_ib_params.ar, link layer) */
-    char pci_path[512];
+    uint64_t guid;      /* host order: the device's sys_image_guid, as NCCL's */
+    int ar;             /* adaptive routing in use on this port (gt_ib_params.ar, link layer) */
+    char pci_path[512]; /* as NCCL's: function (and VF) digits 0 */
+    char full_pci_path[512]; /* the device's real path; "" for soft devices */
+    int real_port;           /* earlier devices on the same PCI device (NCCL's) */
     struct ibv_context *ctx;
     struct ibv_pd *pd;
     struct gt_reg_dev reg;
@@ -80,9 +83,20 @@ int gt_ib_hca_selected(const char *filter, const char *dev, int port);
  *  1..255 (NULL is valid): 0 means an entry NCCL reads as "no port". */
 int gt_ib_hca_valid(const char *filter);
 
-/*! gt_ib_speed_mbps() : ibv_port_attr active_speed × active_width in Mb/s
- *  (0 when the encoding is unknown). */
+/*! gt_ib_speed_mbps() : active_speed (or active_speed_ex) × active_width in
+ *  Mb/s by NCCL's tables: the lowest bit set picks the entry, none the last
+ *  (XDR per lane; width 2x). */
 int gt_ib_speed_mbps(int active_speed, int active_width);
+/* Where newer verbs.h put active_speed_ex: the next 4-byte slot after
+ * port_cap_flags2 (this build's struct may end there). */
+#define GT_IB_SPEED_EX_OFF                                                                         \
+    ((offsetof(struct ibv_port_attr, port_cap_flags2) + sizeof(uint16_t) + 3) & ~(size_t)3)
+/*! gt_ib_pci_id() : NCCL's pciPathToInt64: the hex digits of the path's
+ *  last component ("0000:3b:00.1" -> 0x3b001). */
+int64_t gt_ib_pci_id(const char *path);
+/*! gt_ib_pci_merge() : NCCL's rewrite of a device path: the function digit
+ *  to 0, and with merge_vfs the two device digits too. */
+void gt_ib_pci_merge(char *path, int merge_vfs);
 
 /* NCCL's GID choice inputs (issue 18; docs/ib-vs-nccl.md). */
 struct gt_ib_gid_rules {
@@ -123,8 +137,10 @@ struct gt_ib_params {
     int ar;            /* NCCL_IB_ADAPTIVE_ROUTING; -2: on for IB ports, off for RoCE */
     long ar_threshold; /* NCCL_IB_AR_THRESHOLD, default 8192 bytes */
     int flush_disable; /* NCCL_GDR_FLUSH_DISABLE: 1 skips the flush READ (0) */
+    int merge_vfs;     /* NCCL_IB_MERGE_VFS: VFs share their device's PCI path (1) */
+    int pci_order;     /* NCCL_IB_DEVICE_PCI_ORDER: devices sorted by PCI id (1) */
     struct gt_setting s_hca, s_timeout, s_retry, s_pkey, s_qps, s_sl, s_tc, s_split, s_ar, s_art,
-        s_flush;
+        s_flush, s_mvfs, s_order;
 };
 extern struct gt_ib_params gt_ib_params;
 /*! gt_ib_params_read() : reads them all (warn: one WARN per invalid value)

@@ -405,7 +405,7 @@ static gt_result ib_get_properties(int dev, struct gt_props *p)
     p->reg_is_global = 1;
     p->force_flush = 0;
     p->speed_mbps = d->speed_mbps;
-    p->port = d->port;
+    p->port = d->port + d->real_port; /* NCCL's: unique per port of one PCI device */
     p->latency_us = 0;
     p->max_comms = d->max_qp > 0 ? d->max_qp : 65536;
     p->max_recvs = GT_IB_MAX_RECVS;

@@ -109,59 +109,55 @@ int gt_ib_hca_valid(const char *filter)
 
 int gt_ib_speed_mbps(int active_speed, int active_width)
 {
-    int lane; /* Mb/s per lane, as NCCL counts them */
-    switch (active_speed) {
-    case 1:
-        lane = 2500;
-        break; /* SDR */
-    case 2:
-        lane = 5000;
-        break; /* DDR */
-    case 4:
-        lane = 10000;
-        break; /* QDR */
-    case 8:
-        lane = 10000;
-        break; /* FDR10 */
-    case 16:
-        lane = 14000;
-        break; /* FDR */
-    case 32:
-        lane = 25000;
-        break; /* EDR */
-    case 64:
-        lane = 50000;
-        break; /* HDR */
-    case 128:
-        lane = 100000;
-        break; /* NDR */
-    case 256:
-        lane = 200000;
-        break; /* XDR */
-    default:
-        return 0;
+    /* NCCL's tables and its reading: the first bit set picks the entry, and
+     * no known bit picks the last (so an XDR port whose active_speed reads 0
+     * is still 200 Gb/s per lane). */
+    static const int lane[] = {2500, 5000, 10000, 10000, 14000, 25000, 50000, 100000, 200000};
+    static const int width[] = {1, 4, 8, 12, 2};
+    int s = 0, w = 0;
+    while (s < 8 && !(active_speed & (1 << s)))
+        s++;
+    while (w < 4 && !(active_width & (1 << w)))
+        w++;
+    return lane[s] * width[w];
+}
+
+int64_t gt_ib_pci_id(const char *path)
+{
+    /* NCCL's pciPathToInt64: the hex digits of the last component (a
+     * trailing '/' ignored), separators skipped, up to the first other
+     * character. */
+    size_t n = strlen(path);
+    if (n && path[n - 1] == '/')
+        n--;
+    size_t b = n;
+    while (b > 0 && path[b - 1] != '/')
+        b--;
+    char hex[17];
+    int k = 0;
+    for (size_t i = b; i < n && k < 16; i++) {
+        char c = path[i];
+        if (c == '.' || c == ':')
+            continue;
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
+            break;
+        hex[k++] = c;
     }
-    int width;
-    switch (active_width) {
-    case 1:
-        width = 1;
-        break;
-    case 2:
-        width = 4;
-        break;
-    case 4:
-        width = 8;
-        break;
-    case 8:
-        width = 12;
-        break;
-    case 16:
-        width = 2;
-        break;
-    default:
-        return 0;
-    }
-    return lane * width;
+    hex[k] = '\0';
+    return strtoll(hex, NULL, 16);
+}
+
+void gt_ib_pci_merge(char *p, int merge_vfs)
+{
+    /* NCCL: the function digit to 0 (ports of a multi-port NIC are one PCI
+     * device), and with NCCL_IB_MERGE_VFS the device digits too (virtual
+     * functions are their physical device). */
+    size_t n = strlen(p);
+    if (n < 4)
+        return;
+    p[n - 1] = '0';
+    if (merge_vfs)
+        p[n - 3] = p[n - 4] = '0';
 }
 
 static int read_line(const char *path, char *buf, size_t len)
@@ -343,6 +339,10 @@ void gt_ib_params_read(struct gt_ib_params *p, int warn)
         snprintf(p->s_ar.value, sizeof(p->s_ar.value), "on for InfiniBand ports, off for RoCE");
     p->ar_threshold =
         gt_nccl_long(&p->s_art, "NCCL_IB_AR_THRESHOLD", NULL, 8192, 0, 2147483647L, warn);
+    p->merge_vfs = gt_nccl_long(&p->s_mvfs, "NCCL_IB_MERGE_VFS", NULL, 1, -2147483647L - 1,
+                                2147483647L, warn) != 0;
+    p->pci_order = gt_nccl_long(&p->s_order, "NCCL_IB_DEVICE_PCI_ORDER", NULL, 1, -2147483647L - 1,
+                                2147483647L, warn) != 0;
     p->flush_disable = gt_nccl_long(&p->s_flush, "NCCL_GDR_FLUSH_DISABLE", NULL, 0,
                                     -2147483647L - 1, 2147483647L, warn) != 0;
     if (p->sl < 0)
@@ -371,13 +371,45 @@ static void fill_pci_path(struct gt_ib_dev *d)
     char p[512];
     snprintf(p, sizeof(p), "%s/class/infiniband/%s/device", gt_ib_sysfs, d->name);
     char *rp = realpath(p, NULL);
-    if (!rp) {
-        /* Soft devices (rxe, siw) have no parent device: their own node. */
-        snprintf(p, sizeof(p), "%s/class/infiniband/%s", gt_ib_sysfs, d->name);
-        rp = realpath(p, NULL);
+    d->full_pci_path[0] = '\0';
+    if (rp) {
+        /* NCCL's: the full path orders the devices, the merged one is what
+         * NCCL's topology sees. */
+        snprintf(d->full_pci_path, sizeof(d->full_pci_path), "%s", rp);
+        snprintf(d->pci_path, sizeof(d->pci_path), "%s", rp);
+        gt_ib_pci_merge(d->pci_path, gt_ib_params.merge_vfs);
+        free(rp);
+        return;
     }
+    /* Soft devices (rxe, siw) have no parent device: their own node (NCCL
+     * gives no path at all, and WARNs). */
+    snprintf(p, sizeof(p), "%s/class/infiniband/%s", gt_ib_sysfs, d->name);
+    rp = realpath(p, NULL);
     snprintf(d->pci_path, sizeof(d->pci_path), "%s", rp ? rp : p);
     free(rp);
+}
+
+/* NCCL's device order (NCCL_IB_DEVICE_PCI_ORDER, default on): by the PCI id
+ * of the full path, devices without one last; stable, as glibc's qsort is
+ * for NCCL's few devices.  Before any device's registration state exists,
+ * so moving them is moving plain data. */
+static void sort_devices(void)
+{
+    for (int i = 1; i < gt_ib_ndevs; i++) {
+        struct gt_ib_dev t = gt_ib_devs[i];
+        int j = i;
+        for (; j > 0; j--) {
+            const struct gt_ib_dev *o = &gt_ib_devs[j - 1];
+            int te = t.full_pci_path[0] == '\0', oe = o->full_pci_path[0] == '\0';
+            int before =
+                te != oe ? oe
+                         : (!te && gt_ib_pci_id(t.full_pci_path) < gt_ib_pci_id(o->full_pci_path));
+            if (!before)
+                break;
+            gt_ib_devs[j] = gt_ib_devs[j - 1];
+        }
+        gt_ib_devs[j] = t;
+    }
 }
 
 static void close_dev(struct gt_ib_dev *d)
@@ -436,9 +468,16 @@ static int open_all(void)
         }
         int used = 0;
         for (int port = 1; port <= da.phys_port_cnt && gt_ib_ndevs < GT_IB_MAX_DEVS; port++) {
+            /* Room past struct ibv_port_attr: newer providers fill
+             * active_speed_ex there, as NCCL reads it. */
+            union {
+                struct ibv_port_attr a;
+                char room[sizeof(struct ibv_port_attr) + 64];
+            } pu;
+            memset(&pu, 0, sizeof(pu));
             struct ibv_port_attr pa;
-            memset(&pa, 0, sizeof(pa));
-            rc = gt_ibv.query_port(ctx, (uint8_t)port, &pa);
+            rc = gt_ibv.query_port(ctx, (uint8_t)port, &pu.a);
+            pa = pu.a;
             if (rc) {
                 GT_WARN("ibv_query_port(%s:%d) failed: %s", name, port, strerror(rc));
                 continue;
@@ -464,7 +503,13 @@ static int open_all(void)
             d->link_layer = pa.link_layer;
             d->lid = pa.lid;
             d->mtu = pa.active_mtu;
-            d->speed_mbps = gt_ib_speed_mbps(pa.active_speed, pa.active_width);
+            /* NCCL: active_speed_ex when the provider sets it (XDR and
+             * beyond), else active_speed.  Read at its place after
+             * port_cap_flags2, which older verbs.h lack. */
+            uint32_t speed_ex = 0;
+            memcpy(&speed_ex, pu.room + GT_IB_SPEED_EX_OFF, sizeof(speed_ex));
+            d->speed_mbps =
+                gt_ib_speed_mbps(speed_ex ? (int)speed_ex : pa.active_speed, pa.active_width);
             d->max_qp = da.max_qp;
             d->max_qp_wr = da.max_qp_wr;
             /* NCCL's: the system image GUID (one per adapter, shared by
@@ -507,21 +552,38 @@ static int open_all(void)
                 if (fl >= 0)
                     fcntl(d->ctx->async_fd, F_SETFL, fl | O_NONBLOCK);
             }
-            char rname[80];
-            snprintf(rname, sizeof(rname), "%s:%d", name, port);
-            gt_reg_dev_init(&d->reg, rname, d->pd);
-            gt_reg_probe(&d->reg, &gt_ib_policy);
-            GT_INFO(GT_LOGSUB_INIT | GT_LOGSUB_NET,
-                    "ib: [%d] %s:%d/%s gid %d speed %d Mb/s ptrSupport %#x (%s)%s", d->index, name,
-                    port, pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB", d->gid_index,
-                    d->speed_mbps, d->reg.probe.advertised, d->reg.probe.why,
-                    (gt_ib_policy.relaxed_ordering && gt_ibv.has_reg_mr_iova2) ? " [RO]" : "");
             gt_ib_ndevs++;
         }
         if (!used)
             gt_ibv.close_device(ctx);
     }
     gt_ibv.free_device_list(list);
+    if (gt_ib_params.pci_order)
+        sort_devices();
+    for (int i = 0; i < gt_ib_ndevs; i++) {
+        struct gt_ib_dev *d = &gt_ib_devs[i];
+        d->index = i;
+        /* NCCL's port number: the verbs port plus how many earlier devices
+         * sit on the same PCI device (ports of a multi-function NIC, its
+         * virtual functions), so each (GUID, port) is unique. */
+        d->real_port = 0;
+        size_t cmp = strlen(d->pci_path);
+        cmp = cmp > 4 ? cmp - (gt_ib_params.merge_vfs ? 4 : 1) : 0;
+        for (int j = 0; j < i && d->full_pci_path[0]; j++)
+            d->real_port += gt_ib_devs[j].full_pci_path[0] &&
+                            strncmp(d->pci_path, gt_ib_devs[j].pci_path, cmp) == 0;
+        char rname[80];
+        snprintf(rname, sizeof(rname), "%s:%d", d->name, d->port);
+        gt_reg_dev_init(&d->reg, rname, d->pd);
+        gt_reg_probe(&d->reg, &gt_ib_policy);
+        GT_INFO(GT_LOGSUB_INIT | GT_LOGSUB_NET,
+                "ib: [%d] %s:%d/%s gid %d speed %d Mb/s pciPath %s port %d guid %#llx ar %d "
+                "ptrSupport %#x (%s)%s",
+                i, d->name, d->port, d->link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB",
+                d->gid_index, d->speed_mbps, d->pci_path, d->port + d->real_port,
+                (unsigned long long)d->guid, d->ar, d->reg.probe.advertised, d->reg.probe.why,
+                (gt_ib_policy.relaxed_ordering && gt_ibv.has_reg_mr_iova2) ? " [RO]" : "");
+    }
     /* The GIDs in force, per device: "B used GID index 0, A used 3" is a
      * confounder `gdrtrace diff` names. */
     struct gt_setting gs = gt_ib_params.gid.s_index;

@@ -7,6 +7,7 @@
  * and, over a fake verbs device, a connect abandoned half way freed by the
  * last finalize.
  */
+#include <endian.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -90,7 +91,12 @@ static void speed(void **state)
     assert_int_equal(gt_ib_speed_mbps(128, 2), 400000); /* NDR x4 */
     assert_int_equal(gt_ib_speed_mbps(32, 2), 100000);  /* EDR x4 */
     assert_int_equal(gt_ib_speed_mbps(1, 1), 2500);
-    assert_int_equal(gt_ib_speed_mbps(3, 2), 0); /* unknown encoding */
+    /* NCCL's reading: the lowest bit set; none: the last entry (XDR) */
+    assert_int_equal(gt_ib_speed_mbps(3, 2), 10000);
+    assert_int_equal(gt_ib_speed_mbps(256, 2), 800000);  /* XDR x4 (active_speed_ex) */
+    assert_int_equal(gt_ib_speed_mbps(0, 2), 800000);    /* XDR read as 0 by old stacks */
+    assert_int_equal(gt_ib_speed_mbps(128, 16), 200000); /* NDR x2 */
+    assert_int_equal(gt_ib_speed_mbps(128, 0), 200000);  /* unknown width: 2x, as NCCL */
 }
 
 /* A fake RoCE GID table and its gid_attrs/types, as a port with IPv4 and
@@ -501,6 +507,159 @@ static void fork_init_once_before_devices(void **state)
     gt_ibv_reset();
 }
 
+/* ---- topology inputs from a fake sysfs tree ---------------------------- */
+
+/* Five devices as a host with a dual-function NIC, a VF, another NIC and a
+ * soft device lists them (not in PCI order):
+ *   mlx5_3  0000:86:00.0  guid B  active_speed EDR, active_speed_ex XDR
+ *   mlx5_1  0000:3b:00.1  guid A  (second function of the first NIC)
+ *   mlx5_0  0000:3b:00.0  guid A
+ *   mlx5_4  0000:3b:01.3  guid A  (a virtual function)
+ *   rxe0    no PCI device */
+static const struct {
+    const char *name, *bdf;
+    uint64_t guid;
+    int speed, speed_ex;
+} topo[] = {{"mlx5_3", "0000:86:00.0", 0xb0b0, 32, 256},
+            {"mlx5_1", "0000:3b:00.1", 0xa0a0, 128, 0},
+            {"mlx5_0", "0000:3b:00.0", 0xa0a0, 128, 0},
+            {"mlx5_4", "0000:3b:01.3", 0xa0a0, 128, 0},
+            {"rxe0", NULL, 0xc0c0, 64, 0}};
+enum { NTOPO = sizeof(topo) / sizeof(topo[0]) };
+static char topo_devs[NTOPO];
+
+static struct ibv_device **topo_list(int *n)
+{
+    static struct ibv_device *l[NTOPO + 1];
+    for (int i = 0; i < NTOPO; i++)
+        l[i] = (struct ibv_device *)&topo_devs[i];
+    *n = NTOPO;
+    return l;
+}
+static int topo_idx(const void *d)
+{
+    return (int)((const char *)d - topo_devs);
+}
+static const char *topo_name(struct ibv_device *d)
+{
+    return topo[topo_idx(d)].name;
+}
+static struct ibv_context *topo_open(struct ibv_device *d)
+{
+    struct ibv_context *c = fk_open_device(d);
+    c->device = d;
+    return c;
+}
+static int topo_query_device(struct ibv_context *c, struct ibv_device_attr *a)
+{
+    fk_query_device(c, a);
+    a->sys_image_guid = htobe64(topo[topo_idx(c->device)].guid);
+    return 0;
+}
+static int topo_query_port(struct ibv_context *c, uint8_t port, struct ibv_port_attr *a)
+{
+    fk_query_port(c, port, a);
+    int i = topo_idx(c->device);
+    a->active_speed = (uint8_t)topo[i].speed;
+    a->active_width = 2;                      /* 4x */
+    uint32_t ex = (uint32_t)topo[i].speed_ex; /* where newer providers put it */
+    memcpy((char *)a + GT_IB_SPEED_EX_OFF, &ex, sizeof(ex));
+    return 0;
+}
+
+static void topo_tree(void)
+{
+    snprintf(root, sizeof(root), "/tmp/gt_test_ib_topo.XXXXXX");
+    assert_non_null(mkdtemp(root));
+    char cmd[1024];
+    for (int i = 0; i < NTOPO; i++) {
+        if (topo[i].bdf)
+            snprintf(
+                cmd, sizeof(cmd),
+                "cd '%s' && mkdir -p devices/pci0000:00/0000:00:01.0/%s class/infiniband/%s && "
+                "ln -s ../../../devices/pci0000:00/0000:00:01.0/%s class/infiniband/%s/device",
+                root, topo[i].bdf, topo[i].name, topo[i].bdf, topo[i].name);
+        else
+            snprintf(cmd, sizeof(cmd), "mkdir -p '%s/class/infiniband/%s'", root, topo[i].name);
+        assert_int_equal(system(cmd), 0);
+    }
+    gt_ib_sysfs = root;
+}
+
+/* The order, PCI paths, ports, GUIDs and speeds NCCL's rules give
+ * (transport/net_ib/init.cc), read through getProperties. */
+static void topology_as_nccl(void **state)
+{
+    (void)state;
+    topo_tree();
+    fk_install();
+    gt_ibv.get_device_list = topo_list;
+    gt_ibv.get_device_name = topo_name;
+    gt_ibv.open_device = topo_open;
+    gt_ibv.query_device = topo_query_device;
+    gt_ibv.query_port = topo_query_port;
+    static const struct {
+        const char *merge_vfs, *order;
+        const char *name[NTOPO], *path[NTOPO];
+        int port[NTOPO];
+    } want[] = {
+        {NULL,
+         NULL, /* NCCL's defaults */
+         {"mlx5_0", "mlx5_1", "mlx5_4", "mlx5_3", "rxe0"},
+         {"0000:3b:00.0", "0000:3b:00.0", "0000:3b:00.0", "0000:86:00.0", "rxe0"},
+         {1, 2, 3, 1, 1}},
+        {"0",
+         NULL, /* VFs keep their device digits: a PCI device of their own */
+         {"mlx5_0", "mlx5_1", "mlx5_4", "mlx5_3", "rxe0"},
+         {"0000:3b:00.0", "0000:3b:00.0", "0000:3b:01.0", "0000:86:00.0", "rxe0"},
+         {1, 2, 1, 1, 1}},
+        {NULL,
+         "0", /* the verbs order */
+         {"mlx5_3", "mlx5_1", "mlx5_0", "mlx5_4", "rxe0"},
+         {"0000:86:00.0", "0000:3b:00.0", "0000:3b:00.0", "0000:3b:00.0", "rxe0"},
+         {1, 1, 2, 3, 1}},
+    };
+    for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+        if (want[k].merge_vfs)
+            setenv("NCCL_IB_MERGE_VFS", want[k].merge_vfs, 1);
+        else
+            unsetenv("NCCL_IB_MERGE_VFS");
+        if (want[k].order)
+            setenv("NCCL_IB_DEVICE_PCI_ORDER", want[k].order, 1);
+        else
+            unsetenv("NCCL_IB_DEVICE_PCI_ORDER");
+        void *ctx = NULL;
+        assert_int_equal(gt_ib_ops.init(&ctx, 0, 0, NULL, NULL, NULL), GT_OK);
+        int n = 0;
+        assert_int_equal(gt_ib_ops.devices(&n), GT_OK);
+        assert_int_equal(n, NTOPO);
+        for (int i = 0; i < n; i++) {
+            struct gt_props p;
+            assert_int_equal(gt_ib_ops.get_properties(i, &p), GT_OK);
+            assert_string_equal(p.name, want[k].name[i]);
+            const char *slash = strrchr(p.pci_path, '/');
+            assert_non_null(slash);
+            assert_string_equal(slash + 1, want[k].path[i]);
+            assert_int_equal(p.port, want[k].port[i]);
+            int t = 0;
+            while (strcmp(topo[t].name, p.name) != 0)
+                t++;
+            assert_int_equal(p.guid, topo[t].guid); /* sys_image_guid */
+            /* NDR x4, except active_speed_ex (XDR) over EDR, and HDR x4 */
+            int speed = topo[t].speed_ex ? 800000 : topo[t].speed == 64 ? 200000 : 400000;
+            assert_int_equal(p.speed_mbps, speed);
+        }
+        assert_int_equal(gt_ib_ops.finalize(ctx), GT_OK);
+    }
+    unsetenv("NCCL_IB_MERGE_VFS");
+    unsetenv("NCCL_IB_DEVICE_PCI_ORDER");
+    gt_ibv_reset();
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+    gt_ib_sysfs = "/sys";
+}
+
 /* A connect NCCL abandons half way (its peer never accepts) dies by the
  * last finalize, before the device under its QPs closes (gt_net.h
  * lifetimes: half-made comm); and the handle that named it is not trusted
@@ -548,6 +707,7 @@ int main(void)
         cmocka_unit_test(ib_disable),
         cmocka_unit_test(fork_init_once_before_devices),
         cmocka_unit_test(abandoned_connect_dies_at_last_finalize),
+        cmocka_unit_test(topology_as_nccl),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
