@@ -360,7 +360,6 @@ static const struct {
     {"ib", "NCCL_IB_MERGE_NICS", "0", "each port is its own device; ports are never merged"},
     {"ib", "NCCL_IB_RESILIENCY_PORT_FAILOVER", "0",
      "no port failover: a failed port fails its connections, with the reason"},
-    {"ib", "NCCL_IB_ECE_ENABLE", "0", "ECE is not queried or negotiated"},
     {"sock", "NCCL_SOCKET_NTHREADS", NULL,
      "one TCP socket per connection and no helper threads (plugin/sock/README.md)"},
     {"sock", "NCCL_NSOCKS_PERTHREAD", NULL,

@@ -39,7 +39,8 @@ struct gt_ib_dev {
     int gid_index;
     union ibv_gid gid;
     uint16_t lid;
-    enum ibv_mtu mtu; /* active MTU */
+    uint8_t port_flags; /* ibv_port_attr.flags: IBV_QPF_GRH_REQUIRED */
+    enum ibv_mtu mtu;   /* active MTU */
     int speed_mbps;
     int max_qp;
     int max_qp_wr;
@@ -139,8 +140,9 @@ struct gt_ib_params {
     int flush_disable; /* NCCL_GDR_FLUSH_DISABLE: 1 skips the flush READ (0) */
     int merge_vfs;     /* NCCL_IB_MERGE_VFS: VFs share their device's PCI path (1) */
     int pci_order;     /* NCCL_IB_DEVICE_PCI_ORDER: devices sorted by PCI id (1) */
+    int ece;           /* NCCL_IB_ECE_ENABLE: negotiate ECE where supported (1) */
     struct gt_setting s_hca, s_timeout, s_retry, s_pkey, s_qps, s_sl, s_tc, s_split, s_ar, s_art,
-        s_flush, s_mvfs, s_order;
+        s_flush, s_mvfs, s_order, s_ece;
 };
 extern struct gt_ib_params gt_ib_params;
 /*! gt_ib_params_read() : reads them all (warn: one WARN per invalid value)

@@ -96,6 +96,39 @@ static struct ibv_qp *create_qp(struct ib_comm *c, int sq, int rq)
     return qp;
 }
 
+void gt_ib_fill_ah(const struct gt_ib_dev *d, const uint8_t rgid[16], uint16_t rlid, int sl, int tc,
+                   struct ibv_ah_attr *ah)
+{
+    memset(ah, 0, sizeof(*ah));
+    ah->port_num = d->port;
+    ah->sl = (uint8_t)sl;
+    int global = 1;
+    if (d->link_layer != IBV_LINK_LAYER_ETHERNET) {
+        /* NCCL: the subnet is the low 16 bits of the GID's prefix (bytes
+         * 6-7); another subnet is reached through the peer's FLID (bytes
+         * 4-5), a GRH either way. */
+        int same = d->gid.raw[6] == rgid[6] && d->gid.raw[7] == rgid[7];
+        uint16_t flid = (uint16_t)((rgid[4] << 8) | rgid[5]);
+        global = !same || (d->port_flags & IBV_QPF_GRH_REQUIRED);
+        ah->dlid = !same && flid ? flid : rlid;
+        if (!same && !flid) {
+            static int said;
+            if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+                GT_WARN("ib: %s:%d: the peer is on another subnet but its FLID is 0: using its "
+                        "LID, as NCCL",
+                        d->name, d->port);
+        }
+    }
+    if (global) {
+        ah->is_global = 1;
+        memcpy(ah->grh.dgid.raw, rgid, 16);
+        ah->grh.sgid_index = (uint8_t)d->gid_index;
+        ah->grh.hop_limit = 255;
+        /* NCCL sets the traffic class on RoCE only */
+        ah->grh.traffic_class = d->link_layer == IBV_LINK_LAYER_ETHERNET ? (uint8_t)tc : 0;
+    }
+}
+
 /* INIT -> RTR -> RTS toward (qpn, psn) at the peer described by w.
  * Returns 0 or an errno, with *step naming the transition that failed. */
 static int qp_connect(struct ib_comm *c, struct ibv_qp *qp, uint32_t lpsn, uint32_t rqpn,
@@ -110,17 +143,7 @@ static int qp_connect(struct ib_comm *c, struct ibv_qp *qp, uint32_t lpsn, uint3
     a.rq_psn = rpsn;
     a.max_dest_rd_atomic = 1;
     a.min_rnr_timer = 12;
-    a.ah_attr.port_num = d->port;
-    a.ah_attr.sl = (uint8_t)c->sl;
-    if (d->link_layer == IBV_LINK_LAYER_ETHERNET || w->link_layer == IBV_LINK_LAYER_ETHERNET ||
-        le16toh(w->lid) == 0) {
-        a.ah_attr.is_global = 1;
-        memcpy(a.ah_attr.grh.dgid.raw, w->gid, 16);
-        a.ah_attr.grh.sgid_index = (uint8_t)d->gid_index;
-        a.ah_attr.grh.hop_limit = 255;
-        a.ah_attr.grh.traffic_class = (uint8_t)c->tc;
-    } else
-        a.ah_attr.dlid = le16toh(w->lid);
+    gt_ib_fill_ah(d, w->gid, le16toh(w->lid), c->sl, c->tc, &a.ah_attr);
     int rc = gt_ibv.modify_qp(qp, &a,
                               IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
                                   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
@@ -218,6 +241,54 @@ static void fill_wire(struct ib_comm *c, struct ib_wire *w, uint64_t addr)
     w->rkey = htole32(c->ctrl_mr->rkey);
     w->flags = htole32(c->split ? GT_IB_WIRE_SPLIT : 0);
     snprintf(w->dev, sizeof(w->dev), "%.31s", c->dev->name);
+}
+
+/* ECE (Enhanced Connection Establishment), as NCCL negotiates it when
+ * NCCL_IB_ECE_ENABLE (default) and libibverbs has it: the connector sends
+ * each QP's own ECE; the acceptor sets it on its QP before RTR and answers
+ * with the reduced one the device accepted (queried after RTS); the
+ * connector sets that on its QP before RTR.  A QP whose query or set fails
+ * goes without, as in NCCL. */
+static int ece_on(void)
+{
+    return gt_ib_params.ece && gt_ibv.has_ece;
+}
+
+static void ece_query(struct ib_comm *c, struct ib_wire *w, uint32_t only)
+{
+    w->ece_mask = 0;
+    if (!ece_on())
+        return;
+    uint32_t mask = 0;
+    for (int q = 0; q < c->nqps; q++) {
+        struct ibv_ece e;
+        memset(&e, 0, sizeof(e));
+        if (!(only & (1u << q)) || gt_ibv.query_ece(c->qps[q], &e) != 0)
+            continue;
+        mask |= 1u << q;
+        w->ece[q].vendor_id = htole32(e.vendor_id);
+        w->ece[q].options = htole32(e.options);
+        w->ece[q].comp_mask = htole32(e.comp_mask);
+    }
+    w->ece_mask = htole32(mask);
+}
+
+/* Sets the peer's ECE on our QPs; returns the QPs where it took. */
+static uint32_t ece_set(struct ib_comm *c, const struct ib_wire *w, uint32_t local)
+{
+    uint32_t mask = le32toh(w->ece_mask) & local, ok = 0;
+    if (!ece_on())
+        return 0;
+    for (int q = 0; q < c->nqps; q++) {
+        if (!(mask & (1u << q)))
+            continue;
+        struct ibv_ece e = {.vendor_id = le32toh(w->ece[q].vendor_id),
+                            .options = le32toh(w->ece[q].options),
+                            .comp_mask = le32toh(w->ece[q].comp_mask)};
+        if (gt_ibv.set_ece(c->qps[q], &e) == 0)
+            ok |= 1u << q;
+    }
+    return ok;
 }
 
 /* Checks a peer's setup message; 0 or a reason. */
@@ -611,6 +682,7 @@ static gt_result ib_connect(void *ctx, int dev, void *handle, void **send_comm,
         if (!c->ss || (r = comm_resources(c, gt_ib_params.qps)) != GT_OK)
             goto err;
         fill_wire(c, &c->out, (uint64_t)(uintptr_t)c->ctrl->fifo);
+        ece_query(c, &c->out, ~0u);
         struct gt_oob_hello h = {.magic = GT_IB_MAGIC,
                                  .version = GT_IB_WIRE_VERSION,
                                  .body_len = sizeof(struct ib_wire),
@@ -675,6 +747,7 @@ static gt_result ib_connect(void *ctx, int dev, void *handle, void **send_comm,
         set_peer(c, &c->in);
         c->raddr = le64toh(c->in.addr);
         c->rkey = le32toh(c->in.rkey);
+        ece_set(c, &c->in, le32toh(c->out.ece_mask)); /* the reduced ECE, before RTR */
         if ((r = connect_qps(c, &c->in)) != GT_OK)
             goto err;
         c->stage = ST_SEND_READY;
@@ -738,6 +811,7 @@ static gt_result accept_start(struct ib_listen *l, const struct gt_oob_conn *con
         goto err;
     c->raddr = le64toh(c->in.addr);
     c->rkey = le32toh(c->in.rkey);
+    uint32_t ece = ece_set(c, &c->in, ~0u); /* the connector's ECE, before RTR */
     if ((r = connect_qps(c, &c->in)) != GT_OK)
         goto err;
     /* The flush QP now, not on the data path, as NCCL, unless
@@ -747,6 +821,7 @@ static gt_result accept_start(struct ib_listen *l, const struct gt_oob_conn *con
     if (!gt_ib_params.flush_disable && (r = gt_ib_make_flush_qp(c)) != GT_OK)
         goto err;
     fill_wire(c, &c->out, (uint64_t)(uintptr_t)c->ctrl->cmpl);
+    ece_query(c, &c->out, ece); /* the reduced ECE the device accepted */
     c->stage = ST_SEND_INFO;
     *out = c;
     return GT_OK;

@@ -343,6 +343,8 @@ void gt_ib_params_read(struct gt_ib_params *p, int warn)
                                 2147483647L, warn) != 0;
     p->pci_order = gt_nccl_long(&p->s_order, "NCCL_IB_DEVICE_PCI_ORDER", NULL, 1, -2147483647L - 1,
                                 2147483647L, warn) != 0;
+    p->ece = gt_nccl_long(&p->s_ece, "NCCL_IB_ECE_ENABLE", NULL, 1, -2147483647L - 1, 2147483647L,
+                          warn) != 0;
     p->flush_disable = gt_nccl_long(&p->s_flush, "NCCL_GDR_FLUSH_DISABLE", NULL, 0,
                                     -2147483647L - 1, 2147483647L, warn) != 0;
     if (p->sl < 0)
@@ -502,6 +504,7 @@ static int open_all(void)
             d->port = (uint8_t)port;
             d->link_layer = pa.link_layer;
             d->lid = pa.lid;
+            d->port_flags = pa.flags;
             d->mtu = pa.active_mtu;
             /* NCCL: active_speed_ex when the provider sets it (XDR and
              * beyond), else active_speed.  Read at its place after

@@ -43,6 +43,12 @@ struct ib_wire {
     uint32_t rkey;
     uint32_t flags; /* connector: GT_IB_WIRE_* (the acceptor adopts them) */
     char dev[32];
+    /* ECE per QP, as NCCL's: the connector's own, the acceptor's reduced
+     * one; bit q of ece_mask says QP q has one. */
+    uint32_t ece_mask;
+    struct {
+        uint32_t vendor_id, options, comp_mask;
+    } ece[GT_IB_MAX_QPS];
 };
 #define GT_IB_WIRE_SPLIT 0x1u /* each message split over every QP */
 _Static_assert(sizeof(struct ib_wire) <= GT_OOB_BODY_MAX,
@@ -219,6 +225,12 @@ gt_result gt_ib_irecv_consumed(void *recv_comm, int n, void *request);
 gt_result gt_ib_set_net_attr(void *ctx, void *net_attr);
 
 /* ib_conn.c */
+/*! gt_ib_fill_ah() : the address vector toward a peer as NCCL's RTR makes
+ *  it: RoCE global (GID, the traffic class); IB by LID, global when the
+ *  subnets (low 16 bits of the GID prefix) differ, then to the peer's FLID
+ *  (its LID when the FLID is 0), or when the port requires a GRH. */
+void gt_ib_fill_ah(const struct gt_ib_dev *d, const uint8_t rgid[16], uint16_t rlid, int sl, int tc,
+                   struct ibv_ah_attr *ah);
 /*! gt_ib_make_flush_qp() : the receiver's flush QP, connected to itself. */
 gt_result gt_ib_make_flush_qp(struct ib_comm *c);
 /*! gt_ib_check_setup() : checks a connector's setup message (the body of

@@ -92,6 +92,29 @@ static int fake_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
     }
     return 0;
 }
+/* ECE: each QP's own is 0x100 | its number; what was set, in order. */
+static int ece_queries, ece_sets, ece_fail_query;
+static uint32_t ece_set_qpn[32], ece_set_opt[32];
+static int fake_query_ece(struct ibv_qp *qp, struct ibv_ece *e)
+{
+    ece_queries++;
+    if (ece_fail_query)
+        return EOPNOTSUPP;
+    e->vendor_id = 0x15b3;
+    e->options = 0x100u | qp->qp_num;
+    e->comp_mask = 0;
+    return 0;
+}
+static int fake_set_ece(struct ibv_qp *qp, struct ibv_ece *e)
+{
+    assert_int_equal(e->vendor_id, 0x15b3);
+    if (ece_sets < 32) {
+        ece_set_qpn[ece_sets] = qp->qp_num;
+        ece_set_opt[ece_sets] = e->options;
+    }
+    ece_sets++;
+    return 0;
+}
 static int fake_destroy_qp(struct ibv_qp *qp)
 {
     free(qp);
@@ -109,7 +132,9 @@ static int setup(void **state)
                            .dereg_mr = fake_dereg_mr,
                            .create_qp = fake_create_qp,
                            .modify_qp = fake_modify_qp,
-                           .destroy_qp = fake_destroy_qp};
+                           .destroy_qp = fake_destroy_qp,
+                           .query_ece = fake_query_ece,
+                           .set_ece = fake_set_ece};
     gt_ibv_install(&t);
     struct gt_ib_dev *d = &gt_ib_devs[0];
     memset(d, 0, sizeof(*d));
@@ -406,6 +431,52 @@ static void nccl_settings_reach_qps(void **state)
     assert_int_equal(seen.retry_cnt, 7);
 }
 
+/* ECE as NCCL negotiates it: the acceptor sets the connector's ECE on each
+ * of its QPs, the connector then the reduced one the acceptor's device
+ * accepted (here: the acceptor QP's own); NCCL_IB_ECE_ENABLE=0, or a
+ * provider without it, sets none. */
+static void ece_negotiated(void **state)
+{
+    (void)state;
+    setenv("NCCL_IB_QPS_PER_CONNECTION", "2", 1);
+    gt_ib_params_read(&gt_ib_params, 1);
+    ece_queries = ece_sets = 0;
+    next_qpn = 200;
+    char handle[GT_NET_HANDLE_MAXSIZE];
+    void *lc = listen_on(handle);
+    real_peer_completes(lc, handle);
+    gt_ib_ops.close_listen(lc);
+    /* connector QPs 200, 201; acceptor QPs 202, 203 (then its flush QP) */
+    assert_int_equal(ece_sets, 4);
+    assert_int_equal(ece_set_qpn[0], 202);
+    assert_int_equal(ece_set_opt[0], 0x100 | 200);
+    assert_int_equal(ece_set_qpn[1], 203);
+    assert_int_equal(ece_set_opt[1], 0x100 | 201);
+    assert_int_equal(ece_set_qpn[2], 200);
+    assert_int_equal(ece_set_opt[2], 0x100 | 202);
+    assert_int_equal(ece_set_qpn[3], 201);
+    assert_int_equal(ece_set_opt[3], 0x100 | 203);
+
+    ece_queries = ece_sets = 0;
+    ece_fail_query = 1; /* the provider has no ECE */
+    lc = listen_on(handle);
+    real_peer_completes(lc, handle);
+    gt_ib_ops.close_listen(lc);
+    assert_int_equal(ece_sets, 0);
+    ece_fail_query = 0;
+
+    setenv("NCCL_IB_ECE_ENABLE", "0", 1);
+    gt_ib_params_read(&gt_ib_params, 1);
+    ece_queries = ece_sets = 0;
+    lc = listen_on(handle);
+    real_peer_completes(lc, handle);
+    gt_ib_ops.close_listen(lc);
+    assert_int_equal(ece_queries + ece_sets, 0);
+    unsetenv("NCCL_IB_ECE_ENABLE");
+    unsetenv("NCCL_IB_QPS_PER_CONNECTION");
+    gt_ib_params_read(&gt_ib_params, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -418,6 +489,7 @@ int main(void)
         cmocka_unit_test(many_idle_connections),
         cmocka_unit_test(authenticated_peer_stalls),
         cmocka_unit_test(nccl_settings_reach_qps),
+        cmocka_unit_test(ece_negotiated),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -416,6 +416,55 @@ static void async_fatal_events(void **state)
     teardown(NULL);
 }
 
+/* The address vector as NCCL's RTR makes it (connect.cc ncclIbQpRtr). */
+static void address_vector_as_nccl(void **state)
+{
+    (void)state;
+    struct gt_ib_dev d;
+    memset(&d, 0, sizeof(d));
+    snprintf(d.name, sizeof(d.name), "fake0");
+    d.port = 1;
+    d.gid_index = 3;
+    uint8_t mine[16] = {0xfe, 0x80, 0, 0, 0, 0, 0x12, 0x34, 1, 2, 3, 4, 5, 6, 7, 8};
+    memcpy(d.gid.raw, mine, 16);
+    uint8_t peer[16];
+    memcpy(peer, mine, 16);
+    peer[15] = 9;
+    struct ibv_ah_attr ah;
+    /* RoCE: global, with the traffic class */
+    d.link_layer = IBV_LINK_LAYER_ETHERNET;
+    gt_ib_fill_ah(&d, peer, 0, 3, 106, &ah);
+    assert_int_equal(ah.is_global, 1);
+    assert_int_equal(ah.grh.traffic_class, 106);
+    assert_int_equal(ah.grh.sgid_index, 3);
+    assert_int_equal(ah.grh.hop_limit, 255);
+    assert_int_equal(ah.sl, 3);
+    assert_memory_equal(ah.grh.dgid.raw, peer, 16);
+    /* IB, same subnet: the LID alone */
+    d.link_layer = IBV_LINK_LAYER_INFINIBAND;
+    gt_ib_fill_ah(&d, peer, 42, 0, 106, &ah);
+    assert_int_equal(ah.is_global, 0);
+    assert_int_equal(ah.dlid, 42);
+    /* IB, the port requires a GRH: global to the LID, no traffic class */
+    d.port_flags = IBV_QPF_GRH_REQUIRED;
+    gt_ib_fill_ah(&d, peer, 42, 0, 106, &ah);
+    assert_int_equal(ah.is_global, 1);
+    assert_int_equal(ah.dlid, 42);
+    assert_int_equal(ah.grh.traffic_class, 0);
+    d.port_flags = 0;
+    /* IB, another subnet: global, to the peer's FLID (GID bytes 4-5) */
+    peer[7] = 0x35;
+    peer[4] = 0x01, peer[5] = 0x02;
+    gt_ib_fill_ah(&d, peer, 42, 0, 0, &ah);
+    assert_int_equal(ah.is_global, 1);
+    assert_int_equal(ah.dlid, 0x0102);
+    /* ... whose FLID is 0: its LID, as NCCL (WARNed) */
+    peer[4] = peer[5] = 0;
+    gt_ib_fill_ah(&d, peer, 42, 0, 0, &ah);
+    assert_int_equal(ah.is_global, 1);
+    assert_int_equal(ah.dlid, 42);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -427,6 +476,7 @@ int main(void)
         cmocka_unit_test_setup(truncates_to_posted, setup),
         cmocka_unit_test_setup(flush_never_null, setup),
         cmocka_unit_test_setup(async_fatal_events, setup),
+        cmocka_unit_test(address_vector_as_nccl),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }
