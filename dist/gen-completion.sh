@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # gen-completion.sh GDRTRACE OUT — writes the bash completion of gdrtrace from
 # its --help texts (the same single source as the man pages, dist/gen-man.sh):
-# the subcommands of "commands:", and per subcommand every option its help
-# names.  An option followed by a metavariable takes an argument:
-#   FILE, F, *.json, DIR, PATH  -> file names (DIR: folders only)
+# the subcommands of "commands:", and per subcommand every option its usage
+# line or option list defines (not those a sentence names).  An option followed by a metavariable takes an argument:
+#   FILE, F, *.json, DIR, PATH, A, B  -> file names (DIR: folders only; A, B:
+#                               a run, as diff's operands)
 #   a|b|c                       -> one of those words
 #   anything else (J, N, S, X)  -> nothing to offer (a value the user knows)
 # Positional arguments complete as files and folders (recorders, archives),
@@ -18,11 +19,23 @@ cmds=$(printf '%s\n' "$main_help" | awk '/^commands:$/ {on=1; next} on && /^$/ {
     echo "gen-completion.sh: '$tool --help' lists no commands" >&2
     exit 1
 }
+# defining HELP: the parts of a --help text that define options: the usage
+# line and its continuations (indented 10 or more; no interval expressions:
+# mawk has none), and the option column of
+# each option line (indented 2 to 6, up to the gap before its text).  An
+# option only named in a sentence ("as verdict --nccl-log") is another
+# command's and is not offered.
+defining() {
+    awk '/^usage:/ { u = 1; print; next }
+         u && /^          / { print; next }
+         { u = 0 }
+         match($0, /^  +-/) && RLENGTH <= 7 { sub(/^ +/, ""); sub(/  .*/, ""); print }'
+}
 # options HELP: one line per option, "OPTION KIND [WORDS]" (KIND: -, f, d, w).
 options() {
-    tr ' \t[](),;' '\n\n\n\n\n\n\n\n' | awk '
+    defining | tr ' \t[](),;' '\n\n\n\n\n\n\n\n' | awk '
     function kind(m) {
-        if (m ~ /^(FILE|F|PATH|OTHER\.json|A\.json|B\.json|[A-Z]+\.json)$/) return "f"
+        if (m ~ /^(FILE|F|PATH|A|B|OTHER\.json|A\.json|B\.json|[A-Z]+\.json)$/) return "f"
         if (m == "DIR") return "d"
         if (m ~ /^[a-z]+(\|[a-z]+)+$/) { gsub(/\|/, " ", m); return "w " m }
         if (m ~ /^[A-Z][A-Z0-9_]*$/) return "n"

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # check-completion.sh — the bash completion (dist/gen-completion.sh, built
 # into $BUILD/completion/gdrtrace) completes as a user expects: subcommands,
-# each subcommand's options (every option its --help names), option values
+# each subcommand's options (every option its usage or option list defines,
+# and only options its parser accepts), option values
 # (--expect's words, -o's file names) and file/folder arguments; and
 # bash-completion's own loader finds it where `make install` puts it.
 set -u
@@ -61,13 +62,39 @@ for c in $cmds; do
     "$tool" "$c" --help | grep -m1 '^usage:' | grep -q '\[DIR\]' || continue
     LINE="gdrtrace $c $tmp/"; expect "$LINE" "$tmp/run-a"
 done
-# Every option each subcommand's --help names is offered after "-".
+# Every option a subcommand's usage line or option list defines is offered
+# after "-" (an option only named in a sentence is another command's).
 for c in $cmds; do
-    for o in $("$tool" "$c" --help | grep -oE '(^|[][ (|])--[a-z][-a-z]*(=[a-z]+)?' | sed 's/^[][ (|]//' | sort -u); do
+    for o in $("$tool" "$c" --help | awk '/^usage:/ { u = 1; print; next } u && /^          / { print; next } { u = 0 }
+        match($0, /^  +-/) && RLENGTH <= 7 { sub(/^ +/, ""); sub(/  .*/, ""); print }' |
+        grep -oE '(^|[][ (|])--[a-z][-a-z]*(=[a-z]+)?' | sed 's/^[][ (|]//' | sort -u); do
         has "gdrtrace $c -" "$o"
     done
     has "gdrtrace $c -" --help
 done
+# Every option offered is one the subcommand's parser accepts: given a value
+# of the kind the completion offers (then --help, so nothing runs), getopt
+# never says it does not know it.
+mkdir -p "$tmp/d" && : >"$tmp/f"
+for c in $cmds; do
+    for o in $(_gdrtrace_opt "$c"); do
+        kind=$(_gdrtrace_arg "$c" "$o")
+        case $kind in
+        f) set -- "$o" "$tmp/f" ;;
+        d) set -- "$o" "$tmp/d" ;;
+        "w "*) w=${kind#w }; set -- "$o" "${w%% *}" ;;
+        n) set -- "$o" 1 ;;
+        *) set -- "$o" ;;
+        esac
+        err=$( (cd "$tmp" && "$OLDPWD/$tool" "$c" "$@" --help) 2>&1 >/dev/null)
+        case $err in
+        *"unrecognized option"* | *"invalid option"* | *"unknown option"*)
+            bad "completion offers '$c $o', which gdrtrace $c refuses: $err" ;;
+        esac
+    done
+done
+# an option's value is offered as its kind: report --baseline takes a run (a file)
+LINE="gdrtrace report --baseline $tmp/j"; expect "$LINE" "$tmp/job.zst"
 
 # Installed as `make install` does, bash-completion's loader finds it by the
 # command's name (skipped without bash-completion).
