@@ -10,11 +10,17 @@
  * it exits when its socket hangs up.  The socketpair and the region's memfd
  * are close-on-exec here; the copier's end becomes its fd GMC_FD by
  * dup2, and the copier closes every other fd it inherited.
- * The binary: $GDRTRACE_GPUMEM_COPIER, else beside the plugin's .so (dladdr:
- * the build tree) or in ../libexec/gdrtrace, ../../libexec/gdrtrace from it
- * (installed) — each from the folder NCCL loaded it from and from the one
- * its real file is in (a plugin-only folder holds a link) — else
- * GT_LIBEXECDIR/gdrtrace/ (the path make compiled in).
+ * The binary: $GDRTRACE_GPUMEM_COPIER, else GT_LIBEXECDIR/gdrtrace/ (the
+ * path make compiled in), else beside the plugin's .so (dladdr: the build
+ * tree) or in ../libexec/gdrtrace, ../../libexec/gdrtrace from it (an install
+ * built for another PREFIX) — each from the folder NCCL loaded it from and
+ * from the one its real file is in (a plugin-only folder holds a link).
+ * Only a trusted file is started (trusted(): it and every folder above its
+ * real path owned by root or this process's uid, writable by neither group
+ * nor others, as ld.so and sudo reason about secure paths): a plugin copied
+ * into a world-writable tree must not start what another user put beside it
+ * (CWE-426).  A candidate that exists but is not trusted is one WARN naming
+ * it and why; the one started is said with where it was found.
  *
  * A dead copier is sticky per generation: every later call of that
  * generation fails with the same line; a stop (last finalize) ends the
@@ -36,6 +42,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -80,6 +87,64 @@ static int executable(const char *p)
     return access(p, X_OK) == 0;
 }
 
+/* 0 when the file p (an executable) and every folder above its real path
+ * are owned by root or our uid and writable by neither group nor others;
+ * else an errno with why (the component, its owner and mode).  The walk is
+ * over the resolved path, so no link can be swapped under a checked folder:
+ * every folder on it is writable only by root or us. */
+static int trusted(const char *p, char *why, size_t whylen)
+{
+    char real[PATH_MAX];
+    if (!realpath(p, real)) {
+        int e = errno;
+        snprintf(why, whylen, "%s: %s", p, strerror(e));
+        return e;
+    }
+    uid_t me = geteuid();
+    for (;;) {
+        struct stat st;
+        if (lstat(real, &st) != 0) {
+            int e = errno;
+            snprintf(why, whylen, "%s: %s", real, strerror(e));
+            return e;
+        }
+        if (st.st_uid != 0 && st.st_uid != me) {
+            snprintf(why, whylen, "%s is owned by uid %u (neither root nor this job's uid %u)",
+                     real, (unsigned)st.st_uid, (unsigned)me);
+            return EPERM;
+        }
+        if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+            snprintf(why, whylen, "%s is writable by %s (mode %04o)", real,
+                     st.st_mode & S_IWOTH ? "others" : "its group", (unsigned)(st.st_mode & 07777));
+            return EPERM;
+        }
+        char *slash = strrchr(real, '/');
+        if (!slash || slash == real) {
+            if (slash && real[1]) { /* the top folder's parent: "/" */
+                real[1] = 0;
+                continue;
+            }
+            return 0;
+        }
+        *slash = 0;
+    }
+}
+
+/* Whether the candidate p is the one to start: executable and trusted.  A
+ * candidate that exists but is not trusted is said once per start. */
+static int usable(const char *p)
+{
+    if (!executable(p))
+        return 0;
+    char why[PATH_MAX + 128];
+    if (trusted(p, why, sizeof(why)) == 0)
+        return 1;
+    GT_WARN("gpumem: not starting %s: not trusted: %s (the copier, and every folder above it, "
+            "must be owned by root or this job's uid and writable by neither group nor others)",
+            p, why);
+    return 0;
+}
+
 /* The file this code was mapped from, as the kernel names it in
  * /proc/self/maps: its real path even when the plugin was loaded through a
  * link that has gone since.  0, or -1 when not found. */
@@ -104,17 +169,32 @@ static int mapped_file(char *out, size_t n)
     return rc;
 }
 
-static int find_copier(char *path, size_t n, char *why, size_t whylen)
+static int find_copier(char *path, size_t n, const char **from, char *why, size_t whylen)
 {
     const char *env = gt_env_str("GDRTRACE_GPUMEM_COPIER");
     if (env && *env) {
         snprintf(path, n, "%s", env);
-        if (executable(path))
-            return 0;
-        snprintf(why, whylen, "GDRTRACE_GPUMEM_COPIER=%s is not an executable file: %s", env,
-                 strerror(errno));
-        return ENOENT;
+        *from = "GDRTRACE_GPUMEM_COPIER";
+        if (!executable(path)) {
+            snprintf(why, whylen, "GDRTRACE_GPUMEM_COPIER=%s is not an executable file: %s", env,
+                     strerror(errno));
+            return ENOENT;
+        }
+        char t[PATH_MAX + 128];
+        int rc = trusted(path, t, sizeof(t));
+        if (rc)
+            snprintf(why, whylen,
+                     "GDRTRACE_GPUMEM_COPIER=%s is not trusted: %s (it, and every folder above "
+                     "it, must be owned by root or this job's uid and writable by neither group "
+                     "nor others)",
+                     env, t);
+        return rc;
     }
+    /* The path make compiled in first: an installed plugin finds its own. */
+    snprintf(path, n, "%s/gdrtrace/%s", GT_LIBEXECDIR, COPIER_NAME);
+    *from = "the compiled-in LIBEXECDIR";
+    if (usable(path))
+        return 0;
     /* Beside the plugin (the build tree), then LIBEXECDIR relative to its
      * LIBDIR: PREFIX/lib or PREFIX/lib/<multiarch> (an install whose plugin
      * was built for another PREFIX still finds its own copier). */
@@ -135,20 +215,18 @@ static int find_copier(char *path, size_t n, char *why, size_t whylen)
         }
     }
     static const char *const rel[] = {"", "/../libexec/gdrtrace", "/../../libexec/gdrtrace"};
+    *from = "the plugin's folder";
     for (int d = 0; d < 2; d++)
         for (size_t i = 0; dir[d][0] && i < sizeof(rel) / sizeof(rel[0]); i++) {
             snprintf(path, n, "%s%s/%s", dir[d], rel[i], COPIER_NAME);
-            if (executable(path))
+            if (usable(path))
                 return 0;
         }
-    snprintf(path, n, "%s/gdrtrace/%s", GT_LIBEXECDIR, COPIER_NAME);
-    if (executable(path))
-        return 0;
     snprintf(why, whylen,
-             "no %s: GDRTRACE_GPUMEM_COPIER unset, none beside the plugin (%s%s%s) or in its "
-             "../libexec/gdrtrace, none in %s/gdrtrace",
-             COPIER_NAME, dir[0][0] ? dir[0] : "dladdr failed", dir[1][0] ? ", really " : "",
-             dir[1], GT_LIBEXECDIR);
+             "no trusted %s: GDRTRACE_GPUMEM_COPIER unset, none in %s/gdrtrace, none beside the "
+             "plugin (%s%s%s) or in its ../libexec/gdrtrace",
+             COPIER_NAME, GT_LIBEXECDIR, dir[0][0] ? dir[0] : "dladdr failed",
+             dir[1][0] ? ", really " : "", dir[1]);
     return ENOENT;
 }
 
@@ -251,7 +329,8 @@ static int start(char *why, size_t whylen)
     if (!atfork && pthread_atfork(NULL, NULL, forked_child) == 0)
         atfork = 1;
     char path[600];
-    int rc = find_copier(path, sizeof(path), why, whylen);
+    const char *from = "";
+    int rc = find_copier(path, sizeof(path), &from, why, whylen);
     if (rc)
         return rc;
     int sv[2] = {-1, -1}, rfd = -1;
@@ -331,8 +410,9 @@ static int start(char *why, size_t whylen)
     }
     cl.pid = (pid_t)m.reg;
     GT_INFO(GT_LOGSUB_INIT | GT_LOGSUB_NET,
-            "gpumem: copies run in the copier process %d (%s), in a CUDA context of its own",
-            (int)cl.pid, path);
+            "gpumem: copies run in the copier process %d (%s, found through %s, trusted), in "
+            "a CUDA context of its own",
+            (int)cl.pid, path, from);
     return 0;
 err:
     if (r != MAP_FAILED)

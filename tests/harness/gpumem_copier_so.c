@@ -11,6 +11,11 @@
  * the fake libcuda (tests/harness/fake_cuda.c), which this program dlopens
  * too to allocate the cuMem "device memory" (the loader hands back the copy
  * the plugin loads).  Exit 0 pass, 1 fail.
+ *
+ * With arguments PLUGIN PLANTED (tests/harness/copier-trust.sh): loads the
+ * plugin file PLUGIN as it is (a copy in another user's tree) and checks that
+ * the copier PLANTED, found beside it but not trusted, is named in a WARN and
+ * never started: a registration either fails or runs in another copier.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -47,8 +52,9 @@ static int wait_pair(const ncclNet_v10_t *n, void *s, void *r, int *rsize)
     return sd && rd ? 0 : -1;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    const char *planted = argc == 3 ? argv[2] : NULL;
     setvbuf(stdout, NULL, _IOLBF, 0);
     char self[PATH_MAX], lib[PATH_MAX + 32], so[PATH_MAX + 48], copier[PATH_MAX + 48];
     ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -95,7 +101,7 @@ int main(void)
     REQUIRE(realpath(so, real), "realpath %s: %s", so, strerror(errno));
     snprintf(link, sizeof(link), "%s/libnccl-net-gdrtrace.so", tmp);
     REQUIRE(symlink(real, link) == 0, "symlink %s: %s", link, strerror(errno));
-    void *ph = dlopen(link, RTLD_NOW | RTLD_LOCAL);
+    void *ph = dlopen(planted ? argv[1] : link, RTLD_NOW | RTLD_LOCAL);
     unlink(link);
     rmdir(tmp);
     REQUIRE(ph, "%s", dlerror());
@@ -113,6 +119,23 @@ int main(void)
     REQUIRE(sc && rc, "no connection in 20 s");
     unsigned char *a = (unsigned char *)(uintptr_t)gpu[0], *b = (unsigned char *)(uintptr_t)gpu[1];
     void *mh[2][2] = {{NULL, NULL}, {NULL, NULL}}; /* [buffer][0 send comm, 1 recv comm] */
+    if (planted) {
+        int ok =
+            n->regMr(sc, (void *)(uintptr_t)gpu[0], N, NCCL_PTR_CUDA, &mh[0][0]) == ncclSuccess;
+        char warned[PATH_MAX + 64];
+        snprintf(warned, sizeof(warned), "not trusted: %s is owned by uid", planted);
+        pthread_mutex_lock(&said_lock);
+        CHECK(strstr(said, "gpumem: not starting ") && strstr(said, warned),
+              "no WARN 'not starting … %s…': %s", warned, said);
+        CHECK(!strstr(said, "found through the plugin's folder"),
+              "a copier found beside the plugin copy was started: %s", said);
+        pthread_mutex_unlock(&said_lock);
+        if (ok)
+            n->deregMr(sc, mh[0][0]);
+        printf(failures ? "FAIL\n" : "ok: %s not started (registration %s)\n", planted,
+               ok ? "ran in another, trusted copier" : "failed");
+        return failures ? 1 : 0;
+    }
     for (int i = 0; i < 2; i++)
         for (int c = 0; c < 2; c++)
             REQUIRE(n->regMr(c ? rc : sc, (void *)(uintptr_t)gpu[i], N, NCCL_PTR_CUDA, &mh[i][c]) ==
@@ -121,7 +144,7 @@ int main(void)
     pthread_mutex_lock(&said_lock);
     char want[PATH_MAX + 64];
     *strrchr(real, '/') = 0;
-    snprintf(want, sizeof(want), "(%s/gdrtrace-gpumem-copier)", real);
+    snprintf(want, sizeof(want), "(%s/gdrtrace-gpumem-copier, found through", real);
     CHECK(strstr(said, "copies run in the copier process") && strstr(said, want),
           "the plugin, loaded through a link, did not say it started the copier beside its "
           "real file (%s): %s",

@@ -37,3 +37,5 @@ TEST_SCRIPTS += tests/reader/test-nccl-settings.sh
 TESTS += test_gpumem_copier_so
 test_gpumem_copier_so_SRCS := tests/harness/gpumem_copier_so.c
 test_gpumem_copier_so_LIBS := -ldl -lpthread
+# a copier another user planted beside a plugin copy is not started (root)
+TEST_SCRIPTS += tests/harness/copier-trust.sh
