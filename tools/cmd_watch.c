@@ -122,7 +122,7 @@ static void usage(FILE *f)
             "  --cols C      frame width in columns (default: the terminal's, else\n"
             "                $COLUMNS, else 80; 0: no limit)\n"
             "  q, Ctrl-C or SIGTERM quits and restores the terminal.\n"
-            "exit: 0, 64 usage\n");
+            "exit: 0; 2 an input could not be read (in the last frame); 64 usage\n");
 }
 
 /* LINES or COLUMNS when set to a number in 1..DIM_MAX; else dflt (one
@@ -285,14 +285,19 @@ int gt_cmd_watch(int argc, char **argv)
     const char *where = optind < argc ? argv[optind] : gt_default_dir();
     struct gt_watch w = {0};
     struct gt_watch_frame f = {0};
-    int have_frame = 0;
+    int have_frame = 0, last_bad = 0;
     for (long iter = 0; !stop && (count < 0 || iter < count); iter++) {
         double t0 = mono_now();
         struct timespec wall;
         clock_gettime(CLOCK_REALTIME, &wall);
         struct gt_job j;
-        struct gt_inputs in = {.quiet = 1, .job = job, .live_only = !all, .fold = &j};
+        /* On a terminal a problem on stderr would tear the frame: the title
+         * counts them, and the exit says so.  Elsewhere (--once into a file)
+         * each is named as every other subcommand names it. */
+        struct gt_inputs in = {
+            .quiet = tty_out, .quiet_empty = 1, .job = job, .live_only = !all, .fold = &j};
         gt_load_job(argv + optind, argc - optind, &in, &j);
+        last_bad = in.nbad;
         if (stop) {
             gt_job_free(&j);
             gt_inputs_free(&in);
@@ -355,5 +360,8 @@ int gt_cmd_watch(int argc, char **argv)
     gt_watch_free(&w);
     fflush(stdout);
     restore_terminal();
-    return 0;
+    if (last_bad && tty_out)
+        fprintf(stderr, "gdrtrace watch: %d input(s) could not be read (gdrtrace ls names why)\n",
+                last_bad);
+    return last_bad ? GT_EXIT_INPUT : 0;
 }

@@ -411,6 +411,20 @@ int gt_inputs_load(struct gt_inputs *in, char **paths, int n)
     return in->nbad;
 }
 
+int gt_inputs_empty_cause(const struct gt_inputs *in, char *buf, size_t n)
+{
+    if (in->n)
+        return 0;
+    if (in->nbad)
+        snprintf(buf, n, "%d input(s) named above could not be read: check the path(s)", in->nbad);
+    else if (in->skip_job && in->job)
+        snprintf(buf, n, "--job %s matched none of the recorders read (e.g. --job %s: gdrtrace ls)",
+                 gt_esc(in->job), in->other_job[0] ? gt_esc(in->other_job) : GT_JOB_NONE);
+    else
+        return 0;
+    return 1;
+}
+
 void gt_inputs_explain(const struct gt_inputs *in, FILE *f)
 {
     if (in->n || in->quiet || in->quiet_empty)
@@ -435,6 +449,11 @@ void gt_inputs_explain(const struct gt_inputs *in, FILE *f)
                 in->skip_ours, gt_esc(in->skip_ours_eg));
     if (in->nbad)
         fprintf(f, "  skipped %d input(s) unreadable or not a recorder (above)\n", in->nbad);
+    char cause[512];
+    if (gt_inputs_empty_cause(in, cause, sizeof(cause))) {
+        fprintf(f, "  cause: %s\n", cause);
+        return;
+    }
     fprintf(f,
             "  likely causes, most likely first:\n"
             "    1. NCCL did not load the plugin: look for \"NET/Plugin\" in NCCL's log\n"

@@ -76,6 +76,10 @@ void gt_inputs_sort(struct gt_inputs *in);
 void gt_inputs_free(struct gt_inputs *in);
 /* When no recorder was kept and not quiet: says on f where it looked, the
  * --job filter, what it skipped and why, and the likely causes in order. */
+/* When nothing was read for a known reason (an input that could not be
+ * read, a --job that matched none of the recorders there): that reason as
+ * one sentence in buf, 1; else 0 (the usual causes are only likely). */
+int gt_inputs_empty_cause(const struct gt_inputs *in, char *buf, size_t n);
 void gt_inputs_explain(const struct gt_inputs *in, FILE *f);
 /* --job value that selects recorders written without a job id (what `ls`
  * prints for them). */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tools/commands.h"
+#include "tools/esc.h"
 
 struct subcommand {
     const char *name;
@@ -49,6 +50,61 @@ static void usage(FILE *f)
                "\nexit: 64 usage error; each command documents its other codes\n");
 }
 
+/* Optimal string alignment distance of a and b (insertions, deletions,
+ * substitutions, adjacent transpositions: "verdcit" is 1 from "verdict");
+ * names are short, longer inputs give a large distance. */
+static int distance(const char *a, const char *b)
+{
+    enum { MAX = 32 };
+    size_t n = strlen(a), m = strlen(b);
+    if (n >= MAX || m >= MAX)
+        return MAX;
+    int d[MAX][MAX];
+    for (size_t i = 0; i <= n; i++)
+        d[i][0] = (int)i;
+    for (size_t j = 0; j <= m; j++)
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t j = 1; j <= m; j++) {
+            int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < c)
+                c = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < c)
+                c = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < c)
+                c = d[i - 2][j - 2] + 1;
+            d[i][j] = c;
+        }
+    return d[n][m];
+}
+
+/* An unknown command: its name, the nearest command (within 2 edits, or the
+ * one command it begins), and the list on one line, not the whole help. */
+static int unknown(const char *cmd)
+{
+    const char *best = NULL;
+    int bd = 3, nprefix = 0;
+    const char *prefixed = NULL;
+    for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++) {
+        int d = distance(cmd, subcommands[i].name);
+        if (d < bd)
+            bd = d, best = subcommands[i].name;
+        if (*cmd && !strncmp(subcommands[i].name, cmd, strlen(cmd)))
+            nprefix++, prefixed = subcommands[i].name;
+    }
+    if (nprefix == 1 && bd > 1) /* "pr": prune, not ls (2 edits) */
+        best = prefixed;
+    fprintf(stderr, "gdrtrace: unknown command '%s'", gt_esc(cmd));
+    if (best)
+        fprintf(stderr, "; did you mean '%s'?", best);
+    fprintf(stderr, "\ncommands:");
+    for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
+        fprintf(stderr, " %s", subcommands[i].name);
+    fprintf(stderr, " (gdrtrace --help describes them)\n");
+    return GT_EXIT_USAGE;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -68,7 +124,5 @@ int main(int argc, char **argv)
             continue;
         return subcommands[i].fn(argc - 1, argv + 1);
     }
-    fprintf(stderr, "gdrtrace: unknown command '%s'\n\n", argv[1]);
-    usage(stderr);
-    return GT_EXIT_USAGE;
+    return unknown(argv[1]);
 }

@@ -182,6 +182,9 @@ struct gt_job {
     /* after gt_job_finish: rec_pos[i] is where the recorder added as recs[i]
      * now sits (report order); for callers that gathered by that index */
     size_t *rec_pos;
+    /* gt_load_job: when no recorder was read for a known reason, that reason
+     * (gt_inputs_empty_cause), the next step in its place; else "" */
+    char empty_why[512];
 };
 
 /* ---- Ranks that differ from their communicator (summary, issue 21) ----

@@ -150,7 +150,18 @@ static void kc_json(struct gt_json *js, const struct gt_job *j)
     free(v);
 }
 
+static int load_job(char **paths, int n, struct gt_inputs *in, struct gt_job *j);
+
 int gt_load_job(char **paths, int n, struct gt_inputs *in, struct gt_job *j)
+{
+    int rc = load_job(paths, n, in, j);
+    j->empty_why[0] = '\0';
+    if (!j->nrec)
+        gt_inputs_empty_cause(in, j->empty_why, sizeof(j->empty_why));
+    return rc;
+}
+
+static int load_job(char **paths, int n, struct gt_inputs *in, struct gt_job *j)
 {
     if (in->fold) {
         if (gt_job_begin(j)) {
@@ -1648,7 +1659,9 @@ void gt_next_step(const struct gt_job *j, char **paths, int npaths, char *buf, s
                  node);
         break;
     default: /* NO-DATA */
-        if (!j->nrec)
+        if (!j->nrec && j->empty_why[0])
+            snprintf(buf, n, "%s", j->empty_why);
+        else if (!j->nrec)
             snprintf(buf, n,
                      "likely NCCL did not load the plugin (NCCL_DEBUG=INFO: NET/Plugin) or "
                      "another GDRTRACE_DIR");

@@ -15,8 +15,8 @@
 #include <stdio.h>
 
 struct gt_capture {
-    FILE *tmp;  /* what was written to stdout meanwhile */
-    int saved;  /* the real fd 1; -1: not capturing (stdout untouched) */
+    FILE *tmp; /* what was written to stdout meanwhile */
+    int saved; /* the real fd 1; -1: not capturing (stdout untouched) */
 };
 
 /* Redirects stdout into a temporary file; on failure (no temporary file)
