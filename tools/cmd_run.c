@@ -296,13 +296,37 @@ static int pick_plugin(struct run *r)
 {
     const char *v = env("NCCL_NET_PLUGIN");
     if (v && names_gdrtrace(v)) {
-        say("NCCL_NET_PLUGIN=%s (the job's) names gdrtrace already: kept", v);
+        /* A path is a file of its own: it may be another build, or another
+         * user's copy, not the plugin installed with this gdrtrace. */
+        char mine[PATH_MAX + 32], *a = NULL, *b = NULL;
+        snprintf(mine, sizeof(mine), "%s/" PLUGIN_SO, r->plugindir);
+        struct stat st;
+        if (strchr(v, '/') &&
+            (!(a = realpath(v, NULL)) || !(b = realpath(mine, NULL)) || strcmp(a, b) != 0)) {
+            char owner[64] = "";
+            if (a && stat(a, &st) == 0 && st.st_uid != 0 && st.st_uid != geteuid())
+                snprintf(owner, sizeof(owner), ", owned by another user (uid %u)",
+                         (unsigned)st.st_uid);
+            say("NCCL_NET_PLUGIN=%s (the job's) is another file than the plugin installed with "
+                "this gdrtrace (%s)%s%s: kept, NCCL loads that one",
+                v, mine, a ? "" : ", and cannot be resolved", owner);
+        } else {
+            say("NCCL_NET_PLUGIN=%s (the job's) names gdrtrace already: kept", v);
+        }
+        free(a);
+        free(b);
         if (r->inner)
             say("--inner: the job names no other plugin to wrap; ignored");
         return 0;
     }
     if (!v && !r->inner)
         return set("NCCL_NET_PLUGIN", "gdrtrace") ? EXIT_SETUP : 0;
+    if (v && !r->inner && !strcasecmp(v, "none")) {
+        say("the job sets NCCL_NET_PLUGIN=none: NCCL loads no external net plugin, so not "
+            "gdrtrace either; unset NCCL_NET_PLUGIN to trace gdrtrace's own transports; nothing "
+            "was run");
+        return EXIT_SETUP;
+    }
     if (v && !r->inner) {
         say("the job sets NCCL_NET_PLUGIN=%s (another net plugin) and NCCL loads one: run "
             "with --inner to trace that plugin through gdrtrace (GDRTRACE_TRANSPORT=inner), or "
@@ -429,6 +453,16 @@ static int prepend_ld_path(const char *dir)
  * long job never ends with nowhere to put its evidence. */
 static int make_dir(const char *dir)
 {
+    /* A link another user owns decides where the evidence goes: refused, as
+     * the kernel's protected_symlinks refuses one in a sticky folder. */
+    struct stat lst;
+    if (lstat(dir, &lst) == 0 && S_ISLNK(lst.st_mode) && lst.st_uid != 0 &&
+        lst.st_uid != geteuid()) {
+        say("--dir %s: a symbolic link owned by another user (uid %u): refused; name the folder "
+            "it points to if it is meant",
+            dir, (unsigned)lst.st_uid);
+        return -1;
+    }
     char p[PATH_MAX];
     if (snprintf(p, sizeof(p), "%s", dir) >= (int)sizeof(p)) {
         say("--dir %s: path too long", dir);

@@ -2,6 +2,8 @@
 # tests/run: `gdrtrace run` (tools/cmd_run.c) around the NCCL-like harness,
 # and its refusal of a network filesystem (tools/netfs.c).
 TEST_SCRIPTS += tests/run/test-run.sh
+# the job's NCCL_NET_PLUGIN, another user's --dir link, writers still running
+TEST_SCRIPTS += tests/run/test-run-trust.sh
 # 64 ranks as mpirun and srun start them: one line per rank, exit codes collected
 TEST_SCRIPTS += tests/run/test-run-launcher.sh
 TESTS += test_netfs
