@@ -25,7 +25,10 @@
  *     verdict's code.  gdrtrace's own failures use 125, 126, 127 as env(1)
  *     and timeout(1) do, so they cannot be taken for a verdict.
  *  4. The recorders are removed only after their archive was written, and
- *     only what the plugin and NCCL wrote into the private folder.
+ *     only what the plugin and NCCL wrote into the private folder, and never
+ *     while a writer still runs: a process the command left behind is waited
+ *     for (GDRTRACE_RUN_WAIT s at most), and if it outlasts the wait the
+ *     folder stays and this is said.
  *  5. SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 sent to gdrtrace
  *     reach the command's process group (the command and what it started);
  *     a signal the caller ignored stays ignored for the command too.  Once
@@ -48,6 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/env.h"
 #include "tools/commands.h"
 #include "tools/esc.h"
 #include "tools/inputs.h"
@@ -91,6 +95,9 @@ static void usage(FILE *f)
         "              that one through the plugin (GDRTRACE_TRANSPORT=inner); else\n"
         "              such a job is refused\n"
         "  --keep      keep the private folder of recorders and log after archiving\n"
+        "  A process COMMAND left running that still writes its recorder is waited\n"
+        "  for, GDRTRACE_RUN_WAIT seconds at most (default 60); one that outlasts it\n"
+        "  is archived as it is and the private folder is kept.\n"
         "  --full      under a launcher, every rank prints its whole verdict and notes\n"
         "              (default there: one line per rank, the whole verdict only for a\n"
         "              rank whose exit is not 0)\n"
@@ -785,6 +792,68 @@ static int copy_logs(struct run *r)
     return rc ? -1 : n;
 }
 
+/* The recorders in the private folder whose writer still runs (liveness.c:
+ * live, the writer holds the file open; or still being created): how many,
+ * one of their writers' pids in *pid. */
+static int writers_left(const struct run *r, int *pid)
+{
+    char pat[PATH_MAX + 32];
+    snprintf(pat, sizeof(pat), "%s/" GTR_FILE_PREFIX "*" GTR_FILE_SUFFIX, r->recdir);
+    glob_t g;
+    if (glob(pat, 0, NULL, &g) != 0)
+        return 0;
+    int n = 0;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        char err[256];
+        int fd;
+        struct gt_recfile rec;
+        if (gt_open_file(g.gl_pathv[i], (size_t)1 << 34, &fd, err, sizeof(err)) != 0)
+            continue;
+        memset(&rec, 0, sizeof(rec));
+        int rc = gt_recfile_read_fd(fd, g.gl_pathv[i], 0, &rec, err, sizeof(err));
+        close(fd);
+        if (rc != 0)
+            continue;
+        int l = gt_recfile_judge_liveness(&rec);
+        if (l == GT_LIVE_LIVE || l == GT_LIVE_CREATING) {
+            n++;
+            *pid = rec.id.pid;
+        }
+        gt_recfile_free(&rec);
+    }
+    globfree(&g);
+    return n;
+}
+
+/* After the command ended: a process it left running (a backgrounded
+ * rank) may still write its recorder.  Waits for the writers, at most
+ * GDRTRACE_RUN_WAIT seconds, or until a forwarded signal comes; 0 when
+ * none is left, else how many still write (the folder is then kept). */
+static int wait_writers(const struct run *r)
+{
+    int pid = 0, n = writers_left(r, &pid);
+    if (!n)
+        return 0;
+    long limit = gt_env_long("GDRTRACE_RUN_WAIT", 60, 0, 86400);
+    say("%d recorder(s) still being written after %s ended (pid %d …): waiting for their "
+        "writers, at most %ld s (GDRTRACE_RUN_WAIT)",
+        n, r->cmd[0], pid, limit);
+    struct timespec t0, now, tick = {0, 100 * 1000 * 1000};
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (g_late || now.tv_sec - t0.tv_sec >= limit)
+            break;
+        nanosleep(&tick, NULL);
+        if (!(n = writers_left(r, &pid)))
+            return 0;
+    }
+    say("%d recorder(s) still being written (pid %d …) %s: archived as they are now (live), "
+        "the folder %s is kept",
+        n, pid, g_late ? "when a signal came" : "at the end of the wait", r->recdir);
+    return n;
+}
+
 /* Calls a subcommand in this process with an argv built here, as the
  * command line would; getopt is restarted for it. */
 static int call(int (*cmd)(int, char **), char **argv)
@@ -983,6 +1052,7 @@ int gt_cmd_run(int argc, char **argv)
     struct gt_capture cap_dump = {.saved = -1}, cap_v = {.saved = -1};
     if (g_brief)
         gt_capture_begin(&cap_dump);
+    int busy = wait_writers(&r);
     int arc = archive(&r);
     gt_capture_end(&cap_dump, arc != 0);
     int nlogs = copy_logs(&r);
@@ -1014,6 +1084,8 @@ int gt_cmd_run(int argc, char **argv)
     else if (nlogs < 0)
         say("NCCL's log could not be copied into %s: the recorders and log stay in %s", r.dir,
             r.recdir);
+    else if (busy)
+        ; /* said by wait_writers: still written, never deleted under a writer */
     else if (r.keep)
         say("--keep: the recorders stay in %s", r.recdir);
     else

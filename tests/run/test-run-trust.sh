@@ -63,6 +63,37 @@ else
     echo "note: not root (or no nobody/setpriv): another user's --dir link not tried"
 fi
 
+# A command that leaves a writer behind: `sh -c "writer & sleep 0.5; exit 0"`.
+FX=$PWD/$BUILD/tests/reader_fixture
+if [ -x "$FX" ]; then
+    # (a) the writer ends within the wait: waited for, archived closed, folder gone
+    start=$(date +%s.%N)
+    GDRTRACE_RUN_WAIT=30 "$G" run --dir "$T/w1" -- sh -c \
+        'sleep 2 | "$0" host "$GDRTRACE_DIR/gdrtrace.W.h.$$.rec" --job W --hold >/dev/null & sleep 0.5; exit 0' \
+        "$FX" >"$T/w1.out" 2>"$T/w1.err"
+    rc=$?
+    took=$(echo "$(date +%s.%N) - $start" | bc)
+    states=$("$G" ls "$T"/w1/*.zst 2>/dev/null | awk 'NR > 1 {print $5}' | sort -u | tr '\n' ' ')
+    left=$(find "$GDRTRACE_DIR" -maxdepth 1 -name 'gdrtrace-run.*')
+    grep -q "1 recorder(s) still being written after sh ended .*waiting for their writers, at most 30 s" "$T/w1.err" &&
+        [ "$(echo "$took >= 1.4" | bc)" = 1 ] && [ -n "$states" ] && ! echo "$states" | grep -q live &&
+        [ -z "$left" ] &&
+        pass "a writer the command left running: waited for (${took%%.??????*} s), archived ${states}, folder removed" ||
+        fail "writer left running (exit $rc, ${took} s, archived states '$states', left '$left'): $(cat "$T/w1.err")"
+    # (b) the writer outlasts the wait: said, archived as it is, folder kept
+    GDRTRACE_RUN_WAIT=1 "$G" run --dir "$T/w2" -- sh -c \
+        'sleep 6 | "$0" host "$GDRTRACE_DIR/gdrtrace.W.h.$$.rec" --job W --hold >/dev/null & sleep 0.5; exit 0' \
+        "$FX" >"$T/w2.out" 2>"$T/w2.err"
+    left=$(find "$GDRTRACE_DIR" -maxdepth 1 -name 'gdrtrace-run.*' | head -n 1)
+    grep -q "still being written (pid [0-9]* …) at the end of the wait: archived as they are now (live), the folder $left is kept" "$T/w2.err" &&
+        [ -n "$left" ] && ls "$left"/gdrtrace.*.rec >/dev/null 2>&1 &&
+        pass "a writer that outlasts GDRTRACE_RUN_WAIT: said, the folder kept" ||
+        fail "writer outlasting the wait (left '$left'): $(cat "$T/w2.err")"
+    sleep 6 # the held writer ends
+else
+    fail "$FX not built (make tests)"
+fi
+
 [ $fails = 0 ] && echo "gdrtrace run: the job's and other users' inputs judged" && exit 0
 echo "$fails check(s) failed"
 exit 1
