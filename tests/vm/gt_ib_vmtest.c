@@ -884,6 +884,123 @@ static int test_gid(int argc, char **argv, int data)
     return failures ? 1 : 0;
 }
 
+/* ---- NCCL's protocol on real verbs: work requests per message ---------- */
+
+/* The data path's table slots, wrapped to count what goes to the device
+ * (the table is the tests' seam, gt_ibv.h). */
+static int (*real_post_send)(struct ibv_qp *, struct ibv_send_wr *, struct ibv_send_wr **);
+static int (*real_poll_cq)(struct ibv_cq *, int, struct ibv_wc *);
+static struct ib_comm *P_s, *P_r;
+static long p_writes, p_imm, p_imm0, p_signaled, p_cts, p_scqe, p_rcqe;
+static int count_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+    int sender = 0;
+    for (int q = 0; P_s && q < P_s->nqps; q++)
+        sender |= P_s->qps[q] == qp;
+    for (struct ibv_send_wr *w = wr; w; w = w->next) {
+        size_t len = 0;
+        for (int i = 0; i < w->num_sge; i++)
+            len += w->sg_list[i].length;
+        if (!sender)
+            p_cts += w->opcode == IBV_WR_RDMA_WRITE;
+        else if (w->opcode == IBV_WR_RDMA_WRITE)
+            p_writes++;
+        else if (w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+            p_imm++, p_imm0 += len == 0;
+        p_signaled += sender && (w->send_flags & IBV_SEND_SIGNALED);
+    }
+    return real_post_send(qp, wr, bad);
+}
+static int count_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+    int k = real_poll_cq(cq, n, wc);
+    for (int i = 0; i < k; i++) {
+        if (P_s && cq == P_s->cq)
+            p_scqe++;
+        else if (P_r && cq == P_r->cq && wc[i].opcode == IBV_WC_RECV_RDMA_WITH_IMM)
+            p_rcqe++;
+    }
+    return k;
+}
+
+/* 64 messages of each size one after another, counted per message, for 1
+ * and 4 QPs, split or not, adaptive routing off and forced on (RoCE's
+ * default is off): what test_ib_data pins on its model, here on rxe. */
+static int test_proto(void)
+{
+    int ndev = do_init();
+    if (!ndev)
+        return 1;
+    real_post_send = gt_ibv.post_send;
+    real_poll_cq = gt_ibv.poll_cq;
+    gt_ibv.post_send = count_post_send;
+    gt_ibv.poll_cq = count_poll_cq;
+    static const struct {
+        int qps, split, ar;
+        size_t size;
+        long writes, imm, imm0; /* per message */
+    } cases[] = {
+        {1, 0, 0, 8, 0, 1, 0},     {1, 0, 0, 65536, 0, 1, 0}, {4, 0, 0, 8, 0, 1, 0},
+        {4, 0, 0, 65536, 0, 1, 0}, {4, 1, 0, 65536, 0, 4, 0}, {1, 0, 1, 65536, 1, 1, 1},
+        {1, 0, 1, 8192, 0, 1, 0},  {4, 0, 1, 65536, 1, 1, 1}, {4, 1, 1, 65536, 4, 4, 4},
+        {1, 0, 0, 0, 0, 1, 1},
+    };
+    enum { M = 64 };
+    char *sb = malloc(65536), *rb = malloc(65536);
+    fill((unsigned char *)sb, 65536, 3);
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        gt_ib_params.qps = cases[k].qps;
+        gt_ib_params.split = cases[k].split;
+        for (int d = 0; d < ndev; d++)
+            gt_ib_devs[d].ar = cases[k].ar;
+        struct pair p;
+        CHECK(connect_pair(&p, ndev > 1 ? 1 : 0, 0) == GT_OK, "connect");
+        if (!p.sc || !p.rc)
+            return 1;
+        P_s = p.sc, P_r = p.rc;
+        void *smh, *rmh;
+        N->reg_mr(p.sc, sb, 65536, GT_PTR_HOST, &smh, NULL);
+        N->reg_mr(p.rc, rb, 65536, GT_PTR_HOST, &rmh, NULL);
+        p_writes = p_imm = p_imm0 = p_signaled = p_cts = p_scqe = p_rcqe = 0;
+        size_t sz = cases[k].size;
+        int ok = 1;
+        for (int m = 0; m < M && ok; m++) {
+            void *rr = NULL, *sr = NULL, *d = rb;
+            size_t rs = 65536;
+            int tag = 0, got = -1;
+            while (!rr && N->irecv(p.rc, 1, &d, &rs, &tag, &rmh, NULL, &rr) == GT_OK)
+                ;
+            while (rr && !sr && N->isend(p.sc, sb, sz, 0, smh, NULL, &sr) == GT_OK)
+                ;
+            ok = rr && sr && wait_req(sr, NULL, 10) == GT_OK && wait_req(rr, &got, 10) == GT_OK &&
+                 got == (int)sz && memcmp(rb, sb, sz) == 0;
+        }
+        int nq = cases[k].split ? cases[k].qps : 1;
+        printf(
+            "proto %d QP(s) split %d ar %d size %zu: per message %.2f WRITE, %.2f WRITE_WITH_IMM "
+            "(%.2f empty), %.2f signaled, %.2f send and %.2f receive completions; %ld "
+            "clear-to-send writes\n",
+            cases[k].qps, cases[k].split, cases[k].ar, sz, (double)p_writes / M, (double)p_imm / M,
+            (double)p_imm0 / M, (double)p_signaled / M, (double)p_scqe / M, (double)p_rcqe / M,
+            p_cts);
+        CHECK(ok, "64 messages of %zu bytes arrive whole", sz);
+        CHECK(p_writes == M * cases[k].writes && p_imm == M * cases[k].imm &&
+                  p_imm0 == M * cases[k].imm0 && p_signaled == M * nq && p_scqe == M * nq &&
+                  p_rcqe == M * nq && p_cts == M,
+              "NCCL's work requests and completions per message");
+        N->dereg_mr(p.sc, smh);
+        N->dereg_mr(p.rc, rmh);
+        close_pair(&p);
+        P_s = P_r = NULL;
+    }
+    gt_ibv.post_send = real_post_send;
+    gt_ibv.poll_cq = real_poll_cq;
+    free(sb);
+    free(rb);
+    N->finalize(ctx);
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -891,6 +1008,8 @@ int main(int argc, char **argv)
         return test_data();
     if (argc >= 2 && !strcmp(argv[1], "faults"))
         return test_faults();
+    if (argc >= 2 && !strcmp(argv[1], "proto"))
+        return test_proto();
     if (argc >= 3 && !strcmp(argv[1], "dmabuf")) {
         if (!strcmp(argv[2], "fallback") || !strcmp(argv[2], "peermemfails"))
             fake_peermem();
@@ -921,9 +1040,10 @@ int main(int argc, char **argv)
     if (argc >= 5 && !strcmp(argv[1], "bw"))
         return test_bw(strtoull(argv[2], NULL, 0), strtoul(argv[3], NULL, 0),
                        strtoul(argv[4], NULL, 0));
-    fprintf(stderr,
-            "usage: %s data | faults | dmabuf EXPECT | devices N | qpattrs TC SL TIMEOUT QPS | "
-            "gid [-n] DEV=INDEX... | bw SIZE COUNT DEPTH\n",
-            argv[0]);
+    fprintf(
+        stderr,
+        "usage: %s data | faults | proto | dmabuf EXPECT | devices N | qpattrs TC SL TIMEOUT QPS | "
+        "gid [-n] DEV=INDEX... | bw SIZE COUNT DEPTH\n",
+        argv[0]);
     return 2;
 }

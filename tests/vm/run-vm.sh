@@ -231,6 +231,7 @@ elif [ -f /gt/bench ]; then
 else
     run ib-data gt_ib_vmtest data
     run ib-faults gt_ib_vmtest faults
+    run ib-proto gt_ib_vmtest proto
     # halt_on_error: any report fails the run; leaks are checked too.
     run ib-data-asan env ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 gt_ib_vmtest_asan data
     run ib-faults-asan env ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 gt_ib_vmtest_asan faults
