@@ -7,7 +7,8 @@
  * giving a dma-buf fd of the right size; then gt_reg_register(regMr CUDA,
  * GDRTRACE_REG=dmabuf) with a fake NIC must export that fd itself, hand it to
  * ibv_reg_dmabuf_mr covering the buffer, close it, and report asked=CUDA
- * method=DMABUF exported_fd=1.
+ * method=DMABUF exported_fd=1; the export flags are NCCL's (the PCIe mapping
+ * type only on a C2C GPU) and a buffer past its allocation is refused.
  * Exit 77 (skip) on a host without libcuda or without a GPU.
  */
 #include <errno.h>
@@ -134,6 +135,23 @@ int main(void)
         CHECK(fcntl(seen_fd, F_GETFD) == -1, "the exported fd was closed");
         if (m)
             gt_reg_deregister(&d, m);
+        /* As NCCL: the PCIe mapping flag only where the GPU is C2C-attached
+         * (ATS); 0 on a PCIe GPU such as an x86 H100/H200. */
+        int ats = -1, ver = 0;
+        gt_cu.device_get_attribute(
+            &ats, GT_CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES, dev);
+        gt_cu.driver_get_version(&ver);
+        unsigned long long fl = gt_reg_export_flags((uintptr_t)p);
+        printf("export flags %#llx (driver %d, ATS %d)\n", fl, ver, ats);
+        CHECK(fl == (ats == 1 && ver >= 12080 ? GT_CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE : 0),
+              "export flags as NCCL's");
+        /* A buffer running past its allocation: an error, no export. */
+        seen_fd = -1;
+        res = gt_reg_register(&d, &pol, (void *)(uintptr_t)(base + bsz - 4096), 65536, GT_PTR_CUDA,
+                              0, -1, &m, &rep, err, sizeof(err));
+        printf("regMr(CUDA) past the allocation: result %d: %s\n", res, err);
+        CHECK(res != GT_OK && strstr(err, "extends past its CUDA allocation") && seen_fd == -1,
+              "a range past the allocation is refused before exporting");
         gt_reg_dev_fini(&d);
         gt_ibv_reset();
     } else
