@@ -57,12 +57,12 @@ struct gt_ib_dev {
      * Written by the one poller of the moment, read by every comm: the
      * entries before their count (release/acquire). */
     int async_busy;                    /* a poller is at it: others skip */
-    int fatal;                         /* IBV_EVENT_DEVICE_FATAL seen */
-    uint32_t dead_qpn[GT_IB_DEAD_MAX]; /* QP fatal / request / access errors */
+    int fatal;                         /* IBV_EVENT_DEVICE_FATAL seen (or too many dead) */
+    uint32_t dead_qpn[GT_IB_DEAD_MAX]; /* QP fatal / request / access errors ... */
+    int dead_qp_ev[GT_IB_DEAD_MAX];    /* ... and which */
     unsigned ndead_qpn;
     const void *dead_cq[8]; /* IBV_EVENT_CQ_ERR */
     unsigned ndead_cq;
-    char fatal_msg[192]; /* the latest fatal event, as comms repeat it */
 };
 
 extern struct gt_ib_dev gt_ib_devs[GT_IB_MAX_DEVS];

@@ -109,20 +109,31 @@ static gt_result check_async(struct ib_comm *c)
 {
     struct gt_ib_dev *d = c->dev;
     gt_ib_async_poll(d);
-    int dead = __atomic_load_n(&d->fatal, __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&d->fatal, __ATOMIC_ACQUIRE))
+        return gt_ib_fail(c, GT_REMOTE_ERROR,
+                          "ib: %s:%d: async fatal event: %s; the connection to %s fails with it",
+                          d->name, d->port, gt_ibv.event_type_str(IBV_EVENT_DEVICE_FATAL), c->peer);
     unsigned nq = __atomic_load_n(&d->ndead_qpn, __ATOMIC_ACQUIRE);
-    for (unsigned i = 0; i < nq && !dead; i++) {
+    for (unsigned i = 0; i < nq; i++) {
+        int mine = c->flush_qp && c->flush_qp->qp_num == d->dead_qpn[i];
         for (int q = 0; q < c->nqps; q++)
-            dead |= c->qps[q] && c->qps[q]->qp_num == d->dead_qpn[i];
-        dead |= c->flush_qp && c->flush_qp->qp_num == d->dead_qpn[i];
+            mine |= c->qps[q] && c->qps[q]->qp_num == d->dead_qpn[i];
+        if (mine)
+            return gt_ib_fail(c, GT_REMOTE_ERROR,
+                              "ib: %s:%d: async fatal event on QP %u: %s; the connection to %s "
+                              "fails with it",
+                              d->name, d->port, d->dead_qpn[i],
+                              gt_ibv.event_type_str((enum ibv_event_type)d->dead_qp_ev[i]),
+                              c->peer);
     }
     unsigned ncq = __atomic_load_n(&d->ndead_cq, __ATOMIC_ACQUIRE);
-    for (unsigned i = 0; i < ncq && !dead; i++)
-        dead |= d->dead_cq[i] == (const void *)c->cq;
-    if (!dead)
-        return GT_OK;
-    return gt_ib_fail(c, GT_REMOTE_ERROR, "ib: %s; the connection to %s fails with it",
-                      d->fatal_msg, c->peer);
+    for (unsigned i = 0; i < ncq; i++)
+        if (d->dead_cq[i] == (const void *)c->cq)
+            return gt_ib_fail(c, GT_REMOTE_ERROR,
+                              "ib: %s:%d: async fatal event on its CQ: %s; the connection to %s "
+                              "fails with it",
+                              d->name, d->port, gt_ibv.event_type_str(IBV_EVENT_CQ_ERR), c->peer);
+    return GT_OK;
 }
 
 static gt_result check_peer(struct ib_comm *c)

@@ -609,49 +609,41 @@ int gt_ib_async_poll(struct gt_ib_dev *d)
     while (n < 64 && gt_ibv.get_async_event(d->ctx, &ev) == 0) {
         n++;
         const char *what = gt_ibv.event_type_str(ev.event_type);
-        char msg[sizeof(d->fatal_msg)];
-        msg[0] = '\0';
         switch (ev.event_type) {
         case IBV_EVENT_DEVICE_FATAL:
-            snprintf(msg, sizeof(msg), "%s:%d: async fatal event: %s", d->name, d->port, what);
+            GT_WARN("ib: %s:%d: async fatal event: %s", d->name, d->port, what);
+            __atomic_store_n(&d->fatal, 1, __ATOMIC_RELEASE);
             break;
-        case IBV_EVENT_CQ_ERR:
-            snprintf(msg, sizeof(msg), "%s:%d: async fatal event on a CQ: %s", d->name, d->port,
-                     what);
+        case IBV_EVENT_CQ_ERR: {
+            GT_WARN("ib: %s:%d: async fatal event on a CQ: %s", d->name, d->port, what);
+            unsigned k = d->ndead_cq;
+            if (k < 8) {
+                d->dead_cq[k] = ev.element.cq;
+                __atomic_store_n(&d->ndead_cq, k + 1, __ATOMIC_RELEASE);
+            } else /* more dead CQs than we keep: take the device as gone */
+                __atomic_store_n(&d->fatal, 1, __ATOMIC_RELEASE);
             break;
+        }
         case IBV_EVENT_QP_FATAL:
         case IBV_EVENT_QP_REQ_ERR:
-        case IBV_EVENT_QP_ACCESS_ERR:
-            snprintf(msg, sizeof(msg), "%s:%d: async fatal event on QP %u: %s", d->name, d->port,
-                     ev.element.qp ? ev.element.qp->qp_num : 0u, what);
+        case IBV_EVENT_QP_ACCESS_ERR: {
+            uint32_t qpn = ev.element.qp ? ev.element.qp->qp_num : 0u;
+            GT_WARN("ib: %s:%d: async fatal event on QP %u: %s", d->name, d->port, qpn, what);
+            unsigned k = d->ndead_qpn;
+            if (k < GT_IB_DEAD_MAX) {
+                d->dead_qpn[k] = qpn;
+                d->dead_qp_ev[k] = (int)ev.event_type;
+                __atomic_store_n(&d->ndead_qpn, k + 1, __ATOMIC_RELEASE);
+            } else
+                __atomic_store_n(&d->fatal, 1, __ATOMIC_RELEASE);
             break;
+        }
         case IBV_EVENT_COMM_EST:
             break;
         default: /* port, LID, P_Key, SM, GID changes...: NCCL only warns */
             GT_WARN("ib: %s:%d: non-fatal async event: %s (%d)", d->name, d->port, what,
                     (int)ev.event_type);
             break;
-        }
-        if (msg[0]) {
-            GT_WARN("ib: %s", msg);
-            snprintf(d->fatal_msg, sizeof(d->fatal_msg), "%s", msg);
-            if (ev.event_type == IBV_EVENT_DEVICE_FATAL)
-                __atomic_store_n(&d->fatal, 1, __ATOMIC_RELEASE);
-            else if (ev.event_type == IBV_EVENT_CQ_ERR) {
-                unsigned k = d->ndead_cq;
-                if (k < 8) {
-                    d->dead_cq[k] = ev.element.cq;
-                    __atomic_store_n(&d->ndead_cq, k + 1, __ATOMIC_RELEASE);
-                } else /* more dead CQs than we keep: the device is gone */
-                    __atomic_store_n(&d->fatal, 1, __ATOMIC_RELEASE);
-            } else if (ev.element.qp) {
-                unsigned k = d->ndead_qpn;
-                if (k < GT_IB_DEAD_MAX) {
-                    d->dead_qpn[k] = ev.element.qp->qp_num;
-                    __atomic_store_n(&d->ndead_qpn, k + 1, __ATOMIC_RELEASE);
-                } else
-                    __atomic_store_n(&d->fatal, 1, __ATOMIC_RELEASE);
-            }
         }
         gt_ibv.ack_async_event(&ev); /* last: the event's objects stay valid until then */
     }

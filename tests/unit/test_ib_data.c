@@ -388,12 +388,22 @@ static void async_fatal_events(void **state)
     int done = 0;
     assert_int_equal(gt_ib_ops.test(req1, &done, NULL), GT_OK);
     assert_int_equal(frc.acked, 1);
+    /* a CQ error: the comm of that CQ fails */
+    void *sc3, *rc3, *req3 = NULL;
+    net_connect_pair(&gt_ib_ops, NULL, &sc3, &rc3);
+    assert_int_equal(gt_ib_ops.irecv(rc3, 1, &d, &sz, &tag, &mh, NULL, &req3), GT_OK);
+    frc.ev[frc.nev].event_type = IBV_EVENT_CQ_ERR;
+    frc.ev[frc.nev++].element.cq = ((struct ib_comm *)rc3)->cq;
+    assert_true(fails_within(req3, "fake0:1: async fatal event on its CQ: CQ error") < 1.0);
+    assert_int_equal(gt_ib_ops.test(req1, &done, NULL), GT_OK);
+    gt_ib_ops.close_send(sc3);
+    gt_ib_ops.close_recv(rc3);
     /* a port-level event NCCL calls non-fatal: warned, nothing fails */
     frc.ev[frc.nev].event_type = IBV_EVENT_PORT_ERR;
     frc.ev[frc.nev++].element.port_num = 1;
     usleep(120000);
     assert_int_equal(gt_ib_ops.test(req1, &done, NULL), GT_OK);
-    assert_int_equal(frc.acked, 2);
+    assert_int_equal(frc.acked, 3);
     /* the device dies: every comm on it fails, naming the port */
     frc.ev[frc.nev++].event_type = IBV_EVENT_DEVICE_FATAL;
     assert_true(fails_within(req1, "fake0:1: async fatal event: local catastrophic error") < 1.0);
