@@ -49,6 +49,7 @@ struct gt_ib_dev {
     char pci_path[512]; /* as NCCL's: function (and VF) digits 0 */
     char full_pci_path[512]; /* the device's real path; "" for soft devices */
     int real_port;           /* earlier devices on the same PCI device (NCCL's) */
+    int rail_id, plane_id;   /* NCCL_IB_HCA's name:port:rail:plane fields, else -1 */
     struct ibv_context *ctx;
     struct ibv_pd *pd;
     struct gt_reg_dev reg;
@@ -80,6 +81,11 @@ extern const char *gt_ib_sysfs;
  *  prefix; a port is read like atoi, so "x" is port 0 and matches none.
  *  NULL or an empty list selects everything ("^" alone: nothing). */
 int gt_ib_hca_selected(const char *filter, const char *dev, int port);
+/*! gt_ib_hca_rail_plane() : the rail and plane NCCL_IB_HCA gives dev:port
+ *  (its first matching entry's third and fourth fields, -1 when absent or
+ *  empty, read like atoi), as NCCL's railId/planeId; -1 for an excluding
+ *  list.  Returns 1 when an entry matched. */
+int gt_ib_hca_rail_plane(const char *filter, const char *dev, int port, int *rail, int *plane);
 /*! gt_ib_hca_valid() : 1 when every entry's port is a base-10 number in
  *  1..255 (NULL is valid): 0 means an entry NCCL reads as "no port". */
 int gt_ib_hca_valid(const char *filter);

@@ -487,8 +487,8 @@ static gt_result ib_get_properties(int dev, struct gt_props *p)
     p->max_p2p_bytes = GT_MAX_NET_SIZE_BYTES;
     p->max_coll_bytes = GT_MAX_NET_SIZE_BYTES;
     p->max_multi_request_size = 1;
-    p->rail_id = -1;
-    p->plane_id = -1;
+    p->rail_id = d->rail_id; /* NCCL_IB_HCA's rail and plane fields, as NCCL */
+    p->plane_id = d->plane_id;
     return GT_OK;
 }
 

@@ -82,6 +82,44 @@ int gt_ib_hca_selected(const char *filter, const char *dev, int port)
     return exclude ? !listed : listed;
 }
 
+int gt_ib_hca_rail_plane(const char *filter, const char *dev, int port, int *rail, int *plane)
+{
+    *rail = *plane = -1;
+    if (!filter || *filter == '^')
+        return 0; /* NCCL: an excluding list names no rails */
+    int exact = *filter == '=';
+    filter += exact;
+    int n = 0;
+    for (const char *p = filter; *p && n < GT_IB_MAX_DEVS;) {
+        size_t len = strcspn(p, ",");
+        char name[128];
+        long eport;
+        if (hca_entry(p, len, name, sizeof(name), &eport)) {
+            n++;
+            int name_ok = exact ? strcmp(name, dev) == 0 : strncmp(name, dev, strlen(name)) == 0;
+            if (name_ok && (eport == -1 || eport == port)) {
+                /* NCCL's fields after the port: rail, then plane; absent or
+                 * empty: -1; read like atoi */
+                const char *f = memchr(p, ':', len);
+                for (int k = 0; f && k < 2; k++) {
+                    f = memchr(f + 1, ':', len - (size_t)(f + 1 - p));
+                    if (!f)
+                        break;
+                    const char *v = f + 1;
+                    int val = (v < p + len && *v != ':' && *v != ',') ? atoi(v) : -1;
+                    if (k == 0)
+                        *rail = val;
+                    else
+                        *plane = val;
+                }
+                return 1;
+            }
+        }
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+
 int gt_ib_hca_valid(const char *filter)
 {
     if (!filter)
@@ -504,6 +542,7 @@ static int open_all(void)
             d->port = (uint8_t)port;
             d->link_layer = pa.link_layer;
             d->lid = pa.lid;
+            gt_ib_hca_rail_plane(filter, name, port, &d->rail_id, &d->plane_id);
             d->port_flags = pa.flags;
             d->mtu = pa.active_mtu;
             /* NCCL: active_speed_ex when the provider sets it (XDR and

@@ -84,6 +84,34 @@ static void hca_filter(void **state)
     assert_false(gt_ib_hca_selected("rxe1,mlx5_2:1", "mlx5_2", 2));
 }
 
+/* NCCL's railId/planeId from NCCL_IB_HCA "name:port:rail:plane" */
+static void rail_plane_from_hca(void **state)
+{
+    (void)state;
+    int r, pl;
+    assert_int_equal(gt_ib_hca_rail_plane("mlx5_0:1:3:2,mlx5_1:1:4", "mlx5_0", 1, &r, &pl), 1);
+    assert_int_equal(r, 3);
+    assert_int_equal(pl, 2);
+    assert_int_equal(gt_ib_hca_rail_plane("mlx5_0:1:3:2,mlx5_1:1:4", "mlx5_1", 1, &r, &pl), 1);
+    assert_int_equal(r, 4);
+    assert_int_equal(pl, -1);
+    /* an empty port matches any port; an empty rail is -1 */
+    assert_int_equal(gt_ib_hca_rail_plane("mlx5_2::7,mlx5_3:1::5", "mlx5_2", 2, &r, &pl), 1);
+    assert_int_equal(r, 7);
+    assert_int_equal(gt_ib_hca_rail_plane("mlx5_2::7,mlx5_3:1::5", "mlx5_3", 1, &r, &pl), 1);
+    assert_int_equal(r, -1);
+    assert_int_equal(pl, 5);
+    /* no fields, no match, an excluding list: -1 */
+    assert_int_equal(gt_ib_hca_rail_plane("mlx5_0", "mlx5_0", 1, &r, &pl), 1);
+    assert_int_equal(r, -1);
+    assert_int_equal(gt_ib_hca_rail_plane("mlx5_0:2:1:1", "mlx5_0", 1, &r, &pl), 0);
+    assert_int_equal(r, -1);
+    assert_int_equal(gt_ib_hca_rail_plane("^mlx5_1:1:1:1", "mlx5_0", 1, &r, &pl), 0);
+    assert_int_equal(pl, -1);
+    assert_int_equal(gt_ib_hca_rail_plane("=mlx5:1:1:1", "mlx5_0", 1, &r, &pl), 0);
+    assert_int_equal(gt_ib_hca_rail_plane(NULL, "mlx5_0", 1, &r, &pl), 0);
+}
+
 static void speed(void **state)
 {
     (void)state;
@@ -701,6 +729,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hca_filter),
         cmocka_unit_test(speed),
+        cmocka_unit_test(rail_plane_from_hca),
         cmocka_unit_test(gid_choice_nccl_rules),
         cmocka_unit_test(sl_tc_as_nccl),
         cmocka_unit_test(no_library),
