@@ -75,7 +75,7 @@ extern const char *gt_ib_sysfs;
 
 /*! gt_ib_hca_selected() : NCCL_IB_HCA's filter on "dev" and its port, with
  *  NCCL's meaning: comma-separated entries "name[:port]" (more ':' fields,
- *  NCCL's rail and plane, ignored; empty entries skipped; at most
+ *  NCCL's rail and plane, not used for selection; empty entries skipped; at most
  *  GT_IB_MAX_DEVS entries); a leading '^' excludes the listed ones instead,
  *  a leading '=' (after '^' if both) matches names exactly instead of by
  *  prefix; a port is read like atoi, so "x" is port 0 and matches none.
