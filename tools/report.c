@@ -809,7 +809,8 @@ static void text_compact(FILE *f, const struct gt_job *j, int flags)
     text_comms(f, j, flags);
     fprintf(f, "\n== verdict\n   all  %s  ",
             gt_verdict_label(j->overall.code, j->overall.emulated));
-    gt_report_wrap(f, 7 + cols(gt_verdict_label(j->overall.code, j->overall.emulated)), 7,
+    /* "   all  " LABEL "  ": 10 columns and the label's */
+    gt_report_wrap(f, 10 + cols(gt_verdict_label(j->overall.code, j->overall.emulated)), 7,
                    gt_esc(j->overall.why));
 }
 
@@ -1068,15 +1069,19 @@ void gt_report_process(FILE *f, const struct gt_recfile *r, int flags)
         if (rs->bad)
             fprintf(f, ", %llu invalid", (unsigned long long)rs->bad);
         fputc('\n', f);
-        int first = 1;
+        /* counts by kind, wrapped under themselves (a run with every kind
+         * is about 150 columns) */
+        char kinds[1024];
+        size_t kl = 0;
+        kinds[0] = '\0';
         for (int t = 1; t < GTR_EV_COUNT; t++)
-            if (rs->by_type[t]) {
-                fprintf(f, "%s%s %llu", first ? "            " : ", ", gt_event_name(t),
-                        (unsigned long long)rs->by_type[t]);
-                first = 0;
-            }
-        if (!first)
-            fputc('\n', f);
+            if (rs->by_type[t] && kl < sizeof(kinds))
+                kl += (size_t)snprintf(kinds + kl, sizeof(kinds) - kl, "%s%s %llu", kl ? ", " : "",
+                                       gt_event_name(t), (unsigned long long)rs->by_type[t]);
+        if (kl) {
+            fputs("            ", f);
+            gt_report_wrap(f, 12, 12, kinds);
+        }
         if (flags & GT_REPORT_EVENTS) {
             /* the last few fallbacks and errors, newest last */
             struct gtr_event last[5], e;

@@ -552,8 +552,9 @@ static const struct gt_oob_proto ib_proto = {
 };
 
 /* The IPv4 address peers reach us at, which is also the one we bind:
- * GDRTRACE_IB_OOB_IF (a name prefix) if set, else the first up, non-loopback
- * interface, else loopback. */
+ * GDRTRACE_IB_OOB_IF (a name prefix) if set, else the first IPv4 address of
+ * NCCL_SOCKET_IFNAME's choice (NCCL's automatic order when unset), else
+ * loopback. */
 static void oob_addr(union gt_oob_addr *a)
 {
     /* GDRTRACE_IB_OOB_IF (a prefix), else NCCL's choice for its IB

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # check-config-doc.sh — docs/configuration.md promises every GDRTRACE_*
 # variable in one table: each name the common layer, the plugin, the shim or the tools read
-# (a string literal "GDRTRACE_..." in their C sources) must appear there as
+# (a string literal "GDRTRACE_..." in their C sources), and each the build,
+# tests/run-tests.sh or scripts/ read (${GDRTRACE_...}), must appear there as
 # `NAME`, and each variable that table documents must still be read
 # somewhere (code, tests or scripts), so the table neither misses nor
 # invents one.  Retired variables (the code WARNs when one is set, through
@@ -24,6 +25,16 @@ used=$(literals GDRTRACE_)
 for v in $used; do
     if ! grep -q "\`$v\`" "$doc"; then
         echo "FAIL: $v is read by the code but missing from $doc"
+        fail=1
+    fi
+done
+# The knobs the build, the test runner and the shipped scripts read
+# (${GDRTRACE_X...} or $(GDRTRACE_X)): documented too.
+knobs=$(grep -rhoE '\$[{(]GDRTRACE_[A-Z0-9_]+' tests/run-tests.sh Makefile scripts \
+    $(find . -name module.mk -not -path './build/*') | grep -oE 'GDRTRACE_[A-Z0-9_]+' | sort -u)
+for v in $knobs; do
+    if ! grep -q "\`$v\`" "$doc"; then
+        echo "FAIL: $v is read by the build, the test runner or scripts/ but missing from $doc"
         fail=1
     fi
 done

@@ -14,6 +14,7 @@
 #    NCCL carried over IB makes the whole BYPASSED (16), --expect host 20;
 #  * a folder holding both the recorders and the log (gdrtrace run);
 #  * ABI v10 recorders (one record per process): joined by host+pid;
+#  * no line of summary or verdict over 100 columns on the real captures;
 #  * the real captures of tests/reader/nccl-logs/real-*: each case's exit and
 #    NCCL's line quoted; PyTorch's new_group splits joined by init order;
 #  * channel lines after every Init line given by connection order (the
@@ -327,5 +328,18 @@ if [ $rc = 11 ] && grep -q '^comm 0x5151 .*HOST-STAGED .*Joined by process (net 
     ! grep -q '^comm process ' <<<"$out"; then
     pass "v10 recorders (one per process): joined by host+pid, and it says so"
 else fail "v10 join: exit $rc: $out"; fi
+
+# No line of summary or verdict passes 100 columns (docs/reader.md), on the
+# real captures too: their event counts by kind and emulated labels are long.
+wide=""
+for d in "$L"/real-*; do
+    [ -f "$d/recorders.zst" ] || continue
+    for c in "summary --full --events" summary "verdict --full" verdict; do
+        n=$($G $c --nccl-log "$d" "$d/recorders.zst" 2>/dev/null | awk 'length($0) > 100' | wc -l)
+        [ "$n" = 0 ] || wide+=" $(basename "$d"):$c:$n"
+    done
+done
+[ -z "$wide" ] && pass "summary/verdict (--full, --events) on the real captures: no line over 100 columns" ||
+    fail "lines over 100 columns:$wide"
 
 finish "verdict --nccl-log joins NCCL's log to the recorders"
