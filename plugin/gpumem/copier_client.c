@@ -45,6 +45,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/dl/gt_cuda.h"
@@ -68,6 +69,7 @@ static struct {
     struct gmc_region *region;
     _Atomic uint32_t gen; /* bumped at each start and stop */
     _Atomic int dead;     /* the copier of `gen` is gone: why says so */
+    long long stall_ns;   /* GDRTRACE_GPUMEM_COPIER_TIMEOUT, read at start */
     char why[GMC_TEXT];
     unsigned char used[GMC_BLOCKS]; /* 1: a comm's; 2: never again (busy at put) */
 } cl = {.lock = PTHREAD_MUTEX_INITIALIZER, .sock = -1};
@@ -409,10 +411,11 @@ static int start(char *why, size_t whylen)
         return rc; /* the dead generation stays until stop(): sticky */
     }
     cl.pid = (pid_t)m.reg;
+    cl.stall_ns = gt_env_long("GDRTRACE_GPUMEM_COPIER_TIMEOUT", 10, 1, 3600) * 1000000000LL;
     GT_INFO(GT_LOGSUB_INIT | GT_LOGSUB_NET,
             "gpumem: copies run in the copier process %d (%s, found through %s, trusted), in "
-            "a CUDA context of its own",
-            (int)cl.pid, path, from);
+            "a CUDA context of its own, on %s",
+            (int)cl.pid, path, from, m.text[0] ? m.text : "the CPUs it inherited");
     return 0;
 err:
     if (r != MAP_FAILED)
@@ -524,6 +527,9 @@ int gt_gpumem_copier_import(uintptr_t a, size_t size, struct gt_gpumem_creg *out
         int fds[2] = {mfd, afd};
         rc = request(&m, fds, afd >= 0 ? 2 : 1, why, whylen);
         out->gen = cl.gen;
+        if (!rc && m.text[0])
+            GT_INFO(GT_LOGSUB_INIT | GT_LOGSUB_NET, "gpumem: the copier process %d %s", (int)cl.pid,
+                    m.text);
     }
     pthread_mutex_unlock(&cl.lock);
     if (rc) {
@@ -655,11 +661,97 @@ int gt_gpumem_copier_alive(uint32_t gen, char *why, size_t whylen)
     return 0;
 }
 
+/* utime + stime of pid in seconds (/proc/<pid>/stat), -1 when unknown. */
+static double proc_cpu_s(pid_t pid)
+{
+    char p[64], buf[1024];
+    snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(p, "re");
+    if (!f)
+        return -1;
+    size_t got = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[got] = 0;
+    char *rp = strrchr(buf, ')');
+    unsigned long long ut = 0, st = 0;
+    if (!rp ||
+        sscanf(rp + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+        return -1;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* "T (stopped)": the state /proc says the process is in, for a message. */
+static void proc_state(pid_t pid, char *out, size_t n)
+{
+    char p[64], buf[512];
+    snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+    snprintf(out, n, "unknown");
+    FILE *f = fopen(p, "re");
+    if (!f)
+        return;
+    size_t got = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[got] = 0;
+    char *rp = strrchr(buf, ')');
+    if (!rp || !rp[1] || !rp[2])
+        return;
+    static const char *const names[] = {"R (running)",
+                                        "S (sleeping)",
+                                        "D (in the kernel)",
+                                        "T (stopped)",
+                                        "t (stopped by a tracer)",
+                                        "Z (exited)"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (names[i][0] == rp[2]) {
+            snprintf(out, n, "%s", names[i]);
+            return;
+        }
+    snprintf(out, n, "%c", rp[2]);
+}
+
+int gt_gpumem_copier_progress(uint32_t gen, struct gmc_region *r, struct gt_gpumem_watch *w,
+                              char *why, size_t whylen)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    long long t = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    uint64_t b = atomic_load_explicit(&r->beat, memory_order_relaxed);
+    if (!w->since || b != w->beat) {
+        w->beat = b;
+        w->since = t;
+        return 1;
+    }
+    long long limit = cl.stall_ns > 0 ? cl.stall_ns : 10000000000LL;
+    if (t - w->since < limit)
+        return 1;
+    pthread_mutex_lock(&cl.lock);
+    if (gen == cl.gen && !atomic_load(&cl.dead)) {
+        char st[32];
+        proc_state(cl.pid, st, sizeof(st));
+        snprintf(cl.why, sizeof(cl.why),
+                 "copier process %d made no progress for %lld s with a copy pending (state %s; "
+                 "GDRTRACE_GPUMEM_COPIER_TIMEOUT)",
+                 (int)cl.pid, limit / 1000000000LL, st);
+        atomic_store(&cl.dead, 1);
+    }
+    pthread_mutex_unlock(&cl.lock);
+    return gt_gpumem_copier_alive(gen, why, whylen);
+}
+
 void gt_gpumem_copier_stop(void)
 {
     pthread_mutex_lock(&cl.lock);
     if (cl.sock >= 0) {
-        GT_INFO(GT_LOGSUB_INIT, "gpumem: stopping the copier process %d", (int)cl.pid);
+        /* What it cost, while it still runs: CPU per GB moved
+         * (docs/results/copier-binding.md reads these lines). */
+        double cpu = proc_cpu_s(cl.pid);
+        uint64_t bytes = cl.region ? atomic_load(&cl.region->copied) : 0;
+        uint64_t n = cl.region ? atomic_load(&cl.region->copies) : 0;
+        GT_INFO(GT_LOGSUB_INIT,
+                "gpumem: stopping the copier process %d: %llu copies, %.3f GB, CPU %.2f s "
+                "(%.3f s per GB)",
+                (int)cl.pid, (unsigned long long)n, (double)bytes / 1e9, cpu,
+                bytes ? cpu / ((double)bytes / 1e9) : 0.0);
         drop_copier();
         cl.gen++; /* what the old generation held is gone with it */
     }

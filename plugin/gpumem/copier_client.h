@@ -72,6 +72,22 @@ static inline uint32_t gt_gpumem_copier_state(struct gmc_cmd *c)
  *  poll() of the socket, no wait. */
 int gt_gpumem_copier_alive(uint32_t gen, char *why, size_t whylen);
 
+/* What a pending copy saw of the copier's heartbeat (copier_proto.h
+ * invariant 5): zeroed when the copy is posted. */
+struct gt_gpumem_watch {
+    uint64_t beat;
+    long long since; /* CLOCK_MONOTONIC ns when beat was last seen to change; 0: never */
+};
+
+/*! gt_gpumem_copier_progress() : for a copy still pending: 1 while the
+ *  copier's heartbeat in region r moves, or stood still for less than
+ *  GDRTRACE_GPUMEM_COPIER_TIMEOUT (default 10 s) as seen by this copy;
+ *  else the copier of generation gen is marked gone and 0 with one line in
+ *  `why` ("copier process 1234 made no progress for 10 s … (state T
+ *  (stopped) …)").  No system call but clock_gettime until then. */
+int gt_gpumem_copier_progress(uint32_t gen, struct gmc_region *r, struct gt_gpumem_watch *w,
+                              char *why, size_t whylen);
+
 /*! gt_gpumem_copier_stop() : closes the socket (the copier exits on the
  *  hang-up); the next import starts a new copier. */
 void gt_gpumem_copier_stop(void);

@@ -16,9 +16,23 @@
  * Owns: the imported GPU allocations (cuMem handles or IPC mappings), the
  * pinned mirrors (the plugin's memfds, cuMemHostRegister'ed here), one
  * non-blocking stream per device and one event per command slot.
- * One thread: it busy-polls the command region while copies are pending (and
- * for GMC_SPIN_NS after), otherwise sleeps on the region's futex word; it
- * reads the control socket at least every GMC_SOCK_NS while busy and every
+ * Where it runs (place()): never on the CPUs of the rank it serves when
+ * others are allowed.  It starts with the affinity of the thread that
+ * spawned it (NCCL's proxy thread: the rank's binding), widens to every CPU
+ * its cpuset allows (the kernel intersects what sched_setaffinity asks for
+ * with the cgroup's cpuset, so a launcher's cgroup still holds it), takes
+ * the rank's CPUs out, and at its first GPU keeps the CPUs of that GPU's
+ * NUMA node when any remain.  A rank that is not bound (its set is every
+ * allowed CPU) leaves the copier unbound too.  Other ranks' cores are not
+ * excluded (they are not known here): the scheduler moves the copier off a
+ * core that a busy-polling thread holds when an idle one exists.
+ * How it waits (serve_loop): one thread that never spins.  A pass over the
+ * command region issues what was posted and completes what finished; when a
+ * pass moved nothing it waits on the region's futex word: while copies are
+ * pending for a nap that grows from GMC_NAP_MIN_NS by half each empty pass
+ * up to GMC_NAP_MAX_NS (a copy is seen done at most ~1.5x its duration
+ * late), while idle for GMC_SLEEP_NS; a post wakes it at once.  It reads the
+ * control socket at least every GMC_SOCK_NS while busy and every
  * GMC_SLEEP_NS while idle, and exits when the socket hangs up (the
  * application finalized or died).
  *
@@ -27,9 +41,11 @@
  * copier is reparented and the application never has a child it did not
  * start (copier_client.c).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <dirent.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <sched.h>
@@ -39,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -47,9 +64,10 @@
 #include "common/dl/gt_cuda.h"
 #include "plugin/gpumem/copier_proto.h"
 
-#define GMC_SPIN_NS 2000000LL    /* keep polling this long after the last copy */
+#define GMC_NAP_MIN_NS 10000LL   /* the first wait for a pending copy */
 #define GMC_SOCK_NS 1000000LL    /* read the socket at least this often while busy */
-#define GMC_SLEEP_NS 500000000LL /* the futex wait's bound: notice a hang-up */
+#define GMC_SLEEP_NS 500000000LL /* the idle futex wait's bound: notice a hang-up */
+#define GMC_TIMER_SLACK_NS 2000  /* naps of tens of microseconds need a fine timer */
 #define MAX_DEVS 16
 
 extern char **environ;
@@ -95,6 +113,151 @@ static void say(const char *fmt, const char *arg)
     fprintf(stderr, "gdrtrace-gpumem-copier[%d]: ", (int)getpid());
     fprintf(stderr, fmt, arg);
     fputc('\n', stderr);
+}
+
+/* ---- where it runs ---------------------------------------------------------- */
+
+static cpu_set_t placed;        /* the CPUs the copier runs on */
+static char where[GMC_TEXT];    /* said in the greeting's reply */
+static char moved_to[GMC_TEXT]; /* said in the reply of the import that moved it */
+
+/* "0-3,8" */
+static void cpus_text(const cpu_set_t *s, char *out, size_t n)
+{
+    size_t k = 0;
+    out[0] = 0;
+    for (int i = 0; i < CPU_SETSIZE && k + 24 < n; i++) {
+        if (!CPU_ISSET(i, s))
+            continue;
+        int j = i;
+        while (j + 1 < CPU_SETSIZE && CPU_ISSET(j + 1, s))
+            j++;
+        k += (size_t)snprintf(out + k, n - k, j > i ? "%s%d-%d" : "%s%d", k ? "," : "", i, j);
+        i = j;
+    }
+    if (!out[0])
+        snprintf(out, n, "none");
+}
+
+/* Every thread of the copier (the CUDA driver's too) to s: 0 or an errno. */
+static int set_all_threads(const cpu_set_t *s)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return sched_setaffinity(0, sizeof(*s), s) == 0 ? 0 : errno;
+    int rc = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.' && sched_setaffinity(atoi(e->d_name), sizeof(*s), s) != 0 &&
+            errno != ESRCH)
+            rc = errno;
+    closedir(d);
+    return rc;
+}
+
+/* Parses a sysfs cpulist ("0-7,16-23") into s: 0, or -1. */
+static int parse_cpulist(const char *t, cpu_set_t *s)
+{
+    CPU_ZERO(s);
+    while (*t && *t != '\n') {
+        char *e;
+        long a = strtol(t, &e, 10), b = a;
+        if (e == t || a < 0 || a >= CPU_SETSIZE)
+            return -1;
+        if (*e == '-') {
+            t = e + 1;
+            b = strtol(t, &e, 10);
+            if (e == t || b < a || b >= CPU_SETSIZE)
+                return -1;
+        }
+        for (long i = a; i <= b; i++)
+            CPU_SET((int)i, s);
+        t = *e == ',' ? e + 1 : e;
+        if (*e != ',' && *e && *e != '\n')
+            return -1;
+    }
+    return CPU_COUNT(s) ? 0 : -1;
+}
+
+/* Out of the rank's way: every CPU the cpuset allows but the ones the rank
+ * (the spawning thread) is bound to; all of them when that leaves none. */
+static void place(void)
+{
+    cpu_set_t rank, allowed, want;
+    char a[96], b[96];
+    if (sched_getaffinity(0, sizeof(rank), &rank) != 0) {
+        snprintf(where, sizeof(where), "CPUs as inherited (sched_getaffinity: %s)",
+                 strerror(errno));
+        return;
+    }
+    /* Ask for every CPU: the kernel grants those of our cpuset. */
+    memset(&allowed, 0xff, sizeof(allowed));
+    if (sched_setaffinity(0, sizeof(allowed), &allowed) != 0 ||
+        sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
+        allowed = rank;
+    CPU_ZERO(&want);
+    for (int i = 0; i < CPU_SETSIZE; i++)
+        if (CPU_ISSET(i, &allowed) && !CPU_ISSET(i, &rank))
+            CPU_SET(i, &want);
+    cpus_text(&rank, a, sizeof(a));
+    if (CPU_COUNT(&want) == 0) {
+        want = allowed;
+        cpus_text(&want, b, sizeof(b));
+        snprintf(where, sizeof(where),
+                 CPU_EQUAL(&allowed, &rank) && CPU_COUNT(&rank) > 1
+                     ? "CPUs %s, as the rank: it is not bound"
+                     : "CPUs %s, shared with the rank: no other CPU is allowed",
+                 b);
+    } else {
+        cpus_text(&want, b, sizeof(b));
+        snprintf(where, sizeof(where), "CPUs %s, outside the rank's %s", b, a);
+    }
+    if (sched_setaffinity(0, sizeof(want), &want) != 0)
+        sched_getaffinity(0, sizeof(want), &want);
+    placed = want;
+}
+
+/* At the first GPU: the CPUs of its NUMA node among those placed, if any. */
+static void place_near(const char *bus_id)
+{
+    static int once;
+    if (once++)
+        return;
+    /* CUDA says "0000:3B:00.0" (some versions an 8-digit domain); sysfs
+     * "0000:3b:00.0" */
+    char id[32], p[96], t[4096];
+    const char *colon = strchr(bus_id, ':');
+    if (!colon || colon - bus_id < 4)
+        return;
+    snprintf(id, sizeof(id), "%s", colon - 4);
+    for (char *q = id; *q; q++)
+        *q = (char)tolower((unsigned char)*q);
+    snprintf(p, sizeof(p), "/sys/bus/pci/devices/%s/numa_node", id);
+    FILE *f = fopen(p, "re");
+    int node = -1;
+    if (f) {
+        if (fscanf(f, "%d", &node) != 1)
+            node = -1;
+        fclose(f);
+    }
+    if (node < 0)
+        return;
+    snprintf(p, sizeof(p), "/sys/devices/system/node/node%d/cpulist", node);
+    cpu_set_t near, mine;
+    f = fopen(p, "re");
+    int ok = f && fgets(t, sizeof(t), f) && parse_cpulist(t, &mine) == 0;
+    if (f)
+        fclose(f);
+    if (!ok)
+        return;
+    CPU_AND(&near, &mine, &placed);
+    if (CPU_COUNT(&near) == 0 || CPU_EQUAL(&near, &placed) || set_all_threads(&near) != 0)
+        return;
+    placed = near;
+    char c[96];
+    cpus_text(&near, c, sizeof(c));
+    snprintf(moved_to, sizeof(moved_to), "runs on CPUs %s, of GPU %s's NUMA node %d", c, bus_id,
+             node);
 }
 
 /* ---- devices ----------------------------------------------------------- */
@@ -143,6 +306,7 @@ static int dev_of(const char *bus_id, char *text)
     }
     snprintf(devs[i].bus_id, sizeof(devs[i].bus_id), "%s", bus_id);
     ndevs++;
+    place_near(bus_id);
     return i;
 }
 
@@ -281,7 +445,8 @@ static void import(struct gmc_msg *m, const int *fds, int nfds)
     regs[id] = g;
     m->reg = id + 1;
     m->status = 0;
-    text[0] = 0;
+    snprintf(text, GMC_TEXT, "%s", moved_to); /* the plugin logs a non-empty one */
+    moved_to[0] = 0;
     return;
 err:
     if (!m->status)
@@ -403,12 +568,15 @@ static void query(uint32_t i)
         return;
     if (r != GT_CUDA_SUCCESS)
         return fail(c, GMC_CALL_QUERY, r);
+    atomic_fetch_add_explicit(&R->copied, c->size, memory_order_relaxed);
+    atomic_fetch_add_explicit(&R->copies, 1, memory_order_relaxed);
     atomic_store_explicit(&c->state, GMC_DONE, memory_order_release);
 }
 
 /* One pass over the slots in use: issues what was posted, completes what
- * finished.  Returns the number of copies still pending. */
-static int scan(void)
+ * finished (*moved: how many of either).  Returns the number of copies
+ * still pending. */
+static int scan(int *moved)
 {
     uint32_t nb = atomic_load_explicit(&R->blocks, memory_order_acquire);
     uint32_t n = (nb > GMC_BLOCKS ? GMC_BLOCKS : nb) * GMC_SLOTS_PER_BLOCK;
@@ -421,7 +589,9 @@ static int scan(void)
             query(i);
         else
             continue;
-        pending += atomic_load_explicit(&R->cmd[i].state, memory_order_relaxed) == GMC_ISSUED;
+        uint32_t now = atomic_load_explicit(&R->cmd[i].state, memory_order_relaxed);
+        pending += now == GMC_ISSUED;
+        *moved += now != st;
     }
     return pending;
 }
@@ -436,32 +606,41 @@ static int any_posted(void)
     return 0;
 }
 
+/* Waits on the futex word up to ns unless a post is there (copier_proto.h
+ * invariant 3); a post wakes it at once. */
+static void nap(long long ns)
+{
+    uint32_t w = atomic_load(&R->wake);
+    atomic_store(&R->sleeping, 1);
+    if (!any_posted()) {
+        struct timespec to = {(time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL)};
+        syscall(SYS_futex, &R->wake, FUTEX_WAIT, w, &to, NULL, 0);
+    }
+    atomic_store(&R->sleeping, 0);
+}
+
 static void serve_loop(void)
 {
-    long long last_work = now_ns(), last_sock = 0;
+    long long last_sock = now_ns(), wait = GMC_NAP_MIN_NS;
     for (;;) {
-        int pending = scan();
+        int moved = 0;
+        int pending = scan(&moved);
+        atomic_fetch_add_explicit(&R->beat, 1, memory_order_relaxed); /* invariant 5 */
         long long t = now_ns();
-        if (pending)
-            last_work = t;
         if (t - last_sock >= GMC_SOCK_NS) {
             if (check_socket() != 0)
                 return;
             last_sock = t;
         }
-        if (pending || t - last_work < GMC_SPIN_NS)
-            continue;
-        /* Idle: sleep on the futex (copier_proto.h invariant 3). */
-        uint32_t w = atomic_load(&R->wake);
-        atomic_store(&R->sleeping, 1);
-        if (!any_posted()) {
-            struct timespec to = {0, GMC_SLEEP_NS};
-            syscall(SYS_futex, &R->wake, FUTEX_WAIT, w, &to, NULL, 0);
+        if (moved) { /* copies issued or completed: look again at once */
+            wait = GMC_NAP_MIN_NS;
+        } else if (pending) { /* the GPU is copying: nap, longer each time */
+            nap(wait);
+            wait = wait * 3 / 2 > GMC_NAP_MAX_NS ? GMC_NAP_MAX_NS : wait * 3 / 2;
+        } else { /* idle: sleep until a post (or the socket's turn) */
+            nap(GMC_SLEEP_NS);
+            wait = GMC_NAP_MIN_NS;
         }
-        atomic_store(&R->sleeping, 0);
-        if (check_socket() != 0)
-            return;
-        last_sock = last_work = now_ns();
     }
 }
 
@@ -523,6 +702,9 @@ static int serve(void)
         reply(&m);
         return 1;
     }
+    /* Before CUDA starts its threads: they inherit the placement. */
+    place();
+    prctl(PR_SET_TIMERSLACK, (unsigned long)GMC_TIMER_SLACK_NS, 0, 0, 0);
     if (gt_cu_load() != 0) {
         m.status = ENODEV;
         snprintf(m.text, sizeof(m.text), "copier: CUDA unavailable: %.200s", gt_cu.why);
@@ -531,6 +713,7 @@ static int serve(void)
     }
     m.status = 0;
     m.reg = (uint32_t)getpid();
+    snprintf(m.text, sizeof(m.text), "%s", where);
     if (reply(&m) != 0)
         return 0;
     serve_loop();

@@ -27,6 +27,11 @@
  *  4. Slots [b * GMC_SLOTS_PER_BLOCK, (b + 1) * GMC_SLOTS_PER_BLOCK) belong
  *     to one comm (block b) from its creation to its close; `blocks` is
  *     the high-water mark of blocks ever used (the copier scans below it).
+ *  5. While any copy is ISSUED the copier passes its loop, and bumps
+ *     `beat`, at least every GMC_NAP_MAX_NS: a copy pending while `beat`
+ *     stands still for seconds means the copier is not running (stopped,
+ *     starved, or stuck in a call); the plugin then fails the comm
+ *     (copier_client.h, gt_gpumem_copier_progress).
  */
 #ifndef GDRTRACE_GPUMEM_COPIER_PROTO_H
 #define GDRTRACE_GPUMEM_COPIER_PROTO_H
@@ -34,12 +39,13 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#define GMC_VERSION 1
+#define GMC_VERSION 2
 #define GMC_FD 3 /* the copier's end of the socket */
 #define GMC_SLOTS_PER_BLOCK 64
 #define GMC_BLOCKS 256
 #define GMC_CMDS (GMC_SLOTS_PER_BLOCK * GMC_BLOCKS)
 #define GMC_TEXT 240
+#define GMC_NAP_MAX_NS 1000000LL /* the longest wait between passes while a copy is pending */
 
 /* ---- control messages ---------------------------------------------------- */
 
@@ -107,7 +113,11 @@ struct gmc_region {
     _Atomic uint32_t sleeping; /* the copier is (about to be) in its futex wait */
     _Atomic uint32_t wake;     /* the futex word: bumped by a plugin that saw sleeping */
     _Atomic uint32_t blocks;   /* invariant 4 */
-    char pad1[52];
+    uint32_t pad2;
+    _Atomic uint64_t beat;   /* invariant 5: bumped by every pass of the copier's loop */
+    _Atomic uint64_t copied; /* bytes of the copies completed (DONE), for the log */
+    _Atomic uint64_t copies; /* their number */
+    char pad1[24];
     struct gmc_cmd cmd[GMC_CMDS];
 };
 #define GMC_MAGIC 0x474d4352u /* "GMCR" */

@@ -33,9 +33,9 @@
  * request slot i.  isend posts the GPU-to-host copy to slot i, test()
  * posts the host-to-GPU copy of a finished receive; completion is the
  * slot's DONE (acquire load), and every 1024th poll of a pending copy asks
- * whether the copier still runs, so a dead copier fails the comm instead of
- * hanging it.  Registrations above GM_MIRROR_MAX are refused in this mode
- * (docs/gpumem.md says why).
+ * whether the copier still runs and still makes progress (its heartbeat),
+ * so a dead or stopped copier fails the comm instead of hanging it.  Registrations above
+ * GM_MIRROR_MAX are refused in this mode (docs/gpumem.md says why).
  */
 #include "plugin/gpumem/gpumem.h"
 
@@ -84,6 +84,7 @@ struct gm_req {
     uint32_t reg; /* process: the registration's id in the copier */
     uint64_t off; /* process: data's offset in it (and in its mirror) */
     unsigned polls;
+    struct gt_gpumem_watch watch; /* process: the copier's heartbeat as this copy saw it */
 };
 
 struct gm_comm {
@@ -724,7 +725,9 @@ static int copier_done(struct gm_comm *c, struct gm_req *q, gt_result *rc)
         return -1;
     }
     char why[GMC_TEXT];
-    if (++q->polls % GM_ALIVE_EVERY == 0 && !gt_gpumem_copier_alive(c->gen, why, sizeof(why))) {
+    if (++q->polls % GM_ALIVE_EVERY == 0 &&
+        (!gt_gpumem_copier_alive(c->gen, why, sizeof(why)) ||
+         !gt_gpumem_copier_progress(c->gen, c->region, &q->watch, why, sizeof(why)))) {
         *rc = copier_fail(c, "gpumem: %s", why);
         return -1;
     }
@@ -735,6 +738,7 @@ static int copier_done(struct gm_comm *c, struct gm_req *q, gt_result *rc)
  * copier is noticed by copier_done. */
 static void copier_post(struct gm_comm *c, struct gm_req *q, uint32_t dir, size_t size)
 {
+    memset(&q->watch, 0, sizeof(q->watch));
     gt_gpumem_copier_post(c->region, &c->cmds[q - c->r], dir, q->reg, q->off, size);
 }
 

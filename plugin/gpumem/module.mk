@@ -35,3 +35,11 @@ test_gpumem_copier_LIBS := -ldl -lpthread -lcmocka
 
 # The judging half of tests/gpu/gpumem.sh (GPU machine only), on canned runs.
 TEST_SCRIPTS += tests/gpu/test-gpumem-judge.sh
+
+# The copier next to host memory through sock, bound to one core and unbound,
+# over the fake libcuda (figures for `make bench`).
+BENCHES += bench_gpumem
+bench_gpumem_SRCS = tests/bench/bench_gpumem.c $(GPUMEM_SRCS) $(SOCK_SRCS) $(OOB_SRCS) \
+                    $(REG_SRCS) $(DL_SRCS) $(BASE_SRCS)
+bench_gpumem_LIBS := -ldl -lpthread
+benches: $(BUILD)/tests/libfakecuda.so

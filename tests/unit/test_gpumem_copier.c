@@ -15,17 +15,25 @@
  *    its allocation, are refused with the reason; so are registrations when
  *    the copier cannot be found or its CUDA cannot load;
  *  - the copier killed mid-copy fails the request and the comm (sticky)
- *    within a bound, naming the copier, instead of hanging;
+ *    within a bound, naming the copier, instead of hanging; so does a
+ *    copier stopped (SIGSTOP) with a copy pending, within
+ *    GDRTRACE_GPUMEM_COPIER_TIMEOUT, while a copy slower than that bound in
+ *    a running copier, or an idle spell longer than it, fails nothing;
+ *  - with the rank bound to one core, the copier runs outside it whenever
+ *    another CPU is allowed (unbound: everywhere), and it sleeps while a
+ *    copy is pending and while idle instead of polling;
  *  - this process has no child (waitpid(-1)), the copier is not its child,
  *    it costs no CPU when idle, and it exits when the layer finalizes and
  *    when the application dies without finalizing, even while a child the
  *    application forked still runs.
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -475,6 +483,209 @@ static void test_copier_killed(void **state)
     vmm_free(src, N);
 }
 
+/* ---- a stopped copier --------------------------------------------------------- */
+
+/* SIGSTOP: the copier's socket stays open, so only its heartbeat can tell.
+ * A pending copy fails the comm within GDRTRACE_GPUMEM_COPIER_TIMEOUT (1 s
+ * here), naming the copier and its state; a slow copy in a running copier,
+ * longer than that bound, and an idle spell longer than it, do not. */
+static void test_copier_stopped(void **state)
+{
+    (void)state;
+    setenv("GDRTRACE_GPUMEM_COPIER_TIMEOUT", "1", 1);
+    set_delay("1500"); /* the copier's environment: every copy takes 1.5 s */
+    const size_t N = 64 << 10;
+    unsigned long long src = vmm_alloc(N, 1), dst = vmm_alloc(N, 1);
+    layer_up();
+    void *sc, *rc;
+    connect_pair(&sc, &rc);
+    void *smh = reg_gpu(sc, src, N), *rmh = reg_gpu(rc, dst, N);
+    pid_t pid = gt_gpumem_copier_pid();
+    assert_true(pid > 0);
+    /* idle for longer than the bound, then a copy slower than it: done */
+    usleep(1300000);
+    memset((void *)(uintptr_t)src, 'q', N);
+    void *reqs[2] = {NULL, NULL};
+    void *dp = (void *)(uintptr_t)dst;
+    size_t rn = N;
+    int tag = 3;
+    assert_int_equal(ops->isend(sc, (void *)(uintptr_t)src, N, 3, smh, NULL, &reqs[0]), GT_OK);
+    assert_int_equal(ops->irecv(rc, 1, &dp, &rn, &tag, &rmh, NULL, &reqs[1]), GT_OK);
+    assert_non_null(reqs[0]);
+    assert_non_null(reqs[1]);
+    wait_all(reqs, NULL, 2);
+    assert_memory_equal((void *)(uintptr_t)src, (void *)(uintptr_t)dst, N);
+    /* stopped with a copy pending: the comm fails, naming the copier */
+    void *s = NULL;
+    assert_int_equal(ops->isend(sc, (void *)(uintptr_t)src, N, 4, smh, NULL, &s), GT_OK);
+    assert_non_null(s);
+    usleep(50000);
+    assert_int_equal(kill(pid, SIGSTOP), 0);
+    double t0 = now_s();
+    gt_result r = GT_OK;
+    int d = 0;
+    uint32_t mark = gt_net_fail_mark();
+    while (r == GT_OK && !d && now_s() - t0 < 10) {
+        r = ops->test(s, &d, NULL);
+        sched_yield();
+    }
+    kill(pid, SIGCONT);
+    if (d)
+        fail_msg("a send completed while its copier was stopped");
+    if (r == GT_OK)
+        fail_msg("a send whose copier is stopped was still pending after 10 s");
+    struct gt_net_failure f;
+    assert_int_equal(gt_net_failure_since(mark, &f), 1);
+    char want[64];
+    snprintf(want, sizeof(want), "copier process %d made no progress", (int)pid);
+    if (!strstr(f.text, want) || !strstr(f.text, "stopped"))
+        fail_msg("the failure does not name the stopped copier: '%s'", f.text);
+    /* sticky, as for a dead copier */
+    mark = gt_net_fail_mark();
+    void *s2 = NULL;
+    assert_int_not_equal(ops->isend(sc, (void *)(uintptr_t)src, N, 4, smh, NULL, &s2), GT_OK);
+    assert_int_equal(gt_net_failure_since(mark, &f), 1);
+    assert_non_null(strstr(f.text, want));
+    assert_int_equal(ops->dereg_mr(sc, smh), GT_OK);
+    assert_int_equal(ops->dereg_mr(rc, rmh), GT_OK);
+    assert_int_equal(ops->close_send(sc), GT_OK);
+    assert_int_equal(ops->close_recv(rc), GT_OK);
+    layer_down();
+    assert_true(gone_within(pid, 5)); /* continued, it saw the hang-up */
+    set_delay(NULL);
+    unsetenv("GDRTRACE_GPUMEM_COPIER_TIMEOUT");
+    vmm_free(src, N);
+    vmm_free(dst, N);
+}
+
+/* ---- where the copier runs, and that it does not spin ---------------------- */
+
+/* Every thread of pid: its CPU set, all equal (0), else -1. */
+static int copier_cpus(pid_t pid, cpu_set_t *out)
+{
+    char p[64];
+    snprintf(p, sizeof(p), "/proc/%d/task", (int)pid);
+    DIR *d = opendir(p);
+    if (!d)
+        return -1;
+    int n = 0, rc = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        cpu_set_t s;
+        if (sched_getaffinity(atoi(e->d_name), sizeof(s), &s) != 0)
+            continue;
+        if (n++ == 0)
+            *out = s;
+        else if (!CPU_EQUAL(&s, out))
+            rc = -1;
+    }
+    closedir(d);
+    return n ? rc : -1;
+}
+
+/* How many of `n` samples 10 ms apart found pid sleeping. */
+static int sleeping_samples(pid_t pid, int n)
+{
+    int s = 0;
+    for (int i = 0; i < n; i++) {
+        s += proc_state(pid, NULL, NULL) == 'S';
+        usleep(10000);
+    }
+    return s;
+}
+
+/* The rank bound to one core (taskset -c N, srun --cpu-bind=cores,
+ * mpirun --bind-to core): the copier runs outside that core whenever
+ * another is allowed, and neither spins while a copy is pending nor while
+ * idle.  An unbound rank leaves it unbound. */
+static void test_copier_placement(void **state)
+{
+    (void)state;
+    cpu_set_t all, one, got;
+    assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+    int first = 0;
+    while (!CPU_ISSET(first, &all))
+        first++;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+    const size_t N = 64 << 10;
+    unsigned long long src = vmm_alloc(N, 1), dst = vmm_alloc(N, 1);
+    set_delay("1000"); /* the copier's environment: every copy takes 1 s */
+    layer_up();
+    void *sc, *rc;
+    connect_pair(&sc, &rc);
+    void *smh = reg_gpu(sc, src, N), *rmh = reg_gpu(rc, dst, N);
+    pid_t pid = gt_gpumem_copier_pid();
+    assert_true(pid > 0);
+    assert_int_equal(copier_cpus(pid, &got), 0);
+    if (CPU_COUNT(&all) >= 2 && CPU_ISSET(first, &got))
+        fail_msg("the copier may run on CPU %d, the only one of the rank it serves (%d CPUs "
+                 "allowed, the copier has %d)",
+                 first, CPU_COUNT(&all), CPU_COUNT(&got));
+    if (CPU_COUNT(&all) == 1)
+        assert_true(CPU_EQUAL(&got, &one));
+    /* a copy pending for a second: the copier naps, it does not poll */
+    void *s = NULL, *r = NULL, *dp = (void *)(uintptr_t)dst;
+    size_t rn = N;
+    int tag = 1;
+    assert_int_equal(ops->isend(sc, (void *)(uintptr_t)src, N, 1, smh, NULL, &s), GT_OK);
+    assert_int_equal(ops->irecv(rc, 1, &dp, &rn, &tag, &rmh, NULL, &r), GT_OK);
+    assert_non_null(s);
+    assert_non_null(r);
+    int d = 0;
+    for (int i = 0; i < 20 && !d; i++) {
+        assert_int_equal(ops->test(s, &d, NULL), GT_OK);
+        usleep(5000);
+    }
+    assert_false(d);
+    int slept = sleeping_samples(pid, 40);
+    if (slept < 20)
+        fail_msg("the copier was asleep in %d of 40 samples while a copy was pending: it polls",
+                 slept);
+    void *reqs[2] = {s, r};
+    wait_all(reqs, NULL, 2);
+    set_delay(NULL);
+    usleep(100000);
+    slept = sleeping_samples(pid, 40);
+    if (slept < 30)
+        fail_msg("the idle copier was asleep in only %d of 40 samples", slept);
+    assert_int_equal(ops->dereg_mr(rc, rmh), GT_OK);
+    assert_int_equal(ops->dereg_mr(sc, smh), GT_OK);
+    assert_int_equal(ops->close_send(sc), GT_OK);
+    assert_int_equal(ops->close_recv(rc), GT_OK);
+    layer_down();
+    /* unbound: the copier keeps every CPU allowed (its GPU's NUMA node's
+     * when the "GPU" has one) */
+    assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+    layer_up();
+    connect_pair(&sc, &rc);
+    smh = reg_gpu(sc, src, N);
+    pid = gt_gpumem_copier_pid();
+    assert_int_equal(copier_cpus(pid, &got), 0);
+    cpu_set_t both;
+    CPU_AND(&both, &got, &all);
+    assert_true(CPU_EQUAL(&both, &got) && CPU_COUNT(&got) >= 1);
+    FILE *f = fopen("/sys/bus/pci/devices/0000:00:00.0/numa_node", "re");
+    int node = -1;
+    if (f) {
+        if (fscanf(f, "%d", &node) != 1)
+            node = -1;
+        fclose(f);
+    }
+    if (node < 0 && !CPU_EQUAL(&got, &all))
+        fail_msg("the copier of an unbound rank runs on %d of %d CPUs", CPU_COUNT(&got),
+                 CPU_COUNT(&all));
+    assert_int_equal(ops->dereg_mr(sc, smh), GT_OK);
+    assert_int_equal(ops->close_send(sc), GT_OK);
+    assert_int_equal(ops->close_recv(rc), GT_OK);
+    layer_down();
+    vmm_free(src, N);
+    vmm_free(dst, N);
+}
+
 /* ---- the application dies without finalizing -------------------------------- */
 
 static void test_exit_with_application(void **state)
@@ -578,6 +789,8 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_copier_setup_failures),
         cmocka_unit_test(test_copier_killed),
+        cmocka_unit_test(test_copier_stopped),
+        cmocka_unit_test(test_copier_placement),
         cmocka_unit_test(test_exit_with_application),
     };
     return cmocka_run_group_tests_name("gpumem_copier", tests, setup, NULL);
