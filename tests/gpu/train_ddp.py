@@ -45,6 +45,12 @@ def worker(args):
     import torch.nn.functional as F
 
     rank, world = args.rank, args.ranks
+    # GT_BIND_CPUS="0,1": rank r runs on CPU number r of the list only, as a
+    # launcher binds one core per rank (srun --cpu-bind=cores, mpirun
+    # --bind-to core); before CUDA and NCCL start their threads.
+    bind = [c for c in os.environ.get("GT_BIND_CPUS", "").split(",") if c.strip()]
+    if bind:
+        os.sched_setaffinity(0, {int(bind[rank % len(bind)])})
     torch.use_deterministic_algorithms(True)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -129,6 +135,17 @@ def worker(args):
         print(f"time_per_step_ms {per_step * 1e3:.3f} (steps {warm + 1}..{args.steps - 1})",
               flush=True)
     dist.barrier()
+    # GT_PAUSE_S=N: the job idles N s with its communicators up (the copier
+    # of GDRTRACE_GPUMEM=1 alive and idle); rank 0 prints the window.
+    pause = float(os.environ.get("GT_PAUSE_S", "0") or 0)
+    if pause > 0:
+        torch.cuda.synchronize()
+        if rank == 0:
+            print(f"pause_start {time.time():.3f}", flush=True)
+        time.sleep(pause)
+        if rank == 0:
+            print(f"pause_end {time.time():.3f}", flush=True)
+        dist.barrier()
     dist.destroy_process_group()
     hold = os.environ.get("GT_HOLD_DIR")
     if hold:
