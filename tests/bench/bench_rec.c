@@ -31,6 +31,7 @@
 
 #include "shim/clock.h"
 #include "common/hist.h"
+#include "shim/rec_host.h"
 #include "shim/recorder.h"
 #include "shim/shim.h"
 #include "shim/shim_internal.h"
@@ -138,6 +139,7 @@ enum what {
     W_LTTNG,
     W_EMPTY,
     W_MSG,
+    W_HOST_TICK,
 };
 
 /* One batch of N calls of `w`; ns per call. */
@@ -192,6 +194,10 @@ static double batch(enum what w, uint64_t salt)
     case W_EMPTY:
         for (int i = 0; i < N; i++)
             __asm__ volatile("" ::: "memory");
+        break;
+    case W_HOST_TICK: /* what test() adds: a count, every 16th a clock compare */
+        for (int i = 0; i < N; i++)
+            gt_rec_host_tick(&g_rec);
         break;
     }
     g_sink += s;
@@ -264,6 +270,16 @@ int main(void)
     double ev1 = measure(W_EVENT);
     double ev2 = measure_two_threads();
     double hown = measure(W_HIST_OWNED), hsh = measure(W_HIST_SHARED);
+    double tick = measure(W_HOST_TICK);
+    /* one host-pressure sample (getrusage, /proc/self/status, each claimed
+     * thread's CPU clock): what the sampling thread pays once a second */
+    double sample_us[64];
+    for (int k = 0; k < 64; k++) {
+        int64_t t0 = now_ns();
+        gt_rec_host_sample(&g_rec);
+        sample_us[k] = (double)(now_ns() - t0) / 1e3;
+    }
+    double sample = median(sample_us, 64);
     double msg_raw, msg_traced;
     {
         void *ctx, *sdc = NULL;
@@ -316,6 +332,10 @@ int main(void)
     printf("  histogram update, owned:   %6.1f ns  (target <= 10: %s)  [data path]\n", hown,
            verdict(hown <= 10));
     printf("  histogram update, shared:  %6.1f ns  [registration; any thread]\n", hsh);
+    printf("  host-pressure tick in test(): %5.2f ns per call  [data path]\n", tick);
+    printf("  host-pressure sample: %.1f us (median of 64; once a second at most: %.4f %% of a "
+           "core)\n",
+           sample, sample / 1e4);
     printf(
         "  per message (isend + test) through the shim: %.1f ns vs %.1f ns bare: %.1f ns added\n",
         msg_traced, msg_raw, msg_traced - msg_raw);
