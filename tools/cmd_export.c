@@ -33,26 +33,31 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gdrtrace export [--prometheus|--json] [-o FILE] [--job J] [--per-process]\n"
-               "                       [--exited-within DURATION] [--quiet] [PATH...]\n"
-               "  Metrics of every recorder (default: $GDRTRACE_DIR) in Prometheus text format\n"
-               "  (for node_exporter's textfile collector; -o FILE replaces FILE atomically,\n"
-               "  and only if it is a regular file) or JSON.  Families:\n"
-               "  gdrtrace_registrations_total, gdrtrace_registered_bytes_total,\n"
-               "  gdrtrace_fallbacks_total, gdrtrace_errors_total, gdrtrace_latency_seconds\n"
-               "  (summary: _sum, _count; quantiles 0.5/0.95/0.99 with --per-process),\n"
-               "  gdrtrace_messages_total,\n"
-               "  gdrtrace_message_bytes_total, gdrtrace_verdict, gdrtrace_job_verdict,\n"
-               "  gdrtrace_events_total, gdrtrace_recorders.  Labels: host, gdrtrace_job, comm,\n"
-               "  device, ...; samples of one host, job and communicator are summed.\n"
-               "  --per-process         add rank and pid labels (a new series per process and\n"
-               "                        run) and the latency quantiles\n"
-               "  --exited-within D     leave out exited or crashed recorders whose last\n"
-               "                        activity is older than D (default 15m: a whole number\n"
-               "                        and a unit s, m, h, d or w); archives keep them all\n"
-               "  --quiet               no note on stderr when no recorder is found (for a\n"
-               "                        timer: an idle node is normal); errors still printed\n"
-               "exit: 0 ok, 1 output not written, 2 an input could not be read, 64 usage\n");
+    fprintf(f,
+            "usage: gdrtrace export [--prometheus|--json] [-o FILE] [--job J] [--per-process]\n"
+            "                       [--exited-within DURATION] [--quiet] [PATH...]\n"
+            "  Metrics of every recorder (default: $GDRTRACE_DIR) in Prometheus text format\n"
+            "  (for node_exporter's textfile collector; -o FILE replaces FILE atomically,\n"
+            "  and only if it is a regular file) or JSON.  Families:\n"
+            "  gdrtrace_registrations_total, gdrtrace_registered_bytes_total,\n"
+            "  gdrtrace_fallbacks_total, gdrtrace_errors_total, gdrtrace_latency_seconds\n"
+            "  (summary: _sum, _count; quantiles 0.5/0.95/0.99 with --per-process),\n"
+            "  gdrtrace_messages_total,\n"
+            "  gdrtrace_message_bytes_total, gdrtrace_verdict, gdrtrace_job_verdict,\n"
+            "  gdrtrace_events_total, gdrtrace_recorders; with host pressure (format 1.5)\n"
+            "  gdrtrace_host_cpu_seconds_total, gdrtrace_host_data_path_thread_cpu_seconds_total,\n"
+            "  gdrtrace_host_staging_bytes, gdrtrace_host_staging_high_water_bytes,\n"
+            "  gdrtrace_host_{resident,locked,pinned}_high_water_bytes.  Labels: host,\n"
+            "  gdrtrace_job, comm, device, ...; samples of one host, job and communicator\n"
+            "  are summed.\n"
+            "  --per-process         add rank and pid labels (a new series per process and\n"
+            "                        run) and the latency quantiles\n"
+            "  --exited-within D     leave out exited or crashed recorders whose last\n"
+            "                        activity is older than D (default 15m: a whole number\n"
+            "                        and a unit s, m, h, d or w); archives keep them all\n"
+            "  --quiet               no note on stderr when no recorder is found (for a\n"
+            "                        timer: an idle node is normal); errors still printed\n"
+            "exit: 0 ok, 1 output not written, 2 an input could not be read, 64 usage\n");
 }
 
 struct lab {
@@ -92,7 +97,7 @@ struct sink {
     FILE *f;
     int json, oom;
     struct gt_json js;
-    struct fam fams[16];
+    struct fam fams[24];
     size_t nfam;
     struct smp *s;
     size_t ns, cap;
@@ -137,7 +142,17 @@ enum {
     F_VERDICT,
     F_JOB_VERDICT,
     F_EVENTS,
-    F_COUNT
+    F_COUNT,
+    /* host pressure (format 1.5): registered after the others, and only
+     * when some recorder has a host section */
+    F_HOST_CPU = F_COUNT,
+    F_HOST_THREAD_CPU,
+    F_HOST_STAGING,
+    F_HOST_STAGING_HWM,
+    F_HOST_RSS_HWM,
+    F_HOST_LOCKED_HWM,
+    F_HOST_PINNED_HWM,
+    F_HOST_END
 };
 
 static const struct fam fams[F_COUNT] = {
@@ -163,6 +178,28 @@ static const struct fam fams[F_COUNT] = {
     [F_EVENTS] = {"gdrtrace_events_total", "counter",
                   "Event ring records by class: complete, torn (a writer died mid-record), "
                   "overwritten (the ring wrapped)."},
+};
+
+static const struct fam host_fams[F_HOST_END - F_COUNT] = {
+    [F_HOST_CPU - F_COUNT] = {"gdrtrace_host_cpu_seconds_total", "counter",
+                              "CPU time of the traced processes since each started, by mode "
+                              "(user, system), at their recorders' last host-pressure sample."},
+    [F_HOST_THREAD_CPU - F_COUNT] = {"gdrtrace_host_data_path_thread_cpu_seconds_total", "counter",
+                                     "CPU time of the threads that drove the data path "
+                                     "(isend/irecv/test: NCCL's proxy threads) since each was "
+                                     "first seen."},
+    [F_HOST_STAGING - F_COUNT] = {"gdrtrace_host_staging_bytes", "gauge",
+                                  "Host memory registered for the data path (NCCL_PTR_HOST: "
+                                  "staging) now."},
+    [F_HOST_STAGING_HWM - F_COUNT] = {"gdrtrace_host_staging_high_water_bytes", "gauge",
+                                      "The most host memory registered for the data path at "
+                                      "once, summed over processes."},
+    [F_HOST_RSS_HWM - F_COUNT] = {"gdrtrace_host_resident_high_water_bytes", "gauge",
+                                  "Resident memory high-water (VmHWM), summed over processes."},
+    [F_HOST_LOCKED_HWM - F_COUNT] = {"gdrtrace_host_locked_high_water_bytes", "gauge",
+                                     "Locked memory high-water (VmLck), summed over processes."},
+    [F_HOST_PINNED_HWM - F_COUNT] = {"gdrtrace_host_pinned_high_water_bytes", "gauge",
+                                     "Pinned memory high-water (VmPin), summed over processes."},
 };
 
 static void family(struct sink *k, const char *name, const char *type, const char *help)
@@ -414,6 +451,31 @@ static void emit_comms(struct sink *k, const struct gt_recfile *r, struct gtr_co
     }
 }
 
+/* One process's host pressure (format 1.5; the section survives the fold):
+ * counters of CPU seconds, gauges of bytes; summed like every family when
+ * processes share their labels (per host and job). */
+static void emit_host(struct sink *k, const struct gt_recfile *r)
+{
+    struct lab l[12];
+    const struct gtr_host *h = &r->host;
+    int n = base_labels(l, r, NULL);
+    l[n].k = "mode";
+    snprintf(l[n].v, sizeof(l[0].v), "user");
+    sample(k, F_HOST_CPU, NULL, l, n + 1, (double)h->utime_ns / 1e9);
+    snprintf(l[n].v, sizeof(l[0].v), "system");
+    sample(k, F_HOST_CPU, NULL, l, n + 1, (double)h->stime_ns / 1e9);
+    double thr = 0;
+    for (uint32_t i = 0; i < h->nthreads && i < GTR_HOST_THREADS; i++)
+        if (h->threads[i].tid && h->threads[i].cpu_ns > h->threads[i].cpu_first_ns)
+            thr += (double)(h->threads[i].cpu_ns - h->threads[i].cpu_first_ns) / 1e9;
+    sample(k, F_HOST_THREAD_CPU, NULL, l, n, thr);
+    sample(k, F_HOST_STAGING, NULL, l, n, (double)h->staging_bytes);
+    sample(k, F_HOST_STAGING_HWM, NULL, l, n, (double)h->staging_hwm_bytes);
+    sample(k, F_HOST_RSS_HWM, NULL, l, n, (double)h->rss_hwm_bytes);
+    sample(k, F_HOST_LOCKED_HWM, NULL, l, n, (double)h->locked_hwm_bytes);
+    sample(k, F_HOST_PINNED_HWM, NULL, l, n, (double)h->pinned_hwm_bytes);
+}
+
 /* The families read from the reduced recorders, after the fold: the
  * recorders and their events (those kept: out[i] 0), the job's verdict. */
 static void emit_rest(struct sink *k, const struct gt_job *j, const unsigned char *out,
@@ -435,15 +497,17 @@ static void emit_rest(struct sink *k, const struct gt_job *j, const unsigned cha
         n = label(l, n, "policy_reg", "%s", r->id.policy_reg);
         n = label(l, n, "kernel", "%s", r->id.node.kernel_release);
         sample(k, F_RECORDERS, NULL, l, n, 1);
-        if (!r->has_ring)
-            continue;
-        const uint64_t v[3] = {r->rs.complete, r->rs.torn, r->rs.overwritten};
-        static const char *cls[3] = {"complete", "torn", "overwritten"};
-        for (int q = 0; q < 3; q++) {
-            n = base_labels(l, r, NULL);
-            n = label(l, n, "class", "%s", cls[q]);
-            sample(k, F_EVENTS, NULL, l, n, (double)v[q]);
+        if (r->has_ring) {
+            const uint64_t v[3] = {r->rs.complete, r->rs.torn, r->rs.overwritten};
+            static const char *cls[3] = {"complete", "torn", "overwritten"};
+            for (int q = 0; q < 3; q++) {
+                n = base_labels(l, r, NULL);
+                n = label(l, n, "class", "%s", cls[q]);
+                sample(k, F_EVENTS, NULL, l, n, (double)v[q]);
+            }
         }
+        if (r->has_host)
+            emit_host(k, r);
     }
     k->pos = 0;
     n = label(l, 0, "verdict", "%s", gt_verdict_label(overall->code, overall->emulated));
@@ -642,6 +706,11 @@ int gt_cmd_export(int argc, char **argv)
                 "# gdrtrace: %zu exited or crashed recorder(s) left out: last activity older "
                 "than --exited-within\n",
                 left_out);
+    int any_host = 0; /* host pressure's families: only when some kept recorder has it */
+    for (size_t i = 0; i < j.nrec; i++)
+        any_host |= j.recs[i].has_host && !(gone && gone[i]);
+    for (size_t f = 0; any_host && f < F_HOST_END - F_COUNT; f++)
+        family(&k, host_fams[f].name, host_fams[f].type, host_fams[f].help);
     place_samples(&k, &j, gone);
     emit_rest(&k, &j, gone, &overall);
     flush_all(&k);

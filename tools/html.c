@@ -24,6 +24,7 @@
 #include "tools/esc.h"
 #include "tools/hist.h"
 #include "tools/html.h"
+#include "tools/html_host.h"
 #include "tools/inputs.h"
 
 /* ---- escaping and natural order ----------------------------------------- */
@@ -1094,6 +1095,13 @@ int gt_html_write(FILE *f, const struct gt_html_run *a, const struct gt_html_run
         fputs("<section class=\"run\" data-run=\"B\">\n", f);
         grid_section(f, b, &gb);
         fputs("</section>\n", f);
+    }
+    /* host pressure beside the grid (nothing before format 1.5) */
+    if (gt_html_host_section(f, a->job, b ? b->job : NULL) == ENOMEM) {
+        gt_html_grid_free(&ga);
+        if (b)
+            gt_html_grid_free(&gb);
+        return ENOMEM;
     }
     fputs("<section class=\"latency\">\n", f);
     int rc = latency_section(f, a, b);

@@ -89,4 +89,22 @@ grep -Eq '^   host memory in the data path +[0-9.]+ MiB +0 B +-100.0 % +beyond n
     grep -q 'host memory in the data path -100 %' <<<"$c" && ! grep -qw faster <<<"$c" &&
     pass "diff staged vs unregistered: $c" ||
     fail "diff S1 N: $(sed -n '/three groups/,$p' "$T/ab.txt")"
+
+"$G" report -o "$T/ab.html" --baseline "$T/S1" "$T/N" >/dev/null 2>&1
+grep -q '<section class="host">' "$T/ab.html" && grep -q '<svg class="hostbars"' "$T/ab.html" &&
+    grep -q 'host memory in the data path</text><rect class="run-a"' "$T/ab.html" &&
+    grep -q '(beyond noise)' "$T/ab.html" && grep -qF "$(sed 's/^conclusion: //' <<<"$c")" "$T/ab.html" &&
+    pass "report --baseline: host-pressure bars, noise marks and diff's conclusion" ||
+    fail "report --baseline: no host-pressure section as expected"
+
+"$G" export --exited-within 1w "$T/S1" >"$T/s1.prom" 2>&1
+want="gdrtrace_host_staging_high_water_bytes{host=\"$(hostname)\",gdrtrace_job=\"\"} $s1"
+grep -qxF "$want" "$T/s1.prom" && grep -q '^# TYPE gdrtrace_host_cpu_seconds_total counter$' "$T/s1.prom" &&
+    grep -Eq '^gdrtrace_host_cpu_seconds_total\{.*mode="system"\} [0-9.]+$' "$T/s1.prom" &&
+    pass "export: host-pressure families, staging high-water $s1" ||
+    fail "export: $(grep gdrtrace_host "$T/s1.prom" | head -5)"
+if command -v promtool >/dev/null; then
+    promtool check metrics <"$T/s1.prom" >"$T/promtool.txt" 2>&1 &&
+        pass "export: promtool check metrics is clean" || fail "promtool: $(cat "$T/promtool.txt")"
+fi
 finish "host pressure: recorded, summarised and judged side by side"
