@@ -10,24 +10,31 @@
 # the plugin:
 #   A  host-staged sock (GDRTRACE_GPUMEM unset: NCCL stages through host
 #      memory it registers as NCCL_PTR_HOST)
+#   H  host-staged through the GPU-memory validation layer (GDRTRACE_GPUMEM=1
+#      NCCL_NET_GDR_LEVEL=SYS GDRTRACE_REG=host: ptrSupport HOST, NCCL stages)
 #   B  emulated DMA-BUF (GDRTRACE_GPUMEM=1 NCCL_NET_GDR_LEVEL=SYS: NCCL hands
 #      GPU memory; CUDA copies stand in for the NIC)
-# run in the order A1 B1 A2 B2 (the repeats say what noise is).  Each rank,
-# after destroying its process group, is held (GT_HOLD_DIR) while this
-# script reads /proc/<pid>/stat, every /proc/<pid>/task/<tid>/stat and the
-# stat lines of the rank's descendants (the copier); tests/gpu/abtest_proc.py
-# then holds the recorders' host-pressure numbers against them (10 %).
+# run in the order A1 H1 B1 H2 B2.  A vs B is the pair as first asked; diff
+# must call it not comparable (transport sock vs sock+gpumem, GDRTRACE_GPUMEM,
+# NCCL_NET_GDR_LEVEL differ).  H vs B differs in GDRTRACE_REG only: the A/B
+# the runbook can judge.  Each rank, after destroying its process group, is
+# held (GT_HOLD_DIR) while this script reads /proc/<pid>/stat, every
+# /proc/<pid>/task/<tid>/stat and the stat lines of the rank's descendants
+# (the copier); tests/gpu/abtest_proc.py then holds the recorders'
+# host-pressure numbers against them (10 %).
 #
 # Steps (PASS/FAIL each):
 #   1 build (make all)
-#   2 A1 B1 A2 B2 train, exit 0; the losses of all four bit-equal (compare)
+#   2 the five runs exit 0; the losses of all bit-equal (compare)
 #   3 each run's recorder CPU (process, data-path threads) within 10 % of /proc
-#   4 `gdrtrace diff A1 B1`: the three groups and a conclusion line; exit 0 or 1
-#   5 `gdrtrace diff A1 A2`: concludes "no difference (within noise)"
-#   6 `gdrtrace diff A B` on the folders of both repeats (A1+A2 vs B1+B2)
+#   4 `gdrtrace diff A1 B1`: the three groups and a conclusion line (not
+#     comparable: the guard names the transport)
+#   5 `gdrtrace diff H1 B1`: comparable, the three groups, "mechanism changed"
+#   6 `gdrtrace diff H1 H2`: concludes "no difference (within noise)"
+#   7 `gdrtrace diff H B` on the folders of both repeats (H1+H2 vs B1+B2)
 # Output: $OUT/abtest/ (each run: command, stdout, stderr, rec/, proc/,
 # proc-check.txt; summary-*.txt, diff-*.txt, diff-*.json), $OUT/abtest.md.
-# Knobs: STEPS (100), BIND (2,3), RUN_TIMEOUT (120 s a run).
+# Knobs: STEPS (100), BIND (2,3), RUN_TIMEOUT (80 s a run).
 # Exit: 0 when every step passed.
 set -u -o pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -36,7 +43,7 @@ OUTDIR=${OUT:-$ROOT/build/gpu-out}
 W=$OUTDIR/abtest
 STEPS=${STEPS:-100}
 BIND=${BIND:-2,3}
-RUN_TIMEOUT=${RUN_TIMEOUT:-120}
+RUN_TIMEOUT=${RUN_TIMEOUT:-80}
 mkdir -p "$W"
 exec > >(tee -a "$OUTDIR/abtest.log") 2>&1
 START=$(date +%s)
@@ -154,47 +161,55 @@ one() {
 }
 
 A_VARS="NCCL_NET_PLUGIN=$PLUGIN"
+H_VARS="NCCL_NET_PLUGIN=$PLUGIN GDRTRACE_GPUMEM=1 NCCL_NET_GDR_LEVEL=SYS GDRTRACE_REG=host"
 B_VARS="NCCL_NET_PLUGIN=$PLUGIN GDRTRACE_GPUMEM=1 NCCL_NET_GDR_LEVEL=SYS"
-echo "== 2-3. runs A1 B1 A2 B2 ($STEPS steps, ranks on cores $BIND)"
+echo "== 2-3. runs A1 H1 B1 H2 B2 ($STEPS steps, ranks on cores $BIND)"
 trained=0
 checked=0
-for n in A1 B1 A2 B2; do
-    case $n in A*) v=$A_VARS ;; *) v=$B_VARS ;; esac
+for n in A1 H1 B1 H2 B2; do
+    case $n in A*) v=$A_VARS ;; H*) v=$H_VARS ;; *) v=$B_VARS ;; esac
     one "$n" "$v"
     [ "$(cat "$W/$n/rc")" = 0 ] || trained=1
     grep -q '^PASS' "$W/$n/proc-check.txt" || checked=1
     summary_md
 done
-python3 tests/gpu/train_ddp.py compare "$W/A1/losses" "$W/B1/losses" "$W/A2/losses" \
-    "$W/B2/losses" > "$W/compare.txt" 2>&1
+python3 tests/gpu/train_ddp.py compare "$W/A1/losses" "$W/H1/losses" "$W/B1/losses" \
+    "$W/H2/losses" "$W/B2/losses" > "$W/compare.txt" 2>&1
 crc=$?
 cat "$W/compare.txt"
-astep "2. DDP A1 B1 A2 B2 exit 0, losses bit-equal" $((trained || crc))
+astep "2. DDP A1 H1 B1 H2 B2 exit 0, losses bit-equal" $((trained || crc))
 astep "3. recorder CPU (process, data-path threads) within 10 % of /proc, every rank" $checked
 
-echo "== 4-6. gdrtrace"
-for n in A1 B1; do "$TOOL" summary "$W/$n/rec" > "$W/summary-$n.txt" 2>&1; done
-"$TOOL" diff "$W/A1/rec" "$W/B1/rec" > "$W/diff-A1-B1.txt" 2>&1
-drc=$?
-"$TOOL" diff --json "$W/A1/rec" "$W/B1/rec" > "$W/diff-A1-B1.json" 2>&1
-cat "$W/diff-A1-B1.txt"
-ok=0
-{ [ $drc -le 1 ] && grep -qi 'host pressure' "$W/diff-A1-B1.txt" &&
-    grep -qi 'application SLO' "$W/diff-A1-B1.txt" && grep -q '^conclusion:' "$W/diff-A1-B1.txt"; } || ok=1
-astep "4. diff A1 B1: three groups and a conclusion (exit $drc)" $ok
-"$TOOL" diff "$W/A1/rec" "$W/A2/rec" > "$W/diff-A1-A2.txt" 2>&1
-"$TOOL" diff --json "$W/A1/rec" "$W/A2/rec" > "$W/diff-A1-A2.json" 2>&1
-cat "$W/diff-A1-A2.txt"
-grep -q '^conclusion: no difference (within noise)' "$W/diff-A1-A2.txt"
-astep "5. diff A1 A2 (identical runs): no difference (within noise)" $?
-mkdir -p "$W/A/rec" "$W/B/rec"
-cp "$W"/A1/rec/* "$W"/A2/rec/* "$W/A/rec/" 2>/dev/null
+echo "== 4-7. gdrtrace"
+for n in A1 H1 B1; do "$TOOL" summary "$W/$n/rec" > "$W/summary-$n.txt" 2>&1; done
+# pair X Y: diff (text, json) into diff-X-Y.*; prints the text
+pair() {
+    "$TOOL" diff "$W/$1/rec" "$W/$2/rec" > "$W/diff-$1-$2.txt" 2>&1
+    echo $? > "$W/diff-$1-$2.rc"
+    "$TOOL" diff --json "$W/$1/rec" "$W/$2/rec" > "$W/diff-$1-$2.json" 2>&1
+    cat "$W/diff-$1-$2.txt"
+}
+groups() { # file: the three groups and a conclusion line
+    grep -q '^ application SLO' "$1" && grep -q '^ NCCL/RDMA evidence' "$1" &&
+        grep -q '^ host pressure' "$1" && grep -q '^conclusion: ' "$1"
+}
+pair A1 B1
+groups "$W/diff-A1-B1.txt" && grep -q '^conclusion: not comparable' "$W/diff-A1-B1.txt"
+astep "4. diff A1 B1 (sock vs gpumem): three groups, 'not comparable' (exit $(cat "$W/diff-A1-B1.rc"))" $?
+pair H1 B1
+groups "$W/diff-H1-B1.txt" && grep -q '^conclusion: mechanism changed' "$W/diff-H1-B1.txt"
+astep "5. diff H1 B1 (host-staged vs DMA-BUF, emulated): three groups, mechanism changed (exit $(cat "$W/diff-H1-B1.rc"))" $?
+pair H1 H2
+grep -q '^conclusion: no difference (within noise)' "$W/diff-H1-H2.txt"
+astep "6. diff H1 H2 (identical runs): no difference (within noise)" $?
+mkdir -p "$W/H/rec" "$W/B/rec"
+cp "$W"/H1/rec/* "$W"/H2/rec/* "$W/H/rec/" 2>/dev/null
 cp "$W"/B1/rec/* "$W"/B2/rec/* "$W/B/rec/" 2>/dev/null
-"$TOOL" diff "$W/A/rec" "$W/B/rec" > "$W/diff-A-B.txt" 2>&1
-"$TOOL" diff --json "$W/A/rec" "$W/B/rec" > "$W/diff-A-B.json" 2>&1
-cat "$W/diff-A-B.txt"
-grep -q '^conclusion:' "$W/diff-A-B.txt"
-astep "6. diff A B over both repeats: a conclusion" $?
+pair H B
+groups "$W/diff-H-B.txt"
+astep "7. diff H B over both repeats: three groups and a conclusion" $?
+"$TOOL" report -o "$W/report-H1-B1.html" --force --baseline "$W/H1/rec" "$W/B1/rec" > /dev/null 2>&1
+"$TOOL" export --exited-within 1w "$W/B1/rec" > "$W/export-B1.prom" 2>&1
 
 summary_md
 tar czf "$OUTDIR/abtest-runs.tar.gz" -C "$OUTDIR" abtest 2>/dev/null
