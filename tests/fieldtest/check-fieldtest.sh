@@ -34,7 +34,7 @@ rc=$?
 [ $rc = 0 ] && pass "dry run exits 0" || fail "dry run exit $rc"
 want=(
     "would run [doctor-nodeA]" "would run [doctor-SECOND-NODE]" "gdrtrace doctor --json"
-    "would run [doctor-compare]"
+    "would run [doctor-compare]" "would run [inventory-nodeA]" "ibv_devinfo -v" "nvidia-smi topo -m"
     "would run [counters-before-nodeA]" "would run [counters-after-SECOND-NODE]"
     "hw_counters/out_of_sequence" "hw_counters/packet_seq_err" "hw_counters/local_ack_timeout_err"
     "ib_write_bw -d HCA --use_cuda=0 --use_cuda_dmabuf"
@@ -55,7 +55,7 @@ done
 n=$(grep -c '^would run \[\(all_reduce\|sendrecv\)-' "$T/dry.txt")
 [ "$n" = 12 ] && pass "12 nccl-tests runs (2 tests x 3 paths x 2 QP counts)" || fail "$n nccl-tests runs, expected 12"
 n=$(grep -c '^\[' "$out/plan.txt")
-[ "$n" -ge 30 ] && pass "plan.txt holds the $n steps" || fail "plan.txt holds $n steps"
+[ "$n" -ge 32 ] && pass "plan.txt holds the $n steps" || fail "plan.txt holds $n steps"
 left=$(cd "$out" && ls | tr '\n' ' ')
 [ "$left" = "plan.txt steps.tsv " ] && pass "nothing run (only the plan written)" || fail "dry run left: $left"
 
@@ -98,7 +98,7 @@ PATH=$T/stub:$T/bin "$kit" --hosts localhost,localhost --out "$T/run" --timeout 
 rc=$?
 # The NIC counters fail here (no /sys/class/infiniband): exit 1, said.
 [ $rc = 1 ] && pass "stub run: exit 1 (no NIC counters on this machine)" || fail "stub run exit $rc: $(tail -n 5 "$T/run.txt")"
-for f in SUMMARY.md steps.tsv doctor-localhost.json doctor-compare.log ib_write_bw.log \
+for f in SUMMARY.md steps.tsv doctor-localhost.json doctor-compare.log inventory-localhost.log ib_write_bw.log \
     all_reduce-nccl-ib-q1.log sendrecv-gt-peermem-q4.log all_reduce-gt-dmabuf-q4/topo.xml \
     topo-nccl-ib-vs-gdrtrace-q1.diff gdrtrace-diff-sendrecv.log report.html; do
     [ -s "$T/run/$f" ] || [ -e "$T/run/$f" ] && pass "stub run wrote $f" || fail "stub run lacks $f"
