@@ -185,6 +185,12 @@ static int stub_ece(struct ibv_qp *qp, struct ibv_ece *e)
     return EOPNOTSUPP;
 }
 
+static int stub_query_port_speed(struct ibv_context *c, uint8_t port, uint64_t *speed)
+{
+    (void)c, (void)port, (void)speed;
+    return EOPNOTSUPP;
+}
+
 static const struct gt_ibv_fns stubs = {
     .get_device_list = stub_get_device_list,
     .free_device_list = stub_free_device_list,
@@ -213,6 +219,7 @@ static const struct gt_ibv_fns stubs = {
     .reg_dmabuf_mr = stub_reg_dmabuf_mr,
     .query_ece = stub_ece,
     .set_ece = stub_ece,
+    .query_port_speed = stub_query_port_speed,
     .post_send = dp_post_send,
     .post_recv = dp_post_recv,
     .poll_cq = dp_poll_cq,
@@ -253,6 +260,7 @@ static void fill_stubs(struct gt_ibv_fns *t)
     FILL(reg_dmabuf_mr);
     FILL(query_ece);
     FILL(set_ece);
+    FILL(query_port_speed);
     FILL(post_send);
     FILL(post_recv);
     FILL(poll_cq);
@@ -363,6 +371,8 @@ static int do_load(void)
         snprintf(gt_ibv.why_ece, sizeof(gt_ibv.why_ece),
                  "%s lacks ibv_query_ece/ibv_set_ece@IBVERBS_1.10", used);
     }
+    if (RESOLVE(h, query_port_speed, "ibv_query_port_speed", "IBVERBS_1.16") == 0)
+        gt_ibv.has_query_port_speed = 1;
     fill_stubs(&gt_ibv);
     snprintf(gt_ibv.lib, sizeof(gt_ibv.lib), "%s", used);
     gt_ibv.loaded = 1;
@@ -391,6 +401,7 @@ void gt_ibv_install(const struct gt_ibv_fns *fns)
     gt_ibv.has_reg_mr_iova2 = fns->reg_mr_iova2 != NULL;
     gt_ibv.has_reg_dmabuf_mr = fns->reg_dmabuf_mr != NULL;
     gt_ibv.has_ece = fns->query_ece != NULL && fns->set_ece != NULL;
+    gt_ibv.has_query_port_speed = fns->query_port_speed != NULL;
     if (!gt_ibv.has_reg_dmabuf_mr)
         snprintf(gt_ibv.why_reg_dmabuf_mr, sizeof(gt_ibv.why_reg_dmabuf_mr),
                  "ibv_reg_dmabuf_mr not installed (test table)");

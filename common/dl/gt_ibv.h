@@ -70,6 +70,9 @@ struct gt_ibv_fns {
                                     uint64_t iova, int fd, int access); /* IBVERBS_1.12 */
     int (*query_ece)(struct ibv_qp *qp, struct ibv_ece *ece);           /* IBVERBS_1.10 */
     int (*set_ece)(struct ibv_qp *qp, struct ibv_ece *ece);             /* IBVERBS_1.10 */
+    /* the port's speed in units of 100 Mb/s (rdma-core 56) */
+    int (*query_port_speed)(struct ibv_context *context, uint8_t port,
+                            uint64_t *speed); /* IBVERBS_1.16 */
     /* The data path: verbs.h's inline calls through the provider's context
      * ops (no libibverbs symbol).  In the table only so that tests can make
      * posts or completions fail on cue; production never replaces them. */
@@ -82,6 +85,7 @@ struct gt_ibv_fns {
     int has_reg_mr_iova2; /* relaxed ordering possible */
     int has_reg_dmabuf_mr;
     int has_ece;
+    int has_query_port_speed;
     char lib[256]; /* the path that was dlopen'd ("" if none) */
     char why[256]; /* why not loaded ("" when loaded) */
     char why_reg_dmabuf_mr[128];

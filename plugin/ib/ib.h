@@ -147,8 +147,9 @@ struct gt_ib_params {
     int merge_vfs;     /* NCCL_IB_MERGE_VFS: VFs share their device's PCI path (1) */
     int pci_order;     /* NCCL_IB_DEVICE_PCI_ORDER: devices sorted by PCI id (1) */
     int ece;           /* NCCL_IB_ECE_ENABLE: negotiate ECE where supported (1) */
+    int query_speed;   /* NCCL_IB_QUERY_PORT_SPEED: ibv_query_port_speed first (1) */
     struct gt_setting s_hca, s_timeout, s_retry, s_pkey, s_qps, s_sl, s_tc, s_split, s_ar, s_art,
-        s_flush, s_mvfs, s_order, s_ece;
+        s_flush, s_mvfs, s_order, s_ece, s_qspeed;
 };
 extern struct gt_ib_params gt_ib_params;
 /*! gt_ib_params_read() : reads them all (warn: one WARN per invalid value)

@@ -381,6 +381,8 @@ void gt_ib_params_read(struct gt_ib_params *p, int warn)
                                 2147483647L, warn) != 0;
     p->pci_order = gt_nccl_long(&p->s_order, "NCCL_IB_DEVICE_PCI_ORDER", NULL, 1, -2147483647L - 1,
                                 2147483647L, warn) != 0;
+    p->query_speed = gt_nccl_long(&p->s_qspeed, "NCCL_IB_QUERY_PORT_SPEED", NULL, 1,
+                                  -2147483647L - 1, 2147483647L, warn) != 0;
     p->ece = gt_nccl_long(&p->s_ece, "NCCL_IB_ECE_ENABLE", NULL, 1, -2147483647L - 1, 2147483647L,
                           warn) != 0;
     p->flush_disable = gt_nccl_long(&p->s_flush, "NCCL_GDR_FLUSH_DISABLE", NULL, 0,
@@ -392,7 +394,8 @@ void gt_ib_params_read(struct gt_ib_params *p, int warn)
     const struct gt_setting *all[] = {
         &p->s_hca,     &p->gid.s_index, &p->gid.s_version, &p->gid.s_family, &p->gid.s_range,
         &p->s_timeout, &p->s_retry,     &p->s_pkey,        &p->s_qps,        &p->s_sl,
-        &p->s_tc,      &p->s_split,     &p->s_ar,          &p->s_art,        &p->s_flush};
+        &p->s_tc,      &p->s_split,     &p->s_ar,          &p->s_art,        &p->s_flush,
+        &p->s_mvfs,    &p->s_order,     &p->s_ece,         &p->s_qspeed};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         gt_nccl_note(all[i]);
 }
@@ -552,6 +555,13 @@ static int open_all(void)
             memcpy(&speed_ex, pu.room + GT_IB_SPEED_EX_OFF, sizeof(speed_ex));
             d->speed_mbps =
                 gt_ib_speed_mbps(speed_ex ? (int)speed_ex : pa.active_speed, pa.active_width);
+            /* NCCL first asks ibv_query_port_speed (100 Mb/s units) where
+             * libibverbs has it, unless NCCL_IB_QUERY_PORT_SPEED=0. */
+            uint64_t qs = 0;
+            if (gt_ib_params.query_speed && gt_ibv.has_query_port_speed &&
+                gt_ibv.query_port_speed(ctx, (uint8_t)port, &qs) == 0 && qs > 0 &&
+                qs <= 2147483647ull / 100)
+                d->speed_mbps = (int)(qs * 100);
             d->max_qp = da.max_qp;
             d->max_qp_wr = da.max_qp_wr;
             /* NCCL's: the system image GUID (one per adapter, shared by

@@ -595,6 +595,16 @@ static int topo_query_port(struct ibv_context *c, uint8_t port, struct ibv_port_
     return 0;
 }
 
+/* ibv_query_port_speed (rdma-core 56): known for mlx5_3 only, 100 Mb/s units */
+static int topo_query_port_speed(struct ibv_context *c, uint8_t port, uint64_t *speed)
+{
+    (void)port;
+    if (strcmp(topo[topo_idx(c->device)].name, "mlx5_3") != 0)
+        return EOPNOTSUPP;
+    *speed = 4000;
+    return 0;
+}
+
 static void topo_tree(void)
 {
     snprintf(root, sizeof(root), "/tmp/gt_test_ib_topo.XXXXXX");
@@ -681,6 +691,26 @@ static void topology_as_nccl(void **state)
     }
     unsetenv("NCCL_IB_MERGE_VFS");
     unsetenv("NCCL_IB_DEVICE_PCI_ORDER");
+    /* NCCL asks ibv_query_port_speed first where libibverbs has it (and
+     * NCCL_IB_QUERY_PORT_SPEED is not 0); a port it cannot answer for
+     * keeps the attribute's speed */
+    gt_ibv.query_port_speed = topo_query_port_speed;
+    gt_ibv.has_query_port_speed = 1;
+    for (int qs = 1; qs >= 0; qs--) {
+        setenv("NCCL_IB_QUERY_PORT_SPEED", qs ? "1" : "0", 1);
+        void *ctx = NULL;
+        assert_int_equal(gt_ib_ops.init(&ctx, 0, 0, NULL, NULL, NULL), GT_OK);
+        for (int i = 0; i < NTOPO; i++) {
+            struct gt_props p;
+            assert_int_equal(gt_ib_ops.get_properties(i, &p), GT_OK);
+            if (!strcmp(p.name, "mlx5_3"))
+                assert_int_equal(p.speed_mbps, qs ? 400000 : 800000);
+            if (!strcmp(p.name, "mlx5_0"))
+                assert_int_equal(p.speed_mbps, 400000);
+        }
+        assert_int_equal(gt_ib_ops.finalize(ctx), GT_OK);
+    }
+    unsetenv("NCCL_IB_QUERY_PORT_SPEED");
     gt_ibv_reset();
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
