@@ -141,11 +141,11 @@ static int check_callee(const struct gtr_callee *c, uint64_t i, const char *sour
     return 0;
 }
 
-/* Pages of a header-first image (gt_recfile_read_fd) that hold file data: one
- * bit per 4 KiB page; the others are holes, zeros never read. */
-#define PG_SHIFT 12
+/* Pages of a sparse image (gt_recfile_read_fd, an archive member) that hold
+ * data: one bit per 4 KiB page; the others are holes, zeros never read. */
+#define PG_SHIFT GT_IMAGE_PAGE_SHIFT
 
-static int all_hole(const unsigned char *present, uint64_t off, uint64_t n)
+int gt_image_all_hole(const unsigned char *present, uint64_t off, uint64_t n)
 {
     if (!present || !n)
         return 0;
@@ -176,10 +176,49 @@ static void *copy_entries(const unsigned char *buf, uint64_t off, uint64_t esize
     size_t take = esize < known ? (size_t)esize : known;
     for (uint64_t i = 0; i < count; i++) {
         const unsigned char *src = buf + off + i * esize;
-        if (!all_hole(present, off + i * esize, take) && !all_zero(src, take))
+        if (!gt_image_all_hole(present, off + i * esize, take) && !all_zero(src, take))
             memcpy(out + i * known, src, take);
     }
     return out;
+}
+
+/* The comm table, compact (struct gt_recfile): only the entries that hold
+ * anything are copied, each zero-filled past min(esize, known); a slot in
+ * a hole or of zeros is a FREE record that costs nothing.  Pages of the
+ * image in holes are never read. */
+static int copy_comms(const unsigned char *buf, const struct gtr_section *s,
+                      const unsigned char *present, struct gt_recfile *r)
+{
+    uint32_t count = (uint32_t)s->count;
+    size_t take = s->entry_size < sizeof(struct gtr_comm) ? s->entry_size : sizeof(struct gtr_comm);
+    r->comm_at = calloc(count, sizeof(*r->comm_at));
+    if (!r->comm_at)
+        return -1;
+    r->ncomm = count;
+    uint32_t held = 0;
+    for (uint32_t pass = 0; pass < 2; pass++) { /* count, then copy */
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < count; i++) {
+            uint64_t off = s->offset + (uint64_t)i * s->entry_size;
+            if (gt_image_all_hole(present, off, take) || all_zero(buf + off, take))
+                continue;
+            if (pass) {
+                memcpy(&r->comms[k], buf + off, take);
+                r->comm_slot[k] = (uint16_t)i;
+                r->comm_at[i] = (uint16_t)(k + 1);
+            }
+            k++;
+        }
+        if (!pass) {
+            held = k;
+            r->comms = calloc(held ? held : 1, sizeof(*r->comms));
+            r->comm_slot = calloc(held ? held : 1, sizeof(*r->comm_slot));
+            if (!r->comms || !r->comm_slot)
+                return -1;
+        }
+    }
+    r->nheld = held;
+    return 0;
 }
 
 static int sec_cmp(const void *a, const void *b)
@@ -214,6 +253,8 @@ int gt_recfile_event_next(const struct gt_recfile *r, uint64_t *pos, struct gtr_
     uint64_t mask = r->ring.capacity - 1, esz = r->ring.event_size;
     for (; p < r->ring.head; p++) {
         const unsigned char *slot = r->ring_slots + (p & mask) * esz;
+        if (gt_image_all_hole(r->present, r->ring_slots_off + (p & mask) * esz, esz))
+            continue; /* zeros: never committed */
         if (slot_seq(slot) != 2 * p + 2 || !slot_valid(slot, r->ncomm))
             continue;
         memcpy(ev, slot, sizeof(*ev));
@@ -230,7 +271,7 @@ int gt_recfile_event_next(const struct gt_recfile *r, uint64_t *pos, struct gtr_
  * overwritten, never misattributed.  `slots` stays valid for the life of r
  * (owned by r->ring_slots or inside the owned snapshot). */
 static int read_ring(const unsigned char *buf, const struct gtr_section *sec, struct gt_recfile *r,
-                     const char *source, char *err, size_t errlen)
+                     const unsigned char *present, const char *source, char *err, size_t errlen)
 {
     uint64_t off = sec->offset, size = sec->size;
     if (size < sizeof(struct gtr_ring_header))
@@ -271,8 +312,13 @@ static int read_ring(const unsigned char *buf, const struct gtr_section *sec, st
     rs->overwritten = first;
     const unsigned char *slots = buf + off + sizeof(struct gtr_ring_header);
     uint64_t mask = h->capacity - 1, esz = h->event_size;
+    uint64_t slots_off = off + sizeof(struct gtr_ring_header);
     for (uint64_t pos = first; pos < h->head; pos++) {
         const unsigned char *slot = slots + (pos & mask) * esz;
+        if (gt_image_all_hole(present, slots_off + (pos & mask) * esz, esz)) {
+            rs->torn++; /* zeros, not read: never committed */
+            continue;
+        }
         uint64_t seq = slot_seq(slot), want = 2 * pos + 2;
         if (seq == want) {
             if (!slot_valid(slot, r->ncomm)) {
@@ -448,13 +494,10 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
                             (unsigned long long)s->count, GTR_NO_COMM - 1);
             goto err_free;
         }
-        r->comms =
-            copy_entries(buf, s->offset, s->entry_size, s->count, sizeof(struct gtr_comm), present);
-        if (!r->comms)
+        if (copy_comms(buf, s, present, r))
             goto err_oom;
-        r->ncomm = (uint32_t)s->count;
-        for (uint32_t i = 0; i < r->ncomm; i++)
-            if (check_comm(&r->comms[i], i, source, err, errlen))
+        for (uint32_t k = 0; k < r->nheld; k++)
+            if (check_comm(&r->comms[k], r->comm_slot[k], source, err, errlen))
                 goto err_free;
     }
     s = by_id[GTR_SEC_SETTINGS]; /* 1.2; absent in older files */
@@ -522,7 +565,7 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
     s = by_id[GTR_SEC_RING];
     if (s) {
         r->has_ring = 1;
-        if (read_ring(buf, s, r, source, err, errlen))
+        if (read_ring(buf, s, r, present, source, err, errlen))
             goto err_free;
         size_t slots_off = (size_t)s->offset + sizeof(struct gtr_ring_header);
         size_t slots_len = (size_t)(s->size - sizeof(struct gtr_ring_header));
@@ -530,6 +573,7 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
             free(owned); /* r->rs has what the ring held */
         } else if (flags & P_IMAGE) {
             r->ring_slots = (unsigned char *)buf + slots_off; /* the caller hands r the image */
+            r->ring_slots_off = slots_off;
         } else if (owned) {
             /* keep the whole snapshot; the slots are inside it */
             r->snap = owned;
@@ -569,14 +613,42 @@ int gt_recfile_parse_owned(unsigned char *buf, size_t len, const char *source, s
     return rc;
 }
 
+int gt_recfile_parse_sparse(const unsigned char *buf, size_t len, const unsigned char *present,
+                            const char *source, struct gt_recfile *r, char *err, size_t errlen)
+{
+    return parse(buf, len, source, r, err, errlen, NULL, P_NO_EVENTS, present);
+}
+
+int gt_recfile_adopt_image(unsigned char *img, size_t maplen, size_t len, unsigned char *present,
+                           int flags, const char *source, struct gt_recfile *r, char *err,
+                           size_t errlen)
+{
+    int rc = parse(img, len, source, r, err, errlen, NULL,
+                   (flags & GT_REC_EVENTS) ? P_IMAGE : P_NO_EVENTS, present);
+    if (rc == 0 && r->ring_slots) {
+        /* the events are read in place: the image becomes the snapshot, its
+         * untouched pages still costing nothing, and never read */
+        r->snap = img;
+        r->snap_maplen = maplen;
+        r->present = present;
+        return 0;
+    }
+    munmap(img, maplen);
+    free(present);
+    return rc;
+}
+
 void gt_recfile_drop_events(struct gt_recfile *r)
 {
     if (r->snap_maplen)
         munmap(r->snap, r->snap_maplen);
     else
         free(r->snap);
+    free(r->present);
     r->snap = NULL;
     r->snap_maplen = 0;
+    r->present = NULL;
+    r->ring_slots_off = 0;
     r->ring_slots = NULL;
 }
 
@@ -584,11 +656,16 @@ void gt_recfile_free(struct gt_recfile *r)
 {
     free(r->devs);
     free(r->comms);
+    free(r->comm_slot);
+    free(r->comm_at);
     free(r->settings);
     free(r->callees);
     gt_recfile_drop_events(r);
     r->devs = NULL;
     r->comms = NULL;
+    r->comm_slot = NULL;
+    r->comm_at = NULL;
+    r->nheld = 0;
     r->settings = NULL;
     r->callees = NULL;
     r->ncallee = 0;
@@ -890,15 +967,9 @@ int gt_recfile_read_fd(int fd, const char *path, int flags, struct gt_recfile *r
         ring_recheck(img, (size_t)avail, &loc, before, after);
         free(after);
     }
-    rc = parse(img, (size_t)avail, path, r, err, errlen, NULL,
-               (flags & GT_REC_EVENTS) ? P_IMAGE : P_NO_EVENTS, present);
-    if (rc == 0 && r->ring_slots) {
-        /* the events are read in place: the image becomes the snapshot, its
-         * untouched pages still costing nothing */
-        r->snap = img;
-        r->snap_maplen = maplen;
-        img = NULL;
-    }
+    rc = gt_recfile_adopt_image(img, maplen, (size_t)avail, present, flags, path, r, err, errlen);
+    img = NULL;
+    present = NULL;
 out:
     free(before);
     free(present);

@@ -60,8 +60,16 @@ struct gt_recfile {
     int from_archive;         /* read from a dump archive (liveness judged at dump time) */
     uint32_t ndev;
     struct gtr_device *devs; /* ndev entries */
-    uint32_t ncomm;
-    struct gtr_comm *comms; /* ncomm entries (all slots, FREE ones too) */
+    /* The comm table, compact: a file may declare up to 65,534 slots of
+     * ~26 KB each (1.7 GB) and use a handful, so only the slots that hold
+     * anything (not all zeros) are kept, in slot order; every other slot
+     * reads as a zero record (FREE).  Look one up by slot with
+     * gt_recfile_comm(). */
+    uint32_t ncomm;         /* slots the file declares: the bound of an event's comm_slot */
+    uint32_t nheld;         /* entries in comms[] */
+    struct gtr_comm *comms; /* nheld entries, ascending slot */
+    uint16_t *comm_slot;    /* nheld: the slot of comms[k] */
+    uint16_t *comm_at;      /* ncomm: k + 1 where comms[k] is that slot, 0 for a zero slot */
     uint32_t nset;
     struct gtr_setting *settings; /* nset entries (1.2+; in_use 0 = empty); 0 before 1.2 */
     uint32_t ncallee;
@@ -75,6 +83,13 @@ struct gt_recfile {
      * them with gt_recfile_event_next(). */
     unsigned char *snap; /* owned: the ring slots or the whole snapshot */
     size_t snap_maplen;  /* 0: snap is malloc'd; else an anonymous mapping this long */
+    /* owned, or NULL: one bit per 4 KiB page of the image snap (when it is
+     * a mapping) that holds bytes read; the other pages are zeros that are
+     * never read, so that what the reader touches follows what the file
+     * holds, whatever the kernel does on a read fault of an untouched page
+     * (some count it in the resident set). */
+    unsigned char *present;
+    size_t ring_slots_off; /* ring_slots - snap, when present is set */
     unsigned char *ring_slots;
     uint64_t ring_first; /* first absolute position still in the ring */
 };
@@ -90,6 +105,37 @@ int gt_recfile_event_next(const struct gt_recfile *r, uint64_t *pos, struct gtr_
  *  holds nothing to free and err says what was wrong. */
 int gt_recfile_parse(const void *buf, size_t len, const char *source, struct gt_recfile *r,
                      char *err, size_t errlen);
+
+/*! gt_recfile_parse_sparse() : as gt_recfile_parse() over an image whose
+ *  pages marked absent in present (one bit per 4 KiB page of buf, set =
+ *  holds data; NULL = every page does) are zeros that are never read: the
+ *  comm table is compacted and the ring classified without faulting them
+ *  in.  Keeps no event (r->ring_slots NULL) and no pointer into buf. */
+int gt_recfile_parse_sparse(const unsigned char *buf, size_t len, const unsigned char *present,
+                            const char *source, struct gt_recfile *r, char *err, size_t errlen);
+
+/*! gt_recfile_adopt_image() : as gt_recfile_parse_sparse(), taking ownership
+ *  of img (an anonymous mapping of maplen >= len bytes) and of present
+ *  (malloc'd, or NULL): with GT_REC_EVENTS they become r->snap and
+ *  r->present, and the events are read in place, holes skipped; otherwise,
+ *  and on failure, they are released. */
+int gt_recfile_adopt_image(unsigned char *img, size_t maplen, size_t len, unsigned char *present,
+                           int flags, const char *source, struct gt_recfile *r, char *err,
+                           size_t errlen);
+
+/*! gt_recfile_comm() : the record of comm slot `slot`, or NULL when the
+ *  slot is out of range or holds only zeros (a FREE slot never used). */
+static inline const struct gtr_comm *gt_recfile_comm(const struct gt_recfile *r, uint32_t slot)
+{
+    return slot < r->ncomm && r->comm_at[slot] ? &r->comms[r->comm_at[slot] - 1] : NULL;
+}
+
+/* Pages of a sparse image: one bit per GT_IMAGE_PAGE bytes. */
+#define GT_IMAGE_PAGE_SHIFT 12
+#define GT_IMAGE_PAGE ((size_t)1 << GT_IMAGE_PAGE_SHIFT)
+/*! gt_image_all_hole() : 1 when [off, off + n) of a sparse image lies wholly
+ *  in pages present marks absent (never when present is NULL or n is 0). */
+int gt_image_all_hole(const unsigned char *present, uint64_t off, uint64_t n);
 
 /*! gt_recfile_parse_owned() : as gt_recfile_parse(), but takes ownership of the
  *  malloc'd buf (freed on failure, or by gt_recfile_free()), which avoids a copy

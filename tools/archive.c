@@ -188,21 +188,23 @@ static long long rd_get(struct arc_rd *r, unsigned char *dst, size_t n)
 }
 
 /* A member being read: an anonymous mapping of its declared length (at most
- * the cap) into which only the non-zero 4 KiB blocks are copied, so its
- * zero runs (a ring's unused slots, or a bomb) stay untouched pages that
- * cost no memory; or, for a member that does not start with a recorder's
- * magic, just those first bytes (the rest is skipped), so the parser
- * refuses it by name without holding it. */
+ * the cap) into which only the non-zero 4 KiB blocks are copied, each
+ * marked in a bitmap, so its zero runs (a ring's unused slots, or a bomb)
+ * stay untouched pages that cost no memory and that no reader reads; or,
+ * for a member that does not start with a recorder's magic, just those
+ * first bytes (the rest is skipped), so the parser refuses it by name
+ * without holding it. */
 struct member {
     unsigned char head[GTR_MAGIC_LEN];
     unsigned char *img;
     size_t maplen;
+    unsigned char *present;
     const unsigned char *data;
     size_t len;
 };
 
 #define MEMBER_CHUNK ((size_t)1 << 20)
-#define ZBLK 4096
+#define ZBLK GT_IMAGE_PAGE
 
 static int short_member(struct arc_rd *r, uint32_t idx, const char *name, uint64_t dlen,
                         uint64_t got)
@@ -249,7 +251,12 @@ static int rd_member(struct arc_rd *r, uint64_t dlen, struct member *m, uint32_t
         return gt_source_error(r->err, r->errlen, r->source,
                                "member %u (%s): out of memory for %zu bytes", idx, name, m->maplen);
     }
+    m->present = calloc((m->maplen / ZBLK) / 8 + 1, 1);
+    if (!m->present)
+        return gt_source_error(r->err, r->errlen, r->source, "member %u (%s): out of memory", idx,
+                               name);
     memcpy(m->img, m->head, hn);
+    m->present[0] = 1;
     static const unsigned char zero[ZBLK];
     for (uint64_t pos = hn; pos < dlen;) {
         size_t step = dlen - pos > MEMBER_CHUNK ? MEMBER_CHUNK : (size_t)(dlen - pos);
@@ -263,8 +270,11 @@ static int rd_member(struct arc_rd *r, uint64_t dlen, struct member *m, uint32_t
             size_t piece = ZBLK - (size_t)((pos + c) % ZBLK);
             if (piece > step - c)
                 piece = step - c;
-            if (memcmp(r->chunk + c, zero, piece))
+            if (memcmp(r->chunk + c, zero, piece)) {
+                size_t pg = (size_t)((pos + c) / ZBLK);
                 memcpy(m->img + pos + c, r->chunk + c, piece);
+                m->present[pg >> 3] |= (unsigned char)(1u << (pg & 7));
+            }
             c += piece;
         }
         pos += step;
@@ -278,7 +288,22 @@ static void member_free(struct member *m)
 {
     if (m->img)
         munmap(m->img, m->maplen);
+    free(m->present);
     m->img = NULL;
+    m->present = NULL;
+}
+
+int gt_archive_member_take(struct gt_archive_member *m, unsigned char **img, size_t *maplen,
+                           unsigned char **present)
+{
+    if (!m->map || !m->present_owned)
+        return -1;
+    *img = m->map;
+    *maplen = m->maplen;
+    *present = m->present_owned;
+    m->map = NULL;
+    m->present_owned = NULL;
+    return 0;
 }
 
 static int rd_walk(struct arc_rd *r, gt_archive_cb cb, void *arg)
@@ -363,6 +388,7 @@ static int rd_walk(struct arc_rd *r, gt_archive_cb cb, void *arg)
         }
         const unsigned char *p;
         size_t len = 0;
+        const unsigned char *present = NULL;
         if (!r->d) {
             /* raw mode: the bytes are already in memory */
             if (dlen > r->rawn - r->rawpos) {
@@ -379,8 +405,15 @@ static int rd_walk(struct arc_rd *r, gt_archive_cb cb, void *arg)
                 goto out;
             p = mb.data;
             len = mb.len;
+            present = mb.img ? mb.present : NULL;
         }
-        int crc = cb(name, (int)live, p, len, arg);
+        struct gt_archive_member am = {name,    (int)live, p,         len,
+                                       present, mb.img,    mb.maplen, mb.img ? mb.present : NULL};
+        int crc = cb(&am, arg);
+        if (mb.img && !am.map) { /* taken */
+            mb.img = NULL;
+            mb.present = NULL;
+        }
         member_free(&mb);
         if (crc) {
             rc = crc;
@@ -528,8 +561,38 @@ err_w:
     return NULL;
 }
 
+/* A sparse image's absent pages are fed from a block of zeros, never read;
+ * runs of present pages go to the compressor in one call. */
+static int feed_image(struct gt_archive_writer *w, const unsigned char *data, size_t len,
+                      const unsigned char *present, char *err, size_t errlen)
+{
+    static const unsigned char zero[16 * GT_IMAGE_PAGE];
+    if (!present)
+        return w_feed(w, data, len, ZSTD_e_continue, err, errlen);
+#define PAGE_HERE(pg) (present[(pg) >> 3] & (1u << ((pg)&7)))
+    for (size_t pos = 0; pos < len;) {
+        size_t pg = pos / GT_IMAGE_PAGE;
+        int here = PAGE_HERE(pg) != 0;
+        size_t end = (pg + 1) * GT_IMAGE_PAGE;
+        while (end < len && (PAGE_HERE(end / GT_IMAGE_PAGE) != 0) == here)
+            end += GT_IMAGE_PAGE;
+        if (end > len)
+            end = len;
+        for (size_t at = pos; at < end;) {
+            size_t n = here ? end - at : end - at < sizeof(zero) ? end - at : sizeof(zero);
+            if (w_feed(w, here ? data + at : zero, n, ZSTD_e_continue, err, errlen))
+                return -1;
+            at += n;
+        }
+        pos = end;
+    }
+#undef PAGE_HERE
+    return 0;
+}
+
 int gt_archive_add(struct gt_archive_writer *w, const char *name, int liveness,
-                   const unsigned char *data, size_t len, char *err, size_t errlen)
+                   const unsigned char *data, size_t len, const unsigned char *present, char *err,
+                   size_t errlen)
 {
     size_t nlen = strlen(name);
     if (nlen == 0 || nlen > GT_ARC_NAME_MAX)
@@ -542,7 +605,7 @@ int gt_archive_add(struct gt_archive_writer *w, const char *name, int liveness,
     put64(h + 16, len);
     if (w_feed(w, h, sizeof(h), ZSTD_e_continue, err, errlen) ||
         w_feed(w, name, nlen, ZSTD_e_continue, err, errlen) ||
-        w_feed(w, data, len, ZSTD_e_continue, err, errlen))
+        feed_image(w, data, len, present, err, errlen))
         return -1;
     w->members++;
     return 0;

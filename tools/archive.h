@@ -45,10 +45,36 @@ int gt_archive_sniff(const unsigned char *b, size_t n);
 int gt_archive_decompress(const unsigned char *in, size_t inlen, size_t max, unsigned char **out,
                           size_t *outlen, const char *source, char *err, size_t errlen);
 
+/* A member as a callback sees it, valid during the call only.  A member
+ * that starts like a recorder is held as a sparse image: an anonymous
+ * mapping of its length into which only its non-zero 4 KiB pages were
+ * copied; `present` marks those (common/recfile.h's GT_IMAGE_PAGE bits), and
+ * the other pages must not be read (some kernels count a read fault of an
+ * untouched page in the resident set).  present NULL: every page of data
+ * may be read (raw mode, or a member held only by its first bytes). */
+struct gt_archive_member {
+    const char *name; /* NUL-terminated */
+    int liveness;
+    const unsigned char *data;
+    size_t len;
+    const unsigned char *present;
+    /* private: what gt_archive_member_take() hands over */
+    unsigned char *map;
+    size_t maplen;
+    unsigned char *present_owned;
+};
+
+/*! gt_archive_member_take() : hands the member's sparse image over to the
+ *  caller (to keep past the callback, e.g. gt_recfile_adopt_image()):
+ *  *img, an anonymous mapping of *maplen bytes (munmap it), and *present
+ *  (free it; never NULL).  Returns 0, or -1 when the member is not held as
+ *  an image (then data/len are only valid during the call). */
+int gt_archive_member_take(struct gt_archive_member *m, unsigned char **img, size_t *maplen,
+                           unsigned char **present);
+
 /* Calls cb for each member of a decompressed container, in order; stops
- * and returns cb's value if it is non-zero.  name is NUL-terminated. */
-typedef int (*gt_archive_cb)(const char *name, int liveness, const unsigned char *data, size_t len,
-                             void *arg);
+ * and returns cb's value if it is non-zero. */
+typedef int (*gt_archive_cb)(struct gt_archive_member *m, void *arg);
 int gt_archive_walk(const unsigned char *raw, size_t n, const char *source, gt_archive_cb cb,
                     void *arg, char *err, size_t errlen);
 
@@ -69,8 +95,12 @@ int gt_archive_stream_mem(const unsigned char *in, size_t inlen, size_t max, con
 struct gt_archive_writer;
 struct gt_archive_writer *gt_archive_create(const char *path, int level, int replace, char *err,
                                             size_t errlen);
+/* Adds a member of len bytes; present (NULL: none) marks the 4 KiB pages of
+ * a sparse image that hold data: the others are written as zeros without
+ * being read. */
 int gt_archive_add(struct gt_archive_writer *w, const char *name, int liveness,
-                   const unsigned char *data, size_t len, char *err, size_t errlen);
+                   const unsigned char *data, size_t len, const unsigned char *present, char *err,
+                   size_t errlen);
 /* Writes the end marker, flushes, renames the temporary file onto path
  * (without `replace`: only if nothing appeared there meanwhile). */
 int gt_archive_finish(struct gt_archive_writer *w, uint64_t *in_bytes, uint64_t *out_bytes,

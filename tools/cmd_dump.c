@@ -52,11 +52,11 @@ static const char *base(const char *p)
 }
 
 static int add_one(struct dump_ctx *d, const char *name, int liveness, const unsigned char *b,
-                   size_t n, const char *src)
+                   size_t n, const unsigned char *present, const char *src)
 {
     struct gt_recfile r;
     char err[GT_ERRLEN];
-    if (gt_recfile_parse(b, n, src, &r, err, sizeof(err))) {
+    if (gt_recfile_parse_sparse(b, n, present, src, &r, err, sizeof(err))) {
         fprintf(stderr, "gdrtrace: %s (not archived)\n", gt_esc(err));
         d->nbad++;
         return 0;
@@ -67,7 +67,7 @@ static int add_one(struct dump_ctx *d, const char *name, int liveness, const uns
     /* Only the bytes the header claims: a live file's tail beyond file_size is not ours. */
     uint64_t fsz;
     memcpy(&fsz, b + offsetof(struct gtr_header, file_size), sizeof(fsz));
-    if (gt_archive_add(d->w, name, liveness, b, (size_t)fsz, err, sizeof(err))) {
+    if (gt_archive_add(d->w, name, liveness, b, (size_t)fsz, present, err, sizeof(err))) {
         fprintf(stderr, "gdrtrace: %s\n", gt_esc(err));
         return -1;
     }
@@ -81,13 +81,12 @@ struct member_ctx {
     int failed;
 };
 
-static int member_cb(const char *name, int liveness, const unsigned char *data, size_t len,
-                     void *arg)
+static int member_cb(struct gt_archive_member *am, void *arg)
 {
     struct member_ctx *m = arg;
     char src[1024];
-    snprintf(src, sizeof(src), "%s:%s", m->path, name);
-    if (add_one(m->d, name, liveness, data, len, src)) {
+    snprintf(src, sizeof(src), "%s:%s", m->path, am->name);
+    if (add_one(m->d, am->name, am->liveness, am->data, am->len, am->present, src)) {
         m->failed = 1;
         return 1;
     }
@@ -135,7 +134,7 @@ static int add_file(struct dump_ctx *d, const char *path)
     /* Only the bytes the header claims: a live file's tail beyond file_size is not ours. */
     if (!r.snap_maplen || r.hdr.file_size > r.snap_maplen ||
         gt_archive_add(d->w, base(path), gt_recfile_judge_liveness(&r), r.snap,
-                       (size_t)r.hdr.file_size, err, sizeof(err))) {
+                       (size_t)r.hdr.file_size, r.present, err, sizeof(err))) {
         if (!r.snap_maplen || r.hdr.file_size > r.snap_maplen)
             snprintf(err, sizeof(err), "%s: no image of the recorder to archive", path);
         fprintf(stderr, "gdrtrace: %s\n", gt_esc(err));

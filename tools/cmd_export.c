@@ -385,7 +385,8 @@ static void emit_comms(struct sink *k, const struct gt_recfile *r, struct gtr_co
 {
     struct lab l[12];
     int n;
-    for (uint32_t s = 0; s < r->ncomm; s++) {
+    for (uint32_t h = 0; h < r->nheld; h++) {
+        uint32_t s = r->comm_slot[h];
         if (!gt_recfile_comm_group(r, s, grp, NULL))
             continue;
         const struct gtr_comm *c = grp;

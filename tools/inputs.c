@@ -208,18 +208,31 @@ struct arc_ctx {
     const char *path;
 };
 
-static int add_member(const char *name, int liveness, const unsigned char *data, size_t len,
-                      void *arg)
+/* A member held as a sparse image is adopted, its holes never read; one
+ * held by its first bytes only is parsed (and refused) from them. */
+int gt_inputs_parse_member(struct gt_archive_member *m, const char *src, struct gt_recfile *r,
+                           char *err, size_t errlen)
+{
+    unsigned char *img, *present;
+    size_t maplen;
+    if (gt_archive_member_take(m, &img, &maplen, &present) == 0)
+        return gt_recfile_adopt_image(img, maplen, m->len, present, GT_REC_EVENTS, src, r, err,
+                                      errlen);
+    return gt_recfile_parse(m->data, m->len, src, r, err, errlen);
+}
+
+static int add_member(struct gt_archive_member *m, void *arg)
 {
     struct arc_ctx *c = arg;
     char src[1024], err[GT_ERRLEN];
-    snprintf(src, sizeof(src), "%s:%s", c->path, name);
+    snprintf(src, sizeof(src), "%s:%s", c->path, m->name);
+    int liveness = m->liveness;
     struct gt_recfile *r = slot(c->in);
     if (!r) {
         problem(c->in, "out of memory");
         return 0;
     }
-    if (gt_recfile_parse(data, len, src, r, err, sizeof(err)) != 0) {
+    if (gt_inputs_parse_member(m, src, r, err, sizeof(err)) != 0) {
         problem(c->in, err);
         return 0;
     }

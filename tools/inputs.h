@@ -68,6 +68,14 @@ const char *gt_default_dir(void);
 
 /* Adds one path (file, archive or folder). Returns 0, or -1 if it was unreadable. */
 int gt_inputs_add(struct gt_inputs *in, const char *path);
+
+struct gt_archive_member;
+/*! gt_inputs_parse_member() : an archive member into r, the way every command
+ *  reads one: a member held as a sparse image (tools/archive.h) is adopted
+ *  with its events and its holes are never read; one held by its first
+ *  bytes only is parsed (and refused) from them.  0, or -1 with err. */
+int gt_inputs_parse_member(struct gt_archive_member *m, const char *src, struct gt_recfile *r,
+                           char *err, size_t errlen);
 /* Adds paths[0..n); when n == 0, the default directory.  Returns the
  * number of unreadable inputs. */
 int gt_inputs_load(struct gt_inputs *in, char **paths, int n);

@@ -146,21 +146,22 @@ static int same_group(const struct gtr_comm *a, const struct gtr_comm *b)
 
 int gt_recfile_comm_group(const struct gt_recfile *r, uint32_t s, struct gtr_comm *out, int *nsib)
 {
-    const struct gtr_comm *c = &r->comms[s];
-    if (!gt_comm_used(c))
+    const struct gtr_comm *c = gt_recfile_comm(r, s);
+    if (!c || !gt_comm_used(c))
         return 0;
-    for (uint32_t k = 0; k < s; k++)
+    uint32_t at = r->comm_at[s] - 1; /* held entries are in slot order */
+    for (uint32_t k = 0; k < at; k++)
         if (gt_comm_used(&r->comms[k]) && same_group(&r->comms[k], c))
             return 0;
     gt_comm_clear(out);
     int n = 0;
-    for (uint32_t k = s; k < r->ncomm; k++)
+    for (uint32_t k = at; k < r->nheld; k++)
         if (gt_comm_used(&r->comms[k]) && same_group(&r->comms[k], c)) {
             gt_comm_accumulate(out, &r->comms[k]);
             n++;
         }
     out->state = c->state;
-    for (uint32_t k = s; k < r->ncomm; k++)
+    for (uint32_t k = at; k < r->nheld; k++)
         if (gt_comm_used(&r->comms[k]) && same_group(&r->comms[k], c) &&
             r->comms[k].state == GTR_COMM_ACTIVE)
             out->state = GTR_COMM_ACTIVE;
@@ -710,8 +711,11 @@ void gt_recfile_release(struct gt_recfile *r)
 void gt_recfile_reduce(struct gt_recfile *r, int all_settings)
 {
     free(r->comms);
+    free(r->comm_slot);
+    free(r->comm_at);
     r->comms = NULL;
-    r->ncomm = 0;
+    r->comm_slot = r->comm_at = NULL;
+    r->ncomm = r->nheld = 0;
     /* settings: only those a verdict reads (gt_recfile_emulated, NCCL's own
      * in tools/ncclcfg.c) unless all are asked for (diff compares them); the
      * policy in force stays in the identity's policy_* */
@@ -910,7 +914,7 @@ static int fold_comm(struct gt_job *j, size_t ri, uint32_t s)
 {
     struct gt_fold *f = j->fold;
     const struct gt_recfile *r = &j->recs[ri];
-    const struct gtr_comm *c = &r->comms[s];
+    const struct gtr_comm *c = gt_recfile_comm(r, s); /* a held slot (caller) */
     struct ckey key = {j, (int)c->has_comm_id, c->comm_id, ri};
     if (ht_reserve(&f->comm_ix, ckey_rehash, j))
         return -1;
@@ -1012,12 +1016,14 @@ static int conn_runs(struct gt_job *j, const struct gt_recfile *r, struct gt_ran
     int rc = -1;
     if (!of || !seen || !ev)
         goto out;
-    for (uint32_t s = 0; s < r->ncomm; s++) {
+    for (uint32_t s = 0; s < r->ncomm; s++)
         of[s] = SIZE_MAX;
-        if (!gt_comm_used(&r->comms[s]))
+    for (uint32_t h = 0; h < r->nheld; h++) {
+        uint32_t s = r->comm_slot[h];
+        if (!gt_comm_used(&r->comms[h]))
             continue;
         for (size_t k = 0; k < nd && of[s] == SIZE_MAX; k++)
-            if (same_group(&r->comms[d[k].slot], &r->comms[s]))
+            if (same_group(gt_recfile_comm(r, d[k].slot), &r->comms[h]))
                 of[s] = k; /* sibling slots: their group's digest */
     }
     uint64_t pos = 0;
@@ -1072,11 +1078,11 @@ static int conn_runs(struct gt_job *j, const struct gt_recfile *r, struct gt_ran
     }
     for (size_t k = 0; k < nd; k++) {
         uint64_t want[3] = {0, 0, 0};
-        for (uint32_t s = 0; s < r->ncomm; s++)
-            if (of[s] == k) {
-                want[0] += r->comms[s].listen_count;
-                want[1] += r->comms[s].connect_count;
-                want[2] += r->comms[s].accept_count;
+        for (uint32_t h = 0; h < r->nheld; h++)
+            if (of[r->comm_slot[h]] == k) {
+                want[0] += r->comms[h].listen_count;
+                want[1] += r->comms[h].connect_count;
+                want[2] += r->comms[h].accept_count;
             }
         d[k].conn_nruns = runs;
         d[k].conn_lost = seen[k][0] < want[0] || seen[k][1] < want[1] || seen[k][2] < want[2];
@@ -1137,7 +1143,8 @@ int gt_job_add(struct gt_job *j, struct gt_recfile *recs, size_t ri)
     /* the node's view: this process's communicators, sibling slots summed,
      * each judged with this process's own context */
     size_t first_digest = j->nranks;
-    for (uint32_t s = 0; s < r->ncomm; s++) {
+    for (uint32_t h = 0; h < r->nheld; h++) {
+        uint32_t s = r->comm_slot[h];
         if (!gt_recfile_comm_group(r, s, f->grp, NULL))
             continue;
         for (int a = 0; a < GTR_ASKED_COUNT; a++)
@@ -1184,8 +1191,8 @@ int gt_job_add(struct gt_job *j, struct gt_recfile *recs, size_t ri)
         if (fate.code >= 0 && fate.code < GT_V_COUNT)
             f->node_seen[ni][fate.code]++;
     }
-    for (uint32_t s = 0; s < r->ncomm; s++)
-        if (gt_comm_used(&r->comms[s]) && fold_comm(j, ri, s))
+    for (uint32_t h = 0; h < r->nheld; h++)
+        if (gt_comm_used(&r->comms[h]) && fold_comm(j, ri, r->comm_slot[h]))
             return -1;
     return 0;
 }

@@ -1110,7 +1110,8 @@ void gt_report_process(FILE *f, const struct gt_recfile *r, int flags)
     struct gtr_comm *c = malloc(sizeof(*c));
     if (!c)
         return;
-    for (uint32_t s = 0; s < r->ncomm; s++) {
+    for (uint32_t h = 0; h < r->nheld; h++) {
+        uint32_t s = r->comm_slot[h];
         int nsib;
         if (!gt_recfile_comm_group(r, s, c, &nsib))
             continue;
@@ -1478,7 +1479,8 @@ void gt_report_json_process(struct gt_json *js, const struct gt_recfile *r)
     }
     gj_arr(js, "comms");
     struct gtr_comm *c = malloc(sizeof(*c));
-    for (uint32_t s = 0; c && s < r->ncomm; s++) {
+    for (uint32_t h = 0; c && h < r->nheld; h++) {
+        uint32_t s = r->comm_slot[h];
         int nsib;
         if (!gt_recfile_comm_group(r, s, c, &nsib))
             continue;

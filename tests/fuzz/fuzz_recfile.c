@@ -71,8 +71,10 @@ static void exercise(struct gt_inputs *in)
     gt_job_free(&j);
 }
 
-static int member(const char *name, int liveness, const unsigned char *d, size_t n, void *arg)
+static int member(struct gt_archive_member *m, void *arg)
 {
+    const char *name = m->name;
+    int liveness = m->liveness;
     struct gt_inputs *in = arg;
     char err[GT_ERRLEN];
     if (in->n == in->cap) {
@@ -83,7 +85,7 @@ static int member(const char *name, int liveness, const unsigned char *d, size_t
         in->recs = p;
         in->cap = nc;
     }
-    if (gt_recfile_parse(d, n, name, &in->recs[in->n], err, sizeof(err)) == 0) {
+    if (gt_inputs_parse_member(m, name, &in->recs[in->n], err, sizeof(err)) == 0) {
         in->recs[in->n].liveness = liveness;
         in->recs[in->n].from_archive = 1; /* as inputs.c: never corroborated against this host */
         in->n++;
@@ -121,8 +123,10 @@ static void same_from_file(const uint8_t *data, size_t size, const struct gt_rec
         return;
     if (memcmp(&r.hdr, &whole->hdr, sizeof(r.hdr)) || memcmp(&r.id, &whole->id, sizeof(r.id)) ||
         memcmp(&r.rs, &whole->rs, sizeof(r.rs)) || r.ncomm != whole->ncomm ||
-        r.ndev != whole->ndev || r.nset != whole->nset || r.ncallee != whole->ncallee ||
-        (r.ncomm && memcmp(r.comms, whole->comms, r.ncomm * sizeof(*r.comms))))
+        r.nheld != whole->nheld || r.ndev != whole->ndev || r.nset != whole->nset ||
+        r.ncallee != whole->ncallee ||
+        (r.nheld && (memcmp(r.comms, whole->comms, r.nheld * sizeof(*r.comms)) ||
+                     memcmp(r.comm_slot, whole->comm_slot, r.nheld * sizeof(*r.comm_slot)))))
         abort();
     uint64_t p1 = 0, p2 = 0;
     struct gtr_event e1, e2;

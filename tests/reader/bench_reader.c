@@ -45,7 +45,7 @@ static int ratio(const char *what, unsigned char **imgs, size_t *lens, int n)
     for (int i = 0; i < n; i++) {
         char name[64];
         snprintf(name, sizeof(name), "gdrtrace.job.node%d.%d.rec", i, 1000 + i);
-        if (gt_archive_add(w, name, GT_LIVE_EXITED, imgs[i], lens[i], err, sizeof(err))) {
+        if (gt_archive_add(w, name, GT_LIVE_EXITED, imgs[i], lens[i], NULL, err, sizeof(err))) {
             printf("%s\n", err);
             gt_archive_abort(w);
             return -1;

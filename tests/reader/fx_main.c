@@ -208,6 +208,7 @@ static int selftest(void)
             continue;
         struct gt_verdict v;
         const struct gt_recfile *ctx = &r;
+        CHECK(r.nheld >= 1 && r.comm_slot[0] == 0, "kind %s: slot 0 not held", fx_kind_name(k));
         gt_verdict_of(&r.comms[0], &ctx, 1, &v);
         CHECK(!strcmp(gt_verdict_name(v.code), fx_kind_verdict(k)), "kind %s: verdict %s (%s)",
               fx_kind_name(k), gt_verdict_name(v.code), v.why);

@@ -25,7 +25,16 @@
  *                                 (the same, the member starting with a
  *                                 recorder's magic); comms (a member that is a
  *                                 valid recorder whose comms section declares
- *                                 BYTES slots, all but one zeros)
+ *                                 BYTES slots, all but one zeros); ring (a
+ *                                 member that is a valid recorder whose ring
+ *                                 has BYTES slots, a power of two, its head
+ *                                 past all of them, all but 60 zeros);
+ *                                 comms-file, ring-file (the same recorders
+ *                                 as sparse files, not archives)
+ *   reader_scale probe            prints "counted" or "zero-page": whether
+ *                                 this kernel counts a read fault of an
+ *                                 untouched anonymous page in the resident
+ *                                 set, and the peak RSS of reading 256 MiB
  *   reader_scale measure CMD...   runs CMD; prints "wall_s peak_rss_kib exit"
  *                                 from wait4()'s rusage of that child
  *   reader_scale                  self-test: gen writes holes and the files
@@ -42,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -297,8 +307,53 @@ static void le32(unsigned char *p, uint32_t v)
 
 /* A bomb: frames concatenated (a valid zstd stream), the zeros as one 16 MiB
  * frame repeated, so writing a 2 GiB bomb takes milliseconds. */
+/* A valid recorder that declares much and holds little: `n` comm slots
+ * (comms: all but the first zeros) or a ring of `n` slots whose head says
+ * every one was written (ring: all but 60 zeros, read as never committed). */
+static unsigned char *sparse_recorder(const char *kind, unsigned long long n, size_t *len)
+{
+    int ring = !strncmp(kind, "ring", 4);
+    struct fx_opts o = {
+        .kind = FX_DMABUF, .ring_cap = ring ? n : 64, .ncomm = ring ? 4 : (int)n, .events = 60};
+    unsigned char *rec = fx_build(&o, len);
+    if (rec && ring) {
+        struct gtr_header h;
+        memcpy(&h, rec, sizeof(h));
+        for (unsigned i = 0; i < h.section_count; i++)
+            if (h.sections[i].id == GTR_SEC_RING) {
+                uint64_t head = n;
+                memcpy(rec + h.sections[i].offset + offsetof(struct gtr_ring_header, head), &head,
+                       sizeof(head));
+            }
+    }
+    return rec;
+}
+
+/* The same as a sparse file: only its non-zero 4 KiB pages are written. */
+static int sparse_file(const char *path, const char *kind, unsigned long long n)
+{
+    size_t len;
+    unsigned char *rec = sparse_recorder(kind, n, &len);
+    int fd = rec ? open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644) : -1;
+    int rc = fd < 0 ? -1 : 0;
+    static const unsigned char z[4096];
+    for (size_t at = 0; !rc && at < len; at += sizeof(z)) {
+        size_t k = len - at < sizeof(z) ? len - at : sizeof(z);
+        if (memcmp(rec + at, z, k) && pwrite(fd, rec + at, k, (off_t)at) != (ssize_t)k)
+            rc = -1;
+    }
+    if (!rc && ftruncate(fd, (off_t)len))
+        rc = -1;
+    if (fd >= 0 && close(fd))
+        rc = -1;
+    free(rec);
+    return rc;
+}
+
 static int bomb(const char *path, unsigned long long bytes, const char *kind)
 {
+    if (!strcmp(kind, "comms-file") || !strcmp(kind, "ring-file"))
+        return sparse_file(path, kind, bytes);
     FILE *f = fopen(path, "wb");
     if (!f)
         return -1;
@@ -306,9 +361,8 @@ static int bomb(const char *path, unsigned long long bytes, const char *kind)
     unsigned long long zeros = bytes;
     unsigned char *rec = NULL;
     size_t reclen = 0;
-    if (!strcmp(kind, "comms")) { /* a valid recorder declaring `bytes` comm slots, zeros */
-        struct fx_opts o = {.kind = FX_DMABUF, .ring_cap = 64, .ncomm = (int)bytes, .events = 60};
-        rec = fx_build(&o, &reclen);
+    if (!strcmp(kind, "comms") || !strcmp(kind, "ring")) {
+        rec = sparse_recorder(kind, bytes, &reclen);
         if (!rec) {
             fclose(f);
             return -1;
@@ -390,6 +444,38 @@ static int measure(char **argv)
         return 1;
     printf("%.3f %ld %d\n", now() - t0, ru.ru_maxrss,
            WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+    return 0;
+}
+
+/* What this kernel does on a read fault of an untouched private anonymous
+ * page: map the shared zero page (not in the resident set) or give the
+ * process a page of its own (counted).  The reader's bounds must hold on
+ * both: test-bounded.sh says which one it ran on.  Prints "counted" or
+ * "zero-page" and the resident growth for reading 256 MiB. */
+static int probe(void)
+{
+    size_t len = (size_t)256 << 20;
+    pid_t p = fork();
+    if (p < 0)
+        return 1;
+    if (p == 0) {
+        unsigned char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED)
+            _exit(2);
+        volatile unsigned sum = 0;
+        for (size_t i = 0; i < len; i += 4096)
+            sum += m[i];
+        _exit(sum ? 3 : 0);
+    }
+    int st;
+    struct rusage ru;
+    if (wait4(p, &st, 0, &ru) != p || !WIFEXITED(st) || WEXITSTATUS(st))
+        return 1;
+    /* the child's own text and libraries are a few MiB; half the mapping
+     * resident means its reads were given pages */
+    printf("%s %ld\n", ru.ru_maxrss > (long)(len >> 10) / 2 ? "counted" : "zero-page",
+           ru.ru_maxrss);
     return 0;
 }
 
@@ -558,7 +644,7 @@ static int selftest(void)
     } else {
         int ok = r.id.rank == 9 && !strcmp(r.id.host, "node-0001") &&
                  r.ncomm == GTR_DEFAULT_COMMS && r.ring.capacity == GTR_DEFAULT_RING_EVENTS &&
-                 r.comms[1].comm_id == 0x4e0de00000000001ull;
+                 gt_recfile_comm(&r, 1) && gt_recfile_comm(&r, 1)->comm_id == 0x4e0de00000000001ull;
         printf("%s generated recorder reads back (rank %d on %s, %u comm slots, ring of %llu)\n",
                ok ? "ok  " : "FAIL", r.id.rank, r.id.host, r.ncomm,
                (unsigned long long)r.ring.capacity);
@@ -594,9 +680,11 @@ int main(int argc, char **argv)
         return bomb(argv[2], strtoull(argv[3], NULL, 10), argc == 5 ? argv[4] : "zeros") ? 1 : 0;
     if (!strcmp(argv[1], "measure") && argc > 2)
         return measure(argv + 2);
+    if (!strcmp(argv[1], "probe") && argc == 2)
+        return probe();
     fprintf(stderr, "usage: reader_scale [gen DIR N [small] [natural] [peermem=R,..] "
                     "[fallback=R,..] [slow=R,..] [unknown=R,..] | bomb FILE BYTES "
-                    "[zeros|container|member|recorder|comms] | "
-                    "measure CMD...]\n");
+                    "[zeros|container|member|recorder|comms|ring|comms-file|ring-file] | "
+                    "probe | measure CMD...]\n");
     return 64;
 }

@@ -271,7 +271,8 @@ static void test_round_trip(void **state)
     assert_int_equal(v->devs[0].in_use, 0);
 
     assert_true(slot < v->ncomm);
-    const struct gtr_comm *vc = &v->comms[slot];
+    const struct gtr_comm *vc = gt_recfile_comm(v, slot);
+    assert_non_null(vc);
     assert_int_equal(vc->state, GTR_COMM_ACTIVE);
     assert_int_equal(vc->comm_id, 0xdeadbeefcafeull);
     assert_int_equal(vc->reg_count[GT_ASKED_DMABUF][GT_METHOD_PEERMEM], 5);

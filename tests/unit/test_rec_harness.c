@@ -71,7 +71,7 @@ static int summarise(const char *path, int abi, struct rec_sum *s)
     char pidpart[32];
     snprintf(pidpart, sizeof(pidpart), ".%d.rec", v->id.pid);
     CHECK(strstr(path, pidpart) != NULL, "%s: pid %d not in the name", path, v->id.pid);
-    for (uint32_t i = 0; i < v->ncomm; i++) {
+    for (uint32_t i = 0; i < v->nheld; i++) {
         const struct gtr_comm *c = &v->comms[i];
         if (c->state == GTR_COMM_FREE)
             continue;

@@ -167,7 +167,8 @@ int main(void)
             continue;
         }
         REQUIRE((uint32_t)t < v->ncomm, "no comm slot %d", t);
-        const struct gtr_comm *c = &v->comms[t];
+        const struct gtr_comm *c = gt_recfile_comm(v, (uint32_t)t);
+        REQUIRE(c != NULL, "comm slot %d holds nothing", t);
         REQUIRE(c->comm_id == 0x100 + (uint64_t)t, "slot %d holds comm 0x%llx", t,
                 (unsigned long long)c->comm_id);
         REQUIRE(c->send_count >= last_i[t] && c->send_count <= last_i[t] + 1,
