@@ -195,10 +195,12 @@ groups() { # file: the three groups and a conclusion line
 }
 pair A1 B1
 groups "$W/diff-A1-B1.txt" && grep -q '^conclusion: not comparable' "$W/diff-A1-B1.txt"
-astep "4. diff A1 B1 (sock vs gpumem): three groups, 'not comparable' (exit $(cat "$W/diff-A1-B1.rc"))" $?
+r=$? # before the step's text: its $(cat) would reset $?
+astep "4. diff A1 B1 (sock vs gpumem): three groups, 'not comparable' (exit $(cat "$W/diff-A1-B1.rc"))" $r
 pair H1 B1
 groups "$W/diff-H1-B1.txt" && grep -q '^conclusion: mechanism changed' "$W/diff-H1-B1.txt"
-astep "5. diff H1 B1 (host-staged vs DMA-BUF, emulated): three groups, mechanism changed (exit $(cat "$W/diff-H1-B1.rc"))" $?
+r=$?
+astep "5. diff H1 B1 (host-staged vs DMA-BUF, emulated): three groups, mechanism changed (exit $(cat "$W/diff-H1-B1.rc"))" $r
 pair H1 H2
 grep -q '^conclusion: no difference (within noise)' "$W/diff-H1-H2.txt"
 astep "6. diff H1 H2 (identical runs): no difference (within noise)" $?
