@@ -351,6 +351,7 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
     snprintf(r->source, sizeof(r->source), "%s", source);
     source = r->source;
     r->size = len;
+    r->owner = -1; /* the caller knows the file: tools/inputs.c */
 
     /* Invariant 1: identity of the format. */
     if (len < GTR_MAGIC_LEN || memcmp(buf, GTR_MAGIC, GTR_MAGIC_LEN) != 0)

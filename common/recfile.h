@@ -58,6 +58,7 @@ struct gt_recfile {
     int liveness;             /* enum gt_liveness */
     const char *liveness_why; /* NULL/"" or GT_LIVE_WHY_* (gt_recfile_judge_liveness_why) */
     int from_archive;         /* read from a dump archive (liveness judged at dump time) */
+    int64_t owner;            /* the file's uid (a member's: its archive's); -1 unknown */
     uint32_t ndev;
     struct gtr_device *devs; /* ndev entries */
     /* The comm table, compact: a file may declare up to 65,534 slots of

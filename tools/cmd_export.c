@@ -56,7 +56,8 @@ static void usage(FILE *f)
             "                        activity is older than D (default 15m: a whole number\n"
             "                        and a unit s, m, h, d or w); archives keep them all\n"
             "  --quiet               no note on stderr when no recorder is found (for a\n"
-            "                        timer: an idle node is normal); errors still printed\n"
+            "                        timer: an idle node is normal); errors still "
+            "printed\n" GT_ACCEPT_OWNER_USAGE
             "exit: 0 ok, 1 output not written, 2 an input could not be read, 64 usage\n");
 }
 
@@ -581,15 +582,13 @@ static void place_samples(struct sink *k, const struct gt_job *j, const unsigned
 
 int gt_cmd_export(int argc, char **argv)
 {
-    static const struct option opts[] = {{"prometheus", no_argument, 0, 'p'},
-                                         {"json", no_argument, 0, 'j'},
-                                         {"output", required_argument, 0, 'o'},
-                                         {"job", required_argument, 0, 'J'},
-                                         {"per-process", no_argument, 0, 'P'},
-                                         {"exited-within", required_argument, 0, 'E'},
-                                         {"quiet", no_argument, 0, 'q'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"prometheus", no_argument, 0, 'p'},   {"json", no_argument, 0, 'j'},
+        {"output", required_argument, 0, 'o'}, {"job", required_argument, 0, 'J'},
+        {"per-process", no_argument, 0, 'P'},  {"exited-within", required_argument, 0, 'E'},
+        {"quiet", no_argument, 0, 'q'},        {"accept-owner", required_argument, 0, 'O'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    struct gt_inputs owners = {0};
     int json = 0, quiet = 0, c;
     int64_t within = 15LL * 60 * 1000000000;
     const char *out = NULL;
@@ -607,6 +606,10 @@ int gt_cmd_export(int argc, char **argv)
             break;
         case 'J':
             job = optarg;
+            break;
+        case 'O':
+            if (gt_inputs_accept_owner(&owners, optarg, "export"))
+                return GT_EXIT_USAGE;
             break;
         case 'P':
             per_process = 1;
@@ -641,6 +644,7 @@ int gt_cmd_export(int argc, char **argv)
         family(&k, fams[f].name, fams[f].type, fams[f].help);
     struct exfold x = {.k = &k, .grp = malloc(sizeof(struct gtr_comm))};
     struct gt_inputs in = {.job = job, .quiet_empty = quiet, .each = each_rec, .each_arg = &x};
+    gt_inputs_take_owners(&in, &owners);
     in.fold = &j;
     unsigned char *gone = NULL;
     FILE *f = stdout;

@@ -23,7 +23,9 @@ static void usage(FILE *f)
                "  the pid is gone or reused, or the machine rebooted; unknown: the pid here\n"
                "  is another process (the writer's is from another pid namespace) or cannot\n"
                "  be inspected), size.  Default: $GDRTRACE_DIR (/dev/shm).\n"
-               "  Archive members show the state seen when the archive was made.\n"
+               "  Archive members show the state seen when the archive was made.  owner: the\n"
+               "  file's (an archive member: the archive's); other commands count only\n"
+               "  recorders of one owner per job (--accept-owner).\n"
                "  --job J     only the recorders of job J (--job -: those without a job id)\n"
                "exit: 0 ok, 2 an input could not be read, 64 usage\n");
 }
@@ -49,7 +51,8 @@ int gt_cmd_ls(int argc, char **argv)
         }
     }
     /* each recorder is reduced to its identity and fate as it is read */
-    struct gt_inputs in = {.job = job, .release = 1, .keep_fates = 1};
+    /* every owner listed, each named: ls is where an operator sees them */
+    struct gt_inputs in = {.job = job, .release = 1, .keep_fates = 1, .all_owners = 1};
     int bad = gt_inputs_load(&in, argv + optind, argc - optind);
     if (json) {
         struct gt_json js;
@@ -64,6 +67,7 @@ int gt_cmd_ls(int argc, char **argv)
             gj_str(&js, "job", r->id.job);
             gj_i64(&js, "rank", r->id.rank);
             gj_str(&js, "state", gt_liveness_name(r->liveness));
+            gt_json_owner(&js, r);
             gj_str(&js, "state_why", r->liveness_why ? r->liveness_why : "");
             gj_u64(&js, "size", r->size);
             gj_i64(&js, "start_wall_ns", r->id.start_wall_ns);
@@ -73,13 +77,16 @@ int gt_cmd_ls(int argc, char **argv)
         gj_end(&js, ']');
         gj_done(&js);
     } else {
-        printf("%-20s %8s %-16s %5s %-8s %10s  %s\n", "host", "pid", "job", "rank", "state", "size",
-               "source");
+        printf("%-20s %8s %-16s %5s %-8s %-10s %10s  %s\n", "host", "pid", "job", "rank", "state",
+               "owner", "size", "source");
         for (size_t i = 0; i < in.n; i++) {
             const struct gt_recfile *r = &in.recs[i];
-            printf("%-20s %8d %-16s %5d %-8s %10llu  %s\n", gt_esc(r->id.host), r->id.pid,
+            char owner[64];
+            gt_owner_short(r->owner, owner, sizeof(owner));
+            printf("%-20s %8d %-16s %5d %-8s %-10s %10llu  %s\n", gt_esc(r->id.host), r->id.pid,
                    r->id.job[0] ? gt_esc(r->id.job) : "-", r->id.rank,
-                   gt_liveness_name(r->liveness), (unsigned long long)r->size, gt_esc(r->source));
+                   gt_liveness_name(r->liveness), gt_esc(owner), (unsigned long long)r->size,
+                   gt_esc(r->source));
             if (r->liveness_why && r->liveness_why[0])
                 printf("    %s (%s): %s\n", gt_liveness_name(r->liveness), r->liveness_why,
                        !strcmp(r->liveness_why, GT_LIVE_WHY_OTHER_NS)

@@ -765,6 +765,14 @@ static int copy_logs(struct run *r)
         /* a log of an earlier run (a pattern without %p, a shared folder) is not this run's */
         if (stat(g.gl_pathv[i], &st) != 0 || !S_ISREG(st.st_mode) || st.st_mtime < r->t0 - 1)
             continue;
+        /* nor one another user wrote (a shared NCCL_DEBUG_FILE folder): the
+         * job's processes write their logs as the job's user */
+        if (st.st_uid != geteuid()) {
+            char who[128];
+            say("NCCL log %s is owned by %s, not by this job's user: not this run's, not copied",
+                g.gl_pathv[i], gt_owner_name((long)st.st_uid, who, sizeof(who)));
+            continue;
+        }
         const char *b = strrchr(g.gl_pathv[i], '/');
         b = b ? b + 1 : g.gl_pathv[i];
         char to[PATH_MAX * 2];

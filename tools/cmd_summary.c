@@ -40,7 +40,7 @@ static void usage(FILE *f)
             "  --no-bars   leave out the histogram bars (--full)\n"
             "  --events    --full, with the last fallback/error events of each process\n"
             "  --job J     only the recorders of job J (GDRTRACE_JOB, SLURM_JOB_ID, ...);\n"
-            "              --job - : those written without a job id\n"
+            "              --job - : those written without a job id\n" GT_ACCEPT_OWNER_USAGE
             "  --nccl-log FILE|DIR  NCCL's log (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET),\n"
             "              joined by commId: what NCCL loaded, each communicator's ranks,\n"
             "              hosts and channels, GPU Direct decisions, the verdict with it\n"
@@ -120,15 +120,13 @@ static void write_proc(struct gt_inputs *in, size_t i, void *arg)
 
 int gt_cmd_summary(int argc, char **argv)
 {
-    static const struct option opts[] = {{"json", no_argument, 0, 'j'},
-                                         {"no-bars", no_argument, 0, 'b'},
-                                         {"events", no_argument, 0, 'e'},
-                                         {"job", required_argument, 0, 'J'},
-                                         {"ranks", no_argument, 0, 'r'},
-                                         {"full", no_argument, 0, 'f'},
-                                         {"nccl-log", required_argument, 0, 'L'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"json", no_argument, 0, 'j'},           {"no-bars", no_argument, 0, 'b'},
+        {"events", no_argument, 0, 'e'},         {"job", required_argument, 0, 'J'},
+        {"ranks", no_argument, 0, 'r'},          {"full", no_argument, 0, 'f'},
+        {"nccl-log", required_argument, 0, 'L'}, {"accept-owner", required_argument, 0, 'O'},
+        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+    struct gt_inputs owners = {0};
     int json = 0, flags = GT_REPORT_BARS, c, nlogs = 0;
     const char *job = NULL;
     char **logs = calloc((size_t)argc + 1, sizeof(*logs));
@@ -154,6 +152,10 @@ int gt_cmd_summary(int argc, char **argv)
         case 'f':
             flags |= GT_REPORT_FULL;
             break;
+        case 'O':
+            if (gt_inputs_accept_owner(&owners, optarg, "summary"))
+                return GT_EXIT_USAGE;
+            break;
         case 'L':
             logs[nlogs++] = optarg;
             break;
@@ -168,6 +170,7 @@ int gt_cmd_summary(int argc, char **argv)
         return GT_EXIT_USAGE;
     }
     struct gt_inputs in = {.job = job};
+    gt_inputs_take_owners(&in, &owners);
     struct gt_job j;
     /* the default and --ranks need only the digests: fold each recorder as
      * it is read and release it (memory of verdict's order, not the files');

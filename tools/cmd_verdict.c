@@ -45,7 +45,8 @@ static void usage(FILE *f)
             "              DIRECT-PEERMEM (peermem) or HOST-STAGED (host), else 20\n"
             "  --allow-emulated  let --expect dmabuf|peermem match a run of the GPU-memory\n"
             "              validation mode (GDRTRACE_GPUMEM=1: no NIC, CUDA copies); else 21\n"
-            "  --job J     only the recorders of job J (--job -: those without a job id)\n"
+            "  --job J     only the recorders of job J (--job -: those without a job "
+            "id)\n" GT_ACCEPT_OWNER_USAGE
             "  --nccl-log FILE|DIR  NCCL's log (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET; a\n"
             "              folder: each regular file in it), joined by commId: every\n"
             "              communicator NCCL created gets a verdict (INTRA-NODE: no network;\n"
@@ -58,11 +59,16 @@ static void usage(FILE *f)
 
 int gt_cmd_verdict(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"json", no_argument, 0, 'j'},           {"full", no_argument, 0, 'F'},
-        {"expect", required_argument, 0, 'x'},   {"job", required_argument, 0, 'J'},
-        {"allow-emulated", no_argument, 0, 'E'}, {"nccl-log", required_argument, 0, 'L'},
-        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+    static const struct option opts[] = {{"json", no_argument, 0, 'j'},
+                                         {"full", no_argument, 0, 'F'},
+                                         {"expect", required_argument, 0, 'x'},
+                                         {"job", required_argument, 0, 'J'},
+                                         {"allow-emulated", no_argument, 0, 'E'},
+                                         {"nccl-log", required_argument, 0, 'L'},
+                                         {"accept-owner", required_argument, 0, 'O'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    struct gt_inputs owners = {0};
     int json = 0, c, expect = -1, allow_emulated = 0, nlogs = 0, full = 0;
     const char *job = NULL;
     char **logs = calloc((size_t)argc + 1, sizeof(*logs));
@@ -97,6 +103,10 @@ int gt_cmd_verdict(int argc, char **argv)
         case 'E':
             allow_emulated = 1;
             break;
+        case 'O':
+            if (gt_inputs_accept_owner(&owners, optarg, "verdict"))
+                return GT_EXIT_USAGE;
+            break;
         case 'L':
             logs[nlogs++] = optarg;
             break;
@@ -108,6 +118,7 @@ int gt_cmd_verdict(int argc, char **argv)
     struct gt_job j;
     /* fold mode: each recorder is folded and released as it is read */
     struct gt_inputs in = {.job = job, .fold = &j};
+    gt_inputs_take_owners(&in, &owners);
     int rc = gt_load_job(argv + optind, argc - optind, &in, &j);
     int code = j.overall.code;
     /* NCCL's log, joined (tools/nccljoin.h): its verdict covers every

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,144 @@ size_t gt_archive_max(void)
     if (!max)
         max = gt_env_long("GDRTRACE_ARCHIVE_MAX", GT_ARCHIVE_MAX_DEFAULT, 1, GT_ARCHIVE_MAX_LIMIT);
     return (size_t)max;
+}
+
+const char *gt_owner_name(long uid, char *buf, size_t n)
+{
+    struct passwd *pw = uid >= 0 ? getpwuid((uid_t)uid) : NULL;
+    if (uid < 0)
+        snprintf(buf, n, "unknown owner");
+    else if (pw && pw->pw_name)
+        snprintf(buf, n, "%s (uid %ld)", pw->pw_name, uid);
+    else
+        snprintf(buf, n, "uid %ld", uid);
+    return buf;
+}
+
+const char *gt_owner_short(long uid, char *buf, size_t n)
+{
+    struct passwd *pw = uid >= 0 ? getpwuid((uid_t)uid) : NULL;
+    if (uid < 0)
+        snprintf(buf, n, "-");
+    else if (pw && pw->pw_name)
+        snprintf(buf, n, "%s", pw->pw_name);
+    else
+        snprintf(buf, n, "%ld", uid);
+    return buf;
+}
+
+int gt_inputs_accept_owner(struct gt_inputs *in, const char *arg, const char *cmd)
+{
+    char *end;
+    errno = 0;
+    long uid = strtol(arg, &end, 10);
+    if (!*arg || *end || errno || uid < 0) {
+        struct passwd *pw = getpwnam(arg);
+        if (!pw) {
+            fprintf(stderr, "gdrtrace %s: --accept-owner '%s' is neither a user nor a uid\n", cmd,
+                    gt_esc(arg));
+            return -1;
+        }
+        uid = (long)pw->pw_uid;
+    }
+    if (in->naccept == (int)(sizeof(in->accept) / sizeof(in->accept[0]))) {
+        fprintf(stderr, "gdrtrace %s: --accept-owner: at most %zu owners\n", cmd,
+                sizeof(in->accept) / sizeof(in->accept[0]));
+        return -1;
+    }
+    in->accept[in->naccept++] = uid;
+    return 0;
+}
+
+void gt_inputs_take_owners(struct gt_inputs *in, const struct gt_inputs *from)
+{
+    memcpy(in->accept, from->accept, sizeof(in->accept));
+    in->naccept = from->naccept;
+}
+
+/* Whether recorder r may be counted, by its owner (inputs.h).  A recorder
+ * left out is tallied for gt_inputs_load's message. */
+static int owner_ok(struct gt_inputs *in, const struct gt_recfile *r)
+{
+    if (in->all_owners || r->owner < 0)
+        return 1;
+    long me = (long)geteuid(), kept = -1;
+    /* root's own files are not special: a job root ran is one owner, and a
+     * recorder another user planted beside it is a second one */
+    if (r->owner == me && (me != 0 || in->naccept))
+        return 1;
+    for (int i = 0; i < in->naccept; i++)
+        if (in->accept[i] == r->owner)
+            return 1;
+    if (me == 0 && !in->naccept) {
+        /* root: the job's owner is the first owner read for it */
+        size_t i = 0;
+        for (; i < in->njob_owner && strcmp(in->job_owner[i].job, r->id.job); i++)
+            ;
+        if (i < in->njob_owner && in->job_owner[i].uid == r->owner)
+            return 1;
+        if (i == in->njob_owner) {
+            struct gt_job_owner *nj = realloc(in->job_owner, (in->njob_owner + 1) * sizeof(*nj));
+            if (!nj)
+                return 1; /* out of memory: counted, as before owners were judged */
+            in->job_owner = nj;
+            snprintf(nj[i].job, sizeof(nj[i].job), "%s", r->id.job);
+            nj[i].uid = r->owner;
+            in->njob_owner++;
+            return 1;
+        }
+        kept = in->job_owner[i].uid;
+        in->owner_conflict = 1;
+    }
+    int k = 0;
+    for (; k < in->nskip_owner &&
+           (in->skip_owner[k].uid != r->owner || strcmp(in->skip_owner[k].job, r->id.job));
+         k++)
+        ;
+    if (k == in->nskip_owner) {
+        if (k == (int)(sizeof(in->skip_owner) / sizeof(in->skip_owner[0]))) {
+            in->skip_owner_more++;
+            return 0;
+        }
+        struct gt_owner_skip *o = &in->skip_owner[in->nskip_owner++];
+        o->uid = r->owner;
+        o->n = 0;
+        o->kept = kept;
+        snprintf(o->job, sizeof(o->job), "%s", r->id.job);
+        snprintf(o->eg, sizeof(o->eg), "%s", r->source);
+    }
+    in->skip_owner[k].n++;
+    return 0;
+}
+
+/* Names what owner_ok() left out; root's conflicts count as unreadable
+ * inputs (exit 2). */
+static void explain_owners(struct gt_inputs *in)
+{
+    if (in->owner_conflict)
+        in->nbad++;
+    if (in->quiet)
+        return;
+    for (int k = 0; k < in->nskip_owner; k++) {
+        const struct gt_owner_skip *o = &in->skip_owner[k];
+        char who[128], kept[128], job[160];
+        snprintf(job, sizeof(job), "%s", o->job[0] ? gt_esc(o->job) : GT_JOB_NONE);
+        gt_owner_name(o->uid, who, sizeof(who));
+        if (o->kept >= 0)
+            fprintf(stderr,
+                    "gdrtrace: job %s has recorders of more than one owner: counted those of %s "
+                    "(read first), left out %d of %s (e.g. %s); which owner is the job's is not "
+                    "known (exit 2): --accept-owner USER names it\n",
+                    job, gt_owner_name(o->kept, kept, sizeof(kept)), o->n, who, gt_esc(o->eg));
+        else
+            fprintf(stderr,
+                    "gdrtrace: left out %d recorder(s) of job %s owned by %s, not by you (e.g. "
+                    "%s): --accept-owner %ld counts them\n",
+                    o->n, job, who, gt_esc(o->eg), o->uid);
+    }
+    if (in->skip_owner_more)
+        fprintf(stderr, "gdrtrace: and %d more recorder(s) of other owners left out\n",
+                in->skip_owner_more);
 }
 
 static void problem(struct gt_inputs *in, const char *msg)
@@ -158,6 +297,10 @@ static void keep(struct gt_inputs *in)
         gt_recfile_free(r);
         return;
     }
+    if (!owner_ok(in, r)) {
+        gt_recfile_free(r);
+        return;
+    }
     /* before folding: the job's verdict is then over the live processes only */
     if (in->live_only && r->liveness != GT_LIVE_LIVE) {
         in->skip_dead++;
@@ -206,6 +349,7 @@ static void keep(struct gt_inputs *in)
 struct arc_ctx {
     struct gt_inputs *in;
     const char *path;
+    long owner; /* the archive file's uid */
 };
 
 /* A member held as a sparse image is adopted, its holes never read; one
@@ -239,6 +383,7 @@ static int add_member(struct gt_archive_member *m, void *arg)
     r->liveness =
         liveness >= GT_LIVE_CREATING && liveness <= GT_LIVE_CRASHED ? liveness : GT_LIVE_UNKNOWN;
     r->from_archive = 1;
+    r->owner = c->owner;
     keep(c->in);
     return 0;
 }
@@ -257,6 +402,8 @@ static int add_file(struct gt_inputs *in, const char *path)
     }
     if (in->phase != 2)
         in->nfiles++;
+    struct stat fst;
+    long owner = fstat(fd, &fst) == 0 ? (long)fst.st_uid : -1;
     unsigned char b[4];
     int rc = 0;
     int arc = pread(fd, b, sizeof(b), 0) == (ssize_t)sizeof(b) && gt_archive_sniff(b, sizeof(b));
@@ -265,7 +412,7 @@ static int add_file(struct gt_inputs *in, const char *path)
         return 0;
     }
     if (arc) {
-        struct arc_ctx c = {in, path};
+        struct arc_ctx c = {in, path, owner};
         int before = in->nbad;
         if (gt_archive_stream_fd(fd, gt_archive_max(), path, add_member, &c, err, sizeof(err))) {
             problem(in, err);
@@ -288,6 +435,7 @@ static int add_file(struct gt_inputs *in, const char *path)
         return -1;
     }
     r->liveness = gt_recfile_judge_liveness_why(r, &r->liveness_why);
+    r->owner = owner;
     keep(in);
     return 0;
 }
@@ -420,6 +568,7 @@ int gt_inputs_load(struct gt_inputs *in, char **paths, int n)
     in->phase = 0;
     if (!in->fold) /* in fold mode gt_job_finish() sorts */
         gt_inputs_sort(in);
+    explain_owners(in);
     gt_inputs_explain(in, stderr);
     return in->nbad;
 }
@@ -450,6 +599,8 @@ void gt_inputs_explain(const struct gt_inputs *in, FILE *f)
     if (in->skip_job)
         fprintf(f, "  skipped %d recorder(s) of another job (e.g. --job %s)\n", in->skip_job,
                 in->other_job[0] ? gt_esc(in->other_job) : GT_JOB_NONE);
+    if (in->nskip_owner)
+        fprintf(f, "  left out recorder(s) of other owners (above; --accept-owner)\n");
     if (in->skip_dead)
         fprintf(f, "  skipped %d recorder(s) whose process is not running\n", in->skip_dead);
     if (in->skip_name)
@@ -532,5 +683,6 @@ void gt_inputs_free(struct gt_inputs *in)
     free(in->fates);
     free(in->recs);
     free(in->seen);
+    free(in->job_owner);
     memset(in, 0, sizeof(*in));
 }

@@ -59,9 +59,49 @@ struct gt_inputs {
     int skip_ours;          /* of those, files holding a recorder or zstd frame */
     char skip_ours_eg[256];
     int dups; /* the same process seen twice (live and archived): counted once */
+    /* Owners (a job's recorders have one; docs/reader.md "Owners"): a
+     * recorder file's owner is its uid, an archive member's the archive's.
+     * all_owners: keep every owner (ls lists them).  Else a recorder is kept
+     * when its owner is the caller's uid or in accept[] (--accept-owner);
+     * without accept[], root keeps for each job the owner read first and
+     * leaves out the others with an error (owner_conflict: exit 2), another
+     * caller leaves out every other owner's.  What was left out is named on
+     * stderr by gt_inputs_load. */
+    int all_owners;
+    long accept[8];
+    int naccept;
+    int owner_conflict;
+    struct gt_owner_skip {
+        long uid;
+        int n;
+        char job[128];
+        char eg[1024]; /* a recorder's source */
+        long kept;     /* root: the job's owner kept instead (-1: by rule) */
+    } skip_owner[8];
+    int nskip_owner, skip_owner_more;
+    struct gt_job_owner {
+        char job[128];
+        long uid;
+    } * job_owner;
+    size_t njob_owner;
     /* open-addressing set of recs[] indices + 1 by process identity */
     size_t *seen, seen_cap;
 };
+
+/* --accept-owner USER|UID: adds it to in->accept.  0, or -1 with a message
+ * on stderr (an unknown user, too many). */
+int gt_inputs_accept_owner(struct gt_inputs *in, const char *arg, const char *cmd);
+/* Copies --accept-owner's owners gathered in from (by the option parser)
+ * into in. */
+void gt_inputs_take_owners(struct gt_inputs *in, const struct gt_inputs *from);
+/* The usage line of --accept-owner, for each command that reads recorders. */
+#define GT_ACCEPT_OWNER_USAGE                                                                      \
+    "  --accept-owner USER|UID  count recorders owned by USER too (repeatable); by\n"              \
+    "              default only your own count, and as root each job's first owner\n"
+/* The user name of uid, or its number, or "-" when unknown, into buf. */
+const char *gt_owner_short(long uid, char *buf, size_t n);
+/* "name (uid N)" of uid into buf (the name when the system knows it). */
+const char *gt_owner_name(long uid, char *buf, size_t n);
 
 /* Directory used when no path is given. */
 const char *gt_default_dir(void);

@@ -521,6 +521,35 @@ static void text_job(FILE *f, const struct gt_job *j)
     }
     fprintf(f, "   ranks    ");
     gt_report_wrap(f, 12, 12, line);
+    /* whose files these are: one owner per job unless --accept-owner took more */
+    long owners[4];
+    size_t nown[4] = {0}, no = 0, more = 0;
+    for (size_t i = 0; i < j->nrec; i++) {
+        size_t k = 0;
+        while (k < no && owners[k] != j->recs[i].owner)
+            k++;
+        if (k == no && no == 4) {
+            more++;
+            continue;
+        }
+        if (k == no)
+            owners[no++] = j->recs[i].owner;
+        nown[k]++;
+    }
+    line[0] = 0;
+    for (size_t k = 0; k < no; k++) {
+        char o[64];
+        gt_owner_short(owners[k], o, sizeof(o));
+        snprintf(line + strlen(line), sizeof(line) - strlen(line), "%s%s", k ? "; " : "", o);
+        if (no > 1)
+            snprintf(line + strlen(line), sizeof(line) - strlen(line), " (%zu)", nown[k]);
+    }
+    if (more)
+        snprintf(line + strlen(line), sizeof(line) - strlen(line), "; %zu more", more);
+    if (no) {
+        fprintf(f, "   owner    ");
+        gt_report_wrap(f, 12, 12, gt_esc(line));
+    }
     for (int k = 1; k < 3; k++)
         for (size_t i = 0; i < t[k].nv; i++)
             if (!strcmp(t[k].v[i], "?")) {
@@ -1228,9 +1257,17 @@ void gt_report_text_procs(FILE *f, const struct gt_job *j, int flags, char *cons
     kc_text(f, j);
 }
 
+void gt_json_owner(struct gt_json *js, const struct gt_recfile *r)
+{
+    char o[64];
+    gj_str(js, "owner", gt_owner_short(r->owner, o, sizeof(o)));
+    gj_i64(js, "owner_uid", r->owner);
+}
+
 void gt_json_identity(struct gt_json *js, const struct gt_recfile *r)
 {
     const struct gtr_identity *id = &r->id;
+    gt_json_owner(js, r);
     gj_str(js, "host", id->host);
     gj_i64(js, "pid", id->pid);
     gj_str(js, "job", id->job);

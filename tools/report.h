@@ -64,6 +64,8 @@ void gt_next_step(const struct gt_job *j, char **paths, int npaths, char *buf, s
 /* Pieces reused by other commands. */
 void gt_report_hist_bars(FILE *f, const struct gtr_hist *h, const char *indent, int width);
 void gt_json_identity(struct gt_json *js, const struct gt_recfile *r);
+/* "owner" (the user name, or null) and "owner_uid" (-1 unknown) of r's file. */
+void gt_json_owner(struct gt_json *js, const struct gt_recfile *r);
 void gt_json_comm_counts(struct gt_json *js, const struct gtr_comm *c);
 void gt_json_latency(struct gt_json *js, const struct gtr_comm *c);
 

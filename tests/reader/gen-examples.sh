@@ -24,9 +24,14 @@ $FX peermem "$T/other-kernel/gdrtrace.jobC.node-a.3.rec" --pid 3 --job jobC --ke
 for k in dmabuf peermem host mixed fallback error nodata; do
     mkdir -p "$T/$k"; $FX "$k" "$T/$k/gdrtrace.job-$k.node-a.4242.rec" --job "job-$k"
 done
+# The fixtures' owner is whoever generates them: shown as root (ls's owner
+# column, summary's owner line), so the examples do not depend on the user.
+me=$(id -un)
+own_re="s/^(.{62})$(printf '%-10s' "$me")/\1$(printf '%-10s' root)/; s/^(   owner +)$me\$/\1root/"
+[ "$me" = root ] && own_re=""
 run() { # name, command...: "$ cmd" then its output and exit code
     local f="$D/$1.txt"; shift
-    { echo "\$ gdrtrace ${*}" | sed "s|$T/||g"; "$G" "$@" 2>&1 | sed "s|$T/||g"; echo "[exit ${PIPESTATUS[0]}]"; } >"$f" || true
+    { echo "\$ gdrtrace ${*}" | sed "s|$T/||g"; "$G" "$@" 2>&1 | sed "s|$T/||g" | sed -E "$own_re"; echo "[exit ${PIPESTATUS[0]}]"; } >"$f" || true
 }
 cd_run() { (cd "$T" && run "$@"); }
 run ls ls "$T/job" "$T/fallback"

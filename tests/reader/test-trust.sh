@@ -26,4 +26,48 @@ rc=$?
 [ $rc -eq 2 ] && grep -q "not a regular file" "$T/out" && pass "verdict FIFO: refused with its name" ||
     fail "verdict FIFO: exit $rc, $(head -n 3 "$T/out")"
 
+# ---- owners: another user's recorders of the same job in a shared folder
+if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null; then
+    nob() { setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups -- "$@"; }
+    chmod 0755 "$T"
+    S=$T/shared
+    mkdir -p "$S" && chmod 1777 "$S"
+    me=$(id -un)
+    # the job's own two (HOST-STAGED); nobody's two sort first (DIRECT-DMABUF)
+    for p in 2001 2002; do
+        $FX host "$S/gdrtrace.J.node-a.$p.rec" --job J --host node-a --pid $p --rank $((p - 2001))
+    done
+    chmod 0644 "$S"/gdrtrace.*.rec
+    for p in 1001 1002; do
+        nob $FX dmabuf "$S/gdrtrace.J.node-a.$p.rec" --job J --host node-a --pid $p --rank $((p - 1001)) >/dev/null
+    done
+    nob chmod 0644 "$S"/gdrtrace.J.node-a.100[12].rec
+    $G verdict --job J --expect dmabuf "$S" >"$T/o1" 2>"$T/e1"
+    rc=$?
+    [ $rc -eq 2 ] && grep -q "job J has recorders of more than one owner: counted those of nobody .*left out 2 of $me" "$T/e1" &&
+        pass "root: a job with recorders of two owners is an error (exit 2), both named" ||
+        fail "root, two owners: exit $rc (expected 2): $(cat "$T/e1" "$T/o1" | head -n 6)"
+    $G verdict --job J --expect dmabuf --accept-owner "$me" "$S" >"$T/o2" 2>"$T/e2"
+    rc=$?
+    [ $rc -eq 20 ] && grep -q "left out 2 recorder(s) of job J owned by nobody (uid $(id -u nobody)), not by you" "$T/e2" &&
+        pass "root --accept-owner $me: nobody's forged DIRECT-DMABUF left out and named, exit 20" ||
+        fail "--accept-owner $me: exit $rc (expected 20): $(cat "$T/e2" "$T/o2" | head -n 6)"
+    nob $G summary --job J --json "$S" >"$T/o3" 2>"$T/e3"
+    rc=$?
+    [ $rc -eq 0 ] && grep -q "left out 2 recorder(s) of job J owned by $me" "$T/e3" &&
+        [ "$(grep -o '"owner": *"nobody"' "$T/o3" | wc -l)" -ge 1 ] && ! grep -q "\"owner\": *\"$me\"" "$T/o3" &&
+        pass "as nobody: only nobody's own recorders counted, $me's named; JSON shows the owner" ||
+        fail "as nobody: exit $rc: $(cat "$T/e3" | head -n 4) $(head -c 300 "$T/o3")"
+    $G ls "$S" >"$T/o4" 2>&1
+    [ "$(awk '$6 == "nobody"' "$T/o4" | wc -l)" = 2 ] && [ "$(awk -v me="$me" '$6 == me' "$T/o4" | wc -l)" = 2 ] &&
+        pass "ls lists every recorder with its owner" || fail "ls owners: $(cat "$T/o4")"
+    $G ls --json "$S" | tr -d '\n ' | grep -q '"owner":"nobody","owner_uid":'"$(id -u nobody)" &&
+        pass "ls --json: owner and owner_uid" || fail "ls --json owner: $($G ls --json "$S" | head -c 400)"
+    $G summary --job J --accept-owner nobody --accept-owner "$me" "$S" >"$T/o5" 2>&1
+    grep -Eq "^   owner +nobody \(2\); $me \(2\)|^   owner +$me \(2\); nobody \(2\)" "$T/o5" &&
+        pass "summary --accept-owner both: the owners line names both" || fail "summary owners: $(head -n 8 "$T/o5")"
+else
+    echo "note: not root (or no nobody/setpriv): other users' recorders not tried"
+fi
+
 finish "the reader's trust boundaries hold"

@@ -59,8 +59,22 @@ if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && command -v setpriv >/dev
     grep -q "is another file than the plugin installed.*owned by another user (uid $(id -u nobody))" "$T/3b.err" &&
         pass "NCCL_NET_PLUGIN naming another user's copy: its owner said" ||
         fail "NCCL_NET_PLUGIN=another user's copy: $(cat "$T/3b.err")"
+    # the job's NCCL_DEBUG_FILE in a shared folder: a log another user plants
+    # there during the run is not this run's
+    S=$T/sharedlog
+    mkdir -p "$S" && chmod 1777 "$S"
+    host=$(hostname)
+    NCCL_DEBUG_FILE="$S/nccl.%h.%p.log" "$G" run --dir "$T/d4" -- sh -c \
+        'setpriv --reuid=nobody --regid=nogroup --clear-groups -- sh -c "echo \"$1 INFO planted\" >$2"; shift 2; exec "$@"' \
+        sh "$host:99999:99999 [0] NCCL" "$S/nccl.$host.99999.log" "$H" --abi 12 --data-only --iters 2 --max-size 64K \
+        >"$T/4.out" 2>"$T/4.err"
+    rc=$?
+    [ -f "$S/nccl.$host.99999.log" ] && grep -q "NCCL log $S/nccl.$host.99999.log is owned by nobody (uid [0-9]*), not by this job's user: not this run's, not copied" "$T/4.err" &&
+        ! ls "$T/d4" | grep -q '\.99999\.log$' && ls "$T/d4" | grep -q '\.log$' &&
+        pass "NCCL_DEBUG_FILE in a shared folder: a log nobody planted is named, not copied; the job's are" ||
+        fail "planted NCCL log (exit $rc): $(ls "$T/d4" "$S" | tr '\n' ' ') $(cat "$T/4.err" | tail -n 6)"
 else
-    echo "note: not root (or no nobody/setpriv): another user's --dir link not tried"
+    echo "note: not root (or no nobody/setpriv): another user's --dir link and NCCL log not tried"
 fi
 
 # A command that leaves a writer behind: `sh -c "writer & sleep 0.5; exit 0"`.
