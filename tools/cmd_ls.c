@@ -98,6 +98,8 @@ int gt_cmd_ls(int argc, char **argv)
         }
         if (!in.n)
             printf("(no recorders)\n");
+        if (in.n) /* else the note on stderr said it */
+            gt_inputs_note_run_dirs(&in, stdout);
     }
     gt_inputs_free(&in);
     return bad ? GT_EXIT_INPUT : 0;

@@ -61,6 +61,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -109,9 +110,11 @@ static void usage(FILE *f)
         "  (default $GDRTRACE_DIR, /dev/shm).  Never removes a live recorder, one being\n"
         "  created, one still open for writing, a closed one its writer still holds, a file that\n"
         "  is not a recorder, a symlink, or (unless run as root) another user's file.\n"
+        "  Folders gdrtrace run left (gdrtrace-run.*, not in use by a run) are pruned\n"
+        "  alike; one left empty goes, with the NCCL logs run wrote there.\n"
         "  --older-than D  only recorders whose last activity is older than D: a whole number\n"
         "                  and a unit s, m, h, d or w (30m, 12h, 7d)\n"
-        "  --job J         only recorders of job J\n"
+        "  --job J         only recorders of job J (-: those without a job id)\n"
         "  --dry-run       say what would be removed, remove nothing\n"
         "  --json          one object: {dir, dry_run, files: [{path, action, state, reason,\n"
         "                  job, pid, size, age_s}], removed|would_remove, kept, unreadable,\n"
@@ -355,8 +358,12 @@ static void prune_one(struct prune *pr, const char *name)
     fmt_age(age, sizeof(age), o.age_s);
     int pid = rec.id.pid;
 
-    if (pr->job && strcmp(rec.id.job, pr->job) != 0) {
-        snprintf(o.reason, sizeof(o.reason), "job '%s', not '%s'", rec.id.job, pr->job);
+    /* --job -: the recorders without a job id, as ls, verdict and export
+     * write them */
+    const char *want = pr->job && !strcmp(pr->job, GT_JOB_NONE) ? "" : pr->job;
+    if (want && strcmp(rec.id.job, want) != 0) {
+        snprintf(o.reason, sizeof(o.reason), "job '%s', not '%s'",
+                 rec.id.job[0] ? rec.id.job : GT_JOB_NONE, pr->job);
         goto out;
     }
     switch (l) {
@@ -494,6 +501,154 @@ static int list_names(struct prune *pr, char ***out, size_t *nout)
     return rc;
 }
 
+/* The private folders of `gdrtrace run` (gdrtrace-run.XXXXXX) that a run
+ * left behind: --keep, an archive or log not written, a run killed by
+ * SIGKILL.  A run holds an exclusive flock on its folder for its whole life
+ * (tools/cmd_run.c, invariant 6), released by the kernel however it ends:
+ * a folder whose lock is taken is in use and skipped.  Else its recorders
+ * are judged by the rules of the folder's own (invariants 1-4, through
+ * prune_one on the subfolder's fd, the lock held meanwhile); when none is
+ * left, the NCCL logs run wrote beside them (nccl.*.log) and the folder go
+ * (rmdir: anything else the job put there keeps it, and is said). */
+static int is_run_dir_name(const char *n)
+{
+    return !strncmp(n, "gdrtrace-run.", 13) && n[13];
+}
+
+static void prune_run_dir(struct prune *pr, const char *name)
+{
+    struct stat st;
+    struct outcome o = {.action = "kept", .state = "run-folder", .age_s = -1};
+    if (fstatat(pr->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
+        return; /* gone, or a file of that name: not a folder run made */
+    if (geteuid() != 0 && st.st_uid != geteuid()) {
+        snprintf(o.reason, sizeof(o.reason), "owned by uid %u, not the caller",
+                 (unsigned)st.st_uid);
+        report(pr, name, &o);
+        return;
+    }
+    int fd = openat(pr->dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        o.state = "unreadable";
+        snprintf(o.reason, sizeof(o.reason), "cannot open: %s", strerror(errno));
+        pr->unreadable++;
+        report(pr, name, &o);
+        return;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        snprintf(o.reason, sizeof(o.reason), "a gdrtrace run still uses it");
+        report(pr, name, &o);
+        close(fd);
+        return;
+    }
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", pr->dir, name);
+    struct prune sub = *pr;
+    sub.dirfd = fd;
+    sub.dir = path;
+    sub.removed = sub.kept = sub.unreadable = sub.failed = 0;
+    sub.bytes_removed = 0;
+    char **names = NULL;
+    size_t n = 0;
+    int listed = list_names(&sub, &names, &n) == 0;
+    for (size_t i = 0; i < n; i++) {
+        prune_one(&sub, names[i]);
+        free(names[i]);
+    }
+    free(names);
+    pr->js = sub.js; /* the JSON writer went on in sub */
+    pr->removed += sub.removed;
+    pr->kept += sub.kept;
+    pr->unreadable += sub.unreadable;
+    pr->failed += sub.failed;
+    pr->bytes_removed += sub.bytes_removed;
+    if (!listed) {
+        o.state = "unreadable";
+        snprintf(o.reason, sizeof(o.reason), "cannot list: %s", strerror(errno));
+        pr->unreadable++;
+    } else if (sub.kept || sub.failed || sub.unreadable) {
+        snprintf(o.reason, sizeof(o.reason), "%u recorder(s) in it kept",
+                 sub.kept + sub.failed + sub.unreadable);
+    } else if (pr->dry) {
+        o.action = "would-remove";
+        snprintf(o.reason, sizeof(o.reason), "left by gdrtrace run: its NCCL logs and itself");
+    } else {
+        /* NCCL's logs run wrote there, then the folder if that emptied it */
+        int fd2 = dup(fd);
+        DIR *d = fd2 >= 0 ? fdopendir(fd2) : NULL;
+        struct dirent *e;
+        if (d)
+            rewinddir(d);
+        while (d && (e = readdir(d)) != NULL) {
+            size_t len = strlen(e->d_name);
+            if (!strncmp(e->d_name, "nccl.", 5) && len > 9 && !strcmp(e->d_name + len - 4, ".log"))
+                unlinkat(fd, e->d_name, 0);
+        }
+        if (d)
+            closedir(d);
+        else if (fd2 >= 0)
+            close(fd2);
+        if (unlinkat(pr->dirfd, name, AT_REMOVEDIR) == 0) {
+            o.action = "removed";
+            snprintf(o.reason, sizeof(o.reason), "left by gdrtrace run: its NCCL logs and itself");
+        } else {
+            snprintf(o.reason, sizeof(o.reason), "not removed: %s",
+                     errno == ENOTEMPTY ? "the job wrote other files into it" : strerror(errno));
+        }
+    }
+    /* the folder's line is not a recorder: not in the recorder tallies */
+    if (pr->json) {
+        gj_obj(&pr->js, NULL);
+        gj_str(&pr->js, "path", path);
+        gj_str(&pr->js, "action", o.action);
+        gj_str(&pr->js, "state", o.state);
+        gj_str(&pr->js, "reason", o.reason);
+        gj_end(&pr->js, '}');
+    } else {
+        printf("%-12s %-12s %s/  %s\n", o.action, o.state, gt_esc(path), gt_esc(o.reason));
+    }
+    close(fd); /* releases the lock */
+}
+
+/* The names of the run folders in pr's folder, sorted. */
+static void prune_run_dirs(struct prune *pr)
+{
+    int fd2 = dup(pr->dirfd);
+    DIR *d = fd2 >= 0 ? fdopendir(fd2) : NULL;
+    if (!d) {
+        if (fd2 >= 0)
+            close(fd2);
+        return;
+    }
+    rewinddir(d); /* a dup shares the offset list_names read to the end */
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (!is_run_dir_name(e->d_name))
+            continue;
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            char **nv = realloc(names, nc * sizeof(*nv));
+            if (!nv)
+                break;
+            names = nv;
+            cap = nc;
+        }
+        if (!(names[n] = strdup(e->d_name)))
+            break;
+        n++;
+    }
+    closedir(d);
+    if (n)
+        qsort(names, n, sizeof(*names), name_cmp);
+    for (size_t i = 0; i < n; i++) {
+        prune_run_dir(pr, names[i]);
+        free(names[i]);
+    }
+    free(names);
+}
+
 int gt_cmd_prune(int argc, char **argv)
 {
     static const struct option opts[] = {{"older-than", required_argument, 0, 'o'},
@@ -566,6 +721,7 @@ int gt_cmd_prune(int argc, char **argv)
         free(names[i]);
     }
     free(names);
+    prune_run_dirs(&pr);
     close(pr.dirfd);
 
     int rc = pr.failed ? 1 : pr.unreadable ? GT_EXIT_INPUT : 0;

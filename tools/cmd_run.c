@@ -33,6 +33,11 @@
  *     reach the command's process group (the command and what it started);
  *     a signal the caller ignored stays ignored for the command too.  Once
  *     the command ended they are only noted: the archive is finished first.
+ *  6. The private folder is locked (an exclusive flock on its fd, close-on-
+ *     exec so the command does not inherit it) from its creation until this
+ *     process ends, however it ends: `gdrtrace prune` leaves a locked
+ *     folder alone and prunes an unlocked one (a --keep, a failed archive, a
+ *     SIGKILL) like any folder of recorders.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -1032,6 +1038,11 @@ int gt_cmd_run(int argc, char **argv)
             strerror(errno));
         return EXIT_SETUP;
     }
+    /* invariant 6: held until exit (never closed: the kernel releases it) */
+    int lockfd = open(r.recdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (lockfd < 0 || flock(lockfd, LOCK_EX | LOCK_NB) != 0)
+        say("cannot lock %s (%s): gdrtrace prune may take it for a folder left behind", r.recdir,
+            strerror(errno));
     if (set("GDRTRACE_DIR", r.recdir) || (rc = pick_nccl_env(&r)) != 0 ||
         prepend_ld_path(r.plugindir)) {
         rmdir(r.recdir);

@@ -503,6 +503,11 @@ static int add_dir(struct gt_inputs *in, const char *path)
         if (!wanted(e->d_name)) {
             if (e->d_name[0] == '.' || in->phase == 2) /* counted in the first pass */
                 continue;
+            if (!strncmp(e->d_name, "gdrtrace-run.", 13)) { /* a folder, not a file */
+                if (!in->skip_run++)
+                    snprintf(in->skip_run_eg, sizeof(in->skip_run_eg), "%s", e->d_name);
+                continue;
+            }
             if (!in->skip_name++)
                 snprintf(in->skip_name_eg, sizeof(in->skip_name_eg), "%s", e->d_name);
             if (looks_like_ours(dirfd(d), e->d_name) && !in->skip_ours++)
@@ -587,6 +592,15 @@ int gt_inputs_empty_cause(const struct gt_inputs *in, char *buf, size_t n)
     return 1;
 }
 
+void gt_inputs_note_run_dirs(const struct gt_inputs *in, FILE *f)
+{
+    if (in->skip_run)
+        fprintf(f,
+                "  %d folder(s) left by gdrtrace run (e.g. %s): name one as a PATH to read it; "
+                "gdrtrace prune removes what is gone in them\n",
+                in->skip_run, gt_esc(in->skip_run_eg));
+}
+
 void gt_inputs_explain(const struct gt_inputs *in, FILE *f)
 {
     if (in->n || in->quiet || in->quiet_empty)
@@ -606,6 +620,7 @@ void gt_inputs_explain(const struct gt_inputs *in, FILE *f)
     if (in->skip_name)
         fprintf(f, "  skipped %d file(s) not named gdrtrace.*.rec or *.zst (e.g. %s)\n",
                 in->skip_name, gt_esc(in->skip_name_eg));
+    gt_inputs_note_run_dirs(in, f);
     if (in->skip_ours)
         fprintf(f,
                 "  %d of them hold a recorder or a zstd archive by their content (e.g. %s):\n"

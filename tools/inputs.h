@@ -56,7 +56,9 @@ struct gt_inputs {
     char other_job[128];    /* one of them ("" = no job id) */
     int skip_name;          /* folder entries not named gdrtrace.*.rec or *.zst */
     char skip_name_eg[256]; /* NAME_MAX + 1 */
-    int skip_ours;          /* of those, files holding a recorder or zstd frame */
+    int skip_run;           /* folders gdrtrace run left (gdrtrace-run.*: not files) */
+    char skip_run_eg[256];
+    int skip_ours; /* of those, files holding a recorder or zstd frame */
     char skip_ours_eg[256];
     int dups; /* the same process seen twice (live and archived): counted once */
     /* Owners (a job's recorders have one; docs/reader.md "Owners"): a
@@ -128,6 +130,9 @@ void gt_inputs_free(struct gt_inputs *in);
  * read, a --job that matched none of the recorders there): that reason as
  * one sentence in buf, 1; else 0 (the usual causes are only likely). */
 int gt_inputs_empty_cause(const struct gt_inputs *in, char *buf, size_t n);
+/* When a folder read held folders `gdrtrace run` left (gdrtrace-run.*):
+ * one line on f naming them and what to do; nothing otherwise. */
+void gt_inputs_note_run_dirs(const struct gt_inputs *in, FILE *f);
 void gt_inputs_explain(const struct gt_inputs *in, FILE *f);
 /* --job value that selects recorders written without a job id (what `ls`
  * prints for them). */

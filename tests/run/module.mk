@@ -6,5 +6,7 @@ TEST_SCRIPTS += tests/run/test-run.sh
 TEST_SCRIPTS += tests/run/test-run-trust.sh
 # 64 ranks as mpirun and srun start them: one line per rank, exit codes collected
 TEST_SCRIPTS += tests/run/test-run-launcher.sh
+# what run leaves in GDRTRACE_DIR (--keep, SIGKILL) found by ls, cleaned by prune
+TEST_SCRIPTS += tests/run/test-run-leftovers.sh
 TESTS += test_netfs
 test_netfs_SRCS := tests/run/test_netfs.c tools/netfs.c
