@@ -57,13 +57,18 @@ files() {
     for d in README.md docs/*.md; do
         echo "$d 0644 $DOCDIR/${d##*/}"
     done
+    # the cleanup and monitoring pieces docs/operations.md and metrics.md
+    # install from here: the Slurm epilog, the Kubernetes sidecar, the alerts
+    echo "scripts/epilog/slurm-epilog.sh 0755 $LIBEXECDIR/gdrtrace/slurm-epilog.sh"
+    echo "docs/examples/k8s-prune.yaml 0644 $DOCDIR/examples/k8s-prune.yaml"
+    echo "docs/examples/prometheus-alerts.yml 0644 $DOCDIR/examples/prometheus-alerts.yml"
     echo "@unit 0644 $SYSTEMDUNITDIR/gdrtrace-export.service"
     echo "dist/systemd/gdrtrace-export.timer 0644 $SYSTEMDUNITDIR/gdrtrace-export.timer"
 }
 
 case "$what" in
 install)
-    install -d "$D$BINDIR" "$D$PLUGINDIR" "$D$MANDIR/man1" "$D$BASHCOMPDIR" "$D$DOCDIR" \
+    install -d "$D$BINDIR" "$D$PLUGINDIR" "$D$MANDIR/man1" "$D$BASHCOMPDIR" "$D$DOCDIR/examples" \
         "$D$SYSTEMDUNITDIR" "$D$LIBEXECDIR/gdrtrace" || exit 1
     list=$(mktemp) || exit 1
     trap 'rm -f "$list"' EXIT
@@ -105,7 +110,7 @@ uninstall)
         fi
     done <"$src"
     rm -f -- "$D$MANIFEST"
-    for d in "$D$LIBEXECDIR/gdrtrace" "$D$PLUGINDIR" "$D$DOCDIR"; do
+    for d in "$D$LIBEXECDIR/gdrtrace" "$D$PLUGINDIR" "$D$DOCDIR/examples" "$D$DOCDIR"; do
         rmdir -- "$d" 2>/dev/null
     done
     dist/ldcache.sh uninstall "$D" "$LIBDIR"

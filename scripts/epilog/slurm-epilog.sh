@@ -14,6 +14,9 @@
 # Variables (set them in the script's environment, e.g. a wrapper, or in
 # /etc/default/gdrtrace-epilog, read first if it exists):
 #   SLURM_JOB_ID              the finished job (slurmd sets it); required
+#   SLURM_JOB_UID, SLURM_JOB_GID  its owner (slurmd sets them): the archive
+#                             folder and file are given to them, so the job's
+#                             user can read its own evidence
 #   GDRTRACE_ARCHIVE_DIR      shared folder; the archive goes to
 #                             $GDRTRACE_ARCHIVE_DIR/<job>/<node>.zst.  Empty:
 #                             prune without archiving
@@ -33,6 +36,8 @@
 #    still running is kept and said so.
 #  * A job that set GDRTRACE_JOB to something else than its Slurm job id is
 #    not matched; the periodic prune covers it.
+#  * The job's recorders in folders `gdrtrace run` left (gdrtrace-run.*: a
+#    run killed before it archived) are archived too; prune cleans them.
 set -u
 [ -r /etc/default/gdrtrace-epilog ] && . /etc/default/gdrtrace-epilog
 
@@ -64,7 +69,7 @@ if ! command -v "$G" >/dev/null 2>&1; then log "gdrtrace command '$G' not found 
 # the name narrows what dump reads, prune --job checks the recorded job.
 san=$(printf '%s' "$JOB" | head -c 64 | tr -c 'A-Za-z0-9_-' '_')
 shopt -s nullglob
-recs=("$DIR/gdrtrace.$san."*.rec)
+recs=("$DIR/gdrtrace.$san."*.rec "$DIR"/gdrtrace-run.*/"gdrtrace.$san."*.rec)
 if [ ${#recs[@]} = 0 ]; then exit 0; fi
 
 if [ -n "$ARCH" ]; then
@@ -85,6 +90,12 @@ if [ -n "$ARCH" ]; then
         exit 0
     fi
     log "archived: $msg"
+    # Root made them 0700/0600: the job's owner gets them, so that its user
+    # can run the `gdrtrace verdict` docs/operations.md suggests.
+    if [ -n "${SLURM_JOB_UID:-}" ] && [ "$(id -u)" = 0 ]; then
+        chown "$SLURM_JOB_UID${SLURM_JOB_GID:+:$SLURM_JOB_GID}" -- "$dest" "$out" 2>/dev/null ||
+            log "cannot give $dest to uid $SLURM_JOB_UID: only root can read it"
+    fi
 fi
 
 msg=$(run prune --job "$JOB" "$DIR" 2>&1)

@@ -58,6 +58,11 @@ for c in "" $("$p/bin/gdrtrace" --help | awk '/^commands:$/ {on=1; next} on && /
     command -v man >/dev/null && { MANWIDTH=80 man -l "$page" 2>&1 | grep -q '^NAME' || bad "man -l $page shows no NAME"; }
 done
 [ -f "$p/share/bash-completion/completions/gdrtrace" ] || bad "no completion in share/bash-completion/completions"
+# the cleanup and monitoring pieces the docs install from the installed tree
+[ -x "$p/libexec/gdrtrace/slurm-epilog.sh" ] || bad "no $p/libexec/gdrtrace/slurm-epilog.sh (docs/operations.md)"
+for e in k8s-prune.yaml prometheus-alerts.yml; do
+    [ -f "$p/share/doc/gdrtrace/examples/$e" ] || bad "no $p/share/doc/gdrtrace/examples/$e"
+done
 # `gdrtrace run` finds the plugin installed with it, BINDIR/../lib/nccl-net-gdrtrace
 # (make install) or BINDIR/../lib/<multiarch>/nccl-net-gdrtrace (the package's
 # LIBDIR), and a job loads it from there by name (the harness, as NCCL does).

@@ -69,6 +69,26 @@ grep -q "removed .*gdrtrace.12.nodeX.$P.rec" <<<"$out" && grep -q "kept .*live.r
     ! grep -q "not '12'" <<<"$out" && pass "log: removals and the live straggler, not other jobs' recorders" ||
     fail "log: $out"
 
+# The archive belongs to the job's owner (SLURM_JOB_UID/GID; root only), and
+# job 12's recorders in a folder a killed `gdrtrace run` left are archived
+# and pruned with the folder.
+if [ "$(id -u)" = 0 ]; then
+    fill
+    mkdir -p "$D/gdrtrace-run.k1ll3d"
+    $FX dmabuf "$D/gdrtrace-run.k1ll3d/gdrtrace.12.nodeX.$((P + 5)).rec" --job 12 --pid $((P + 5))
+    out=$(epilog SLURM_JOB_ID=12 SLURM_JOB_UID=65534 SLURM_JOB_GID=65534 GDRTRACE_ARCHIVE_DIR="$T/own"); rc=$?
+    A2=$T/own/12/nodeX.zst
+    [ $rc = 0 ] && [ "$(stat -c %u:%g:%a "$T/own/12")" = 65534:65534:700 ] &&
+        [ "$(stat -c %u:%a "$A2")" = 65534:600 ] &&
+        pass "archive folder and file owned by the job's uid/gid (0700, 0600)" ||
+        fail "owner: exit $rc, $(stat -c '%n %u:%g %a' "$T/own/12" "$A2" 2>&1); $out"
+    [ "$("$G" ls "$A2" 2>/dev/null | grep -c ' 12 ')" = 4 ] && [ ! -e "$D/gdrtrace-run.k1ll3d" ] &&
+        pass "a killed run's folder: job 12's recorder archived, the folder pruned" ||
+        fail "run folder: $("$G" ls "$A2" 2>&1); left $(left)"
+else
+    echo "note: not root: the archive owner is not checked"
+fi
+
 # requeue: a second run of job 12 gets its own archive
 sum1=$(md5sum <"$A")
 $FX dmabuf "$D/gdrtrace.12.nodeX.$((P + 4)).rec" --job 12 --pid $((P + 4))
