@@ -6,7 +6,8 @@
 #   * the demo passes twice in a row with the same DEMO_DIR (it used to fail
 #     the second time: old recorders joined the new runs and diff saw two
 #     different runs), its recorders are still there after it exits, and the
-#     commands it prints to try next work as printed;
+#     commands it prints to try next work as printed; steps 3-5 show what
+#     their headings promise;
 #   * a DEMO_DIR that holds something else is refused and left untouched.
 set -u
 # A parent `make -s` passes -s down through MAKEFLAGS and would hide the very
@@ -51,6 +52,18 @@ cmd=$(grep "^  $tool report -o " "$tmp/demo2.log" | head -n 1)
 eval "$cmd" >/dev/null 2>&1; rc=$?
 [ $rc -eq 0 ] && [ -s "$d/job.html" ] || bad "the printed '$cmd' exits $rc or wrote no page"
 grep -q "^8\. One command for a canary job" "$tmp/demo2.log" || bad "the demo has no gdrtrace run step"
+# each step shows what its heading promises (not a heading and nothing, not
+# only next:, not a table cut mid-way)
+step() { sed -n "/^$1\. /,/^$(($1 + 1))\. /p" "$tmp/demo2.log"; }
+step 3 | grep -q "^ *regMr(HOST) " && step 3 | grep -qE "^ +send +[0-9]+ " ||
+    bad "step 3 shows no registrations or latency of a process: $(step 3 | tail -n 5)"
+step 4 | grep -qE "^ +all +HOST-STAGED" || bad "step 4 shows no archive verdict: $(step 4)"
+step 5 | grep -q "^ *conclusion: " && step 5 | grep -q "method mix" ||
+    bad "step 5 shows no whole diff (method mix, conclusion): $(step 5 | tail -n 5)"
+cmd=$(grep "^  $tool export " "$tmp/demo2.log" | head -n 1)
+out=$(eval "$cmd" 2>/dev/null)
+grep -q '^gdrtrace_messages_total{' <<<"$out" || bad "the printed '$cmd' exports no samples"
+grep -q "15 min" "$tmp/demo2.log" || bad "the demo does not say exited recorders leave the export after 15 min"
 
 mkdir -p "$tmp/mine" && echo keep >"$tmp/mine/notes.txt"
 DEMO_DIR=$tmp/mine BUILD=$BUILD tests/demo.sh >"$tmp/refuse.log" 2>&1 && bad "the demo ran in a folder of someone else's files"

@@ -83,22 +83,31 @@ if [ "$vrc" -ne 11 ]; then
     exit 1
 fi
 echo
-echo "   gdrtrace summary (one process): what NCCL asked for, what the plugin did,"
-echo "   and how long each operation took:"
+echo "   gdrtrace summary --full (one process, its communicator): what NCCL asked for,"
+echo "   what the plugin did, and how long each operation took:"
 first=$(ls "$A"/gdrtrace.*.rec | head -n 1)
-"$tool" summary "$first" | sed -n '/== process/,/histogram/p' | sed 's/^/     /' | head -n 40
+# the first communicator's section, up to its histograms
+"$tool" summary --full "$first" | awk '/^   comm 0x/ { on = 1 } on && /^     histogram/ { exit } on' |
+    sed 's/^/  /' | head -n 40
 echo
 echo "4. A post-mortem archive: every subcommand reads it like the live files."
 "$tool" dump -o "$DEMO_DIR/run-a.zst" "$A" | sed 's/^/     /'
-"$tool" verdict "$DEMO_DIR/run-a.zst" | tail -n 1 | sed 's/^/     archive verdict: /'
+echo "     gdrtrace verdict run-a.zst:"
+# its "all" line with the lines it wraps onto
+"$tool" verdict "$DEMO_DIR/run-a.zst" | awk '/^all / { on = 1; print; next } on && /^ / { print; next } { on = 0 }' |
+    sed 's/^/     /'
 echo
 echo "5. An A/B run, as the runbook asks: the same exchange with GDRTRACE_REG=host"
 echo "   instead of the default dmabuf, then gdrtrace diff. Only the registration"
 echo "   policy differs, so there must be no 'not comparable' warning:"
 GDRTRACE_REG=host "$harness" --abi 11 --data-only --iters 30 --max-size 16M --dir "$B" \
     >"$DEMO_DIR/demo-b.log" 2>&1 || { echo "   FAILED: run B"; tail -n 20 "$DEMO_DIR/demo-b.log"; exit 1; }
-"$tool" diff "$A" "$B" | sed 's/^/     /' | head -n 30
-drc=${PIPESTATUS[0]}
+# the runs, the method mix and fallbacks, then diff's conclusion (the latency
+# tables and the side-by-side groups: gdrtrace diff A B, printed at the end)
+"$tool" diff "$A" "$B" >"$DEMO_DIR/demo-diff.txt" 2>&1
+drc=$?
+awk '/^latency/ { cut = 1 } !cut; /^conclusion/ && cut { print "   ... latency per operation, side by side: gdrtrace diff (below)"; print }' \
+    "$DEMO_DIR/demo-diff.txt" | sed 's/^/     /'
 echo "   (gdrtrace diff exit code $drc: 0 means the runs are comparable.)"
 [ "$drc" -eq 0 ] || { echo "   FAILED: diff found differences beyond the registration path"; exit 1; }
 echo
@@ -146,7 +155,9 @@ echo "  $tool verdict $A"
 echo "  $tool summary --events $A"
 echo "  $tool summary --json $DEMO_DIR/run-a.zst"
 echo "  $tool diff $A $B"
-echo "  $tool export --prometheus $DEMO_DIR/abi-all"
+echo "  $tool export --prometheus --exited-within 1w $DEMO_DIR/abi-all"
+echo "      (by default the export leaves out recorders that exited over 15 min ago: a"
+echo "       finished job's series go stale in Prometheus; --exited-within widens that)"
 echo "  $tool watch --all --count 1 $DEMO_DIR/abi-all"
 echo "  $tool verdict --nccl-log $DEMO_DIR/canary $DEMO_DIR/canary"
 echo "  $tool report -o $DEMO_DIR/job.html $A $DEMO_DIR/abi-all"
