@@ -11,7 +11,9 @@
  *     a symlink: every step works on the folder's fd with O_NOFOLLOW /
  *     AT_SYMLINK_NOFOLLOW), owned by the caller unless the caller is root,
  *     that parses as a recorder (magic, header, sections) and that `ls`'s
- *     judgement (gt_recfile_judge_liveness) calls exited or crashed.  Anything
+ *     judgement (gt_recfile_judge_liveness) calls exited or crashed — or,
+ *     with --older-than, unknown (a writer in another pid namespace) and
+ *     older than that, the lease (3) proving nobody writes it.  Anything
  *     else — live, creating, unknown, unreadable — is kept.
  *  2. An exited recorder whose writer still runs and holds it (the same
  *     judgement, asked of a copy whose header says LIVE) is kept: the
@@ -49,7 +51,8 @@
  *    judged inode; a newcomer caught by the rename is put back (no replace).
  *
  * Exit: 0 done, 1 a recorder to remove could not be removed, 2 the folder or
- * a gdrtrace.*.rec entry could not be read (kept), 64 usage.
+ * a gdrtrace.*.rec entry could not be read (kept; one that reads but is not a
+ * recorder is named and kept with exit 0), 64 usage.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -88,6 +91,7 @@ struct prune {
     int64_t now_ns;
     /* tallies */
     unsigned removed, kept, unreadable, failed;
+    unsigned junk; /* of unreadable: files named like recorders that are not */
     uint64_t bytes_removed;
 };
 
@@ -113,14 +117,16 @@ static void usage(FILE *f)
         "  Folders gdrtrace run left (gdrtrace-run.*, not in use by a run) are pruned\n"
         "  alike; one left empty goes, with the NCCL logs run wrote there.\n"
         "  --older-than D  only recorders whose last activity is older than D: a whole number\n"
-        "                  and a unit s, m, h, d or w (30m, 12h, 7d)\n"
+        "                  and a unit s, m, h, d or w (30m, 12h, 7d); also takes an\n"
+        "                  unknown one (its writer in another pid namespace) that no\n"
+        "                  process holds open for writing\n"
         "  --job J         only recorders of job J (-: those without a job id)\n"
         "  --dry-run       say what would be removed, remove nothing\n"
         "  --json          one object: {dir, dry_run, files: [{path, action, state, reason,\n"
         "                  job, pid, size, age_s}], removed|would_remove, kept, unreadable,\n"
         "                  failed, bytes, exit}\n"
-        "exit: 0 ok, 1 a recorder could not be removed, 2 DIR or an entry could not be read,\n"
-        "      64 usage\n");
+        "exit: 0 ok (a gdrtrace.*.rec that is not a recorder is named and kept), 1 a\n"
+        "      recorder could not be removed, 2 DIR or an entry could not be read, 64 usage\n");
 }
 
 static void fmt_age(char *out, size_t n, int64_t s)
@@ -345,6 +351,7 @@ static void prune_one(struct prune *pr, const char *name)
             e += pl + 2;
         snprintf(o.reason, sizeof(o.reason), "%s", e);
         pr->unreadable++;
+        pr->junk++; /* named, kept; not the epilog's failure (exit 0) */
         goto out;
     }
     parsed = 1;
@@ -356,7 +363,7 @@ static void prune_one(struct prune *pr, const char *name)
     o.age_s = (pr->now_ns - last) / 1000000000;
     char age[32];
     fmt_age(age, sizeof(age), o.age_s);
-    int pid = rec.id.pid;
+    int pid = rec.id.pid, unknown_old = 0;
 
     /* --job -: the recorders without a job id, as ls, verdict and export
      * write them */
@@ -384,6 +391,14 @@ static void prune_one(struct prune *pr, const char *name)
     case GT_LIVE_CRASHED:
         break;
     default:
+        /* A writer the pid cannot settle (another pid namespace): --older-than
+         * is the operator's word that an old one is done, and the lease
+         * below the proof that no process, in any namespace, still holds it
+         * open for writing. */
+        if (pr->older_ns >= 0 && pr->now_ns - last > pr->older_ns && lease_errno == 0) {
+            unknown_old = 1;
+            break;
+        }
         if (!strcmp(lwhy, GT_LIVE_WHY_OTHER_NS))
             snprintf(o.reason, sizeof(o.reason),
                      "unknown (%s): pid %d is its writer's number in another pid namespace", lwhy,
@@ -422,8 +437,10 @@ static void prune_one(struct prune *pr, const char *name)
         goto out;
     }
     const char *why = l == GT_LIVE_EXITED ? "closed cleanly, its writer (pid %d) no longer holds it"
-                                          : "never closed, its writer (pid %d) is gone";
-    char whyp[96];
+                      : unknown_old ? "unknown writer (pid %d here means nothing), no process "
+                                      "holds it open for writing, older than --older-than"
+                                    : "never closed, its writer (pid %d) is gone";
+    char whyp[160];
     snprintf(whyp, sizeof(whyp), why, pid);
     snprintf(o.reason, sizeof(o.reason), "%s, job '%s', last activity %s ago", whyp,
              rec.id.job[0] ? rec.id.job : "-", age);
@@ -724,7 +741,9 @@ int gt_cmd_prune(int argc, char **argv)
     prune_run_dirs(&pr);
     close(pr.dirfd);
 
-    int rc = pr.failed ? 1 : pr.unreadable ? GT_EXIT_INPUT : 0;
+    /* A file named like a recorder that is not one (anyone may put one in a
+     * shared folder) is named and kept, but does not fail every epilog. */
+    int rc = pr.failed ? 1 : pr.unreadable > pr.junk ? GT_EXIT_INPUT : 0;
     if (pr.json) {
         gj_end(&pr.js, ']');
         gj_u64(&pr.js, pr.dry ? "would_remove" : "removed", pr.removed);
