@@ -30,5 +30,10 @@ int gt_env_choice(const char *name, const char *const *choices, int dflt);
  * "Retired variables" in docs/configuration.md (tests/docs/check-config-doc.sh
  * finds the calls by the literal name as the first argument, on one line). */
 int gt_env_retired(const char *name, const char *instead);
+/* Once per process: one WARN for each GDRTRACE_* variable in the
+ * environment that is no gdrtrace variable (a misspelling such as
+ * GDRTRACE_TRANSPROT), naming the closest known one when it is within three
+ * edits.  Returns how many were warned about (0 after the first call). */
+int gt_env_check_unknown(void);
 
 #endif

@@ -3,7 +3,7 @@
 # dlopen'd verbs/CUDA tables, the node fingerprint, histograms, on-disk code names,
 # the internal network interface).  Included first (module.mk files are read
 # in sorted order), so every later fragment may use these lists with :=.
-BASE_SRCS := common/log.c common/env.c common/settings.c common/codes.c common/net_fail.c \
+BASE_SRCS := common/log.c common/env.c common/env_known.c common/settings.c common/codes.c common/net_fail.c \
              common/nccl_env.c common/nccl_cfg.c common/callout.c common/procid.c
 DL_SRCS := common/dl/gt_ibv.c common/dl/gt_cuda.c
 FINGERPRINT_SRCS := common/fingerprint.c

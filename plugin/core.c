@@ -124,6 +124,7 @@ static gt_result try_transport(int id, gt_logger_fn logger, gt_profiler_fn profi
 static gt_result select_transport(gt_logger_fn logger, gt_profiler_fn profiler, int *asked,
                                   struct gt_net_failure *fail)
 {
+    gt_env_check_unknown(); /* a misspelt variable is said, not silently unused */
     int want = gt_transport_read(NULL, 1);
     char why_ib[160] = "", why[160] = "";
     int ndev = 0;

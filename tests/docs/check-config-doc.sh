@@ -18,7 +18,8 @@ doc=docs/configuration.md
 fail=0
 srcs="common plugin shim tools include"
 # A literal handed to gt_nccl_unnote() is a key prefix, not a variable.
-literals() { grep -rhE "\"$1" $srcs | grep -v 'gt_nccl_unnote(' | grep -oE "\"$1[A-Z0-9_]+\"" |
+# common/env_known.c is the table of every name (checked below): not a read.
+literals() { grep -rhE --exclude=env_known.c "\"$1" $srcs | grep -v 'gt_nccl_unnote(' | grep -oE "\"$1[A-Z0-9_]+\"" |
              tr -d '"' | sort -u; }
 used=$(literals GDRTRACE_)
 [ -n "$used" ] || { echo "FAIL: found no GDRTRACE_* names in the sources"; exit 1; }
@@ -41,7 +42,7 @@ done
 documented=$(grep -oE '`GDRTRACE_[A-Z0-9_]+`' "$doc" | tr -d '`' | sort -u)
 for v in $documented; do
     if ! grep -rqE "$v\\b" common plugin shim tools include tests scripts Makefile \
-        --include='*.c' --include='*.h' --include='*.sh' --include='*.py' --include='*.mk' \
+        --exclude=env_known.c --include='*.c' --include='*.h' --include='*.sh' --include='*.py' --include='*.mk' \
         --include=Makefile; then
         echo "FAIL: $doc documents $v, which nothing reads"
         fail=1
@@ -88,6 +89,18 @@ for v in $nccl_doc; do
         echo "FAIL: $doc's \"NCCL's own variables\" table lists $v, which the code does not read"
         fail=1
     fi
+done
+# The names the plugin knows (a misspelt one gets a WARN naming the closest,
+# common/env_known.c): exactly the names this page lists.
+known=$(grep -oE '"GDRTRACE_[A-Z0-9_]+"' common/env_known.c | tr -d '"' | sort -u)
+all_doc=$(grep -oE '`GDRTRACE_[A-Z0-9_]+`' "$doc" | tr -d '`' | sort -u)
+for v in $all_doc; do
+    grep -qx "$v" <<< "$known" ||
+        { echo "FAIL: $v is in $doc but not in common/env_known.c (add it there)"; fail=1; }
+done
+for v in $known; do
+    grep -qx "$v" <<< "$all_doc" ||
+        { echo "FAIL: common/env_known.c lists $v, which $doc does not"; fail=1; }
 done
 [ "$fail" = 0 ] && echo "PASS: $(wc -w <<< "$used") variables read by the code, $(wc -w <<< "$documented") documented, $(wc -w <<< "$retired_code") retired and listed as such, $(wc -w <<< "$nccl_used") NCCL variables read and listed, none missing either way"
 exit "$fail"

@@ -11,7 +11,7 @@
 #    the link is made as nobody);
 #  * the recorders of a command that leaves a writer running are not
 #    archived half-written and deleted: run waits for the writers, bounded
-#    by GDRTRACE_RUN_WAIT_S, then says so and keeps the folder.
+#    by GDRTRACE_RUN_WAIT, then says so and keeps the folder.
 set -u
 BUILD=${BUILD:-build/default}
 G=$PWD/$BUILD/gdrtrace

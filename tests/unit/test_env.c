@@ -116,13 +116,70 @@ static void test_debug_variable(void **state)
     unsetenv("GDRTRACE_DEBUG");
 }
 
+static char g_all[4096]; /* every WARN of test_unknown_variable, one a line */
+
+__attribute__((format(printf, 5, 6))) static void
+all_logger(int level, unsigned long flags, const char *file, int line, const char *fmt, ...)
+{
+    (void)flags, (void)file, (void)line;
+    if (level != GT_LOG_WARN)
+        return;
+    size_t l = strlen(g_all);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_all + l, sizeof(g_all) - l, fmt, ap);
+    va_end(ap);
+    l = strlen(g_all);
+    if (l + 1 < sizeof(g_all))
+        g_all[l] = '\n', g_all[l + 1] = 0;
+    g_warns++;
+}
+
+static void test_unknown_variable(void **state)
+{
+    (void)state;
+    gt_log_set_logger(all_logger);
+    /* only this test's variables: whatever the runner's environment holds */
+    extern char **environ;
+    for (int again = 1; again;) {
+        again = 0;
+        for (char **e = environ; *e; e++)
+            if (!strncmp(*e, "GDRTRACE_", 9)) {
+                char name[128];
+                snprintf(name, sizeof(name), "%.*s", (int)strcspn(*e, "="), *e);
+                unsetenv(name);
+                again = 1;
+                break;
+            }
+    }
+    setenv("GDRTRACE_TRANSPROT", "ib", 1);
+    setenv("GDRTRACE_NO_SUCH_KNOB_AT_ALL", "1", 1);
+    setenv("GDRTRACE_TRANSPORT", "sock", 1); /* a known one: no word */
+    g_warns = 0;
+    g_all[0] = 0;
+    int n = gt_env_check_unknown();
+    assert_int_equal(n, 2);
+    assert_int_equal(g_warns, 2);
+    assert_non_null(strstr(g_all, "GDRTRACE_TRANSPROT is not a gdrtrace variable and is ignored: "
+                                  "did you mean GDRTRACE_TRANSPORT?"));
+    assert_non_null(strstr(g_all, "GDRTRACE_NO_SUCH_KNOB_AT_ALL is not a gdrtrace variable"));
+    assert_null(strstr(g_all, "GDRTRACE_TRANSPORT is not"));
+    /* once per process */
+    assert_int_equal(gt_env_check_unknown(), 0);
+    assert_int_equal(g_warns, 2);
+    unsetenv("GDRTRACE_TRANSPROT");
+    unsetenv("GDRTRACE_NO_SUCH_KNOB_AT_ALL");
+    unsetenv("GDRTRACE_TRANSPORT");
+    gt_log_set_logger(capture_logger);
+}
+
 int main(void)
 {
     gt_log_set_logger(capture_logger);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_long),      cmocka_unit_test(test_env_long),
         cmocka_unit_test(test_choice_and_bool), cmocka_unit_test(test_retired),
-        cmocka_unit_test(test_debug_variable),
+        cmocka_unit_test(test_debug_variable),  cmocka_unit_test(test_unknown_variable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
