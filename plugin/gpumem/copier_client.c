@@ -17,7 +17,8 @@
  * from the one its real file is in (a plugin-only folder holds a link).
  * Only a trusted file is started (trusted(): it and every folder above its
  * real path owned by root or this process's uid, writable by neither group
- * nor others, as ld.so and sudo reason about secure paths): a plugin copied
+ * nor others — a folder may be when sticky, as /tmp: no one else can rename
+ * the entry below it — as ld.so and sudo reason about secure paths): a plugin copied
  * into a world-writable tree must not start what another user put beside it
  * (CWE-426).  A candidate that exists but is not trusted is one WARN naming
  * it and why; the one started is said with where it was found.
@@ -90,7 +91,8 @@ static int executable(const char *p)
 }
 
 /* 0 when the file p (an executable) and every folder above its real path
- * are owned by root or our uid and writable by neither group nor others;
+ * are owned by root or our uid and writable by neither group nor others
+ * (a sticky folder excepted);
  * else an errno with why (the component, its owner and mode).  The walk is
  * over the resolved path, so no link can be swapped under a checked folder:
  * every folder on it is writable only by root or us. */
@@ -115,7 +117,11 @@ static int trusted(const char *p, char *why, size_t whylen)
                      real, (unsigned)st.st_uid, (unsigned)me);
             return EPERM;
         }
-        if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        /* A sticky folder (/tmp) may be writable by others: they cannot
+         * rename or remove the entry below it, whose owner is checked next
+         * round.  The file itself, and any other folder, may not. */
+        if ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
+            !(S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX))) {
             snprintf(why, whylen, "%s is writable by %s (mode %04o)", real,
                      st.st_mode & S_IWOTH ? "others" : "its group", (unsigned)(st.st_mode & 07777));
             return EPERM;

@@ -35,5 +35,15 @@ if [ -e "$W/ran" ]; then
     echo "FAIL: the copier nobody planted ran: $(cat "$W/ran")"
     fail=1
 fi
-[ $fail -eq 0 ] && echo "PASS: a copier planted beside a plugin copy in a world-writable tree is not started"
+# The same layout owned by root (the job's uid here) under the sticky /tmp:
+# trusted, started (a sticky folder above does not make a path untrusted).
+R=$base/R
+mkdir -p "$R/plug" "$R/libexec/gdrtrace"
+chmod 0755 "$R" "$R/plug" "$R/libexec" "$R/libexec/gdrtrace"
+cp "$BUILD/libnccl-net-gdrtrace.so" "$R/plug/"
+cp "$real" "$R/libexec/gdrtrace/gdrtrace-gpumem-copier"
+timeout 60 "$prog" "$R/plug/libnccl-net-gdrtrace.so" "+$R/plug/../libexec/gdrtrace/gdrtrace-gpumem-copier" >"$base/out2" 2>&1
+rc=$?
+[ $rc -eq 0 ] || { echo "FAIL: a trusted copier beside a plugin copy was not started (exit $rc): $(tail -n 5 "$base/out2")"; fail=1; }
+[ $fail -eq 0 ] && echo "PASS: a copier planted beside a plugin copy in a world-writable tree is not started; a trusted one is"
 exit $fail

@@ -119,6 +119,22 @@ int main(int argc, char **argv)
     REQUIRE(sc && rc, "no connection in 20 s");
     unsigned char *a = (unsigned char *)(uintptr_t)gpu[0], *b = (unsigned char *)(uintptr_t)gpu[1];
     void *mh[2][2] = {{NULL, NULL}, {NULL, NULL}}; /* [buffer][0 send comm, 1 recv comm] */
+    if (planted && planted[0] == '+') {
+        /* "+PATH": PATH is trusted (ours, in a sticky tree) and must be started */
+        int ok =
+            n->regMr(sc, (void *)(uintptr_t)gpu[0], N, NCCL_PTR_CUDA, &mh[0][0]) == ncclSuccess;
+        char want[PATH_MAX + 64];
+        snprintf(want, sizeof(want), "(%s, found through the plugin's folder, trusted)",
+                 planted + 1);
+        pthread_mutex_lock(&said_lock);
+        CHECK(ok && strstr(said, want), "the trusted %s was not started (regMr %s): %s",
+              planted + 1, ok ? "ok" : "failed", said);
+        pthread_mutex_unlock(&said_lock);
+        if (ok)
+            n->deregMr(sc, mh[0][0]);
+        printf(failures ? "FAIL\n" : "ok: %s started\n", planted + 1);
+        return failures ? 1 : 0;
+    }
     if (planted) {
         int ok =
             n->regMr(sc, (void *)(uintptr_t)gpu[0], N, NCCL_PTR_CUDA, &mh[0][0]) == ncclSuccess;
