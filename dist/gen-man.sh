@@ -65,8 +65,11 @@ typeset() {
     state == "exit" && !/^$/ { sub(/^ +/, ""); print ".br\n" esc($0); next }
     /^$/ { if (state != "exit") state = ""; para = 0; next }
     /^[A-Za-z][A-Za-z ]*:$/ { sub(/:$/, ""); heading(H == "SH" ? $0 : $0 ":"); state = ""; next }
-    # A tagged line: an option ("  --x ARG  text") or a command ("  ls   text").
-    /^ ( | | |)(-|[a-z]+   *)/ {
+    # A tagged line: an option ("  --x ARG  text") or a command ("  ls   text"),
+    # indented 1 or 2.  Written as tests, not one alternation: mawk took
+    # "^ ( | | |)(-|[a-z]+   *)" for a match of running text ("  verdict of
+    # these ..."), which broke a paragraph mid-sentence.
+    (ind0 = match($0, /[^ ]/) - 1) >= 1 && ind0 <= 2 && ($0 ~ /^ +-/ || $0 ~ /^ +[a-z]+  /) {
         line = $0; sub(/^ +/, "", line)
         ind = match($0, /[^ ]/) - 1
         if (match(line, /   */)) {

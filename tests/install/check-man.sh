@@ -57,6 +57,12 @@ done
 render "$mandir/gdrtrace.1" | grep -q -- "--version print 'gdrtrace VERSION'" || bad "gdrtrace.1 does not document --version"
 ver=$("$tool" --version | sed -n 's/^gdrtrace //p')
 head -n 3 "$mandir/gdrtrace.1" | grep -q "\"gdrtrace $ver\"" || bad "gdrtrace.1 is not of version $ver"
+# A tagged paragraph (.TP) is an option or a command, never a line of
+# running text: a sentence is not broken into a bold tag mid-paragraph.
+for f in "$mandir"/*.1; do
+    awk -v f="${f##*/}" 'p { p = 0; if ($0 !~ /^\\fB(\\-|[a-z]+\\fR$)/) print f ": " $0 } /^\.TP$/ { p = 1 }' "$f"
+done >"$tmp/tags"
+[ -s "$tmp/tags" ] && bad "running text typeset as an option tag: $(head -n 3 "$tmp/tags")"
 dist/gen-man.sh "$tool" "$tmp/man" || bad "gen-man.sh failed"
 diff -r -x .generated "$mandir" "$tmp/man" >"$tmp/diff" || bad "$mandir is stale: $(head -n 5 "$tmp/diff")"
 [ $fail -eq 0 ] && echo "PASS: $(echo $cmds | wc -w) command pages and gdrtrace.1 carry every --help line"
