@@ -247,5 +247,13 @@ int gt_cmd_dump(int argc, char **argv)
     printf("%s: %d recorder(s), %llu bytes -> %llu bytes (ratio %.1f)\n", out, d.nadded,
            (unsigned long long)in_b, (unsigned long long)out_b,
            out_b ? (double)in_b / (double)out_b : 0.0);
+    /* A folder scan reads only gdrtrace.*.rec and *.zst: an archive named
+     * otherwise is read only when named, and would be missed in a folder. */
+    size_t ol = strlen(out);
+    if (ol < 4 || strcmp(out + ol - 4, ".zst") != 0)
+        fprintf(stderr,
+                "gdrtrace dump: note: %s is not named *.zst: reading its folder (gdrtrace verdict "
+                "DIR) skips it; name it on the command line, or rename it *.zst\n",
+                gt_esc(out));
     return d.nbad ? GT_EXIT_INPUT : 0;
 }

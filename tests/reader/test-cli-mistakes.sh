@@ -6,7 +6,8 @@
 #  * a path that does not exist, a --job that matches nothing: the next: line
 #    (text and JSON) and stderr's note name that, not "NCCL did not load the
 #    plugin";
-#  * watch --once on a path that cannot be read: exit 2, the path named.
+#  * watch --once on a path that cannot be read: exit 2, the path named;
+#  * dump -o NAME not *.zst: written, and a note that a folder scan skips it.
 . tests/reader/lib.sh
 out=$($G verdcit 2>&1); rc=$?
 [ $rc = 64 ] && grep -qx "gdrtrace: unknown command 'verdcit'; did you mean 'verdict'?" <<<"$out" &&
@@ -41,4 +42,11 @@ $G watch --once "$T/typo" >"$T/o" 2>"$T/e"; rc=$?
     fail "watch --once PATH-TYPO: exit $rc: $(cat "$T/e")"
 $G watch --once "$T/d" >/dev/null 2>&1; rc=$?
 [ $rc = 0 ] && pass "watch --once on a readable folder: exit 0" || fail "watch --once: exit $rc"
+# dump -o NAME that a folder scan skips: written, and said
+mkdir -p "$T/arch"
+$G dump -o "$T/arch/node1.gtz" "$T/d" >/dev/null 2>"$T/e"; rc=$?
+[ $rc = 0 ] && [ -s "$T/arch/node1.gtz" ] && grep -q "node1.gtz is not named \*.zst: reading its folder" "$T/e" &&
+    pass "dump -o node1.gtz: written, with a note that a folder scan skips it" || fail "dump -o .gtz: exit $rc: $(cat "$T/e")"
+$G dump -o "$T/arch/node1.zst" "$T/d" >/dev/null 2>"$T/e"
+[ ! -s "$T/e" ] && pass "dump -o node1.zst: no note" || fail "dump -o .zst: $(cat "$T/e")"
 finish "test-cli-mistakes: ok"
