@@ -34,7 +34,7 @@ static void usage(FILE *f)
             "  PATH: recorder files, folders, other archives).  Every gdrtrace command reads\n"
             "  the archive as it reads the live files.  The archive is created 0600; an\n"
             "  existing FILE is replaced only with --force, and only if it is a regular file.\n"
-            "  --level: zstd level, 1..%d (default 9).\n"
+            "  --level: zstd level, 1..%d (default 9).\n" GT_ACCEPT_OWNER_USAGE
             "exit: 0 ok, 1 archive not written, 2 an input could not be read, 64 usage\n",
             ZSTD_maxCLevel());
 }
@@ -43,6 +43,9 @@ struct dump_ctx {
     struct gt_archive_writer *w;
     int nbad, nadded;
     const char *out;
+    /* the reader's owner rule (inputs.h): another user's recorder planted
+     * beside a job's is not archived as the job's (named instead) */
+    struct gt_inputs own;
 };
 
 static const char *base(const char *p)
@@ -52,13 +55,18 @@ static const char *base(const char *p)
 }
 
 static int add_one(struct dump_ctx *d, const char *name, int liveness, const unsigned char *b,
-                   size_t n, const unsigned char *present, const char *src)
+                   size_t n, const unsigned char *present, const char *src, long owner)
 {
     struct gt_recfile r;
     char err[GT_ERRLEN];
     if (gt_recfile_parse_sparse(b, n, present, src, &r, err, sizeof(err))) {
         fprintf(stderr, "gdrtrace: %s (not archived)\n", gt_esc(err));
         d->nbad++;
+        return 0;
+    }
+    r.owner = owner;
+    if (!gt_inputs_owner_ok(&d->own, &r)) {
+        gt_recfile_free(&r);
         return 0;
     }
     if (liveness < 0)
@@ -79,6 +87,7 @@ struct member_ctx {
     struct dump_ctx *d;
     const char *path;
     int failed;
+    long owner; /* the archive file's uid */
 };
 
 static int member_cb(struct gt_archive_member *am, void *arg)
@@ -86,7 +95,7 @@ static int member_cb(struct gt_archive_member *am, void *arg)
     struct member_ctx *m = arg;
     char src[1024];
     snprintf(src, sizeof(src), "%s:%s", m->path, am->name);
-    if (add_one(m->d, am->name, am->liveness, am->data, am->len, am->present, src)) {
+    if (add_one(m->d, am->name, am->liveness, am->data, am->len, am->present, src, m->owner)) {
         m->failed = 1;
         return 1;
     }
@@ -106,9 +115,11 @@ static int add_file(struct dump_ctx *d, const char *path)
     }
     /* An archive is re-read while it is decompressed: its first bytes say
      * what it is, so it is never held whole. */
+    struct stat st;
+    long owner = fstat(fd, &st) == 0 ? (long)st.st_uid : -1;
     unsigned char m[4];
     if (pread(fd, m, sizeof(m), 0) == sizeof(m) && gt_archive_sniff(m, sizeof(m))) {
-        struct member_ctx mc = {d, path, 0};
+        struct member_ctx mc = {d, path, 0, owner};
         if (gt_archive_stream_fd(fd, gt_archive_max(), path, member_cb, &mc, err, sizeof(err)) &&
             !mc.failed) {
             fprintf(stderr, "gdrtrace: %s\n", gt_esc(err));
@@ -131,6 +142,11 @@ static int add_file(struct dump_ctx *d, const char *path)
         return 0;
     }
     rc = 0;
+    r.owner = owner;
+    if (!gt_inputs_owner_ok(&d->own, &r)) {
+        gt_recfile_free(&r);
+        return 0;
+    }
     /* Only the bytes the header claims: a live file's tail beyond file_size is not ours. */
     if (!r.snap_maplen || r.hdr.file_size > r.snap_maplen ||
         gt_archive_add(d->w, base(path), gt_recfile_judge_liveness(&r), r.snap,
@@ -189,14 +205,14 @@ static int add_path(struct dump_ctx *d, const char *path)
 
 int gt_cmd_dump(int argc, char **argv)
 {
-    static const struct option opts[] = {{"output", required_argument, 0, 'o'},
-                                         {"level", required_argument, 0, 'l'},
-                                         {"force", no_argument, 0, 'f'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"output", required_argument, 0, 'o'}, {"level", required_argument, 0, 'l'},
+        {"force", no_argument, 0, 'f'},        {"accept-owner", required_argument, 0, 'O'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     const char *out = NULL;
     int level = 9, force = 0, c;
     long lv;
+    struct dump_ctx d = {0};
     while ((c = getopt_long(argc, argv, "hfo:l:", opts, NULL)) != -1) {
         switch (c) {
         case 'o':
@@ -204,6 +220,10 @@ int gt_cmd_dump(int argc, char **argv)
             break;
         case 'f':
             force = 1;
+            break;
+        case 'O':
+            if (gt_inputs_accept_owner(&d.own, optarg, "dump"))
+                return GT_EXIT_USAGE;
             break;
         case 'l':
             if (gt_parse_long(optarg, 1, ZSTD_maxCLevel(), &lv)) {
@@ -223,7 +243,6 @@ int gt_cmd_dump(int argc, char **argv)
         return GT_EXIT_USAGE;
     }
     char err[GT_ERRLEN];
-    struct dump_ctx d = {0};
     d.out = out;
     d.w = gt_archive_create(out, level, force, err, sizeof(err));
     if (!d.w) {
@@ -235,6 +254,9 @@ int gt_cmd_dump(int argc, char **argv)
         rc = add_path(&d, gt_default_dir());
     for (int i = optind; i < argc && !rc; i++)
         rc = add_path(&d, argv[i]);
+    gt_inputs_explain_owners(&d.own);
+    d.nbad += d.own.nbad;
+    gt_inputs_free(&d.own);
     if (rc) {
         gt_archive_abort(d.w);
         return 1;

@@ -93,9 +93,7 @@ void gt_inputs_take_owners(struct gt_inputs *in, const struct gt_inputs *from)
     in->naccept = from->naccept;
 }
 
-/* Whether recorder r may be counted, by its owner (inputs.h).  A recorder
- * left out is tallied for gt_inputs_load's message. */
-static int owner_ok(struct gt_inputs *in, const struct gt_recfile *r)
+int gt_inputs_owner_ok(struct gt_inputs *in, const struct gt_recfile *r)
 {
     if (in->all_owners || r->owner < 0)
         return 1;
@@ -148,9 +146,9 @@ static int owner_ok(struct gt_inputs *in, const struct gt_recfile *r)
     return 0;
 }
 
-/* Names what owner_ok() left out; root's conflicts count as unreadable
+/* Names what gt_inputs_owner_ok() left out; root's conflicts count as unreadable
  * inputs (exit 2). */
-static void explain_owners(struct gt_inputs *in)
+void gt_inputs_explain_owners(struct gt_inputs *in)
 {
     if (in->owner_conflict)
         in->nbad++;
@@ -297,7 +295,7 @@ static void keep(struct gt_inputs *in)
         gt_recfile_free(r);
         return;
     }
-    if (!owner_ok(in, r)) {
+    if (!gt_inputs_owner_ok(in, r)) {
         gt_recfile_free(r);
         return;
     }
@@ -573,7 +571,7 @@ int gt_inputs_load(struct gt_inputs *in, char **paths, int n)
     in->phase = 0;
     if (!in->fold) /* in fold mode gt_job_finish() sorts */
         gt_inputs_sort(in);
-    explain_owners(in);
+    gt_inputs_explain_owners(in);
     gt_inputs_explain(in, stderr);
     return in->nbad;
 }

@@ -96,6 +96,12 @@ int gt_inputs_accept_owner(struct gt_inputs *in, const char *arg, const char *cm
 /* Copies --accept-owner's owners gathered in from (by the option parser)
  * into in. */
 void gt_inputs_take_owners(struct gt_inputs *in, const struct gt_inputs *from);
+/* Whether recorder r (r->owner set) may be counted, by the owner rule
+ * above; one left out is tallied for gt_inputs_explain_owners(), which names
+ * them on stderr and counts a root's conflict in nbad (gt_inputs_load calls
+ * both; dump, which reads files itself, calls them too). */
+int gt_inputs_owner_ok(struct gt_inputs *in, const struct gt_recfile *r);
+void gt_inputs_explain_owners(struct gt_inputs *in);
 /* The usage line of --accept-owner, for each command that reads recorders. */
 #define GT_ACCEPT_OWNER_USAGE                                                                      \
     "  --accept-owner USER|UID  count recorders owned by USER too (repeatable); by\n"              \

@@ -66,6 +66,19 @@ if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && command -v setpriv >/dev
     $G summary --job J --accept-owner nobody --accept-owner "$me" "$S" >"$T/o5" 2>&1
     grep -Eq "^   owner +nobody \(2\); $me \(2\)|^   owner +$me \(2\); nobody \(2\)" "$T/o5" &&
         pass "summary --accept-owner both: the owners line names both" || fail "summary owners: $(head -n 8 "$T/o5")"
+    # dump (an epilog's archive) follows the same rule: the planted ones are
+    # not archived as the job's, where they would take the archive's owner
+    $G dump -o "$T/all.zst" "$S" >"$T/o6" 2>"$T/e6"
+    rc=$?
+    [ $rc -eq 2 ] && grep -q "job J has recorders of more than one owner" "$T/e6" &&
+        pass "dump as root, two owners in a job: exit 2, named" || fail "dump two owners: exit $rc: $(cat "$T/e6" "$T/o6")"
+    $G dump --accept-owner "$me" -o "$T/mine.zst" "$S" >"$T/o7" 2>"$T/e7"
+    rc=$?
+    $G verdict --job J "$T/mine.zst" >"$T/o8" 2>&1
+    rc8=$?
+    [ $rc -eq 0 ] && grep -q ": 2 recorder(s)" "$T/o7" && grep -q "owned by nobody" "$T/e7" && [ $rc8 -eq 11 ] &&
+        pass "dump --accept-owner $me: only the job's 2 archived (nobody's named), the archive's verdict HOST-STAGED" ||
+        fail "dump --accept-owner: exit $rc, verdict $rc8: $(cat "$T/o7" "$T/e7" | head -n 4)"
 else
     echo "note: not root (or no nobody/setpriv): other users' recorders not tried"
 fi
