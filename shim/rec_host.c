@@ -37,6 +37,16 @@ static void max64(uint64_t *p, uint64_t v)
         ;
 }
 
+/* The calling thread's CPU time: a sample's cost is CPU, not wall time (a
+ * rank bound to one core shares it with its proxy thread, so the wall time
+ * of a sample counts the other thread's turns). */
+static int64_t thread_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static int64_t mono_ns(void)
 {
     struct timespec ts;
@@ -128,7 +138,7 @@ static uint64_t tv_ns(const struct timeval *tv)
 static void sample_locked(struct gt_recorder *r, int first)
 {
     struct gtr_host *h = r->host;
-    int64_t t0 = mono_ns();
+    int64_t t0 = mono_ns(), c0 = thread_ns();
     uint32_t flags = 0;
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) == 0) {
@@ -159,7 +169,8 @@ static void sample_locked(struct gt_recorder *r, int first)
         sti64(&h->first_mono_ns, t0);
     sti64(&h->last_mono_ns, now);
     __atomic_store_n(&h->flags, flags, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&h->sample_cost_ns, (uint64_t)(mono_ns() - t0), __ATOMIC_RELAXED);
+    int64_t cost = thread_ns() - c0;
+    __atomic_fetch_add(&h->sample_cost_ns, (uint64_t)(cost > 0 ? cost : 0), __ATOMIC_RELAXED);
     __atomic_fetch_add(&h->samples, 1, __ATOMIC_RELAXED);
 }
 

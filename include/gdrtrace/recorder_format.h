@@ -406,7 +406,7 @@ struct gtr_host {
     uint32_t threads_untracked;   /* data-path threads that found no free slot */
     uint32_t flags;               /* enum gtr_host_flags, of the latest sample */
     uint32_t reserved0;
-    uint64_t sample_cost_ns; /* time spent sampling, all samples together */
+    uint64_t sample_cost_ns; /* CPU time the samplers spent sampling, all samples together */
     uint8_t reserved[32];
     struct gtr_host_thread threads[GTR_HOST_THREADS];
 };
