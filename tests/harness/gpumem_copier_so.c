@@ -132,6 +132,9 @@ int main(int argc, char **argv)
         pthread_mutex_unlock(&said_lock);
         if (ok)
             n->deregMr(sc, mh[0][0]);
+        n->closeSend(sc);
+        n->closeRecv(rc);
+        n->closeListen(lc);
         printf(failures ? "FAIL\n" : "ok: %s started\n", planted + 1);
         return failures ? 1 : 0;
     }
@@ -148,6 +151,9 @@ int main(int argc, char **argv)
         pthread_mutex_unlock(&said_lock);
         if (ok)
             n->deregMr(sc, mh[0][0]);
+        n->closeSend(sc);
+        n->closeRecv(rc);
+        n->closeListen(lc);
         printf(failures ? "FAIL\n" : "ok: %s not started (registration %s)\n", planted,
                ok ? "ran in another, trusted copier" : "failed");
         return failures ? 1 : 0;
