@@ -134,8 +134,5 @@ int gt_gpumem_read(struct gt_gpumem_cfg *c, struct gt_setting s[GT_GPUMEM_SETTIN
          !v   ? GT_SRC_DEFAULT
          : ok ? GT_SRC_GDRTRACE
               : GT_SRC_INVALID);
-    static const char *const copy[] = {"app", "own", "process", NULL};
-    c->copy_context = gt_setting_choice(s ? &s[4] : NULL, "GDRTRACE_GPUMEM_COPY_CONTEXT", copy,
-                                        GT_GPUMEM_COPY_PROCESS, warn);
     return c->on;
 }

@@ -87,17 +87,10 @@ struct gt_gpumem_cfg {
     int force_flush;  /* GDRTRACE_GPUMEM_FORCE_FLUSH: the device's forceFlush (default 0) */
     int dmabuf_errno; /* GDRTRACE_GPUMEM_DMABUF_ERRNO: test switch, every dma-buf import
                        * fails with this errno (1..4095; default 0 = off) */
-    int copy_context; /* GDRTRACE_GPUMEM_COPY_CONTEXT: enum gt_gpumem_copy (default process) */
 };
-/* Where the layer's CUDA copies run (docs/gpumem.md). */
-enum gt_gpumem_copy {
-    GT_GPUMEM_COPY_APP = 0,     /* the buffers' context, on NCCL's proxy thread */
-    GT_GPUMEM_COPY_OWN = 1,     /* a context the layer creates in the process */
-    GT_GPUMEM_COPY_PROCESS = 2, /* the copier process (gdrtrace-gpumem-copier) */
-};
-#define GT_GPUMEM_SETTINGS 5
-/*! gt_gpumem_read() : the five settings above, into *c and, when s is not
- *  NULL, s[0..4] in that order.  Returns c->on. */
+#define GT_GPUMEM_SETTINGS 4
+/*! gt_gpumem_read() : the four settings above, into *c and, when s is not
+ *  NULL, s[0..3] in that order.  Returns c->on. */
 int gt_gpumem_read(struct gt_gpumem_cfg *c, struct gt_setting s[GT_GPUMEM_SETTINGS], int warn);
 
 /* ---- the recorder ------------------------------------------------------- */

@@ -127,19 +127,6 @@ static gt_CUresult s_ctx_set(gt_CUcontext c)
     (void)c;
     return stub_ret;
 }
-static gt_CUresult s_ctx_create(gt_CUcontext *c, unsigned int f, gt_CUdevice d)
-{
-    (void)f, (void)d;
-    if (c)
-        *c = NULL;
-    return stub_ret;
-}
-static gt_CUresult s_ctx_pop(gt_CUcontext *c)
-{
-    if (c)
-        *c = NULL;
-    return stub_ret;
-}
 static gt_CUresult s_retain(gt_CUcontext *c, gt_CUdevice d)
 {
     (void)c, (void)d;
@@ -313,9 +300,6 @@ static void fill_stubs(struct gt_cu_fns *t)
     FILL(primary_ctx_release, s_release);
     FILL(get_error_string, s_errstr);
     FILL(mem_get_handle_for_address_range, s_export_unsupported);
-    FILL(ctx_create, s_ctx_create);
-    FILL(ctx_pop_current, s_ctx_pop);
-    FILL(ctx_destroy, s_ctx_set);
     FILL(stream_create, s_sc);
     FILL(stream_destroy, s_sd);
     FILL(stream_query, s_sd);
@@ -377,9 +361,6 @@ static const struct cu_sym async_syms[] = {
 
 /* Each optional on its own: a missing one is a NOT_SUPPORTED stub. */
 static const struct cu_sym optional_syms[] = {
-    {"cuCtxCreate_v2", offsetof(struct gt_cu_fns, ctx_create)},
-    {"cuCtxPopCurrent_v2", offsetof(struct gt_cu_fns, ctx_pop_current)},
-    {"cuCtxDestroy_v2", offsetof(struct gt_cu_fns, ctx_destroy)},
     {"cuDeviceGetByPCIBusId", offsetof(struct gt_cu_fns, device_get_by_pci_bus_id)},
     {"cuMemRetainAllocationHandle", offsetof(struct gt_cu_fns, mem_retain_allocation_handle)},
     {"cuMemExportToShareableHandle", offsetof(struct gt_cu_fns, mem_export_to_shareable_handle)},

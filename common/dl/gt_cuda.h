@@ -119,13 +119,8 @@ struct gt_cu_fns {
                                      gt_CUstream stream);
     gt_CUresult (*mem_host_alloc)(void **p, size_t bytes, unsigned int flags);
     gt_CUresult (*mem_free_host)(void *p);
-    /* optional: a context of our own (plugin/gpumem's copy context), so the
-     * layer's copies never queue or lock in the application's context. */
-    gt_CUresult (*ctx_create)(gt_CUcontext *ctx, unsigned int flags, gt_CUdevice dev);
-    gt_CUresult (*ctx_pop_current)(gt_CUcontext *ctx);
-    gt_CUresult (*ctx_destroy)(gt_CUcontext ctx);
     /* optional: sharing GPU memory with the copier process (plugin/gpumem,
-     * GDRTRACE_GPUMEM_COPY_CONTEXT=process).  Each is resolved on its own;
+     * docs/gpumem.md "The copier process").  Each is resolved on its own;
      * a missing one is a NOT_SUPPORTED stub and the caller names the call. */
     gt_CUresult (*device_get_by_pci_bus_id)(gt_CUdevice *dev, const char *bus_id);
     gt_CUresult (*mem_retain_allocation_handle)(gt_CUmemGenericAllocationHandle *h, void *addr);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * copier_client.h — the plugin's side of the copier process
- * (GDRTRACE_GPUMEM_COPY_CONTEXT=process; protocol in copier_proto.h, the
+ * (the layer's one copy mode; protocol in copier_proto.h, the
  * process in copier_main.c, docs/gpumem.md "The copier process").
  *
  * Owns: the one copier of the process (spawned at the first GPU

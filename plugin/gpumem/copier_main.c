@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * copier_main.c — gdrtrace-gpumem-copier: the process that moves GPU memory
- * for the GPU-memory validation layer under GDRTRACE_GPUMEM_COPY_CONTEXT=
- * process (docs/gpumem.md "The copier process"; protocol and the shared
- * region's invariants in copier_proto.h).
+ * for the GPU-memory validation layer, GDRTRACE_GPUMEM=1 (docs/gpumem.md
+ * "The copier process"; protocol and the shared region's invariants in
+ * copier_proto.h).
  *
  * Why a process: the layer's CUDA copies, made on NCCL's proxy thread in the
  * application's context, can wait for an application thread that waits for
@@ -681,7 +681,7 @@ static int serve(void)
         memcpy(&rfd, CMSG_DATA(c), sizeof(int));
     if (n != sizeof(m) || m.op != GMC_HELLO || rfd < 0) {
         say("%s", "no greeting from the plugin on fd 3; started by hand? (it is started by the "
-                  "GPU-memory validation layer, GDRTRACE_GPUMEM_COPY_CONTEXT=process)");
+                  "GPU-memory validation layer, GDRTRACE_GPUMEM=1)");
         return 2;
     }
     memset(&m, 0, sizeof(m));
@@ -754,7 +754,7 @@ int main(int argc, char **argv)
     fprintf(stderr,
             "usage: gdrtrace-gpumem-copier --detach|--serve\n"
             "The GPU-memory validation layer of libnccl-net-gdrtrace.so starts this program\n"
-            "(GDRTRACE_GPUMEM=1 GDRTRACE_GPUMEM_COPY_CONTEXT=process): it copies GPU memory\n"
+            "(GDRTRACE_GPUMEM=1): it copies GPU memory\n"
             "for the layer in a CUDA context of its own.  It is not meant to be run by hand.\n");
     return 2;
 }

@@ -2,10 +2,9 @@
 /*
  * copier_proto.h — what the plugin (copier_client.c) and the copier process
  * (gdrtrace-gpumem-copier, copier_main.c) share: the control messages on
- * their socket and the layout of the shared command region.
- * (GDRTRACE_GPUMEM_COPY_CONTEXT=process; docs/gpumem.md "The copier
- * process".)  Both sides are built from one tree: the version field only
- * catches a copier from another build found first on the search path.
+ * their socket and the layout of the shared command region
+ * (docs/gpumem.md "The copier process").  Both sides are built from one tree: the version field
+ * only catches a copier from another build found first on the search path.
  *
  * Control: a SOCK_SEQPACKET socketpair, one request and one reply at a time
  * (the plugin serializes), each one struct gmc_msg, fds by SCM_RIGHTS.

@@ -26,16 +26,16 @@
  * Failure (gt_net.h F4): the first failure of a comm is kept in c->fail and
  * described again by every later call on it.
  *
- * GDRTRACE_GPUMEM_COPY_CONTEXT=process: no CUDA call of the data path is
- * made in this process.  A GPU registration is imported by the copier
- * process (copier_client.c) and its mirror is a shared memfd the copier
- * pins; a comm holds one block of the shared command region, slot i for
- * request slot i.  isend posts the GPU-to-host copy to slot i, test()
- * posts the host-to-GPU copy of a finished receive; completion is the
- * slot's DONE (acquire load), and every 1024th poll of a pending copy asks
- * whether the copier still runs and still makes progress (its heartbeat),
- * so a dead or stopped copier fails the comm instead of hanging it.  Registrations above
- * GM_MIRROR_MAX are refused in this mode (docs/gpumem.md says why).
+ * The copier process: no CUDA call of the data path is made in this
+ * process (only the test seam gt_gpumem_test_copies_in_process makes the
+ * copies above, in this process, with a driver a test installed).  A GPU registration is imported
+ * by the copier process (copier_client.c) and its mirror is a shared memfd the copier pins; a comm
+ * holds one block of the shared command region, slot i for request slot i.  isend posts the
+ * GPU-to-host copy to slot i, test() posts the host-to-GPU copy of a finished receive; completion
+ * is the slot's DONE (acquire load), and every 1024th poll of a pending copy asks whether the
+ * copier still runs and still makes progress (its heartbeat), so a dead or stopped copier fails the
+ * comm instead of hanging it.  Registrations above GM_MIRROR_MAX are refused in this mode
+ * (docs/gpumem.md says why).
  */
 #include "plugin/gpumem/gpumem.h"
 
@@ -48,6 +48,7 @@
 #include <string.h>
 
 #include "common/dl/gt_cuda.h"
+#include "common/env.h"
 #include "common/log.h"
 #include "common/settings.h"
 #include "plugin/gpumem/copier_client.h"
@@ -126,42 +127,10 @@ static struct {
     int probed;
     int refs; /* live contexts: the first re-reads the settings and re-probes */
     struct gt_reg_dev reg[GM_MAX_DEVS];
-    /* GDRTRACE_GPUMEM_COPY_CONTEXT=own: the copies run in a context the
-     * layer created per CUDA device, not in the buffers' (the application's);
-     * =process: in the copier process (g.cfg.copy_context) */
-    int own_ctx_wanted;
-    gt_CUcontext own_ctx[GM_MAX_DEVS];
+    int in_process; /* gt_gpumem_test_copies_in_process, read at the first init */
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* The context the copies of a buffer in `app` (device `ordinal`) run in:
- * the layer's own for that device when wanted and creatable, else `app`. */
-static gt_CUcontext copy_ctx(gt_CUcontext app, int ordinal)
-{
-    if (!g.own_ctx_wanted || ordinal < 0 || ordinal >= GM_MAX_DEVS)
-        return app;
-    pthread_mutex_lock(&g.lock);
-    if (!g.own_ctx[ordinal]) {
-        gt_CUdevice d = 0;
-        gt_CUcontext made = NULL, popped = NULL;
-        gt_CUresult r = gt_cu.device_get(&d, ordinal);
-        if (r == GT_CUDA_SUCCESS)
-            r = gt_cu.ctx_create(&made, 0, d);
-        if (r == GT_CUDA_SUCCESS) {
-            gt_cu.ctx_pop_current(&popped); /* cuCtxCreate pushed it */
-            g.own_ctx[ordinal] = made;
-            GT_INFO(GT_LOGSUB_INIT | GT_LOGSUB_NET,
-                    "gpumem: copies of device %d run in a context of the layer's own", ordinal);
-        } else {
-            GT_WARN("gpumem: no context of the layer's own on device %d (%s); copies run in "
-                    "the buffers' context",
-                    ordinal, gt_cu_errstr(r));
-            g.own_ctx_wanted = 0;
-        }
-    }
-    gt_CUcontext c = g.own_ctx[ordinal] ? g.own_ctx[ordinal] : app;
-    pthread_mutex_unlock(&g.lock);
-    return c;
-}
+int gt_gpumem_test_copies_in_process;
 
 /* ---- refusing next to a real NIC ---------------------------------------- */
 
@@ -327,7 +296,10 @@ static gt_result gm_init(void **ctx, uint64_t comm_id, int has_comm_id,
     pthread_mutex_lock(&g.lock);
     if (g.refs == 0) {
         gt_gpumem_read(&g.cfg, NULL, 1);
-        g.own_ctx_wanted = g.cfg.copy_context == GT_GPUMEM_COPY_OWN;
+        g.in_process = gt_gpumem_test_copies_in_process;
+        static int retired_said;
+        if (!retired_said++)
+            gt_env_retired("GDRTRACE_GPUMEM_COPY_CONTEXT", "every copy runs in the copier process");
         gt_reg_policy_read(&g.pol, NULL, 0);
     }
     char why[160];
@@ -471,9 +443,8 @@ static gt_result reg_in_copier(struct gm_comm *c, struct gm_mh *h, uintptr_t a, 
     int err = 0;
     if (size > GM_MIRROR_MAX) {
         snprintf(why, sizeof(why),
-                 "%zu bytes is over the %zu-byte staging limit of "
-                 "GDRTRACE_GPUMEM_COPY_CONTEXT=process",
-                 size, GM_MIRROR_MAX);
+                 "%zu bytes is over the %zu-byte staging limit of the copier process", size,
+                 GM_MIRROR_MAX);
         err = EFBIG;
     } else {
         err = gt_gpumem_copier_import(a, size, &h->creg, why, sizeof(why));
@@ -541,23 +512,18 @@ static gt_result do_reg(void *comm, void *data, size_t size, int type, uint64_t 
     h->magic = MH_MAGIC;
     h->dev = dev;
     h->gpu = h->m->gpu;
-    if (h->gpu && g.cfg.copy_context == GT_GPUMEM_COPY_PROCESS) {
+    if (h->gpu && !g.in_process) {
         rc = reg_in_copier(c, h, (uintptr_t)data, size, report);
         if (rc != GT_OK) {
             gt_reg_deregister(&g.reg[dev], h->m);
             free(h);
             return rc;
         }
-    } else if (h->gpu) {
+    } else if (h->gpu) { /* the test seam: copies in this process */
         gt_CUcontext ctx = NULL;
-        int ordinal = -1;
         if (gt_cu.pointer_get_attribute(&ctx, GT_CU_POINTER_ATTRIBUTE_CONTEXT,
                                         (gt_CUdeviceptr)(uintptr_t)data) == GT_CUDA_SUCCESS)
             h->ctx = ctx;
-        if (gt_cu.pointer_get_attribute(&ordinal, GT_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                                        (gt_CUdeviceptr)(uintptr_t)data) != GT_CUDA_SUCCESS)
-            ordinal = -1;
-        h->ctx = copy_ctx(h->ctx, ordinal);
         if (!c->ctx)
             c->ctx = h->ctx;
         h->base = (uintptr_t)data;

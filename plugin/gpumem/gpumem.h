@@ -11,11 +11,10 @@
  * duplicate of NCCL's fd until deregMr, and emulates nvidia_peermem when
  * GDRTRACE_GPUMEM_PEERMEM=1.  Nothing here is GPUDirect RDMA: GPU memory
  * moves by asynchronous CUDA copies through pinned host staging buffers on a
- * non-blocking stream of the layer's own, by default in the copier process
- * (GDRTRACE_GPUMEM_COPY_CONTEXT=process, copier_client.h), so no CUDA call
- * of the data path is made in this process: made on NCCL's proxy thread
- * (=app), a copy can wait for a driver lock held by an application thread
- * that waits for NCCL's kernel, which waits for the copy (PyTorch DDP did;
+ * non-blocking stream of the copier process (copier_client.h), so no CUDA
+ * call of the data path is made in this process: made on NCCL's proxy
+ * thread (the first design; now only the test seam below), a copy can wait for a driver lock held
+ * by an application thread that waits for NCCL's kernel, which waits for the copy (PyTorch DDP did;
  * docs/gpumem.md).  The recorder and every reader output say "emulated".
  *
  * Invariants:
@@ -43,6 +42,15 @@ const struct gt_net_ops *gt_gpumem_wrap(const struct gt_net_ops *inner);
 /*! gt_gpumem_rdma_active() : 1 when some /sys/class/infiniband/<dev>/ports/
  *  <n>/state (under gt_reg_sysroot) says ACTIVE; `why` names it. */
 int gt_gpumem_rdma_active(char *why, size_t whylen);
+
+/* Test seam (tests/unit/test_gpumem.c only; nothing in the plugin sets it):
+ * 1 makes the layer copy in this process, through the CUDA table the test
+ * installed, on a stream and events of its own, instead of in the copier
+ * process.  Read at the first init.  Real applications deadlock that way
+ * (docs/gpumem.md, the DDP stall): it exists so the layer's policy,
+ * ordering and failure paths can be tested against a fake driver in one
+ * process. */
+extern int gt_gpumem_test_copies_in_process;
 
 /* Where /proc/self/fdinfo is read ("" = the real root; tests point it at a
  * tree holding proc/self/fdinfo/<fd>). */

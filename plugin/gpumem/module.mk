@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # plugin/gpumem: the GPU-memory validation layer over sock (GDRTRACE_GPUMEM=1),
-# its copier process (GDRTRACE_GPUMEM_COPY_CONTEXT=process) and their tests.
+# its copier process (where every copy runs) and their tests.
 # REG_SRCS, SOCK_SRCS and OOB_SRCS are set by later fragments: lists naming
 # them use =.
 GPUMEM_SRCS := plugin/gpumem/gpumem.c plugin/gpumem/gm_reg.c plugin/gpumem/copier_client.c
@@ -25,7 +25,7 @@ test_gpumem_SRCS = tests/unit/test_gpumem.c $(GPUMEM_SRCS) $(SOCK_SRCS) $(OOB_SR
                    $(DL_SRCS) $(BASE_SRCS)
 test_gpumem_LIBS := -ldl -lpthread -lcmocka
 
-# The layer with GDRTRACE_GPUMEM_COPY_CONTEXT=process over real sock
+# The layer and its copier process over real sock
 # connections: the built copier, the fake libcuda (tests/harness/fake_cuda.c)
 # shared by both processes.
 TESTS += test_gpumem_copier

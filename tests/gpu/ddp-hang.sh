@@ -34,9 +34,10 @@ for c in $CASES; do
     gdrread0) vars="$base GDRTRACE_REG=peermem NCCL_NET_GDR_READ=0" ;;
     simple) vars="$base GDRTRACE_REG=peermem NCCL_PROTO=Simple" ;;
     mc32) vars="$base GDRTRACE_REG=peermem CUDA_DEVICE_MAX_CONNECTIONS=32" ;;
-    ownctx) vars="$base GDRTRACE_REG=peermem GDRTRACE_GPUMEM_COPY_CONTEXT=own" ;;
-    process) vars="$base GDRTRACE_REG=peermem GDRTRACE_GPUMEM_COPY_CONTEXT=process" ;;
-    process-dmabuf) vars="$base GDRTRACE_GPUMEM_COPY_CONTEXT=process" ;;
+    # the copier process is the layer's only copy mode now: these two are
+    # peermem and dmabuf (the names of the runs that found the stall's fix)
+    process) vars="$base GDRTRACE_REG=peermem" ;;
+    process-dmabuf) vars="$base" ;;
     *) vars="$base $c" ;;
     esac
     echo "$vars" > "$d/command.txt"

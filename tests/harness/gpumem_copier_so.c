@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * gpumem_copier_so.c (test_gpumem_copier_so) — GDRTRACE_GPUMEM_COPY_CONTEXT=
- * process through the built plugin as NCCL loads it: dlopen
+ * gpumem_copier_so.c (test_gpumem_copier_so) — the copier process through
+ * the built plugin as NCCL loads it: dlopen
  * libnccl-net-gdrtrace.so, take ncclNetPlugin_v10, connect a pair and move
  * "GPU" bytes both ways, with GDRTRACE_GPUMEM_COPIER unset.  It proves the
  * shared library, loaded through a link in a folder of its own (as `gdrtrace
@@ -69,7 +69,6 @@ int main(int argc, char **argv)
     setenv("GDRTRACE_CUDA_LIB", lib, 1);
     unsetenv("GDRTRACE_GPUMEM_COPIER");
     setenv("GDRTRACE_GPUMEM", "1", 1);
-    setenv("GDRTRACE_GPUMEM_COPY_CONTEXT", "process", 1);
     setenv("GDRTRACE_REG", "peermem", 1);
     setenv("GDRTRACE_GPUMEM_PEERMEM", "1", 1);
     setenv("GDRTRACE_SOCKET_IFNAME", "lo", 1);

@@ -32,7 +32,7 @@ tests: $(FAKE_CUDA)
 # NCCL's settings recorded, named in the verdict, compared by diff (issue 19.2).
 TEST_SCRIPTS += tests/reader/test-nccl-settings.sh
 
-# GDRTRACE_GPUMEM_COPY_CONTEXT=process through the built plugin, its copier
+# The copier process through the built plugin, its copier
 # found beside it (gpumem_copier_so.c).
 TESTS += test_gpumem_copier_so
 test_gpumem_copier_so_SRCS := tests/harness/gpumem_copier_so.c

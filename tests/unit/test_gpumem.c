@@ -46,19 +46,8 @@ extern const struct gt_net_ops gt_sock_ops;
 #define ARENA (8u << 20)
 static unsigned char *arena; /* "device memory" */
 static char tree[256];       /* fake /proc and /sys roots */
-static int fake_ctx_obj, fake_stream_obj, own_ctx_obj;
+static int fake_ctx_obj, fake_stream_obj;
 static __thread gt_CUcontext cur_ctx;
-/* GDRTRACE_GPUMEM_COPY_CONTEXT=own: every stream, event, pinned buffer and
- * copy of the layer must be made with expect_ctx current (wrong_ctx counts
- * those that were not). */
-static gt_CUcontext expect_ctx;
-static int wrong_ctx, ctx_creates;
-static __thread gt_CUcontext pushed_over;
-static void in_ctx(void)
-{
-    if (expect_ctx && cur_ctx != expect_ctx)
-        wrong_ctx++;
-}
 
 struct copy {
     void *dst;
@@ -132,21 +121,6 @@ static gt_CUresult f_ctx_set(gt_CUcontext c)
     cur_ctx = c;
     return 0;
 }
-/* cuCtxCreate pushes the new context on the calling thread; Pop restores. */
-static gt_CUresult f_ctx_create(gt_CUcontext *c, unsigned int flags, gt_CUdevice d)
-{
-    (void)flags, (void)d;
-    ctx_creates++;
-    pushed_over = cur_ctx;
-    *c = cur_ctx = (gt_CUcontext)&own_ctx_obj;
-    return 0;
-}
-static gt_CUresult f_ctx_pop(gt_CUcontext *c)
-{
-    *c = cur_ctx;
-    cur_ctx = pushed_over;
-    return 0;
-}
 
 /* A memfd posing as a dma-buf of `exporter`, `size` bytes. */
 static int fake_dmabuf(const char *exporter, size_t size)
@@ -177,7 +151,6 @@ static gt_CUresult f_export(void *h, gt_CUdeviceptr p, size_t n, int t, unsigned
 }
 static gt_CUresult f_sc(gt_CUstream *s, unsigned int flags)
 {
-    in_ctx();
     stream_flags = (int)flags;
     *s = (gt_CUstream)&fake_stream_obj;
     return 0;
@@ -189,7 +162,6 @@ static gt_CUresult f_sd(gt_CUstream s)
 }
 static gt_CUresult f_ec(gt_CUevent *e, unsigned int f)
 {
-    in_ctx();
     (void)f;
     *e = (gt_CUevent)calloc(1, sizeof(struct fake_event));
     return 0;
@@ -201,7 +173,6 @@ static gt_CUresult f_ed(gt_CUevent e)
 }
 static gt_CUresult f_er(gt_CUevent e, gt_CUstream s)
 {
-    in_ctx();
     if (!s)
         legacy_stream_used++;
     ((struct fake_event *)e)->target = queued;
@@ -209,12 +180,10 @@ static gt_CUresult f_er(gt_CUevent e, gt_CUstream s)
 }
 static gt_CUresult f_eq(gt_CUevent e)
 {
-    in_ctx();
     return completed >= ((struct fake_event *)e)->target ? 0 : GT_CUDA_ERROR_NOT_READY;
 }
 static void enqueue(void *d, const void *s, size_t n, gt_CUstream st)
 {
-    in_ctx();
     if (!st)
         legacy_stream_used++;
     assert_true(queued < 256);
@@ -238,7 +207,6 @@ static int host_allocs, host_frees, fail_host_alloc;
 static gt_CUresult f_hal(void **p, size_t n, unsigned int f)
 {
     (void)f;
-    in_ctx();
     host_allocs++;
     if (fail_host_alloc) {
         *p = NULL;
@@ -249,7 +217,6 @@ static gt_CUresult f_hal(void **p, size_t n, unsigned int f)
 }
 static gt_CUresult f_hfree(void *p)
 {
-    in_ctx();
     host_frees++;
     free(p);
     return 0;
@@ -265,8 +232,6 @@ static void install_cuda(void)
     t.mem_get_address_range = f_range;
     t.ctx_get_current = f_ctx_get;
     t.ctx_set_current = f_ctx_set;
-    t.ctx_create = f_ctx_create;
-    t.ctx_pop_current = f_ctx_pop;
     t.mem_get_handle_for_address_range = f_export;
     t.stream_create = f_sc;
     t.stream_destroy = f_sd;
@@ -289,17 +254,15 @@ static void *ctx;
 
 static void clear_env(void)
 {
-    static const char *const v[] = {"GDRTRACE_REG",
-                                    "GDRTRACE_ALLOW_PEERMEM",
-                                    "GDRTRACE_GPUMEM_PEERMEM",
-                                    "GDRTRACE_GPUMEM_FORCE_FLUSH",
-                                    "GDRTRACE_GPUMEM_DMABUF_ERRNO",
-                                    "GDRTRACE_GPUMEM_COPY_CONTEXT"};
+    static const char *const v[] = {"GDRTRACE_REG", "GDRTRACE_ALLOW_PEERMEM",
+                                    "GDRTRACE_GPUMEM_PEERMEM", "GDRTRACE_GPUMEM_FORCE_FLUSH",
+                                    "GDRTRACE_GPUMEM_DMABUF_ERRNO"};
     for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
         unsetenv(v[i]);
     /* This test's fake driver is installed in-process (gt_cu_install): the
-     * copier process (the default) is tested by test_gpumem_copier. */
-    setenv("GDRTRACE_GPUMEM_COPY_CONTEXT", "app", 1);
+     * copier process (the layer's one copy mode) is tested by
+     * test_gpumem_copier. */
+    gt_gpumem_test_copies_in_process = 1;
 }
 
 static void layer_up(void)
@@ -543,12 +506,10 @@ static int poll(void *req, int n, int *size)
 
 /* mirrors = 0: the pinned mirrors cannot be allocated at registration, so
  * every GPU request is staged in its slot's own buffer. */
-static void async_completion(int mirrors, int own_context)
+static void async_completion(int mirrors)
 {
     gt_gpumem_procroot = tree;
     clear_env();
-    if (own_context)
-        setenv("GDRTRACE_GPUMEM_COPY_CONTEXT", "own", 1);
     setenv("GDRTRACE_GPUMEM_FORCE_FLUSH", "1", 1);
     layer_up();
     struct gt_props p;
@@ -659,30 +620,13 @@ static void async_completion(int mirrors, int own_context)
 static void test_async_completion(void **state)
 {
     (void)state;
-    async_completion(1, 0);
+    async_completion(1);
 }
 
 static void test_async_completion_slot_staging(void **state)
 {
     (void)state;
-    async_completion(0, 0);
-}
-
-/* GDRTRACE_GPUMEM_COPY_CONTEXT=own: one context of the layer's own, made
- * once; every CUDA call of the layer's data path runs in it, and the calling
- * thread (NCCL's) gets its own context back after each call. */
-static void test_async_completion_own_context(void **state)
-{
-    (void)state;
-    int creates0 = ctx_creates;
-    expect_ctx = (gt_CUcontext)&own_ctx_obj;
-    wrong_ctx = 0;
-    async_completion(1, 1);
-    expect_ctx = NULL;
-    assert_int_equal(wrong_ctx, 0);
-    assert_int_equal(cur_ctx, (gt_CUcontext)&fake_ctx_obj);
-    assert_true(ctx_creates - creates0 <= 1); /* made once per process and device */
-    assert_true(ctx_creates >= 1);
+    async_completion(0);
 }
 
 /* A failing copy fails the comm for good, and says which CUDA call failed. */
@@ -756,7 +700,6 @@ int main(void)
         cmocka_unit_test(test_async_completion),
         cmocka_unit_test(test_async_completion_slot_staging),
         cmocka_unit_test(test_copy_failure),
-        cmocka_unit_test(test_async_completion_own_context),
     };
     return cmocka_run_group_tests_name("gpumem", tests, setup, teardown);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_gpumem_copier.c — the GPU-memory validation layer with
- * GDRTRACE_GPUMEM_COPY_CONTEXT=process: the built gdrtrace-gpumem-copier as
+ * test_gpumem_copier.c — the GPU-memory validation layer and its copier
+ * process: the built gdrtrace-gpumem-copier as
  * a real second process, real sock connections on loopback, and the fake
  * libcuda (tests/harness/fake_cuda.c, through GDRTRACE_CUDA_LIB) in both
  * processes: its "device memory" is memfds the copier maps by the same
@@ -773,7 +773,6 @@ static int setup(void **state)
     setenv("GDRTRACE_CUDA_LIB", lib, 1);
     setenv("GDRTRACE_GPUMEM_COPIER", copier, 1);
     setenv("GDRTRACE_GPUMEM", "1", 1);
-    setenv("GDRTRACE_GPUMEM_COPY_CONTEXT", "process", 1);
     setenv("GDRTRACE_REG", "peermem", 1);
     setenv("GDRTRACE_GPUMEM_PEERMEM", "1", 1);
     setenv("GDRTRACE_SOCKET_IFNAME", "lo", 1);
