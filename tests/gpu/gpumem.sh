@@ -193,8 +193,8 @@ wait "$job"
 judge 1 "$d" --max-bytes "$(numfmt --from=iec "$STEP1_MAX")"
 gstep "1. NCCL_NET_GDR_LEVEL=SYS: /GDRDMA, regMrDmaBuf nv_dmabuf, 8 B..$STEP1_MAX correct, DIRECT-DMABUF (emulated)" $?
 
-# The copies run in the copier process (GDRTRACE_GPUMEM_COPY_CONTEXT's
-# default): its INFO line in NCCL's log says so.
+# The copies run in the copier process (the layer's one copy mode): its
+# INFO line in NCCL's log says so.
 n=$(cat "$W/s1"/nccl.*.log 2>/dev/null | grep -c 'copies run in the copier process')
 gstep "1p. the copies ran in the copier process (NCCL's log: $n line(s), one per rank)" $((n < 2))
 
