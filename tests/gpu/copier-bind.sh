@@ -30,15 +30,22 @@
 # here with MPI=1), mpirun, tests/gpu/deps/root for the plugin's build deps.
 # Output: $OUT/copier-bind/ (copier-bind.log, summary.md, judge.txt, one
 # folder per run with command, stdout, stderr, NCCL logs, recorders, samples)
-# and $OUT/copier-bind.tar.gz.  BUDGET (s, default 440) stops starting runs.
+# and $OUT/copier-bind.tar.gz.  BUDGET (s, default 440) stops starting runs;
+# BINDS, BENCHES, NT_KINDS (default: all of the above) and DDP (1, 0: no DDP)
+# choose a subset for a shorter call; RUN_NAME (copier-bind) names the folder.
 # Exit 0 when every check passed, 1 otherwise.
 set -u -o pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT" || exit 1
 OUTBASE=${OUT:-$ROOT/build/gpu-out}
-W=$OUTBASE/copier-bind
+NAME=${RUN_NAME:-copier-bind}
+W=$OUTBASE/$NAME
 BUDGET=${BUDGET:-440}
 STEPS=${STEPS:-100}
+BINDS=${BINDS:-core taskset}
+BENCHES=${BENCHES:-all_reduce all_gather sendrecv}
+NT_KINDS=${NT_KINDS:-dmabuf sock socket}
+DDP=${DDP:-1}
 START=$(date +%s)
 mkdir -p "$W"
 exec > >(tee -a "$W/copier-bind.log") 2>&1
@@ -187,18 +194,24 @@ ddp() {
 if [ -z "$NT" ]; then
     step "nccl-tests found or built" 1
 else
-    echo "== 1a. nccl-tests, mpirun --bind-to core"
-    for b in all_reduce all_gather sendrecv; do
-        for k in dmabuf sock socket; do nt core "$b" "$k"; done
-    done
+    case " $BINDS " in *" core "*)
+        echo "== 1a. nccl-tests, mpirun --bind-to core"
+        for b in $BENCHES; do
+            for k in $NT_KINDS; do nt core "$b" "$k"; done
+        done
+    esac
 fi
-echo "== 2. DDP $STEPS steps, one core per rank"
-for k in dmabuf sock socket; do ddp "$k"; done
+if [ "$DDP" = 1 ]; then
+    echo "== 2. DDP $STEPS steps, one core per rank"
+    for k in dmabuf sock socket; do ddp "$k"; done
+fi
 if [ -n "$NT" ]; then
-    echo "== 1b. nccl-tests, one core per rank (taskset)"
-    for b in all_reduce all_gather sendrecv; do
-        for k in dmabuf sock socket; do nt taskset "$b" "$k"; done
-    done
+    case " $BINDS " in *" taskset "*)
+        echo "== 1b. nccl-tests, one core per rank (taskset)"
+        for b in $BENCHES; do
+            for k in $NT_KINDS; do nt taskset "$b" "$k"; done
+        done
+    esac
 fi
 
 echo "== 3. gdrtrace diff sock (A) vs dmabuf (B)"
@@ -228,6 +241,6 @@ step "copier under binding: busbw, DDP losses, diff p50, copier CPU (judge.txt)"
     cat "$W/judge.txt"
     echo '```'
 } > "$W/summary.md"
-tar czf "$OUTBASE/copier-bind.tar.gz" -C "$OUTBASE" copier-bind 2>/dev/null
+tar czf "$OUTBASE/$NAME.tar.gz" -C "$OUTBASE" "$NAME" 2>/dev/null
 echo "total $(($(date +%s) - START)) s; $([ $FAILED -eq 0 ] && echo PASS || echo FAIL)"
 exit $FAILED
