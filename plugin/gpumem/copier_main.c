@@ -34,7 +34,8 @@
  * futex word: while copies are
  * pending for a nap that grows from GMC_NAP_MIN_NS by half each empty pass
  * up to GMC_NAP_MAX_NS (a copy is seen done at most ~1.5x its duration
- * late), while idle for GMC_SLEEP_NS; a post wakes it at once.  It reads the
+ * late), while idle for GMC_SLEEP_NS; a post or a control request wakes
+ * it at once.  It reads the
  * control socket at least every GMC_SOCK_NS while busy and every
  * GMC_SLEEP_NS while idle, and exits when the socket hangs up (the
  * application finalized or died).
@@ -610,13 +611,22 @@ static int any_posted(void)
     return 0;
 }
 
-/* Waits on the futex word up to ns unless a post is there (copier_proto.h
- * invariant 3); a post wakes it at once. */
-static void nap(long long ns)
+/* 1 when a request waits on the control socket. */
+static int request_waiting(void)
+{
+    struct pollfd p = {sock, POLLIN, 0};
+    return poll(&p, 1, 0) != 0;
+}
+
+/* Waits on the futex word up to ns unless a post or (idle naps: `control`)
+ * a request is there (copier_proto.h invariant 3); a post or a request wakes
+ * it at once.  The word is read before the checks: the plugin bumps it after
+ * it posts or sends, so a bump that comes after the checks ends the wait. */
+static void nap(long long ns, int control)
 {
     uint32_t w = atomic_load(&R->wake);
     atomic_store(&R->sleeping, 1);
-    if (!any_posted()) {
+    if (!any_posted() && !(control && request_waiting())) {
         struct timespec to = {(time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL)};
         syscall(SYS_futex, &R->wake, FUTEX_WAIT, w, &to, NULL, 0);
     }
@@ -651,11 +661,14 @@ static void serve_loop(void)
         } else if (t - last_move < GMC_SPIN_NS) { /* a burst's next copy is near */
             cpu_relax();
         } else if (pending) { /* the GPU is copying: nap, longer each time */
-            nap(wait);
+            nap(wait, 0);     /* the socket is read every GMC_SOCK_NS meanwhile */
             wait = wait * 3 / 2 > GMC_NAP_MAX_NS ? GMC_NAP_MAX_NS : wait * 3 / 2;
-        } else { /* idle: sleep until a post (or the socket's turn) */
-            nap(GMC_SLEEP_NS);
+        } else { /* idle: sleep until a post or a request (or the socket's turn) */
+            nap(GMC_SLEEP_NS, 1);
             wait = GMC_NAP_MIN_NS;
+            if (check_socket() != 0)
+                return;
+            last_sock = now_ns();
         }
     }
 }

@@ -19,6 +19,8 @@
  *    copier stopped (SIGSTOP) with a copy pending, within
  *    GDRTRACE_GPUMEM_COPIER_TIMEOUT, while a copy slower than that bound in
  *    a running copier, or an idle spell longer than it, fails nothing;
+ *  - registrations and deregistrations in a burst are answered at once,
+ *    not after the idle copier's 500 ms sleep;
  *  - with the rank bound to one core, the copier runs outside it whenever
  *    another CPU is allowed (unbound: everywhere), and it sleeps while a
  *    copy is pending and while idle instead of polling;
@@ -558,6 +560,39 @@ static void test_copier_stopped(void **state)
     vmm_free(dst, N);
 }
 
+/* ---- control requests in a burst ------------------------------------------ */
+
+/* NCCL registers its buffers back to back at connection setup: each
+ * registration and deregistration is a request on the copier's socket,
+ * answered at once even when the copier was about to sleep (it once slept
+ * its idle 500 ms on a wake-up it had already seen). */
+static void test_copier_control_burst(void **state)
+{
+    (void)state;
+    const size_t N = 64 << 10;
+    unsigned long long src = vmm_alloc(N, 1);
+    layer_up();
+    void *sc, *rc;
+    connect_pair(&sc, &rc);
+    void *mh = reg_gpu(sc, src, N);
+    assert_int_equal(ops->dereg_mr(sc, mh), GT_OK);
+    double worst = 0, t0 = now_s();
+    for (int i = 0; i < 16; i++) {
+        double t = now_s();
+        mh = reg_gpu(sc, src, N);
+        assert_int_equal(ops->dereg_mr(sc, mh), GT_OK);
+        worst = now_s() - t > worst ? now_s() - t : worst;
+    }
+    if (now_s() - t0 > 5)
+        fail_msg("16 registrations and deregistrations took %.1f s (the slowest pair %.3f s): "
+                 "the copier sleeps on requests",
+                 now_s() - t0, worst);
+    assert_int_equal(ops->close_send(sc), GT_OK);
+    assert_int_equal(ops->close_recv(rc), GT_OK);
+    layer_down();
+    vmm_free(src, N);
+}
+
 /* ---- where the copier runs, and that it does not spin ---------------------- */
 
 /* Every thread of pid: its CPU set, all equal (0), else -1. */
@@ -790,6 +825,7 @@ int main(void)
         cmocka_unit_test(test_copier_killed),
         cmocka_unit_test(test_copier_stopped),
         cmocka_unit_test(test_copier_placement),
+        cmocka_unit_test(test_copier_control_burst),
         cmocka_unit_test(test_exit_with_application),
     };
     return cmocka_run_group_tests_name("gpumem_copier", tests, setup, NULL);
