@@ -31,12 +31,11 @@
  * a pass that moved something it looks again at once (a burst's next post
  * or completion is usually that near: the GPU machine's sendrecv measured
  * 0.77-0.89x host staging without it); after that it waits on the region's
- * futex word: while copies are
- * pending for a nap that grows from GMC_NAP_MIN_NS by half each empty pass
- * up to GMC_NAP_MAX_NS (a copy is seen done at most ~1.5x its duration
- * late), while idle for GMC_SLEEP_NS; a post or a control request wakes
- * it at once.  It reads the
- * control socket at least every GMC_SOCK_NS while busy and every
+ * futex word: while copies are pending for a nap that grows from
+ * GMC_NAP_MIN_NS by half each empty pass up to GMC_NAP_MAX_NS (a copy is
+ * seen done at most ~1.5x its duration, and at most GMC_NAP_MAX_NS, late),
+ * while idle for GMC_SLEEP_NS; a post or a control request wakes it at
+ * once.  It reads the control socket at least every GMC_SOCK_NS while busy and every
  * GMC_SLEEP_NS while idle, and exits when the socket hangs up (the
  * application finalized or died).
  *

@@ -44,7 +44,7 @@
 #define GMC_BLOCKS 256
 #define GMC_CMDS (GMC_SLOTS_PER_BLOCK * GMC_BLOCKS)
 #define GMC_TEXT 240
-#define GMC_NAP_MAX_NS 1000000LL /* the longest wait between passes while a copy is pending */
+#define GMC_NAP_MAX_NS 250000LL /* the longest wait between passes while a copy is pending */
 
 /* ---- control messages ---------------------------------------------------- */
 
