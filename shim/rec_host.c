@@ -195,6 +195,14 @@ void gt_rec_host_sample(struct gt_recorder *r)
     try_sample(r, 0);
 }
 
+void gt_rec_host_sample_aged(struct gt_recorder *r, int64_t min_age_ns)
+{
+    if (!r->host ||
+        mono_ns() - __atomic_load_n(&r->host->last_mono_ns, __ATOMIC_RELAXED) < min_age_ns)
+        return;
+    try_sample(r, 0);
+}
+
 void gt_rec_host_staging(struct gt_recorder *r, int64_t delta)
 {
     struct gtr_host *h = r->host;

@@ -8,6 +8,7 @@
  * /proc/self/status, every claimed data-path thread's CPU clock):
  *   - at the recorder's creation (gt_rec_open: the *_at_open values),
  *   - at each connection set up (gt_rec_host_sample from connect/accept),
+ *     and at each one closed, unless a sample is younger than 10 ms,
  *   - at most once a second from test(): gt_rec_host_tick() counts the
  *     calling thread's calls and only every GT_REC_HOST_EVERY-th reads the
  *     clock (no system call) and compares it with the next due time,
@@ -45,6 +46,12 @@ void gt_rec_host_open(struct gt_recorder *r);
 /* A sample now (cold paths: connection setup, close).  Skipped when another
  * thread is sampling at this moment. */
 void gt_rec_host_sample(struct gt_recorder *r);
+
+/* A sample unless the latest is younger than min_age_ns (connection
+ * teardown: NCCL closes its connections from the threads about to exit, so
+ * their last CPU is read here; the age bounds the cost of a teardown of
+ * thousands of connections). */
+void gt_rec_host_sample_aged(struct gt_recorder *r, int64_t min_age_ns);
 
 /* Host memory registered (delta > 0) or deregistered (delta < 0) by the
  * data path (regMr NCCL_PTR_HOST); any thread. */

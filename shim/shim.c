@@ -972,6 +972,8 @@ static gt_result close_common(struct shim_comm *w, gt_result (*fn)(void *), uint
     struct shim_slot *p = w->slot;
     ctr_add_shared(&p->c->close_count, 1);
     gt_rec_event(&g_rec, ev, p->idx, (int16_t)w->dev, res, 0, 0, 0, 0, 0);
+    /* the data-path threads' last CPU before they exit (rec_host.h) */
+    gt_rec_host_sample_aged(&g_rec, 10 * 1000 * 1000);
     if (res != GT_OK)
         record_failure(p, 0xff, w->dev, res, mark, "%s: result %d", what, res);
     heap_free_all(w);
