@@ -20,7 +20,9 @@
 # the runbook can judge.  Each rank, after destroying its process group, is
 # held (GT_HOLD_DIR) while this script reads /proc/<pid>/stat, every
 # /proc/<pid>/task/<tid>/stat and the stat lines of the rank's descendants
-# (the copier); tests/gpu/abtest_proc.py then holds the recorders'
+# (the copier), and tests/gpu/abtest_poll.py keeps the last stat line of
+# every thread that exits before (NCCL's proxy threads, polled every 10 ms
+# on core 8); tests/gpu/abtest_proc.py then holds the recorders'
 # host-pressure numbers against them (10 %).
 #
 # Steps (PASS/FAIL each):
@@ -136,6 +138,9 @@ one() {
         --steps "$STEPS" --bind "$BIND" --timeout $((RUN_TIMEOUT - 10)) \
         > "$d/stdout.txt" 2> "$d/stderr.txt" &
     local bg=$! t0
+    # the threads that exit before the hold (NCCL's proxy threads), polled
+    taskset -c 8 python3 tests/gpu/abtest_poll.py $bg "$d/proc/poll.txt" 0.01 &
+    local poller=$!
     t0=$(date +%s)
     while kill -0 $bg 2>/dev/null && [ $(($(date +%s) - t0)) -lt "$RUN_TIMEOUT" ]; do
         [ -f "$d/hold/rank0.pid" ] && [ -f "$d/hold/rank1.pid" ] && break
@@ -152,6 +157,7 @@ one() {
     touch "$d/hold/go"
     wait $bg
     local rc=$?
+    wait $poller
     echo "$rc" > "$d/rc"
     echo "$name: exit $rc; $(grep time_per_step "$d/stdout.txt" | tail -1)"
     python3 tests/gpu/abtest_proc.py "$d" > "$d/proc-check.txt" 2>&1

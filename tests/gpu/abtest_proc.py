@@ -80,6 +80,12 @@ def main():
         except (ValueError, KeyError, struct.error) as e:
             print(f"  FAIL {p}: {e}")
             ok = False
+    polled = {}  # (pid, tid) -> the last stat line abtest_poll.py read
+    pf_poll = os.path.join(run, "proc", "poll.txt")
+    if os.path.exists(pf_poll):
+        for line in open(pf_poll):
+            p, t, rest = line.split(" ", 2)
+            polled[(p, t)] = rest
     pidfiles = sorted(glob.glob(os.path.join(run, "proc", "rank*.pid")))
     if not pidfiles:
         print(f"  FAIL {run}: no rank was held (no proc/rank*.pid)")
@@ -116,12 +122,16 @@ def main():
             ok = False
         for t in h["threads"]:
             f = os.path.join(run, "proc", f"{pid}.task.{t['tid']}.stat")
-            if not os.path.exists(f):
-                print(f"  note rank {rank} thread {t['tid']}: exited before the hold "
-                      f"(recorder {t['cpu'] / 1e9:.3f} s, gone={t['gone']}); not compared")
-                continue
-            tw, rest = stat_cpu(open(f).read())
-            agree(f"rank {rank} data-path thread {t['tid']} CPU", t["cpu"] / 1e9, tw)
+            if os.path.exists(f):
+                tw, rest = stat_cpu(open(f).read())
+                agree(f"rank {rank} data-path thread {t['tid']} CPU", t["cpu"] / 1e9, tw)
+            elif (str(pid), str(t["tid"])) in polled:
+                tw, _ = stat_cpu(polled[(str(pid), str(t["tid"]))])
+                agree(f"rank {rank} data-path thread {t['tid']} CPU (exited; its last /proc "
+                      f"line, polled every 10 ms)", t["cpu"] / 1e9, tw)
+            else:
+                print(f"  note rank {rank} thread {t['tid']}: exited before the hold and not "
+                      f"polled (recorder {t['cpu'] / 1e9:.3f} s, gone={t['gone']})")
         kids = os.path.join(run, "proc", f"{pid}.children")
         kcpu = 0.0
         names = []
