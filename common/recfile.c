@@ -141,6 +141,34 @@ static int check_callee(const struct gtr_callee *c, uint64_t i, const char *sour
     return 0;
 }
 
+static int check_coll(const struct gtr_coll_comm *c, uint64_t i, const char *source, char *err,
+                      size_t errlen)
+{
+    char what[48];
+    snprintf(what, sizeof(what), "coll_comms[%llu]", (unsigned long long)i);
+    if (c->state > GTR_COMM_FINALIZED)
+        return gt_source_error(err, errlen, source, "%s.state is %u (expected 0..2)", what,
+                               c->state);
+    if (c->mode > GTR_COLL_MODE_KERNEL)
+        return gt_source_error(err, errlen, source, "%s.mode is %u (expected 0..2)", what, c->mode);
+    CHECK_STR(*c, comm_name, what);
+    for (unsigned k = 0; k < GTR_COLL_CELLS; k++) {
+        const struct gtr_coll_cell *x = &c->cells[k];
+        /* 2: claimed, not yet published (a writer killed while filling):
+         * read as empty */
+        if (x->in_use > 2)
+            return gt_source_error(err, errlen, source,
+                                   "%s.cells[%u].in_use is %u (expected 0, 1 or 2)", what, k,
+                                   x->in_use);
+        if (x->in_use == 1 && (x->func >= GTR_COLL_FUNC_COUNT ||
+                               (x->size_log2 > 63 && x->size_log2 != GTR_COLL_SIZE_ANY)))
+            return gt_source_error(err, errlen, source,
+                                   "%s.cells[%u]: function %u or size bucket %u out of range", what,
+                                   k, x->func, x->size_log2);
+    }
+    return 0;
+}
+
 /* Pages of a sparse image (gt_recfile_read_fd, an archive member) that hold
  * data: one bit per 4 KiB page; the others are holes, zeros never read. */
 #define PG_SHIFT GT_IMAGE_PAGE_SHIFT
@@ -401,7 +429,7 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
     /* Invariant 3: sections inside the file, sizes consistent, no overlap. */
     struct gtr_section secs[GTR_MAX_SECTIONS];
     unsigned nsec = 0;
-    const struct gtr_section *by_id[GTR_SEC_HOST + 1] = {0};
+    const struct gtr_section *by_id[GTR_SEC_LAST_KNOWN + 1] = {0};
     for (unsigned i = 0; i < h->section_count; i++) {
         const struct gtr_section *s = &h->sections[i];
         if (s->id == 0)
@@ -420,7 +448,7 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
                     "section %u (id %u): entry_size %u x count %llu != size %llu", i, s->id,
                     s->entry_size, (unsigned long long)s->count, (unsigned long long)s->size);
         }
-        if (s->id <= GTR_SEC_HOST) {
+        if (s->id <= GTR_SEC_LAST_KNOWN) {
             if (by_id[s->id])
                 return gt_source_error(err, errlen, source, "section id %u appears twice", s->id);
             by_id[s->id] = s;
@@ -563,6 +591,48 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
         if (r->host.nthreads > GTR_HOST_THREADS)
             r->host.nthreads = GTR_HOST_THREADS;
     }
+    s = by_id[GTR_SEC_COLL_COMMS]; /* 1.6; absent in older files */
+    if (s && s->count) {
+        if (s->entry_size < sizeof(struct gtr_coll_comm)) {
+            gt_source_error(err, errlen, source,
+                            "coll_comms entry_size %u is smaller than version 1.6's %zu",
+                            s->entry_size, sizeof(struct gtr_coll_comm));
+            goto err_free;
+        }
+        if (s->count > 4096) {
+            gt_source_error(err, errlen, source, "coll_comms count %llu is implausible",
+                            (unsigned long long)s->count);
+            goto err_free;
+        }
+        r->colls = copy_entries(buf, s->offset, s->entry_size, s->count,
+                                sizeof(struct gtr_coll_comm), present);
+        if (!r->colls)
+            goto err_oom;
+        r->ncoll = (uint32_t)s->count;
+        for (uint32_t i = 0; i < r->ncoll; i++)
+            if (check_coll(&r->colls[i], i, source, err, errlen))
+                goto err_free;
+    }
+    s = by_id[GTR_SEC_COLL_STATUS]; /* 1.6 */
+    if (s && s->count) {
+        if (s->count != 1 || s->entry_size < sizeof(struct gtr_coll_status)) {
+            gt_source_error(err, errlen, source,
+                            "coll_status section: %llu entries of %u bytes (expected 1 of at "
+                            "least %zu)",
+                            (unsigned long long)s->count, s->entry_size,
+                            sizeof(struct gtr_coll_status));
+            goto err_free;
+        }
+        memcpy(&r->coll_status, buf + s->offset, sizeof(r->coll_status));
+        if (!memchr(r->coll_status.profiler_env, 0, sizeof(r->coll_status.profiler_env)) ||
+            r->coll_status.mode > GTR_COLL_MODE_KERNEL) {
+            gt_source_error(err, errlen, source,
+                            "coll_status: profiler_env not NUL-terminated or mode %u unknown",
+                            r->coll_status.mode);
+            goto err_free;
+        }
+        r->has_coll_status = 1;
+    }
     s = by_id[GTR_SEC_RING];
     if (s) {
         r->has_ring = 1;
@@ -661,6 +731,7 @@ void gt_recfile_free(struct gt_recfile *r)
     free(r->comm_at);
     free(r->settings);
     free(r->callees);
+    free(r->colls);
     gt_recfile_drop_events(r);
     r->devs = NULL;
     r->comms = NULL;
@@ -670,6 +741,9 @@ void gt_recfile_free(struct gt_recfile *r)
     r->settings = NULL;
     r->callees = NULL;
     r->ncallee = 0;
+    r->colls = NULL;
+    r->ncoll = 0;
+    r->has_coll_status = 0;
     r->nset = 0;
     r->snap = NULL;
     r->ring_slots = NULL;
@@ -952,7 +1026,7 @@ int gt_recfile_read_fd(int fd, const char *path, int flags, struct gt_recfile *r
         const struct gtr_section *sec = &h->sections[i];
         if (sec->id == 0)
             continue;
-        if (sec->id > GTR_SEC_CALLEES && sec->id != GTR_SEC_HOST && !(flags & GT_REC_ALL_SECTIONS))
+        if (sec->id > GTR_SEC_LAST_KNOWN && !(flags & GT_REC_ALL_SECTIONS))
             continue; /* unknown to this reader: never used, never read */
         if (pread_sparse(fd, img, present, sec->offset, sec->size, &avail)) {
             gt_source_error(err, errlen, path, "read failed: %s", strerror(errno));

@@ -77,6 +77,10 @@ struct gt_recfile {
     struct gtr_callee *callees; /* ncallee entries (1.3+; in_use 0 = empty); 0 before 1.3 */
     int has_host;               /* 1.5+: the host-pressure section was there */
     struct gtr_host host;       /* its copy (nthreads bounded); zeros without it */
+    uint32_t ncoll;
+    struct gtr_coll_comm *colls; /* ncoll entries (1.5+; state FREE = empty); 0 before 1.5 */
+    int has_coll_status;         /* the coll status section was present (1.5+) */
+    struct gtr_coll_status coll_status;
     int has_ring;
     struct gtr_ring_header ring;
     struct gt_ring_stats rs;

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # shim/ — the recorder writer and the instrumenting wrapper.
-SHIM_SRCS := shim/shim.c shim/recorder.c shim/rec_host.c shim/sigbus.c shim/ring.c shim/clock.c
+SHIM_SRCS := shim/shim.c shim/recorder.c shim/rec_host.c shim/sigbus.c shim/ring.c shim/clock.c \
+             shim/coll.c
 PLUGIN_SRCS += $(SHIM_SRCS)
 # Everything a shim test links: the shim and what it uses from common/.
 # Recorders are checked with the reader's validator (common/recfile.c).

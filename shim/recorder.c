@@ -355,7 +355,14 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
     uint64_t off_callee = round_up(off_set + set_size, 64);
     uint64_t callee_size = (uint64_t)r->ncallees * sizeof(struct gtr_callee);
     uint64_t off_host = round_up(off_callee + callee_size, 64);
-    r->size = round_up(off_host + sizeof(struct gtr_host), 4096);
+    /* 1.6: the collective sections.  The comm entries start on a page: the
+     * cells are written from NCCL's threads, and a reader of a file without
+     * collectives reads their untouched pages as holes. */
+    r->ncolls = c.ncolls ? c.ncolls : GTR_DEFAULT_COLL_COMMS;
+    uint64_t off_cstat = round_up(off_host + sizeof(struct gtr_host), 64);
+    uint64_t off_coll = round_up(off_cstat + sizeof(struct gtr_coll_status), 4096);
+    uint64_t coll_size = (uint64_t)r->ncolls * sizeof(struct gtr_coll_comm);
+    r->size = round_up(off_coll + coll_size, 4096);
 
     char name[256];
     gt_rec_file_name(name, sizeof(name), id.job, id.host, id.pid);
@@ -397,6 +404,8 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
     r->settings = (struct gtr_setting *)(r->base + off_set);
     r->callees = (struct gtr_callee *)(r->base + off_callee);
     r->host = (struct gtr_host *)(r->base + off_host);
+    r->coll_status = (struct gtr_coll_status *)(r->base + off_cstat);
+    r->colls = (struct gtr_coll_comm *)(r->base + off_coll);
 
     struct gtr_header *h = r->hdr;
     memcpy(h->magic, GTR_MAGIC, GTR_MAGIC_LEN);
@@ -407,7 +416,7 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
     h->header_size = GTR_HEADER_SIZE;
     h->file_size = r->size;
     h->state = GTR_STATE_CREATING;
-    h->section_count = 7;
+    h->section_count = 9;
     set_section(h, 0, GTR_SEC_IDENTITY, sizeof(struct gtr_identity), off_id,
                 sizeof(struct gtr_identity), 1);
     set_section(h, 1, GTR_SEC_DEVICES, sizeof(struct gtr_device), off_dev,
@@ -420,6 +429,10 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
     set_section(h, 5, GTR_SEC_CALLEES, sizeof(struct gtr_callee), off_callee, callee_size,
                 r->ncallees);
     set_section(h, 6, GTR_SEC_HOST, sizeof(struct gtr_host), off_host, sizeof(struct gtr_host), 1);
+    set_section(h, 7, GTR_SEC_COLL_STATUS, sizeof(struct gtr_coll_status), off_cstat,
+                sizeof(struct gtr_coll_status), 1);
+    set_section(h, 8, GTR_SEC_COLL_COMMS, sizeof(struct gtr_coll_comm), off_coll, coll_size,
+                r->ncolls);
 
     *r->id = id;
     for (uint32_t i = 0; i < r->ndevs; i++)
@@ -429,6 +442,9 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
         for (int op = 0; op < GTR_OP_COUNT; op++)
             gt_hist_init(&r->comms[i].hist[op]);
     }
+    /* Histograms' min is UINT64_MAX while empty; the cells' are set when a
+     * cell is claimed (gt_rec_new_coll_cell), so untouched pages stay holes. */
+    gt_rec_coll_status_init(r);
     gt_ring_format(&r->ring, (struct gtr_ring_header *)(r->base + off_ring),
                    (struct gtr_event *)(r->base + off_ring + sizeof(struct gtr_ring_header)), cap);
     for (uint32_t i = 0; i < nset; i++)
@@ -605,4 +621,68 @@ void gt_rec_set_setting(struct gt_recorder *r, const struct gt_setting *s)
     e->source = (uint32_t)s->source;
     /* release: the entry's fields before in_use */
     __atomic_store_n(&e->in_use, 1, __ATOMIC_RELEASE);
+}
+
+/* ---- collectives (1.6) ------------------------------------------------- */
+
+void gt_rec_coll_status_init(struct gt_recorder *r)
+{
+    struct gtr_coll_status *st = r->coll_status;
+    if (!st)
+        return;
+    const char *v = getenv("NCCL_PROFILER_PLUGIN"); /* NCCL's variable, as NCCL reads it */
+    st->profiler_env_set = v != NULL;
+    copy_str(st->profiler_env, sizeof(st->profiler_env), v);
+}
+
+struct gtr_coll_comm *gt_rec_new_coll_comm(struct gt_recorder *r, uint32_t *slot)
+{
+    if (!r->colls)
+        return NULL;
+    uint32_t i = __atomic_load_n(&r->next_coll, __ATOMIC_RELAXED);
+    do {
+        if (i >= r->ncolls)
+            return NULL;
+    } while (!__atomic_compare_exchange_n(&r->next_coll, &i, i + 1, 1, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED));
+    *slot = i;
+    return &r->colls[i];
+}
+
+struct gtr_coll_cell *gt_rec_coll_cell(struct gtr_coll_comm *c, unsigned func, unsigned size_log2)
+{
+    /* Claimed by CAS on in_use (0 -> 2 while filling -> 1 published): two
+     * threads asking for the same new pair may claim two cells; the reader
+     * sums cells with equal keys. */
+    for (unsigned k = 0; k + 1 < GTR_COLL_CELLS; k++) {
+        struct gtr_coll_cell *x = &c->cells[k];
+        uint32_t u = __atomic_load_n(&x->in_use, __ATOMIC_ACQUIRE);
+        if (u == 1) {
+            if (x->func == func && x->size_log2 == size_log2)
+                return x;
+            continue;
+        }
+        if (u == 2)
+            continue; /* being filled by another thread: another key, or a duplicate */
+        uint32_t zero = 0;
+        if (!__atomic_compare_exchange_n(&x->in_use, &zero, 2, 0, __ATOMIC_ACQUIRE,
+                                         __ATOMIC_RELAXED)) {
+            k--; /* lost the race for this cell: look at it again */
+            continue;
+        }
+        x->func = (uint8_t)func;
+        x->size_log2 = (uint8_t)size_log2;
+        __atomic_store_n(&x->hist.min_ns, UINT64_MAX, __ATOMIC_RELAXED);
+        __atomic_store_n(&x->in_use, 1, __ATOMIC_RELEASE);
+        return x;
+    }
+    struct gtr_coll_cell *o = &c->cells[GTR_COLL_CELLS - 1];
+    uint32_t zero = 0;
+    if (__atomic_compare_exchange_n(&o->in_use, &zero, 2, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+        o->func = GTR_COLL_FUNC_OTHER;
+        o->size_log2 = GTR_COLL_SIZE_ANY;
+        __atomic_store_n(&o->hist.min_ns, UINT64_MAX, __ATOMIC_RELAXED);
+        __atomic_store_n(&o->in_use, 1, __ATOMIC_RELEASE);
+    }
+    return o;
 }

@@ -38,6 +38,7 @@ struct gt_rec_config {
     uint32_t ncomms;      /* 0: GTR_DEFAULT_COMMS (>= 2) */
     uint64_t ring_events; /* 0: GTR_DEFAULT_RING_EVENTS; rounded up to a power of two */
     int events_all;       /* -1: GDRTRACE_EVENTS */
+    uint32_t ncolls;      /* 0: GTR_DEFAULT_COLL_COMMS */
 };
 
 struct gt_recorder {
@@ -59,6 +60,10 @@ struct gt_recorder {
     uint64_t host_due;     /* clock ticks of the next periodic sample */
     int host_busy;         /* a sample is being taken */
     uint32_t next_comm;    /* slots [0, next_comm) handed out; the last is overflow */
+    struct gtr_coll_status *coll_status; /* 1.6 */
+    struct gtr_coll_comm *colls;         /* 1.6: ncolls entries */
+    uint32_t ncolls;
+    uint32_t next_coll; /* coll entries [0, next_coll) handed out */
     struct gt_ring ring;
     int events_all;
 };
@@ -99,6 +104,17 @@ struct gtr_comm *gt_rec_new_comm(struct gt_recorder *r, uint64_t comm_id, int ha
                                  int abi_version, int64_t init_ns, uint32_t *slot);
 /* The overflow slot, activated on first use; callers serialise. */
 struct gtr_comm *gt_rec_overflow_comm(struct gt_recorder *r, int abi_version, uint32_t *slot);
+
+/* Collectives (1.6).  The status entry's NCCL_PROFILER_PLUGIN, from the
+ * environment (at open).  */
+void gt_rec_coll_status_init(struct gt_recorder *r);
+/* Claims the next free collective entry (zeroed, FREE); NULL when none is
+ * left.  The caller fills it and stores state ACTIVE with release.  Any
+ * thread. */
+struct gtr_coll_comm *gt_rec_new_coll_comm(struct gt_recorder *r, uint32_t *slot);
+/* The cell of (func, size_log2) in c, claimed on first use; the overflow cell
+ * when all are taken.  Lock-free, allocation-free; any thread. */
+struct gtr_coll_cell *gt_rec_coll_cell(struct gtr_coll_comm *c, unsigned func, unsigned size_log2);
 
 /* The calling thread's id, cached per thread (one gettid the first time). */
 uint32_t gt_rec_tid_slow(void);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * recorder_format.h — the gdrtrace flight-recorder file format, version 1.5.
+ * recorder_format.h — the gdrtrace flight-recorder file format, version 1.6.
  *
  * This header is the one contract between the writer (shim/, inside the NCCL
  * job) and the readers (tools/gdrtrace).  The human spec is
@@ -63,8 +63,10 @@
  *     pid and another namespace's pid from the writer
  *  5  the host-pressure section (GTR_SEC_HOST): process and data-path
  *     threads' CPU time, host memory registered for staging, resident and
- *     locked/pinned high-water, sampled from calls that already happen */
-#define GTR_VERSION_MINOR 5
+ *     locked/pinned high-water, sampled from calls that already happen
+ *  6  the collective sections (GTR_SEC_COLL_COMMS, GTR_SEC_COLL_STATUS):
+ *     what NCCL's profiler interface reported, per communicator */
+#define GTR_VERSION_MINOR 6
 #define GTR_ENDIAN_MARK 0x01020304u
 #define GTR_HEADER_SIZE 4096u
 #define GTR_MAX_SECTIONS 16
@@ -76,15 +78,18 @@ enum gtr_state {
 };
 
 enum gtr_section_id {
-    GTR_SEC_IDENTITY = 1, /* 1 x struct gtr_identity */
-    GTR_SEC_DEVICES = 2,  /* n x struct gtr_device */
-    GTR_SEC_COMMS = 3,    /* n x struct gtr_comm */
-    GTR_SEC_RING = 4,     /* 1 x struct gtr_ring_header, then capacity x struct gtr_event */
-    GTR_SEC_SETTINGS = 5, /* 1.2: n x struct gtr_setting (optional: absent before 1.2) */
-    GTR_SEC_CALLEES = 6,  /* 1.3: n x struct gtr_callee (optional: absent before 1.3) */
-    /* 7, 8: reserved for the collective-level sections */
-    GTR_SEC_HOST = 9, /* 1.5: 1 x struct gtr_host (optional: absent before 1.5) */
+    GTR_SEC_IDENTITY = 1,    /* 1 x struct gtr_identity */
+    GTR_SEC_DEVICES = 2,     /* n x struct gtr_device */
+    GTR_SEC_COMMS = 3,       /* n x struct gtr_comm */
+    GTR_SEC_RING = 4,        /* 1 x struct gtr_ring_header, then capacity x struct gtr_event */
+    GTR_SEC_SETTINGS = 5,    /* 1.2: n x struct gtr_setting (optional: absent before 1.2) */
+    GTR_SEC_CALLEES = 6,     /* 1.3: n x struct gtr_callee (optional: absent before 1.3) */
+    GTR_SEC_COLL_COMMS = 7,  /* 1.6: n x struct gtr_coll_comm (optional) */
+    GTR_SEC_COLL_STATUS = 8, /* 1.6: 1 x struct gtr_coll_status (optional) */
+    GTR_SEC_HOST = 9,        /* 1.5: 1 x struct gtr_host (optional: absent before 1.5) */
 };
+/* The highest section id this version knows; readers skip higher ones. */
+#define GTR_SEC_LAST_KNOWN GTR_SEC_HOST
 
 struct gtr_section {
     uint32_t id;         /* enum gtr_section_id; 0 = unused slot */
@@ -411,6 +416,116 @@ struct gtr_host {
     struct gtr_host_thread threads[GTR_HOST_THREADS];
 };
 
+/* ---- collectives (1.6) ------------------------------------------------- */
+
+/* What NCCL's profiler interface reports, per profiler context (one per
+ * communicator NCCL initialised with the profiler loaded).  The reader joins
+ * an entry to the net plugin's comm record by comm_id (NCCL's commHash, the
+ * commId of the net ABI v11+).
+ *
+ * Cells: one per (function, message-size bucket) seen, claimed on first use
+ * (in_use stored last with release order) and never freed; when every cell
+ * is taken, further (function, size) pairs go to the last cell, marked
+ * func = GTR_COLL_FUNC_OTHER, size_log2 = GTR_COLL_SIZE_ANY.  count, bytes and
+ * the algorithm/protocol mix are added when NCCL starts the collective; the
+ * histogram when its duration is known (docs/collectives.md says which
+ * events bound it), so count - hist.count collectives had no duration. */
+enum gtr_coll_func {
+    GTR_COLL_FUNC_ALLREDUCE = 0,
+    GTR_COLL_FUNC_ALLGATHER = 1,
+    GTR_COLL_FUNC_REDUCESCATTER = 2,
+    GTR_COLL_FUNC_BROADCAST = 3,
+    GTR_COLL_FUNC_REDUCE = 4,
+    GTR_COLL_FUNC_ALLTOALL = 5,
+    GTR_COLL_FUNC_GATHER = 6,
+    GTR_COLL_FUNC_SCATTER = 7,
+    GTR_COLL_FUNC_SEND = 8, /* a P2p event */
+    GTR_COLL_FUNC_RECV = 9, /* a P2p event */
+    GTR_COLL_FUNC_SENDRECV = 10,
+    GTR_COLL_FUNC_OTHER = 11, /* a name this writer did not know */
+    GTR_COLL_FUNC_COUNT
+};
+
+/* NCCL's algorithms and protocols, by NCCL's names; the last of each is
+ * "unknown" (a name this writer did not know, or none given). */
+enum gtr_coll_algo {
+    GTR_ALGO_TREE = 0,
+    GTR_ALGO_RING = 1,
+    GTR_ALGO_COLLNET_DIRECT = 2,
+    GTR_ALGO_COLLNET_CHAIN = 3,
+    GTR_ALGO_NVLS = 4,
+    GTR_ALGO_NVLS_TREE = 5,
+    GTR_ALGO_PAT = 6,
+    GTR_ALGO_UNKNOWN = 7,
+};
+enum gtr_coll_proto {
+    GTR_PROTO_LL = 0,
+    GTR_PROTO_LL128 = 1,
+    GTR_PROTO_SIMPLE = 2,
+    GTR_PROTO_UNKNOWN = 3,
+};
+#define GTR_COLL_ALGOS 8
+#define GTR_COLL_PROTOS 4
+#define GTR_COLL_CELLS 32
+#define GTR_COLL_SIZE_ANY 0xff /* the overflow cell's size_log2 */
+/* size_log2 of a message of b bytes: floor(log2(b)), 0 for b <= 1 (the
+ * bucket [2^k, 2^(k+1)) bytes). */
+
+struct gtr_coll_cell {
+    uint32_t in_use;   /* 1 once func/size_log2 are set (release) */
+    uint8_t func;      /* enum gtr_coll_func */
+    uint8_t size_log2; /* message-size bucket, GTR_COLL_SIZE_ANY in the overflow cell */
+    uint8_t reserved0[2];
+    uint64_t count;   /* collectives started */
+    uint64_t bytes;   /* their message bytes (count x datatype size; all ranks' for AllGather) */
+    uint64_t unsized; /* of count, those whose datatype size was unknown (bytes 0) */
+    uint64_t algo_proto[GTR_COLL_ALGOS][GTR_COLL_PROTOS]; /* collectives per (algo, proto) */
+    struct gtr_hist hist;                                 /* durations, ns */
+};
+
+enum gtr_coll_mode {
+    GTR_COLL_MODE_OFF = 0,    /* GDRTRACE_COLL=off: init returned an empty mask */
+    GTR_COLL_MODE_PROXY = 1,  /* Coll/P2p + ProxyOp (host clock) */
+    GTR_COLL_MODE_KERNEL = 2, /* Coll/P2p + KernelCh (GPU timestamps) */
+};
+
+struct gtr_coll_comm {
+    uint32_t state;         /* enum gtr_comm_state (FREE/ACTIVE/FINALIZED) */
+    uint32_t has_comm_id;   /* 0 until known (v1-v3 learn it from the first event) */
+    uint64_t comm_id;       /* NCCL's commHash = the net ABI's commId */
+    int32_t version;        /* ncclProfiler_vN NCCL called */
+    int32_t rank;           /* -1 unknown */
+    int32_t nranks;         /* 0 unknown (v1-v3) */
+    int32_t nnodes;         /* 0 unknown (v1-v3) */
+    char comm_name[128];    /* NCCL's commName ("" when none) */
+    uint32_t mode;          /* enum gtr_coll_mode */
+    uint32_t mask;          /* the activation mask init returned */
+    int64_t init_ns;        /* profiler init (recorder clock, ns) */
+    int64_t first_ns;       /* first collective or p2p started, 0 none */
+    int64_t last_end_ns;    /* end of the latest timed operation */
+    int64_t finalize_ns;    /* 0 until finalize */
+    uint64_t busy_ns;       /* union of the timed operations' intervals */
+    uint64_t inflight_full; /* operations not timed: every in-flight slot was busy */
+    uint64_t foreign;       /* children from another process (PXN), ignored */
+    uint64_t reserved[8];
+    struct gtr_coll_cell cells[GTR_COLL_CELLS];
+};
+
+/* Why collective metrics may be absent: the setting NCCL acted on and ours,
+ * recorded when the recorder opens and when NCCL calls the profiler. */
+struct gtr_coll_status {
+    uint32_t mode;             /* enum gtr_coll_mode from GDRTRACE_COLL */
+    uint32_t profiler_env_set; /* NCCL_PROFILER_PLUGIN was set */
+    char profiler_env[256];    /* its value */
+    int32_t version;           /* last ncclProfiler_vN NCCL called init on, 0 none */
+    uint32_t inits;            /* profiler inits seen */
+    uint32_t full;             /* inits that found no free entry */
+    uint32_t reserved0;
+    uint64_t reserved[8];
+};
+
+#define GTR_DEFAULT_COLL_COMMS 16
+
 /* ---- event ring -------------------------------------------------------- */
 
 enum gtr_ring_mode {
@@ -498,6 +613,10 @@ _Static_assert(sizeof(struct gtr_ring_header) == 64, "ring header one cache line
 _Static_assert(GTR_HIST_BUCKETS == 640, "histogram bucket count");
 _Static_assert(sizeof(struct gtr_setting) == 256, "a setting is 256 bytes");
 _Static_assert(sizeof(struct gtr_callee) == 512, "a callee is 512 bytes");
+_Static_assert(sizeof(struct gtr_coll_cell) % 8 == 0, "coll cell 8-byte multiple");
+_Static_assert(sizeof(struct gtr_coll_comm) % 8 == 0, "coll comm 8-byte multiple");
+_Static_assert(GTR_COLL_ALGOS == GTR_ALGO_UNKNOWN + 1 && GTR_COLL_PROTOS == GTR_PROTO_UNKNOWN + 1,
+               "algo/proto dimensions");
 _Static_assert(sizeof(struct gtr_identity) == 1664, "1.4 fills identity's reserved bytes");
 _Static_assert(sizeof(struct gtr_host_thread) == 64, "a host thread slot is 64 bytes");
 _Static_assert(sizeof(struct gtr_host) == 192 + GTR_HOST_THREADS * 64, "host section layout");

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * prof_v5.c — ncclProfiler_v5 (NCCL 2.28): init gets commId second — the value the
+ * net plugin's v11+ init gets; the 64-bit type adds API events, which are
+ * not followed.
+ */
+#include "plugin/abi/prof.h"
+
+#define VERSION 5
+
+static ncclResult_t v5_init(void **context, uint64_t commId, int *mask, const char *commName,
+                             int nNodes, int nranks, int rank, ncclDebugLogger_t logfn)
+{
+    *context = gt_coll_init(VERSION, 1, commId, commName, nNodes, nranks, rank, (gt_logger_fn)logfn, mask);
+    return ncclSuccess;
+}
+
+static ncclResult_t v5_start(void *context, void **handle, ncclProfilerEventDescr_v5_t *e)
+{
+    struct gt_coll_desc d = {.kind = gt_abi_prof_kind(e->type), .parent = e->parentObj};
+    if (e->type == ncclProfileColl) {
+        d.func = gt_coll_func_from_name(e->coll.func);
+        d.algo = gt_coll_algo_from_name(e->coll.algo);
+        d.proto = gt_coll_proto_from_name(e->coll.proto);
+        d.count = e->coll.count;
+        d.type_size = gt_coll_type_size_from_name(e->coll.datatype);
+        d.rank = e->rank;
+    } else if (e->type == ncclProfileP2p) {
+        d.func = gt_coll_func_from_name(e->p2p.func);
+        d.algo = GTR_ALGO_UNKNOWN;
+        d.proto = GTR_PROTO_UNKNOWN;
+        d.count = e->p2p.count;
+        d.type_size = gt_coll_type_size_from_name(e->p2p.datatype);
+        d.rank = e->rank;
+    } else if (e->type == ncclProfileProxyOp) {
+        d.pid = e->proxyOp.pid;
+    } else if (e->type == ncclProfileKernelCh) {
+        d.gpu_ns = e->kernelCh.pTimer;
+    }
+    *handle = gt_coll_start(context, &d);
+    return ncclSuccess;
+}
+
+GT_EXPORT const ncclProfiler_v5_t ncclProfiler_v5 = {
+    .name = GT_PROF_NAME,
+    .init = v5_init,
+    .startEvent = v5_start,
+    .stopEvent = gt_abi_prof_stop,
+    .recordEventState = gt_abi_prof_state_v4,
+    .finalize = gt_abi_prof_finalize,
+};

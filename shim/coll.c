@@ -1,0 +1,431 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * coll.c — the collective recorder (contract and invariants C1-C4 in
+ * coll.h).
+ *
+ * An operation slot's life: FREE -> BUSY at its start (pending = 1, the
+ * host's hold) -> each child start adds 1 to pending, each child stop and
+ * the host's stop take 1 -> whoever takes pending to 0 with at least one
+ * child seen completes it (histogram, busy time) and frees the slot.  A slot
+ * whose host stop came with no child yet is "parked": its children may still
+ * come (NCCL's proxy thread starts them after the host stopped the event);
+ * a parked slot found again when the table wraps (GT_COLL_INFLIGHT
+ * operations later) had none and is reused.
+ */
+#include "shim/coll.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "common/env.h"
+#include "common/hist.h"
+#include "common/log.h"
+#include "shim/recorder.h"
+#include "shim/shim.h"
+#include "shim/shim_internal.h"
+
+#define OP_MAGIC 0x636f6c6cu /* "coll" */
+#define CTX_MAGIC 0x63747821u
+#define TAG_PROXY 1u
+#define TAG_KERNEL 2u
+#define TAG_MASK 3u
+
+enum { OP_FREE = 0, OP_BUSY = 1 };
+
+struct coll_ctx;
+
+struct coll_op {
+    uint32_t magic;
+    uint32_t state;    /* OP_FREE / OP_BUSY (atomic) */
+    uint32_t pending;  /* host hold + children alive (atomic) */
+    uint32_t children; /* children started (atomic) */
+    struct coll_ctx *ctx;
+    struct gtr_coll_cell *cell;
+    int64_t start_ns;   /* enqueue, recorder clock */
+    int64_t end_ns;     /* latest child stop (atomic max) */
+    uint64_t gpu_start; /* KernelCh: earliest GPU start (atomic min; 0 none) */
+    uint64_t gpu_end;   /* KernelCh: latest GPU end (atomic max) */
+} __attribute__((aligned(64)));
+
+struct coll_ctx {
+    uint32_t magic;
+    int mode;
+    int pid;
+    struct gt_recorder *rec;
+    struct gtr_coll_comm *c;
+    uint32_t next; /* next slot to try (atomic) */
+    struct coll_op ops[GT_COLL_INFLIGHT];
+};
+
+_Static_assert((GT_COLL_INFLIGHT & (GT_COLL_INFLIGHT - 1)) == 0, "in-flight table is 2^k");
+_Static_assert(_Alignof(struct coll_op) >= 4, "tag bits free in an op address");
+
+static void copy_str(char *dst, size_t n, const char *src)
+{
+    size_t len = src ? strnlen(src, n - 1) : 0;
+    if (len)
+        memcpy(dst, src, len);
+    dst[len] = '\0';
+}
+
+int gt_coll_mode(void)
+{
+    static const char *const choices[] = {"off", "proxy", "kernel", NULL};
+    return gt_env_choice("GDRTRACE_COLL", choices, GTR_COLL_MODE_PROXY);
+}
+
+static int mask_for(int mode)
+{
+    /* Coll and P2p: the operations.  ProxyOp or KernelCh: their ends.  No
+     * ProxyStep, ProxyCtrl or NetPlugin: per-step events cost the proxy
+     * thread on every network step and add nothing to a duration. */
+    enum { COLL = 1 << 1, P2P = 1 << 2, PROXYOP = 1 << 3, KERNELCH = 1 << 6 };
+    switch (mode) {
+    case GTR_COLL_MODE_PROXY:
+        return COLL | P2P | PROXYOP;
+    case GTR_COLL_MODE_KERNEL:
+        return COLL | P2P | KERNELCH;
+    default:
+        return 0;
+    }
+}
+
+void *gt_coll_init(int version, int has_comm_id, uint64_t comm_id, const char *comm_name,
+                   int nnodes, int nranks, int rank, gt_logger_fn logger, int *mask)
+{
+    *mask = 0;
+    gt_shim_open(logger); /* idempotent; the profiler may come before the net */
+    struct gt_recorder *r = gt_shim_recorder();
+    if (!r || !r->coll_status)
+        return NULL;
+    struct gtr_coll_status *st = r->coll_status;
+    int mode = gt_coll_mode();
+    __atomic_store_n(&st->mode, (uint32_t)mode, __ATOMIC_RELAXED);
+    __atomic_store_n(&st->version, version, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&st->inits, 1, __ATOMIC_RELAXED);
+    if (mode == GTR_COLL_MODE_OFF)
+        return NULL;
+    struct coll_ctx *x = calloc(1, sizeof(*x)); /* init is NCCL's cold path */
+    if (!x) {
+        GT_WARN("collective metrics off for communicator 0x%llx: no memory for %zu bytes",
+                (unsigned long long)comm_id, sizeof(*x));
+        return NULL;
+    }
+    uint32_t slot;
+    struct gtr_coll_comm *c = gt_rec_new_coll_comm(r, &slot);
+    if (!c) {
+        __atomic_fetch_add(&st->full, 1, __ATOMIC_RELAXED);
+        free(x);
+        return NULL;
+    }
+    c->has_comm_id = (uint32_t)(has_comm_id != 0);
+    c->comm_id = comm_id;
+    c->version = version;
+    c->rank = rank;
+    c->nranks = nranks;
+    c->nnodes = nnodes;
+    copy_str(c->comm_name, sizeof(c->comm_name), comm_name);
+    c->mode = (uint32_t)mode;
+    c->mask = (uint32_t)mask_for(mode);
+    c->init_ns = gt_rec_now_ns(r);
+    /* release: identity before ACTIVE (readers acquire state) */
+    __atomic_store_n(&c->state, GTR_COMM_ACTIVE, __ATOMIC_RELEASE);
+    x->magic = CTX_MAGIC;
+    x->mode = mode;
+    x->pid = (int)getpid();
+    x->rec = r;
+    x->c = c;
+    for (unsigned i = 0; i < GT_COLL_INFLIGHT; i++) {
+        x->ops[i].magic = OP_MAGIC;
+        x->ops[i].ctx = x;
+    }
+    *mask = (int)c->mask;
+    return x;
+}
+
+void gt_coll_finalize(void *ctx)
+{
+    struct coll_ctx *x = ctx;
+    if (!x || x->magic != CTX_MAGIC)
+        return;
+    __atomic_store_n(&x->c->finalize_ns, gt_rec_now_ns(x->rec), __ATOMIC_RELAXED);
+    __atomic_store_n(&x->c->state, GTR_COMM_FINALIZED, __ATOMIC_RELEASE);
+    x->magic = 0;
+    free(x);
+}
+
+static inline void add(uint64_t *p, uint64_t v)
+{
+    __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+
+static inline void max_i64(int64_t *p, int64_t v)
+{
+    int64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (v > cur && !__atomic_compare_exchange_n(p, &cur, v, 1, __ATOMIC_RELAXED,
+                                                   __ATOMIC_RELAXED))
+        ;
+}
+
+static inline void max_u64(uint64_t *p, uint64_t v)
+{
+    uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (v > cur && !__atomic_compare_exchange_n(p, &cur, v, 1, __ATOMIC_RELAXED,
+                                                   __ATOMIC_RELAXED))
+        ;
+}
+
+static inline void min_u64_nz(uint64_t *p, uint64_t v)
+{
+    uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while ((cur == 0 || v < cur) && !__atomic_compare_exchange_n(p, &cur, v, 1, __ATOMIC_RELAXED,
+                                                                 __ATOMIC_RELAXED))
+        ;
+}
+
+/* v1-v3: the communicator is known from its first operation. */
+static void learn_comm(struct gtr_coll_comm *c, const struct gt_coll_desc *d)
+{
+    if (!d->has_comm || __atomic_load_n(&c->has_comm_id, __ATOMIC_ACQUIRE))
+        return;
+    uint32_t zero = 0;
+    /* 2 while filling, so one thread fills; readers take 1 only */
+    if (!__atomic_compare_exchange_n(&c->has_comm_id, &zero, 2, 0, __ATOMIC_ACQUIRE,
+                                     __ATOMIC_RELAXED))
+        return;
+    c->comm_id = d->comm_hash;
+    copy_str(c->comm_name, sizeof(c->comm_name), d->comm_name);
+    if (c->rank < 0)
+        c->rank = d->rank;
+    __atomic_store_n(&c->has_comm_id, 1, __ATOMIC_RELEASE);
+}
+
+static void *start_op(struct coll_ctx *x, const struct gt_coll_desc *d)
+{
+    struct gtr_coll_comm *c = x->c;
+    learn_comm(c, d);
+    uint64_t bytes = d->count * d->type_size;
+    if ((d->func == GTR_COLL_FUNC_ALLGATHER || d->func == GTR_COLL_FUNC_REDUCESCATTER) &&
+        c->nranks > 0)
+        bytes *= (uint64_t)c->nranks; /* the size nccl-tests and busbw speak of */
+    struct gtr_coll_cell *cell = gt_rec_coll_cell(c, d->func, gt_coll_size_log2(bytes));
+    add(&cell->count, 1);
+    add(&cell->bytes, bytes);
+    if (!d->type_size)
+        add(&cell->unsized, 1);
+    add(&cell->algo_proto[d->algo < GTR_COLL_ALGOS ? d->algo : GTR_ALGO_UNKNOWN]
+                         [d->proto < GTR_COLL_PROTOS ? d->proto : GTR_PROTO_UNKNOWN],
+        1);
+    int64_t now = gt_rec_now_ns(x->rec);
+    int64_t zero = 0;
+    if (__atomic_load_n(&c->first_ns, __ATOMIC_RELAXED) == 0)
+        __atomic_compare_exchange_n(&c->first_ns, &zero, now, 0, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED);
+    uint32_t i = __atomic_fetch_add(&x->next, 1, __ATOMIC_RELAXED) & (GT_COLL_INFLIGHT - 1);
+    struct coll_op *op = &x->ops[i];
+    uint32_t st = OP_FREE;
+    if (!__atomic_compare_exchange_n(&op->state, &st, OP_BUSY, 0, __ATOMIC_ACQUIRE,
+                                     __ATOMIC_RELAXED)) {
+        /* busy: parked (no child came, GT_COLL_INFLIGHT operations ago) is
+         * reused; anything else is still running: not timed (C4) */
+        uint32_t want = 0;
+        if (__atomic_load_n(&op->children, __ATOMIC_RELAXED) != 0 ||
+            !__atomic_compare_exchange_n(&op->pending, &want, 1, 0, __ATOMIC_ACQUIRE,
+                                         __ATOMIC_RELAXED)) {
+            add(&c->inflight_full, 1);
+            return NULL;
+        }
+    } else {
+        __atomic_store_n(&op->pending, 1, __ATOMIC_RELAXED);
+    }
+    op->cell = cell;
+    op->start_ns = now;
+    __atomic_store_n(&op->end_ns, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&op->gpu_start, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&op->gpu_end, 0, __ATOMIC_RELAXED);
+    /* release: the fields above before a child (another thread) sees it */
+    __atomic_store_n(&op->children, 0, __ATOMIC_RELEASE);
+    return op;
+}
+
+/* The last hold of a timed operation was released: record it. */
+static void complete(struct coll_op *op)
+{
+    struct coll_ctx *x = op->ctx;
+    struct gtr_coll_comm *c = x->c;
+    int64_t end = __atomic_load_n(&op->end_ns, __ATOMIC_RELAXED);
+    int64_t last = __atomic_load_n(&c->last_end_ns, __ATOMIC_RELAXED);
+    /* NCCL runs a communicator's operations in order: one enqueued while the
+     * previous ran starts when that one ends */
+    int64_t start = op->start_ns > last ? op->start_ns : last;
+    uint64_t busy = end > start ? (uint64_t)(end - start) : 0;
+    uint64_t dur = busy;
+    uint64_t g0 = __atomic_load_n(&op->gpu_start, __ATOMIC_RELAXED);
+    uint64_t g1 = __atomic_load_n(&op->gpu_end, __ATOMIC_RELAXED);
+    if (x->mode == GTR_COLL_MODE_KERNEL && g0 && g1 > g0) {
+        dur = g1 - g0; /* the GPU's own clock: no proxy polling in it */
+        if (dur < busy)
+            busy = dur;
+    }
+    gt_hist_add_shared(&op->cell->hist, dur);
+    add(&c->busy_ns, busy);
+    max_i64(&c->last_end_ns, end);
+    __atomic_store_n(&op->state, OP_FREE, __ATOMIC_RELEASE);
+}
+
+static void release(struct coll_op *op)
+{
+    if (__atomic_sub_fetch(&op->pending, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    if (__atomic_load_n(&op->children, __ATOMIC_ACQUIRE) != 0)
+        complete(op);
+    /* else parked: children may still start (coll.h) */
+}
+
+void *gt_coll_start(void *ctx, const struct gt_coll_desc *d)
+{
+    struct coll_ctx *x = ctx;
+    if (!x || !d)
+        return NULL;
+    switch (d->kind) {
+    case GT_COLL_EV_OP:
+        return start_op(x, d);
+    case GT_COLL_EV_PROXYOP:
+    case GT_COLL_EV_KERNELCH: {
+        if (d->kind == GT_COLL_EV_PROXYOP && d->pid && d->pid != x->pid) {
+            add(&x->c->foreign, 1); /* C3: the parent is another process's */
+            return NULL;
+        }
+        struct coll_op *op = d->parent;
+        if (!op || ((uintptr_t)op & TAG_MASK) || op->magic != OP_MAGIC || op->ctx != x ||
+            __atomic_load_n(&op->state, __ATOMIC_ACQUIRE) != OP_BUSY)
+            return NULL;
+        __atomic_fetch_add(&op->pending, 1, __ATOMIC_ACQ_REL);
+        __atomic_fetch_add(&op->children, 1, __ATOMIC_RELEASE);
+        if (d->kind == GT_COLL_EV_KERNELCH) {
+            if (d->gpu_ns)
+                min_u64_nz(&op->gpu_start, d->gpu_ns);
+            return (void *)((uintptr_t)op | TAG_KERNEL);
+        }
+        return (void *)((uintptr_t)op | TAG_PROXY);
+    }
+    default:
+        return NULL;
+    }
+}
+
+void gt_coll_kernel_end(void *handle, uint64_t gpu_ns)
+{
+    if (((uintptr_t)handle & TAG_MASK) != TAG_KERNEL)
+        return;
+    struct coll_op *op = (struct coll_op *)((uintptr_t)handle & ~(uintptr_t)TAG_MASK);
+    max_u64(&op->gpu_end, gpu_ns);
+}
+
+void gt_coll_stop(void *handle)
+{
+    if (!handle)
+        return;
+    uintptr_t tag = (uintptr_t)handle & TAG_MASK;
+    struct coll_op *op = (struct coll_op *)((uintptr_t)handle & ~(uintptr_t)TAG_MASK);
+    if (op->magic != OP_MAGIC)
+        return;
+    if (tag)
+        max_i64(&op->end_ns, gt_rec_now_ns(op->ctx->rec));
+    release(op);
+}
+
+/* ---- names ---- */
+
+unsigned gt_coll_func_from_name(const char *s)
+{
+    static const char *const names[GTR_COLL_FUNC_OTHER] = {
+        [GTR_COLL_FUNC_ALLREDUCE] = "AllReduce",
+        [GTR_COLL_FUNC_ALLGATHER] = "AllGather",
+        [GTR_COLL_FUNC_REDUCESCATTER] = "ReduceScatter",
+        [GTR_COLL_FUNC_BROADCAST] = "Broadcast",
+        [GTR_COLL_FUNC_REDUCE] = "Reduce",
+        [GTR_COLL_FUNC_ALLTOALL] = "AlltoAll",
+        [GTR_COLL_FUNC_GATHER] = "Gather",
+        [GTR_COLL_FUNC_SCATTER] = "Scatter",
+        [GTR_COLL_FUNC_SEND] = "Send",
+        [GTR_COLL_FUNC_RECV] = "Recv",
+        [GTR_COLL_FUNC_SENDRECV] = "SendRecv",
+    };
+    if (!s)
+        return GTR_COLL_FUNC_OTHER;
+    for (unsigned i = 0; i < GTR_COLL_FUNC_OTHER; i++)
+        if (strcmp(s, names[i]) == 0)
+            return i;
+    return GTR_COLL_FUNC_OTHER;
+}
+
+unsigned gt_coll_algo_from_name(const char *s)
+{
+    static const char *const names[GTR_ALGO_UNKNOWN] = {
+        "TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT"};
+    if (!s)
+        return GTR_ALGO_UNKNOWN;
+    for (unsigned i = 0; i < GTR_ALGO_UNKNOWN; i++)
+        if (strcasecmp(s, names[i]) == 0)
+            return i;
+    return GTR_ALGO_UNKNOWN;
+}
+
+unsigned gt_coll_proto_from_name(const char *s)
+{
+    static const char *const names[GTR_PROTO_UNKNOWN] = {"LL", "LL128", "SIMPLE"};
+    if (!s)
+        return GTR_PROTO_UNKNOWN;
+    for (unsigned i = 0; i < GTR_PROTO_UNKNOWN; i++)
+        if (strcasecmp(s, names[i]) == 0)
+            return i;
+    return GTR_PROTO_UNKNOWN;
+}
+
+unsigned gt_coll_type_size_from_name(const char *s)
+{
+    static const struct {
+        const char *name;
+        unsigned size;
+    } t[] = {{"ncclInt8", 1},     {"ncclUint8", 1},     {"ncclInt32", 4},
+             {"ncclUint32", 4},   {"ncclInt64", 8},     {"ncclUint64", 8},
+             {"ncclFloat16", 2},  {"ncclFloat32", 4},   {"ncclFloat64", 8},
+             {"ncclBfloat16", 2}, {"ncclFloat8e4m3", 1}, {"ncclFloat8e5m2", 1}};
+    if (!s)
+        return 0;
+    for (unsigned i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+        if (strcmp(s, t[i].name) == 0)
+            return t[i].size;
+    return 0;
+}
+
+unsigned gt_coll_func_from_v1(unsigned f)
+{
+    /* NCCL 2.23's ncclFunc_t */
+    static const unsigned map[] = {GTR_COLL_FUNC_BROADCAST,     GTR_COLL_FUNC_REDUCE,
+                                   GTR_COLL_FUNC_ALLGATHER,     GTR_COLL_FUNC_REDUCESCATTER,
+                                   GTR_COLL_FUNC_ALLREDUCE,     GTR_COLL_FUNC_SENDRECV,
+                                   GTR_COLL_FUNC_SEND,          GTR_COLL_FUNC_RECV};
+    return f < sizeof(map) / sizeof(map[0]) ? map[f] : GTR_COLL_FUNC_OTHER;
+}
+
+unsigned gt_coll_algo_from_v1(unsigned a)
+{
+    return a < GTR_ALGO_UNKNOWN ? a : GTR_ALGO_UNKNOWN; /* NCCL_ALGO_* are our order */
+}
+
+unsigned gt_coll_proto_from_v1(unsigned p)
+{
+    return p < GTR_PROTO_UNKNOWN ? p : GTR_PROTO_UNKNOWN; /* NCCL_PROTO_* are our order */
+}
+
+unsigned gt_coll_type_size_from_v1(unsigned t)
+{
+    /* ncclDataType_t: int8 uint8 int32 uint32 int64 uint64 half float double bf16 fp8 fp8 */
+    static const unsigned sz[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
+    return t < sizeof(sz) / sizeof(sz[0]) ? sz[t] : 0;
+}
