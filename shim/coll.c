@@ -165,24 +165,24 @@ static inline void add(uint64_t *p, uint64_t v)
 static inline void max_i64(int64_t *p, int64_t v)
 {
     int64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
-    while (v > cur && !__atomic_compare_exchange_n(p, &cur, v, 1, __ATOMIC_RELAXED,
-                                                   __ATOMIC_RELAXED))
+    while (v > cur &&
+           !__atomic_compare_exchange_n(p, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
         ;
 }
 
 static inline void max_u64(uint64_t *p, uint64_t v)
 {
     uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
-    while (v > cur && !__atomic_compare_exchange_n(p, &cur, v, 1, __ATOMIC_RELAXED,
-                                                   __ATOMIC_RELAXED))
+    while (v > cur &&
+           !__atomic_compare_exchange_n(p, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
         ;
 }
 
 static inline void min_u64_nz(uint64_t *p, uint64_t v)
 {
     uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
-    while ((cur == 0 || v < cur) && !__atomic_compare_exchange_n(p, &cur, v, 1, __ATOMIC_RELAXED,
-                                                                 __ATOMIC_RELAXED))
+    while ((cur == 0 || v < cur) &&
+           !__atomic_compare_exchange_n(p, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
         ;
 }
 
@@ -391,10 +391,9 @@ unsigned gt_coll_type_size_from_name(const char *s)
     static const struct {
         const char *name;
         unsigned size;
-    } t[] = {{"ncclInt8", 1},     {"ncclUint8", 1},     {"ncclInt32", 4},
-             {"ncclUint32", 4},   {"ncclInt64", 8},     {"ncclUint64", 8},
-             {"ncclFloat16", 2},  {"ncclFloat32", 4},   {"ncclFloat64", 8},
-             {"ncclBfloat16", 2}, {"ncclFloat8e4m3", 1}, {"ncclFloat8e5m2", 1}};
+    } t[] = {{"ncclInt8", 1},    {"ncclUint8", 1},    {"ncclInt32", 4},      {"ncclUint32", 4},
+             {"ncclInt64", 8},   {"ncclUint64", 8},   {"ncclFloat16", 2},    {"ncclFloat32", 4},
+             {"ncclFloat64", 8}, {"ncclBfloat16", 2}, {"ncclFloat8e4m3", 1}, {"ncclFloat8e5m2", 1}};
     if (!s)
         return 0;
     for (unsigned i = 0; i < sizeof(t) / sizeof(t[0]); i++)
@@ -406,10 +405,10 @@ unsigned gt_coll_type_size_from_name(const char *s)
 unsigned gt_coll_func_from_v1(unsigned f)
 {
     /* NCCL 2.23's ncclFunc_t */
-    static const unsigned map[] = {GTR_COLL_FUNC_BROADCAST,     GTR_COLL_FUNC_REDUCE,
-                                   GTR_COLL_FUNC_ALLGATHER,     GTR_COLL_FUNC_REDUCESCATTER,
-                                   GTR_COLL_FUNC_ALLREDUCE,     GTR_COLL_FUNC_SENDRECV,
-                                   GTR_COLL_FUNC_SEND,          GTR_COLL_FUNC_RECV};
+    static const unsigned map[] = {GTR_COLL_FUNC_BROADCAST, GTR_COLL_FUNC_REDUCE,
+                                   GTR_COLL_FUNC_ALLGATHER, GTR_COLL_FUNC_REDUCESCATTER,
+                                   GTR_COLL_FUNC_ALLREDUCE, GTR_COLL_FUNC_SENDRECV,
+                                   GTR_COLL_FUNC_SEND,      GTR_COLL_FUNC_RECV};
     return f < sizeof(map) / sizeof(map[0]) ? map[f] : GTR_COLL_FUNC_OTHER;
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * prof_v2.c — ncclProfiler_v2 (NCCL 2.24): names as strings; the communicator (commHash, name) comes
- * with each Coll and P2p event, not with init.
+ * prof_v2.c — ncclProfiler_v2 (NCCL 2.24): names as strings; the communicator (commHash, name)
+ * comes with each Coll and P2p event, not with init.
  */
 #include "plugin/abi/prof.h"
 

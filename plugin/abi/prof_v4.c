@@ -8,9 +8,10 @@
 #define VERSION 4
 
 static ncclResult_t v4_init(void **context, int *mask, const char *commName, uint64_t commHash,
-                             int nNodes, int nranks, int rank, ncclDebugLogger_t logfn)
+                            int nNodes, int nranks, int rank, ncclDebugLogger_t logfn)
 {
-    *context = gt_coll_init(VERSION, 1, commHash, commName, nNodes, nranks, rank, (gt_logger_fn)logfn, mask);
+    *context = gt_coll_init(VERSION, 1, commHash, commName, nNodes, nranks, rank,
+                            (gt_logger_fn)logfn, mask);
     return ncclSuccess;
 }
 

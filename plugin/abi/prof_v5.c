@@ -9,9 +9,10 @@
 #define VERSION 5
 
 static ncclResult_t v5_init(void **context, uint64_t commId, int *mask, const char *commName,
-                             int nNodes, int nranks, int rank, ncclDebugLogger_t logfn)
+                            int nNodes, int nranks, int rank, ncclDebugLogger_t logfn)
 {
-    *context = gt_coll_init(VERSION, 1, commId, commName, nNodes, nranks, rank, (gt_logger_fn)logfn, mask);
+    *context =
+        gt_coll_init(VERSION, 1, commId, commName, nNodes, nranks, rank, (gt_logger_fn)logfn, mask);
     return ncclSuccess;
 }
 

@@ -21,7 +21,7 @@
 #include "common/recfile.h"
 
 static const char *const funcs[GTR_COLL_FUNC_COUNT] = {
-    "AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce", "AlltoAll",
+    "AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce",   "AlltoAll",
     "Gather",    "Scatter",   "Send",          "Recv",      "SendRecv", "other"};
 static const char *const algos[GTR_COLL_ALGOS] = {
     "TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT", "unknown"};

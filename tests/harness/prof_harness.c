@@ -77,9 +77,20 @@ struct op {
 
 static const struct op script[] = {
 #define AR(i)                                                                                      \
-    {"AllReduce", 4, 0, 256u << (i), "ncclFloat32", 7, "RING", (i) < 5 ? "LL" : "SIMPLE",          \
-     1,           (i) < 5 ? 0 : 2, 2, (uint64_t)((i) + 1) * 10000}
-    AR(0), AR(1), AR(2), AR(3), AR(4), AR(5), AR(6), AR(7), AR(8), AR(9),
+    {                                                                                              \
+        "AllReduce", 4, 0, 256u << (i), "ncclFloat32", 7, "RING", (i) < 5 ? "LL" : "SIMPLE", 1,    \
+            (i) < 5 ? 0 : 2, 2, (uint64_t)((i) + 1) * 10000                                        \
+    }
+    AR(0),
+    AR(1),
+    AR(2),
+    AR(3),
+    AR(4),
+    AR(5),
+    AR(6),
+    AR(7),
+    AR(8),
+    AR(9),
     {"AllGather", 2, 0, 1024, "ncclFloat32", 7, "TREE", "LL128", 0, 1, 1, 5000},
     {"AllGather", 2, 0, 1024, "ncclFloat32", 7, "TREE", "LL128", 0, 1, 1, 5000},
     {"AllGather", 2, 0, 1024, "ncclFloat32", 7, "TREE", "LL128", 0, 1, 1, 5000},
