@@ -66,7 +66,7 @@ static ncclResult_t fin(void *c)
     return ncclSuccess;
 }
 
-__attribute__((visibility("default"))) const ncclProfiler_v5_t ncclProfiler_v5 = {
-    "other", init5, start5, stop, state, fin};
-__attribute__((visibility("default"))) const ncclProfiler_v4_t ncclProfiler_v4 = {
-    "other", init4, start4, stop, state, fin};
+__attribute__((visibility("default")))
+const ncclProfiler_v5_t ncclProfiler_v5 = {"other", init5, start5, stop, state, fin};
+__attribute__((visibility("default")))
+const ncclProfiler_v4_t ncclProfiler_v4 = {"other", init4, start4, stop, state, fin};

@@ -39,3 +39,18 @@ test_gpumem_copier_so_SRCS := tests/harness/gpumem_copier_so.c
 test_gpumem_copier_so_LIBS := -ldl -lpthread
 # a copier another user planted beside a plugin copy is not started (root)
 TEST_SCRIPTS += tests/harness/copier-trust.sh
+
+# The profiler ABI v1..v6 driven as NCCL drives it (prof_harness.c dlopens
+# the plugin), its recorder read back by collstat through the validator.
+PROF_HARNESS := $(BUILD)/tests/prof_harness
+$(PROF_HARNESS): $(call obj,tests/harness/prof_harness.c)
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)
+	$(Q)$(CC) -o $@ $^ $(LDFLAGS) -ldl
+COLLSTAT := $(BUILD)/tests/collstat
+$(COLLSTAT): $(call obj,tests/gpu/collstat.c) $(call obj,$(sort $(RECFILE_SRCS) $(BASE_SRCS)))
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)
+	$(Q)$(CC) -o $@ $^ $(LDFLAGS) -ldl -lpthread
+tests: $(PROF_HARNESS) $(COLLSTAT)
+TEST_SCRIPTS += tests/harness/harness_prof.sh

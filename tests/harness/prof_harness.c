@@ -22,7 +22,6 @@
  *   a Group event: not followed
  * Exit 0 when every call returned ncclSuccess, else 1 (message on stderr).
  */
-#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>

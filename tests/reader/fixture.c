@@ -15,6 +15,7 @@
 
 #include "gdrtrace/recorder_format.h"
 #include "common/gt_net.h"
+#include "common/hist.h"
 #include "common/procid.h"
 
 #define ALIGN64(x) (((x) + 63) & ~(size_t)63)
@@ -214,6 +215,89 @@ static void sec(struct gtr_header *h, int i, uint32_t id, uint32_t esz, uint64_t
     h->sections[i].size = size;
 }
 
+/* n values of v ns into h */
+static void hist_put(struct gtr_hist *h, uint64_t v, uint64_t n)
+{
+    if (!n)
+        return;
+    h->count += n;
+    h->sum_ns += v * n;
+    h->buckets[gt_hist_index(v)] += n;
+    if (v < h->min_ns)
+        h->min_ns = v;
+    if (v > h->max_ns)
+        h->max_ns = v;
+}
+
+static struct gtr_coll_cell *coll_cell(struct gtr_coll_comm *c, int k, int func, int log2)
+{
+    struct gtr_coll_cell *x = &c->cells[k];
+    x->in_use = 1;
+    x->func = (uint8_t)func;
+    x->size_log2 = (uint8_t)log2;
+    gt_hist_init(&x->hist);
+    return x;
+}
+
+/* The 1.5 sections (fx_opts.coll). */
+static void fill_coll(unsigned char *stp, unsigned char *cp, const struct fx_opts *o)
+{
+    struct gtr_coll_status st = {0};
+    st.mode = GTR_COLL_MODE_PROXY;
+    if (!strncmp(o->coll, "env:", 4)) {
+        st.profiler_env_set = 1;
+        snprintf(st.profiler_env, sizeof(st.profiler_env), "%s", o->coll + 4);
+    }
+    if (strcmp(o->coll, "data") != 0) {
+        memcpy(stp, &st, sizeof(st));
+        return;
+    }
+    st.version = 5;
+    st.inits = 1;
+    memcpy(stp, &st, sizeof(st));
+    struct gtr_coll_comm *c = calloc(1, sizeof(*c));
+    if (!c)
+        return;
+    c->state = GTR_COMM_FINALIZED;
+    c->has_comm_id = 1;
+    c->comm_id = o->comm_id;
+    c->version = 5;
+    c->rank = o->rank;
+    c->nranks = o->world;
+    c->nnodes = 2;
+    snprintf(c->comm_name, sizeof(c->comm_name), "fx");
+    c->mode = GTR_COLL_MODE_PROXY;
+    c->mask = 0xe;
+    c->init_ns = 1000000;              /* 1 ms after the recorder opened */
+    c->first_ns = 1000000 + 250000000; /* the first collective 250 ms later */
+    c->finalize_ns = 1000000 + 1900000000;
+    /* AllReduce 1 MiB: 90 at 1 ms, 9 at 1.2 ms, 1 at 5 ms; RING_LL128 */
+    struct gtr_coll_cell *x = coll_cell(c, 0, GTR_COLL_FUNC_ALLREDUCE, 20);
+    x->count = 100;
+    x->bytes = 100ull << 20;
+    x->algo_proto[GTR_ALGO_RING][GTR_PROTO_LL128] = 100;
+    hist_put(&x->hist, 1000000, 90);
+    hist_put(&x->hist, 1200000, 9);
+    hist_put(&x->hist, 5000000, 1);
+    /* AllReduce 64 MiB: 20 at 40 ms; 15 RING_SIMPLE, 5 TREE_SIMPLE; 2 not timed */
+    x = coll_cell(c, 1, GTR_COLL_FUNC_ALLREDUCE, 26);
+    x->count = 22;
+    x->bytes = 22ull << 26;
+    x->algo_proto[GTR_ALGO_RING][GTR_PROTO_SIMPLE] = 17;
+    x->algo_proto[GTR_ALGO_TREE][GTR_PROTO_SIMPLE] = 5;
+    hist_put(&x->hist, 40000000, 20);
+    /* AllGather 8 MiB: 10 at 6 ms */
+    x = coll_cell(c, 2, GTR_COLL_FUNC_ALLGATHER, 23);
+    x->count = 10;
+    x->bytes = 10ull << 23;
+    x->algo_proto[GTR_ALGO_RING][GTR_PROTO_SIMPLE] = 10;
+    hist_put(&x->hist, 6000000, 10);
+    c->busy_ns = 100 * 1000000 + 9 * 200000 + 4000000 + 20 * 40000000ull + 10 * 6000000ull;
+    c->last_end_ns = c->finalize_ns - 1000000;
+    memcpy(cp, c, sizeof(*c));
+    free(c);
+}
+
 static void put_setting(struct gtr_setting *set, const char *key, const char *value,
                         uint32_t source)
 {
@@ -295,15 +379,20 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
     size_t set_size = o.no_settings ? 0 : FX_SETTINGS * sizeof(struct gtr_setting);
     size_t calleeoff = ALIGN64(setoff + set_size);
     size_t callee_size = o.no_settings ? 0 : GTR_DEFAULT_CALLEES * sizeof(struct gtr_callee);
-    size_t total = calleeoff + callee_size;
+    size_t cstatoff = ALIGN64(calleeoff + callee_size);
+    size_t colloff = ALIGN64(cstatoff + sizeof(struct gtr_coll_status));
+    size_t ncoll = o.coll ? 2 : 0; /* one entry used, one free */
+    size_t total =
+        o.coll ? colloff + ncoll * sizeof(struct gtr_coll_comm) : calleeoff + callee_size;
     unsigned char *b = calloc(1, total);
     if (!b)
         return NULL;
     struct gtr_header h = {0};
     memcpy(h.magic, GTR_MAGIC, GTR_MAGIC_LEN);
     h.version_major = GTR_VERSION_MAJOR;
-    /* the layout written here is 1.4's (no host section: 1.5 adds it) */
-    h.version_minor = 4;
+    /* the layout written here is 1.4's (no host section: 1.5 adds it), with
+     * the collective sections of 1.6 when asked for */
+    h.version_minor = o.coll ? 6 : 4;
     h.endian = GTR_ENDIAN_MARK;
     h.word_size = 8;
     h.header_size = GTR_HEADER_SIZE;
@@ -324,6 +413,13 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
             callee_size);
     } else {
         h.version_minor = 1;
+    }
+    if (o.coll) {
+        sec(&h, (int)h.section_count++, GTR_SEC_COLL_STATUS, sizeof(struct gtr_coll_status),
+            cstatoff, 1, sizeof(struct gtr_coll_status));
+        sec(&h, (int)h.section_count++, GTR_SEC_COLL_COMMS, sizeof(struct gtr_coll_comm), colloff,
+            ncoll, ncoll * sizeof(struct gtr_coll_comm));
+        fill_coll(b + cstatoff, b + colloff, &o);
     }
     if (o.minor)
         h.version_minor = (uint16_t)o.minor;

@@ -60,10 +60,14 @@ struct fx_opts {
     int abi;                       /* the communicators' ABI version (default 12); below 11
                                     * NCCL gives no commId: has_comm_id 0 */
     int no_dev;                    /* device -1: not known */
-    const char *conn;              /* connection runs, oldest first (fx_conn_parse), as NCCL >= 2.22
-                                    * connects communicators at their first collective: each slot named
-                                    * is a communicator of commId comm_id + slot; its runs' events
-                                    * come right after the ring's first event */
+    const char *coll; /* the 1.6 collective sections: NULL none (a 1.4 file); "data" one
+                       * communicator (comm_id, rank/world, "fx") with AllReduce at 1 MiB and
+                       * 64 MiB and AllGather at 8 MiB; "env:TEXT" no communicator and
+                       * NCCL_PROFILER_PLUGIN=TEXT in the status; "unset" neither */
+    const char *conn; /* connection runs, oldest first (fx_conn_parse), as NCCL >= 2.22
+                       * connects communicators at their first collective: each slot named
+                       * is a communicator of commId comm_id + slot; its runs' events
+                       * come right after the ring's first event */
 };
 
 /* One connection run of fx_opts.conn: slot's listen, connect and accept

@@ -355,6 +355,7 @@ static void usage(FILE *f)
            "         [--invalid KEY=TEXT] [--fate refused|crashed|returned]\n"
            "         [--flushes N] [--conn RUNS] [--abi N] [--no-dev]\n"
            "         [--pidns self|none|DEV:INO] [--start-ticks N|self] [--minor N]\n"
+           "         [--coll data|env:TEXT|unset]\n"
            "  KIND: dmabuf peermem host mixed fallback error nodata\n"
            "  --hold: be the writer: a LIVE recorder with this process's pid, created now,\n"
            "          held open and mapped; prints \"ready\" and holds until stdin closes.\n"
@@ -368,6 +369,7 @@ static void usage(FILE *f)
            "          slot S is the communicator of commId --comm + S.\n"
            "  --abi N: the communicators' ABI version (default 12; below 11: no commId);\n"
            "  --no-dev: device -1 (not known).\n"
+           "  --coll: write the 1.6 collective sections (fixture.h says what each holds).\n"
            "  Without arguments: self-test.\n");
 }
 
@@ -375,22 +377,18 @@ int main(int argc, char **argv)
 {
     if (argc == 1)
         return selftest();
-    static const struct option opts[] = {{"host", 1, 0, 'H'},       {"job", 1, 0, 'j'},
-                                         {"pid", 1, 0, 'p'},        {"rank", 1, 0, 'r'},
-                                         {"world", 1, 0, 'w'},      {"comm", 1, 0, 'c'},
-                                         {"kernel", 1, 0, 'k'},     {"reg", 1, 0, 'g'},
-                                         {"state", 1, 0, 's'},      {"events", 1, 0, 'e'},
-                                         {"cap", 1, 0, 'C'},        {"torn", 1, 0, 't'},
-                                         {"nccl", 1, 0, 'n'},       {"scale", 1, 0, 'S'},
-                                         {"ncomm", 1, 0, 'N'},      {"latency", 1, 0, 'L'},
-                                         {"age", 1, 0, 'a'},        {"help", 0, 0, 'h'},
-                                         {"start-mono", 1, 0, 'M'}, {"hold", 0, 0, 'O'},
-                                         {"setting", 1, 0, 'Z'},    {"no-settings", 0, 0, 'X'},
-                                         {"invalid", 1, 0, 'I'},    {"fate", 1, 0, 'F'},
-                                         {"flushes", 1, 0, 'U'},    {"conn", 1, 0, 'K'},
-                                         {"pidns", 1, 0, 'P'},      {"start-ticks", 1, 0, 'T'},
-                                         {"minor", 1, 0, 'm'},      {"abi", 1, 0, 'A'},
-                                         {"no-dev", 0, 0, 'D'},     {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"host", 1, 0, 'H'},        {"job", 1, 0, 'j'},     {"pid", 1, 0, 'p'},
+        {"rank", 1, 0, 'r'},        {"world", 1, 0, 'w'},   {"comm", 1, 0, 'c'},
+        {"kernel", 1, 0, 'k'},      {"reg", 1, 0, 'g'},     {"state", 1, 0, 's'},
+        {"events", 1, 0, 'e'},      {"cap", 1, 0, 'C'},     {"torn", 1, 0, 't'},
+        {"nccl", 1, 0, 'n'},        {"scale", 1, 0, 'S'},   {"ncomm", 1, 0, 'N'},
+        {"latency", 1, 0, 'L'},     {"age", 1, 0, 'a'},     {"help", 0, 0, 'h'},
+        {"start-mono", 1, 0, 'M'},  {"hold", 0, 0, 'O'},    {"setting", 1, 0, 'Z'},
+        {"no-settings", 0, 0, 'X'}, {"invalid", 1, 0, 'I'}, {"fate", 1, 0, 'F'},
+        {"flushes", 1, 0, 'U'},     {"conn", 1, 0, 'K'},    {"pidns", 1, 0, 'P'},
+        {"start-ticks", 1, 0, 'T'}, {"minor", 1, 0, 'm'},   {"abi", 1, 0, 'A'},
+        {"no-dev", 0, 0, 'D'},      {"coll", 1, 0, 'Q'},    {0, 0, 0, 0}};
     struct fx_opts o = {0};
     int c, hold = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -507,6 +505,9 @@ int main(int argc, char **argv)
             break;
         case 'm':
             o.minor = atoi(optarg);
+            break;
+        case 'Q':
+            o.coll = optarg;
             break;
         case 'h':
             usage(stdout);

@@ -62,8 +62,13 @@ static int teardown(void **state)
 
 static void open_rec(struct gt_recorder *r, int mode)
 {
-    struct gt_rec_config cfg = {
-        .dir = g_dir, .mode = mode, .ndevs = 4, .ncomms = 4, .ring_events = 100, .events_all = 0};
+    struct gt_rec_config cfg = {.dir = g_dir,
+                                .mode = mode,
+                                .ndevs = 4,
+                                .ncomms = 4,
+                                .ring_events = 100,
+                                .events_all = 0,
+                                .ncolls = 2};
     char err[512] = "";
     int e = gt_rec_open(r, &cfg, err, sizeof(err));
     if (e)
