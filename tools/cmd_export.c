@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/hist.h"
+#include "tools/coll.h"
 #include "tools/commands.h"
 #include "tools/duration.h"
 #include "tools/esc.h"
@@ -516,6 +518,87 @@ static void emit_rest(struct sink *k, const struct gt_job *j, const unsigned cha
     sample(k, F_JOB_VERDICT, NULL, l, n, 1);
 }
 
+/* Collective metrics (format 1.6, tools/coll.h), communicator-wide: the
+ * histograms were merged across ranks, so these quantiles need no summing.
+ * Where a series means what NCCL Inspector's Prometheus mode exports, its
+ * name and labels (comm_name, n_nodes, nranks, collective, message_size,
+ * algo_proto), plus `registration`: the communicator's verdict.  Families
+ * are added only when some recorder has the collective sections, so the
+ * output of older runs is unchanged. */
+static void emit_coll(struct sink *k, const struct gt_job *j)
+{
+    const struct gt_coll_model *m = j->coll;
+    if (!m)
+        return;
+    size_t f0 = k->nfam;
+    family(k, "nccl_bus_bandwidth_gbs", "gauge",
+           "Bus bandwidth (GB/s) per collective and message size, from the mean duration "
+           "(NCCL Inspector's name and labels; registration: gdrtrace's verdict).");
+    family(k, "nccl_collective_exec_time_microseconds", "gauge",
+           "Mean duration of a collective (microseconds), as NCCL Inspector names it.");
+    family(k, "gdrtrace_collective_latency_seconds", "summary",
+           "Collective and point-to-point durations per communicator, function and message "
+           "size (quantiles of the ranks' merged histograms).");
+    family(k, "gdrtrace_collectives_total", "counter",
+           "Collective and point-to-point operations NCCL started, per communicator, function "
+           "and message size.");
+    family(k, "gdrtrace_collective_bytes_total", "counter", "Their message bytes.");
+    family(k, "gdrtrace_collective_metrics_absent", "gauge",
+           "Processes whose recorder holds no collective metrics, by why.");
+    k->rec = SIZE_MAX;
+    k->pos = 0;
+    struct lab l[12];
+    for (size_t i = 0; i < m->ncomm; i++) {
+        const struct gt_coll_mcomm *c = &m->comms[i];
+        const char *reg = "unknown";
+        for (size_t q = 0; q < j->ncomm; q++)
+            if (c->has_id && j->comms[q].has_comm_id == 1 && j->comms[q].comm_id == c->comm_id)
+                reg = gt_verdict_name(j->comms[q].v.code);
+        for (size_t x = 0; x < c->ncell; x++) {
+            const struct gt_coll_mcell *y = &c->cells[x];
+            const struct gtr_hist *h = &y->hist;
+            char ms[32], ap[40];
+            gt_coll_size_label(y->size_log2, ms, sizeof(ms));
+            gt_coll_algo_proto(y, ap, sizeof(ap));
+            int n = 0;
+            if (c->name[0])
+                n = label(l, n, "comm_name", "%s", c->name);
+            else
+                n = label(l, n, "comm_name", "0x%llx", (unsigned long long)c->comm_id);
+            n = label(l, n, "n_nodes", "%d", c->nnodes);
+            n = label(l, n, "nranks", "%d", c->nranks);
+            n = label(l, n, "collective", "%s", gt_coll_func_name(y->func));
+            n = label(l, n, "message_size", "%s", ms);
+            n = label(l, n, "algo_proto", "%s", ap);
+            n = label(l, n, "registration", "%s", reg);
+            double alg, bus;
+            gt_coll_bw(c, y, &alg, &bus);
+            if (h->count) {
+                sample(k, f0, NULL, l, n, bus);
+                sample(k, f0 + 1, NULL, l, n, (double)h->sum_ns / (double)h->count / 1e3);
+            }
+            n = label(l, 0, "comm", "0x%llx", (unsigned long long)c->comm_id);
+            n = label(l, n, "collective", "%s", gt_coll_func_name(y->func));
+            n = label(l, n, "message_size", "%s", ms);
+            static const double qs[3] = {50, 95, 99};
+            static const char *const qn[3] = {"0.5", "0.95", "0.99"};
+            for (int q = 0; q < 3 && h->count; q++) {
+                int nq = label(l, n, "quantile", "%s", qn[q]);
+                sample(k, f0 + 2, NULL, l, nq,
+                       (double)gt_hist_percentile(h->buckets, h->min_ns, h->max_ns, qs[q]) / 1e9);
+            }
+            sample(k, f0 + 2, "_sum", l, n, (double)h->sum_ns / 1e9);
+            sample(k, f0 + 2, "_count", l, n, (double)h->count);
+            sample(k, f0 + 3, NULL, l, n, (double)y->count);
+            sample(k, f0 + 4, NULL, l, n, (double)y->bytes);
+        }
+    }
+    for (int a = 0; a < m->nabsent; a++) {
+        int n = label(l, 0, "why", "%s", m->absent[a].why);
+        sample(k, f0 + 5, NULL, l, n, m->absent[a].n);
+    }
+}
+
 /* What the fold keeps of each recorder for the --exited-within view, by the
  * index it was read under. */
 struct exrec {
@@ -718,6 +801,7 @@ int gt_cmd_export(int argc, char **argv)
         family(&k, host_fams[f].name, host_fams[f].type, host_fams[f].help);
     place_samples(&k, &j, gone);
     emit_rest(&k, &j, gone, &overall);
+    emit_coll(&k, &j);
     flush_all(&k);
     if (k.oom) {
         fprintf(stderr, "gdrtrace export: out of memory\n");

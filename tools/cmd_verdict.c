@@ -17,10 +17,14 @@
 #include <string.h>
 
 #include "tools/alike.h"
+#include "tools/coll.h"
 #include "tools/commands.h"
 #include "tools/esc.h"
 #include "tools/nccljoin.h"
 #include "tools/report.h"
+
+/* one communicator's evidence with NCCL's view appended */
+#define GT_EV_LEN 2600
 
 /* the help says "8" */
 _Static_assert(GT_ALIKE_MAX == 8, "verdict --help names GT_ALIKE_MAX");
@@ -163,6 +167,20 @@ int gt_cmd_verdict(int argc, char **argv)
                                      : emu_refused  ? GT_EXIT_EMULATED
                                                     : 0)
                                   : gt_verdict_exit(code);
+    /* NCCL's own view of each communicator (its profiler interface, format
+     * 1.6): rank/nRanks and the busiest operation, or why it is absent;
+     * appended to the evidence */
+    size_t nev = joined ? nj.ncomm : j.ncomm;
+    char(*ev)[GT_EV_LEN] = j.coll && nev ? calloc(nev, sizeof(*ev)) : NULL;
+    for (size_t i = 0; ev && i < nev; i++) {
+        int has = joined ? nj.comms[i].has_comm_id == 1 : j.comms[i].has_comm_id == 1;
+        uint64_t id = joined ? nj.comms[i].comm_id : j.comms[i].comm_id;
+        const char *why = joined ? nj.comms[i].why : j.comms[i].v.why;
+        char c[512] = "";
+        if (has)
+            gt_coll_evidence(j.coll, id, c, sizeof(c));
+        snprintf(ev[i], sizeof(ev[i]), "%s%s%s%s", why, c[0] ? " " : "", c, c[0] ? "." : "");
+    }
     if (json) {
         struct gt_json js;
         gj_init(&js, stdout);
@@ -175,7 +193,7 @@ int gt_cmd_verdict(int argc, char **argv)
             gj_u64(&js, "processes", x->ccomm >= 0 ? j.comms[x->ccomm].nprocs : x->nprocs);
             gj_i64(&js, "hosts", x->ccomm >= 0 ? j.comms[x->ccomm].nhosts : x->nhosts);
             gj_str(&js, "verdict", gt_nj_label(x));
-            gj_str(&js, "why", x->why);
+            gj_str(&js, "why", ev ? ev[i] : x->why);
             gt_nccl_join_json_comm(&js, x);
             gj_end(&js, '}');
         }
@@ -185,7 +203,7 @@ int gt_cmd_verdict(int argc, char **argv)
             gj_u64(&js, "processes", j.comms[i].nprocs);
             gj_i64(&js, "hosts", j.comms[i].nhosts);
             gj_str(&js, "verdict", gt_verdict_label(j.comms[i].v.code, j.comms[i].v.emulated));
-            gj_str(&js, "why", j.comms[i].v.why);
+            gj_str(&js, "why", ev ? ev[i] : j.comms[i].v.why);
             gj_end(&js, '}');
         }
         gj_end(&js, ']');
@@ -239,16 +257,19 @@ int gt_cmd_verdict(int argc, char **argv)
         long max = full ? -1 : GT_ALIKE_MAX;
         for (size_t i = 0; joined && i < nj.ncomm; i++) {
             const struct gt_nj_comm *x = &nj.comms[i];
-            lines[i] = (struct gt_alike_line){
-                x->label, gt_nj_label(x),      x->intra ? GT_V_COUNT : x->code,
-                x->why,   x->has_comm_id == 1, x->comm_id};
+            lines[i] = (struct gt_alike_line){x->label,
+                                              gt_nj_label(x),
+                                              x->intra ? GT_V_COUNT : x->code,
+                                              ev ? ev[i] : x->why,
+                                              x->has_comm_id == 1,
+                                              x->comm_id};
         }
         for (size_t i = 0; !joined && i < j.ncomm; i++) {
             const struct gt_ccomm *x = &j.comms[i];
             lines[i] = (struct gt_alike_line){x->label,
                                               gt_verdict_label(x->v.code, x->v.emulated),
                                               x->v.code,
-                                              x->v.why,
+                                              ev ? ev[i] : x->v.why,
                                               x->has_comm_id == 1,
                                               x->comm_id};
         }
@@ -307,6 +328,7 @@ int gt_cmd_verdict(int argc, char **argv)
         gt_nlog_free(&log);
     }
     free(lines);
+    free(ev);
     free(ntext);
     free(logs);
     gt_job_free(&j);

@@ -15,6 +15,7 @@
 
 #include "common/gt_net.h"
 #include "common/nccl_cfg.h"
+#include "tools/coll.h"
 #include "tools/hist.h"
 #include "tools/ncclcfg.h"
 
@@ -682,6 +683,8 @@ static void fold_free(struct gt_job *j)
 void gt_job_free(struct gt_job *j)
 {
     fold_free(j);
+    gt_coll_free(j->coll);
+    j->coll = NULL;
     for (size_t i = 0; i < j->ncomm; i++)
         free(j->comms[i].members);
     free(j->comms);
@@ -1102,6 +1105,8 @@ int gt_job_add(struct gt_job *j, struct gt_recfile *recs, size_t ri)
     if (ri + 1 > j->nrec)
         j->nrec = ri + 1;
     const struct gt_recfile *r = &recs[ri];
+    if (gt_coll_fold(&j->coll, r))
+        return -1;
     if (grow((void **)&f->rec_node, &f->nrec_cap, ri + 1, sizeof(*f->rec_node)))
         return -1;
     /* jobs: a recorder stands for its job in the table */

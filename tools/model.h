@@ -124,6 +124,7 @@ struct gt_pfate {
 };
 
 struct gt_fold;
+struct gt_coll_model;
 
 /* A process's digest of one of its communicators (sibling slots summed):
  * what outlier detection and joining NCCL's log need, kept when the
@@ -179,6 +180,9 @@ struct gt_job {
     struct gt_conn_run *conn; /* the digests' connection runs (gt_rank_comm.conn_at) */
     size_t nconn, conn_cap;
     struct gt_fold *fold; /* between gt_job_begin and gt_job_finish */
+    /* what NCCL's profiler interface reported (tools/coll.h), folded by
+     * gt_job_add; NULL when no recorder has the collective sections */
+    struct gt_coll_model *coll;
     /* after gt_job_finish: rec_pos[i] is where the recorder added as recs[i]
      * now sits (report order); for callers that gathered by that index */
     size_t *rec_pos;

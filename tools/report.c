@@ -17,6 +17,7 @@
 #include "common/nccl_cfg.h"
 #include "tools/ab.h"
 #include "tools/alike.h"
+#include "tools/coll.h"
 #include "tools/esc.h"
 #include "tools/hist.h"
 #include "tools/kcorr.h"
@@ -1254,6 +1255,8 @@ void gt_report_text_procs(FILE *f, const struct gt_job *j, int flags, char *cons
     else
         text_compact(f, j, flags);
     gt_ab_summary_text(f, j, flags & GT_REPORT_FULL); /* nothing before format 1.5 */
+    /* nothing before format 1.6; the histograms with --full */
+    gt_coll_text(f, j->coll, (flags & GT_REPORT_BARS) && (flags & GT_REPORT_FULL));
     kc_text(f, j);
 }
 
@@ -1602,6 +1605,7 @@ void gt_report_json_procs(struct gt_json *js, const struct gt_job *j,
     }
     gj_end(js, ']');
     gt_ab_summary_json(js, j); /* nothing before format 1.5 */
+    gt_coll_json(js, j->coll); /* nothing before format 1.6 */
     gj_i64(js, "hosts", j->nhosts);
     kc_json(js, j);
     json_verdict(js, &j->overall);
