@@ -134,8 +134,9 @@ void gt_coll_absent_why(const struct gt_recfile *r, char *buf, size_t n)
                  "taken in its place",
                  env);
     else if (st->full)
-        snprintf(buf, n, "the recorder's collective entries were all taken (%u communicator(s) "
-                         "not recorded)",
+        snprintf(buf, n,
+                 "the recorder's collective entries were all taken (%u communicator(s) "
+                 "not recorded)",
                  st->full);
     else if (!st->inits && r->id.nccl_version > 0 && r->id.nccl_version < 22803 &&
              !st->profiler_env_set)
@@ -258,7 +259,8 @@ int gt_coll_fold(struct gt_coll_model **mp, const struct gt_recfile *r)
         x->nprocs++;
         if (c->rank >= 0)
             add_rank(x, c->rank);
-        if (c->first_ns > 0 && c->first_ns >= c->init_ns && c->first_ns - c->init_ns > x->first_max_ns)
+        if (c->first_ns > 0 && c->first_ns >= c->init_ns &&
+            c->first_ns - c->init_ns > x->first_max_ns)
             x->first_max_ns = c->first_ns - c->init_ns;
         for (uint32_t s = 0; c->has_comm_id == 1 && s < r->ncomm; s++) {
             const struct gtr_comm *nc = &r->comms[s];
@@ -364,8 +366,9 @@ void gt_coll_text(FILE *f, const struct gt_coll_model *m, int bars)
 {
     if (!m)
         return;
-    fprintf(f, "\n== collectives (NCCL's profiler interface): %zu communicator(s) in %d of %d "
-               "process(es)\n",
+    fprintf(f,
+            "\n== collectives (NCCL's profiler interface): %zu communicator(s) in %d of %d "
+            "process(es)\n",
             m->ncomm, m->nwith, m->nstatus);
     for (size_t i = 0; i < m->ncomm; i++) {
         const struct gt_coll_mcomm *c = &m->comms[i];
@@ -382,7 +385,8 @@ void gt_coll_text(FILE *f, const struct gt_coll_model *m, int bars)
         if (c->first_max_ns >= 0)
             gt_appendf(line, sizeof(line), "to first operation %s; ",
                        gt_fmt_ns((uint64_t)c->first_max_ns, t2, sizeof(t2)));
-        gt_appendf(line, sizeof(line), "busy %s (all ranks)", gt_fmt_ns(c->busy_ns, t1, sizeof(t1)));
+        gt_appendf(line, sizeof(line), "busy %s (all ranks)",
+                   gt_fmt_ns(c->busy_ns, t1, sizeof(t1)));
         if (c->inflight_full)
             gt_appendf(line, sizeof(line), "; %llu not timed (in-flight table full)",
                        (unsigned long long)c->inflight_full);
@@ -404,9 +408,12 @@ void gt_coll_text(FILE *f, const struct gt_coll_model *m, int bars)
             char sz[16], p50[16], p95[16], p99[16], bw[16], ap[40];
             size_text(x->size_log2, sz, sizeof(sz));
             if (h->count) {
-                gt_fmt_ns(gt_hist_percentile(h->buckets, h->min_ns, h->max_ns, 50), p50, sizeof(p50));
-                gt_fmt_ns(gt_hist_percentile(h->buckets, h->min_ns, h->max_ns, 95), p95, sizeof(p95));
-                gt_fmt_ns(gt_hist_percentile(h->buckets, h->min_ns, h->max_ns, 99), p99, sizeof(p99));
+                gt_fmt_ns(gt_hist_percentile(h->buckets, h->min_ns, h->max_ns, 50), p50,
+                          sizeof(p50));
+                gt_fmt_ns(gt_hist_percentile(h->buckets, h->min_ns, h->max_ns, 95), p95,
+                          sizeof(p95));
+                gt_fmt_ns(gt_hist_percentile(h->buckets, h->min_ns, h->max_ns, 99), p99,
+                          sizeof(p99));
             } else {
                 snprintf(p50, sizeof(p50), "-");
                 snprintf(p95, sizeof(p95), "-");

@@ -51,8 +51,8 @@ struct gt_coll_mcomm {
 #define GT_COLL_WHYS 8
 
 struct gt_coll_model {
-    int nstatus;         /* recorders with the status section */
-    int nwith;           /* of those, with a collective communicator */
+    int nstatus; /* recorders with the status section */
+    int nwith;   /* of those, with a collective communicator */
     struct gt_coll_mcomm *comms;
     size_t ncomm, cap;
     struct {

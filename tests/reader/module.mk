@@ -12,6 +12,8 @@ TEST_SCRIPTS += tests/reader/test-empty.sh
 TEST_SCRIPTS += tests/reader/test-cli-mistakes.sh
 # The three groups (host pressure) on the harness's recorders: staged vs unregistered, identical runs.
 TEST_SCRIPTS += tests/reader/test-hostp.sh
+# the collective sections (format 1.6) through every renderer
+TEST_SCRIPTS += tests/reader/test-coll.sh
 # what another local user planted, inputs that are not regular files
 TEST_SCRIPTS += tests/reader/test-trust.sh
 # report's HTML page: escaping, grid, packing (C); the page in a real browser (script)
