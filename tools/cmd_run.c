@@ -38,7 +38,14 @@
  *     process ends, however it ends: `gdrtrace prune` leaves a locked
  *     folder alone and prunes an unlocked one (a --keep, a failed archive, a
  *     SIGKILL) like any folder of recorders.
+ *  7. NCCL_PROFILER_PLUGIN is set only when the job set none and the NCCL
+ *     the job would load (libnccl.so.2 on its library path, probed in a
+ *     child) is older than 2.28.3, which takes no profiler from the net
+ *     plugin; a site's default profiler (libnccl-profiler.so, which 2.28.3+
+ *     loads when the variable is unset) is never displaced.  Each decision
+ *     is one "gdrtrace run:" line.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -396,6 +403,93 @@ static int pick_plugin(struct run *r)
         say("the job's GDRTRACE_INNER=%s is wrapped: NCCL_NET_PLUGIN=gdrtrace "
             "GDRTRACE_TRANSPORT=inner",
             lib);
+    return 0;
+}
+
+/* The version of the NCCL a process with this environment would load
+ * (dlopen "libnccl.so.2", ncclGetVersion), probed in a child so nothing of
+ * it stays in gdrtrace; *where is its file.  0 when none was found or it
+ * did not answer within 5 s. */
+static int probe_nccl(char *where, size_t n)
+{
+    int fd[2];
+    where[0] = '\0';
+    if (pipe(fd))
+        return 0;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return 0;
+    }
+    if (pid == 0) {
+        close(fd[0]);
+        alarm(5);
+        struct {
+            int v;
+            char path[PATH_MAX];
+        } out = {0};
+        void *h = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_LOCAL);
+        int (*get)(int *) = h ? (int (*)(int *))dlsym(h, "ncclGetVersion") : NULL;
+        Dl_info di;
+        if (get && get(&out.v) == 0 && dladdr((void *)get, &di) && di.dli_fname)
+            snprintf(out.path, sizeof(out.path), "%s", di.dli_fname);
+        ssize_t w = write(fd[1], &out, sizeof(out));
+        _exit(w == (ssize_t)sizeof(out) ? 0 : 1);
+    }
+    close(fd[1]);
+    struct {
+        int v;
+        char path[PATH_MAX];
+    } in = {0};
+    ssize_t k = read(fd[0], &in, sizeof(in));
+    close(fd[0]);
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (k != (ssize_t)sizeof(in) || in.v <= 0)
+        return 0;
+    in.path[sizeof(in.path) - 1] = '\0';
+    snprintf(where, n, "%s", in.path);
+    return in.v;
+}
+
+/* NCCL_PROFILER_PLUGIN (invariant 7). */
+static int pick_profiler(struct run *r)
+{
+    const char *v = env("NCCL_PROFILER_PLUGIN");
+    if (v) {
+        if (strstr(v, "gdrtrace"))
+            say("NCCL_PROFILER_PLUGIN=%s (the job's) names gdrtrace's library: kept", v);
+        else
+            say("NCCL_PROFILER_PLUGIN=%s (the job's) kept: NCCL loads that %s, so gdrtrace "
+                "records no collective metrics",
+                v, strcasecmp(v, "none") ? "profiler" : "(no profiler)");
+        return 0;
+    }
+    char where[PATH_MAX];
+    int ver = probe_nccl(where, sizeof(where));
+    if (ver <= 0) {
+        note("NCCL_PROFILER_PLUGIN left unset: the job's NCCL is not on its library path "
+             "(libnccl.so.2), so its version is not known here; NCCL 2.28.3 and later take "
+             "gdrtrace's profiler from the net plugin, older ones record no collective metrics "
+             "unless NCCL_PROFILER_PLUGIN=%s/" PLUGIN_SO " is set",
+             r->plugindir);
+        return 0;
+    }
+    if (ver >= 22803) {
+        note("NCCL %d.%d.%d (%s) takes gdrtrace's profiler from the net plugin: "
+             "NCCL_PROFILER_PLUGIN left unset",
+             ver / 10000, ver / 100 % 100, ver % 100, where);
+        return 0;
+    }
+    char so[PATH_MAX + 32];
+    snprintf(so, sizeof(so), "%s/" PLUGIN_SO, r->plugindir);
+    if (set("NCCL_PROFILER_PLUGIN", so))
+        return EXIT_SETUP;
+    say("NCCL %d.%d.%d (%s) loads a profiler only when NCCL_PROFILER_PLUGIN names one: "
+        "NCCL_PROFILER_PLUGIN=%s set, for collective metrics",
+        ver / 10000, ver / 100 % 100, ver % 100, where, so);
     return 0;
 }
 
@@ -1044,7 +1138,7 @@ int gt_cmd_run(int argc, char **argv)
         say("cannot lock %s (%s): gdrtrace prune may take it for a folder left behind", r.recdir,
             strerror(errno));
     if (set("GDRTRACE_DIR", r.recdir) || (rc = pick_nccl_env(&r)) != 0 ||
-        prepend_ld_path(r.plugindir)) {
+        prepend_ld_path(r.plugindir) || (rc = pick_profiler(&r)) != 0) {
         rmdir(r.recdir);
         return rc ? rc : EXIT_SETUP;
     }

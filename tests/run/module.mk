@@ -10,3 +10,11 @@ TEST_SCRIPTS += tests/run/test-run-launcher.sh
 TEST_SCRIPTS += tests/run/test-run-leftovers.sh
 TESTS += test_netfs
 test_netfs_SRCS := tests/run/test_netfs.c tools/netfs.c
+# NCCL_PROFILER_PLUGIN: set for an NCCL older than 2.28.3 only, the job's kept
+FAKE_NCCL := $(BUILD)/tests/fakenccl/libnccl.so.2
+$(FAKE_NCCL): $(call obj,tests/run/fake_nccl.c)
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)
+	$(Q)$(CC) -shared -o $@ $< $(LDFLAGS)
+tests: $(FAKE_NCCL)
+TEST_SCRIPTS += tests/run/test-run-profiler.sh
