@@ -1012,25 +1012,30 @@ int gt_recfile_read_fd(int fd, const char *path, int flags, struct gt_recfile *r
     if (parse(img, (size_t)avail, path, r, err, errlen, NULL, P_HEADER_ONLY, NULL))
         goto out;
     const struct gtr_header *h = &r->hdr;
-    /* A live writer may lap a ring slot while we copy it (ring_recheck). */
-    int live = h->state != GTR_STATE_CLOSED && ring_locate(img, avail, &loc);
-    if (live)
-        before = pread_alloc(fd, loc.off, (size_t)(loc.count * loc.esz));
     /* a header larger than ours (a newer minor): its tail, for dump */
     if ((flags & GT_REC_ALL_SECTIONS) && h->header_size > hlen &&
         pread_sparse(fd, img, present, hlen, h->header_size - hlen, &avail)) {
         gt_source_error(err, errlen, path, "read failed: %s", strerror(errno));
         goto out;
     }
-    for (unsigned i = 0; i < h->section_count; i++) {
-        const struct gtr_section *sec = &h->sections[i];
-        if (sec->id == 0)
-            continue;
-        if (sec->id > GTR_SEC_LAST_KNOWN && !(flags & GT_REC_ALL_SECTIONS))
-            continue; /* unknown to this reader: never used, never read */
-        if (pread_sparse(fd, img, present, sec->offset, sec->size, &avail)) {
-            gt_source_error(err, errlen, path, "read failed: %s", strerror(errno));
-            goto out;
+    /* Every other section first, the ring last: a live writer may lap a
+     * ring slot while we copy it (ring_recheck), so the window between the
+     * ring's two copies holds the ring's read alone, however large the
+     * other sections (1.6's collective tables) are. */
+    int live = h->state != GTR_STATE_CLOSED && ring_locate(img, avail, &loc);
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1 && live)
+            before = pread_alloc(fd, loc.off, (size_t)(loc.count * loc.esz));
+        for (unsigned i = 0; i < h->section_count; i++) {
+            const struct gtr_section *sec = &h->sections[i];
+            if (sec->id == 0 || (sec->id == GTR_SEC_RING) != (pass == 1))
+                continue;
+            if (sec->id > GTR_SEC_LAST_KNOWN && !(flags & GT_REC_ALL_SECTIONS))
+                continue; /* unknown to this reader: never used, never read */
+            if (pread_sparse(fd, img, present, sec->offset, sec->size, &avail)) {
+                gt_source_error(err, errlen, path, "read failed: %s", strerror(errno));
+                goto out;
+            }
         }
     }
     /* a file that shrank under us is read as the truncated file it now is */
