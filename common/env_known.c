@@ -16,6 +16,7 @@ const char *const gt_env_known[] = {
     "GDRTRACE_BIN",
     "GDRTRACE_BUFINFO",
     "GDRTRACE_CLOCK",
+    "GDRTRACE_COLL",
     "GDRTRACE_CUDA_LIB",
     "GDRTRACE_DEBUG",
     "GDRTRACE_DIR",
