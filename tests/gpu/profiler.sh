@@ -24,7 +24,9 @@
 # when no all_reduce_perf is found), OpenMPI, tests/gpu/deps/root (carry).
 # Output: $OUT/profiler/<case>/ (command, stdout/stderr, NCCL logs, rec/,
 # collstat.tsv, judge.txt), $OUT/profiler-summary.md, $OUT/profiler.tar.gz.
-# CASES="auto explicit ..." limits the cases.  Exit: 0 all pass, 1 a failure.
+# CASES="auto explicit ..." limits the cases; AUTO_BENCHES the benchmarks of
+# auto beside all_reduce (default all_gather reduce_scatter broadcast);
+# OVH_PAIRS the on/off pairs of ovh-small (default 3).  Exit: 0 all pass, 1 a failure.
 set -u -o pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT" || exit 1
@@ -132,7 +134,7 @@ else
         nt auto-ar-large all_reduce_perf "" -b 1M -e 64M -f 2 -w 5 -n 20
         judge auto-ar-large counts p50 --w 5 --n 20 --c 1 --func AllReduce --nranks 2
         step "auto all_reduce 1-64 MiB: counts exact, p50 within 10 % of nccl-tests' time" $?
-        for b in all_gather reduce_scatter broadcast; do
+        for b in ${AUTO_BENCHES-all_gather reduce_scatter broadcast}; do
             f=$(python3 -c "print({'all_gather':'AllGather','reduce_scatter':'ReduceScatter','broadcast':'Broadcast'}['$b'])")
             nt auto-$b ${b}_perf "" -b 1M -e 16M -f 2 -w 5 -n 20
             judge auto-$b counts p50 --w 5 --n 20 --c 1 --func "$f" --nranks 2
@@ -182,7 +184,7 @@ fi
 
 if [ -n "$NT" ]; then
     if want ovh-small; then
-        for i in 1 2 3; do
+        for i in $(seq 1 "${OVH_PAIRS:-3}"); do
             nt ovh-small-on$i all_reduce_perf "" -b 8 -e 65536 -f 2 -w 5 -n 30 -c 0
             nt ovh-small-off$i all_reduce_perf "NCCL_PROFILER_PLUGIN=none" -b 8 -e 65536 -f 2 -w 5 -n 30 -c 0
             nt ovh-small-kernel$i all_reduce_perf "GDRTRACE_COLL=kernel" -b 8 -e 65536 -f 2 -w 5 -n 30 -c 0
@@ -191,7 +193,7 @@ if [ -n "$NT" ]; then
             --min-ratio 0.99 > "$W/ovh-small.txt" 2>&1
         r=$?
         cat "$W/ovh-small.txt"
-        step "all_reduce 8 B-64 KiB latency off/on >= 0.99 (median of 3 pairs)" $r
+        step "all_reduce 8 B-64 KiB latency off/on >= 0.99 (median of ${OVH_PAIRS:-3} pair(s))" $r
     fi
     if want ovh-large; then
         for i in 1 2; do
