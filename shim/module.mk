@@ -40,7 +40,7 @@ test_rec_sigkill_LIBS := -lpthread -ldl
 # Benchmarks: hot-path costs next to an LTTng-UST tracepoint (when installed).
 REC_CORE_SRCS := shim/recorder.c shim/rec_host.c shim/sigbus.c shim/ring.c shim/clock.c $(FINGERPRINT_SRCS) $(BASE_SRCS)
 BENCHES += bench_rec
-bench_rec_SRCS := tests/bench/bench_rec.c $(REC_CORE_SRCS) shim/shim.c
+bench_rec_SRCS := tests/bench/bench_rec.c $(REC_CORE_SRCS) shim/shim.c shim/coll.c
 bench_rec_LIBS := -lpthread -ldl
 ifneq ($(wildcard /usr/include/lttng/tracepoint.h /usr/include/*/lttng/tracepoint.h),)
 bench_rec_LIBS += -llttng-ust -llttng-ust-common

@@ -13,6 +13,9 @@
  *   - what the shim adds per message: isend + test (done at once) through
  *     the shim over a do-nothing transport, minus the same calls made on
  *     that transport directly (GDRTRACE_EVENTS=control, the default);
+ *   - one collective as NCCL's profiler interface reports it in the default
+ *     mode (shim/coll.c): Coll start and stop, two ProxyOp children started
+ *     and stopped: six profiler calls, the cost per collective and per call;
  *   - the LTTng-UST tracepoint, disabled, and enabled when this process
  *     runs under tests/bench/bench_rec_lttng.sh (GT_BENCH_LTTNG_SESSION
  *     names a session with the event enabled; this program starts and stops
@@ -30,6 +33,7 @@
 #include <unistd.h>
 
 #include "shim/clock.h"
+#include "shim/coll.h"
 #include "common/hist.h"
 #include "shim/rec_host.h"
 #include "shim/recorder.h"
@@ -140,7 +144,9 @@ enum what {
     W_EMPTY,
     W_MSG,
     W_HOST_TICK,
+    W_COLL,
 };
+static void *g_coll_ctx;
 
 /* One batch of N calls of `w`; ns per call. */
 static double batch(enum what w, uint64_t salt)
@@ -195,6 +201,21 @@ static double batch(enum what w, uint64_t salt)
         for (int i = 0; i < N; i++)
             __asm__ volatile("" ::: "memory");
         break;
+    case W_COLL: {
+        struct gt_coll_desc op = {.kind = GT_COLL_EV_OP, .func = GTR_COLL_FUNC_ALLREDUCE,
+                                  .algo = GTR_ALGO_RING, .proto = GTR_PROTO_LL, .count = 1024,
+                                  .type_size = 4, .rank = 0};
+        struct gt_coll_desc ch = {.kind = GT_COLL_EV_PROXYOP, .pid = (int)getpid()};
+        for (int i = 0; i < N; i++) {
+            void *h = gt_coll_start(g_coll_ctx, &op);
+            gt_coll_stop(h);
+            ch.parent = h;
+            void *a = gt_coll_start(g_coll_ctx, &ch), *b = gt_coll_start(g_coll_ctx, &ch);
+            gt_coll_stop(a);
+            gt_coll_stop(b);
+        }
+        break;
+    }
     case W_HOST_TICK: /* what test() adds: a count, every 16th a clock compare */
         for (int i = 0; i < N; i++)
             gt_rec_host_tick(&g_rec);
@@ -280,7 +301,7 @@ int main(void)
         sample_us[k] = (double)(now_ns() - t0) / 1e3;
     }
     double sample = median(sample_us, 64);
-    double msg_raw, msg_traced;
+    double msg_raw, msg_traced, coll = -1;
     {
         void *ctx, *sdc = NULL;
         struct gt_rec_config scfg = {
@@ -297,6 +318,10 @@ int main(void)
         g_msg_ops->init(&ctx, 0x42, 1, NULL, NULL, NULL);
         g_msg_ops->connect(ctx, 0, NULL, &g_msg_comm, &sdc);
         msg_traced = measure(W_MSG);
+        int mask;
+        g_coll_ctx = gt_coll_init(5, 1, 0x42, "bench", 1, 2, 0, NULL, &mask);
+        coll = g_coll_ctx ? measure(W_COLL) : -1;
+        gt_coll_finalize(g_coll_ctx);
         unlink(gt_shim_recorder()->path);
     }
     double lt_off = -1, lt_on = -1;
@@ -339,6 +364,9 @@ int main(void)
     printf(
         "  per message (isend + test) through the shim: %.1f ns vs %.1f ns bare: %.1f ns added\n",
         msg_traced, msg_raw, msg_traced - msg_raw);
+    printf("  collective (Coll + 2 ProxyOp children, 6 profiler calls): %.1f ns, %.1f ns per call "
+           "(beside the control event's %.1f)\n",
+           coll, coll / 6, ev1);
 #if GT_BENCH_LTTNG
     printf("  LTTng-UST tracepoint, same payload, disabled: %.1f ns\n", lt_off);
     if (lt_on > 0)
