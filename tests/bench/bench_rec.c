@@ -202,9 +202,13 @@ static double batch(enum what w, uint64_t salt)
             __asm__ volatile("" ::: "memory");
         break;
     case W_COLL: {
-        struct gt_coll_desc op = {.kind = GT_COLL_EV_OP, .func = GTR_COLL_FUNC_ALLREDUCE,
-                                  .algo = GTR_ALGO_RING, .proto = GTR_PROTO_LL, .count = 1024,
-                                  .type_size = 4, .rank = 0};
+        struct gt_coll_desc op = {.kind = GT_COLL_EV_OP,
+                                  .func = GTR_COLL_FUNC_ALLREDUCE,
+                                  .algo = GTR_ALGO_RING,
+                                  .proto = GTR_PROTO_LL,
+                                  .count = 1024,
+                                  .type_size = 4,
+                                  .rank = 0};
         struct gt_coll_desc ch = {.kind = GT_COLL_EV_PROXYOP, .pid = (int)getpid()};
         for (int i = 0; i < N; i++) {
             void *h = gt_coll_start(g_coll_ctx, &op);
