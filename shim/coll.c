@@ -3,10 +3,11 @@
  * coll.c — the collective recorder (contract and invariants C1-C4 in
  * coll.h).
  *
- * An operation slot's life: FREE -> BUSY at its start (pending = 1, the
- * host's hold) -> each child start adds 1 to pending, each child stop and
- * the host's stop take 1 -> whoever takes pending to 0 with at least one
- * child seen completes it (histogram, busy time) and frees the slot.  A slot
+ * An operation slot's life: FREE -> BUSY at its start (one hold, the
+ * host's) -> each child start adds a hold and counts a child, each child
+ * stop and the host's stop take a hold -> whoever takes the holds to 0 with
+ * at least one child seen completes it (histogram, busy time) and frees the
+ * slot; both are one atomic word, so exactly one release completes it.  A slot
  * whose host stop came with no child yet is "parked": its children may still
  * come (NCCL's proxy thread starts them after the host stopped the event);
  * a parked slot found again when the table wraps (GT_COLL_INFLIGHT
@@ -32,6 +33,8 @@
 #define TAG_PROXY 1u
 #define TAG_KERNEL 2u
 #define TAG_MASK 3u
+#define REF_HOLDS 0xffffffffull
+#define REF_CHILD (1ull << 32)
 
 enum { OP_FREE = 0, OP_BUSY = 1 };
 
@@ -39,9 +42,12 @@ struct coll_ctx;
 
 struct coll_op {
     uint32_t magic;
-    uint32_t state;    /* OP_FREE / OP_BUSY (atomic) */
-    uint32_t pending;  /* host hold + children alive (atomic) */
-    uint32_t children; /* children started (atomic) */
+    uint32_t state; /* OP_FREE / OP_BUSY (atomic) */
+    uint32_t pad;
+    /* One atomic word, so that "nothing holds it, and a child was seen"
+     * (complete) is decided on one snapshot: low 32 bits the holds (the
+     * host's + each live child's), high 32 bits the children started. */
+    uint64_t refs;
     struct coll_ctx *ctx;
     struct gtr_coll_cell *cell;
     int64_t start_ns;   /* enqueue, recorder clock */
@@ -231,15 +237,12 @@ static void *start_op(struct coll_ctx *x, const struct gt_coll_desc *d)
                                      __ATOMIC_RELAXED)) {
         /* busy: parked (no child came, GT_COLL_INFLIGHT operations ago) is
          * reused; anything else is still running: not timed (C4) */
-        uint32_t want = 0;
-        if (__atomic_load_n(&op->children, __ATOMIC_RELAXED) != 0 ||
-            !__atomic_compare_exchange_n(&op->pending, &want, 1, 0, __ATOMIC_ACQUIRE,
+        uint64_t want = 0; /* parked: no hold, no child */
+        if (!__atomic_compare_exchange_n(&op->refs, &want, 1, 0, __ATOMIC_ACQUIRE,
                                          __ATOMIC_RELAXED)) {
             add(&c->inflight_full, 1);
             return NULL;
         }
-    } else {
-        __atomic_store_n(&op->pending, 1, __ATOMIC_RELAXED);
     }
     op->cell = cell;
     op->start_ns = now;
@@ -247,7 +250,7 @@ static void *start_op(struct coll_ctx *x, const struct gt_coll_desc *d)
     __atomic_store_n(&op->gpu_start, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&op->gpu_end, 0, __ATOMIC_RELAXED);
     /* release: the fields above before a child (another thread) sees it */
-    __atomic_store_n(&op->children, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&op->refs, 1, __ATOMIC_RELEASE);
     return op;
 }
 
@@ -278,11 +281,24 @@ static void complete(struct coll_op *op)
 
 static void release(struct coll_op *op)
 {
-    if (__atomic_sub_fetch(&op->pending, 1, __ATOMIC_ACQ_REL) != 0)
-        return;
-    if (__atomic_load_n(&op->children, __ATOMIC_ACQUIRE) != 0)
+    uint64_t v = __atomic_sub_fetch(&op->refs, 1, __ATOMIC_ACQ_REL);
+    if ((v & REF_HOLDS) == 0 && v >= REF_CHILD)
         complete(op);
-    /* else parked: children may still start (coll.h) */
+    /* holds left: not yet; none and no child: parked, children may still
+     * start (coll.h) */
+}
+
+/* A child's hold, unless the operation is complete (no hold left after a
+ * child was seen: a late child must not complete it twice). */
+static int hold_child(struct coll_op *op)
+{
+    uint64_t v = __atomic_load_n(&op->refs, __ATOMIC_ACQUIRE);
+    do {
+        if ((v & REF_HOLDS) == 0 && v >= REF_CHILD)
+            return 0;
+    } while (!__atomic_compare_exchange_n(&op->refs, &v, v + 1 + REF_CHILD, 1, __ATOMIC_ACQ_REL,
+                                          __ATOMIC_ACQUIRE));
+    return 1;
 }
 
 void *gt_coll_start(void *ctx, const struct gt_coll_desc *d)
@@ -303,8 +319,8 @@ void *gt_coll_start(void *ctx, const struct gt_coll_desc *d)
         if (!op || ((uintptr_t)op & TAG_MASK) || op->magic != OP_MAGIC || op->ctx != x ||
             __atomic_load_n(&op->state, __ATOMIC_ACQUIRE) != OP_BUSY)
             return NULL;
-        __atomic_fetch_add(&op->pending, 1, __ATOMIC_ACQ_REL);
-        __atomic_fetch_add(&op->children, 1, __ATOMIC_RELEASE);
+        if (!hold_child(op))
+            return NULL;
         if (d->kind == GT_COLL_EV_KERNELCH) {
             if (d->gpu_ns)
                 min_u64_nz(&op->gpu_start, d->gpu_ns);

@@ -86,3 +86,8 @@ test_rec_live_LIBS := -lpthread -ldl
 TESTS += test_nccl_cfg
 test_nccl_cfg_SRCS := tests/unit/test_nccl_cfg.c $(SHIM_TEST_SRCS)
 test_nccl_cfg_LIBS := -lcmocka -lpthread -ldl
+
+# The collective recorder from two threads and at its edges (also under TSan).
+TESTS += test_coll
+test_coll_SRCS := tests/unit/test_coll.c $(SHIM_TEST_SRCS)
+test_coll_LIBS := -lcmocka -lpthread -ldl
