@@ -24,6 +24,7 @@
 #include "tools/esc.h"
 #include "tools/hist.h"
 #include "tools/html.h"
+#include "tools/html_coll.h"
 #include "tools/html_host.h"
 #include "tools/inputs.h"
 
@@ -1103,6 +1104,7 @@ int gt_html_write(FILE *f, const struct gt_html_run *a, const struct gt_html_run
             gt_html_grid_free(&gb);
         return ENOMEM;
     }
+    gt_html_coll_section(f, a->job); /* nothing before format 1.6 */
     fputs("<section class=\"latency\">\n", f);
     int rc = latency_section(f, a, b);
     fputs("</section>\n</main>\n<footer>Written by gdrtrace ", f);

@@ -4,7 +4,7 @@ TOOL_SRCS += tools/main.c
 READER_SRCS := $(RECFILE_SRCS) tools/hist.c tools/archive.c tools/inputs.c \
                tools/model.c tools/ncclcfg.c tools/json.c tools/report.c tools/alike.c tools/kcorr.c tools/outfile.c tools/esc.c tools/duration.c \
                tools/html.c tools/nccllog.c tools/nccljoin.c tools/hostp.c tools/ab.c tools/html_host.c \
-               tools/coll.c \
+               tools/coll.c tools/html_coll.c \
                common/codes.c
 # watch's frames (tools/watch_frame.c): the command and tests/reader/watch_frame.c
 READER_SRCS += tools/watch_frame.c

@@ -71,6 +71,12 @@ if command -v promtool >/dev/null; then
         fail "promtool: $out"
 fi
 
+$G report -o "$T/r.html" "$D" > /dev/null 2>&1 || fail "report: exit $?"
+grep -q '<h2>Collectives</h2>' "$T/r.html" && grep -q '<h4>AllReduce latency, all sizes</h4>' "$T/r.html" &&
+    grep -q '<td>AllReduce</td><td>1-2MB</td><td>200</td><td>1.00ms</td>' "$T/r.html" &&
+    pass "report: the collective table and a latency histogram per function" ||
+    fail "report: no collective section"
+
 # Absent, and why
 A=$T/absent
 mkdir -p "$A"
@@ -96,6 +102,7 @@ O=$T/old
 mkdir -p "$O"
 $FX dmabuf "$O/gdrtrace.job42.node-a.3001.rec" --pid 3001
 { $G summary "$O"; $G summary --full "$O"; $G summary --json "$O"; $G verdict "$O"; $G export --prometheus "$O"; } > "$T/old.txt" 2>&1
+$G report -o "$T/old.html" "$O" > /dev/null 2>&1 && cat "$T/old.html" >> "$T/old.txt"
 grep -qiE 'collective|nccl_bus' "$T/old.txt" && fail "1.4 recorder: collective output: $(grep -iE 'collective|nccl_bus' "$T/old.txt" | head -2)" ||
     pass "1.4 recorder: no collective output from any renderer"
 
