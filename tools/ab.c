@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/coll.h"
 #include "tools/hist.h"
 
 const char *gt_ab_state_name(int s)
@@ -176,23 +177,173 @@ static uint64_t did(const struct gtr_comm *c, int m)
     return t;
 }
 
-/* Application SLO: collective-level records (init time, per-function
- * latency, throughput) come from NCCL's profiler interface; these recorders
- * hold none, so the group says why and takes no part in "faster". */
-static void slo_group(struct gt_ab *ab)
+/* ---- application SLO (NCCL's profiler interface, format 1.6) ------------ */
+
+/* The job's collective-level SLO: per function, every communicator's cells
+ * summed (tools/coll.h); init: the longest net init -> profiler init of its
+ * communicators.  recorded 0 with why when there is none. */
+struct slo_fn {
+    struct gtr_hist h;
+    double timed_bytes, timed_ns; /* of the timed operations: throughput */
+    int present;
+};
+
+struct slo {
+    int recorded;
+    char why[256];
+    int64_t init_ns; /* -1: unknown */
+    struct slo_fn fn[GTR_COLL_FUNC_COUNT];
+};
+
+static void slo_add_comm(struct slo *s, const struct gt_coll_mcomm *c)
 {
-    ab->slo = GT_AB_NA;
-    setf(ab->slo_why, sizeof(ab->slo_why),
-         "no collective-level records (job init time, per-collective p50/p95/p99, "
-         "throughput): they come from NCCL's profiler interface, which these recorders "
-         "did not get");
-    struct gt_ab_row *r = add(ab, GT_AB_SLO, "application SLO", NAN, NAN);
-    if (r) {
-        setf(r->a, sizeof(r->a), "not recorded");
-        setf(r->b, sizeof(r->b), "not recorded");
-        setf(r->delta, sizeof(r->delta), "-");
-        r->state = GT_AB_NA;
+    if (c->netinit_max_ns > s->init_ns)
+        s->init_ns = c->netinit_max_ns;
+    for (size_t k = 0; k < c->ncell; k++) {
+        const struct gt_coll_mcell *x = &c->cells[k];
+        if (x->func >= GTR_COLL_FUNC_COUNT || !x->hist.count)
+            continue;
+        struct slo_fn *f = &s->fn[x->func];
+        if (!f->present)
+            gt_hist_init(&f->h);
+        f->present = 1;
+        gt_hist_merge(&f->h, &x->hist);
+        if (x->count > x->unsized) {
+            f->timed_bytes +=
+                (double)x->bytes / (double)(x->count - x->unsized) * (double)x->hist.count;
+            f->timed_ns += (double)x->hist.sum_ns;
+        }
+        s->recorded = 1;
     }
+}
+
+/* comm_id: one communicator's; UINT64_MAX: the whole job */
+static void slo_of(const struct gt_job *j, uint64_t comm_id, struct slo *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->init_ns = -1;
+    const struct gt_coll_model *m = j->coll;
+    if (!m) {
+        setf(s->why, sizeof(s->why),
+             "no collective-level records (job init time, per-collective p50/p95/p99, "
+             "throughput): the recorders predate NCCL's profiler interface (format < 1.6)");
+        return;
+    }
+    for (size_t i = 0; i < m->ncomm; i++)
+        if (comm_id == UINT64_MAX || (m->comms[i].has_id && m->comms[i].comm_id == comm_id))
+            slo_add_comm(s, &m->comms[i]);
+    if (!s->recorded) {
+        if (m->nabsent)
+            setf(s->why, sizeof(s->why), "no collective recorded: %s", m->absent[0].why);
+        else
+            setf(s->why, sizeof(s->why), "no collective recorded by NCCL's profiler interface");
+    }
+}
+
+static double slo_gbs(const struct slo_fn *f)
+{
+    return f->timed_ns > 0 ? f->timed_bytes / f->timed_ns : NAN; /* B/ns = GB/s */
+}
+
+/* relative half-width of the quantile interval of h at q (N1), for the
+ * throughput's noise band */
+static double q_rel_width(const struct gtr_hist *h, double q)
+{
+    double lo, hi, v = (double)gt_hist_quantile(h, q);
+    if (!h->count || v <= 0)
+        return 0;
+    q_interval(h, q, &lo, &hi);
+    return (hi - lo) / 2 / v;
+}
+
+static void slo_group(struct gt_ab *ab, const struct gt_job *ja, const struct gt_job *jb)
+{
+    struct slo *s = calloc(2, sizeof(*s));
+    ab->slo = GT_AB_NA;
+    if (!s) {
+        setf(ab->slo_why, sizeof(ab->slo_why), "out of memory");
+        return;
+    }
+    slo_of(ja, UINT64_MAX, &s[0]);
+    slo_of(jb, UINT64_MAX, &s[1]);
+    if (!s[0].recorded || !s[1].recorded) {
+        if (!s[0].recorded && !s[1].recorded)
+            setf(ab->slo_why, sizeof(ab->slo_why), "%s", s[0].why);
+        else
+            setf(ab->slo_why, sizeof(ab->slo_why), "recorded in %s only; %s: %s",
+                 s[0].recorded ? "A" : "B", s[0].recorded ? "B" : "A",
+                 s[0].recorded ? s[1].why : s[0].why);
+        struct gt_ab_row *r = add(ab, GT_AB_SLO, "application SLO", NAN, NAN);
+        if (r) {
+            setf(r->a, sizeof(r->a), "%s", s[0].recorded ? "recorded" : "not recorded");
+            setf(r->b, sizeof(r->b), "%s", s[1].recorded ? "recorded" : "not recorded");
+            setf(r->delta, sizeof(r->delta), "-");
+            r->state = GT_AB_NA;
+        }
+        free(s);
+        return;
+    }
+    int up = 0, down = 0, any = 0; /* worse, better, compared */
+    if (s[0].init_ns >= 0 && s[1].init_ns >= 0) {
+        char x[24];
+        struct gt_ab_row *r = add(ab, GT_AB_SLO, "init (net init -> profiler)",
+                                  (double)s[0].init_ns, (double)s[1].init_ns);
+        if (r) {
+            setf(r->a, sizeof(r->a), "%s", gt_fmt_ns((uint64_t)s[0].init_ns, x, sizeof(x)));
+            setf(r->b, sizeof(r->b), "%s", gt_fmt_ns((uint64_t)s[1].init_ns, x, sizeof(x)));
+            rel_text(r, r->delta, sizeof(r->delta));
+            /* one duration a side: N2's timing band */
+            r->state = judge(r->va, r->vb, CPU_REL * maxd(r->va, r->vb));
+            up += r->state == GT_AB_UP;
+            down += r->state == GT_AB_DOWN;
+            any++;
+        }
+    }
+    static const double qs[] = {0.5, 0.95, 0.99};
+    static const char *const qn[] = {"p50", "p95", "p99"};
+    for (int f = 0; f < GTR_COLL_FUNC_COUNT; f++) {
+        const struct slo_fn *a = &s[0].fn[f], *b = &s[1].fn[f];
+        if (!a->present && !b->present)
+            continue;
+        char name[48];
+        for (int q = 0; q < 3; q++) {
+            struct gtr_hist empty;
+            gt_hist_init(&empty);
+            snprintf(name, sizeof(name), "%s %s", gt_coll_func_name(f), qn[q]);
+            latency_row(ab, GT_AB_SLO, name, a->present ? &a->h : &empty,
+                        b->present ? &b->h : &empty, qs[q]);
+            const struct gt_ab_row *r = &ab->row[ab->nrow - 1];
+            if (ab->nrow && !strcmp(r->name, name) && r->state != GT_AB_NA) {
+                up += r->state == GT_AB_UP; /* longer: worse */
+                down += r->state == GT_AB_DOWN;
+                any++;
+            }
+        }
+        double ga = a->present ? slo_gbs(a) : NAN, gb = b->present ? slo_gbs(b) : NAN;
+        snprintf(name, sizeof(name), "%s algbw (GB/s)", gt_coll_func_name(f));
+        struct gt_ab_row *r = add(ab, GT_AB_SLO, name, ga, gb);
+        if (!r)
+            break;
+        setf(r->a, sizeof(r->a), isnan(ga) ? "-" : "%.3f", ga);
+        setf(r->b, sizeof(r->b), isnan(gb) ? "-" : "%.3f", gb);
+        rel_text(r, r->delta, sizeof(r->delta));
+        /* throughput comes from the same durations: its band is the median's */
+        double band = maxd(0.05, maxd(a->present ? q_rel_width(&a->h, 0.5) : 0,
+                                      b->present ? q_rel_width(&b->h, 0.5) : 0));
+        r->state = judge(ga, gb, band * maxd(fabs(ga), fabs(gb)));
+        if (r->state == GT_AB_UP || r->state == GT_AB_DOWN) {
+            down += r->state == GT_AB_UP; /* more throughput: better */
+            up += r->state == GT_AB_DOWN;
+        }
+        any += r->state != GT_AB_NA;
+    }
+    /* the SLO's direction: GT_AB_UP = regressed (a latency longer or a
+     * throughput lower beyond noise), GT_AB_DOWN = improved, both: mixed
+     * counts as regressed (a runbook never sells a trade-off as faster) */
+    ab->slo = !any ? GT_AB_NA : up ? GT_AB_UP : down ? GT_AB_DOWN : GT_AB_NOISE;
+    if (!any)
+        setf(ab->slo_why, sizeof(ab->slo_why), "no function timed on both sides");
+    free(s);
 }
 
 static void evidence_group(struct gt_ab *ab, const struct gt_job *ja, const struct gtr_comm *ta,
@@ -387,7 +538,7 @@ void gt_ab_build(struct gt_ab *ab, const struct gt_job *a, const struct gtr_comm
     ab->ndiffs = ndiffs;
     gt_hostp_of_job(a, &ab->host[0]);
     gt_hostp_of_job(b, &ab->host[1]);
-    slo_group(ab);
+    slo_group(ab, a, b);
     evidence_group(ab, a, ta, b, tb);
     host_group(ab);
     conclude(ab);
@@ -426,7 +577,7 @@ void gt_ab_print(FILE *f, const struct gt_ab *ab)
             const struct gt_ab_row *r = &ab->row[i];
             if (r->group != g)
                 continue;
-            if (g == GT_AB_SLO && r->state == GT_AB_NA) {
+            if (g == GT_AB_SLO && !strcmp(r->name, "application SLO")) {
                 wrap(f, "   not recorded: ", ab->slo_why);
                 continue;
             }
@@ -492,11 +643,80 @@ void gt_ab_json(struct gt_json *js, const struct gt_ab *ab)
 
 /* ---- summary's view ---------------------------------------------------- */
 
-static const char *slo_not_recorded(void)
+/* summary's SLO lines of a job (comm_id UINT64_MAX) or a communicator */
+static void slo_text(FILE *f, const struct gt_job *j, uint64_t comm_id, const char *ind)
 {
-    return "not recorded (no collective-level records: job init time, per-collective "
-           "p50/p95/p99 and throughput come from NCCL's profiler interface, which these "
-           "recorders did not get)";
+    struct slo *s = malloc(sizeof(*s));
+    if (!s)
+        return;
+    slo_of(j, comm_id, s);
+    if (!s->recorded) {
+        char lead[64];
+        snprintf(lead, sizeof(lead), "%sapplication SLO: not recorded: ", ind);
+        wrap(f, lead, s->why);
+        free(s);
+        return;
+    }
+    char x[24];
+    fprintf(f, "%sapplication SLO (NCCL's profiler interface):", ind);
+    if (s->init_ns >= 0)
+        fprintf(f, " init (net init -> profiler) %s",
+                gt_fmt_ns((uint64_t)s->init_ns, x, sizeof(x)));
+    fputc('\n', f);
+    for (int fn = 0; fn < GTR_COLL_FUNC_COUNT; fn++) {
+        const struct slo_fn *q = &s->fn[fn];
+        if (!q->present)
+            continue;
+        char p50[24], p95[24], p99[24];
+        fprintf(f, "%s   %-13s x%-7llu p50 %s  p95 %s  p99 %s", ind, gt_coll_func_name(fn),
+                (unsigned long long)q->h.count, gt_fmt_ns(gt_hist_quantile(&q->h, 0.5), p50, 24),
+                gt_fmt_ns(gt_hist_quantile(&q->h, 0.95), p95, 24),
+                gt_fmt_ns(gt_hist_quantile(&q->h, 0.99), p99, 24));
+        double g = slo_gbs(q);
+        if (!isnan(g))
+            fprintf(f, "  algbw %.3f GB/s", g);
+        fputc('\n', f);
+    }
+    free(s);
+}
+
+static void slo_json(struct gt_json *js, const struct gt_job *j, uint64_t comm_id)
+{
+    struct slo *s = malloc(sizeof(*s));
+    if (!s)
+        return;
+    slo_of(j, comm_id, s);
+    gj_obj(js, "application_slo");
+    gj_bool(js, "recorded", s->recorded);
+    if (!s->recorded)
+        gj_str(js, "why", s->why);
+    else {
+        if (s->init_ns >= 0)
+            gj_i64(js, "init_ns", s->init_ns);
+        else
+            gj_null(js, "init_ns");
+        gj_arr(js, "functions");
+        for (int fn = 0; fn < GTR_COLL_FUNC_COUNT; fn++) {
+            const struct slo_fn *q = &s->fn[fn];
+            if (!q->present)
+                continue;
+            gj_obj(js, NULL);
+            gj_str(js, "function", gt_coll_func_name(fn));
+            gj_u64(js, "timed", q->h.count);
+            gj_u64(js, "p50_ns", gt_hist_quantile(&q->h, 0.5));
+            gj_u64(js, "p95_ns", gt_hist_quantile(&q->h, 0.95));
+            gj_u64(js, "p99_ns", gt_hist_quantile(&q->h, 0.99));
+            double g = slo_gbs(q);
+            if (isnan(g))
+                gj_null(js, "algbw_gbs");
+            else
+                gj_dbl(js, "algbw_gbs", g);
+            gj_end(js, '}');
+        }
+        gj_end(js, ']');
+    }
+    gj_end(js, '}');
+    free(s);
 }
 
 static size_t *comms_by_bytes(const struct gt_job *j)
@@ -539,13 +759,13 @@ void gt_ab_summary_text(FILE *f, const struct gt_job *j, int all)
     struct gt_hostp h;
     fprintf(f, "\n== three groups (the runbook: application SLO, NCCL/RDMA evidence, host "
                "pressure)\n");
-    wrap(f, "   application SLO: ", slo_not_recorded());
     gt_hostp_of_job(j, &h);
     uint64_t did_all[GTR_METHOD_COUNT] = {0};
     for (size_t i = 0; i < j->nnodes; i++)
         for (int m = 0; m < GTR_METHOD_COUNT; m++)
             did_all[m] += j->nodes[i].did[m];
     fprintf(f, "   job (%zu process(es))\n", j->nrec);
+    slo_text(f, j, UINT64_MAX, "      ");
     evidence_line(f, "      ", j->overall.code, j->overall.emulated, did_all);
     fprintf(f, "      host pressure:\n");
     gt_hostp_print(f, &h, "         ");
@@ -567,6 +787,8 @@ void gt_ab_summary_text(FILE *f, const struct gt_job *j, int all)
                 did[m] += c->sum.reg_count[a][m];
         fprintf(f, "   communicator %s (%zu process(es), %d node(s))\n", c->label, c->nprocs,
                 c->nhosts);
+        if (c->has_comm_id == 1 && j->coll) /* the job's line said why when none */
+            slo_text(f, j, c->comm_id, "      ");
         evidence_line(f, "      ", c->v.code, c->v.emulated, did);
         gt_hostp_of_comm(j, ix[k], &h);
         fprintf(f, "      host pressure of its processes (all their communicators):\n");
@@ -583,10 +805,7 @@ void gt_ab_summary_json(struct gt_json *js, const struct gt_job *j)
         return;
     struct gt_hostp h;
     gj_obj(js, "three_groups");
-    gj_obj(js, "application_slo");
-    gj_bool(js, "recorded", 0);
-    gj_str(js, "why", slo_not_recorded());
-    gj_end(js, '}');
+    slo_json(js, j, UINT64_MAX);
     gt_hostp_of_job(j, &h);
     gt_hostp_json(js, "host_pressure", &h);
     gj_arr(js, "nodes");
@@ -604,6 +823,8 @@ void gt_ab_summary_json(struct gt_json *js, const struct gt_job *j)
         gj_obj(js, NULL);
         gj_str(js, "comm", j->comms[i].label);
         gj_str(js, "verdict", gt_verdict_label(j->comms[i].v.code, j->comms[i].v.emulated));
+        if (j->comms[i].has_comm_id == 1)
+            slo_json(js, j, j->comms[i].comm_id);
         gt_hostp_of_comm(j, i, &h);
         gt_hostp_json(js, "host_pressure", &h);
         gj_end(js, '}');

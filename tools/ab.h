@@ -22,6 +22,10 @@
  *     1 MiB per process).
  *  N4 shares of the method mix: within noise when they move by 5 points or
  *     less.
+ *  N5 the SLO (collective sections, format 1.6): per function p50/p95/p99 by
+ *     N1; algbw within max(5 %, the p50 interval's relative half-width);
+ *     init (net init -> profiler init) by N2's 40 %.  Improved: some figure
+ *     better beyond noise, none worse; regressed: any worse.
  * Conclusion (first match): A and B not comparable (the confounder guard of
  * cmd_diff.c found differences) -> no conclusion; nothing beyond noise ->
  * "no difference (within noise)"; else "mechanism changed|unchanged, host

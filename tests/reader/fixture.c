@@ -276,22 +276,24 @@ static void fill_coll(unsigned char *stp, unsigned char *cp, const struct fx_opt
     x->count = 100;
     x->bytes = 100ull << 20;
     x->algo_proto[GTR_ALGO_RING][GTR_PROTO_LL128] = 100;
-    hist_put(&x->hist, 1000000, 90);
-    hist_put(&x->hist, 1200000, 9);
-    hist_put(&x->hist, 5000000, 1);
+    /* durations scale with --latency (lat_pct, 100: as written) */
+    const uint64_t L = (uint64_t)(o->lat_pct ? o->lat_pct : 100);
+    hist_put(&x->hist, 1000000 * L / 100, 90);
+    hist_put(&x->hist, 1200000 * L / 100, 9);
+    hist_put(&x->hist, 5000000 * L / 100, 1);
     /* AllReduce 64 MiB: 20 at 40 ms; 15 RING_SIMPLE, 5 TREE_SIMPLE; 2 not timed */
     x = coll_cell(c, 1, GTR_COLL_FUNC_ALLREDUCE, 26);
     x->count = 22;
     x->bytes = 22ull << 26;
     x->algo_proto[GTR_ALGO_RING][GTR_PROTO_SIMPLE] = 17;
     x->algo_proto[GTR_ALGO_TREE][GTR_PROTO_SIMPLE] = 5;
-    hist_put(&x->hist, 40000000, 20);
+    hist_put(&x->hist, 40000000 * L / 100, 20);
     /* AllGather 8 MiB: 10 at 6 ms */
     x = coll_cell(c, 2, GTR_COLL_FUNC_ALLGATHER, 23);
     x->count = 10;
     x->bytes = 10ull << 23;
     x->algo_proto[GTR_ALGO_RING][GTR_PROTO_SIMPLE] = 10;
-    hist_put(&x->hist, 6000000, 10);
+    hist_put(&x->hist, 6000000 * L / 100, 10);
     c->busy_ns = 100 * 1000000 + 9 * 200000 + 4000000 + 20 * 40000000ull + 10 * 6000000ull;
     c->last_end_ns = c->finalize_ns - 1000000;
     memcpy(cp, c, sizeof(*c));

@@ -107,4 +107,22 @@ if command -v promtool >/dev/null; then
     promtool check metrics <"$T/s1.prom" >"$T/promtool.txt" 2>&1 &&
         pass "export: promtool check metrics is clean" || fail "promtool: $(cat "$T/promtool.txt")"
 fi
+
+# the application SLO from NCCL's profiler sections (format 1.6): the
+# fixture's collectives, B's durations halved (--latency 50)
+for k in c1 c2 c3; do mkdir -p "$T/$k"; done
+$FX dmabuf "$T/c1/gdrtrace.j.node-a.1.rec" --pid 1 --coll data
+$FX dmabuf "$T/c2/gdrtrace.j.node-a.2.rec" --pid 2 --coll data
+$FX dmabuf "$T/c3/gdrtrace.j.node-a.3.rec" --pid 3 --coll data --latency 50
+"$G" diff "$T/c1" "$T/c2" >"$T/slo-same.txt" 2>&1
+grep -Eq '^   AllReduce p95 +40.00ms +40.00ms' "$T/slo-same.txt" &&
+    grep -qx 'conclusion: no difference (within noise)' "$T/slo-same.txt" &&
+    pass "diff: the SLO group from the profiler sections; identical: no difference" ||
+    fail "diff c1 c2: $(sed -n '/three groups/,$p' "$T/slo-same.txt" | head -12)"
+"$G" diff "$T/c1" "$T/c3" >"$T/slo-faster.txt" 2>&1
+grep -Eq '^   AllReduce p50 +1.00ms +500.0us +-50.0 % +beyond noise$' "$T/slo-faster.txt" &&
+    grep -Eq '^   AllReduce algbw \(GB/s\) .* beyond noise$' "$T/slo-faster.txt" &&
+    grep -q '^conclusion: .*application SLO improved: faster' "$T/slo-faster.txt" &&
+    pass "diff: SLO halved -> 'application SLO improved: faster'" ||
+    fail "diff c1 c3: $(sed -n '/three groups/,$p' "$T/slo-faster.txt" | head -14)"
 finish "host pressure: recorded, summarised and judged side by side"
