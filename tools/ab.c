@@ -242,7 +242,8 @@ static void slo_of(const struct gt_job *j, uint64_t comm_id, struct slo *s)
 
 static double slo_gbs(const struct slo_fn *f)
 {
-    return f->timed_ns > 0 ? f->timed_bytes / f->timed_ns : NAN; /* B/ns = GB/s */
+    /* NaN: nothing timed, or no size known (P2p without a datatype) */
+    return f->timed_ns > 0 && f->timed_bytes > 0 ? f->timed_bytes / f->timed_ns : NAN; /* GB/s */
 }
 
 /* relative half-width of the quantile interval of h at q (N1), for the
@@ -324,8 +325,8 @@ static void slo_group(struct gt_ab *ab, const struct gt_job *ja, const struct gt
         struct gt_ab_row *r = add(ab, GT_AB_SLO, name, ga, gb);
         if (!r)
             break;
-        setf(r->a, sizeof(r->a), isnan(ga) ? "-" : "%.3f", ga);
-        setf(r->b, sizeof(r->b), isnan(gb) ? "-" : "%.3f", gb);
+        setf(r->a, sizeof(r->a), isnan(ga) ? "-" : "%.3g", ga);
+        setf(r->b, sizeof(r->b), isnan(gb) ? "-" : "%.3g", gb);
         rel_text(r, r->delta, sizeof(r->delta));
         /* throughput comes from the same durations: its band is the median's */
         double band = maxd(0.05, maxd(a->present ? q_rel_width(&a->h, 0.5) : 0,
@@ -674,7 +675,7 @@ static void slo_text(FILE *f, const struct gt_job *j, uint64_t comm_id, const ch
                 gt_fmt_ns(gt_hist_quantile(&q->h, 0.99), p99, 24));
         double g = slo_gbs(q);
         if (!isnan(g))
-            fprintf(f, "  algbw %.3f GB/s", g);
+            fprintf(f, "  algbw %.3g GB/s", g);
         fputc('\n', f);
     }
     free(s);
