@@ -262,7 +262,8 @@ int gt_coll_fold(struct gt_coll_model **mp, const struct gt_recfile *r)
         if (c->first_ns > 0 && c->first_ns >= c->init_ns &&
             c->first_ns - c->init_ns > x->first_max_ns)
             x->first_max_ns = c->first_ns - c->init_ns;
-        for (uint32_t s = 0; c->has_comm_id == 1 && s < r->ncomm; s++) {
+        /* comms[] holds only the slots in use (nheld of ncomm). */
+        for (uint32_t s = 0; c->has_comm_id == 1 && s < r->nheld; s++) {
             const struct gtr_comm *nc = &r->comms[s];
             if (nc->state != GTR_COMM_FREE && nc->has_comm_id == 1 && nc->comm_id == c->comm_id &&
                 c->init_ns >= nc->init_ns && c->init_ns - nc->init_ns > x->netinit_max_ns) {
