@@ -85,7 +85,7 @@ TOOL := $(BUILD)/gdrtrace
 # Object of each source, for module.mk fragments with rules of their own.
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
-include $(sort $(wildcard */module.mk */*/module.mk))
+include $(sort $(filter-out build/% shared/%,$(wildcard */module.mk */*/module.mk */*/*/module.mk)))
 # Fragments may define rules of their own; `make` alone still means `all`.
 .DEFAULT_GOAL := all
 

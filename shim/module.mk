@@ -4,7 +4,7 @@ SHIM_SRCS := shim/shim.c shim/recorder.c shim/rec_host.c shim/sigbus.c shim/ring
              shim/coll.c
 PLUGIN_SRCS += $(SHIM_SRCS)
 # Everything a shim test links: the shim and what it uses from common/.
-# Recorders are checked with the reader's validator (common/recfile.c).
+# Recorders are checked with the reader's validator (tools/lib/recfile.c).
 SHIM_TEST_SRCS := $(SHIM_SRCS) $(FINGERPRINT_SRCS) $(RECFILE_SRCS) $(BASE_SRCS)
 
 TESTS += test_rec_fingerprint

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/doctor/doctor.h"
-#include "tools/doctor/json.h"
+#include "tools/cmd/doctor/doctor.h"
+#include "tools/cmd/doctor/doctor_json.h"
 
 static const char valid_doc[] =
     "{\"kind\": \"gdrtrace-doctor\", \"format\": 1, \"fingerprint\": {\"kernel_release\": "

@@ -3,7 +3,7 @@
 # judgement with fake CUDA/verbs tables installed through plugin/dl's seam (C).
 TEST_SCRIPTS += tests/doctor/doctor-cli.sh
 
-# recursive (=): DOCTOR_SRCS is set by tools/doctor/module.mk, included after this file
+# recursive (=): DOCTOR_SRCS is set by tools/cmd/doctor/module.mk, included after this file
 TESTS += test_doctor
 test_doctor_SRCS = tests/doctor/test_doctor.c $(DOCTOR_SRCS) common/dl/gt_ibv.c \
                    common/dl/gt_cuda.c $(FINGERPRINT_SRCS) $(BASE_SRCS)
@@ -12,8 +12,8 @@ test_doctor_LIBS := -ldl -lpthread
 # The --compare reader on hostile documents: the fuzz target replays its
 # checked-in corpus in every build; run-fuzz-doctor.sh fuzzes it with clang.
 TESTS += fuzz_doctor_replay
-fuzz_doctor_replay_SRCS = tests/doctor/fuzz_doctor_replay.c tools/doctor/json.c \
-                          tools/doctor/compare.c tools/doctor/inventory.c $(FINGERPRINT_SRCS)
+fuzz_doctor_replay_SRCS = tests/doctor/fuzz_doctor_replay.c tools/cmd/doctor/doctor_json.c \
+                          tools/cmd/doctor/compare.c tools/cmd/doctor/inventory.c $(FINGERPRINT_SRCS)
 fuzz_doctor_replay_LIBS := -ldl
 TEST_SCRIPTS += tests/doctor/run-fuzz-doctor.sh
 

@@ -9,7 +9,7 @@
 # clang or its libFuzzer runtime.
 . "$(dirname "$0")/../fuzz/lib.sh"
 out=$BUILD/fuzz-doctor
-fuzz_build "$out" fuzz_doctor_json -ldl tests/doctor/fuzz_doctor_json.c tools/doctor/json.c \
-    tools/doctor/compare.c tools/doctor/inventory.c common/fingerprint.c
+fuzz_build "$out" fuzz_doctor_json -ldl tests/doctor/fuzz_doctor_json.c tools/cmd/doctor/doctor_json.c \
+    tools/cmd/doctor/compare.c tools/cmd/doctor/inventory.c common/fingerprint.c
 fuzz_run "$out" fuzz_doctor_json "${GDRTRACE_DOCTOR_FUZZ_SECONDS:-10}" "doctor's --compare reader" \
     tests/doctor/fuzz-corpus -rss_limit_mb=1024 -max_len=65536

@@ -21,8 +21,8 @@
 
 #include "common/dl/gt_cuda.h"
 #include "common/dl/gt_ibv.h"
-#include "tools/doctor/doctor.h"
-#include "tools/doctor/json.h"
+#include "tools/cmd/doctor/doctor.h"
+#include "tools/cmd/doctor/doctor_json.h"
 
 static int failures;
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_nccllog.c — property: for ANY bytes read as NCCL's log, in any split
- * into reads, the log reader (tools/nccllog.c) keeps at most its caps of
+ * into reads, the log reader (tools/lib/nccllog.c) keeps at most its caps of
  * records, every string it keeps is NUL-terminated within its field, its
  * counts are the same however the stream was split (lines, NCCL lines,
- * facts used, channel lines, records), and the join (tools/nccljoin.c) with
+ * facts used, channel lines, records), and the join (tools/lib/nccljoin.c) with
  * an empty job, every printer of it and diff's GPU Direct text run without
  * reading out of bounds,
  * crashing or leaking.  Built as a libFuzzer target by run-fuzz.sh and
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/nccljoin.h"
+#include "tools/lib/nccljoin.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 const char gt_fuzz_corpus[] = "tests/fuzz/nccllog-corpus",

@@ -7,7 +7,7 @@
  * them whole)
  * either refuses with a message or yields recorders that the
  * verdict, the text report, the JSON report, report's HTML page
- * (tools/html.c) and watch's frames (tools/watch_frame.c) process without reading out
+ * (tools/render/html.c) and watch's frames (tools/render/watch_frame.c) process without reading out
  * of bounds, crashing or leaking.  Built as a libFuzzer target by
  * run-fuzz.sh (clang, -fsanitize=fuzzer,address,undefined) and linked with
  * replay.c into `fuzz_replay`, which runs the checked-in corpus as an
@@ -20,14 +20,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "tools/archive.h"
-#include "tools/html.h"
-#include "tools/inputs.h"
-#include "tools/kcorr.h"
-#include "tools/model.h"
-#include "common/recfile.h"
-#include "tools/report.h"
-#include "tools/watch_frame.h"
+#include "tools/lib/archive.h"
+#include "tools/render/html.h"
+#include "tools/lib/inputs.h"
+#include "tools/lib/kcorr.h"
+#include "tools/lib/model.h"
+#include "tools/lib/recfile.h"
+#include "tools/render/summary.h"
+#include "tools/render/watch_frame.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 const char gt_fuzz_corpus[] = "tests/fuzz/corpus", gt_fuzz_what[] = "the reader";

@@ -23,7 +23,7 @@ fuzz_sock_replay_SRCS := tests/fuzz/replay.c tests/fuzz/fuzz_sock.c $(SOCK_SRCS)
                          $(BASE_SRCS)
 fuzz_sock_replay_LIBS := -lpthread
 
-# NCCL log reader fuzzing (owner: reader, --nccl-log): tools/nccllog.c and its
+# NCCL log reader fuzzing (owner: reader, --nccl-log): tools/lib/nccllog.c and its
 # join.  fuzz_nccllog_replay replays tests/fuzz/nccllog-corpus in every build;
 # run-fuzz.sh fuzzes it too.
 TESTS += fuzz_nccllog_replay

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "common/hist.h"
-#include "common/recfile.h"
+#include "tools/lib/recfile.h"
 
 static const char *const funcs[GTR_COLL_FUNC_COUNT] = {
     "AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce",   "AlltoAll",

@@ -214,7 +214,7 @@ def step(a):
                       "expect-allow.txt").returncode
             j.ok(e1 == 21 and e2 == 0,
                  f"verdict --expect dmabuf exits {e1} (21: emulated), with --allow-emulated {e2}")
-            # the count is the recorder's traffic.flushes (tools/report.c); NCCL 2.28 calls
+            # the count is the recorder's traffic.flushes (tools/render/summary.c); NCCL 2.28 calls
             # iflush when getProperties says forceFlush=1 (src/graph/paths.cc
             # ncclTopoNeedFlush), else not on sm90 and later outside C2C platforms
             fl = sum(c.get("traffic", {}).get("flushes", 0) for c in sm.get("communicators", []))

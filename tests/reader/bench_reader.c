@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "tests/reader/fixture.h"
-#include "tools/archive.h"
-#include "tools/model.h"
-#include "common/recfile.h"
+#include "tools/lib/archive.h"
+#include "tools/lib/model.h"
+#include "tools/lib/recfile.h"
 
 static double now(void)
 {

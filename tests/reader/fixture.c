@@ -70,7 +70,7 @@ size_t fx_off_ring(void)
 }
 
 /* The documented bucket formula, written again here on purpose: the reader's
- * copy (tools/hist.c) is checked against this one. */
+ * copy (tools/lib/hist.c) is checked against this one. */
 static unsigned bucket(uint64_t v)
 {
     if (v < 16)

@@ -20,10 +20,10 @@
 #include "tests/check.h"
 
 #include "tests/reader/fixture.h"
-#include "tools/hist.h"
-#include "tools/model.h"
+#include "tools/lib/hist.h"
+#include "tools/lib/model.h"
 #include "common/procid.h"
-#include "common/recfile.h"
+#include "tools/lib/recfile.h"
 
 static int failures; /* tests/check.h counts here */
 /* Issues 23 and 19.1: what became of a process, from its recorder alone. */
@@ -116,7 +116,7 @@ static void selftest_fates(void)
 static int64_t mono_now(void);
 
 /* Issue 17.9: liveness by the writer's pid namespace and process start
- * (format 1.4, common/liveness.c), each rule on a file this process writes,
+ * (format 1.4, tools/lib/liveness.c), each rule on a file this process writes,
  * with our own pid standing for "a process with that pid runs here". */
 static void selftest_liveness(void)
 {

@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "tests/reader/fixture.h"
-#include "tools/archive.h"
-#include "common/recfile.h"
+#include "tools/lib/archive.h"
+#include "tools/lib/recfile.h"
 
 static int failures;
 

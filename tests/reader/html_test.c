@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * html_test.c — `reader_html`: the page of `gdrtrace report` (tools/html.c)
+ * html_test.c — `reader_html`: the page of `gdrtrace report` (tools/render/html.c)
  * without a browser.  Checks that
  *  - gt_html_escape() makes markup, quotes, control characters, bytes that
  *    are not UTF-8 and bidirectional overrides inert, and cuts at a character
@@ -24,10 +24,10 @@
 
 #include "tests/check.h"
 
-#include "common/recfile.h"
+#include "tools/lib/recfile.h"
 #include "tests/reader/fixture.h"
-#include "tools/html.h"
-#include "tools/model.h"
+#include "tools/render/html.h"
+#include "tools/lib/model.h"
 
 static int failures; /* tests/check.h counts here */
 /* What gt_html_escape writes for s. */

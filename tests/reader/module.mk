@@ -26,7 +26,7 @@ reader_bench_SRCS = tests/reader/bench_reader.c tests/reader/fixture.c $(READER_
 reader_bench_LIBS := -lzstd -lm
 TEST_SCRIPTS += tests/reader/test-harness.sh
 TEST_SCRIPTS += tests/reader/test-format-compat.sh
-# prune's race windows, forced by wrapping the system calls of tools/cmd_prune.c
+# prune's race windows, forced by wrapping the system calls of tools/cmd/cmd_prune.c
 TESTS += reader_prune
 reader_prune_SRCS = tests/reader/prune_race.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
 reader_prune_LIBS := -lzstd -lm
@@ -51,7 +51,7 @@ TEST_SCRIPTS += tests/reader/test-fold-mem.sh
 TEST_SCRIPTS += tests/reader/test-summary-scale.sh
 # verdict at a thousand ranks: alike lines collapse, differing ones in full, exit and JSON as before
 TEST_SCRIPTS += tests/reader/test-verdict-scale.sh
-# verdict's alike lines (tools/alike.c) on hand-made lines: host ranges, numbers, problems apart
+# verdict's alike lines (tools/lib/alike.c) on hand-made lines: host ranges, numbers, problems apart
 TESTS += test_alike
 test_alike_SRCS = tests/unit/test_alike.c $(READER_SRCS) $(BASE_SRCS)
 test_alike_LIBS := -lzstd -lm -lcmocka
@@ -65,10 +65,10 @@ TESTS += reader_watch
 reader_watch_SRCS = tests/reader/watch.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
 reader_watch_LIBS := -lzstd -lm
 TEST_SCRIPTS += tests/reader/test-watch.sh
-# NCCL's log (tools/nccllog.c): the fixtures of tests/reader/nccl-logs, launcher
+# NCCL's log (tools/lib/nccllog.c): the fixtures of tests/reader/nccl-logs, launcher
 # prefixes, any split of the stream, attribution, junk in bounded memory.
 TESTS += test_nccllog
-test_nccllog_SRCS := tests/unit/test_nccllog.c tools/nccllog.c
+test_nccllog_SRCS := tests/unit/test_nccllog.c tools/lib/nccllog.c
 test_nccllog_LIBS := -lcmocka
 # verdict/summary --nccl-log on harness recorders and on the fixtures
 TEST_SCRIPTS += tests/reader/test-nccl-log.sh

@@ -36,7 +36,7 @@ static int race_renameat2(int olddirfd, const char *oldpath, int newdirfd, const
 static int race_fcntl(int fd, int cmd, ...);
 #define renameat2 race_renameat2
 #define fcntl race_fcntl
-#include "tools/cmd_prune.c"
+#include "tools/cmd/cmd_prune.c"
 #undef renameat2
 #undef fcntl
 

@@ -60,12 +60,12 @@
 #include <zstd.h>
 
 #include "common/hist.h"
-#include "common/recfile.h"
+#include "tools/lib/recfile.h"
 #include "tests/reader/fixture.h"
-#include "tools/archive.h"
-#include "tools/inputs.h"
-#include "tools/model.h"
-#include "tools/report.h"
+#include "tools/lib/archive.h"
+#include "tools/lib/inputs.h"
+#include "tools/lib/model.h"
+#include "tools/render/summary.h"
 
 #define BLK 4096
 

@@ -102,7 +102,7 @@ GDRTRACE_DIR=$T/empty $G ls | grep -q 'crashed' && pass "ls: LIVE recorder with 
     fail "ls crashed: $(GDRTRACE_DIR=$T/empty $G ls)"
 rm -f "$T/empty/"*
 
-# ls: "live" needs proof that the process with the pid is the writer (common/liveness.c).
+# ls: "live" needs proof that the process with the pid is the writer (tools/lib/liveness.c).
 # The writer: a process that created the recorder after it started and holds it open.
 mkdir -p "$T/held"
 coproc HOLD { exec "$FX" dmabuf "$T/held/gdrtrace.j.h.held.rec" --host "$(hostname)" --hold; }
@@ -156,7 +156,7 @@ else
     echo "note: unshare --user --pid not permitted here, the real pid-namespace case not run"
 fi
 rm -f "$T/pidns/"*
-# Format 1.4 names the writer's pid namespace and process start (common/liveness.c):
+# Format 1.4 names the writer's pid namespace and process start (tools/lib/liveness.c):
 # another namespace whose pid number does not exist here is not "crashed" by that number;
 $FX dmabuf "$T/pidns/gdrtrace.j.h.o.rec" --pid 99999999 --state live --pidns 1:2
 out=$($G ls "$T/pidns")

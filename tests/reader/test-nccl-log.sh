@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# test-nccl-log.sh — `verdict|summary --nccl-log` (tools/nccllog.c, tools/nccljoin.c):
+# test-nccl-log.sh — `verdict|summary --nccl-log` (tools/lib/nccllog.c, tools/lib/nccljoin.c):
 #  * on NCCL's logs alone (tests/reader/nccl-logs): an internal transport is
 #    BYPASSED (16) quoting NCCL's channel line, no plugin found is BYPASSED
 #    quoting NCCL's NET/Plugin line, intra-node P2P is INTRA-NODE (15);
@@ -133,7 +133,7 @@ n=$(grep -o '"joined_by": *"elimination (init order)"' <<<"$js" | wc -l)
 [ "$n" = 2 ] && pass "real t-multi: both new_group splits (no commId in NCCL's lines) joined their recorder communicators" ||
     fail "t-multi splits joined: $n"
 
-# --- channel lines by connection order (tools/nccljoin.h, step 3b) ---------
+# --- channel lines by connection order (tools/lib/nccljoin.h, step 3b) ---------
 # t-multi: the splits' rings and the send/recv lines come after every Init
 # line; the recorders' connection runs give them to their communicators
 vrun out verdict --nccl-log "$L/real-2.28.9-t-multi" "$L/real-2.28.9-t-multi/recorders.zst"

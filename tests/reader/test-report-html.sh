@@ -85,7 +85,7 @@ $G report -o "$T/again.html" "$T/job" >/dev/null && cmp -s "$T/again.html" "$T/j
 $G summary --json "$T/job" >"$T/summary.json"
 $G verdict --json "$T/job" >"$T/verdict.json"
 
-# The HTML names nothing outside itself (invariant 2 of tools/html.h).
+# The HTML names nothing outside itself (invariant 2 of tools/render/html.h).
 for f in job ab; do
     bad=$(grep -oE 'https?:|//|url\([^#][^)]*\)' "$T/$f.html" | sort -u | head -5)
     [ -z "$bad" ] && pass "$f.html: no http:, https:, // or url( but to #fragments" ||

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * watch.c — `reader_watch`: the frames of `gdrtrace watch` (tools/watch_frame.c)
+ * watch.c — `reader_watch`: the frames of `gdrtrace watch` (tools/render/watch_frame.c)
  * built from fixture recorders with known counters, sampled at times the
  * test chooses, so every rate has one right value:
  *  * the first frame knows no rate; the second gives (counter delta) / dt
@@ -24,10 +24,10 @@
 
 #include "tests/check.h"
 
-#include "common/recfile.h"
+#include "tools/lib/recfile.h"
 #include "tests/reader/fixture.h"
-#include "tools/model.h"
-#include "tools/watch_frame.h"
+#include "tools/lib/model.h"
+#include "tools/render/watch_frame.h"
 
 static int failures; /* tests/check.h counts here */
 #define MAXREC 64

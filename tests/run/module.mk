@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-# tests/run: `gdrtrace run` (tools/cmd_run.c) around the NCCL-like harness,
-# and its refusal of a network filesystem (tools/netfs.c).
+# tests/run: `gdrtrace run` (tools/cmd/cmd_run.c) around the NCCL-like harness,
+# and its refusal of a network filesystem (tools/lib/netfs.c).
 TEST_SCRIPTS += tests/run/test-run.sh
 # the job's NCCL_NET_PLUGIN, another user's --dir link, writers still running
 TEST_SCRIPTS += tests/run/test-run-trust.sh
@@ -9,7 +9,7 @@ TEST_SCRIPTS += tests/run/test-run-launcher.sh
 # what run leaves in GDRTRACE_DIR (--keep, SIGKILL) found by ls, cleaned by prune
 TEST_SCRIPTS += tests/run/test-run-leftovers.sh
 TESTS += test_netfs
-test_netfs_SRCS := tests/run/test_netfs.c tools/netfs.c
+test_netfs_SRCS := tests/run/test_netfs.c tools/lib/netfs.c
 # NCCL_PROFILER_PLUGIN: set for an NCCL older than 2.28.3 only, the job's kept
 FAKE_NCCL := $(BUILD)/tests/fakenccl/libnccl.so.2
 $(FAKE_NCCL): $(call obj,tests/run/fake_nccl.c)

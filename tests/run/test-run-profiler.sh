@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # test-run-profiler.sh — `gdrtrace run` and NCCL_PROFILER_PLUGIN (invariant 7
-# of tools/cmd_run.c), with a stand-in libnccl.so.2 on the job's library
+# of tools/cmd/cmd_run.c), with a stand-in libnccl.so.2 on the job's library
 # path (tests/run/fake_nccl.c answers FAKE_NCCL_VERSION):
 #  * NCCL 2.27.3, nothing set: NCCL_PROFILER_PLUGIN=<the plugin> reaches the
 #    job, and one "gdrtrace run:" line says why;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_netfs.c — tools/netfs.c, the check that keeps `gdrtrace run` from
+ * test_netfs.c — tools/lib/netfs.c, the check that keeps `gdrtrace run` from
  * putting recorders (shared mappings) on a network filesystem: the network
  * filesystems a cluster mounts are named by their statfs f_type (also when
  * the word is sign-extended, as a 32-bit magic in a signed 64-bit f_type
@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tools/netfs.h"
+#include "tools/lib/netfs.h"
 
 static int fails;
 

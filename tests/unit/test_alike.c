@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_alike.c — verdict's alike lines (tools/alike.h) on hand-made lines:
+ * test_alike.c — verdict's alike lines (tools/lib/alike.h) on hand-made lines:
  * host ranges (zero-padded and natural numbering, suffixes, names without a
  * number, widths that do not join, words kept under GT_ALIKE_WORD, the cap
  * of GT_ALIKE_TERMS); the majority (ties to the better verdict); printing:
@@ -21,9 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/alike.h"
-#include "tools/model.h"
-#include "tools/report.h"
+#include "tools/lib/alike.h"
+#include "tools/lib/model.h"
+#include "tools/render/summary.h"
 
 static void hosts_of(char *buf, size_t n, const char *const *names, size_t k)
 {

@@ -31,7 +31,7 @@
 
 #include "common/nccl_cfg.h"
 #include "common/nccl_env.h"
-#include "common/recfile.h"
+#include "tools/lib/recfile.h"
 #include "shim/recorder.h"
 
 static char g_dir[64], g_conf[128], g_environ[128], g_etc[128];

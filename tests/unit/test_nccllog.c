@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_nccllog.c — the NCCL log reader (tools/nccllog.h) on the fixtures of
+ * test_nccllog.c — the NCCL log reader (tools/lib/nccllog.h) on the fixtures of
  * tests/reader/nccl-logs/ (synthetic-* ones written from NCCL's formats, real
  * captures where present).  Checks: each fixture's facts (plugin state and
  * its quote, NCCL version, commIds, ranks, nNodes, the network assigned,
@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/nccllog.h"
+#include "tools/lib/nccllog.h"
 
 #define FIX "tests/reader/nccl-logs/"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_rec_format.c — the recorder file as written by shim/recorder.c and
- * read back by the reader's validator (common/recfile.c).  Checks: a round trip (header,
+ * read back by the reader's validator (tools/lib/recfile.c).  Checks: a round trip (header,
  * sections, identity with launcher hints and policy, the clock calibration
  * converting ticks to CLOCK_MONOTONIC, devices, comm slots, ring events)
  * through the file on disk; the name gdrtrace.<job>.<host>.<pid>.rec with
@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "shim/clock.h"
-#include "common/recfile.h"
+#include "tools/lib/recfile.h"
 #include "shim/recorder.h"
 
 static char g_dir[PATH_MAX];

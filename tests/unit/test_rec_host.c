@@ -43,7 +43,7 @@
 
 #include "tests/check.h"
 
-#include "common/recfile.h"
+#include "tools/lib/recfile.h"
 #include "shim/rec_host.h"
 #include "shim/recorder.h"
 

@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/recfile.h"
+#include "tools/lib/recfile.h"
 #include "shim/recorder.h"
 
 #define CAP 64

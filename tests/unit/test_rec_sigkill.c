@@ -27,7 +27,7 @@
 #include "tests/check.h"
 
 #include "common/hist.h"
-#include "common/recfile.h"
+#include "tools/lib/recfile.h"
 #include "shim/recorder.h"
 
 #define THREADS 2

@@ -33,7 +33,7 @@
 
 #include "common/callout.h"
 #include "common/hist.h"
-#include "common/recfile.h"
+#include "tools/lib/recfile.h"
 #include "shim/shim.h"
 #include "shim/shim_internal.h"
 

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * inputs.h — turns command-line paths into parsed recorders: recorder files,
+ * dump archives (every member), and folders of either.  No path given means
+ * every recorder in GDRTRACE_DIR (default /dev/shm).  Each unreadable input
+ * is reported on stderr as "gdrtrace: PROBLEM" and counted in nbad; the
+ * others are still read.  Single-threaded.
+ */
+#ifndef GDRTRACE_TOOLS_INPUTS_H
+#define GDRTRACE_TOOLS_INPUTS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "tools/lib/recfile.h"
+
+struct gt_job;
+
+struct gt_inputs {
+    struct gt_recfile *recs;
+    size_t n, cap;
+    int nbad;        /* inputs that could not be read */
+    int quiet;       /* 1: do not print problems (watch) */
+    int quiet_empty; /* 1: no gt_inputs_explain() note (export --quiet: an idle node) */
+    const char *job; /* non-NULL: keep only recorders of this job (--job) */
+    int live_only;   /* 1: keep only recorders judged live (watch without --all) */
+    /* Fold mode (memory bounded by the digests, not the recorders): set to
+     * a gt_job_begin()'d job; each recorder is folded into it as it is read
+     * and reduced to its digest (gt_recfile_release), and recs stay unsorted
+     * until gt_job_finish().  For consumers of the merged view only
+     * (communicator sums and verdicts, nodes), never of recs[].comms. */
+    struct gt_job *fold;
+    int fold_failed; /* out of memory while folding */
+    int phase;       /* gt_inputs_load in fold mode: 1 recorder files, 2 archives; 0 both */
+    /* Release mode (no fold): each kept recorder is reduced as in fold mode
+     * (gt_recfile_reduce) once each has seen it, for commands that list or
+     * compare identities only (ls, diff).  keep_settings: the reduced
+     * recorder keeps every setting in use (diff), not only a verdict's. */
+    int release, keep_settings;
+    /* keep_fates: fates[i] is recs[i]'s gt_recfile_fate() (computed before
+     * the events are released), NULL when GT_FATE_NONE; it follows recs[i]
+     * through the sort. */
+    int keep_fates;
+    struct gt_fate **fates;
+    size_t fates_cap;
+    /* Called for each recorder kept, with its index, while recs[i] is still
+     * whole (before fold or release mode reduces it); in fold mode i is the
+     * index gt_job_finish()'s rec_pos maps to report order. */
+    void (*each)(struct gt_inputs *in, size_t i, void *arg);
+    void *each_arg;
+    /* What was looked at, for gt_inputs_explain() when nothing was kept. */
+    const char *dirs[4];    /* the first folders read (argv or gt_default_dir: not owned) */
+    int ndirs, nfiles;      /* folders opened, files read */
+    int skip_job;           /* recorders of another job than --job */
+    int skip_dead;          /* recorders not live, left out by live_only */
+    char other_job[128];    /* one of them ("" = no job id) */
+    int skip_name;          /* folder entries not named gdrtrace.*.rec or *.zst */
+    char skip_name_eg[256]; /* NAME_MAX + 1 */
+    int skip_run;           /* folders gdrtrace run left (gdrtrace-run.*: not files) */
+    char skip_run_eg[256];
+    int skip_ours; /* of those, files holding a recorder or zstd frame */
+    char skip_ours_eg[256];
+    int dups; /* the same process seen twice (live and archived): counted once */
+    /* Owners (a job's recorders have one; docs/reader.md "Owners"): a
+     * recorder file's owner is its uid, an archive member's the archive's.
+     * all_owners: keep every owner (ls lists them).  Else a recorder is kept
+     * when its owner is the caller's uid or in accept[] (--accept-owner);
+     * without accept[], root keeps for each job the owner read first and
+     * leaves out the others with an error (owner_conflict: exit 2), another
+     * caller leaves out every other owner's.  What was left out is named on
+     * stderr by gt_inputs_load. */
+    int all_owners;
+    long accept[8];
+    int naccept;
+    int owner_conflict;
+    struct gt_owner_skip {
+        long uid;
+        int n;
+        char job[128];
+        char eg[1024]; /* a recorder's source */
+        long kept;     /* root: the job's owner kept instead (-1: by rule) */
+    } skip_owner[8];
+    int nskip_owner, skip_owner_more;
+    struct gt_job_owner {
+        char job[128];
+        long uid;
+    } * job_owner;
+    size_t njob_owner;
+    /* open-addressing set of recs[] indices + 1 by process identity */
+    size_t *seen, seen_cap;
+};
+
+/* --accept-owner USER|UID: adds it to in->accept.  0, or -1 with a message
+ * on stderr (an unknown user, too many). */
+int gt_inputs_accept_owner(struct gt_inputs *in, const char *arg, const char *cmd);
+/* Copies --accept-owner's owners gathered in from (by the option parser)
+ * into in. */
+void gt_inputs_take_owners(struct gt_inputs *in, const struct gt_inputs *from);
+/* Whether recorder r (r->owner set) may be counted, by the owner rule
+ * above; one left out is tallied for gt_inputs_explain_owners(), which names
+ * them on stderr and counts a root's conflict in nbad (gt_inputs_load calls
+ * both; dump, which reads files itself, calls them too). */
+int gt_inputs_owner_ok(struct gt_inputs *in, const struct gt_recfile *r);
+void gt_inputs_explain_owners(struct gt_inputs *in);
+/* The usage line of --accept-owner, for each command that reads recorders. */
+#define GT_ACCEPT_OWNER_USAGE                                                                      \
+    "  --accept-owner USER|UID  count recorders owned by USER too (repeatable); by\n"              \
+    "              default only your own count, and as root each job's first owner\n"
+/* The user name of uid, or its number, or "-" when unknown, into buf. */
+const char *gt_owner_short(long uid, char *buf, size_t n);
+/* "name (uid N)" of uid into buf (the name when the system knows it). */
+const char *gt_owner_name(long uid, char *buf, size_t n);
+
+/* Directory used when no path is given. */
+const char *gt_default_dir(void);
+
+/* Adds one path (file, archive or folder). Returns 0, or -1 if it was unreadable. */
+int gt_inputs_add(struct gt_inputs *in, const char *path);
+
+struct gt_archive_member;
+/*! gt_inputs_parse_member() : an archive member into r, the way every command
+ *  reads one: a member held as a sparse image (tools/lib/archive.h) is adopted
+ *  with its events and its holes are never read; one held by its first
+ *  bytes only is parsed (and refused) from them.  0, or -1 with err. */
+int gt_inputs_parse_member(struct gt_archive_member *m, const char *src, struct gt_recfile *r,
+                           char *err, size_t errlen);
+/* Adds paths[0..n); when n == 0, the default directory.  Returns the
+ * number of unreadable inputs. */
+int gt_inputs_load(struct gt_inputs *in, char **paths, int n);
+/* Sorts recorders by job, host, rank, pid so every output is stable. */
+void gt_inputs_sort(struct gt_inputs *in);
+void gt_inputs_free(struct gt_inputs *in);
+/* When no recorder was kept and not quiet: says on f where it looked, the
+ * --job filter, what it skipped and why, and the likely causes in order. */
+/* When nothing was read for a known reason (an input that could not be
+ * read, a --job that matched none of the recorders there): that reason as
+ * one sentence in buf, 1; else 0 (the usual causes are only likely). */
+int gt_inputs_empty_cause(const struct gt_inputs *in, char *buf, size_t n);
+/* When a folder read held folders `gdrtrace run` left (gdrtrace-run.*):
+ * one line on f naming them and what to do; nothing otherwise. */
+void gt_inputs_note_run_dirs(const struct gt_inputs *in, FILE *f);
+void gt_inputs_explain(const struct gt_inputs *in, FILE *f);
+/* --job value that selects recorders written without a job id (what `ls`
+ * prints for them). */
+#define GT_JOB_NONE "-"
+
+/* Maximum decompressed archive size: GDRTRACE_ARCHIVE_MAX bytes, 1 .. 16 GiB
+ * (the largest recorder file the reader reads), default 4 GiB; any other
+ * value (0, -1, "4G", garbage) is one WARN and the default. */
+#define GT_ARCHIVE_MAX_DEFAULT (4L << 30)
+#define GT_ARCHIVE_MAX_LIMIT (16L << 30)
+size_t gt_archive_max(void);
+
+#endif

@@ -1,0 +1,1237 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * nccljoin.c — see nccljoin.h (the join's steps 1-7 are kept here).
+ * Linear in the log's records and the job's communicators up to sorting:
+ * lookups are sorted arrays and binary searches, never pairwise scans.
+ */
+#include "tools/lib/nccljoin.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "tools/render/esc.h"
+#include "tools/render/summary.h"
+
+const char *gt_nj_kind_name(int kind)
+{
+    static const char *const n[] = {"through-gdrtrace", "bypassed", "intra-node", "unknown"};
+    return kind >= 0 && kind <= GT_NJ_UNKNOWN ? n[kind] : "?";
+}
+
+const char *gt_nj_label(const struct gt_nj_comm *c)
+{
+    return c->intra ? "INTRA-NODE" : gt_verdict_label(c->code, c->emulated);
+}
+
+int gt_nccl_log_load(struct gt_nlog *l, char *const *paths, int n)
+{
+    int bad = 0;
+    for (int i = 0; i < n; i++) {
+        const char *what;
+        int e = gt_nlog_add_path(l, paths[i], &what);
+        if (e) {
+            fprintf(stderr, "gdrtrace: %s: cannot read NCCL log: %s\n", gt_esc(what),
+                    e == GT_NLOG_NOT_REGULAR
+                        ? "not a regular file (a FIFO, a device or a socket): refused"
+                        : strerror(e));
+            bad++;
+        }
+    }
+    return bad;
+}
+
+/* ---- step 1: the communicator key of each record ----------------------- */
+
+struct rkey {
+    uint64_t key;
+    uint8_t is_id;   /* key is NCCL's commId */
+    uint8_t by_elim; /* … found by elimination (step 2) */
+    size_t idx;      /* the record */
+};
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdULL;
+}
+
+static void record_keys(const struct gt_nlog *l, struct rkey *k)
+{
+    for (size_t i = 0; i < l->ncomm; i++) {
+        const struct gt_nlog_comm *c = &l->comms[i];
+        k[i].idx = i;
+        k[i].by_elim = 0;
+        if (c->has_id) {
+            k[i].key = c->comm_id;
+            k[i].is_id = 1;
+        } else if (c->is_split && c->parent >= 0 && (size_t)c->parent < i) {
+            /* the child's commId derives from (parent's, splitCount, color) */
+            const struct rkey *p = &k[c->parent];
+            k[i].key = mix(mix(mix(p->key, p->is_id), (uint64_t)(uint32_t)c->split_count),
+                           (uint64_t)(uint32_t)c->color);
+            k[i].is_id = 0;
+        } else { /* nothing to group it by: a communicator of its own */
+            k[i].key = mix(mix(0x6e636c6fULL, i), c->ptr);
+            k[i].is_id = 0;
+        }
+    }
+}
+
+/* ---- recorders by process --------------------------------------------- */
+
+struct rproc {
+    const char *host;
+    size_t hl;
+    int pid;
+    size_t rec;
+};
+
+static int rproc_cmp(const void *a, const void *b)
+{
+    const struct rproc *x = a, *y = b;
+    size_t n = x->hl < y->hl ? x->hl : y->hl;
+    int c = strncmp(x->host, y->host, n);
+    if (c)
+        return c;
+    if (x->hl != y->hl)
+        return x->hl < y->hl ? -1 : 1;
+    return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* The first index of (host, pid) in the sorted array, or n. */
+static size_t rproc_find(const struct rproc *rp, size_t n, const char *host, int pid)
+{
+    struct rproc key = {host, strcspn(host, "."), pid, 0};
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (rproc_cmp(&rp[mid], &key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && !rproc_cmp(&rp[lo], &key) ? lo : n;
+}
+
+struct idref {
+    uint64_t id;
+    size_t i;
+};
+
+static int idref_cmp(const void *a, const void *b)
+{
+    const struct idref *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+static long idref_find(const struct idref *v, size_t n, uint64_t id)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (v[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && v[lo].id == id ? (long)lo : -1;
+}
+
+struct grp {
+    size_t at, n, first; /* its records s[at, at+n), the first in log order */
+};
+
+struct ctx {
+    const struct gt_nlog *l;
+    const struct gt_job *j;
+    struct rproc *rp; /* recorders by (short host, pid) */
+    size_t nrp;
+    struct idref *cid; /* the job's communicators by commId */
+    size_t ncid;
+    long *proc_comm;    /* per recorder: its ABI <= v10 process communicator, -1 */
+    size_t *rank_start; /* per recorder: its first entry in j->ranks; [nrec] = nranks */
+    struct rextra *ex;  /* per log record: step 3b's additions */
+};
+
+/* What step 3b adds to a log record. */
+struct rextra {
+    uint32_t ch[GT_NLOG_CH_COUNT]; /* lines attributed by order */
+    uint32_t gdrdma;
+    uint32_t amb_resolved; /* of its ambiguous lines, those now given to one record */
+};
+
+/* ---- step 2: splits by elimination ------------------------------------ */
+
+struct prop {
+    uint64_t key, id;
+    int how; /* 1: the only one left, 2: by init order */
+};
+
+static int prop_cmp(const void *a, const void *b)
+{
+    const struct prop *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+static int prop_id_cmp(const void *a, const void *b)
+{
+    const struct prop *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return (x->key > y->key) - (x->key < y->key);
+}
+
+/* In each process: its splits the log gives no commId (U, in init order) and
+ * the commIds its recorder holds that its log does not name (M, in slot
+ * order: the writer takes a slot per init, in call order).  |U| == |M| == 1:
+ * they are the same communicator; |U| == |M| > 1: the i-th of each, by init
+ * order.  A proposal is kept only when every process agrees: a key given two
+ * commIds, or a commId given to two keys, is dropped. */
+static int eliminate(const struct ctx *x, struct rkey *k)
+{
+    const struct gt_nlog *l = x->l;
+    const struct gt_job *j = x->j;
+    size_t cap = 64, np = 0;
+    struct prop *pr = malloc(cap * sizeof(*pr));
+    uint64_t *u = malloc(GT_NLOG_MAX_PROC_COMMS * sizeof(*u));
+    size_t mcap = 64;
+    uint64_t *mi = malloc(mcap * sizeof(*mi));
+    int rc = -1;
+    if (!pr || !u || !mi)
+        goto out;
+    for (size_t pi = 0; pi < l->nproc; pi++) {
+        const struct gt_nlog_proc *p = &l->procs[pi];
+        size_t nu = 0, nm = 0;
+        /* the chain runs newest first: collect, then reverse */
+        for (int32_t i = p->first_comm; i >= 0 && nu < GT_NLOG_MAX_PROC_COMMS; i = l->comms[i].prev)
+            if (!k[i].is_id && l->comms[i].is_split)
+                u[nu++] = k[i].key;
+        for (size_t a = 0; a < nu / 2; a++) {
+            uint64_t t = u[a];
+            u[a] = u[nu - 1 - a];
+            u[nu - 1 - a] = t;
+        }
+        size_t w = 0; /* distinct, first sight kept */
+        for (size_t a = 0; a < nu; a++) {
+            size_t b = 0;
+            while (b < w && u[b] != u[a])
+                b++;
+            if (b == w)
+                u[w++] = u[a];
+        }
+        nu = w;
+        if (!nu)
+            continue;
+        size_t r0 = rproc_find(x->rp, x->nrp, p->host, p->pid);
+        for (size_t r = r0; r < x->nrp && !rproc_cmp(&x->rp[r], &x->rp[r0]); r++) {
+            size_t ri = x->rp[r].rec;
+            for (size_t q = x->rank_start[ri]; q < x->rank_start[ri + 1]; q++) {
+                const struct gt_rank_comm *rc2 = &j->ranks[q];
+                if (rc2->has_comm_id != 1)
+                    continue;
+                int named = 0;
+                for (int32_t i = p->first_comm; i >= 0 && !named; i = l->comms[i].prev)
+                    named = k[i].is_id && k[i].key == rc2->comm_id;
+                for (size_t b = 0; b < nm && !named; b++)
+                    named = mi[b] == rc2->comm_id;
+                if (named)
+                    continue;
+                if (nm == mcap) {
+                    uint64_t *t = realloc(mi, (mcap *= 2) * sizeof(*mi));
+                    if (!t)
+                        goto out;
+                    mi = t;
+                }
+                mi[nm++] = rc2->comm_id;
+            }
+        }
+        if (nm != nu)
+            continue;
+        for (size_t a = 0; a < nu; a++) {
+            if (np == cap) {
+                struct prop *t = realloc(pr, (cap *= 2) * sizeof(*pr));
+                if (!t)
+                    goto out;
+                pr = t;
+            }
+            pr[np++] = (struct prop){u[a], mi[a], nu == 1 ? 1 : 2};
+        }
+    }
+    /* drop every key or commId with two different partners */
+    qsort(pr, np, sizeof(*pr), prop_id_cmp);
+    for (size_t a = 0; a + 1 < np; a++)
+        if (pr[a].id == pr[a + 1].id && pr[a].key != pr[a + 1].key)
+            for (size_t b = a; b < np && pr[b].id == pr[a].id; b++)
+                pr[b].how = 0;
+    qsort(pr, np, sizeof(*pr), prop_cmp);
+    for (size_t a = 0; a + 1 < np; a++)
+        if (pr[a].key == pr[a + 1].key && pr[a].id != pr[a + 1].id)
+            for (size_t b = a; b < np && pr[b].key == pr[a].key; b++)
+                pr[b].how = 0;
+    for (size_t a = 0; a < np; a++) /* a key proposed and dropped elsewhere stays dropped */
+        for (size_t b = a + 1; b < np && pr[b].key == pr[a].key; b++)
+            if (!pr[b].how)
+                pr[a].how = 0;
+    for (size_t i = 0; i < l->ncomm; i++) {
+        if (k[i].is_id)
+            continue;
+        struct prop key = {k[i].key, 0, 0};
+        size_t lo = 0, hi = np;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (pr[mid].key < key.key)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < np && pr[lo].key == key.key && pr[lo].how) {
+            int how = pr[lo].how;
+            for (size_t b = lo; b < np && pr[b].key == key.key; b++)
+                if (pr[b].how > how)
+                    how = pr[b].how; /* any process that needed the order says so */
+            k[i].key = pr[lo].id;
+            k[i].is_id = 1;
+            k[i].by_elim = (uint8_t)how;
+        }
+    }
+    rc = 0;
+out:
+    free(pr);
+    free(u);
+    free(mi);
+    return rc;
+}
+
+/* ---- step 3b: channel lines by connection order -------------------------- */
+
+static uint32_t ours_lines(const uint32_t *ch)
+{
+    return ch[GT_NLOG_CH_NET_OURS] + ch[GT_NLOG_CH_COLLNET_OURS];
+}
+
+/* The record of process p whose key is commId id: -1 none, -2 several. */
+static int32_t record_of(const struct gt_nlog *l, const struct rkey *k,
+                         const struct gt_nlog_proc *p, uint64_t id)
+{
+    int32_t rec = -1;
+    for (int32_t i = p->first_comm; i >= 0; i = l->comms[i].prev)
+        if (k[i].is_id && k[i].key == id)
+            rec = rec == -1 ? i : -2;
+    return rec;
+}
+
+/* Why process pi's ambiguous NET/gdrtrace lines cannot be given by order
+ * (why set, -1), or the record of each of its gdrtrace phases in tgt[]
+ * (0).  tgt has GT_NLOG_MAX_PHASES entries.
+ *
+ * The recorder's runs are matched to the log's gdrtrace phases in order,
+ * each run taking the consecutive phases whose [receive] and [send] lines
+ * are as many as its listen and connect events (NCCL: one listen a
+ * [receive] line, one connect a [send] line; a communicator connected
+ * twice in a row, rings then trees, is one run and two phases).  The
+ * partition is unique (a phase has a line at least), and it must use
+ * every phase and every run. */
+static int order_plan(const struct ctx *x, const struct rkey *k, size_t pi, int32_t *tgt, char *why,
+                      size_t n)
+{
+    const struct gt_nlog *l = x->l;
+    const struct gt_job *j = x->j;
+    const struct gt_nlog_proc *p = &l->procs[pi];
+    if (p->phase_dropped) {
+        snprintf(why, n, "over %d connection phases", GT_NLOG_MAX_PHASES);
+        return -1;
+    }
+    size_t r0 = rproc_find(x->rp, x->nrp, p->host, p->pid), nr = 0;
+    for (size_t r = r0; r < x->nrp && !rproc_cmp(&x->rp[r], &x->rp[r0]); r++)
+        nr++;
+    if (nr != 1) {
+        snprintf(why, n, nr ? "%zu recorders of the process" : "no recorder of the process", nr);
+        return -1;
+    }
+    size_t ri = x->rp[r0].rec, d0 = x->rank_start[ri], d1 = x->rank_start[ri + 1];
+    uint32_t nruns = d0 < d1 ? j->ranks[d0].conn_nruns : 0;
+    for (size_t d = d0; d < d1; d++)
+        if (j->ranks[d].conn_lost) {
+            snprintf(why, n,
+                     "its recorder lost connection events (event ring overwritten, or "
+                     "GDRTRACE_EVENTS)");
+            return -1;
+        }
+    if (nruns > GT_CONN_RUNS_MAX) {
+        snprintf(why, n, "over %d connection runs in its recorder", GT_CONN_RUNS_MAX);
+        return -1;
+    }
+    int32_t ph[GT_NLOG_MAX_PHASES]; /* the gdrtrace phases, in order */
+    uint32_t m = 0;
+    for (int32_t h = p->phase_first; h >= 0; h = l->phases[h].next) {
+        const struct gt_nlog_phase *f = &l->phases[h];
+        if (!ours_lines(f->ch))
+            continue;
+        if (m && f->tid != l->phases[ph[0]].tid) {
+            snprintf(why, n, "NET/gdrtrace channel lines on several threads");
+            return -1;
+        }
+        if (f->ch[GT_NLOG_CH_NET_OTHER] + f->ch[GT_NLOG_CH_COLLNET_OTHER]) {
+            snprintf(why, n, "a connection phase mixes NET/gdrtrace and another network's lines");
+            return -1;
+        }
+        if (f->ch[GT_NLOG_CH_COLLNET_OURS]) { /* collnet connections are not runs we count */
+            snprintf(why, n, "CollNet lines via gdrtrace");
+            return -1;
+        }
+        ph[m++] = h;
+    }
+    uint32_t i = 0;
+    for (uint32_t q = 0; q < nruns; q++) {
+        const struct gt_rank_comm *rd = NULL;
+        const struct gt_conn_run *run = NULL;
+        for (size_t d = d0; d < d1 && !run; d++)
+            for (uint32_t c = 0; c < j->ranks[d].conn_n && !run; c++)
+                if (j->conn[j->ranks[d].conn_at + c].k == q) {
+                    rd = &j->ranks[d];
+                    run = &j->conn[rd->conn_at + c];
+                }
+        if (!run || rd->has_comm_id != 1) {
+            snprintf(why, n, "its recorder holds no commId (net ABI <= v10)");
+            return -1;
+        }
+        int32_t rec = record_of(l, k, p, rd->comm_id);
+        if (rec < 0) {
+            snprintf(why, n, "connection run %u's communicator 0x%llx has %s record in its log",
+                     q + 1, (unsigned long long)rd->comm_id, rec == -1 ? "no" : "more than one");
+            return -1;
+        }
+        uint32_t start = i, rl = 0, sl = 0;
+        while (i < m && (rl < run->listens || sl < run->connects)) {
+            rl += l->phases[ph[i]].ours_recv;
+            sl += l->phases[ph[i]].ours_send;
+            i++;
+        }
+        if (i == start || rl != run->listens || sl != run->connects) {
+            snprintf(why, n,
+                     "connection run %u (0x%llx: %u listen, %u connect event(s)) is no run of "
+                     "NCCL's connection phases from phase %u (%u [receive], %u [send] line(s))",
+                     q + 1, (unsigned long long)rd->comm_id, run->listens, run->connects, start + 1,
+                     rl, sl);
+            return -1;
+        }
+        for (uint32_t a = start; a < i; a++) {
+            const struct gt_nlog_phase *f = &l->phases[ph[a]];
+            if (f->rec == -2 || (f->rec >= 0 && f->rec != rec)) {
+                snprintf(why, n,
+                         "connection phase %u has lines of another communicator than connection "
+                         "run %u's (0x%llx)",
+                         a + 1, q + 1, (unsigned long long)rd->comm_id);
+                return -1;
+            }
+            int in = !ours_lines(f->amb);
+            for (int c = 0; c < f->ncand && !in; c++)
+                in = f->cand[c] == rec;
+            if (ours_lines(f->amb) && (!in || f->cand_differ)) {
+                snprintf(why, n,
+                         "connection phase %u's lines could not be communicator 0x%llx's (its "
+                         "recorder's connection run %u)",
+                         a + 1, (unsigned long long)rd->comm_id, q + 1);
+                return -1;
+            }
+            tgt[a] = rec;
+        }
+    }
+    if (i != m) {
+        snprintf(why, n,
+                 "%u connection phase(s) via NET/gdrtrace in NCCL's log, %u connection run(s) in "
+                 "its recorder matching %u of them",
+                 m, nruns, i);
+        return -1;
+    }
+    return 0;
+}
+
+/* Step 3b: gives ambiguous NET/gdrtrace lines by order (nccljoin.h). */
+static void by_order(const struct ctx *x, const struct rkey *k, struct gt_nccl_join *out)
+{
+    const struct gt_nlog *l = x->l;
+    int32_t tgt[GT_NLOG_MAX_PHASES];
+    for (size_t pi = 0; pi < l->nproc; pi++) {
+        const struct gt_nlog_proc *p = &l->procs[pi];
+        struct gt_nj_order *o = &out->order[pi];
+        uint32_t amb = p->phase_dropped;
+        for (int32_t h = p->phase_first; h >= 0 && !amb; h = l->phases[h].next)
+            amb = ours_lines(l->phases[h].amb);
+        if (!amb || order_plan(x, k, pi, tgt, o->why, sizeof(o->why)))
+            continue;
+        uint32_t kth = 0;
+        for (int32_t h = p->phase_first; h >= 0; h = l->phases[h].next) {
+            const struct gt_nlog_phase *ph = &l->phases[h];
+            if (!ours_lines(ph->ch))
+                continue;
+            struct rextra *e = &x->ex[tgt[kth++]];
+            uint32_t given = ours_lines(ph->amb);
+            if (!given)
+                continue;
+            e->ch[GT_NLOG_CH_NET_OURS] += ph->amb[GT_NLOG_CH_NET_OURS];
+            e->ch[GT_NLOG_CH_COLLNET_OURS] += ph->amb[GT_NLOG_CH_COLLNET_OURS];
+            e->gdrdma += ph->amb_gdrdma; /* no other network in the phase: all gdrtrace */
+            for (int a = 0; a < ph->ncand; a++)
+                x->ex[ph->cand[a]].amb_resolved += given;
+            o->lines += given;
+            out->by_order += given;
+        }
+    }
+}
+
+/* ---- steps 3-4: one communicator of NCCL's --------------------------- */
+
+static int rkey_cmp(const void *a, const void *b)
+{
+    const struct rkey *x = a, *y = b;
+    if (x->is_id != y->is_id)
+        return x->is_id > y->is_id ? -1 : 1;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void where(const struct gt_nlog *l, const struct gt_nlog_comm *c, char *buf, size_t n)
+{
+    const struct gt_nlog_proc *p = &l->procs[c->proc];
+    snprintf(buf, n, "%s:%d", p->host, p->pid);
+}
+
+/* Fills c from the group's records g[0..n) (sorted by record index). */
+static void fill_group(const struct ctx *x, const struct rkey *g, size_t n, struct gt_nj_comm *c,
+                       const char **hosts)
+{
+    const struct gt_nlog *l = x->l;
+    const struct gt_nlog_comm *first = &l->comms[g[0].idx];
+    c->in_log = 1;
+    c->nranks = c->nnodes = -1;
+    c->ccomm = -1;
+    c->joined_by = "";
+    if (g[0].is_id) {
+        c->has_comm_id = 1;
+        c->comm_id = g[0].key;
+        snprintf(c->label, sizeof(c->label), "0x%llx", (unsigned long long)g[0].key);
+    } else if (first->is_split && first->parent >= 0) {
+        const struct gt_nlog_comm *pa = &l->comms[first->parent];
+        char w[96];
+        where(l, first, w, sizeof(w));
+        if (pa->has_id)
+            snprintf(c->label, sizeof(c->label), "split:0x%llx/%d/%d",
+                     (unsigned long long)pa->comm_id, first->split_count, first->color);
+        else
+            snprintf(c->label, sizeof(c->label), "split:%.60s/0x%llx", w,
+                     (unsigned long long)first->ptr);
+    } else {
+        char w[96];
+        where(l, first, w, sizeof(w));
+        snprintf(c->label, sizeof(c->label), "comm:%.60s/0x%llx", w,
+                 (unsigned long long)first->ptr);
+    }
+    size_t nh = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct gt_nlog_comm *r = &l->comms[g[i].idx];
+        if (r->nranks > c->nranks)
+            c->nranks = r->nranks;
+        if (r->nnodes > c->nnodes)
+            c->nnodes = r->nnodes;
+        const struct rextra *e = &x->ex[g[i].idx];
+        for (int k = 0; k < GT_NLOG_CH_COUNT; k++)
+            c->ch[k] += r->ch[k] + e->ch[k];
+        c->ch_gdrdma += r->ch_gdrdma + e->gdrdma;
+        c->amb += r->amb - (e->amb_resolved < r->amb ? e->amb_resolved : r->amb);
+        c->gdr_on += r->gdr_on;
+        c->gdr_off += r->gdr_off;
+        if (!c->net[0] && r->net[0])
+            memcpy(c->net, r->net, sizeof(c->net));
+        hosts[nh++] = l->procs[r->proc].host;
+    }
+    c->ranks_seen = (int)n;
+    /* distinct processes and hosts */
+    qsort(hosts, nh, sizeof(*hosts), str_cmp);
+    for (size_t i = 0; i < nh; i++)
+        if (!i || strcmp(hosts[i], hosts[i - 1])) {
+            gt_appendf(c->hosts, sizeof(c->hosts) - 4, "%s%s", c->nhosts ? "," : "", hosts[i]);
+            c->nhosts++;
+        }
+    if (strlen(c->hosts) >= sizeof(c->hosts) - 5)
+        strcat(c->hosts, "...");
+    uint32_t seen_proc = UINT32_MAX;
+    for (size_t i = 0; i < n; i++) /* records of one process are few and adjacent in practice */
+        if (l->comms[g[i].idx].proc != seen_proc) {
+            seen_proc = l->comms[g[i].idx].proc;
+            c->nprocs++;
+        }
+}
+
+/* The record of the group to quote for a class set: its first with lines of
+ * one of the classes in mask (bit per enum gt_nlog_ch). */
+static const struct gt_nlog_comm *quote_rec(const struct gt_nlog *l, const struct rkey *g, size_t n,
+                                            unsigned mask)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct gt_nlog_comm *r = &l->comms[g[i].idx];
+        for (int k = 0; k < GT_NLOG_CH_COUNT; k++)
+            if ((mask & (1u << k)) && r->ch[k])
+                return r;
+    }
+    return NULL;
+}
+
+#define BIT(k) (1u << (k))
+#define NET_OTHER_MASK (BIT(GT_NLOG_CH_NET_OTHER) | BIT(GT_NLOG_CH_COLLNET_OTHER))
+#define OURS_MASK (BIT(GT_NLOG_CH_NET_OURS) | BIT(GT_NLOG_CH_COLLNET_OURS))
+#define INTRA_MASK (BIT(GT_NLOG_CH_P2P) | BIT(GT_NLOG_CH_SHM) | BIT(GT_NLOG_CH_NVLS))
+
+/* Which recorder communicator(s) the group joins (steps 2-3): by commId, else
+ * the ABI <= v10 records of its processes (their verdicts combined; each is
+ * marked in joined[]).  Returns how many process records it joined. */
+static int join_recorders(const struct ctx *x, const struct rkey *g, size_t n, struct gt_nj_comm *c,
+                          unsigned char *joined)
+{
+    const struct gt_job *j = x->j;
+    if (c->has_comm_id) {
+        long f = idref_find(x->cid, x->ncid, c->comm_id);
+        if (f >= 0) {
+            c->ccomm = (long)x->cid[f].i;
+            c->joined_by = g[0].by_elim == 2 ? "elimination (init order)"
+                           : g[0].by_elim    ? "elimination"
+                                             : "commId";
+            joined[c->ccomm] = 1;
+            return 0;
+        }
+    }
+    int codes[GT_V_COUNT] = {0}, nproc = 0;
+    long first = -1;
+    for (size_t i = 0; i < n; i++) {
+        const struct gt_nlog_proc *p = &x->l->procs[x->l->comms[g[i].idx].proc];
+        size_t r0 = rproc_find(x->rp, x->nrp, p->host, p->pid);
+        for (size_t r = r0; r < x->nrp && !rproc_cmp(&x->rp[r], &x->rp[r0]); r++) {
+            long pc = x->proc_comm[x->rp[r].rec];
+            if (pc < 0)
+                continue;
+            if (first < 0)
+                first = pc;
+            joined[pc] = 1;
+            codes[j->comms[pc].v.code]++;
+            nproc++;
+        }
+    }
+    if (first < 0)
+        return 0;
+    c->ccomm = first;
+    c->joined_by = "process (net ABI <= v10)";
+    c->code = gt_verdict_combine_counts(codes);
+    return nproc;
+}
+
+static void judge(const struct ctx *x, const struct rkey *g, size_t n, struct gt_nj_comm *c,
+                  unsigned char *joined)
+{
+    const struct gt_nlog *l = x->l;
+    const struct gt_job *j = x->j;
+    char w[96];
+    unsigned have = 0;
+    for (int k = 0; k < GT_NLOG_CH_COUNT; k++)
+        if (c->ch[k])
+            have |= BIT(k);
+    int multi = c->nnodes > 1 || c->nhosts > 1;
+    /* NCCL's nNodes (2.20+) over our count of hosts: a test may run many
+     * "nodes" on one host (NCCL_HOSTID) */
+    int one_node = c->nranks == 1 || c->nnodes == 1 ||
+                   (c->nnodes < 0 && c->nhosts == 1 && c->nranks > 0 && c->ranks_seen >= c->nranks);
+    if (have & NET_OTHER_MASK)
+        c->kind = GT_NJ_BYPASSED;
+    else if (have & OURS_MASK)
+        c->kind = GT_NJ_THROUGH;
+    else if (one_node || (have & INTRA_MASK))
+        c->kind = GT_NJ_INTRA;
+    else if (c->net[0] && strcasecmp(c->net, GT_NLOG_OUR_NET) && multi)
+        c->kind = GT_NJ_BYPASSED;
+    else if (c->amb) {
+        /* its lines could not be told from another communicator's of the
+         * same process: what those lines were still says something */
+        uint32_t un[GT_NLOG_CH_COUNT] = {0};
+        for (size_t i = 0; i < n; i++)
+            for (int k = 0; k < GT_NLOG_CH_COUNT; k++)
+                un[k] += l->procs[l->comms[g[i].idx].proc].unattributed[k];
+        c->kind = un[GT_NLOG_CH_NET_OTHER] || un[GT_NLOG_CH_COLLNET_OTHER] ? GT_NJ_UNKNOWN
+                  : un[GT_NLOG_CH_NET_OURS]                                ? GT_NJ_THROUGH
+                                                                           : GT_NJ_UNKNOWN;
+    } else {
+        c->kind = c->net[0] && !strcasecmp(c->net, GT_NLOG_OUR_NET) ? GT_NJ_THROUGH : GT_NJ_UNKNOWN;
+    }
+    int nbyproc = join_recorders(x, g, n, c, joined);
+    const struct gt_ccomm *rc = c->ccomm >= 0 ? &j->comms[c->ccomm] : NULL;
+    int by_proc = rc && !rc->has_comm_id;
+    if (rc) {
+        c->emulated = rc->v.emulated;
+        if (!by_proc)
+            c->code = rc->v.code;
+    } else {
+        c->code = GT_V_NO_DATA;
+    }
+    switch (c->kind) {
+    case GT_NJ_BYPASSED: {
+        const struct gt_nlog_comm *q = quote_rec(l, g, n, NET_OTHER_MASK);
+        c->code = GT_V_BYPASSED;
+        if (q) {
+            where(l, q, w, sizeof(w));
+            gt_appendf(c->why, sizeof(c->why),
+                       "NCCL carried it around gdrtrace: \"%s\" (%s; %u such channel line(s)).",
+                       q->quote_net, w,
+                       c->ch[GT_NLOG_CH_NET_OTHER] + c->ch[GT_NLOG_CH_COLLNET_OTHER]);
+        } else {
+            where(l, &l->comms[g[0].idx], w, sizeof(w));
+            gt_appendf(c->why, sizeof(c->why),
+                       "NCCL assigned it another network: \"Using network %s\" (%s) and it spans "
+                       "%d node(s).",
+                       c->net, w, c->nnodes > c->nhosts ? c->nnodes : c->nhosts);
+        }
+        break;
+    }
+    case GT_NJ_INTRA: {
+        const struct gt_nlog_comm *q = quote_rec(l, g, n, INTRA_MASK);
+        if (c->code == GT_V_NO_DATA)
+            c->intra = 1;
+        if (c->nranks == 1)
+            gt_appendf(c->why, sizeof(c->why), "1 rank: no connection, no network.");
+        else if (q) {
+            where(l, q, w, sizeof(w));
+            gt_appendf(c->why, sizeof(c->why), "intra-node, no network used: \"%s\" (%s).",
+                       q->quote_intra, w);
+        } else
+            gt_appendf(c->why, sizeof(c->why), "intra-node (%s), no network used.",
+                       c->nnodes == 1 ? "NCCL: nNodes 1" : "all its ranks on one host");
+        if (rc && !c->intra && !by_proc)
+            gt_appendf(c->why, sizeof(c->why), " The recorder: %s", rc->v.why);
+        break;
+    }
+    case GT_NJ_THROUGH:
+        if (by_proc)
+            gt_appendf(c->why, sizeof(c->why), "NCCL carried it through gdrtrace.");
+        else if (rc)
+            gt_appendf(c->why, sizeof(c->why), "%s", rc->v.why);
+        else {
+            where(l, &l->comms[g[0].idx], w, sizeof(w));
+            gt_appendf(c->why, sizeof(c->why),
+                       "NCCL carried it through gdrtrace but no recorder of its processes has it "
+                       "(%s …): recorders in another GDRTRACE_DIR, pruned, or not given.",
+                       w);
+        }
+        if (c->ch[GT_NLOG_CH_NET_OURS] || c->ch[GT_NLOG_CH_COLLNET_OURS])
+            gt_appendf(c->why, sizeof(c->why),
+                       " NCCL: %u channel line(s) via NET/gdrtrace, %u with GDRDMA.",
+                       c->ch[GT_NLOG_CH_NET_OURS] + c->ch[GT_NLOG_CH_COLLNET_OURS], c->ch_gdrdma);
+        else if (c->amb)
+            gt_appendf(c->why, sizeof(c->why),
+                       " NCCL: its channel lines cannot be told from another communicator's of the "
+                       "same process; those all went via NET/gdrtrace.");
+        break;
+    default:
+        if (rc && !by_proc)
+            gt_appendf(c->why, sizeof(c->why), "%s", rc->v.why);
+        else
+            gt_appendf(c->why, sizeof(c->why), "no recorder has it.");
+        gt_appendf(c->why, sizeof(c->why), " NCCL's log shows %s.",
+                   c->amb ? "channel lines that could be this or another communicator's"
+                          : "no channel line of it");
+        break;
+    }
+    if (c->gdr_off) {
+        for (size_t i = 0; i < n; i++) {
+            const struct gt_nlog_comm *r = &l->comms[g[i].idx];
+            if (r->gdr_off) {
+                where(l, r, w, sizeof(w));
+                gt_appendf(c->why, sizeof(c->why), " NCCL: \"%s\" (%s).", r->quote_gdr, w);
+                break;
+            }
+        }
+    }
+    if (by_proc)
+        gt_appendf(c->why, sizeof(c->why),
+                   " Joined by process (net ABI <= v10: the plugin sees no commId; %d process "
+                   "record(s), verdicts combined; the first): %s",
+                   nbyproc, rc->v.why);
+}
+
+/* ---- step 5: processes -------------------------------------------------- */
+
+static int proc_line(const struct gt_nlog *l, size_t pi, const unsigned char *all_intra,
+                     struct gt_nj_proc *out)
+{
+    const struct gt_nlog_proc *p = &l->procs[pi];
+    int plugin_bad = p->plugin >= GT_NLOG_PLUGIN_OTHER;
+    uint32_t around =
+        p->unattributed[GT_NLOG_CH_NET_OTHER] + p->unattributed[GT_NLOG_CH_COLLNET_OTHER];
+    if (!plugin_bad && !around)
+        return 0;
+    memset(out, 0, sizeof(*out));
+    snprintf(out->host, sizeof(out->host), "%s", p->host);
+    out->pid = p->pid;
+    out->code = all_intra[pi] ? GT_V_NO_DATA : GT_V_BYPASSED;
+    if (plugin_bad) {
+        static const char *const what[] = {
+            [GT_NLOG_PLUGIN_OTHER] = "NCCL loaded another net plugin",
+            [GT_NLOG_PLUGIN_NOT_FOUND] = "NCCL found no net plugin",
+            [GT_NLOG_PLUGIN_LOAD_FAILED] = "NCCL could not load the net plugin",
+            [GT_NLOG_PLUGIN_UNSUPPORTED] = "NCCL found no net plugin version it takes",
+            [GT_NLOG_PLUGIN_INIT_FAILED] = "gdrtrace's init failed and NCCL fell back",
+            [GT_NLOG_PLUGIN_DISABLED] = "NCCL was told to load no net plugin",
+        };
+        gt_appendf(out->why, sizeof(out->why), "%s: \"%s\"", what[p->plugin], p->quote_plugin);
+        if (p->plugin == GT_NLOG_PLUGIN_INIT_FAILED && p->quote_ours[0])
+            gt_appendf(out->why, sizeof(out->why), "; \"%s\"", p->quote_ours);
+        if (p->quote_net[0])
+            gt_appendf(out->why, sizeof(out->why), "; \"%s\"", p->quote_net);
+        gt_appendf(out->why, sizeof(out->why), ".");
+    }
+    if (around)
+        gt_appendf(out->why, sizeof(out->why),
+                   "%s%u channel line(s) around gdrtrace not attributable to one communicator: "
+                   "\"%s\".",
+                   out->why[0] ? " " : "", around, p->quote_unattr);
+    if (all_intra[pi])
+        gt_appendf(out->why, sizeof(out->why),
+                   " Every communicator of this process was intra-node: nothing went around it.");
+    return 1;
+}
+
+/* ---- the join ---------------------------------------------------------------- */
+
+int gt_nccl_join(const struct gt_nlog *l, const struct gt_job *j, struct gt_nccl_join *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->log = l;
+    int rc = -1;
+    struct ctx x = {.l = l, .j = j};
+    struct rkey *k = malloc((l->ncomm ? l->ncomm : 1) * sizeof(*k));
+    struct rkey *s = malloc((l->ncomm ? l->ncomm : 1) * sizeof(*s));
+    const char **hosts = malloc((l->ncomm ? l->ncomm : 1) * sizeof(*hosts));
+    unsigned char *joined = calloc(j->ncomm ? j->ncomm : 1, 1);
+    unsigned char *all_intra = malloc(l->nproc ? l->nproc : 1);
+    x.rp = malloc((j->nrec ? j->nrec : 1) * sizeof(*x.rp));
+    x.cid = malloc((j->ncomm ? j->ncomm : 1) * sizeof(*x.cid));
+    x.proc_comm = malloc((j->nrec ? j->nrec : 1) * sizeof(*x.proc_comm));
+    x.rank_start = calloc(j->nrec + 1, sizeof(*x.rank_start));
+    out->comms = calloc(l->ncomm + j->ncomm + 1, sizeof(*out->comms));
+    out->procs = calloc(l->nproc ? l->nproc : 1, sizeof(*out->procs));
+    out->order = calloc(l->nproc ? l->nproc : 1, sizeof(*out->order));
+    x.ex = calloc(l->ncomm ? l->ncomm : 1, sizeof(*x.ex));
+    if (!k || !s || !hosts || !joined || !all_intra || !x.rp || !x.cid || !x.proc_comm ||
+        !x.rank_start || !out->comms || !out->procs || !out->order || !x.ex)
+        goto done;
+    for (size_t i = 0; i < j->nrec; i++) {
+        x.rp[i] = (struct rproc){j->recs[i].id.host, strcspn(j->recs[i].id.host, "."),
+                                 j->recs[i].id.pid, i};
+        x.proc_comm[i] = -1;
+    }
+    x.nrp = j->nrec;
+    qsort(x.rp, x.nrp, sizeof(*x.rp), rproc_cmp);
+    for (size_t i = 0; i < j->ncomm; i++) {
+        const struct gt_ccomm *cc = &j->comms[i];
+        if (cc->has_comm_id == 1)
+            x.cid[x.ncid++] = (struct idref){cc->comm_id, i};
+        else if (!cc->has_comm_id)
+            for (size_t m = 0; m < cc->nmembers; m++)
+                if (cc->members[m].rec < j->nrec)
+                    x.proc_comm[cc->members[m].rec] = (long)i;
+    }
+    qsort(x.cid, x.ncid, sizeof(*x.cid), idref_cmp);
+    for (size_t q = 0; q < j->nranks; q++)
+        if (j->ranks[q].rec < j->nrec)
+            x.rank_start[j->ranks[q].rec + 1]++;
+    for (size_t i = 0; i < j->nrec; i++)
+        x.rank_start[i + 1] += x.rank_start[i];
+    /* j->ranks is in (rec, slot) order (model.h), so the prefix sums index it */
+
+    record_keys(l, k);
+    if (eliminate(&x, k))
+        goto done;
+    by_order(&x, k, out);
+    memcpy(s, k, l->ncomm * sizeof(*s));
+    qsort(s, l->ncomm, sizeof(*s), rkey_cmp);
+    /* groups in the order of their first record (NCCL's init order) */
+    size_t ng = 0;
+    struct grp *grp = malloc((l->ncomm ? l->ncomm : 1) * sizeof(*grp));
+    if (!grp)
+        goto done;
+    for (size_t i = 0; i < l->ncomm;) {
+        size_t e = i + 1;
+        while (e < l->ncomm && s[e].key == s[i].key && s[e].is_id == s[i].is_id)
+            e++;
+        grp[ng].at = i;
+        grp[ng].n = e - i;
+        grp[ng].first = s[i].idx;
+        ng++;
+        i = e;
+    }
+    for (size_t a = 1; a < ng; a++) { /* insertion by first record: stable, few moves */
+        struct grp t = grp[a];
+        size_t b = a;
+        for (; b > 0 && grp[b - 1].first > t.first; b--)
+            grp[b] = grp[b - 1];
+        grp[b] = t;
+    }
+    memset(all_intra, 1, l->nproc ? l->nproc : 1);
+    for (size_t gi = 0; gi < ng; gi++) {
+        struct gt_nj_comm *c = &out->comms[out->ncomm++];
+        const struct rkey *g = &s[grp[gi].at];
+        fill_group(&x, g, grp[gi].n, c, hosts);
+        judge(&x, g, grp[gi].n, c, joined);
+        if (c->kind != GT_NJ_INTRA)
+            for (size_t i = 0; i < grp[gi].n; i++)
+                all_intra[l->comms[g[i].idx].proc] = 0;
+    }
+    free(grp);
+    /* step 6: the recorders' communicators no line names */
+    for (size_t i = 0; i < j->ncomm; i++) {
+        if (joined[i])
+            continue;
+        const struct gt_ccomm *cc = &j->comms[i];
+        struct gt_nj_comm *c = &out->comms[out->ncomm++];
+        snprintf(c->label, sizeof(c->label), "%s", cc->label);
+        c->has_comm_id = cc->has_comm_id == 1;
+        c->comm_id = cc->comm_id;
+        c->kind = GT_NJ_UNKNOWN;
+        c->code = cc->v.code;
+        c->emulated = cc->v.emulated;
+        c->ccomm = (long)i;
+        c->joined_by = "";
+        c->nranks = c->nnodes = -1;
+        c->nprocs = cc->nprocs;
+        c->nhosts = cc->nhosts;
+        gt_appendf(c->why, sizeof(c->why), "%s (not in NCCL's log.)", cc->v.why);
+    }
+    /* step 5 */
+    for (size_t pi = 0; pi < l->nproc; pi++) {
+        if (!l->procs[pi].ncomm)
+            all_intra[pi] = 0;
+        if (proc_line(l, pi, all_intra, &out->procs[out->nproc]))
+            out->nproc++;
+    }
+    /* step 7 */
+    int seen[GT_V_COUNT] = {0}, count[GT_V_COUNT] = {0}, nintra = 0;
+    seen[j->overall.code]++;
+    for (size_t i = 0; i < out->ncomm; i++) {
+        seen[out->comms[i].code]++;
+        if (out->comms[i].intra)
+            nintra++;
+        else
+            count[out->comms[i].code]++;
+    }
+    for (size_t i = 0; i < out->nproc; i++)
+        seen[out->procs[i].code]++;
+    out->code = gt_verdict_combine_counts(seen);
+    gt_appendf(out->why, sizeof(out->why), "%zu communicator(s) with NCCL's log:", out->ncomm);
+    for (int v = 0; v < GT_V_COUNT; v++)
+        if (count[v])
+            gt_appendf(out->why, sizeof(out->why), " %s %d", gt_verdict_name(v), count[v]);
+    if (nintra)
+        gt_appendf(out->why, sizeof(out->why), " INTRA-NODE %d", nintra);
+    if (!out->ncomm)
+        gt_appendf(out->why, sizeof(out->why), " none");
+    gt_appendf(out->why, sizeof(out->why), ".");
+    int nb = 0;
+    for (size_t i = 0; i < out->nproc; i++)
+        nb += out->procs[i].code == GT_V_BYPASSED;
+    if (nb)
+        gt_appendf(out->why, sizeof(out->why),
+                   " %d process(es) BYPASSED by NCCL's own word (the nccl lines).", nb);
+    gt_appendf(out->why, sizeof(out->why), " Recorders: %s", j->overall.why);
+    rc = 0;
+done:
+    free(k);
+    free(s);
+    free(hosts);
+    free(joined);
+    free(all_intra);
+    free(x.rp);
+    free(x.cid);
+    free(x.proc_comm);
+    free(x.rank_start);
+    free(x.ex);
+    if (rc)
+        gt_nccl_join_free(out);
+    return rc;
+}
+
+void gt_nccl_join_print_next(FILE *f, const char *ind, const struct gt_nccl_join *nj,
+                             const struct gt_job *j, char **paths, int npaths)
+{
+    char next[1024];
+    if (nj && gt_nccl_join_next(nj, j, next, sizeof(next))) {
+        int w = fprintf(f, "%snext: ", ind);
+        gt_report_wrap(f, w, w, next);
+    } else {
+        gt_report_next(f, ind, j, paths, npaths);
+    }
+}
+
+int gt_nccl_join_next(const struct gt_nccl_join *nj, const struct gt_job *j, char *buf, size_t n)
+{
+    int through = 0, intra = 0;
+    for (size_t i = 0; i < nj->ncomm; i++) {
+        through += nj->comms[i].kind == GT_NJ_THROUGH;
+        intra += nj->comms[i].intra;
+    }
+    if (nj->code == GT_V_BYPASSED && j->overall.code != GT_V_BYPASSED)
+        snprintf(buf, n,
+                 "NCCL carried traffic around gdrtrace (the BYPASSED lines quote it): have NCCL "
+                 "load it for every communicator (NCCL_NET_PLUGIN=gdrtrace, no netName of "
+                 "another network) and check the node (gdrtrace doctor, gate 1)");
+    else if (nj->code == GT_V_NO_DATA && !j->nrec && through)
+        snprintf(buf, n,
+                 "NCCL used gdrtrace but no recorder was given: pass the job's recorders "
+                 "(its GDRTRACE_DIR, or a dump of each node)");
+    else if (nj->code == GT_V_NO_DATA && intra && intra == (int)nj->ncomm)
+        snprintf(buf, n,
+                 "every communicator was intra-node (no network used): run across nodes to "
+                 "judge GPUDirect RDMA");
+    else
+        return 0;
+    return 1;
+}
+
+void gt_nccl_join_free(struct gt_nccl_join *nj)
+{
+    free(nj->comms);
+    free(nj->procs);
+    free(nj->order);
+    memset(nj, 0, sizeof(*nj));
+}
+
+/* ---- output ----------------------------------------------------------------- */
+
+void gt_nccl_join_print_comms(FILE *f, const struct gt_nccl_join *nj)
+{
+    for (size_t i = 0; i < nj->ncomm; i++) {
+        const struct gt_nj_comm *c = &nj->comms[i];
+        char head[256];
+        int w = snprintf(head, sizeof(head), "comm %-20s %-15s ", gt_esc(c->label), gt_nj_label(c));
+        fputs(head, f);
+        gt_report_wrap(f, w, gt_report_hang(w, gt_nj_label(c)), gt_esc(c->why));
+    }
+}
+
+void gt_nccl_join_print_procs(FILE *f, const struct gt_nccl_join *nj, int emulated)
+{
+    for (size_t i = 0; i < nj->nproc; i++) {
+        const struct gt_nj_proc *p = &nj->procs[i];
+        char label[96];
+        snprintf(label, sizeof(label), "%s:%d", p->host, p->pid);
+        char head[256];
+        const char *lab = gt_verdict_label(p->code, emulated);
+        int w = snprintf(head, sizeof(head), "nccl %-20s %-15s ", gt_esc(label), lab);
+        fputs(head, f);
+        gt_report_wrap(f, w, gt_report_hang(w, lab), gt_esc(p->why));
+    }
+}
+
+/* A line of text wrapped at GT_REPORT_COLS, continuations indented. */
+static void wrapf(FILE *f, int indent, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void wrapf(FILE *f, int indent, const char *fmt, ...)
+{
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    int lead = (int)strspn(buf, " "); /* the wrapper starts a line at a word */
+    fprintf(f, "%.*s", lead, buf);
+    gt_report_wrap(f, lead, indent, buf + lead);
+}
+
+static void print_counts(FILE *f, const struct gt_nccl_join *nj, const char *ind)
+{
+    const struct gt_nlog *l = nj->log;
+    char more[256] = "";
+    if (l->foreign || l->binary || l->too_long || l->dropped)
+        snprintf(more, sizeof(more),
+                 "; unknown: %llu line(s) not NCCL's, %llu with NUL bytes, %llu over %d bytes, "
+                 "%llu fact(s) over a cap",
+                 (unsigned long long)l->foreign, (unsigned long long)l->binary,
+                 (unsigned long long)l->too_long, GT_NLOG_LINE_MAX, (unsigned long long)l->dropped);
+    /* step 3b: what it attributed, and why not where it could not */
+    char order[512] = "";
+    if (nj->by_order)
+        snprintf(order, sizeof(order), ", %llu more by connection order",
+                 (unsigned long long)nj->by_order);
+    size_t nwhy = 0, first = 0;
+    for (size_t pi = 0; pi < l->nproc; pi++)
+        if (nj->order[pi].why[0] && !nwhy++)
+            first = pi;
+    if (nwhy)
+        gt_appendf(order, sizeof(order), "; not by connection order in %s:%d: %s%s",
+                   l->procs[first].host, l->procs[first].pid, nj->order[first].why,
+                   nwhy > 1 ? " (and other processes)" : "");
+    wrapf(f, (int)strlen(ind) + 10,
+          "%snccl-log: %llu file(s), %llu line(s), %llu of NCCL's (%llu used); %zu communicator "
+          "record(s) of %zu process(es); %llu channel line(s), %llu not attributed (%llu "
+          "ambiguous)%s%s",
+          ind, (unsigned long long)l->files, (unsigned long long)l->lines,
+          (unsigned long long)l->nccl_lines, (unsigned long long)l->used, l->ncomm, l->nproc,
+          (unsigned long long)l->channels, (unsigned long long)(l->unattributed - nj->by_order),
+          (unsigned long long)(l->ambiguous - nj->by_order), order, more);
+}
+
+void gt_nccl_join_print_counts(FILE *f, const struct gt_nccl_join *nj)
+{
+    print_counts(f, nj, "");
+}
+
+void gt_nccl_join_print_section(FILE *f, const struct gt_nccl_join *nj)
+{
+    const struct gt_nlog *l = nj->log;
+    fprintf(f, "\n== NCCL's log\n");
+    print_counts(f, nj, "   ");
+    for (size_t pi = 0; pi < l->nproc; pi++) {
+        const struct gt_nlog_proc *p = &l->procs[pi];
+        char plugin[96] = "";
+        if (p->plugin_name[0])
+            snprintf(plugin, sizeof(plugin), " (%s, v%d)", gt_esc(p->plugin_name), p->plugin_abi);
+        wrapf(f, 6, "   process %s:%d  NCCL %s  plugin %s%s  %d communicator record(s)",
+              gt_esc(p->host), p->pid, p->version[0] ? gt_esc(p->version) : "?",
+              gt_nlog_plugin_name(p->plugin), plugin, p->ncomm);
+        if (p->quote_plugin[0])
+            wrapf(f, 12, "      NCCL: \"%s\"", gt_esc(p->quote_plugin));
+        if (p->quote_net[0])
+            wrapf(f, 12, "      NCCL: \"%s\"", gt_esc(p->quote_net));
+        for (uint32_t g = 0; g < p->ngdr; g++)
+            wrapf(f, 12, "      gdr   \"%s\"%s", gt_esc(p->gdr[g].quote),
+                  p->gdr[g].count > 1 ? " (repeated)" : "");
+        uint32_t un = 0;
+        for (int k = 0; k < GT_NLOG_CH_COUNT; k++)
+            un += p->unattributed[k];
+        un -= nj->order[pi].lines;
+        if (un)
+            wrapf(f, 9, "      %u channel line(s) not attributed, first: \"%s\"", un,
+                  gt_esc(p->quote_unattr));
+    }
+    for (size_t i = 0; i < nj->ncomm; i++) {
+        const struct gt_nj_comm *c = &nj->comms[i];
+        if (!c->in_log)
+            continue;
+        char joined[64] = "";
+        if (c->joined_by[0])
+            snprintf(joined, sizeof(joined), ", joined by %s", c->joined_by);
+        wrapf(f, 6, "   comm %s  %s  ranks %d/%d on %d host(s) [%s], nNodes %d, network %s%s",
+              gt_esc(c->label), gt_nj_kind_name(c->kind), c->ranks_seen, c->nranks, c->nhosts,
+              gt_esc(c->hosts), c->nnodes, c->net[0] ? gt_esc(c->net) : "?", joined);
+        char ch[512] = "";
+        size_t k = 0;
+        for (int x = 0; x < GT_NLOG_CH_COUNT && k < sizeof(ch); x++)
+            if (c->ch[x])
+                k += (size_t)snprintf(ch + k, sizeof(ch) - k, " %s %u", gt_nlog_ch_name(x),
+                                      c->ch[x]);
+        if (c->ch_gdrdma && k < sizeof(ch))
+            k += (size_t)snprintf(ch + k, sizeof(ch) - k, " (GDRDMA %u)", c->ch_gdrdma);
+        if (c->amb && k < sizeof(ch))
+            k += (size_t)snprintf(ch + k, sizeof(ch) - k, "%s ambiguous %u", k ? "," : "", c->amb);
+        wrapf(f, 9, "      channels:%s", k ? ch : " none");
+    }
+}
+
+void gt_nccl_join_json_comm(struct gt_json *js, const struct gt_nj_comm *c)
+{
+    gj_str(js, "source", !c->in_log ? "recorder" : c->ccomm >= 0 ? "both" : "nccl-log");
+    gj_str(js, "nccl_kind", gt_nj_kind_name(c->kind));
+    gj_str(js, "joined_by", c->joined_by);
+    if (!c->in_log)
+        return;
+    gj_obj(js, "nccl");
+    gj_i64(js, "nranks", c->nranks);
+    gj_i64(js, "ranks_seen", c->ranks_seen);
+    gj_i64(js, "nnodes", c->nnodes);
+    gj_i64(js, "nhosts", c->nhosts);
+    gj_str(js, "hosts", c->hosts);
+    gj_str(js, "network", c->net);
+    gj_obj(js, "channels");
+    for (int k = 0; k < GT_NLOG_CH_COUNT; k++)
+        gj_u64(js, gt_nlog_ch_name(k), c->ch[k]);
+    gj_u64(js, "gdrdma", c->ch_gdrdma);
+    gj_u64(js, "ambiguous", c->amb);
+    gj_end(js, '}');
+    gj_u64(js, "gdr_enabled", c->gdr_on);
+    gj_u64(js, "gdr_disabled", c->gdr_off);
+    gj_end(js, '}');
+}
+
+void gt_nccl_join_json(struct gt_json *js, const struct gt_nccl_join *nj)
+{
+    const struct gt_nlog *l = nj->log;
+    gj_obj(js, "nccl_log");
+    gj_u64(js, "files", l->files);
+    gj_u64(js, "lines", l->lines);
+    gj_u64(js, "nccl_lines", l->nccl_lines);
+    gj_u64(js, "used", l->used);
+    gj_u64(js, "unused", l->unused);
+    gj_u64(js, "foreign", l->foreign);
+    gj_u64(js, "binary", l->binary);
+    gj_u64(js, "too_long", l->too_long);
+    gj_u64(js, "dropped", l->dropped);
+    gj_u64(js, "channels", l->channels);
+    gj_u64(js, "unattributed", l->unattributed - nj->by_order);
+    gj_u64(js, "ambiguous", l->ambiguous - nj->by_order);
+    gj_u64(js, "by_order", nj->by_order);
+    gj_arr(js, "processes");
+    for (size_t pi = 0; pi < l->nproc; pi++) {
+        const struct gt_nlog_proc *p = &l->procs[pi];
+        gj_obj(js, NULL);
+        gj_str(js, "host", p->host);
+        gj_i64(js, "pid", p->pid);
+        gj_str(js, "nccl_version", p->version);
+        gj_str(js, "plugin", gt_nlog_plugin_name(p->plugin));
+        gj_str(js, "plugin_name", p->plugin_name);
+        gj_i64(js, "plugin_abi", p->plugin_abi);
+        gj_str(js, "plugin_line", p->quote_plugin);
+        gj_str(js, "net_line", p->quote_net);
+        gj_i64(js, "communicators", p->ncomm);
+        gj_arr(js, "gdr");
+        for (uint32_t g = 0; g < p->ngdr; g++) {
+            gj_obj(js, NULL);
+            gj_str(js, "kind", p->gdr[g].kind ? "hca" : "gpu-hca");
+            gj_bool(js, "enabled", p->gdr[g].enabled);
+            gj_str(js, "gpu", p->gdr[g].gpu);
+            gj_str(js, "hca", p->gdr[g].hca);
+            gj_i64(js, "distance", p->gdr[g].distance);
+            gj_i64(js, "level", p->gdr[g].level);
+            gj_u64(js, "count", p->gdr[g].count);
+            gj_str(js, "line", p->gdr[g].quote);
+            gj_end(js, '}');
+        }
+        gj_end(js, ']');
+        gj_obj(js, "unattributed");
+        for (int k = 0; k < GT_NLOG_CH_COUNT; k++)
+            gj_u64(js, gt_nlog_ch_name(k), p->unattributed[k]);
+        gj_end(js, '}');
+        gj_str(js, "unattributed_line", p->quote_unattr);
+        gj_u64(js, "by_order", nj->order[pi].lines);
+        gj_str(js, "not_by_order", nj->order[pi].why);
+        gj_end(js, '}');
+    }
+    gj_end(js, ']');
+    gj_arr(js, "verdicts");
+    for (size_t i = 0; i < nj->nproc; i++) {
+        gj_obj(js, NULL);
+        gj_str(js, "host", nj->procs[i].host);
+        gj_i64(js, "pid", nj->procs[i].pid);
+        gj_str(js, "verdict", gt_verdict_name(nj->procs[i].code));
+        gj_str(js, "why", nj->procs[i].why);
+        gj_end(js, '}');
+    }
+    gj_end(js, ']');
+    gj_end(js, '}');
+}

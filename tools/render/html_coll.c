@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * html_coll.c — the report's collective section (html_coll.h): the model
+ * of tools/lib/coll.h as a table per communicator, and per function a bar per
+ * power of two of the merged durations (the histogram's 16 sub-buckets of
+ * an octave summed), scaled to the function's largest bar.
+ */
+#include "tools/render/html_coll.h"
+
+#include <string.h>
+
+#include "common/hist.h"
+#include "tools/lib/coll.h"
+#include "tools/render/html.h"
+
+static void octaves(const struct gt_coll_mcomm *c, int func, uint64_t oct[64])
+{
+    memset(oct, 0, 64 * sizeof(*oct));
+    for (size_t k = 0; k < c->ncell; k++) {
+        if (c->cells[k].func != func)
+            continue;
+        for (unsigned b = 0; b < GTR_HIST_BUCKETS; b++) {
+            uint64_t n = c->cells[k].hist.buckets[b];
+            if (!n)
+                continue;
+            uint64_t lo = gt_hist_bucket_lo(b);
+            oct[lo ? 63 - __builtin_clzll(lo) : 0] += n;
+        }
+    }
+}
+
+static void histogram(FILE *f, const struct gt_coll_mcomm *c, int func)
+{
+    uint64_t oct[64], max = 0;
+    octaves(c, func, oct);
+    int lo = 64, hi = -1;
+    for (int i = 0; i < 64; i++)
+        if (oct[i]) {
+            lo = i < lo ? i : lo;
+            hi = i;
+            max = oct[i] > max ? oct[i] : max;
+        }
+    if (hi < 0)
+        return;
+    fputs("<h4>", f);
+    gt_html_escape(f, gt_coll_func_name(func), 0);
+    fputs(" latency, all sizes</h4>\n", f);
+    const double lw = 170, bw = 360, rh = 16;
+    fprintf(f,
+            "<div class=\"scroll\"><svg class=\"hostbars\" width=\"%.0f\" height=\"%.0f\" "
+            "role=\"img\" aria-label=\"latency histogram\">\n",
+            lw + bw + 90, 6 + rh * (hi - lo + 1));
+    for (int i = lo; i <= hi; i++) {
+        char a[24], b[24];
+        double y = 4 + rh * (i - lo);
+        fprintf(f, "<text x=\"0\" y=\"%.1f\">%s .. %s</text>", y + 10,
+                gt_fmt_ns(1ull << i, a, sizeof(a)), gt_fmt_ns(2ull << i, b, sizeof(b)));
+        double w = bw * (double)oct[i] / (double)max;
+        if (oct[i])
+            fprintf(f, "<rect class=\"run-1\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"12\"/>",
+                    lw, y, w < 0.5 ? 0.5 : w);
+        fprintf(f, "<text x=\"%.0f\" y=\"%.1f\">%llu</text>\n", lw + bw + 8, y + 10,
+                (unsigned long long)oct[i]);
+    }
+    fputs("</svg></div>\n", f);
+}
+
+void gt_html_coll_section(FILE *f, const struct gt_job *j)
+{
+    const struct gt_coll_model *m = j->coll;
+    if (!m)
+        return;
+    fputs("<section class=\"coll\">\n<h2>Collectives</h2>\n<p class=\"meta\">What NCCL's "
+          "profiler interface reported (format 1.6 recorders; docs/collectives.md): per "
+          "communicator NCCL's ranks, each function and message size with its count, latency "
+          "quantiles and bus bandwidth, and a latency histogram per function.</p>\n",
+          f);
+    for (size_t i = 0; i < m->ncomm; i++) {
+        const struct gt_coll_mcomm *c = &m->comms[i];
+        char t[64];
+        snprintf(t, sizeof(t), "0x%llx", (unsigned long long)c->comm_id);
+        fputs("<h3>comm ", f);
+        gt_html_escape(f, t, 0);
+        if (c->name[0]) {
+            fputs(" &quot;", f);
+            gt_html_escape(f, c->name, 64);
+            fputs("&quot;", f);
+        }
+        fprintf(f, " &middot; %d rank(s) seen of %d, %d node(s)</h3>\n", c->nranks_kept, c->nranks,
+                c->nnodes);
+        fputs("<table><tr><th>function</th><th>size</th><th>count</th><th>p50</th><th>p95</th>"
+              "<th>p99</th><th>busbw GB/s</th><th>algo_proto</th></tr>\n",
+              f);
+        for (size_t k = 0; k < c->ncell; k++) {
+            const struct gt_coll_mcell *x = &c->cells[k];
+            const struct gtr_hist *h = &x->hist;
+            char sz[32], p[3][24], ap[40];
+            gt_coll_size_label(x->size_log2, sz, sizeof(sz));
+            static const double q[3] = {50, 95, 99};
+            for (int r = 0; r < 3; r++)
+                if (h->count)
+                    gt_fmt_ns(gt_hist_percentile(h->buckets, h->min_ns, h->max_ns, q[r]), p[r],
+                              sizeof(p[r]));
+                else
+                    snprintf(p[r], sizeof(p[r]), "-");
+            double alg, bus;
+            gt_coll_bw(c, x, &alg, &bus);
+            gt_coll_algo_proto(x, ap, sizeof(ap));
+            fputs("<tr><td>", f);
+            gt_html_escape(f, gt_coll_func_name(x->func), 0);
+            fputs("</td><td>", f);
+            gt_html_escape(f, sz, 0);
+            fprintf(f, "</td><td>%llu</td><td>%s</td><td>%s</td><td>%s</td><td>%.2f</td><td>",
+                    (unsigned long long)x->count, p[0], p[1], p[2], bus);
+            gt_html_escape(f, ap, 0);
+            fputs("</td></tr>\n", f);
+        }
+        fputs("</table>\n", f);
+        for (int fn = 0; fn < GTR_COLL_FUNC_COUNT; fn++)
+            histogram(f, c, fn);
+    }
+    for (int k = 0; k < m->nabsent; k++) {
+        fprintf(f,
+                "<p class=\"meta\">Collective metrics absent in %d process(es): ", m->absent[k].n);
+        gt_html_escape(f, m->absent[k].why, 0);
+        fputs("</p>\n", f);
+    }
+    fputs("</section>\n", f);
+}
