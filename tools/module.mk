@@ -2,7 +2,7 @@ TOOL_SRCS += tools/cmd/main.c
 # The reader (owner: reader).  READER_SRCS is the library part, shared with
 # tests/reader and tests/fuzz; the cmd_*.c files define the gt_cmd_* of commands.h.
 READER_SRCS := $(RECFILE_SRCS) tools/lib/hist.c tools/lib/archive.c tools/lib/inputs.c \
-               tools/lib/model.c tools/lib/ncclcfg.c tools/render/json.c tools/render/summary.c tools/lib/alike.c tools/lib/kcorr.c tools/cmd/outfile.c tools/render/esc.c tools/lib/duration.c \
+               tools/lib/model.c tools/lib/ncclcfg.c tools/render/json.c tools/render/summary.c tools/lib/alike.c tools/lib/kcorr.c tools/lib/outfile.c tools/lib/esc.c tools/lib/duration.c \
                tools/render/html.c tools/lib/nccllog.c tools/lib/nccljoin.c tools/lib/hostp.c tools/lib/ab.c tools/render/html_host.c \
                tools/lib/coll.c tools/render/html_coll.c \
                common/codes.c

@@ -22,23 +22,62 @@ allowed_for() {
         plugin/gpumem/*) echo "nccl/ gdrtrace/ common/ plugin/reg/ plugin/gpumem/" ;;
         shim/*)         echo "nccl/ gdrtrace/ common/ shim/" ;;
         plugin/*)       echo "nccl/ gdrtrace/ common/ shim/ plugin/" ;;
+        # The reader: a library (inputs -> one model of the job), renderers
+        # that are functions of that model, and thin commands over both.
+        tools/lib/*)    echo "nccl/ gdrtrace/ common/ tools/lib/" ;;
+        tools/render/*) echo "nccl/ gdrtrace/ common/ tools/lib/ tools/render/" ;;
         tools/*)        echo "nccl/ gdrtrace/ common/ tools/" ;;
         *)              echo "*" ;;
     esac
 }
 
-bad=0 files=0
+# Includes refused even where the prefix is allowed: the reader reads the
+# on-disk contract (include/gdrtrace/), never the plugin's internal
+# interface; only doctor, which probes the node, loads libibverbs/libcuda;
+# renderers take the model, never the parsers of files and logs.
+denied_for() {
+    case "$1" in
+        tools/cmd/doctor/*) echo "common/gt_net.h" ;;
+        tools/render/*) echo "common/gt_net.h common/dl/ tools/lib/inputs.h tools/lib/archive.h tools/lib/nccllog.h" ;;
+        tools/*)        echo "common/gt_net.h common/dl/" ;;
+    esac
+}
+
+# Crossings the reader's split has still to remove, one "file -> include"
+# a line; each is allowed until its split lands and must then go from here.
+crossing_left="
+tools/lib/ab.h -> tools/render/json.h
+tools/lib/alike.c -> tools/render/summary.h
+tools/lib/coll.c -> tools/render/summary.h
+tools/lib/coll.h -> tools/render/json.h
+tools/lib/hostp.h -> tools/render/json.h
+tools/lib/model.c -> common/gt_net.h
+tools/lib/nccljoin.c -> tools/render/summary.h
+tools/lib/nccljoin.h -> tools/render/json.h
+tools/render/html.c -> tools/lib/inputs.h
+tools/render/summary.c -> common/gt_net.h
+tools/render/summary.h -> tools/lib/inputs.h"
+
+bad=0 files=0 left=0
 while IFS= read -r f; do
     files=$((files + 1))
     allowed=$(allowed_for "$f")
+    denied=$(denied_for "$f")
     [ "$allowed" = "*" ] && continue
     while IFS=: read -r line inc; do
         ok=0
         for p in $allowed; do
             case "$inc" in "$p"*) ok=1 ;; esac
         done
+        for p in $denied; do
+            case "$inc" in "$p"*) ok=0 ;; esac
+        done
+        if [ $ok = 0 ] && grep -qxF "$f -> $inc" <<<"$crossing_left"; then
+            left=$((left + 1))
+            continue
+        fi
         if [ $ok = 0 ]; then
-            echo "check-layers: $f:$line includes \"$inc\"; ${f%%/*} may include only: $allowed"
+            echo "check-layers: $f:$line includes \"$inc\"; ${f%/*}/ may include only: $allowed${denied:+ (never: $denied)}"
             bad=$((bad + 1))
         fi
     done < <(grep -n -E '^[[:space:]]*#[[:space:]]*include[[:space:]]+"' "$f" |
@@ -49,4 +88,6 @@ if [ $bad -ne 0 ]; then
     echo "check-layers: $bad include(s) point up a layer (rule: docs/hacking.md, Layers)"
     exit 1
 fi
-echo "check-layers: $files source files, every include points down"
+note=
+[ $left -gt 0 ] && note=" ($left crossing(s) listed as left for the reader's split)"
+echo "check-layers: $files source files, every include points down$note"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # test-escape.sh — what the reader prints as text cannot drive the terminal
-# or forge lines (tools/render/esc.c), and its reader-side variables are strict:
+# or forge lines (tools/lib/esc.c), and its reader-side variables are strict:
 #  * a recorder whose host, job and device strings carry an escape sequence
 #    (ESC [2J), a carriage return, a newline followed by a forged line, a C1
 #    control (CSI, U+009B) and a bidi override (U+202E): `ls`, `summary`,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # test-output.sh — where `gdrtrace dump -o` and `export -o` may write
-# (tools/cmd/outfile.c):
+# (tools/lib/outfile.c):
 #  * dump: a new archive is created 0600 (whatever the umask); an existing
 #    regular file is kept (exit 1, a message naming it and --force) unless
 #    --force, which replaces it; a FIFO, a symbolic link to /dev/null, a

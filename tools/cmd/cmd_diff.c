@@ -26,7 +26,7 @@
 #include "common/nccl_cfg.h"
 #include "tools/lib/ab.h"
 #include "tools/cmd/commands.h"
-#include "tools/render/esc.h"
+#include "tools/lib/esc.h"
 #include "tools/lib/hist.h"
 #include "tools/lib/nccljoin.h"
 #include "tools/lib/ncclcfg.h"

@@ -7,7 +7,7 @@
  * was validated, so the archive never carries a torn read); the liveness
  * seen now is stored with each.  The archive is written 0600 next to FILE
  * and renamed onto it; an existing FILE is replaced only with --force, and
- * never when it is not a regular file (tools/cmd/outfile.h).  Exit 0, 2 if an
+ * never when it is not a regular file (tools/lib/outfile.h).  Exit 0, 2 if an
  * input was unreadable (the rest are archived), 1 if the archive could not
  * be written, 64 usage.
  */
@@ -22,7 +22,7 @@
 
 #include "common/env.h"
 #include "tools/lib/archive.h"
-#include "tools/render/esc.h"
+#include "tools/lib/esc.h"
 #include "tools/cmd/commands.h"
 #include "tools/render/summary.h"
 

@@ -6,7 +6,7 @@
  * its samples), label values are escaped (\\ \" \n), and -o writes through a
  * temporary file in FILE's folder and rename() so the collector never reads a
  * half file; FILE must be absent or a regular file (a FIFO or device node is
- * refused, tools/cmd/outfile.h).  Exit: 0, 1 output not written, 2 unreadable input, 64 usage.
+ * refused, tools/lib/outfile.h).  Exit: 0, 1 output not written, 2 unreadable input, 64 usage.
  *
  * Labels follow Prometheus' conventions: no label named like a target label
  * (job, instance: the job is `gdrtrace_job`), and by default no per-process
@@ -28,9 +28,9 @@
 #include "tools/lib/coll.h"
 #include "tools/cmd/commands.h"
 #include "tools/lib/duration.h"
-#include "tools/render/esc.h"
+#include "tools/lib/esc.h"
 #include "tools/lib/hist.h"
-#include "tools/cmd/outfile.h"
+#include "tools/lib/outfile.h"
 #include "tools/render/summary.h"
 
 static void usage(FILE *f)

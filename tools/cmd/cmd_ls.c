@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "tools/cmd/commands.h"
-#include "tools/render/esc.h"
+#include "tools/lib/esc.h"
 #include "tools/render/summary.h"
 
 static void usage(FILE *f)

@@ -72,7 +72,7 @@
 #include "tools/lib/recfile.h"
 #include "tools/cmd/commands.h"
 #include "tools/lib/duration.h"
-#include "tools/render/esc.h"
+#include "tools/lib/esc.h"
 #include "tools/lib/inputs.h"
 #include "tools/render/json.h"
 #include "tools/lib/model.h"

@@ -4,7 +4,7 @@
  * [PATH...]`: one self-contained HTML page of a run (tools/render/html.c draws it),
  * or with --baseline the A/B of run A (one path, as diff's A) and the run
  * read from PATH... (B, as diff's B).  The page is written to FILE.tmp.PID
- * and renamed onto FILE (tools/cmd/outfile.h), so a browser or a CI artifact
+ * and renamed onto FILE (tools/lib/outfile.h), so a browser or a CI artifact
  * collector never sees half a page; an existing FILE is replaced only with
  * --force.  Exit: 0 written; 2 an input could not be read (written for the
  * rest, the page says so); 15 a run has no recorder (not written); 1 not
@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "tools/cmd/commands.h"
-#include "tools/render/esc.h"
+#include "tools/lib/esc.h"
 #include "tools/render/html.h"
-#include "tools/cmd/outfile.h"
+#include "tools/lib/outfile.h"
 #include "tools/render/summary.h"
 
 static void usage(FILE *f)

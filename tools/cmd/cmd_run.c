@@ -66,7 +66,7 @@
 
 #include "common/env.h"
 #include "tools/cmd/commands.h"
-#include "tools/render/esc.h"
+#include "tools/lib/esc.h"
 #include "tools/lib/inputs.h"
 #include "tools/lib/model.h"
 #include "tools/lib/netfs.h"

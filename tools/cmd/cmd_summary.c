@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "tools/cmd/commands.h"
-#include "tools/render/esc.h"
+#include "tools/lib/esc.h"
 #include "tools/lib/nccljoin.h"
 #include "tools/render/summary.h"
 

@@ -19,7 +19,7 @@
 #include "tools/lib/alike.h"
 #include "tools/lib/coll.h"
 #include "tools/cmd/commands.h"
-#include "tools/render/esc.h"
+#include "tools/lib/esc.h"
 #include "tools/lib/nccljoin.h"
 #include "tools/render/summary.h"
 

@@ -33,7 +33,7 @@
 
 #include "common/env.h"
 #include "tools/cmd/commands.h"
-#include "tools/render/esc.h"
+#include "tools/lib/esc.h"
 #include "tools/render/summary.h"
 #include "tools/render/watch_frame.h"
 

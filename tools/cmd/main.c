@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "tools/cmd/commands.h"
-#include "tools/render/esc.h"
+#include "tools/lib/esc.h"
 
 struct subcommand {
     const char *name;

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tools/render/esc.h"
+#include "tools/lib/esc.h"
 
 void gt_capture_begin(struct gt_capture *c)
 {

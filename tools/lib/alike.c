@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/render/esc.h"
+#include "tools/lib/esc.h"
 #include "tools/lib/model.h"
 #include "tools/render/summary.h"
 

@@ -5,7 +5,7 @@
  * reader never trusts a length before checking it against what remains.
  */
 #include "tools/lib/archive.h"
-#include "tools/cmd/outfile.h"
+#include "tools/lib/outfile.h"
 #include "tools/lib/recfile.h"
 
 #include <errno.h>

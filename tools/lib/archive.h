@@ -91,7 +91,7 @@ int gt_archive_stream_mem(const unsigned char *in, size_t inlen, size_t max, con
 
 /* Writer: members are streamed through the compressor as they are added,
  * into a temporary file (mode 0600) next to path.  Refused (NULL, err) when
- * path is not a regular file, or exists and `replace` is 0 (tools/cmd/outfile.h). */
+ * path is not a regular file, or exists and `replace` is 0 (tools/lib/outfile.h). */
 struct gt_archive_writer;
 struct gt_archive_writer *gt_archive_create(const char *path, int level, int replace, char *err,
                                             size_t errlen);

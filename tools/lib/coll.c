@@ -14,7 +14,7 @@
 #include <strings.h>
 
 #include "common/hist.h"
-#include "tools/render/esc.h"
+#include "tools/lib/esc.h"
 #include "tools/lib/model.h"
 #include "tools/render/summary.h"
 

@@ -20,7 +20,7 @@
 
 #include "common/env.h"
 #include "tools/lib/archive.h"
-#include "tools/render/esc.h"
+#include "tools/lib/esc.h"
 #include "tools/lib/model.h"
 
 #define GT_REC_FILE_MAX (1ull << 34)

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "common/nccl_cfg.h"
-#include "tools/render/esc.h"
+#include "tools/lib/esc.h"
 #include "tools/lib/model.h"
 
 const struct gtr_setting *gt_ncclcfg_get(const struct gt_recfile *r, const char *name)

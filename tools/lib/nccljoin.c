@@ -12,7 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "tools/render/esc.h"
+#include "tools/lib/esc.h"
 #include "tools/render/summary.h"
 
 const char *gt_nj_kind_name(int kind)

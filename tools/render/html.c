@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/render/esc.h"
+#include "tools/lib/esc.h"
 #include "tools/lib/hist.h"
 #include "tools/render/html.h"
 #include "tools/render/html_coll.h"

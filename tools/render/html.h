@@ -73,7 +73,7 @@ int gt_html_natcmp(const char *a, const char *b);
 /*! gt_html_escape() : writes s (NULL: nothing) to f, inert in HTML text and
  *  in a double- or single-quoted attribute value: first gt_esc() (control
  *  characters, bytes that are not UTF-8 and bidirectional overrides become
- *  visible escapes, tools/render/esc.h), then & < > " ' as character references.
+ *  visible escapes, tools/lib/esc.h), then & < > " ' as character references.
  *  max_chars > 0 cuts the text after that many characters, ending in "…". */
 void gt_html_escape(FILE *f, const char *s, size_t max_chars);
 

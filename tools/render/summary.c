@@ -18,7 +18,7 @@
 #include "tools/lib/ab.h"
 #include "tools/lib/alike.h"
 #include "tools/lib/coll.h"
-#include "tools/render/esc.h"
+#include "tools/lib/esc.h"
 #include "tools/lib/hist.h"
 #include "tools/lib/kcorr.h"
 #include "tools/lib/ncclcfg.h"

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/render/esc.h"
+#include "tools/lib/esc.h"
 
 #define ELLIPSIS "\xe2\x80\xa6" /* U+2026, one column */
 #define EMDASH "\xe2\x80\x94"   /* U+2014, one column: a rate not known yet */

@@ -12,7 +12,7 @@
  *    it replaces, so a FIFO or device planted in that window is swapped,
  *    never written into.
  */
-#include "tools/cmd/outfile.h"
+#include "tools/lib/outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>

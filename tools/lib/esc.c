@@ -6,7 +6,7 @@
  * UTF-8, no C1 control and no bidirectional override, and an escape is
  * never cut in the middle when the output is truncated.
  */
-#include "tools/render/esc.h"
+#include "tools/lib/esc.h"
 
 #include <stdio.h>
 #include <string.h>
