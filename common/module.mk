@@ -30,3 +30,21 @@ test_settings_LIBS := -lcmocka
 TESTS += test_nccl_env
 test_nccl_env_SRCS := tests/unit/test_nccl_env.c $(BASE_SRCS)
 test_nccl_env_LIBS := -lcmocka -lpthread -ldl
+
+# NCCL's own GPU Direct and transport settings, read as NCCL reads them and
+# recorded by the writer (common/nccl_cfg.c).
+TESTS += test_nccl_cfg
+test_nccl_cfg_SRCS = tests/unit/test_nccl_cfg.c $(SHIM_TEST_SRCS)
+test_nccl_cfg_LIBS := -lcmocka -lpthread -ldl
+
+TESTS += test_hist
+test_hist_SRCS = tests/unit/test_hist.c
+test_hist_LIBS := -lcmocka -lpthread -lm
+
+TESTS += test_dl
+test_dl_SRCS = tests/unit/test_dl.c $(DL_SRCS) $(BASE_SRCS)
+test_dl_LIBS := -ldl -lpthread -lcmocka
+
+TESTS += test_dl_cuda
+test_dl_cuda_SRCS = tests/unit/test_dl_cuda.c $(REG_SRCS) $(DL_SRCS) $(BASE_SRCS)
+test_dl_cuda_LIBS := -ldl -lpthread

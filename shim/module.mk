@@ -16,9 +16,6 @@ TESTS += test_ring
 test_ring_SRCS := tests/unit/test_ring.c shim/ring.c
 test_ring_LIBS := -lcmocka -lpthread
 
-TESTS += test_hist
-test_hist_SRCS := tests/unit/test_hist.c
-test_hist_LIBS := -lcmocka -lpthread -lm
 
 TESTS += test_shim
 test_shim_SRCS := tests/unit/test_shim.c $(SHIM_TEST_SRCS)
@@ -81,11 +78,6 @@ TESTS += test_rec_live
 test_rec_live_SRCS := tests/unit/test_rec_live.c $(SHIM_TEST_SRCS)
 test_rec_live_LIBS := -lpthread -ldl
 
-# NCCL's own GPU Direct and transport settings, read as NCCL reads them and
-# recorded by the writer (common/nccl_cfg.c, issue 19.2).
-TESTS += test_nccl_cfg
-test_nccl_cfg_SRCS := tests/unit/test_nccl_cfg.c $(SHIM_TEST_SRCS)
-test_nccl_cfg_LIBS := -lcmocka -lpthread -ldl
 
 # The collective recorder from two threads and at its edges (also under TSan).
 TESTS += test_coll
