@@ -299,6 +299,15 @@ out=$(GDRTRACE_BUFINFO=$T/bufinfo $G summary --no-bars "$T/live")
 if grep -q '== kernel corroboration' <<<"$out" && grep -Eq 'NIC mlx5_0 +0000:17:00.0 +nv_dmabuf objects attached: 1' <<<"$out" &&
    grep -q '1 exported by nv_dmabuf' <<<"$out"; then pass "summary: kernel corroboration from bufinfo for a live recorder"
 else fail "kernel corroboration: $(sed -n '/== kernel/,$p' <<<"$out")"; fi
+# GDRTRACE_BUFINFO naming a FIFO (no writer: an open would wait forever) or
+# a device (/dev/zero reads without end): refused, named, nothing read
+mkfifo "$T/bufinfo.fifo"
+for b in "$T/bufinfo.fifo:a FIFO" "/dev/zero:a device"; do
+    out=$(GDRTRACE_BUFINFO=${b%%:*} timeout 20 $G summary --no-bars "$T/live" 2>&1); rc=$?
+    [ $rc != 124 ] && grep -q "not readable: ${b#*:}, not a regular file: refused" <<<"$out" &&
+        pass "GDRTRACE_BUFINFO=${b%%:*}: ${b#*:} refused, said (exit $rc)" ||
+        fail "GDRTRACE_BUFINFO=${b%%:*}: exit $rc: $(grep -A1 'kernel corroboration' <<<"$out" | tail -1)"
+done
 exec {HOLD[1]}>&-
 wait "$holder"
 GDRTRACE_BUFINFO=$T/bufinfo $G summary --no-bars "$T/job" | grep -q 'kernel corroboration' &&

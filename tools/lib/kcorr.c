@@ -15,9 +15,12 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void add_dev(struct gt_kcorr *k, const char *name, size_t n)
 {
@@ -103,10 +106,33 @@ void gt_kcorr_read(struct gt_kcorr *k)
     memset(k, 0, sizeof(*k));
     const char *p = getenv("GDRTRACE_BUFINFO");
     snprintf(k->path, sizeof(k->path), "%s", p && *p ? p : "/sys/kernel/debug/dma_buf/bufinfo");
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; the type is
+     * checked on the open descriptor (no race with a rename) before any read. */
+    int fd = open(k->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
+        k->err_no = errno;
+        return;
+    }
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        k->err_no = errno ? errno : EINVAL;
+        if (!S_ISREG(st.st_mode))
+            snprintf(k->why, sizeof(k->why), "%s, not a regular file: refused",
+                     S_ISDIR(st.st_mode)    ? "a directory"
+                     : S_ISFIFO(st.st_mode) ? "a FIFO"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                                            : "a device");
+        close(fd);
+        return;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     /* debugfs files report size 0: read with a growing buffer, not by size */
-    FILE *f = fopen(k->path, "re");
+    FILE *f = fdopen(fd, "r");
     if (!f) {
         k->err_no = errno;
+        close(fd);
         return;
     }
     size_t cap = 1 << 16, len = 0;
@@ -138,6 +164,11 @@ void gt_kcorr_read(struct gt_kcorr *k)
         gt_kcorr_parse(k, buf, len);
     }
     free(buf);
+}
+
+const char *gt_kcorr_error(const struct gt_kcorr *k)
+{
+    return k->why[0] ? k->why : strerror(k->err_no);
 }
 
 uint64_t gt_kcorr_attached(const struct gt_kcorr *k, const char *pci_path)

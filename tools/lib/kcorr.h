@@ -17,8 +17,9 @@
 #define GT_KC_MAX_DEVS 64
 
 struct gt_kcorr {
-    int readable; /* 0: errno in err_no */
+    int readable; /* 0: errno in err_no, or why says what the path is */
     int err_no;
+    char why[64]; /* "" or why the path was refused without reading it */
     char path[256];
     uint64_t objects;    /* every dma-buf */
     uint64_t nv_objects; /* exporter nv_dmabuf */
@@ -31,7 +32,11 @@ struct gt_kcorr {
 };
 
 /* Reads and parses bufinfo (bounded: at most 64 MiB, lines of any length
- * truncated).  Never fails: an unreadable file gives readable = 0. */
+ * truncated).  Only a regular file is read (debugfs files are): a FIFO, a
+ * device or a socket named by GDRTRACE_BUFINFO is refused without waiting
+ * for a writer or reading without end.  Never fails: an unreadable or
+ * refused file gives readable = 0. */
+const char *gt_kcorr_error(const struct gt_kcorr *k);
 void gt_kcorr_read(struct gt_kcorr *k);
 /* Parses bufinfo text (for tests and the fuzzer). */
 void gt_kcorr_parse(struct gt_kcorr *k, const char *text, size_t len);

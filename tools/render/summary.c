@@ -84,7 +84,7 @@ static void kc_text(FILE *f, const struct gt_job *j)
     if (!v->k.readable) {
         snprintf(line, sizeof(line),
                  "not readable: %s (debugfs must be mounted and readable, usually root)",
-                 strerror(v->k.err_no));
+                 gt_kcorr_error(&v->k));
         fprintf(f, "   ");
         gt_report_wrap(f, 3, 5, line);
         free(v);
@@ -137,7 +137,7 @@ static void kc_json(struct gt_json *js, const struct gt_job *j)
     gj_str(js, "bufinfo", v->k.path);
     gj_bool(js, "readable", v->k.readable);
     if (!v->k.readable)
-        gj_str(js, "error", strerror(v->k.err_no));
+        gj_str(js, "error", gt_kcorr_error(&v->k));
     gj_i64(js, "live_recorders", v->nlive);
     gj_u64(js, "dmabuf_registrations_recorded", v->dmabuf_regs);
     gj_u64(js, "objects", v->k.objects);
