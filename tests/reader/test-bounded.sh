@@ -185,7 +185,9 @@ a=$("$G" verdict "$T/mixed" | sed '/^next: /,$d'); b=$("$G" verdict "$T/mixed.zs
     fail "archive of mixed sizes: $(diff <(echo "$a") <(echo "$b") | head -5)"
 
 # grouping: an archive of 8,192 small members (ce69281 compared every
-# communicator with every other: 16k members took 7.7 s and 1.8 GB)
+# communicator with every other: 16k members took 7.7 s and 1.8 GB).  Not a
+# speed target: 8x the members may take up to 24x the time (+2 s for a
+# loaded machine's noise), which a quadratic grouping (64x) cannot meet.
 mkdir -p "$T/s1k" "$T/s8k"
 "$S" gen "$T/s1k" 1024 small && "$S" gen "$T/s8k" 8192 small || fail "reader_scale gen small"
 "$G" dump -o "$T/s1k.zst" "$T/s1k" >/dev/null && "$G" dump -o "$T/s8k.zst" "$T/s8k" >/dev/null ||
@@ -194,7 +196,7 @@ rm -rf "$T/s1k" "$T/s8k"
 run "$G" verdict "$T/s1k.zst"
 t1=$secs
 run "$G" verdict "$T/s8k.zst"
-if [ "$rc" = 0 ] && [ "$kib" -le $((limit * 4)) ] && awk "BEGIN { exit !($secs <= 12 * $t1 + 1) }" &&
+if [ "$rc" = 0 ] && [ "$kib" -le $((limit * 4)) ] && awk "BEGIN { exit !($secs <= 24 * $t1 + 2) }" &&
    grep -q 'all .*8192 process(es) on 1024 host(s), 1025 communicator(s)' "$T/out"; then
     pass "an archive of 8,192 members: ${secs}s (1,024: ${t1}s), peak $((kib / 1024)) MiB"
 else
