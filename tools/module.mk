@@ -6,6 +6,8 @@ READER_SRCS := $(RECFILE_SRCS) tools/lib/hist.c tools/lib/archive.c tools/lib/in
                tools/render/html.c tools/lib/nccllog.c tools/lib/nccljoin.c tools/lib/hostp.c tools/lib/ab.c tools/render/html_host.c \
                tools/lib/coll.c tools/render/html_coll.c \
                common/codes.c
+# NCCL's log joined to the recorders: its text and JSON (tools/lib/nccljoin.c decides)
+READER_SRCS += tools/render/nccljoin_text.c tools/render/json_nccljoin.c
 # watch's frames (tools/render/watch_frame.c): the command and tests/reader/watch_frame.c
 READER_SRCS += tools/render/watch_frame.c
 TOOL_SRCS += $(READER_SRCS) tools/cmd/cmd_ls.c tools/cmd/cmd_summary.c tools/cmd/cmd_verdict.c \

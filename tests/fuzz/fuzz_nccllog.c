@@ -19,6 +19,8 @@
 #include <string.h>
 
 #include "tools/lib/nccljoin.h"
+#include "tools/render/json_nccljoin.h"
+#include "tools/render/nccljoin_text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 const char gt_fuzz_corpus[] = "tests/fuzz/nccllog-corpus",

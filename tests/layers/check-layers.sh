@@ -52,8 +52,6 @@ tools/lib/coll.c -> tools/render/summary.h
 tools/lib/coll.h -> tools/render/json.h
 tools/lib/hostp.h -> tools/render/json.h
 tools/lib/model.c -> common/gt_net.h
-tools/lib/nccljoin.c -> tools/render/summary.h
-tools/lib/nccljoin.h -> tools/render/json.h
 tools/render/html.c -> tools/lib/inputs.h
 tools/render/summary.c -> common/gt_net.h
 tools/render/summary.h -> tools/lib/inputs.h"

@@ -18,6 +18,8 @@
 #include "tools/cmd/commands.h"
 #include "tools/lib/esc.h"
 #include "tools/lib/nccljoin.h"
+#include "tools/render/json_nccljoin.h"
+#include "tools/render/nccljoin_text.h"
 #include "tools/render/summary.h"
 
 static void usage(FILE *f)

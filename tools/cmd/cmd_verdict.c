@@ -21,6 +21,8 @@
 #include "tools/cmd/commands.h"
 #include "tools/lib/esc.h"
 #include "tools/lib/nccljoin.h"
+#include "tools/render/json_nccljoin.h"
+#include "tools/render/nccljoin_text.h"
 #include "tools/render/summary.h"
 
 /* one communicator's evidence with NCCL's view appended */

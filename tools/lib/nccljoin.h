@@ -50,13 +50,14 @@
  *  6. Recorder communicators no log line names stay as they were.
  *  7. The whole input: gt_verdict_combine of the recorders' verdict, every
  *     communicator's and every `nccl` line's.
+ * The join decides and says why; its text is tools/render/nccljoin_text.h's
+ * and its JSON tools/render/json_nccljoin.h's.
  */
 #ifndef GDRTRACE_TOOLS_NCCLJOIN_H
 #define GDRTRACE_TOOLS_NCCLJOIN_H
 
-#include <stdio.h>
+#include <stddef.h>
 
-#include "tools/render/json.h"
 #include "tools/lib/model.h"
 #include "tools/lib/nccllog.h"
 
@@ -130,27 +131,7 @@ void gt_nccl_join_free(struct gt_nccl_join *nj);
  *  recorders' next step stands, gt_next_step). */
 int gt_nccl_join_next(const struct gt_nccl_join *nj, const struct gt_job *j, char *buf, size_t n);
 
-/*! gt_nccl_join_print_next() : ind, then "next: ..." for job j: NCCL's
- *  log's step when nj (NULL: no log joined) changed the outcome, else the
- *  recorders' (gt_report_next of paths). */
-void gt_nccl_join_print_next(FILE *f, const char *ind, const struct gt_nccl_join *nj,
-                             const struct gt_job *j, char **paths, int npaths);
-
 /* "INTRA-NODE", else gt_verdict_label(code, emulated). */
 const char *gt_nj_label(const struct gt_nj_comm *c);
-
-/* verdict's lines: `comm LABEL VERDICT why` for every communicator, and
- * `nccl HOST:PID VERDICT why` for every process line; the counts line. */
-void gt_nccl_join_print_comms(FILE *f, const struct gt_nccl_join *nj);
-void gt_nccl_join_print_procs(FILE *f, const struct gt_nccl_join *nj, int emulated);
-void gt_nccl_join_print_counts(FILE *f, const struct gt_nccl_join *nj);
-/* summary's section "== NCCL's log": per process what NCCL loaded and its
- * GPU Direct decisions, per communicator its ranks, hosts and channels. */
-void gt_nccl_join_print_section(FILE *f, const struct gt_nccl_join *nj);
-
-/* JSON: one communicator object's fields (inside an open object), and the
- * "nccl_log" object {files, lines, …, processes: […], unattributed}. */
-void gt_nccl_join_json_comm(struct gt_json *js, const struct gt_nj_comm *c);
-void gt_nccl_join_json(struct gt_json *js, const struct gt_nccl_join *nj);
 
 #endif /* GDRTRACE_TOOLS_NCCLJOIN_H */
