@@ -3,11 +3,14 @@ TOOL_SRCS += tools/cmd/main.c
 # tests/reader and tests/fuzz; the cmd_*.c files define the gt_cmd_* of commands.h.
 READER_SRCS := $(RECFILE_SRCS) tools/lib/hist.c tools/lib/archive.c tools/lib/inputs.c \
                tools/lib/model.c tools/lib/ncclcfg.c tools/render/json.c tools/render/summary.c tools/lib/alike.c tools/lib/kcorr.c tools/lib/outfile.c tools/lib/esc.c tools/lib/duration.c \
-               tools/render/html.c tools/lib/nccllog.c tools/lib/nccljoin.c tools/lib/hostp.c tools/lib/ab.c tools/render/html_host.c \
+               tools/render/html.c tools/lib/hostp.c tools/lib/ab.c tools/render/html_host.c \
                tools/lib/coll.c tools/render/html_coll.c \
                common/codes.c
-# NCCL's log joined to the recorders: its text and JSON (tools/lib/nccljoin.c decides)
-READER_SRCS += tools/render/nccljoin_text.c tools/render/json_nccljoin.c
+# NCCL's log (--nccl-log): the reader (NCCLLOG_SRCS, alone in tests/unit/test_nccllog),
+# its join to the recorders, and the join's text and JSON.
+NCCLLOG_SRCS := tools/lib/nccllog.c
+READER_SRCS += $(NCCLLOG_SRCS) tools/lib/nccljoin.c tools/lib/nccljoin_order.c \
+               tools/render/nccljoin_text.c tools/render/json_nccljoin.c
 # watch's frames (tools/render/watch_frame.c): the command and tests/reader/watch_frame.c
 READER_SRCS += tools/render/watch_frame.c
 TOOL_SRCS += $(READER_SRCS) tools/cmd/cmd_ls.c tools/cmd/cmd_summary.c tools/cmd/cmd_verdict.c \

@@ -68,7 +68,7 @@ TEST_SCRIPTS += tests/reader/test-watch.sh
 # NCCL's log (tools/lib/nccllog.c): the fixtures of tests/reader/nccl-logs, launcher
 # prefixes, any split of the stream, attribution, junk in bounded memory.
 TESTS += test_nccllog
-test_nccllog_SRCS := tests/unit/test_nccllog.c tools/lib/nccllog.c
+test_nccllog_SRCS = tests/unit/test_nccllog.c $(NCCLLOG_SRCS)
 test_nccllog_LIBS := -lcmocka
 # verdict/summary --nccl-log on harness recorders and on the fixtures
 TEST_SCRIPTS += tests/reader/test-nccl-log.sh

@@ -4,7 +4,7 @@
  * Linear in the log's records and the job's communicators up to sorting:
  * lookups are sorted arrays and binary searches, never pairwise scans.
  */
-#include "tools/lib/nccljoin.h"
+#include "tools/lib/nccljoin_int.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -44,13 +44,6 @@ int gt_nccl_log_load(struct gt_nlog *l, char *const *paths, int n)
 
 /* ---- step 1: the communicator key of each record ----------------------- */
 
-struct rkey {
-    uint64_t key;
-    uint8_t is_id;   /* key is NCCL's commId */
-    uint8_t by_elim; /* … found by elimination (step 2) */
-    size_t idx;      /* the record */
-};
-
 static uint64_t mix(uint64_t h, uint64_t v)
 {
     h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
@@ -79,41 +72,7 @@ static void record_keys(const struct gt_nlog *l, struct rkey *k)
     }
 }
 
-/* ---- recorders by process --------------------------------------------- */
-
-struct rproc {
-    const char *host;
-    size_t hl;
-    int pid;
-    size_t rec;
-};
-
-static int rproc_cmp(const void *a, const void *b)
-{
-    const struct rproc *x = a, *y = b;
-    size_t n = x->hl < y->hl ? x->hl : y->hl;
-    int c = strncmp(x->host, y->host, n);
-    if (c)
-        return c;
-    if (x->hl != y->hl)
-        return x->hl < y->hl ? -1 : 1;
-    return (x->pid > y->pid) - (x->pid < y->pid);
-}
-
-/* The first index of (host, pid) in the sorted array, or n. */
-static size_t rproc_find(const struct rproc *rp, size_t n, const char *host, int pid)
-{
-    struct rproc key = {host, strcspn(host, "."), pid, 0};
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (rproc_cmp(&rp[mid], &key) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && !rproc_cmp(&rp[lo], &key) ? lo : n;
-}
+/* ---- the job's communicators by commId ---------------------------------- */
 
 struct idref {
     uint64_t id;
@@ -143,25 +102,6 @@ static long idref_find(const struct idref *v, size_t n, uint64_t id)
 
 struct grp {
     size_t at, n, first; /* its records s[at, at+n), the first in log order */
-};
-
-struct ctx {
-    const struct gt_nlog *l;
-    const struct gt_job *j;
-    struct rproc *rp; /* recorders by (short host, pid) */
-    size_t nrp;
-    struct idref *cid; /* the job's communicators by commId */
-    size_t ncid;
-    long *proc_comm;    /* per recorder: its ABI <= v10 process communicator, -1 */
-    size_t *rank_start; /* per recorder: its first entry in j->ranks; [nrec] = nranks */
-    struct rextra *ex;  /* per log record: step 3b's additions */
-};
-
-/* What step 3b adds to a log record. */
-struct rextra {
-    uint32_t ch[GT_NLOG_CH_COUNT]; /* lines attributed by order */
-    uint32_t gdrdma;
-    uint32_t amb_resolved; /* of its ambiguous lines, those now given to one record */
 };
 
 /* ---- step 2: splits by elimination ------------------------------------ */
@@ -306,184 +246,6 @@ out:
     free(u);
     free(mi);
     return rc;
-}
-
-/* ---- step 3b: channel lines by connection order -------------------------- */
-
-static uint32_t ours_lines(const uint32_t *ch)
-{
-    return ch[GT_NLOG_CH_NET_OURS] + ch[GT_NLOG_CH_COLLNET_OURS];
-}
-
-/* The record of process p whose key is commId id: -1 none, -2 several. */
-static int32_t record_of(const struct gt_nlog *l, const struct rkey *k,
-                         const struct gt_nlog_proc *p, uint64_t id)
-{
-    int32_t rec = -1;
-    for (int32_t i = p->first_comm; i >= 0; i = l->comms[i].prev)
-        if (k[i].is_id && k[i].key == id)
-            rec = rec == -1 ? i : -2;
-    return rec;
-}
-
-/* Why process pi's ambiguous NET/gdrtrace lines cannot be given by order
- * (why set, -1), or the record of each of its gdrtrace phases in tgt[]
- * (0).  tgt has GT_NLOG_MAX_PHASES entries.
- *
- * The recorder's runs are matched to the log's gdrtrace phases in order,
- * each run taking the consecutive phases whose [receive] and [send] lines
- * are as many as its listen and connect events (NCCL: one listen a
- * [receive] line, one connect a [send] line; a communicator connected
- * twice in a row, rings then trees, is one run and two phases).  The
- * partition is unique (a phase has a line at least), and it must use
- * every phase and every run. */
-static int order_plan(const struct ctx *x, const struct rkey *k, size_t pi, int32_t *tgt, char *why,
-                      size_t n)
-{
-    const struct gt_nlog *l = x->l;
-    const struct gt_job *j = x->j;
-    const struct gt_nlog_proc *p = &l->procs[pi];
-    if (p->phase_dropped) {
-        snprintf(why, n, "over %d connection phases", GT_NLOG_MAX_PHASES);
-        return -1;
-    }
-    size_t r0 = rproc_find(x->rp, x->nrp, p->host, p->pid), nr = 0;
-    for (size_t r = r0; r < x->nrp && !rproc_cmp(&x->rp[r], &x->rp[r0]); r++)
-        nr++;
-    if (nr != 1) {
-        snprintf(why, n, nr ? "%zu recorders of the process" : "no recorder of the process", nr);
-        return -1;
-    }
-    size_t ri = x->rp[r0].rec, d0 = x->rank_start[ri], d1 = x->rank_start[ri + 1];
-    uint32_t nruns = d0 < d1 ? j->ranks[d0].conn_nruns : 0;
-    for (size_t d = d0; d < d1; d++)
-        if (j->ranks[d].conn_lost) {
-            snprintf(why, n,
-                     "its recorder lost connection events (event ring overwritten, or "
-                     "GDRTRACE_EVENTS)");
-            return -1;
-        }
-    if (nruns > GT_CONN_RUNS_MAX) {
-        snprintf(why, n, "over %d connection runs in its recorder", GT_CONN_RUNS_MAX);
-        return -1;
-    }
-    int32_t ph[GT_NLOG_MAX_PHASES]; /* the gdrtrace phases, in order */
-    uint32_t m = 0;
-    for (int32_t h = p->phase_first; h >= 0; h = l->phases[h].next) {
-        const struct gt_nlog_phase *f = &l->phases[h];
-        if (!ours_lines(f->ch))
-            continue;
-        if (m && f->tid != l->phases[ph[0]].tid) {
-            snprintf(why, n, "NET/gdrtrace channel lines on several threads");
-            return -1;
-        }
-        if (f->ch[GT_NLOG_CH_NET_OTHER] + f->ch[GT_NLOG_CH_COLLNET_OTHER]) {
-            snprintf(why, n, "a connection phase mixes NET/gdrtrace and another network's lines");
-            return -1;
-        }
-        if (f->ch[GT_NLOG_CH_COLLNET_OURS]) { /* collnet connections are not runs we count */
-            snprintf(why, n, "CollNet lines via gdrtrace");
-            return -1;
-        }
-        ph[m++] = h;
-    }
-    uint32_t i = 0;
-    for (uint32_t q = 0; q < nruns; q++) {
-        const struct gt_rank_comm *rd = NULL;
-        const struct gt_conn_run *run = NULL;
-        for (size_t d = d0; d < d1 && !run; d++)
-            for (uint32_t c = 0; c < j->ranks[d].conn_n && !run; c++)
-                if (j->conn[j->ranks[d].conn_at + c].k == q) {
-                    rd = &j->ranks[d];
-                    run = &j->conn[rd->conn_at + c];
-                }
-        if (!run || rd->has_comm_id != 1) {
-            snprintf(why, n, "its recorder holds no commId (net ABI <= v10)");
-            return -1;
-        }
-        int32_t rec = record_of(l, k, p, rd->comm_id);
-        if (rec < 0) {
-            snprintf(why, n, "connection run %u's communicator 0x%llx has %s record in its log",
-                     q + 1, (unsigned long long)rd->comm_id, rec == -1 ? "no" : "more than one");
-            return -1;
-        }
-        uint32_t start = i, rl = 0, sl = 0;
-        while (i < m && (rl < run->listens || sl < run->connects)) {
-            rl += l->phases[ph[i]].ours_recv;
-            sl += l->phases[ph[i]].ours_send;
-            i++;
-        }
-        if (i == start || rl != run->listens || sl != run->connects) {
-            snprintf(why, n,
-                     "connection run %u (0x%llx: %u listen, %u connect event(s)) is no run of "
-                     "NCCL's connection phases from phase %u (%u [receive], %u [send] line(s))",
-                     q + 1, (unsigned long long)rd->comm_id, run->listens, run->connects, start + 1,
-                     rl, sl);
-            return -1;
-        }
-        for (uint32_t a = start; a < i; a++) {
-            const struct gt_nlog_phase *f = &l->phases[ph[a]];
-            if (f->rec == -2 || (f->rec >= 0 && f->rec != rec)) {
-                snprintf(why, n,
-                         "connection phase %u has lines of another communicator than connection "
-                         "run %u's (0x%llx)",
-                         a + 1, q + 1, (unsigned long long)rd->comm_id);
-                return -1;
-            }
-            int in = !ours_lines(f->amb);
-            for (int c = 0; c < f->ncand && !in; c++)
-                in = f->cand[c] == rec;
-            if (ours_lines(f->amb) && (!in || f->cand_differ)) {
-                snprintf(why, n,
-                         "connection phase %u's lines could not be communicator 0x%llx's (its "
-                         "recorder's connection run %u)",
-                         a + 1, (unsigned long long)rd->comm_id, q + 1);
-                return -1;
-            }
-            tgt[a] = rec;
-        }
-    }
-    if (i != m) {
-        snprintf(why, n,
-                 "%u connection phase(s) via NET/gdrtrace in NCCL's log, %u connection run(s) in "
-                 "its recorder matching %u of them",
-                 m, nruns, i);
-        return -1;
-    }
-    return 0;
-}
-
-/* Step 3b: gives ambiguous NET/gdrtrace lines by order (nccljoin.h). */
-static void by_order(const struct ctx *x, const struct rkey *k, struct gt_nccl_join *out)
-{
-    const struct gt_nlog *l = x->l;
-    int32_t tgt[GT_NLOG_MAX_PHASES];
-    for (size_t pi = 0; pi < l->nproc; pi++) {
-        const struct gt_nlog_proc *p = &l->procs[pi];
-        struct gt_nj_order *o = &out->order[pi];
-        uint32_t amb = p->phase_dropped;
-        for (int32_t h = p->phase_first; h >= 0 && !amb; h = l->phases[h].next)
-            amb = ours_lines(l->phases[h].amb);
-        if (!amb || order_plan(x, k, pi, tgt, o->why, sizeof(o->why)))
-            continue;
-        uint32_t kth = 0;
-        for (int32_t h = p->phase_first; h >= 0; h = l->phases[h].next) {
-            const struct gt_nlog_phase *ph = &l->phases[h];
-            if (!ours_lines(ph->ch))
-                continue;
-            struct rextra *e = &x->ex[tgt[kth++]];
-            uint32_t given = ours_lines(ph->amb);
-            if (!given)
-                continue;
-            e->ch[GT_NLOG_CH_NET_OURS] += ph->amb[GT_NLOG_CH_NET_OURS];
-            e->ch[GT_NLOG_CH_COLLNET_OURS] += ph->amb[GT_NLOG_CH_COLLNET_OURS];
-            e->gdrdma += ph->amb_gdrdma; /* no other network in the phase: all gdrtrace */
-            for (int a = 0; a < ph->ncand; a++)
-                x->ex[ph->cand[a]].amb_resolved += given;
-            o->lines += given;
-            out->by_order += given;
-        }
-    }
 }
 
 /* ---- steps 3-4: one communicator of NCCL's --------------------------- */
@@ -636,12 +398,11 @@ static int join_recorders(const struct ctx *x, const struct rkey *g, size_t n, s
     return nproc;
 }
 
-static void judge(const struct ctx *x, const struct rkey *g, size_t n, struct gt_nj_comm *c,
-                  unsigned char *joined)
+/* Step 4: what NCCL's channel lines (and "Using network X") say of the
+ * group's communicator, first match wins (nccljoin.h). */
+static int channel_kind(const struct gt_nlog *l, const struct rkey *g, size_t n,
+                        const struct gt_nj_comm *c)
 {
-    const struct gt_nlog *l = x->l;
-    const struct gt_job *j = x->j;
-    char w[96];
     unsigned have = 0;
     for (int k = 0; k < GT_NLOG_CH_COUNT; k++)
         if (c->ch[k])
@@ -652,26 +413,36 @@ static void judge(const struct ctx *x, const struct rkey *g, size_t n, struct gt
     int one_node = c->nranks == 1 || c->nnodes == 1 ||
                    (c->nnodes < 0 && c->nhosts == 1 && c->nranks > 0 && c->ranks_seen >= c->nranks);
     if (have & NET_OTHER_MASK)
-        c->kind = GT_NJ_BYPASSED;
-    else if (have & OURS_MASK)
-        c->kind = GT_NJ_THROUGH;
-    else if (one_node || (have & INTRA_MASK))
-        c->kind = GT_NJ_INTRA;
-    else if (c->net[0] && strcasecmp(c->net, GT_NLOG_OUR_NET) && multi)
-        c->kind = GT_NJ_BYPASSED;
-    else if (c->amb) {
+        return GT_NJ_BYPASSED;
+    if (have & OURS_MASK)
+        return GT_NJ_THROUGH;
+    if (one_node || (have & INTRA_MASK))
+        return GT_NJ_INTRA;
+    if (c->net[0] && strcasecmp(c->net, GT_NLOG_OUR_NET) && multi)
+        return GT_NJ_BYPASSED;
+    if (c->amb) {
         /* its lines could not be told from another communicator's of the
          * same process: what those lines were still says something */
         uint32_t un[GT_NLOG_CH_COUNT] = {0};
         for (size_t i = 0; i < n; i++)
             for (int k = 0; k < GT_NLOG_CH_COUNT; k++)
                 un[k] += l->procs[l->comms[g[i].idx].proc].unattributed[k];
-        c->kind = un[GT_NLOG_CH_NET_OTHER] || un[GT_NLOG_CH_COLLNET_OTHER] ? GT_NJ_UNKNOWN
-                  : un[GT_NLOG_CH_NET_OURS]                                ? GT_NJ_THROUGH
-                                                                           : GT_NJ_UNKNOWN;
-    } else {
-        c->kind = c->net[0] && !strcasecmp(c->net, GT_NLOG_OUR_NET) ? GT_NJ_THROUGH : GT_NJ_UNKNOWN;
+        return un[GT_NLOG_CH_NET_OTHER] || un[GT_NLOG_CH_COLLNET_OTHER] ? GT_NJ_UNKNOWN
+               : un[GT_NLOG_CH_NET_OURS]                                ? GT_NJ_THROUGH
+                                                                        : GT_NJ_UNKNOWN;
     }
+    return c->net[0] && !strcasecmp(c->net, GT_NLOG_OUR_NET) ? GT_NJ_THROUGH : GT_NJ_UNKNOWN;
+}
+
+/* Steps 2-4 for one group of NCCL's records: its kind, the recorder
+ * communicator it joins, its verdict and why. */
+static void judge(const struct ctx *x, const struct rkey *g, size_t n, struct gt_nj_comm *c,
+                  unsigned char *joined)
+{
+    const struct gt_nlog *l = x->l;
+    const struct gt_job *j = x->j;
+    char w[96];
+    c->kind = channel_kind(l, g, n, c);
     int nbyproc = join_recorders(x, g, n, c, joined);
     const struct gt_ccomm *rc = c->ccomm >= 0 ? &j->comms[c->ccomm] : NULL;
     int by_proc = rc && !rc->has_comm_id;
@@ -810,66 +581,64 @@ static int proc_line(const struct gt_nlog *l, size_t pi, const unsigned char *al
 
 /* ---- the join ---------------------------------------------------------------- */
 
-int gt_nccl_join(const struct gt_nlog *l, const struct gt_job *j, struct gt_nccl_join *out)
+/* The job's lookups (struct ctx) and step 3b's per-record additions; 0, or
+ * -1 out of memory (ctx_free still frees what was taken). */
+static int ctx_build(struct ctx *x, const struct gt_nlog *l, const struct gt_job *j)
 {
-    memset(out, 0, sizeof(*out));
-    out->log = l;
-    int rc = -1;
-    struct ctx x = {.l = l, .j = j};
-    struct rkey *k = malloc((l->ncomm ? l->ncomm : 1) * sizeof(*k));
-    struct rkey *s = malloc((l->ncomm ? l->ncomm : 1) * sizeof(*s));
-    const char **hosts = malloc((l->ncomm ? l->ncomm : 1) * sizeof(*hosts));
-    unsigned char *joined = calloc(j->ncomm ? j->ncomm : 1, 1);
-    unsigned char *all_intra = malloc(l->nproc ? l->nproc : 1);
-    x.rp = malloc((j->nrec ? j->nrec : 1) * sizeof(*x.rp));
-    x.cid = malloc((j->ncomm ? j->ncomm : 1) * sizeof(*x.cid));
-    x.proc_comm = malloc((j->nrec ? j->nrec : 1) * sizeof(*x.proc_comm));
-    x.rank_start = calloc(j->nrec + 1, sizeof(*x.rank_start));
-    out->comms = calloc(l->ncomm + j->ncomm + 1, sizeof(*out->comms));
-    out->procs = calloc(l->nproc ? l->nproc : 1, sizeof(*out->procs));
-    out->order = calloc(l->nproc ? l->nproc : 1, sizeof(*out->order));
-    x.ex = calloc(l->ncomm ? l->ncomm : 1, sizeof(*x.ex));
-    if (!k || !s || !hosts || !joined || !all_intra || !x.rp || !x.cid || !x.proc_comm ||
-        !x.rank_start || !out->comms || !out->procs || !out->order || !x.ex)
-        goto done;
+    *x = (struct ctx){.l = l, .j = j};
+    x->rp = malloc((j->nrec ? j->nrec : 1) * sizeof(*x->rp));
+    x->cid = malloc((j->ncomm ? j->ncomm : 1) * sizeof(*x->cid));
+    x->proc_comm = malloc((j->nrec ? j->nrec : 1) * sizeof(*x->proc_comm));
+    x->rank_start = calloc(j->nrec + 1, sizeof(*x->rank_start));
+    x->ex = calloc(l->ncomm ? l->ncomm : 1, sizeof(*x->ex));
+    if (!x->rp || !x->cid || !x->proc_comm || !x->rank_start || !x->ex)
+        return -1;
     for (size_t i = 0; i < j->nrec; i++) {
-        x.rp[i] = (struct rproc){j->recs[i].id.host, strcspn(j->recs[i].id.host, "."),
-                                 j->recs[i].id.pid, i};
-        x.proc_comm[i] = -1;
+        x->rp[i] = (struct rproc){j->recs[i].id.host, strcspn(j->recs[i].id.host, "."),
+                                  j->recs[i].id.pid, i};
+        x->proc_comm[i] = -1;
     }
-    x.nrp = j->nrec;
-    qsort(x.rp, x.nrp, sizeof(*x.rp), rproc_cmp);
+    x->nrp = j->nrec;
+    qsort(x->rp, x->nrp, sizeof(*x->rp), rproc_cmp);
     for (size_t i = 0; i < j->ncomm; i++) {
         const struct gt_ccomm *cc = &j->comms[i];
         if (cc->has_comm_id == 1)
-            x.cid[x.ncid++] = (struct idref){cc->comm_id, i};
+            x->cid[x->ncid++] = (struct idref){cc->comm_id, i};
         else if (!cc->has_comm_id)
             for (size_t m = 0; m < cc->nmembers; m++)
                 if (cc->members[m].rec < j->nrec)
-                    x.proc_comm[cc->members[m].rec] = (long)i;
+                    x->proc_comm[cc->members[m].rec] = (long)i;
     }
-    qsort(x.cid, x.ncid, sizeof(*x.cid), idref_cmp);
+    qsort(x->cid, x->ncid, sizeof(*x->cid), idref_cmp);
     for (size_t q = 0; q < j->nranks; q++)
         if (j->ranks[q].rec < j->nrec)
-            x.rank_start[j->ranks[q].rec + 1]++;
+            x->rank_start[j->ranks[q].rec + 1]++;
     for (size_t i = 0; i < j->nrec; i++)
-        x.rank_start[i + 1] += x.rank_start[i];
+        x->rank_start[i + 1] += x->rank_start[i];
     /* j->ranks is in (rec, slot) order (model.h), so the prefix sums index it */
+    return 0;
+}
 
-    record_keys(l, k);
-    if (eliminate(&x, k))
-        goto done;
-    by_order(&x, k, out);
-    memcpy(s, k, l->ncomm * sizeof(*s));
-    qsort(s, l->ncomm, sizeof(*s), rkey_cmp);
-    /* groups in the order of their first record (NCCL's init order) */
+static void ctx_free(struct ctx *x)
+{
+    free(x->rp);
+    free(x->cid);
+    free(x->proc_comm);
+    free(x->rank_start);
+    free(x->ex);
+}
+
+/* Step 1's groups: the runs of one key in s (sorted by rkey_cmp), in the
+ * order of their first record (NCCL's init order); NULL out of memory. */
+static struct grp *make_groups(const struct rkey *s, size_t n, size_t *ng_out)
+{
     size_t ng = 0;
-    struct grp *grp = malloc((l->ncomm ? l->ncomm : 1) * sizeof(*grp));
+    struct grp *grp = malloc((n ? n : 1) * sizeof(*grp));
     if (!grp)
-        goto done;
-    for (size_t i = 0; i < l->ncomm;) {
+        return NULL;
+    for (size_t i = 0; i < n;) {
         size_t e = i + 1;
-        while (e < l->ncomm && s[e].key == s[i].key && s[e].is_id == s[i].is_id)
+        while (e < n && s[e].key == s[i].key && s[e].is_id == s[i].is_id)
             e++;
         grp[ng].at = i;
         grp[ng].n = e - i;
@@ -884,18 +653,14 @@ int gt_nccl_join(const struct gt_nlog *l, const struct gt_job *j, struct gt_nccl
             grp[b] = grp[b - 1];
         grp[b] = t;
     }
-    memset(all_intra, 1, l->nproc ? l->nproc : 1);
-    for (size_t gi = 0; gi < ng; gi++) {
-        struct gt_nj_comm *c = &out->comms[out->ncomm++];
-        const struct rkey *g = &s[grp[gi].at];
-        fill_group(&x, g, grp[gi].n, c, hosts);
-        judge(&x, g, grp[gi].n, c, joined);
-        if (c->kind != GT_NJ_INTRA)
-            for (size_t i = 0; i < grp[gi].n; i++)
-                all_intra[l->comms[g[i].idx].proc] = 0;
-    }
-    free(grp);
-    /* step 6: the recorders' communicators no line names */
+    *ng_out = ng;
+    return grp;
+}
+
+/* Step 6: the recorders' communicators no line names, as they were. */
+static void add_unnamed(const struct gt_job *j, const unsigned char *joined,
+                        struct gt_nccl_join *out)
+{
     for (size_t i = 0; i < j->ncomm; i++) {
         if (joined[i])
             continue;
@@ -914,14 +679,11 @@ int gt_nccl_join(const struct gt_nlog *l, const struct gt_job *j, struct gt_nccl
         c->nhosts = cc->nhosts;
         gt_appendf(c->why, sizeof(c->why), "%s (not in NCCL's log.)", cc->v.why);
     }
-    /* step 5 */
-    for (size_t pi = 0; pi < l->nproc; pi++) {
-        if (!l->procs[pi].ncomm)
-            all_intra[pi] = 0;
-        if (proc_line(l, pi, all_intra, &out->procs[out->nproc]))
-            out->nproc++;
-    }
-    /* step 7 */
+}
+
+/* Step 7: the whole input's verdict and why. */
+static void combine(const struct gt_job *j, struct gt_nccl_join *out)
+{
     int seen[GT_V_COUNT] = {0}, count[GT_V_COUNT] = {0}, nintra = 0;
     seen[j->overall.code]++;
     for (size_t i = 0; i < out->ncomm; i++) {
@@ -950,18 +712,66 @@ int gt_nccl_join(const struct gt_nlog *l, const struct gt_job *j, struct gt_nccl
         gt_appendf(out->why, sizeof(out->why),
                    " %d process(es) BYPASSED by NCCL's own word (the nccl lines).", nb);
     gt_appendf(out->why, sizeof(out->why), " Recorders: %s", j->overall.why);
+}
+
+int gt_nccl_join(const struct gt_nlog *l, const struct gt_job *j, struct gt_nccl_join *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->log = l;
+    int rc = -1;
+    struct ctx x;
+    struct grp *grp = NULL;
+    size_t ng = 0;
+    struct rkey *k = malloc((l->ncomm ? l->ncomm : 1) * sizeof(*k));
+    struct rkey *s = malloc((l->ncomm ? l->ncomm : 1) * sizeof(*s));
+    const char **hosts = malloc((l->ncomm ? l->ncomm : 1) * sizeof(*hosts));
+    unsigned char *joined = calloc(j->ncomm ? j->ncomm : 1, 1);
+    unsigned char *all_intra = malloc(l->nproc ? l->nproc : 1);
+    out->comms = calloc(l->ncomm + j->ncomm + 1, sizeof(*out->comms));
+    out->procs = calloc(l->nproc ? l->nproc : 1, sizeof(*out->procs));
+    out->order = calloc(l->nproc ? l->nproc : 1, sizeof(*out->order));
+    if (ctx_build(&x, l, j) || !k || !s || !hosts || !joined || !all_intra || !out->comms ||
+        !out->procs || !out->order)
+        goto done;
+    /* steps 1-3b: each record's key, splits by elimination, lines by order */
+    record_keys(l, k);
+    if (eliminate(&x, k))
+        goto done;
+    gt_nj_by_order(&x, k, out);
+    memcpy(s, k, l->ncomm * sizeof(*s));
+    qsort(s, l->ncomm, sizeof(*s), rkey_cmp);
+    grp = make_groups(s, l->ncomm, &ng);
+    if (!grp)
+        goto done;
+    /* steps 2-4, a communicator of NCCL's a group */
+    memset(all_intra, 1, l->nproc ? l->nproc : 1);
+    for (size_t gi = 0; gi < ng; gi++) {
+        struct gt_nj_comm *c = &out->comms[out->ncomm++];
+        const struct rkey *g = &s[grp[gi].at];
+        fill_group(&x, g, grp[gi].n, c, hosts);
+        judge(&x, g, grp[gi].n, c, joined);
+        if (c->kind != GT_NJ_INTRA)
+            for (size_t i = 0; i < grp[gi].n; i++)
+                all_intra[l->comms[g[i].idx].proc] = 0;
+    }
+    add_unnamed(j, joined, out);
+    /* step 5 */
+    for (size_t pi = 0; pi < l->nproc; pi++) {
+        if (!l->procs[pi].ncomm)
+            all_intra[pi] = 0;
+        if (proc_line(l, pi, all_intra, &out->procs[out->nproc]))
+            out->nproc++;
+    }
+    combine(j, out);
     rc = 0;
 done:
+    free(grp);
     free(k);
     free(s);
     free(hosts);
     free(joined);
     free(all_intra);
-    free(x.rp);
-    free(x.cid);
-    free(x.proc_comm);
-    free(x.rank_start);
-    free(x.ex);
+    ctx_free(&x);
     if (rc)
         gt_nccl_join_free(out);
     return rc;
