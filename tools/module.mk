@@ -8,7 +8,7 @@ READER_SRCS := $(RECFILE_SRCS) tools/lib/hist.c tools/lib/archive.c tools/lib/in
                common/codes.c
 # NCCL's log (--nccl-log): the reader (NCCLLOG_SRCS, alone in tests/unit/test_nccllog),
 # its join to the recorders, and the join's text and JSON.
-NCCLLOG_SRCS := tools/lib/nccllog.c
+NCCLLOG_SRCS := tools/lib/nccllog.c tools/lib/nccllog_state.c tools/lib/nccllog_read.c
 READER_SRCS += $(NCCLLOG_SRCS) tools/lib/nccljoin.c tools/lib/nccljoin_order.c \
                tools/render/nccljoin_text.c tools/render/json_nccljoin.c
 # watch's frames (tools/render/watch_frame.c): the command and tests/reader/watch_frame.c

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * nccllog.c — see nccllog.h (its invariants 1-5 are kept here).
+ * nccllog.c — see nccllog.h: NCCL's lines read into facts (its invariants
+ * 2-4; nccllog_state.c keeps the facts within their caps, invariant 1, and
+ * nccllog_read.c turns streams and files into lines).
  *
  * Every NCCL line has the shape (src/debug.cc, 2.18 … 2.30)
  *     [TIMESTAMP ]HOST:PID:TID [DEV] NCCL INFO MESSAGE
@@ -10,20 +12,13 @@
  * on_message(); each is matched from its fixed words, fields parsed with
  * overflow-checked helpers, never with sscanf.
  */
-#include "tools/lib/nccllog.h"
-
-#include "gdrtrace/recorder_format.h"
-
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
+
+#include "tools/lib/nccllog_int.h"
 
 const char *gt_nlog_plugin_name(int state)
 {
@@ -46,14 +41,6 @@ int gt_nlog_ch_intra(int ch)
 }
 
 /* ---- small parsers over a NUL-terminated message --------------------- */
-
-static void copy(char *dst, size_t cap, const char *src, size_t n)
-{
-    if (n >= cap)
-        n = cap - 1;
-    memcpy(dst, src, n);
-    dst[n] = 0;
-}
 
 static int lit(const char **p, const char *s)
 {
@@ -122,7 +109,7 @@ static int ptrval(const char **p, uint64_t *v)
 static size_t word(const char **p, char *out, size_t cap, const char *stops)
 {
     size_t n = strcspn(*p, stops);
-    copy(out, cap, *p, n);
+    gt_nlog_copy(out, cap, *p, n);
     *p += n;
     return n;
 }
@@ -180,206 +167,6 @@ static void scan_kv(const char *m, struct kv *kv)
 }
 #define HAS(kv, k) ((kv)->have & (1u << (k)))
 
-/* ---- processes and communicators ---------------------------------------- */
-
-static size_t short_len(const char *host)
-{
-    return strcspn(host, ".");
-}
-
-static uint64_t proc_hash(const char *host, size_t hl, int pid)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < hl; i++)
-        h = (h ^ (unsigned char)host[i]) * 1099511628211ULL;
-    return (h ^ (uint32_t)pid) * 1099511628211ULL;
-}
-
-static long proc_lookup(const struct gt_nlog *l, const char *host, int pid)
-{
-    if (!l->ptab_size)
-        return -1;
-    size_t hl = short_len(host), mask = l->ptab_size - 1;
-    for (size_t i = proc_hash(host, hl, pid) & mask;; i = (i + 1) & mask) {
-        uint32_t e = l->ptab[i];
-        if (!e)
-            return -1;
-        const struct gt_nlog_proc *p = &l->procs[e - 1];
-        if (p->pid == pid && strlen(p->host) == hl && !strncmp(p->host, host, hl))
-            return (long)e - 1;
-    }
-}
-
-const struct gt_nlog_proc *gt_nlog_proc_find(const struct gt_nlog *l, const char *host, int pid)
-{
-    long i = proc_lookup(l, host, pid);
-    return i < 0 ? NULL : &l->procs[i];
-}
-
-static int ptab_grow(struct gt_nlog *l)
-{
-    size_t n = l->ptab_size ? l->ptab_size * 2 : 64;
-    uint32_t *t = calloc(n, sizeof(*t));
-    if (!t)
-        return -1;
-    for (size_t k = 0; k < l->nproc; k++) {
-        const struct gt_nlog_proc *p = &l->procs[k];
-        size_t i = proc_hash(p->host, strlen(p->host), p->pid) & (n - 1);
-        while (t[i])
-            i = (i + 1) & (n - 1);
-        t[i] = (uint32_t)k + 1;
-    }
-    free(l->ptab);
-    l->ptab = t;
-    l->ptab_size = n;
-    return 0;
-}
-
-/* The process (host, pid), created on first sight; -1 over the cap. */
-static long proc_get(struct gt_nlog *l, const char *host, int pid)
-{
-    long i = proc_lookup(l, host, pid);
-    if (i >= 0)
-        return i;
-    if (l->nproc >= GT_NLOG_MAX_PROCS)
-        return -1;
-    if ((l->nproc + 1) * 2 > l->ptab_size && ptab_grow(l))
-        return -1;
-    if (l->nproc == l->cap_proc) {
-        size_t n = l->cap_proc ? l->cap_proc * 2 : 16;
-        struct gt_nlog_proc *q = realloc(l->procs, n * sizeof(*q));
-        if (!q)
-            return -1;
-        l->procs = q;
-        l->cap_proc = n;
-    }
-    struct gt_nlog_proc *p = &l->procs[l->nproc];
-    memset(p, 0, sizeof(*p));
-    copy(p->host, sizeof(p->host), host, short_len(host));
-    p->pid = pid;
-    p->first_comm = -1;
-    p->phase_first = p->phase_last = -1;
-    p->unattr_ch = -1;
-    p->pend_gdr = -1;
-    size_t k = proc_hash(p->host, strlen(p->host), pid) & (l->ptab_size - 1);
-    while (l->ptab[k])
-        k = (k + 1) & (l->ptab_size - 1);
-    l->ptab[k] = (uint32_t)l->nproc + 1;
-    return (long)l->nproc++;
-}
-
-static struct gt_nlog_comm *comm_new(struct gt_nlog *l, long pi, int tid)
-{
-    struct gt_nlog_proc *p = &l->procs[pi];
-    if (l->ncomm >= GT_NLOG_MAX_COMMS || p->ncomm >= GT_NLOG_MAX_PROC_COMMS) {
-        l->dropped++;
-        return NULL;
-    }
-    if (l->ncomm == l->cap_comm) {
-        size_t n = l->cap_comm ? l->cap_comm * 2 : 16;
-        struct gt_nlog_comm *q = realloc(l->comms, n * sizeof(*q));
-        if (!q) {
-            l->dropped++;
-            return NULL;
-        }
-        l->comms = q;
-        l->cap_comm = n;
-    }
-    struct gt_nlog_comm *c = &l->comms[l->ncomm];
-    memset(c, 0, sizeof(*c));
-    c->proc = (uint32_t)pi;
-    c->prev = p->first_comm;
-    c->parent = -1;
-    c->tid = tid;
-    c->seq = p->nseq++;
-    c->rank = c->nranks = c->cuda_dev = c->nvml_dev = c->nnodes = -1;
-    p->first_comm = (int32_t)l->ncomm++;
-    p->ncomm++;
-    return c;
-}
-
-/* The process's latest record of pointer ptr not destroyed (NCCL may reuse an
- * address after a destroy). */
-static struct gt_nlog_comm *comm_by_ptr(struct gt_nlog *l, long pi, uint64_t ptr)
-{
-    for (int32_t i = l->procs[pi].first_comm; i >= 0; i = l->comms[i].prev)
-        if (l->comms[i].ptr == ptr && !l->comms[i].destroyed)
-            return &l->comms[i];
-    return NULL;
-}
-
-/* The same among the records older than c. */
-static struct gt_nlog_comm *comm_by_ptr_before(struct gt_nlog *l, uint64_t ptr,
-                                               const struct gt_nlog_comm *c)
-{
-    for (int32_t i = c->prev; i >= 0; i = l->comms[i].prev)
-        if (l->comms[i].ptr == ptr && !l->comms[i].destroyed)
-            return &l->comms[i];
-    return NULL;
-}
-
-static struct gt_nlog_comm *comm_open_on(struct gt_nlog *l, long pi, int tid)
-{
-    for (int32_t i = l->procs[pi].first_comm; i >= 0; i = l->comms[i].prev)
-        if (l->comms[i].open && l->comms[i].tid == tid && !l->comms[i].destroyed)
-            return &l->comms[i];
-    return NULL;
-}
-
-/* ---- connection phases (invariant 4) ----------------------------------- */
-
-/* Ends the open phase of thread tid, if it is the process's latest. */
-static void phase_close(struct gt_nlog *l, long pi, int tid)
-{
-    struct gt_nlog_proc *p = &l->procs[pi];
-    if (p->phase_last >= 0 && l->phases[p->phase_last].tid == tid)
-        l->phases[p->phase_last].closed = 1;
-}
-
-/* The phase a channel line of thread tid joins: the process's latest if it
- * is open and of that thread, else a new one; NULL over a cap. */
-static struct gt_nlog_phase *phase_of(struct gt_nlog *l, long pi, int tid)
-{
-    struct gt_nlog_proc *p = &l->procs[pi];
-    if (p->phase_last >= 0) {
-        struct gt_nlog_phase *h = &l->phases[p->phase_last];
-        if (!h->closed && h->tid == tid)
-            return h;
-        h->closed = 1; /* a line of another thread: that phase cannot go on */
-    }
-    if (p->phase_dropped || p->nphase >= GT_NLOG_MAX_PHASES ||
-        l->nphase >= GT_NLOG_MAX_ALL_PHASES) {
-        /* a phase missing would shift every later one: none is kept after */
-        if (!p->phase_dropped)
-            l->dropped++;
-        p->phase_dropped++;
-        return NULL;
-    }
-    if (l->nphase == l->cap_phase) {
-        size_t n = l->cap_phase ? l->cap_phase * 2 : 16;
-        struct gt_nlog_phase *q = realloc(l->phases, n * sizeof(*q));
-        if (!q) {
-            l->dropped++;
-            p->phase_dropped++;
-            return NULL;
-        }
-        l->phases = q;
-        l->cap_phase = n;
-    }
-    struct gt_nlog_phase *h = &l->phases[l->nphase];
-    memset(h, 0, sizeof(*h));
-    h->next = -1;
-    h->tid = tid;
-    h->rec = -1;
-    if (p->phase_last >= 0)
-        l->phases[p->phase_last].next = (int32_t)l->nphase;
-    else
-        p->phase_first = (int32_t)l->nphase;
-    p->phase_last = (int32_t)l->nphase++;
-    p->nphase++;
-    return h;
-}
-
 /* ---- the messages --------------------------------------------------------- */
 
 struct ctx {
@@ -390,7 +177,7 @@ struct ctx {
 static void quote(char *dst, const char *msg)
 {
     if (!dst[0])
-        copy(dst, GT_NLOG_QUOTE, msg, strlen(msg));
+        gt_nlog_copy(dst, GT_NLOG_QUOTE, msg, strlen(msg));
 }
 
 static int ours(const char *name)
@@ -441,12 +228,12 @@ static int on_init(struct gt_nlog *l, const struct ctx *x, const char *m, int co
         return 0;
     struct gt_nlog_comm *c = NULL;
     if (complete) {
-        c = comm_by_ptr(l, x->pi, kv.u[K_COMM]);
+        c = gt_nlog_comm_by_ptr(l, x->pi, kv.u[K_COMM]);
         if (c && !c->open)
             c = NULL; /* a START never seen: this COMPLETE stands alone */
     }
     if (!c) {
-        c = comm_new(l, x->pi, x->tid);
+        c = gt_nlog_comm_new(l, x->pi, x->tid);
         if (!c)
             return 1;
         c->ptr = kv.u[K_COMM];
@@ -461,7 +248,7 @@ static int on_init(struct gt_nlog *l, const struct ctx *x, const char *m, int co
             }
         if (HAS(&kv, K_PARENT)) {
             /* the parent is an older record (a line naming itself is not) */
-            struct gt_nlog_comm *pa = comm_by_ptr_before(l, kv.u[K_PARENT], c);
+            struct gt_nlog_comm *pa = gt_nlog_comm_by_ptr_before(l, kv.u[K_PARENT], c);
             c->parent = pa ? (int32_t)(pa - l->comms) : -1;
         }
     }
@@ -487,7 +274,7 @@ static void comm_gdr(struct gt_nlog_comm *c, int enabled, const char *q)
 static void add_gdr(struct gt_nlog *l, const struct ctx *x, const struct gt_nlog_gdr *g)
 {
     struct gt_nlog_proc *p = &l->procs[x->pi];
-    struct gt_nlog_comm *c = g->kind == 0 ? comm_open_on(l, x->pi, x->tid) : NULL;
+    struct gt_nlog_comm *c = g->kind == 0 ? gt_nlog_comm_open_on(l, x->pi, x->tid) : NULL;
     if (c) {
         comm_gdr(c, g->enabled, g->quote);
     } else if (g->kind == 0) {
@@ -556,7 +343,7 @@ static int on_gdr(struct gt_nlog *l, const struct ctx *x, const char *m)
         g.distance = (int16_t)(d < -1 ? -1 : d > 999 ? 999 : d);
         g.level = (int16_t)(lv < -1 ? -1 : lv > 999 ? 999 : lv);
     }
-    copy(g.quote, sizeof(g.quote), m, strlen(m));
+    gt_nlog_copy(g.quote, sizeof(g.quote), m, strlen(m));
     add_gdr(l, x, &g);
     return 1;
 }
@@ -575,13 +362,13 @@ static void on_channel_line(struct gt_nlog *l, const struct ctx *x, int ch, int 
     int gdr = p->pend_gdr >= 0 && p->pend_tid == x->tid && net ? p->pend_gdr : -1;
     if (net)
         p->pend_gdr = -1;
-    struct gt_nlog_phase *ph = phase_of(l, x->pi, x->tid);
+    struct gt_nlog_phase *ph = gt_nlog_phase_of(l, x->pi, x->tid);
     if (ph) {
         ph->ch[ch]++;
         if (ch == GT_NLOG_CH_NET_OURS)
             *(recv ? &ph->ours_recv : &ph->ours_send) += 1;
     }
-    struct gt_nlog_comm *c = comm_open_on(l, x->pi, x->tid);
+    struct gt_nlog_comm *c = gt_nlog_comm_open_on(l, x->pi, x->tid);
     int32_t cand[GT_NLOG_PHASE_CAND];
     int ncand = 0, nthread = 0;
     struct gt_nlog_comm *on_thread = NULL;
@@ -670,7 +457,7 @@ static void on_channel_line(struct gt_nlog *l, const struct ctx *x, int ch, int 
         if (first_other)
             c->quote_net[0] = 0;
         if (!c->quote_net[0] && net)
-            copy(c->net_name, sizeof(c->net_name), net, strlen(net));
+            gt_nlog_copy(c->net_name, sizeof(c->net_name), net, strlen(net));
         quote(c->quote_net, m);
     }
 }
@@ -731,7 +518,7 @@ static void set_plugin(struct gt_nlog_proc *p, int state, const char *m)
     if (p->plugin == state && p->quote_plugin[0])
         return;
     p->plugin = state;
-    copy(p->quote_plugin, sizeof(p->quote_plugin), m, strlen(m));
+    gt_nlog_copy(p->quote_plugin, sizeof(p->quote_plugin), m, strlen(m));
 }
 
 /* The plugin loader's lines (src/net.cc ≤ 2.25, src/plugin/ 2.26+). */
@@ -744,7 +531,7 @@ static int on_plugin(struct gt_nlog *l, const struct ctx *x, const char *m)
     if (lit(&s, "NET/Plugin: Loaded net plugin ") || lit(&s, "NET/Plugin : Loaded net plugin ")) {
         word(&s, name, sizeof(name), " ");
         p->plugin_abi = lit(&s, " (v") && num(&s, &v) ? v : 0;
-        copy(p->plugin_name, sizeof(p->plugin_name), name, strlen(name));
+        gt_nlog_copy(p->plugin_name, sizeof(p->plugin_name), name, strlen(name));
         set_plugin(p, ours(name) ? GT_NLOG_PLUGIN_LOADED : GT_NLOG_PLUGIN_OTHER, m);
         return 1;
     }
@@ -800,30 +587,129 @@ static int on_plugin(struct gt_nlog *l, const struct ctx *x, const char *m)
     return 0;
 }
 
-/* Every NCCL message this reader takes a fact from. */
+/* A WARN line: our plugin's refusal, or why NCCL has no network plugin. */
+static int on_warn(struct gt_nlog_proc *p, const char *m)
+{
+    const char *s = m;
+    /* our plugin saying why it refused this process (plugin/core.c) */
+    if (lit(&s, "NET/" GT_NLOG_OUR_NET " : ") && strstr(s, "disabled for this process")) {
+        quote(p->quote_ours, m);
+        return 1;
+    }
+    /* "Failed to initialize any NET plugin", "Error: network X not found." */
+    if (strstr(m, "NET plugin") || strstr(m, "network")) {
+        quote(p->quote_plugin, m);
+        return 1;
+    }
+    return 0;
+}
+
+/* "Using network X" (s after those words): commAlloc logs it just before the
+ * Init START of this thread. */
+static int on_using_network(struct gt_nlog_proc *p, const struct ctx *x, const char *s)
+{
+    {
+        const char *t = s;
+        word(&t, p->last_net, sizeof(p->last_net), " ");
+        for (uint32_t k = 0; k < p->nnets; k++) /* its "NET/X : Using …" is the one */
+            if (!strcasecmp(p->nets[k].net, p->last_net))
+                memcpy(p->quote_net, p->nets[k].quote, sizeof(p->quote_net));
+    }
+    if (p->npending == 8)
+        memmove(p->pending, p->pending + 1, 7 * sizeof(p->pending[0])), p->npending = 7;
+    p->pending[p->npending].tid = x->tid;
+    word(&s, p->pending[p->npending].net, sizeof(p->pending[0].net), " ");
+    p->npending++;
+    return 1;
+}
+
+/* "NVLS comm P headRank …" (nvls.cc; s after "NVLS comm "): an intra-node
+ * channel line that names its communicator. */
+static int on_nvls(struct gt_nlog *l, const struct ctx *x, const char *m, const char *s)
+{
+    struct gt_nlog_proc *p = &l->procs[x->pi];
+    uint64_t ptr;
+    if (!ptrval(&s, &ptr))
+        return 0;
+    struct gt_nlog_comm *c = gt_nlog_comm_by_ptr(l, x->pi, ptr);
+    l->channels++;
+    if (!c) {
+        l->unattributed++;
+        p->unattributed[GT_NLOG_CH_NVLS]++;
+        if (!p->quote_unattr[0])
+            p->unattr_ch = GT_NLOG_CH_NVLS;
+        quote(p->quote_unattr, m);
+    } else {
+        c->ch[GT_NLOG_CH_NVLS]++;
+        quote(c->quote_intra, m);
+    }
+    return 1;
+}
+
+/* "comm P …" lines other than Init's: nNodes, Destroy, Abort. */
+static int on_comm(struct gt_nlog *l, const struct ctx *x, const char *m)
+{
+    struct kv kv;
+    scan_kv(m, &kv);
+    if (!HAS(&kv, K_COMM))
+        return 0;
+    struct gt_nlog_comm *c = gt_nlog_comm_by_ptr(l, x->pi, kv.u[K_COMM]);
+    /* "comm P rank R nRanks N nNodes K localRanks …" (initTransportsRank) */
+    if (HAS(&kv, K_NNODES)) {
+        if (c)
+            c->nnodes = kv.i[K_NNODES];
+        return 1;
+    }
+    /* "comm P rank R nranks N cudaDev D busId B - Destroy|Abort COMPLETE" */
+    if (strstr(m, "Destroy COMPLETE") || strstr(m, "Abort COMPLETE")) {
+        gt_nlog_phase_close(l, x->pi, x->tid);
+        if (c) {
+            c->destroyed = 1;
+            c->open = 0;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+/* "NET/IB : Using [0]mlx5_0:1/IB …" (s after "NET/"): an internal network
+ * NCCL set up; our own NET/gdrtrace lines are used, and say nothing here. */
+static int on_net(struct gt_nlog_proc *p, const char *m, const char *s)
+{
+    char net[24];
+    word(&s, net, sizeof(net), " ");
+    if (!lit(&s, " : Using ") || ours(net))
+        return ours(net);
+    uint32_t k = 0;
+    while (k < p->nnets && strcmp(p->nets[k].net, net))
+        k++;
+    if (k == p->nnets && k < 4) {
+        gt_nlog_copy(p->nets[k].net, sizeof(p->nets[k].net), net, strlen(net));
+        gt_nlog_copy(p->nets[k].quote, sizeof(p->nets[k].quote), m, strlen(m));
+        p->nnets++;
+    }
+    /* the network NCCL went on with (its "Using network X") if known,
+     * else the first one set up */
+    for (k = 0; k < p->nnets; k++)
+        if (p->last_net[0] && !strcasecmp(p->nets[k].net, p->last_net))
+            memcpy(p->quote_net, p->nets[k].quote, sizeof(p->quote_net));
+    quote(p->quote_net, m);
+    return 1;
+}
+
+/* Every NCCL message this reader takes a fact from, by its fixed words. */
 static int on_message(struct gt_nlog *l, const struct ctx *x, const char *m, int warn)
 {
     struct gt_nlog_proc *p = &l->procs[x->pi];
     const char *s = m;
-    if (warn) {
-        /* our plugin saying why it refused this process (plugin/core.c) */
-        if (lit(&s, "NET/" GT_NLOG_OUR_NET " : ") && strstr(s, "disabled for this process")) {
-            quote(p->quote_ours, m);
-            return 1;
-        }
-        /* "Failed to initialize any NET plugin", "Error: network X not found." */
-        if (strstr(m, "NET plugin") || strstr(m, "network")) {
-            quote(p->quote_plugin, m);
-            return 1;
-        }
-        return 0;
-    }
+    if (warn)
+        return on_warn(p, m);
     if (lit(&s, "NCCL version ")) {
         word(&s, p->version, sizeof(p->version), " ");
         return 1;
     }
     if (strstr(m, "Init START") || strstr(m, "Init COMPLETE"))
-        phase_close(l, x->pi, x->tid);
+        gt_nlog_phase_close(l, x->pi, x->tid);
     if (strstr(m, "Init START"))
         return on_init(l, x, m, 0);
     if (strstr(m, "Init COMPLETE"))
@@ -831,98 +717,27 @@ static int on_message(struct gt_nlog *l, const struct ctx *x, const char *m, int
     /* the lines that end a connection phase (generic.cc, nvls.cc,
      * coll_net.cc); "Connected to proxy …" is within one */
     if (lit(&s, "Connected ") && strncmp(s, "to proxy", 8)) {
-        phase_close(l, x->pi, x->tid);
+        gt_nlog_phase_close(l, x->pi, x->tid);
         return 1;
     }
     s = m;
     if (!strncmp(m, "Channel ", 8) || !strncmp(m, "CollNet ", 8))
         return on_channel(l, x, m);
-    if (lit(&s, "Using network ")) {
-        /* commAlloc logs it just before the Init START of this thread */
-        {
-            const char *t = s;
-            word(&t, p->last_net, sizeof(p->last_net), " ");
-            for (uint32_t k = 0; k < p->nnets; k++) /* its "NET/X : Using …" is the one */
-                if (!strcasecmp(p->nets[k].net, p->last_net))
-                    memcpy(p->quote_net, p->nets[k].quote, sizeof(p->quote_net));
-        }
-        if (p->npending == 8)
-            memmove(p->pending, p->pending + 1, 7 * sizeof(p->pending[0])), p->npending = 7;
-        p->pending[p->npending].tid = x->tid;
-        word(&s, p->pending[p->npending].net, sizeof(p->pending[0].net), " ");
-        p->npending++;
-        return 1;
-    }
+    if (lit(&s, "Using network "))
+        return on_using_network(p, x, s);
     if (strstr(m, "GPU Direct RDMA"))
         return on_gdr(l, x, m);
     s = m;
-    if (lit(&s, "NVLS comm ")) { /* "NVLS comm P headRank …" (nvls.cc) */
-        uint64_t ptr;
-        if (!ptrval(&s, &ptr))
-            return 0;
-        struct gt_nlog_comm *c = comm_by_ptr(l, x->pi, ptr);
-        l->channels++;
-        if (!c) {
-            l->unattributed++;
-            p->unattributed[GT_NLOG_CH_NVLS]++;
-            if (!p->quote_unattr[0])
-                p->unattr_ch = GT_NLOG_CH_NVLS;
-            quote(p->quote_unattr, m);
-        } else {
-            c->ch[GT_NLOG_CH_NVLS]++;
-            quote(c->quote_intra, m);
-        }
-        return 1;
-    }
+    if (lit(&s, "NVLS comm "))
+        return on_nvls(l, x, m, s);
     s = m;
-    if (lit(&s, "comm ")) {
-        struct kv kv;
-        scan_kv(m, &kv);
-        if (!HAS(&kv, K_COMM))
-            return 0;
-        struct gt_nlog_comm *c = comm_by_ptr(l, x->pi, kv.u[K_COMM]);
-        /* "comm P rank R nRanks N nNodes K localRanks …" (initTransportsRank) */
-        if (HAS(&kv, K_NNODES)) {
-            if (c)
-                c->nnodes = kv.i[K_NNODES];
-            return 1;
-        }
-        /* "comm P rank R nranks N cudaDev D busId B - Destroy|Abort COMPLETE" */
-        if (strstr(m, "Destroy COMPLETE") || strstr(m, "Abort COMPLETE")) {
-            phase_close(l, x->pi, x->tid);
-            if (c) {
-                c->destroyed = 1;
-                c->open = 0;
-            }
-            return 1;
-        }
-        return 0;
-    }
+    if (lit(&s, "comm "))
+        return on_comm(l, x, m);
     if (on_plugin(l, x, m))
         return 1;
     s = m;
-    if (lit(&s, "NET/")) { /* "NET/IB : Using [0]mlx5_0:1/IB …", our own lines */
-        char net[24];
-        word(&s, net, sizeof(net), " ");
-        if (lit(&s, " : Using ") && !ours(net)) {
-            uint32_t k = 0;
-            while (k < p->nnets && strcmp(p->nets[k].net, net))
-                k++;
-            if (k == p->nnets && k < 4) {
-                copy(p->nets[k].net, sizeof(p->nets[k].net), net, strlen(net));
-                copy(p->nets[k].quote, sizeof(p->nets[k].quote), m, strlen(m));
-                p->nnets++;
-            }
-            /* the network NCCL went on with (its "Using network X") if known,
-             * else the first one set up */
-            for (k = 0; k < p->nnets; k++)
-                if (p->last_net[0] && !strcasecmp(p->nets[k].net, p->last_net))
-                    memcpy(p->quote_net, p->nets[k].quote, sizeof(p->quote_net));
-            quote(p->quote_net, m);
-            return 1;
-        }
-        return ours(net);
-    }
+    if (lit(&s, "NET/"))
+        return on_net(p, m, s);
     return 0;
 }
 
@@ -952,11 +767,11 @@ static int parse_hpt(const char *b, const char *e, char *host, size_t hcap, int3
     const char *q;
     if ((size_t)(e - c2) >= sizeof(tmp) || (size_t)(c2 - 1 - c1) >= sizeof(tmp))
         return 0;
-    copy(tmp, sizeof(tmp), c2, (size_t)(e - c2));
+    gt_nlog_copy(tmp, sizeof(tmp), c2, (size_t)(e - c2));
     q = tmp;
     if (!num(&q, tid) || *q)
         return 0;
-    copy(tmp, sizeof(tmp), c1, (size_t)(c2 - 1 - c1));
+    gt_nlog_copy(tmp, sizeof(tmp), c1, (size_t)(c2 - 1 - c1));
     q = tmp;
     if (!num(&q, pid) || *q || *pid <= 0)
         return 0;
@@ -965,7 +780,7 @@ static int parse_hpt(const char *b, const char *e, char *host, size_t hcap, int3
         hb--;
     if (hb == he)
         return 0;
-    copy(host, hcap, hb, (size_t)(he - hb));
+    gt_nlog_copy(host, hcap, hb, (size_t)(he - hb));
     return 1;
 }
 
@@ -1047,7 +862,7 @@ void gt_nlog_line(struct gt_nlog *l, const char *s, size_t len)
         return;
     }
     l->nccl_lines++;
-    long pi = proc_get(l, host, pid);
+    long pi = gt_nlog_proc_get(l, host, pid);
     if (pi < 0) {
         l->dropped++;
         return;
@@ -1059,236 +874,4 @@ void gt_nlog_line(struct gt_nlog *l, const char *s, size_t len)
         l->unused++;
         quote(l->first_unused, msg);
     }
-}
-
-/* ---- GPU Direct decisions, run against run ---------------------------- */
-
-static int str_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-void gt_nlog_gdr_text(const struct gt_nlog *l, char *buf, size_t n)
-{
-    if (!n)
-        return;
-    buf[0] = 0;
-    size_t total = 0;
-    for (size_t i = 0; i < l->nproc; i++)
-        total += l->procs[i].ngdr;
-    char **v = malloc((total ? total : 1) * sizeof(*v));
-    char(*t)[128] = malloc((total ? total : 1) * sizeof(*t));
-    if (!v || !t) {
-        snprintf(buf, n, "(out of memory)");
-        goto out;
-    }
-    size_t k = 0;
-    for (size_t i = 0; i < l->nproc; i++)
-        for (uint32_t g = 0; g < l->procs[i].ngdr; g++) {
-            const struct gt_nlog_gdr *d = &l->procs[i].gdr[g];
-            if (d->kind)
-                snprintf(t[k], sizeof(t[k]), "NET/%s HCA %s: %s", d->gpu, d->hca,
-                         d->enabled ? "Enabled" : "Disabled");
-            else
-                snprintf(t[k], sizeof(t[k]), "GPU %s / HCA %s: %s (distance %d %s %d)", d->gpu,
-                         d->hca, d->enabled ? "Enabled" : "Disabled", d->distance,
-                         d->enabled ? "<=" : ">", d->level);
-            v[k] = t[k];
-            k++;
-        }
-    if (k > 1)
-        qsort(v, k, sizeof(*v), str_cmp);
-    size_t w = 0;
-    for (size_t i = 0; i < k; i++) {
-        if (i && !strcmp(v[i], v[i - 1]))
-            continue;
-        w += (size_t)snprintf(buf + (w < n ? w : n - 1), w < n ? n - w : 1, "%s%s", w ? "; " : "",
-                              v[i]);
-    }
-    if (!k)
-        snprintf(buf, n, "none");
-out:
-    free(v);
-    free(t);
-}
-
-/* ---- streams, files, folders ---------------------------------------------- */
-
-int gt_nlog_init(struct gt_nlog *l)
-{
-    memset(l, 0, sizeof(*l));
-    l->line = malloc(GT_NLOG_LINE_MAX + 1);
-    return l->line ? 0 : ENOMEM;
-}
-
-void gt_nlog_free(struct gt_nlog *l)
-{
-    free(l->procs);
-    free(l->comms);
-    free(l->phases);
-    free(l->ptab);
-    free(l->line);
-    memset(l, 0, sizeof(*l));
-}
-
-void gt_nlog_feed(struct gt_nlog *l, const char *buf, size_t n)
-{
-    while (n) {
-        const char *nl = memchr(buf, '\n', n);
-        size_t k = nl ? (size_t)(nl - buf) : n;
-        if (!l->overlong) {
-            if (l->linelen + k > GT_NLOG_LINE_MAX) {
-                l->overlong = 1;
-            } else {
-                memcpy(l->line + l->linelen, buf, k);
-                l->linelen += k;
-            }
-        }
-        if (!nl)
-            return;
-        if (l->overlong) {
-            l->lines++;
-            l->too_long++;
-        } else {
-            gt_nlog_line(l, l->line, l->linelen);
-        }
-        l->linelen = 0;
-        l->overlong = 0;
-        buf += k + 1;
-        n -= k + 1;
-    }
-}
-
-void gt_nlog_feed_end(struct gt_nlog *l)
-{
-    if (l->overlong) {
-        l->lines++;
-        l->too_long++;
-    } else if (l->linelen) {
-        gt_nlog_line(l, l->line, l->linelen);
-    }
-    l->linelen = 0;
-    l->overlong = 0;
-}
-
-static int read_fd(struct gt_nlog *l, int fd)
-{
-    char buf[65536];
-    for (;;) {
-        ssize_t n = read(fd, buf, sizeof(buf));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            int e = errno;
-            gt_nlog_feed_end(l);
-            return e;
-        }
-        if (!n)
-            break;
-        gt_nlog_feed(l, buf, (size_t)n);
-    }
-    gt_nlog_feed_end(l);
-    l->files++;
-    return 0;
-}
-
-static int read_file_at(struct gt_nlog *l, int dirfd, const char *name, int nofollow)
-{
-    /* O_NONBLOCK: opening a FIFO named on the command line must not wait for
-     * a writer; only a regular file is read (a FIFO, /dev/zero or a socket
-     * would never end). */
-    int fd = openat(dirfd, name,
-                    O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0));
-    if (fd < 0)
-        return errno;
-    struct stat st;
-    int rc = fstat(fd, &st)         ? errno
-             : S_ISDIR(st.st_mode)  ? EISDIR
-             : !S_ISREG(st.st_mode) ? GT_NLOG_NOT_REGULAR
-                                    : read_fd(l, fd);
-    close(fd);
-    return rc;
-}
-
-/* Recorders and dump archives share a folder with NCCL's log under `gdrtrace
- * run` (and in a job's gathered folder): they are not log files. */
-static int ours_by_name(const char *name)
-{
-    size_t n = strlen(name), p = strlen(GTR_FILE_PREFIX), q = strlen(GTR_FILE_SUFFIX);
-    return (n > p + q && !strncmp(name, GTR_FILE_PREFIX, p) &&
-            !strcmp(name + n - q, GTR_FILE_SUFFIX)) ||
-           (n > 4 && !strcmp(name + n - 4, ".zst"));
-}
-
-static int cmp_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-int gt_nlog_add_path(struct gt_nlog *l, const char *path, const char **what)
-{
-    *what = path;
-    struct stat st;
-    if (stat(path, &st))
-        return errno;
-    if (!S_ISDIR(st.st_mode))
-        return read_file_at(l, AT_FDCWD, path, 0);
-    int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return errno;
-    int dup_fd = dup(dfd);
-    DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
-    if (!d) {
-        int e = errno;
-        if (dup_fd >= 0)
-            close(dup_fd);
-        close(dfd);
-        return e;
-    }
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    int rc = 0;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        struct stat es;
-        if (de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
-            continue;
-        if (fstatat(dfd, de->d_name, &es, AT_SYMLINK_NOFOLLOW) || !S_ISREG(es.st_mode))
-            continue; /* only regular files: no symlink followed, no FIFO waited on */
-        if (ours_by_name(de->d_name)) {
-            l->skipped++;
-            continue;
-        }
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 16;
-            char **q = realloc(names, nc * sizeof(*q));
-            if (!q) {
-                rc = ENOMEM;
-                break;
-            }
-            names = q;
-            cap = nc;
-        }
-        if (!(names[n] = strdup(de->d_name))) {
-            rc = ENOMEM;
-            break;
-        }
-        n++;
-    }
-    closedir(d);
-    if (n > 1)
-        qsort(names, n, sizeof(*names), cmp_names);
-    for (size_t i = 0; i < n && !rc; i++) {
-        rc = read_file_at(l, dfd, names[i], 1);
-        if (rc) {
-            static char failed[4096];
-            snprintf(failed, sizeof(failed), "%s/%s", path, names[i]);
-            *what = failed;
-        }
-    }
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
-    close(dfd);
-    return rc;
 }
