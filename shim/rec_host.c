@@ -5,6 +5,8 @@
  */
 #include "shim/rec_host.h"
 
+#include "common/procid.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -134,6 +136,34 @@ static uint64_t tv_ns(const struct timeval *tv)
     return (uint64_t)tv->tv_sec * 1000000000u + (uint64_t)tv->tv_usec * 1000u;
 }
 
+/* The helper process's CPU (the copier's), added to what earlier helpers
+ * used: a helper that exited keeps its last reading, a new pid starts on
+ * top of the old total.  The caller holds r->host_busy. */
+static uint32_t sample_helper(struct gt_recorder *r, struct gtr_host *h)
+{
+    int pid = gt_helper_pid();
+    if (pid != r->helper_pid && pid > 0) {
+        r->helper_base_u += r->helper_last_u;
+        r->helper_base_s += r->helper_last_s;
+        r->helper_last_u = r->helper_last_s = 0;
+        r->helper_pid = pid;
+        __atomic_store_n(&h->helper_pid, (uint32_t)pid, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&h->helper_count, 1, __ATOMIC_RELAXED);
+    }
+    if (r->helper_pid <= 0)
+        return 0;
+    uint64_t u, s;
+    if (gt_proc_cpu_ns(r->helper_pid, &u, &s) != 0)
+        return GTR_HOST_HELPER_UNREADABLE; /* exited: its last reading stands */
+    if (u >= r->helper_last_u && s >= r->helper_last_s) {
+        r->helper_last_u = u;
+        r->helper_last_s = s;
+    }
+    st64(&h->helper_utime_ns, r->helper_base_u + r->helper_last_u);
+    st64(&h->helper_stime_ns, r->helper_base_s + r->helper_last_s);
+    return 0;
+}
+
 /* One sample of the process; the caller holds r->host_busy. */
 static void sample_locked(struct gt_recorder *r, int first)
 {
@@ -163,6 +193,7 @@ static void sample_locked(struct gt_recorder *r, int first)
     } else {
         flags |= GTR_HOST_STATUS_UNREADABLE;
     }
+    flags |= sample_helper(r, h);
     int64_t now = mono_ns();
     sample_threads(h, now);
     if (first)
@@ -186,6 +217,8 @@ static int try_sample(struct gt_recorder *r, int first)
 void gt_rec_host_open(struct gt_recorder *r)
 {
     r->host_busy = 0;
+    r->helper_pid = 0;
+    r->helper_base_u = r->helper_base_s = r->helper_last_u = r->helper_last_s = 0;
     r->host_due = gt_clock_now() + gt_clock_g.hz;
     try_sample(r, 1);
 }

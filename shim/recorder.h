@@ -56,9 +56,13 @@ struct gt_recorder {
     uint32_t nsettings;
     struct gtr_callee *callees; /* the callees section (1.3) */
     uint32_t ncallees;
-    struct gtr_host *host;               /* the host-pressure section (1.5; shim/rec_host.h) */
-    uint64_t host_due;                   /* clock ticks of the next periodic sample */
-    int host_busy;                       /* a sample is being taken */
+    struct gtr_host *host; /* the host-pressure section (1.5; shim/rec_host.h) */
+    uint64_t host_due;     /* clock ticks of the next periodic sample */
+    int host_busy;         /* a sample is being taken */
+    /* The helper process's CPU (gtr_host.helper_*), under host_busy: what
+     * helpers before the current one used, and the current one's last read. */
+    int helper_pid;
+    uint64_t helper_base_u, helper_base_s, helper_last_u, helper_last_s;
     uint32_t next_comm;                  /* slots [0, next_comm) handed out; the last is overflow */
     struct gtr_coll_status *coll_status; /* 1.6 */
     struct gtr_coll_comm *colls;         /* 1.6: ncolls entries */

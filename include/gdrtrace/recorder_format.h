@@ -65,8 +65,11 @@
  *     threads' CPU time, host memory registered for staging, resident and
  *     locked/pinned high-water, sampled from calls that already happen
  *  6  the collective sections (GTR_SEC_COLL_COMMS, GTR_SEC_COLL_STATUS):
- *     what NCCL's profiler interface reported, per communicator */
-#define GTR_VERSION_MINOR 6
+ *     what NCCL's profiler interface reported, per communicator
+ *  7  gtr_host.helper_* (in reserved bytes): the CPU time of the process
+ *     that does the process's work elsewhere (the GPU-memory copier), so
+ *     host pressure counts CPU moved out of the process */
+#define GTR_VERSION_MINOR 7
 #define GTR_ENDIAN_MARK 0x01020304u
 #define GTR_HEADER_SIZE 4096u
 #define GTR_MAX_SECTIONS 16
@@ -388,6 +391,7 @@ struct gtr_host_thread {
 enum gtr_host_flags {
     GTR_HOST_STATUS_UNREADABLE = 1, /* /proc/self/status could not be read: Vm* are 0 */
     GTR_HOST_RUSAGE_FAILED = 2,     /* getrusage failed: CPU times are 0 */
+    GTR_HOST_HELPER_UNREADABLE = 4, /* 1.7: /proc/<helper_pid>/stat could not be read */
 };
 
 struct gtr_host {
@@ -412,7 +416,14 @@ struct gtr_host {
     uint32_t flags;               /* enum gtr_host_flags, of the latest sample */
     uint32_t reserved0;
     uint64_t sample_cost_ns; /* CPU time the samplers spent sampling, all samples together */
-    uint8_t reserved[32];
+    /* 1.7: the helper process doing this process's data-path work (the
+     * GPU-memory copier, GDRTRACE_GPUMEM=1): its user and system CPU from
+     * /proc/<pid>/stat, summed over every helper the process had (a
+     * restarted copier adds to what the last one used).  0 when none ran. */
+    uint64_t helper_utime_ns, helper_stime_ns;
+    uint32_t helper_pid;   /* of the latest sample; 0: none running */
+    uint32_t helper_count; /* helper processes seen */
+    uint8_t reserved[8];
     struct gtr_host_thread threads[GTR_HOST_THREADS];
 };
 

@@ -28,6 +28,7 @@
  * generation and the next import starts a new copier.
  */
 #include "plugin/gpumem/copier_client.h"
+#include "common/procid.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -319,6 +320,7 @@ static void forked_child(void)
         close(cl.sock);
     cl.sock = -1;
     cl.pid = 0;
+    gt_helper_pid_set(0);
     cl.region = NULL; /* left mapped: the child's comms may still point into it */
     memset(cl.used, 0, sizeof(cl.used));
     cl.gen++;
@@ -417,6 +419,7 @@ static int start(char *why, size_t whylen)
         return rc; /* the dead generation stays until stop(): sticky */
     }
     cl.pid = (pid_t)m.reg;
+    gt_helper_pid_set((int)cl.pid); /* host pressure counts its CPU as ours */
     cl.stall_ns = gt_env_long("GDRTRACE_GPUMEM_COPIER_TIMEOUT", 10, 1, 3600) * 1000000000LL;
     GT_INFO(GT_LOGSUB_INIT | GT_LOGSUB_NET,
             "gpumem: copies run in the copier process %d (%s, found through %s, trusted), in "

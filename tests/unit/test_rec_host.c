@@ -25,6 +25,11 @@
  *  - samples: the creation's, the periodic ones (the second thread ran past
  *    one second of ticks: at least one), the close's; the cost of sampling
  *    recorded and positive.
+ * Then the helper process (format 1.7, the GPU-memory copier's place): two
+ * children burn CPU one after the other as this process's helper
+ * (gt_helper_pid_set); the recorder's helper_* hold each one's CPU within
+ * 3 ticks of its /proc stat, keep the first's after it exits (flag
+ * HELPER_UNREADABLE) and add the second's on top; helper_count 2.
  * Exit 0 pass, 1 fail.
  */
 #include <dirent.h>
@@ -44,6 +49,7 @@
 #include "tests/check.h"
 
 #include "tools/lib/recfile.h"
+#include "common/procid.h"
 #include "shim/rec_host.h"
 #include "shim/recorder.h"
 
@@ -169,6 +175,96 @@ static int near(double got, double want, double floor_abs)
     return got >= want - tol && got <= want + tol;
 }
 
+/* A helper child: burns `seconds` of CPU time, says so on `fd`, then waits to
+ * be killed.  Returns its pid. */
+static pid_t helper_child(double seconds, int fd)
+{
+    pid_t p = fork();
+    if (p == 0) {
+        /* CPU seconds, not wall time: a loaded machine only takes longer */
+        struct timespec ts;
+        do {
+            burn(0.01);
+            clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+        } while ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9 < seconds);
+        char c = 1;
+        if (write(fd, &c, 1) != 1)
+            _exit(2);
+        for (;;)
+            pause();
+    }
+    char c;
+    if (p > 0 && read(g_pipe[0], &c, 1) != 1)
+        return -1;
+    return p;
+}
+
+static int helper_checks(void)
+{
+    char dir[] = "/tmp/gt_rec_helper.XXXXXX";
+    REQUIRE(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+    REQUIRE(pipe(g_pipe) == 0, "pipe");
+    struct gt_recorder rec;
+    struct gt_rec_config cfg = {.dir = dir, .mode = -1, .ndevs = 1, .ncomms = 2, .events_all = 0};
+    char err[512], path[PATH_MAX];
+    REQUIRE(gt_rec_open(&rec, &cfg, err, sizeof(err)) == 0, "%s", err);
+    snprintf(path, sizeof(path), "%s", rec.path);
+    struct gtr_host *h = rec.host;
+    double tick = 1.0 / (double)sysconf(_SC_CLK_TCK);
+    long long ut, st, total = 0;
+    CHECK(h->helper_pid == 0 && h->helper_count == 0 && !h->helper_utime_ns,
+          "a helper before any ran (pid %u)", h->helper_pid);
+
+    pid_t a = helper_child(0.3, g_pipe[1]);
+    REQUIRE(a > 0, "fork");
+    gt_helper_pid_set(a);
+    gt_rec_host_sample(&rec);
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)a);
+    REQUIRE(stat_ticks(path, &ut, &st) == 0, "cannot read %s", path);
+    total = ut + st;
+    double got = (double)(h->helper_utime_ns + h->helper_stime_ns) / 1e9;
+    printf("helper %d: recorder %.3f s, /proc %.3f s\n", (int)a, got, (double)total * tick);
+    CHECK(near(got, (double)total * tick, 3 * tick), "helper CPU %.3f s vs /proc %.3f s", got,
+          (double)total * tick);
+    CHECK(got >= 0.2, "the helper burnt 0.3 s, the recorder says %.3f s", got);
+    CHECK(h->helper_pid == (uint32_t)a && h->helper_count == 1, "pid %u count %u", h->helper_pid,
+          h->helper_count);
+
+    kill(a, SIGKILL);
+    waitpid(a, NULL, 0);
+    gt_rec_host_sample(&rec);
+    CHECK(h->flags & GTR_HOST_HELPER_UNREADABLE, "an exited helper not flagged (%#x)", h->flags);
+    CHECK((double)(h->helper_utime_ns + h->helper_stime_ns) / 1e9 == got,
+          "an exited helper's CPU changed");
+
+    pid_t b = helper_child(0.2, g_pipe[1]);
+    REQUIRE(b > 0, "fork");
+    gt_helper_pid_set(b);
+    gt_rec_host_sample(&rec);
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)b);
+    REQUIRE(stat_ticks(path, &ut, &st) == 0, "cannot read %s", path);
+    total += ut + st;
+    got = (double)(h->helper_utime_ns + h->helper_stime_ns) / 1e9;
+    printf("helpers %d then %d: recorder %.3f s, /proc %.3f s\n", (int)a, (int)b, got,
+           (double)total * tick);
+    CHECK(near(got, (double)total * tick, 4 * tick), "two helpers' CPU %.3f s vs /proc %.3f s", got,
+          (double)total * tick);
+    CHECK(h->helper_pid == (uint32_t)b && h->helper_count == 2, "pid %u count %u", h->helper_pid,
+          h->helper_count);
+    CHECK(!(h->flags & GTR_HOST_HELPER_UNREADABLE), "a running helper flagged (%#x)", h->flags);
+    kill(b, SIGKILL);
+    waitpid(b, NULL, 0);
+    gt_helper_pid_set(0);
+    snprintf(path, sizeof(path), "%s", rec.path);
+    gt_rec_close(&rec);
+    gt_rec_unmap(&rec);
+    unlink(path);
+    rmdir(dir);
+    close(g_pipe[0]);
+    close(g_pipe[1]);
+    return 0;
+}
+
 int main(void)
 {
     char dir[] = "/tmp/gt_rec_host.XXXXXX";
@@ -266,6 +362,8 @@ int main(void)
     gt_recfile_free(&r);
     unlink(path);
     rmdir(dir);
+    if (helper_checks())
+        failures++;
     printf("%s\n", failures ? "FAIL" : "PASS");
     return failures ? 1 : 0;
 }
