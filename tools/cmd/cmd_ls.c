@@ -7,13 +7,14 @@
  * inside a call into another library (gt_recfile_fate).  Unreadable files are
  * listed on stderr with the problem.  Exit 0, 2 if any could not be read.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "tools/cmd/commands.h"
+#include "tools/cmd/options.h"
 #include "tools/lib/esc.h"
-#include "tools/render/summary.h"
+#include "tools/render/json_ls.h"
+#include "tools/lib/inputs.h"
 
 static void usage(FILE *f)
 {
@@ -32,50 +33,18 @@ static void usage(FILE *f)
 
 int gt_cmd_ls(int argc, char **argv)
 {
-    static const struct option opts[] = {{"json", no_argument, 0, 'j'},
-                                         {"job", required_argument, 0, 'J'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    int json = 0, c;
-    const char *job = NULL;
-    while ((c = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-            json = 1;
-            break;
-        case 'J':
-            job = optarg;
-            break;
-        default: /* --help, or an option getopt refused */
-            return gt_usage_exit(c, usage);
-        }
-    }
+    static const struct option opts[] = {GT_LONG_JSON, GT_LONG_JOB, GT_LONG_HELP, {0, 0, 0, 0}};
+    struct gt_opts o = GT_OPTS_INIT("ls");
+    int c, rc;
+    while ((c = getopt_long(argc, argv, "hj", opts, NULL)) != -1)
+        if ((rc = gt_opts_default(&o, c, optarg, usage)) >= 0)
+            return rc;
     /* each recorder is reduced to its identity and fate as it is read */
     /* every owner listed, each named: ls is where an operator sees them */
-    struct gt_inputs in = {.job = job, .release = 1, .keep_fates = 1, .all_owners = 1};
+    struct gt_inputs in = {.job = o.job, .release = 1, .keep_fates = 1, .all_owners = 1};
     int bad = gt_inputs_load(&in, argv + optind, argc - optind);
-    if (json) {
-        struct gt_json js;
-        gj_init(&js, stdout);
-        gj_arr(&js, NULL);
-        for (size_t i = 0; i < in.n; i++) {
-            const struct gt_recfile *r = &in.recs[i];
-            gj_obj(&js, NULL);
-            gj_str(&js, "source", r->source);
-            gj_str(&js, "host", r->id.host);
-            gj_i64(&js, "pid", r->id.pid);
-            gj_str(&js, "job", r->id.job);
-            gj_i64(&js, "rank", r->id.rank);
-            gj_str(&js, "state", gt_liveness_name(r->liveness));
-            gt_json_owner(&js, r);
-            gj_str(&js, "state_why", r->liveness_why ? r->liveness_why : "");
-            gj_u64(&js, "size", r->size);
-            gj_i64(&js, "start_wall_ns", r->id.start_wall_ns);
-            gj_str(&js, "fate", in.fates[i] ? in.fates[i]->text : "");
-            gj_end(&js, '}');
-        }
-        gj_end(&js, ']');
-        gj_done(&js);
+    if (o.json) {
+        gt_json_ls(stdout, in.recs, in.fates, in.n);
     } else {
         printf("%-20s %8s %-16s %5s %-8s %-10s %10s  %s\n", "host", "pid", "job", "rank", "state",
                "owner", "size", "source");

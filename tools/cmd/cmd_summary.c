@@ -10,12 +10,12 @@
  * still reported), 15 (verdict's NO-DATA) when no recorder was found, so that
  * summary and verdict agree on an empty input, GT_EXIT_USAGE on bad options.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tools/cmd/commands.h"
+#include "tools/cmd/options.h"
 #include "tools/lib/esc.h"
 #include "tools/lib/nccljoin.h"
 #include "tools/render/json_nccljoin.h"
@@ -120,59 +120,92 @@ static void write_proc(struct gt_inputs *in, size_t i, void *arg)
         p->n = i + 1;
 }
 
-int gt_cmd_summary(int argc, char **argv)
+/* -1: go on (*flags set); else the exit code */
+static int parse(struct gt_opts *o, int *flags, char **logs, int *nlogs, int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"json", no_argument, 0, 'j'},           {"no-bars", no_argument, 0, 'b'},
-        {"events", no_argument, 0, 'e'},         {"job", required_argument, 0, 'J'},
-        {"ranks", no_argument, 0, 'r'},          {"full", no_argument, 0, 'f'},
-        {"nccl-log", required_argument, 0, 'L'}, {"accept-owner", required_argument, 0, 'O'},
-        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
-    struct gt_inputs owners = {0};
-    int json = 0, flags = GT_REPORT_BARS, c, nlogs = 0;
-    const char *job = NULL;
+        GT_LONG_JSON, GT_LONG_NO_BARS, {"events", no_argument, 0, 'e'}, GT_LONG_JOB,
+        {"ranks", no_argument, 0, 'r'}, GT_LONG_FULL, {"nccl-log", required_argument, 0, 'L'},
+        GT_LONG_ACCEPT_OWNER, GT_LONG_HELP, {0, 0, 0, 0}};
+    int c, rc;
+    *flags = GT_REPORT_BARS;
+    while ((c = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
+        switch (c) {
+        case 'e': /* the events are per-process detail */
+            *flags |= GT_REPORT_EVENTS | GT_REPORT_FULL;
+            break;
+        case 'r':
+            *flags |= GT_REPORT_RANKS;
+            break;
+        case 'L':
+            logs[(*nlogs)++] = optarg;
+            break;
+        default:
+            if ((rc = gt_opts_default(o, c, optarg, usage)) >= 0)
+                return rc;
+        }
+    }
+    if (o->no_bars)
+        *flags &= ~GT_REPORT_BARS;
+    if (o->full)
+        *flags |= GT_REPORT_FULL;
+    if ((*flags & GT_REPORT_RANKS) && (*flags & GT_REPORT_FULL)) {
+        fprintf(stderr, "gdrtrace summary: --ranks and --full are two views: give one\n");
+        return GT_EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* NCCL's log, joined (tools/lib/nccljoin.h); 1 when it was */
+static int join_log(struct gt_nlog *log, struct gt_nccl_join *nj, const struct gt_job *j,
+                    char **logs, int *nlogs, int *rc)
+{
+    int joined = 0;
+    if (*nlogs && !gt_nlog_init(log)) {
+        int bad = gt_nccl_log_load(log, logs, *nlogs);
+        joined = !gt_nccl_join(log, j, nj);
+        if ((bad || !joined) && !*rc)
+            *rc = GT_EXIT_INPUT;
+    } else if (*nlogs) {
+        *rc = GT_EXIT_INPUT;
+        *nlogs = 0;
+    }
+    return joined;
+}
+
+static void print_text(const struct gt_job *j, int flags, char **procs,
+                       const struct gt_nccl_join *nj, char **paths, int npaths)
+{
+    gt_report_text_procs(stdout, j, flags, procs);
+    if (nj) {
+        gt_nccl_join_print_section(stdout, nj);
+        printf("\n== verdict with NCCL's log\n");
+        gt_nccl_join_print_comms(stdout, nj);
+        gt_nccl_join_print_procs(stdout, nj, j->overall.emulated);
+        char head[160]; /* an emulated label alone is 66 columns */
+        const char *lab = gt_verdict_label(nj->code, j->overall.emulated);
+        int w = snprintf(head, sizeof(head), "%-25s %-15s ", "all", lab);
+        fputs(head, stdout);
+        gt_report_wrap(stdout, w, gt_report_hang(w, lab), gt_esc(nj->why));
+    }
+    gt_nccl_join_print_next(stdout, "   ", nj, j, paths, npaths);
+}
+
+int gt_cmd_summary(int argc, char **argv)
+{
+    struct gt_opts o = GT_OPTS_INIT("summary");
+    int flags, nlogs = 0;
     char **logs = calloc((size_t)argc + 1, sizeof(*logs));
     if (!logs)
         return GT_EXIT_INPUT;
-    while ((c = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-            json = 1;
-            break;
-        case 'b':
-            flags &= ~GT_REPORT_BARS;
-            break;
-        case 'e': /* the events are per-process detail */
-            flags |= GT_REPORT_EVENTS | GT_REPORT_FULL;
-            break;
-        case 'J':
-            job = optarg;
-            break;
-        case 'r':
-            flags |= GT_REPORT_RANKS;
-            break;
-        case 'f':
-            flags |= GT_REPORT_FULL;
-            break;
-        case 'O':
-            if (gt_inputs_accept_owner(&owners, optarg, "summary"))
-                return GT_EXIT_USAGE;
-            break;
-        case 'L':
-            logs[nlogs++] = optarg;
-            break;
-        default: /* --help, or an option getopt refused */
-            free(logs);
-            return gt_usage_exit(c, usage);
-        }
-    }
-    if ((flags & GT_REPORT_RANKS) && (flags & GT_REPORT_FULL)) {
-        fprintf(stderr, "gdrtrace summary: --ranks and --full are two views: give one\n");
+    int rc = parse(&o, &flags, logs, &nlogs, argc, argv);
+    if (rc >= 0) {
         free(logs);
-        return GT_EXIT_USAGE;
+        return rc;
     }
-    struct gt_inputs in = {.job = job};
-    gt_inputs_take_owners(&in, &owners);
+    int json = o.json;
+    struct gt_inputs in = {.job = o.job};
+    gt_inputs_take_owners(&in, &o.owners);
     struct gt_job j;
     /* the default and --ranks need only the digests: fold each recorder as
      * it is read and release it (memory of verdict's order, not the files');
@@ -184,7 +217,7 @@ int gt_cmd_summary(int argc, char **argv)
         in.each = write_proc;
         in.each_arg = &pr;
     }
-    int rc = gt_load_job(argv + optind, argc - optind, &in, &j);
+    rc = gt_load_job(argv + optind, argc - optind, &in, &j);
     char **procs = NULL; /* pr.text in report order */
     if (in.each && !pr.oom && j.nrec && !(procs = calloc(j.nrec, sizeof(*procs))))
         pr.oom = 1;
@@ -194,19 +227,9 @@ int gt_cmd_summary(int argc, char **argv)
     }
     for (size_t i = 0; procs && i < j.nrec && i < pr.n && j.rec_pos; i++)
         procs[j.rec_pos[i]] = pr.text[i];
-    /* NCCL's log, joined (tools/lib/nccljoin.h) */
     struct gt_nlog log;
     struct gt_nccl_join nj = {0};
-    int joined = 0;
-    if (nlogs && !gt_nlog_init(&log)) {
-        int bad = gt_nccl_log_load(&log, logs, nlogs);
-        joined = !gt_nccl_join(&log, &j, &nj);
-        if ((bad || !joined) && !rc)
-            rc = GT_EXIT_INPUT;
-    } else if (nlogs) {
-        rc = GT_EXIT_INPUT;
-        nlogs = 0;
-    }
+    int joined = join_log(&log, &nj, &j, logs, &nlogs, &rc);
     if (!rc && !in.n && !(joined && log.ncomm))
         rc = gt_verdict_exit(GT_V_NO_DATA);
     if (json) {
@@ -214,20 +237,7 @@ int gt_cmd_summary(int argc, char **argv)
         gj_init(&js, stdout);
         gt_report_json_procs(&js, &j, joined ? json_log : NULL, &nj, procs);
     } else {
-        gt_report_text_procs(stdout, &j, flags, procs);
-        if (joined) {
-            gt_nccl_join_print_section(stdout, &nj);
-            printf("\n== verdict with NCCL's log\n");
-            gt_nccl_join_print_comms(stdout, &nj);
-            gt_nccl_join_print_procs(stdout, &nj, j.overall.emulated);
-            char head[160]; /* an emulated label alone is 66 columns */
-            const char *lab = gt_verdict_label(nj.code, j.overall.emulated);
-            int w = snprintf(head, sizeof(head), "%-25s %-15s ", "all", lab);
-            fputs(head, stdout);
-            gt_report_wrap(stdout, w, gt_report_hang(w, lab), gt_esc(nj.why));
-        }
-        gt_nccl_join_print_next(stdout, "   ", joined ? &nj : NULL, &j, argv + optind,
-                                argc - optind);
+        print_text(&j, flags, procs, joined ? &nj : NULL, argv + optind, argc - optind);
     }
     if (nlogs) {
         gt_nccl_join_free(&nj);
