@@ -12,7 +12,6 @@
  * be written, 64 usage.
  */
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +23,7 @@
 #include "tools/lib/archive.h"
 #include "tools/lib/esc.h"
 #include "tools/cmd/commands.h"
+#include "tools/cmd/options.h"
 #include "tools/render/summary.h"
 
 static void usage(FILE *f)
@@ -205,38 +205,28 @@ static int add_path(struct dump_ctx *d, const char *path)
 
 int gt_cmd_dump(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"output", required_argument, 0, 'o'}, {"level", required_argument, 0, 'l'},
-        {"force", no_argument, 0, 'f'},        {"accept-owner", required_argument, 0, 'O'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-    const char *out = NULL;
-    int level = 9, force = 0, c;
+    static const struct option opts[] = {GT_LONG_OUTPUT, {"level", required_argument, 0, 'l'},
+                                         GT_LONG_FORCE,  GT_LONG_ACCEPT_OWNER,
+                                         GT_LONG_HELP,   {0, 0, 0, 0}};
+    struct gt_opts o = GT_OPTS_INIT("dump");
+    int level = 9, c, rc;
     long lv;
     struct dump_ctx d = {0};
     while ((c = getopt_long(argc, argv, "hfo:l:", opts, NULL)) != -1) {
-        switch (c) {
-        case 'o':
-            out = optarg;
-            break;
-        case 'f':
-            force = 1;
-            break;
-        case 'O':
-            if (gt_inputs_accept_owner(&d.own, optarg, "dump"))
-                return GT_EXIT_USAGE;
-            break;
-        case 'l':
-            if (gt_parse_long(optarg, 1, ZSTD_maxCLevel(), &lv)) {
-                fprintf(stderr, "gdrtrace dump: --level '%s' is not an integer in 1..%d\n", optarg,
-                        ZSTD_maxCLevel());
-                return GT_EXIT_USAGE;
-            }
-            level = (int)lv;
-            break;
-        default: /* --help, or an option getopt refused */
-            return gt_usage_exit(c, usage);
+        if (c != 'l') {
+            if ((rc = gt_opts_default(&o, c, optarg, usage)) >= 0)
+                return rc;
+            continue;
         }
+        if (gt_parse_long(optarg, 1, ZSTD_maxCLevel(), &lv)) {
+            fprintf(stderr, "gdrtrace dump: --level '%s' is not an integer in 1..%d\n", optarg,
+                    ZSTD_maxCLevel());
+            return GT_EXIT_USAGE;
+        }
+        level = (int)lv;
     }
+    gt_inputs_take_owners(&d.own, &o.owners);
+    const char *out = o.out;
     if (!out) {
         fprintf(stderr, "gdrtrace dump: -o FILE is required\n");
         usage(stderr);
@@ -244,12 +234,12 @@ int gt_cmd_dump(int argc, char **argv)
     }
     char err[GT_ERRLEN];
     d.out = out;
-    d.w = gt_archive_create(out, level, force, err, sizeof(err));
+    d.w = gt_archive_create(out, level, o.force, err, sizeof(err));
     if (!d.w) {
         fprintf(stderr, "gdrtrace: %s\n", gt_esc(err));
         return 1;
     }
-    int rc = 0;
+    rc = 0;
     if (optind == argc)
         rc = add_path(&d, gt_default_dir());
     for (int i = optind; i < argc && !rc; i++)

@@ -16,7 +16,6 @@
  * family stays whole.  Exited or crashed recorders whose last activity is
  * older than --exited-within are left out (a comment line counts them).
  */
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,10 +26,13 @@
 #include "common/hist.h"
 #include "tools/lib/coll.h"
 #include "tools/cmd/commands.h"
+#include "tools/cmd/options.h"
 #include "tools/lib/duration.h"
 #include "tools/lib/esc.h"
 #include "tools/lib/hist.h"
 #include "tools/lib/outfile.h"
+#include "tools/render/json_export.h"
+#include "tools/render/prom.h"
 #include "tools/render/summary.h"
 
 static void usage(FILE *f)
@@ -63,14 +65,9 @@ static void usage(FILE *f)
             "exit: 0 ok, 1 output not written, 2 an input could not be read, 64 usage\n");
 }
 
-struct lab {
-    const char *k;
-    char v[160];
-};
-
 /* Sets label n to key = the formatted value; returns n + 1. */
-__attribute__((format(printf, 4, 5))) static int label(struct lab *l, int n, const char *key,
-                                                       const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static int label(struct gt_prom_label *l, int n,
+                                                       const char *key, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -78,58 +75,6 @@ __attribute__((format(printf, 4, 5))) static int label(struct lab *l, int n, con
     vsnprintf(l[n].v, sizeof(l[n].v), fmt, ap);
     va_end(ap);
     return n + 1;
-}
-
-/* One buffered sample: key is "name\0k\0v\0k\0v\0..." (klen bytes).  Its
- * place in first-seen order is (pos, seq): the recorder's report position and
- * the order of emission; rec is the read index it was emitted under while
- * folding (SIZE_MAX: emitted after the fold, pos already final). */
-struct smp {
-    size_t fam, rec, pos, seq;
-    char *key;
-    size_t klen;
-    int nl;
-    double v;
-};
-
-struct fam {
-    const char *name, *type, *help;
-};
-
-struct sink {
-    FILE *f;
-    int json, oom;
-    struct gt_json js;
-    struct fam fams[24];
-    size_t nfam;
-    struct smp *s;
-    size_t ns, cap;
-    size_t rec, pos, seq; /* stamped on the next sample */
-};
-
-/* Label values: escape \\ " and newline as the format requires; other control
- * bytes and invalid UTF-8 (untrusted recorder strings) become '?'. */
-static void prom_escape(FILE *f, const char *s)
-{
-    for (const unsigned char *p = (const unsigned char *)s; *p;) {
-        if (*p == '\\' || *p == '"')
-            fprintf(f, "\\%c", *p);
-        else if (*p == '\n')
-            fputs("\\n", f);
-        else if (*p < 0x20 || *p == 0x7f)
-            fputc('?', f);
-        else if (*p >= 0x80) {
-            size_t n = gj_utf8_len(p);
-            if (n)
-                fwrite(p, 1, n, f);
-            else
-                fputc('?', f);
-            p += n ? n : 1;
-            continue;
-        } else
-            fputc(*p, f);
-        p++;
-    }
 }
 
 /* The families, in the order they are printed (each whole). */
@@ -158,7 +103,7 @@ enum {
     F_HOST_END
 };
 
-static const struct fam fams[F_COUNT] = {
+static const struct gt_prom_family fams[F_COUNT] = {
     [F_RECORDERS] = {"gdrtrace_recorders", "gauge",
                      "Recorders exported, by identity and state of the producer."},
     [F_REGS] = {"gdrtrace_registrations_total", "counter",
@@ -183,7 +128,7 @@ static const struct fam fams[F_COUNT] = {
                   "overwritten (the ring wrapped)."},
 };
 
-static const struct fam host_fams[F_HOST_END - F_COUNT] = {
+static const struct gt_prom_family host_fams[F_HOST_END - F_COUNT] = {
     [F_HOST_CPU - F_COUNT] = {"gdrtrace_host_cpu_seconds_total", "counter",
                               "CPU time of the traced processes since each started, by mode "
                               "(user, system), at their recorders' last host-pressure sample."},
@@ -205,145 +150,12 @@ static const struct fam host_fams[F_HOST_END - F_COUNT] = {
                                      "Pinned memory high-water (VmPin), summed over processes."},
 };
 
-static void family(struct sink *k, const char *name, const char *type, const char *help)
-{
-    if (k->nfam < sizeof(k->fams) / sizeof(k->fams[0]))
-        k->fams[k->nfam++] = (struct fam){name, type, help};
-}
-
-static void sample(struct sink *k, size_t fam, const char *suffix, const struct lab *l, int nl,
-                   double v)
-{
-    if (k->oom || fam >= k->nfam)
-        return;
-    char name[128];
-    snprintf(name, sizeof(name), "%s%s", k->fams[fam].name, suffix ? suffix : "");
-    size_t len = strlen(name) + 1;
-    for (int i = 0; i < nl; i++)
-        len += strlen(l[i].k) + strlen(l[i].v) + 2;
-    if (k->ns == k->cap) {
-        size_t cap = k->cap ? 2 * k->cap : 256;
-        struct smp *n = realloc(k->s, cap * sizeof(*n));
-        if (!n) {
-            k->oom = 1;
-            return;
-        }
-        k->s = n;
-        k->cap = cap;
-    }
-    char *key = malloc(len), *p = key;
-    if (!key) {
-        k->oom = 1;
-        return;
-    }
-    p = stpcpy(p, name) + 1;
-    for (int i = 0; i < nl; i++) {
-        p = stpcpy(p, l[i].k) + 1;
-        p = stpcpy(p, l[i].v) + 1;
-    }
-    k->s[k->ns] = (struct smp){fam, k->rec, k->pos, k->seq++, key, len, nl, v};
-    k->ns++;
-}
-
-/* First-seen order: the recorder's report position, then emission. */
-static int order_cmp(const struct smp *x, const struct smp *y)
-{
-    if (x->pos != y->pos)
-        return x->pos < y->pos ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-static int by_key(const void *a, const void *b)
-{
-    const struct smp *x = a, *y = b;
-    if (x->fam != y->fam)
-        return x->fam < y->fam ? -1 : 1;
-    size_t n = x->klen < y->klen ? x->klen : y->klen;
-    int c = memcmp(x->key, y->key, n);
-    if (c || x->klen == y->klen)
-        return c ? c : order_cmp(x, y);
-    return x->klen < y->klen ? -1 : 1;
-}
-
-static int by_seq(const void *a, const void *b)
-{
-    const struct smp *x = a, *y = b;
-    if (x->fam != y->fam)
-        return x->fam < y->fam ? -1 : 1;
-    return order_cmp(x, y);
-}
-
-static void put(struct sink *k, const struct smp *m)
-{
-    const char *name = m->key, *p = name + strlen(name) + 1;
-    if (k->json) {
-        gj_obj(&k->js, NULL);
-        gj_str(&k->js, "name", name);
-        gj_obj(&k->js, "labels");
-        for (int i = 0; i < m->nl; i++, p += strlen(p) + 1, p += strlen(p) + 1)
-            gj_str(&k->js, p, p + strlen(p) + 1);
-        gj_end(&k->js, '}');
-        gj_dbl(&k->js, "value", m->v);
-        gj_end(&k->js, '}');
-        return;
-    }
-    fputs(name, k->f);
-    if (m->nl) {
-        fputc('{', k->f);
-        for (int i = 0; i < m->nl; i++) {
-            fprintf(k->f, "%s%s=\"", i ? "," : "", p);
-            p += strlen(p) + 1;
-            prom_escape(k->f, p);
-            p += strlen(p) + 1;
-            fputc('"', k->f);
-        }
-        fputc('}', k->f);
-    }
-    if (m->v == (double)(uint64_t)m->v && m->v < 1e18)
-        fprintf(k->f, " %llu\n", (unsigned long long)m->v);
-    else
-        fprintf(k->f, " %.9g\n", m->v);
-}
-
-/* Sums samples of equal name and labels (first-seen order kept), prints
- * every family whole, and frees the buffer. */
-static void flush_all(struct sink *k)
-{
-    size_t n = 0;
-    if (k->ns)
-        qsort(k->s, k->ns, sizeof(*k->s), by_key);
-    for (size_t i = 0; i < k->ns; i++) {
-        if (n && k->s[n - 1].fam == k->s[i].fam && k->s[n - 1].klen == k->s[i].klen &&
-            !memcmp(k->s[n - 1].key, k->s[i].key, k->s[i].klen)) {
-            k->s[n - 1].v += k->s[i].v;
-            free(k->s[i].key);
-            continue;
-        }
-        k->s[n++] = k->s[i];
-    }
-    if (n)
-        qsort(k->s, n, sizeof(*k->s), by_seq);
-    for (size_t f = 0; f < k->nfam; f++) {
-        if (!k->json)
-            fprintf(k->f, "# HELP %s %s\n# TYPE %s %s\n", k->fams[f].name, k->fams[f].help,
-                    k->fams[f].name, k->fams[f].type);
-        for (size_t i = 0; i < n; i++)
-            if (k->s[i].fam == f)
-                put(k, &k->s[i]);
-    }
-    for (size_t i = 0; i < n; i++)
-        free(k->s[i].key);
-    free(k->s);
-    k->s = NULL;
-    k->ns = k->cap = 0;
-}
-
 /* Base labels of one process (+ comm, device). */
 static int per_process;
 
 /* An integer label whose -1 means "not known" (device, nccl_version, rank):
  * `unknown`, not a number that reads like one. */
-static int label_int(struct lab *l, int n, const char *key, int v)
+static int label_int(struct gt_prom_label *l, int n, const char *key, int v)
 {
     return v < 0 ? label(l, n, key, "unknown") : label(l, n, key, "%d", v);
 }
@@ -353,7 +165,8 @@ static int label_int(struct lab *l, int n, const char *key, int v)
  * ("process host:pid"): a new series each run.  Without --per-process such
  * communicators of one host, job and device are summed under `none` or
  * `overflow`, like every other per-process difference. */
-static void comm_label(struct lab *l, const struct gt_recfile *r, const struct gtr_comm *c)
+static void comm_label(struct gt_prom_label *l, const struct gt_recfile *r,
+                       const struct gtr_comm *c)
 {
     l->k = "comm";
     if (!c->has_comm_id && !per_process)
@@ -364,7 +177,8 @@ static void comm_label(struct lab *l, const struct gt_recfile *r, const struct g
         gt_fmt_comm(c, r, l->v, sizeof(l->v));
 }
 
-static int base_labels(struct lab *l, const struct gt_recfile *r, const struct gtr_comm *c)
+static int base_labels(struct gt_prom_label *l, const struct gt_recfile *r,
+                       const struct gtr_comm *c)
 {
     int n = 0;
     n = label(l, n, "host", "%s", r->id.host);
@@ -384,9 +198,10 @@ static int base_labels(struct lab *l, const struct gt_recfile *r, const struct g
  * grp), emitted while it is whole (the fold's each hook): every family but
  * the recorders, the job's verdict and the events.  seen[] counts its
  * communicators' verdicts, for the job's verdict when some are left out. */
-static void emit_comms(struct sink *k, const struct gt_recfile *r, struct gtr_comm *grp, int *seen)
+static void emit_comms(struct gt_prom *k, const struct gt_recfile *r, struct gtr_comm *grp,
+                       int *seen)
 {
-    struct lab l[12];
+    struct gt_prom_label l[12];
     int n;
     for (uint32_t h = 0; h < r->nheld; h++) {
         uint32_t s = r->comm_slot[h];
@@ -403,8 +218,8 @@ static void emit_comms(struct sink *k, const struct gt_recfile *r, struct gtr_co
                     n = base_labels(l, r, c);
                     n = label(l, n, "asked", "%s", gt_asked_name(a));
                     n = label(l, n, "method", "%s", gt_method_name(m));
-                    sample(k, bytes ? F_REG_BYTES : F_REGS, NULL, l, n,
-                           (double)(bytes ? c->reg_bytes[a][m] : c->reg_count[a][m]));
+                    gt_prom_sample(k, bytes ? F_REG_BYTES : F_REGS, NULL, l, n,
+                                   (double)(bytes ? c->reg_bytes[a][m] : c->reg_count[a][m]));
                 }
         for (int kind = 0; kind < 2; kind++) /* fallbacks, errors: by reason */
             for (unsigned i = 0; i < GTR_REASON_SLOTS; i++) {
@@ -413,8 +228,8 @@ static void emit_comms(struct sink *k, const struct gt_recfile *r, struct gtr_co
                     continue;
                 n = base_labels(l, r, c);
                 n = label(l, n, "reason", "%s", gt_reason_slot_name((int)i));
-                sample(k, kind ? F_ERRORS : F_FALLBACKS, NULL, l, n,
-                       (double)gtr_reason_count(c, rk, i));
+                gt_prom_sample(k, kind ? F_ERRORS : F_FALLBACKS, NULL, l, n,
+                               (double)gtr_reason_count(c, rk, i));
             }
         for (int op = 0; op < GTR_OP_COUNT; op++) {
             const struct gtr_hist *h = &c->hist[op];
@@ -427,65 +242,66 @@ static void emit_comms(struct sink *k, const struct gt_recfile *r, struct gtr_co
             for (int i = 0; per_process && i < 3; i++) {
                 l[n].k = "quantile";
                 snprintf(l[n].v, sizeof(l[0].v), "%s", qs[i]);
-                sample(k, F_LATENCY, NULL, l, n + 1, (double)gt_hist_quantile(h, q[i]) / 1e9);
+                gt_prom_sample(k, F_LATENCY, NULL, l, n + 1,
+                               (double)gt_hist_quantile(h, q[i]) / 1e9);
             }
-            sample(k, F_LATENCY, "_sum", l, n, (double)h->sum_ns / 1e9);
-            sample(k, F_LATENCY, "_count", l, n, (double)h->count);
+            gt_prom_sample(k, F_LATENCY, "_sum", l, n, (double)h->sum_ns / 1e9);
+            gt_prom_sample(k, F_LATENCY, "_count", l, n, (double)h->count);
         }
         const uint64_t v[3] = {c->send_count, c->recv_count, c->flush_count};
         static const char *ops[3] = {"send", "recv", "flush"};
         for (int i = 0; i < 3; i++) {
             n = base_labels(l, r, c);
             n = label(l, n, "op", "%s", ops[i]);
-            sample(k, F_MSGS, NULL, l, n, (double)v[i]);
+            gt_prom_sample(k, F_MSGS, NULL, l, n, (double)v[i]);
         }
         n = base_labels(l, r, c);
         l[n].k = "op";
         snprintf(l[n].v, sizeof(l[0].v), "send");
-        sample(k, F_MSG_BYTES, NULL, l, n + 1, (double)c->send_bytes);
+        gt_prom_sample(k, F_MSG_BYTES, NULL, l, n + 1, (double)c->send_bytes);
         snprintf(l[n].v, sizeof(l[0].v), "recv");
-        sample(k, F_MSG_BYTES, NULL, l, n + 1, (double)c->recv_bytes);
+        gt_prom_sample(k, F_MSG_BYTES, NULL, l, n + 1, (double)c->recv_bytes);
         struct gt_verdict vd;
         gt_verdict_of(c, &r, 1, &vd);
         if (vd.code >= 0 && vd.code < GT_V_COUNT)
             seen[vd.code]++;
         n = base_labels(l, r, c);
         n = label(l, n, "verdict", "%s", gt_verdict_label(vd.code, vd.emulated));
-        sample(k, F_VERDICT, NULL, l, n, 1);
+        gt_prom_sample(k, F_VERDICT, NULL, l, n, 1);
     }
 }
 
 /* One process's host pressure (format 1.5; the section survives the fold):
  * counters of CPU seconds, gauges of bytes; summed like every family when
  * processes share their labels (per host and job). */
-static void emit_host(struct sink *k, const struct gt_recfile *r)
+static void emit_host(struct gt_prom *k, const struct gt_recfile *r)
 {
-    struct lab l[12];
+    struct gt_prom_label l[12];
     const struct gtr_host *h = &r->host;
     int n = base_labels(l, r, NULL);
     l[n].k = "mode";
     snprintf(l[n].v, sizeof(l[0].v), "user");
-    sample(k, F_HOST_CPU, NULL, l, n + 1, (double)h->utime_ns / 1e9);
+    gt_prom_sample(k, F_HOST_CPU, NULL, l, n + 1, (double)h->utime_ns / 1e9);
     snprintf(l[n].v, sizeof(l[0].v), "system");
-    sample(k, F_HOST_CPU, NULL, l, n + 1, (double)h->stime_ns / 1e9);
+    gt_prom_sample(k, F_HOST_CPU, NULL, l, n + 1, (double)h->stime_ns / 1e9);
     double thr = 0;
     for (uint32_t i = 0; i < h->nthreads && i < GTR_HOST_THREADS; i++)
         if (h->threads[i].tid && h->threads[i].cpu_ns > h->threads[i].cpu_first_ns)
             thr += (double)(h->threads[i].cpu_ns - h->threads[i].cpu_first_ns) / 1e9;
-    sample(k, F_HOST_THREAD_CPU, NULL, l, n, thr);
-    sample(k, F_HOST_STAGING, NULL, l, n, (double)h->staging_bytes);
-    sample(k, F_HOST_STAGING_HWM, NULL, l, n, (double)h->staging_hwm_bytes);
-    sample(k, F_HOST_RSS_HWM, NULL, l, n, (double)h->rss_hwm_bytes);
-    sample(k, F_HOST_LOCKED_HWM, NULL, l, n, (double)h->locked_hwm_bytes);
-    sample(k, F_HOST_PINNED_HWM, NULL, l, n, (double)h->pinned_hwm_bytes);
+    gt_prom_sample(k, F_HOST_THREAD_CPU, NULL, l, n, thr);
+    gt_prom_sample(k, F_HOST_STAGING, NULL, l, n, (double)h->staging_bytes);
+    gt_prom_sample(k, F_HOST_STAGING_HWM, NULL, l, n, (double)h->staging_hwm_bytes);
+    gt_prom_sample(k, F_HOST_RSS_HWM, NULL, l, n, (double)h->rss_hwm_bytes);
+    gt_prom_sample(k, F_HOST_LOCKED_HWM, NULL, l, n, (double)h->locked_hwm_bytes);
+    gt_prom_sample(k, F_HOST_PINNED_HWM, NULL, l, n, (double)h->pinned_hwm_bytes);
 }
 
 /* The families read from the reduced recorders, after the fold: the
  * recorders and their events (those kept: out[i] 0), the job's verdict. */
-static void emit_rest(struct sink *k, const struct gt_job *j, const unsigned char *out,
+static void emit_rest(struct gt_prom *k, const struct gt_job *j, const unsigned char *out,
                       const struct gt_verdict *overall)
 {
-    struct lab l[12];
+    struct gt_prom_label l[12];
     int n;
     k->rec = SIZE_MAX;
     for (size_t i = 0; i < j->nrec; i++) {
@@ -500,14 +316,14 @@ static void emit_rest(struct sink *k, const struct gt_job *j, const unsigned cha
         n = label(l, n, "transport", "%s", r->id.transport);
         n = label(l, n, "policy_reg", "%s", r->id.policy_reg);
         n = label(l, n, "kernel", "%s", r->id.node.kernel_release);
-        sample(k, F_RECORDERS, NULL, l, n, 1);
+        gt_prom_sample(k, F_RECORDERS, NULL, l, n, 1);
         if (r->has_ring) {
             const uint64_t v[3] = {r->rs.complete, r->rs.torn, r->rs.overwritten};
             static const char *cls[3] = {"complete", "torn", "overwritten"};
             for (int q = 0; q < 3; q++) {
                 n = base_labels(l, r, NULL);
                 n = label(l, n, "class", "%s", cls[q]);
-                sample(k, F_EVENTS, NULL, l, n, (double)v[q]);
+                gt_prom_sample(k, F_EVENTS, NULL, l, n, (double)v[q]);
             }
         }
         if (r->has_host)
@@ -515,7 +331,7 @@ static void emit_rest(struct sink *k, const struct gt_job *j, const unsigned cha
     }
     k->pos = 0;
     n = label(l, 0, "verdict", "%s", gt_verdict_label(overall->code, overall->emulated));
-    sample(k, F_JOB_VERDICT, NULL, l, n, 1);
+    gt_prom_sample(k, F_JOB_VERDICT, NULL, l, n, 1);
 }
 
 /* Collective metrics (format 1.6, tools/lib/coll.h), communicator-wide: the
@@ -525,29 +341,30 @@ static void emit_rest(struct sink *k, const struct gt_job *j, const unsigned cha
  * algo_proto), plus `registration`: the communicator's verdict.  Families
  * are added only when some recorder has the collective sections, so the
  * output of older runs is unchanged. */
-static void emit_coll(struct sink *k, const struct gt_job *j)
+static void emit_coll(struct gt_prom *k, const struct gt_job *j)
 {
     const struct gt_coll_model *m = j->coll;
     if (!m)
         return;
     size_t f0 = k->nfam;
-    family(k, "nccl_bus_bandwidth_gbs", "gauge",
-           "Bus bandwidth (GB/s) per collective and message size, from the mean duration "
-           "(NCCL Inspector's name and labels; registration: gdrtrace's verdict).");
-    family(k, "nccl_collective_exec_time_microseconds", "gauge",
-           "Mean duration of a collective (microseconds), as NCCL Inspector names it.");
-    family(k, "gdrtrace_collective_latency_seconds", "summary",
-           "Collective and point-to-point durations per communicator, function and message "
-           "size (quantiles of the ranks' merged histograms).");
-    family(k, "gdrtrace_collectives_total", "counter",
-           "Collective and point-to-point operations NCCL started, per communicator, function "
-           "and message size.");
-    family(k, "gdrtrace_collective_bytes_total", "counter", "Their message bytes.");
-    family(k, "gdrtrace_collective_metrics_absent", "gauge",
-           "Processes whose recorder holds no collective metrics, by why.");
+    gt_prom_family(k, "nccl_bus_bandwidth_gbs", "gauge",
+                   "Bus bandwidth (GB/s) per collective and message size, from the mean duration "
+                   "(NCCL Inspector's name and labels; registration: gdrtrace's verdict).");
+    gt_prom_family(k, "nccl_collective_exec_time_microseconds", "gauge",
+                   "Mean duration of a collective (microseconds), as NCCL Inspector names it.");
+    gt_prom_family(k, "gdrtrace_collective_latency_seconds", "summary",
+                   "Collective and point-to-point durations per communicator, function and message "
+                   "size (quantiles of the ranks' merged histograms).");
+    gt_prom_family(
+        k, "gdrtrace_collectives_total", "counter",
+        "Collective and point-to-point operations NCCL started, per communicator, function "
+        "and message size.");
+    gt_prom_family(k, "gdrtrace_collective_bytes_total", "counter", "Their message bytes.");
+    gt_prom_family(k, "gdrtrace_collective_metrics_absent", "gauge",
+                   "Processes whose recorder holds no collective metrics, by why.");
     k->rec = SIZE_MAX;
     k->pos = 0;
-    struct lab l[12];
+    struct gt_prom_label l[12];
     for (size_t i = 0; i < m->ncomm; i++) {
         const struct gt_coll_mcomm *c = &m->comms[i];
         const char *reg = "unknown";
@@ -574,8 +391,8 @@ static void emit_coll(struct sink *k, const struct gt_job *j)
             double alg, bus;
             gt_coll_bw(c, y, &alg, &bus);
             if (h->count) {
-                sample(k, f0, NULL, l, n, bus);
-                sample(k, f0 + 1, NULL, l, n, (double)h->sum_ns / (double)h->count / 1e3);
+                gt_prom_sample(k, f0, NULL, l, n, bus);
+                gt_prom_sample(k, f0 + 1, NULL, l, n, (double)h->sum_ns / (double)h->count / 1e3);
             }
             n = label(l, 0, "comm", "0x%llx", (unsigned long long)c->comm_id);
             n = label(l, n, "collective", "%s", gt_coll_func_name(y->func));
@@ -584,18 +401,19 @@ static void emit_coll(struct sink *k, const struct gt_job *j)
             static const char *const qn[3] = {"0.5", "0.95", "0.99"};
             for (int q = 0; q < 3 && h->count; q++) {
                 int nq = label(l, n, "quantile", "%s", qn[q]);
-                sample(k, f0 + 2, NULL, l, nq,
-                       (double)gt_hist_percentile(h->buckets, h->min_ns, h->max_ns, qs[q]) / 1e9);
+                gt_prom_sample(k, f0 + 2, NULL, l, nq,
+                               (double)gt_hist_percentile(h->buckets, h->min_ns, h->max_ns, qs[q]) /
+                                   1e9);
             }
-            sample(k, f0 + 2, "_sum", l, n, (double)h->sum_ns / 1e9);
-            sample(k, f0 + 2, "_count", l, n, (double)h->count);
-            sample(k, f0 + 3, NULL, l, n, (double)y->count);
-            sample(k, f0 + 4, NULL, l, n, (double)y->bytes);
+            gt_prom_sample(k, f0 + 2, "_sum", l, n, (double)h->sum_ns / 1e9);
+            gt_prom_sample(k, f0 + 2, "_count", l, n, (double)h->count);
+            gt_prom_sample(k, f0 + 3, NULL, l, n, (double)y->count);
+            gt_prom_sample(k, f0 + 4, NULL, l, n, (double)y->bytes);
         }
     }
     for (int a = 0; a < m->nabsent; a++) {
         int n = label(l, 0, "why", "%s", m->absent[a].why);
-        sample(k, f0 + 5, NULL, l, n, m->absent[a].n);
+        gt_prom_sample(k, f0 + 5, NULL, l, n, m->absent[a].n);
     }
 }
 
@@ -607,7 +425,7 @@ struct exrec {
 };
 
 struct exfold {
-    struct sink *k;
+    struct gt_prom *k;
     struct gtr_comm *grp;
     struct exrec *r;
     size_t cap;
@@ -644,64 +462,33 @@ static int left_out_rec(const struct gt_recfile *r, int64_t act, int64_t now, in
     return gone && !r->from_archive && now - (act > now ? now : act) > within;
 }
 
-/* Gives the samples emitted while folding their report position and drops
- * those of recorders left out (out[], by report position). */
-static void place_samples(struct sink *k, const struct gt_job *j, const unsigned char *out)
+/* -1: go on; else the exit code */
+static int parse(struct gt_opts *o, int64_t *within, int *quiet, int argc, char **argv)
 {
-    size_t w = 0;
-    for (size_t i = 0; i < k->ns; i++) {
-        struct smp *m = &k->s[i];
-        if (m->rec != SIZE_MAX) {
-            if (!j->rec_pos || m->rec >= j->nrec || out[j->rec_pos[m->rec]]) {
-                free(m->key);
-                continue;
-            }
-            m->pos = j->rec_pos[m->rec];
-        }
-        k->s[w++] = *m;
-    }
-    k->ns = w;
-}
-
-int gt_cmd_export(int argc, char **argv)
-{
-    static const struct option opts[] = {
-        {"prometheus", no_argument, 0, 'p'},   {"json", no_argument, 0, 'j'},
-        {"output", required_argument, 0, 'o'}, {"job", required_argument, 0, 'J'},
-        {"per-process", no_argument, 0, 'P'},  {"exited-within", required_argument, 0, 'E'},
-        {"quiet", no_argument, 0, 'q'},        {"accept-owner", required_argument, 0, 'O'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-    struct gt_inputs owners = {0};
-    int json = 0, quiet = 0, c;
-    int64_t within = 15LL * 60 * 1000000000;
-    const char *out = NULL;
-    const char *job = NULL;
+    static const struct option opts[] = {{"prometheus", no_argument, 0, 'p'},
+                                         GT_LONG_JSON,
+                                         GT_LONG_OUTPUT,
+                                         GT_LONG_JOB,
+                                         {"per-process", no_argument, 0, 'P'},
+                                         {"exited-within", required_argument, 0, 'E'},
+                                         {"quiet", no_argument, 0, 'q'},
+                                         GT_LONG_ACCEPT_OWNER,
+                                         GT_LONG_HELP,
+                                         {0, 0, 0, 0}};
+    int c, rc;
     while ((c = getopt_long(argc, argv, "hjpqo:", opts, NULL)) != -1) {
         switch (c) {
         case 'p':
-            json = 0;
-            break;
-        case 'j':
-            json = 1;
-            break;
-        case 'o':
-            out = optarg;
-            break;
-        case 'J':
-            job = optarg;
-            break;
-        case 'O':
-            if (gt_inputs_accept_owner(&owners, optarg, "export"))
-                return GT_EXIT_USAGE;
+            o->json = 0;
             break;
         case 'P':
             per_process = 1;
             break;
         case 'q':
-            quiet = 1;
+            *quiet = 1;
             break;
         case 'E':
-            if (gt_parse_duration(optarg, &within) != 0) {
+            if (gt_parse_duration(optarg, within) != 0) {
                 fprintf(stderr,
                         "gdrtrace export: --exited-within '%s' is not a duration: want a whole "
                         "number and a unit s, m, h, d or w (15m, 12h)\n",
@@ -709,10 +496,113 @@ int gt_cmd_export(int argc, char **argv)
                 return 64;
             }
             break;
-        default: /* --help, or an option getopt refused */
-            return gt_usage_exit(c, usage);
+        default:
+            if ((rc = gt_opts_default(o, c, optarg, usage)) >= 0)
+                return rc;
         }
     }
+    return -1;
+}
+
+/* The view: live recorders, and exited/crashed ones of the last `within`
+ * (gone[i] 0, by report position; the count of the others returned).
+ * Archive members are a snapshot taken at dump time, so they all stay.
+ * *overall: the verdict of what is kept. */
+static size_t view(const struct gt_job *j, const struct exfold *x, int64_t within,
+                   unsigned char *gone, struct gt_verdict *overall)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    size_t left_out = 0;
+    for (size_t ri = 0; ri < j->nrec && j->rec_pos; ri++) {
+        size_t i = j->rec_pos[ri];
+        gone[i] = (unsigned char)left_out_rec(&j->recs[i], x->r[ri].act, now, within);
+        left_out += gone[i];
+    }
+    *overall = j->overall;
+    if (!left_out)
+        return 0;
+    /* the model's verdict counted them: combine what is kept */
+    int seen[GT_V_COUNT] = {0};
+    overall->emulated = 0;
+    for (size_t ri = 0; ri < j->nrec; ri++) {
+        size_t i = j->rec_pos[ri];
+        if (gone[i])
+            continue;
+        overall->emulated |= gt_recfile_emulated(&j->recs[i]);
+        for (int v = 0; v < GT_V_COUNT; v++)
+            seen[v] += x->r[ri].seen[v];
+    }
+    for (size_t i = 0; i < j->nfates; i++) { /* fates of the processes kept */
+        int code = j->fates[i].f.code;
+        if (j->fates[i].rec >= j->nrec || gone[j->fates[i].rec])
+            continue;
+        if (code >= 0 && code < GT_V_COUNT)
+            seen[code]++;
+    }
+    overall->code = gt_verdict_combine_counts(seen);
+    return left_out;
+}
+
+/* The samples read after the fold, merged, written to f as text or JSON;
+ * 0, or 1 out of memory (said). */
+static int write_metrics(FILE *f, int json, struct gt_prom *k, const struct gt_job *j,
+                         const struct exfold *x, int64_t within, unsigned char *gone)
+{
+    struct gt_verdict overall;
+    size_t left_out = view(j, x, within, gone, &overall);
+    if (!json && left_out) /* nothing to say when none was left out */
+        fprintf(f,
+                "# gdrtrace: %zu exited or crashed recorder(s) left out: last activity older "
+                "than --exited-within\n",
+                left_out);
+    int any_host = 0; /* host pressure's families: only when some kept recorder has it */
+    for (size_t i = 0; i < j->nrec; i++)
+        any_host |= j->recs[i].has_host && !(gone && gone[i]);
+    for (size_t h = 0; any_host && h < F_HOST_END - F_COUNT; h++)
+        gt_prom_family(k, host_fams[h].name, host_fams[h].type, host_fams[h].help);
+    gt_prom_place(k, j->rec_pos, j->nrec, gone);
+    emit_rest(k, j, gone, &overall);
+    emit_coll(k, j);
+    gt_prom_merge(k);
+    if (json)
+        gt_json_export(f, k);
+    else
+        gt_prom_text(f, k);
+    if (!k->oom)
+        return 0;
+    fprintf(stderr, "gdrtrace export: out of memory\n");
+    return 1;
+}
+
+/* -o FILE: written to tmp, then renamed over FILE; 0, or 1 (said) */
+static int commit_out(FILE *f, const char *tmp, const char *out)
+{
+    char err[GT_ERRLEN];
+    int bad = ferror(f) | (fclose(f) != 0);
+    if (bad) {
+        fprintf(stderr, "gdrtrace export: writing %s failed: %m\n", tmp);
+        unlink(tmp);
+        return 1;
+    }
+    if (gt_out_commit(tmp, out, 1, err, sizeof(err))) {
+        fprintf(stderr, "gdrtrace export: %s\n", gt_esc(err));
+        unlink(tmp);
+        return 1;
+    }
+    return 0;
+}
+
+int gt_cmd_export(int argc, char **argv)
+{
+    struct gt_opts o = GT_OPTS_INIT("export");
+    int quiet = 0;
+    int64_t within = 15LL * 60 * 1000000000;
+    int rc = parse(&o, &within, &quiet, argc, argv);
+    if (rc >= 0)
+        return rc;
+    const char *out = o.out;
     char err[GT_ERRLEN];
     if (out && gt_out_check(out, 1, err, sizeof(err))) {
         fprintf(stderr, "gdrtrace export: %s\n", gt_esc(err));
@@ -722,12 +612,12 @@ int gt_cmd_export(int argc, char **argv)
      * it is then reduced to its digest (fold mode): memory is the samples
      * and the digests, not the recorders. */
     struct gt_job j;
-    struct sink k = {.json = json};
+    struct gt_prom k = {0};
     for (size_t f = 0; f < F_COUNT; f++)
-        family(&k, fams[f].name, fams[f].type, fams[f].help);
+        gt_prom_family(&k, fams[f].name, fams[f].type, fams[f].help);
     struct exfold x = {.k = &k, .grp = malloc(sizeof(struct gtr_comm))};
-    struct gt_inputs in = {.job = job, .quiet_empty = quiet, .each = each_rec, .each_arg = &x};
-    gt_inputs_take_owners(&in, &owners);
+    struct gt_inputs in = {.job = o.job, .quiet_empty = quiet, .each = each_rec, .each_arg = &x};
+    gt_inputs_take_owners(&in, &o.owners);
     in.fold = &j;
     unsigned char *gone = NULL;
     FILE *f = stdout;
@@ -736,7 +626,7 @@ int gt_cmd_export(int argc, char **argv)
         fprintf(stderr, "gdrtrace export: out of memory\n");
         return 1;
     }
-    int rc = gt_load_job(argv + optind, argc - optind, &in, &j);
+    rc = gt_load_job(argv + optind, argc - optind, &in, &j);
     if (x.oom || (j.nrec && !(gone = calloc(j.nrec, 1)))) {
         fprintf(stderr, "gdrtrace export: out of memory\n");
         rc = 1;
@@ -751,83 +641,12 @@ int gt_cmd_export(int argc, char **argv)
             goto done;
         }
     }
-    k.f = f;
-    if (json) {
-        gj_init(&k.js, f);
-        gj_obj(&k.js, NULL);
-        gj_arr(&k.js, "metrics");
-    }
-    /* The view: live recorders, and exited/crashed ones of the last `within`.
-     * Archive members are a snapshot taken at dump time, so they all stay. */
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-    size_t left_out = 0;
-    for (size_t ri = 0; ri < j.nrec && j.rec_pos; ri++) {
-        size_t i = j.rec_pos[ri];
-        gone[i] = (unsigned char)left_out_rec(&j.recs[i], x.r[ri].act, now, within);
-        left_out += gone[i];
-    }
-    struct gt_verdict overall = j.overall;
-    if (left_out) { /* the model's verdict counted them: combine what is kept */
-        int seen[GT_V_COUNT] = {0};
-        overall.emulated = 0;
-        for (size_t ri = 0; ri < j.nrec; ri++) {
-            size_t i = j.rec_pos[ri];
-            if (gone[i])
-                continue;
-            overall.emulated |= gt_recfile_emulated(&j.recs[i]);
-            for (int v = 0; v < GT_V_COUNT; v++)
-                seen[v] += x.r[ri].seen[v];
-        }
-        for (size_t i = 0; i < j.nfates; i++) { /* fates of the processes kept */
-            int code = j.fates[i].f.code;
-            if (j.fates[i].rec >= j.nrec || gone[j.fates[i].rec])
-                continue;
-            if (code >= 0 && code < GT_V_COUNT)
-                seen[code]++;
-        }
-        overall.code = gt_verdict_combine_counts(seen);
-    }
-    if (!json && left_out) /* nothing to say when none was left out */
-        fprintf(f,
-                "# gdrtrace: %zu exited or crashed recorder(s) left out: last activity older "
-                "than --exited-within\n",
-                left_out);
-    int any_host = 0; /* host pressure's families: only when some kept recorder has it */
-    for (size_t i = 0; i < j.nrec; i++)
-        any_host |= j.recs[i].has_host && !(gone && gone[i]);
-    for (size_t f = 0; any_host && f < F_HOST_END - F_COUNT; f++)
-        family(&k, host_fams[f].name, host_fams[f].type, host_fams[f].help);
-    place_samples(&k, &j, gone);
-    emit_rest(&k, &j, gone, &overall);
-    emit_coll(&k, &j);
-    flush_all(&k);
-    if (k.oom) {
-        fprintf(stderr, "gdrtrace export: out of memory\n");
+    if (write_metrics(f, o.json, &k, &j, &x, within, gone))
         rc = 1;
-    }
-    if (json) {
-        gj_end(&k.js, ']');
-        gj_end(&k.js, '}');
-        gj_done(&k.js);
-    }
-    if (out) {
-        int bad = ferror(f) | (fclose(f) != 0);
-        if (bad) {
-            fprintf(stderr, "gdrtrace export: writing %s failed: %m\n", tmp);
-            unlink(tmp);
-            rc = 1;
-        } else if (gt_out_commit(tmp, out, 1, err, sizeof(err))) {
-            fprintf(stderr, "gdrtrace export: %s\n", gt_esc(err));
-            unlink(tmp);
-            rc = 1;
-        }
-    }
+    if (out && commit_out(f, tmp, out))
+        rc = 1;
 done:
-    for (size_t i = 0; i < k.ns; i++)
-        free(k.s[i].key);
-    free(k.s);
+    gt_prom_free(&k);
     free(gone);
     free(x.r);
     free(x.grp);

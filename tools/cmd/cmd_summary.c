@@ -123,10 +123,16 @@ static void write_proc(struct gt_inputs *in, size_t i, void *arg)
 /* -1: go on (*flags set); else the exit code */
 static int parse(struct gt_opts *o, int *flags, char **logs, int *nlogs, int argc, char **argv)
 {
-    static const struct option opts[] = {
-        GT_LONG_JSON, GT_LONG_NO_BARS, {"events", no_argument, 0, 'e'}, GT_LONG_JOB,
-        {"ranks", no_argument, 0, 'r'}, GT_LONG_FULL, {"nccl-log", required_argument, 0, 'L'},
-        GT_LONG_ACCEPT_OWNER, GT_LONG_HELP, {0, 0, 0, 0}};
+    static const struct option opts[] = {GT_LONG_JSON,
+                                         GT_LONG_NO_BARS,
+                                         {"events", no_argument, 0, 'e'},
+                                         GT_LONG_JOB,
+                                         {"ranks", no_argument, 0, 'r'},
+                                         GT_LONG_FULL,
+                                         {"nccl-log", required_argument, 0, 'L'},
+                                         GT_LONG_ACCEPT_OWNER,
+                                         GT_LONG_HELP,
+                                         {0, 0, 0, 0}};
     int c, rc;
     *flags = GT_REPORT_BARS;
     while ((c = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {

@@ -152,11 +152,11 @@ static void judge(struct verdict *v)
     int expect = v->o.expect, code = v->code;
     v->emu_refused = expect >= 0 && code == expect && v->emu && !v->allow_emulated &&
                      (expect == GT_V_DIRECT_DMABUF || expect == GT_V_DIRECT_PEERMEM);
-    v->exit_code = v->rc            ? v->rc
-                   : expect >= 0    ? (code != expect   ? GT_EXIT_EXPECT
-                                       : v->emu_refused ? GT_EXIT_EMULATED
-                                                        : 0)
-                                    : gt_verdict_exit(code);
+    v->exit_code = v->rc         ? v->rc
+                   : expect >= 0 ? (code != expect   ? GT_EXIT_EXPECT
+                                    : v->emu_refused ? GT_EXIT_EMULATED
+                                                     : 0)
+                                 : gt_verdict_exit(code);
 }
 
 /* NCCL's own view of each communicator (its profiler interface, format
@@ -225,8 +225,8 @@ static void print_comms(struct verdict *v, struct gt_alike_line *lines, long max
                                           x->has_comm_id == 1,
                                           x->comm_id};
     }
-    gt_alike_print(stdout, "comm", "communicators", lines, v->joined ? v->nj.ncomm : j->ncomm,
-                   max, 1);
+    gt_alike_print(stdout, "comm", "communicators", lines, v->joined ? v->nj.ncomm : j->ncomm, max,
+                   1);
     for (size_t i = 0; i < j->nfates; i++) {
         const struct gt_recfile *r = &j->recs[j->fates[i].rec];
         char label[96], head[256];
@@ -245,8 +245,7 @@ static void print_comms(struct verdict *v, struct gt_alike_line *lines, long max
 /* a node's line: its verdict and its counts, the text that must match
  * exactly for nodes to be alike (a node short of a process is worth its own
  * line) */
-static void print_nodes(struct verdict *v, struct gt_alike_line *lines, char (*ntext)[64],
-                        long max)
+static void print_nodes(struct verdict *v, struct gt_alike_line *lines, char (*ntext)[64], long max)
 {
     const struct gt_job *j = &v->j;
     for (size_t i = 0; j->nnodes > 1 && i < j->nnodes; i++) {

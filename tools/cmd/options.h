@@ -32,15 +32,18 @@ enum {
     GT_OPT_NO_BARS,
 };
 
-#define GT_LONG_JSON {"json", no_argument, 0, GT_OPT_JSON}
-#define GT_LONG_HELP {"help", no_argument, 0, GT_OPT_HELP}
-#define GT_LONG_OUTPUT {"output", required_argument, 0, GT_OPT_OUTPUT}
-#define GT_LONG_FORCE {"force", no_argument, 0, GT_OPT_FORCE}
-#define GT_LONG_EXPECT {"expect", required_argument, 0, GT_OPT_EXPECT}
-#define GT_LONG_JOB {"job", required_argument, 0, GT_OPT_JOB}
+// clang-format off
+/* one table entry a line */
+#define GT_LONG_JSON         {"json", no_argument, 0, GT_OPT_JSON}
+#define GT_LONG_HELP         {"help", no_argument, 0, GT_OPT_HELP}
+#define GT_LONG_OUTPUT       {"output", required_argument, 0, GT_OPT_OUTPUT}
+#define GT_LONG_FORCE        {"force", no_argument, 0, GT_OPT_FORCE}
+#define GT_LONG_EXPECT       {"expect", required_argument, 0, GT_OPT_EXPECT}
+#define GT_LONG_JOB          {"job", required_argument, 0, GT_OPT_JOB}
 #define GT_LONG_ACCEPT_OWNER {"accept-owner", required_argument, 0, GT_OPT_ACCEPT_OWNER}
-#define GT_LONG_FULL {"full", no_argument, 0, GT_OPT_FULL}
-#define GT_LONG_NO_BARS {"no-bars", no_argument, 0, GT_OPT_NO_BARS}
+#define GT_LONG_FULL         {"full", no_argument, 0, GT_OPT_FULL}
+#define GT_LONG_NO_BARS      {"no-bars", no_argument, 0, GT_OPT_NO_BARS}
+// clang-format on
 
 /* What the shared options said.  Start from GT_OPTS_INIT("cmd"). */
 struct gt_opts {
@@ -53,7 +56,10 @@ struct gt_opts {
     /* --accept-owner's owners, for gt_inputs_take_owners() */
     struct gt_inputs owners;
 };
-#define GT_OPTS_INIT(name) {.cmd = (name), .expect = -1}
+#define GT_OPTS_INIT(name)                                                                         \
+    {                                                                                              \
+        .cmd = (name), .expect = -1                                                                \
+    }
 
 /* --expect's word: GT_V_DIRECT_DMABUF (dmabuf), GT_V_DIRECT_PEERMEM
  * (peermem) or GT_V_HOST_STAGED (host); -1, with the message on stderr,
