@@ -11,6 +11,8 @@ READER_SRCS := $(RECFILE_SRCS) tools/lib/hist.c tools/lib/archive.c tools/lib/in
 NCCLLOG_SRCS := tools/lib/nccllog.c tools/lib/nccllog_state.c tools/lib/nccllog_read.c
 READER_SRCS += $(NCCLLOG_SRCS) tools/lib/nccljoin.c tools/lib/nccljoin_order.c \
                tools/render/nccljoin_text.c tools/render/json_nccljoin.c
+# the model's parts (owner: model): verdict rules, process fate, hash table, text
+READER_SRCS += tools/lib/verdict.c tools/lib/fate.c tools/lib/htab.c tools/lib/text_util.c
 # watch's frames (tools/render/watch_frame.c): the command and tests/reader/watch_frame.c
 READER_SRCS += tools/render/watch_frame.c
 TOOL_SRCS += $(READER_SRCS) tools/cmd/cmd_ls.c tools/cmd/cmd_summary.c tools/cmd/cmd_verdict.c \

@@ -51,7 +51,6 @@ tools/lib/alike.c -> tools/render/summary.h
 tools/lib/coll.c -> tools/render/summary.h
 tools/lib/coll.h -> tools/render/json.h
 tools/lib/hostp.h -> tools/render/json.h
-tools/lib/model.c -> common/gt_net.h
 tools/render/html.c -> tools/lib/inputs.h
 tools/render/summary.c -> common/gt_net.h
 tools/render/summary.h -> tools/lib/inputs.h"

@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "tools/lib/recfile.h"
+#include "tools/lib/text_util.h" /* gt_appendf, gt_natcmp, gt_fmt_*: once declared here */
 
 enum gt_verdict_code {
     GT_V_DIRECT_DMABUF = 0,
@@ -50,11 +51,6 @@ enum gt_verdict_code {
 #define GT_EMULATED_TEXT "emulated: no NIC; GPU memory moved by CUDA copies"
 
 const char *gt_verdict_name(int v);
-/*! gt_appendf() : printf-appends to the NUL-terminated text in buf (n
- *  bytes), cutting at the end of buf; a full buf is left as it is.  The
- *  reader's sentences (verdict evidence, NCCL settings, the log join) are
- *  built with it. */
-void gt_appendf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /*! gt_verdict_label() : the name, with " (" GT_EMULATED_TEXT ")" when
  *  emulated (every verdict of such a run: none of them involved a NIC). */
@@ -269,11 +265,6 @@ void gt_recfile_release(struct gt_recfile *r);
  * key by key: about 256 bytes each, a few dozen a recorder). */
 void gt_recfile_reduce(struct gt_recfile *r, int all_settings);
 
-/*! gt_natcmp() : natural order of two strings: runs of digits compare by
- *  value, so "node2" < "node10"; strings equal by value ("n02", "n2") are
- *  ordered by their bytes, so the order is total.  strcmp's sign. */
-int gt_natcmp(const char *a, const char *b);
-
 /* The report order of recorders: job, host (both natural), rank, pid, source. */
 int gt_recfile_cmp(const struct gt_recfile *x, const struct gt_recfile *y);
 void gt_job_free(struct gt_job *j);
@@ -301,6 +292,8 @@ int gt_comm_used(const struct gtr_comm *c);
  * returns 0 if s is unused or not the first slot of its group, else 1 with
  * *out = the sum of every slot of the group and *nsib = how many. */
 int gt_recfile_comm_group(const struct gt_recfile *r, uint32_t s, struct gtr_comm *out, int *nsib);
+/* 1 when records a and b are slots of one group (same has_comm_id and commId). */
+int gt_comm_same_group(const struct gtr_comm *a, const struct gtr_comm *b);
 
 /* dst += src for every counter and histogram; last errno/reason/text kept
  * from src when src has any. */
@@ -310,10 +303,7 @@ void gt_comm_clear(struct gtr_comm *c);
 /* Registration totals. */
 uint64_t gt_comm_regs(const struct gtr_comm *c);
 
-/* Formatting shared by the commands. */
-const char *gt_fmt_ns(uint64_t ns, char *buf, size_t n);   /* 850ns, 12.3us, 1.20ms, 3.40s */
-const char *gt_fmt_bytes(uint64_t b, char *buf, size_t n); /* 512 B, 1.5 KiB, ... */
-const char *gt_fmt_ptr(int bits, char *buf, size_t n);     /* HOST|CUDA|DMABUF */
+/* The label of comm record c of recorder r: "0x..", "process HOST:PID", "overflow HOST:PID". */
 const char *gt_fmt_comm(const struct gtr_comm *c, const struct gt_recfile *r, char *buf, size_t n);
 
 #endif

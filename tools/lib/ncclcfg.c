@@ -18,7 +18,7 @@
 
 #include "common/nccl_cfg.h"
 #include "tools/lib/esc.h"
-#include "tools/lib/model.h"
+#include "tools/lib/text_util.h"
 
 const struct gtr_setting *gt_ncclcfg_get(const struct gt_recfile *r, const char *name)
 {
