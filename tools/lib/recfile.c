@@ -371,16 +371,11 @@ static int read_ring(const unsigned char *buf, const struct gtr_section *sec, st
 #define P_NO_EVENTS 2   /* classify the ring, keep none of its slots */
 #define P_IMAGE 4       /* buf is gt_recfile_read_fd's image: the slots stay in it */
 
-static int parse(const unsigned char *buf, size_t len, const char *source, struct gt_recfile *r,
-                 char *err, size_t errlen, unsigned char *owned, int flags,
-                 const unsigned char *present)
+/* Invariants 1 and 2: the format's magic, byte order and major version,
+ * and a header that fits what could be read; copies it to r->hdr. */
+static int parse_header(const unsigned char *buf, size_t len, const char *source,
+                        struct gt_recfile *r, char *err, size_t errlen)
 {
-    memset(r, 0, sizeof(*r));
-    snprintf(r->source, sizeof(r->source), "%s", source);
-    source = r->source;
-    r->size = len;
-    r->owner = -1; /* the caller knows the file: tools/lib/inputs.c */
-
     /* Invariant 1: identity of the format. */
     if (len < GTR_MAGIC_LEN || memcmp(buf, GTR_MAGIC, GTR_MAGIC_LEN) != 0)
         return gt_source_error(err, errlen, source,
@@ -425,11 +420,17 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
     if (h->state == GTR_STATE_CREATING)
         return gt_source_error(err, errlen, source,
                                "recorder is still being created (state CREATING)");
+    return 0;
+}
 
-    /* Invariant 3: sections inside the file, sizes consistent, no overlap. */
+/* Invariant 3: sections inside the file, sizes consistent, no overlap, the
+ * four every writer writes present; by_id[id]: the known ones. */
+static int index_sections(const struct gtr_header *h, const char *source,
+                          const struct gtr_section *by_id[GTR_SEC_LAST_KNOWN + 1], char *err,
+                          size_t errlen)
+{
     struct gtr_section secs[GTR_MAX_SECTIONS];
     unsigned nsec = 0;
-    const struct gtr_section *by_id[GTR_SEC_LAST_KNOWN + 1] = {0};
     for (unsigned i = 0; i < h->section_count; i++) {
         const struct gtr_section *s = &h->sections[i];
         if (s->id == 0)
@@ -475,9 +476,12 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
     for (int id = GTR_SEC_IDENTITY; id <= GTR_SEC_RING; id++)
         if (!by_id[id])
             return gt_source_error(err, errlen, source, "no %s section", sec_name[id]);
-    if (flags & P_HEADER_ONLY)
-        return 0;
-    const struct gtr_section *s = by_id[GTR_SEC_IDENTITY];
+    return 0;
+}
+
+static int parse_identity(const unsigned char *buf, const struct gtr_section *s, const char *source,
+                          struct gt_recfile *r, char *err, size_t errlen)
+{
     if (s->count != 1)
         return gt_source_error(err, errlen, source,
                                "identity section has %llu entries (expected 1)",
@@ -487,187 +491,241 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
                                "identity entry_size %u is smaller than version 1.0's %zu",
                                s->entry_size, sizeof(struct gtr_identity));
     memcpy(&r->id, buf + s->offset, sizeof(r->id));
-    if (check_identity(&r->id, source, err, errlen))
-        return -1;
-
-    s = by_id[GTR_SEC_DEVICES];
-    if (s && s->count) {
-        if (s->entry_size < sizeof(struct gtr_device))
-            return gt_source_error(err, errlen, source,
-                                   "devices entry_size %u is smaller than version 1.0's %zu",
-                                   s->entry_size, sizeof(struct gtr_device));
-        if (s->count > 65536)
-            return gt_source_error(err, errlen, source, "devices count %llu is implausible",
-                                   (unsigned long long)s->count);
-        r->devs = copy_entries(buf, s->offset, s->entry_size, s->count, sizeof(struct gtr_device),
-                               present);
-        if (!r->devs)
-            goto err_oom;
-        r->ndev = (uint32_t)s->count;
-        for (uint32_t i = 0; i < r->ndev; i++)
-            if (check_device(&r->devs[i], i, source, err, errlen))
-                goto err_free;
-    }
-    s = by_id[GTR_SEC_COMMS];
-    if (s && s->count) {
-        /* A 1.0 file's records end before the 1.1 reason slots 16..31:
-         * copy_entries() zero-fills them, which is what 1.0 counted there. */
-        if (s->entry_size < GTR_COMM_SIZE_1_0) {
-            gt_source_error(err, errlen, source,
-                            "comms entry_size %u is smaller than version 1.0's %zu", s->entry_size,
-                            (size_t)GTR_COMM_SIZE_1_0);
-            goto err_free;
-        }
-        if (s->count >= GTR_NO_COMM) {
-            gt_source_error(err, errlen, source, "comms count %llu exceeds %u",
-                            (unsigned long long)s->count, GTR_NO_COMM - 1);
-            goto err_free;
-        }
-        if (copy_comms(buf, s, present, r))
-            goto err_oom;
-        for (uint32_t k = 0; k < r->nheld; k++)
-            if (check_comm(&r->comms[k], r->comm_slot[k], source, err, errlen))
-                goto err_free;
-    }
-    s = by_id[GTR_SEC_SETTINGS]; /* 1.2; absent in older files */
-    if (s && s->count) {
-        if (s->entry_size < sizeof(struct gtr_setting)) {
-            gt_source_error(err, errlen, source,
-                            "settings entry_size %u is smaller than version 1.2's %zu",
-                            s->entry_size, sizeof(struct gtr_setting));
-            goto err_free;
-        }
-        if (s->count > 4096) {
-            gt_source_error(err, errlen, source, "settings count %llu is implausible",
-                            (unsigned long long)s->count);
-            goto err_free;
-        }
-        r->settings = copy_entries(buf, s->offset, s->entry_size, s->count,
-                                   sizeof(struct gtr_setting), present);
-        if (!r->settings)
-            goto err_oom;
-        r->nset = (uint32_t)s->count;
-        for (uint32_t i = 0; i < r->nset; i++)
-            if (check_setting(&r->settings[i], i, source, err, errlen))
-                goto err_free;
-    }
-    s = by_id[GTR_SEC_CALLEES]; /* 1.3; absent in older files */
-    if (s && s->count) {
-        if (s->entry_size < sizeof(struct gtr_callee)) {
-            gt_source_error(err, errlen, source,
-                            "callees entry_size %u is smaller than version 1.3's %zu",
-                            s->entry_size, sizeof(struct gtr_callee));
-            goto err_free;
-        }
-        if (s->count > 4096) {
-            gt_source_error(err, errlen, source, "callees count %llu is implausible",
-                            (unsigned long long)s->count);
-            goto err_free;
-        }
-        r->callees = copy_entries(buf, s->offset, s->entry_size, s->count,
-                                  sizeof(struct gtr_callee), present);
-        if (!r->callees)
-            goto err_oom;
-        r->ncallee = (uint32_t)s->count;
-        for (uint32_t i = 0; i < r->ncallee; i++)
-            if (check_callee(&r->callees[i], i, source, err, errlen))
-                goto err_free;
-    }
-    s = by_id[GTR_SEC_HOST]; /* 1.5; absent in older files */
-    if (s && s->count) {
-        if (s->count != 1) {
-            gt_source_error(err, errlen, source, "host section has %llu entries (expected 1)",
-                            (unsigned long long)s->count);
-            goto err_free;
-        }
-        struct gtr_host *hp =
-            copy_entries(buf, s->offset, s->entry_size, 1, sizeof(struct gtr_host), present);
-        if (!hp)
-            goto err_oom;
-        r->host = *hp;
-        free(hp);
-        r->has_host = 1;
-        /* a writer claims at most GTR_HOST_THREADS slots; more is hostile */
-        if (r->host.nthreads > GTR_HOST_THREADS)
-            r->host.nthreads = GTR_HOST_THREADS;
-    }
-    s = by_id[GTR_SEC_COLL_COMMS]; /* 1.6; absent in older files */
-    if (s && s->count) {
-        if (s->entry_size < sizeof(struct gtr_coll_comm)) {
-            gt_source_error(err, errlen, source,
-                            "coll_comms entry_size %u is smaller than version 1.6's %zu",
-                            s->entry_size, sizeof(struct gtr_coll_comm));
-            goto err_free;
-        }
-        if (s->count > 4096) {
-            gt_source_error(err, errlen, source, "coll_comms count %llu is implausible",
-                            (unsigned long long)s->count);
-            goto err_free;
-        }
-        r->colls = copy_entries(buf, s->offset, s->entry_size, s->count,
-                                sizeof(struct gtr_coll_comm), present);
-        if (!r->colls)
-            goto err_oom;
-        r->ncoll = (uint32_t)s->count;
-        for (uint32_t i = 0; i < r->ncoll; i++)
-            if (check_coll(&r->colls[i], i, source, err, errlen))
-                goto err_free;
-    }
-    s = by_id[GTR_SEC_COLL_STATUS]; /* 1.6 */
-    if (s && s->count) {
-        if (s->count != 1 || s->entry_size < sizeof(struct gtr_coll_status)) {
-            gt_source_error(err, errlen, source,
-                            "coll_status section: %llu entries of %u bytes (expected 1 of at "
-                            "least %zu)",
-                            (unsigned long long)s->count, s->entry_size,
-                            sizeof(struct gtr_coll_status));
-            goto err_free;
-        }
-        memcpy(&r->coll_status, buf + s->offset, sizeof(r->coll_status));
-        if (!memchr(r->coll_status.profiler_env, 0, sizeof(r->coll_status.profiler_env)) ||
-            r->coll_status.mode > GTR_COLL_MODE_KERNEL) {
-            gt_source_error(err, errlen, source,
-                            "coll_status: profiler_env not NUL-terminated or mode %u unknown",
-                            r->coll_status.mode);
-            goto err_free;
-        }
-        r->has_coll_status = 1;
-    }
-    s = by_id[GTR_SEC_RING];
-    if (s) {
-        r->has_ring = 1;
-        if (read_ring(buf, s, r, present, source, err, errlen))
-            goto err_free;
-        size_t slots_off = (size_t)s->offset + sizeof(struct gtr_ring_header);
-        size_t slots_len = (size_t)(s->size - sizeof(struct gtr_ring_header));
-        if (flags & P_NO_EVENTS) {
-            free(owned); /* r->rs has what the ring held */
-        } else if (flags & P_IMAGE) {
-            r->ring_slots = (unsigned char *)buf + slots_off; /* the caller hands r the image */
-            r->ring_slots_off = slots_off;
-        } else if (owned) {
-            /* keep the whole snapshot; the slots are inside it */
-            r->snap = owned;
-            r->ring_slots = owned + slots_off;
-        } else {
-            r->snap = malloc(slots_len ? slots_len : 1);
-            if (!r->snap)
-                goto err_oom;
-            memcpy(r->snap, buf + slots_off, slots_len);
-            r->ring_slots = r->snap;
-        }
-    } else if (owned) {
-        free(owned);
-    }
-    r->liveness = h->state == GTR_STATE_CLOSED ? GT_LIVE_EXITED : GT_LIVE_UNKNOWN;
-    return 0;
-
-err_oom:
-    gt_source_error(err, errlen, source, "out of memory");
-err_free:
-    gt_recfile_free(r);
-    return -1;
+    return check_identity(&r->id, source, err, errlen);
 }
+
+#define OOM(source) gt_source_error(err, errlen, source, "out of memory")
+
+static int parse_devices(const unsigned char *buf, const struct gtr_section *s,
+                         const unsigned char *present, const char *source, struct gt_recfile *r,
+                         char *err, size_t errlen)
+{
+    if (s->entry_size < sizeof(struct gtr_device))
+        return gt_source_error(err, errlen, source,
+                               "devices entry_size %u is smaller than version 1.0's %zu",
+                               s->entry_size, sizeof(struct gtr_device));
+    if (s->count > 65536)
+        return gt_source_error(err, errlen, source, "devices count %llu is implausible",
+                               (unsigned long long)s->count);
+    r->devs =
+        copy_entries(buf, s->offset, s->entry_size, s->count, sizeof(struct gtr_device), present);
+    if (!r->devs)
+        return OOM(source);
+    r->ndev = (uint32_t)s->count;
+    for (uint32_t i = 0; i < r->ndev; i++)
+        if (check_device(&r->devs[i], i, source, err, errlen))
+            return -1;
+    return 0;
+}
+
+static int parse_comms(const unsigned char *buf, const struct gtr_section *s,
+                       const unsigned char *present, const char *source, struct gt_recfile *r,
+                       char *err, size_t errlen)
+{
+    /* A 1.0 file's records end before the 1.1 reason slots 16..31:
+     * copy_entries() zero-fills them, which is what 1.0 counted there. */
+    if (s->entry_size < GTR_COMM_SIZE_1_0)
+        return gt_source_error(err, errlen, source,
+                               "comms entry_size %u is smaller than version 1.0's %zu",
+                               s->entry_size, (size_t)GTR_COMM_SIZE_1_0);
+    if (s->count >= GTR_NO_COMM)
+        return gt_source_error(err, errlen, source, "comms count %llu exceeds %u",
+                               (unsigned long long)s->count, GTR_NO_COMM - 1);
+    if (copy_comms(buf, s, present, r))
+        return OOM(source);
+    for (uint32_t k = 0; k < r->nheld; k++)
+        if (check_comm(&r->comms[k], r->comm_slot[k], source, err, errlen))
+            return -1;
+    return 0;
+}
+
+/* A table section of at most 4096 entries of at least `known` bytes (since
+ * version `since`): copied into *out, *n entries, each checked by check. */
+static int parse_table(const unsigned char *buf, const struct gtr_section *s,
+                       const unsigned char *present, const char *source, const char *what,
+                       const char *since, size_t known, void **out, uint32_t *n,
+                       int (*check)(const void *e, uint32_t i, const char *source, char *err,
+                                    size_t errlen),
+                       char *err, size_t errlen)
+{
+    if (s->entry_size < known)
+        return gt_source_error(err, errlen, source,
+                               "%s entry_size %u is smaller than version %s's %zu", what,
+                               s->entry_size, since, known);
+    if (s->count > 4096)
+        return gt_source_error(err, errlen, source, "%s count %llu is implausible", what,
+                               (unsigned long long)s->count);
+    unsigned char *t = copy_entries(buf, s->offset, s->entry_size, s->count, known, present);
+    if (!t)
+        return OOM(source);
+    *out = t;
+    *n = (uint32_t)s->count;
+    for (uint32_t i = 0; i < *n; i++)
+        if (check(t + (size_t)i * known, i, source, err, errlen))
+            return -1;
+    return 0;
+}
+
+static int check_setting_v(const void *e, uint32_t i, const char *source, char *err, size_t errlen)
+{
+    return check_setting(e, i, source, err, errlen);
+}
+
+static int check_callee_v(const void *e, uint32_t i, const char *source, char *err, size_t errlen)
+{
+    return check_callee(e, i, source, err, errlen);
+}
+
+static int check_coll_v(const void *e, uint32_t i, const char *source, char *err, size_t errlen)
+{
+    return check_coll(e, i, source, err, errlen);
+}
+
+static int parse_host(const unsigned char *buf, const struct gtr_section *s,
+                      const unsigned char *present, const char *source, struct gt_recfile *r,
+                      char *err, size_t errlen)
+{
+    if (s->count != 1)
+        return gt_source_error(err, errlen, source, "host section has %llu entries (expected 1)",
+                               (unsigned long long)s->count);
+    struct gtr_host *hp =
+        copy_entries(buf, s->offset, s->entry_size, 1, sizeof(struct gtr_host), present);
+    if (!hp)
+        return OOM(source);
+    r->host = *hp;
+    free(hp);
+    r->has_host = 1;
+    /* a writer claims at most GTR_HOST_THREADS slots; more is hostile */
+    if (r->host.nthreads > GTR_HOST_THREADS)
+        r->host.nthreads = GTR_HOST_THREADS;
+    return 0;
+}
+
+static int parse_coll_status(const unsigned char *buf, const struct gtr_section *s,
+                             const char *source, struct gt_recfile *r, char *err, size_t errlen)
+{
+    if (s->count != 1 || s->entry_size < sizeof(struct gtr_coll_status))
+        return gt_source_error(err, errlen, source,
+                               "coll_status section: %llu entries of %u bytes (expected 1 of at "
+                               "least %zu)",
+                               (unsigned long long)s->count, s->entry_size,
+                               sizeof(struct gtr_coll_status));
+    memcpy(&r->coll_status, buf + s->offset, sizeof(r->coll_status));
+    if (!memchr(r->coll_status.profiler_env, 0, sizeof(r->coll_status.profiler_env)) ||
+        r->coll_status.mode > GTR_COLL_MODE_KERNEL)
+        return gt_source_error(err, errlen, source,
+                               "coll_status: profiler_env not NUL-terminated or mode %u unknown",
+                               r->coll_status.mode);
+    r->has_coll_status = 1;
+    return 0;
+}
+
+/* The ring: classified into r->rs, and its slots kept as flags say (none,
+ * in the caller's image, in the owned snapshot, or a copy). */
+static int take_ring(const unsigned char *buf, const struct gtr_section *s, const char *source,
+                     struct gt_recfile *r, char *err, size_t errlen, unsigned char *owned,
+                     int flags, const unsigned char *present)
+{
+    r->has_ring = 1;
+    if (read_ring(buf, s, r, present, source, err, errlen))
+        return -1;
+    size_t slots_off = (size_t)s->offset + sizeof(struct gtr_ring_header);
+    size_t slots_len = (size_t)(s->size - sizeof(struct gtr_ring_header));
+    if (flags & P_NO_EVENTS) {
+        free(owned); /* r->rs has what the ring held */
+    } else if (flags & P_IMAGE) {
+        r->ring_slots = (unsigned char *)buf + slots_off; /* the caller hands r the image */
+        r->ring_slots_off = slots_off;
+    } else if (owned) {
+        /* keep the whole snapshot; the slots are inside it */
+        r->snap = owned;
+        r->ring_slots = owned + slots_off;
+    } else {
+        r->snap = malloc(slots_len ? slots_len : 1);
+        if (!r->snap)
+            return OOM(source);
+        memcpy(r->snap, buf + slots_off, slots_len);
+        r->ring_slots = r->snap;
+    }
+    return 0;
+}
+
+/* The sections after the identity, each validated by its own function; the
+ * ones of later versions are absent in older files. */
+static int parse_sections(const unsigned char *buf, const struct gtr_section *const *by_id,
+                          const char *source, struct gt_recfile *r, char *err, size_t errlen,
+                          const unsigned char *present)
+{
+    const struct gtr_section *s = by_id[GTR_SEC_DEVICES];
+    if (s && s->count && parse_devices(buf, s, present, source, r, err, errlen))
+        return -1;
+    if ((s = by_id[GTR_SEC_COMMS]) && s->count &&
+        parse_comms(buf, s, present, source, r, err, errlen))
+        return -1;
+    void *t = NULL;
+    if ((s = by_id[GTR_SEC_SETTINGS]) && s->count) { /* 1.2 */
+        int rc = parse_table(buf, s, present, source, "settings", "1.2", sizeof(struct gtr_setting),
+                             &t, &r->nset, check_setting_v, err, errlen);
+        r->settings = t;
+        if (rc)
+            return -1;
+    }
+    if ((s = by_id[GTR_SEC_CALLEES]) && s->count) { /* 1.3 */
+        t = NULL;
+        int rc = parse_table(buf, s, present, source, "callees", "1.3", sizeof(struct gtr_callee),
+                             &t, &r->ncallee, check_callee_v, err, errlen);
+        r->callees = t;
+        if (rc)
+            return -1;
+    }
+    if ((s = by_id[GTR_SEC_HOST]) && s->count &&
+        parse_host(buf, s, present, source, r, err, errlen)) /* 1.5 */
+        return -1;
+    if ((s = by_id[GTR_SEC_COLL_COMMS]) && s->count) { /* 1.6 */
+        t = NULL;
+        int rc =
+            parse_table(buf, s, present, source, "coll_comms", "1.6", sizeof(struct gtr_coll_comm),
+                        &t, &r->ncoll, check_coll_v, err, errlen);
+        r->colls = t;
+        if (rc)
+            return -1;
+    }
+    if ((s = by_id[GTR_SEC_COLL_STATUS]) && s->count &&
+        parse_coll_status(buf, s, source, r, err, errlen)) /* 1.6 */
+        return -1;
+    return 0;
+}
+
+static int parse(const unsigned char *buf, size_t len, const char *source, struct gt_recfile *r,
+                 char *err, size_t errlen, unsigned char *owned, int flags,
+                 const unsigned char *present)
+{
+    memset(r, 0, sizeof(*r));
+    snprintf(r->source, sizeof(r->source), "%s", source);
+    source = r->source;
+    r->size = len;
+    r->owner = -1; /* the caller knows the file: tools/lib/inputs.c */
+    const struct gtr_section *by_id[GTR_SEC_LAST_KNOWN + 1] = {0};
+    if (parse_header(buf, len, source, r, err, errlen) ||
+        index_sections(&r->hdr, source, by_id, err, errlen))
+        return -1;
+    if (flags & P_HEADER_ONLY)
+        return 0;
+    if (parse_identity(buf, by_id[GTR_SEC_IDENTITY], source, r, err, errlen))
+        return -1;
+    if (parse_sections(buf, by_id, source, r, err, errlen, present) ||
+        (by_id[GTR_SEC_RING] &&
+         take_ring(buf, by_id[GTR_SEC_RING], source, r, err, errlen, owned, flags, present))) {
+        gt_recfile_free(r);
+        return -1;
+    }
+    if (!by_id[GTR_SEC_RING] && owned)
+        free(owned);
+    r->liveness = r->hdr.state == GTR_STATE_CLOSED ? GT_LIVE_EXITED : GT_LIVE_UNKNOWN;
+    return 0;
+}
+
+#undef OOM
 
 int gt_recfile_parse(const void *buf, size_t len, const char *source, struct gt_recfile *r,
                      char *err, size_t errlen)
