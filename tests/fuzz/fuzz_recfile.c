@@ -26,6 +26,8 @@
 #include "tools/lib/kcorr.h"
 #include "tools/lib/model.h"
 #include "tools/lib/recfile.h"
+#include "tools/render/json_summary.h"
+#include "tools/render/next.h"
 #include "tools/render/summary.h"
 #include "tools/render/watch_frame.h"
 

@@ -26,6 +26,7 @@
 
 #include "tools/lib/recfile.h"
 #include "tests/reader/fixture.h"
+#include "tools/lib/inputs.h"
 #include "tools/render/html.h"
 #include "tools/lib/model.h"
 
@@ -130,7 +131,7 @@ static char *page(const struct gt_job *a, const struct gt_job *b)
         abort();
     const char *paths[] = {"/tmp/<b>run</b>"};
     struct gt_html_run ra = {b ? "A" : NULL, paths, 1, a, 0};
-    struct gt_html_run rb = {"B", NULL, 0, b, 1};
+    struct gt_html_run rb = {"B", NULL, 0, b, 1, gt_default_dir()};
     int rc = gt_html_write(f, &ra, b ? &rb : NULL, "test");
     fclose(f);
     CHECK(rc == 0, "gt_html_write: %d", rc);

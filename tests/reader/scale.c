@@ -65,7 +65,7 @@
 #include "tools/lib/archive.h"
 #include "tools/lib/inputs.h"
 #include "tools/lib/model.h"
-#include "tools/render/summary.h"
+#include "tools/lib/load.h"
 
 #define BLK 4096
 

@@ -23,7 +23,8 @@
 
 #include "tools/lib/alike.h"
 #include "tools/lib/model.h"
-#include "tools/render/summary.h"
+#include "tools/render/alike_text.h"
+#include "tools/render/text.h"
 
 static void hosts_of(char *buf, size_t n, const char *const *names, size_t k)
 {

@@ -25,12 +25,15 @@
 #include "common/fingerprint.h"
 #include "common/nccl_cfg.h"
 #include "tools/lib/ab.h"
+#include "tools/lib/load.h"
+#include "tools/render/ab_text.h"
+#include "tools/render/json_ab.h"
 #include "tools/cmd/commands.h"
 #include "tools/lib/esc.h"
 #include "tools/lib/hist.h"
 #include "tools/lib/nccljoin.h"
 #include "tools/lib/ncclcfg.h"
-#include "tools/render/summary.h"
+#include "tools/render/json_summary.h"
 
 static void usage(FILE *f)
 {

@@ -24,7 +24,7 @@
 #include "tools/lib/esc.h"
 #include "tools/cmd/commands.h"
 #include "tools/cmd/options.h"
-#include "tools/render/summary.h"
+#include "tools/lib/load.h"
 
 static void usage(FILE *f)
 {

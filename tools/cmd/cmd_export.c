@@ -33,7 +33,8 @@
 #include "tools/lib/outfile.h"
 #include "tools/render/json_export.h"
 #include "tools/render/prom.h"
-#include "tools/render/summary.h"
+#include "tools/lib/load.h"
+#include "tools/render/json.h"
 
 static void usage(FILE *f)
 {

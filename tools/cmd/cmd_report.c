@@ -19,7 +19,7 @@
 #include "tools/lib/esc.h"
 #include "tools/render/html.h"
 #include "tools/lib/outfile.h"
-#include "tools/render/summary.h"
+#include "tools/lib/load.h"
 
 static void usage(FILE *f)
 {
@@ -121,7 +121,7 @@ int gt_cmd_report(int argc, char **argv)
     struct gt_html_run ra = {two ? "A" : NULL, (const char *const *)&baseline, 1, &A.job,
                              two ? A.in.nbad : 0};
     struct gt_html_run rb = {two ? "B" : NULL, (const char *const *)(argv + optind), argc - optind,
-                             &B.job, B.in.nbad};
+                             &B.job, B.in.nbad, gt_default_dir()};
     char tmp[4200];
     snprintf(tmp, sizeof(tmp), "%s.tmp.%d", out, (int)getpid());
     FILE *f = fopen(tmp, "wx");

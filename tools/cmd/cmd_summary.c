@@ -18,6 +18,8 @@
 #include "tools/cmd/options.h"
 #include "tools/lib/esc.h"
 #include "tools/lib/nccljoin.h"
+#include "tools/lib/load.h"
+#include "tools/render/json_summary.h"
 #include "tools/render/json_nccljoin.h"
 #include "tools/render/nccljoin_text.h"
 #include "tools/render/summary.h"

@@ -4,26 +4,28 @@
  * [PATH...]`: one line per communicator (merged across processes and nodes),
  * per node, and one for the whole input; past GT_ALIKE_MAX alike ones, the
  * communicators and nodes that agree with the majority print as one line
- * each kind (tools/lib/alike.h; --full: every line; --json always has every one).  Exit code
- * (docs/reader.md): the whole input's verdict (0 DIRECT-DMABUF, 10 DIRECT-PEERMEM, 11 HOST-STAGED,
- * 12 MIXED, 13 FALLBACK, 14 ERROR, 15 NO-DATA, 16 BYPASSED); with --expect, 0 on a match and 20
- * otherwise, and 21 when --expect dmabuf|peermem matched a run of the
- * GPU-memory validation mode (emulated: it must never pass for GPUDirect
- * RDMA) without --allow-emulated; 2 when an input could not be read; 64 usage.
+ * each kind (tools/render/alike_text.h; --full: every line; --json always has every one).  Exit
+ * code (docs/reader.md): the whole input's verdict (0 DIRECT-DMABUF, 10 DIRECT-PEERMEM, 11
+ * HOST-STAGED, 12 MIXED, 13 FALLBACK, 14 ERROR, 15 NO-DATA, 16 BYPASSED); with --expect, 0 on a
+ * match and 20 otherwise, and 21 when --expect dmabuf|peermem matched a run of the GPU-memory
+ * validation mode (emulated: it must never pass for GPUDirect RDMA) without --allow-emulated; 2
+ * when an input could not be read; 64 usage.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tools/cmd/options.h"
-#include "tools/lib/alike.h"
-#include "tools/lib/coll.h"
 #include "tools/cmd/commands.h"
 #include "tools/lib/esc.h"
 #include "tools/lib/nccljoin.h"
 #include "tools/render/json_verdict.h"
 #include "tools/render/nccljoin_text.h"
-#include "tools/render/summary.h"
+#include "tools/lib/load.h"
+#include "tools/render/alike_text.h"
+#include "tools/render/coll_text.h"
+#include "tools/render/next.h"
+#include "tools/render/text.h"
 
 /* one communicator's evidence with NCCL's view appended */
 #define GT_EV_LEN 2600
@@ -203,7 +205,7 @@ static void print_json(struct verdict *v)
 }
 
 /* The communicators' lines, then one per process the plugin refused or that
- * died in a call; at job scale the lines alike collapse (tools/lib/alike.h). */
+ * died in a call; at job scale the lines alike collapse (tools/render/alike_text.h). */
 static void print_comms(struct verdict *v, struct gt_alike_line *lines, long max)
 {
     const struct gt_job *j = &v->j;
@@ -312,7 +314,7 @@ int gt_cmd_verdict(int argc, char **argv)
         return rc;
     }
     load(&v);
-    /* the text's lines, one a communicator or node (tools/lib/alike.h) */
+    /* the text's lines, one a communicator or node (tools/render/alike_text.h) */
     const struct gt_job *j = &v.j;
     int json = v.o.json;
     size_t nl = v.joined ? v.nj.ncomm : j->ncomm;

@@ -34,7 +34,7 @@
 #include "common/env.h"
 #include "tools/cmd/commands.h"
 #include "tools/lib/esc.h"
-#include "tools/render/summary.h"
+#include "tools/lib/load.h"
 #include "tools/render/watch_frame.h"
 
 #define DIM_MAX 100000L

@@ -179,23 +179,7 @@ static uint64_t did(const struct gtr_comm *c, int m)
 
 /* ---- application SLO (NCCL's profiler interface, format 1.6) ------------ */
 
-/* The job's collective-level SLO: per function, every communicator's cells
- * summed (tools/lib/coll.h); init: the longest net init -> profiler init of its
- * communicators.  recorded 0 with why when there is none. */
-struct slo_fn {
-    struct gtr_hist h;
-    double timed_bytes, timed_ns; /* of the timed operations: throughput */
-    int present;
-};
-
-struct slo {
-    int recorded;
-    char why[256];
-    int64_t init_ns; /* -1: unknown */
-    struct slo_fn fn[GTR_COLL_FUNC_COUNT];
-};
-
-static void slo_add_comm(struct slo *s, const struct gt_coll_mcomm *c)
+static void slo_add_comm(struct gt_ab_slo *s, const struct gt_coll_mcomm *c)
 {
     if (c->netinit_max_ns > s->init_ns)
         s->init_ns = c->netinit_max_ns;
@@ -203,7 +187,7 @@ static void slo_add_comm(struct slo *s, const struct gt_coll_mcomm *c)
         const struct gt_coll_mcell *x = &c->cells[k];
         if (x->func >= GTR_COLL_FUNC_COUNT || !x->hist.count)
             continue;
-        struct slo_fn *f = &s->fn[x->func];
+        struct gt_ab_slo_fn *f = &s->fn[x->func];
         if (!f->present)
             gt_hist_init(&f->h);
         f->present = 1;
@@ -217,8 +201,7 @@ static void slo_add_comm(struct slo *s, const struct gt_coll_mcomm *c)
     }
 }
 
-/* comm_id: one communicator's; UINT64_MAX: the whole job */
-static void slo_of(const struct gt_job *j, uint64_t comm_id, struct slo *s)
+void gt_ab_slo_of(const struct gt_job *j, uint64_t comm_id, struct gt_ab_slo *s)
 {
     memset(s, 0, sizeof(*s));
     s->init_ns = -1;
@@ -240,7 +223,7 @@ static void slo_of(const struct gt_job *j, uint64_t comm_id, struct slo *s)
     }
 }
 
-static double slo_gbs(const struct slo_fn *f)
+double gt_ab_slo_gbs(const struct gt_ab_slo_fn *f)
 {
     /* NaN: nothing timed, or no size known (P2p without a datatype) */
     return f->timed_ns > 0 && f->timed_bytes > 0 ? f->timed_bytes / f->timed_ns : NAN; /* GB/s */
@@ -259,14 +242,14 @@ static double q_rel_width(const struct gtr_hist *h, double q)
 
 static void slo_group(struct gt_ab *ab, const struct gt_job *ja, const struct gt_job *jb)
 {
-    struct slo *s = calloc(2, sizeof(*s));
+    struct gt_ab_slo *s = calloc(2, sizeof(*s));
     ab->slo = GT_AB_NA;
     if (!s) {
         setf(ab->slo_why, sizeof(ab->slo_why), "out of memory");
         return;
     }
-    slo_of(ja, UINT64_MAX, &s[0]);
-    slo_of(jb, UINT64_MAX, &s[1]);
+    gt_ab_slo_of(ja, UINT64_MAX, &s[0]);
+    gt_ab_slo_of(jb, UINT64_MAX, &s[1]);
     if (!s[0].recorded || !s[1].recorded) {
         if (!s[0].recorded && !s[1].recorded)
             setf(ab->slo_why, sizeof(ab->slo_why), "%s", s[0].why);
@@ -303,7 +286,7 @@ static void slo_group(struct gt_ab *ab, const struct gt_job *ja, const struct gt
     static const double qs[] = {0.5, 0.95, 0.99};
     static const char *const qn[] = {"p50", "p95", "p99"};
     for (int f = 0; f < GTR_COLL_FUNC_COUNT; f++) {
-        const struct slo_fn *a = &s[0].fn[f], *b = &s[1].fn[f];
+        const struct gt_ab_slo_fn *a = &s[0].fn[f], *b = &s[1].fn[f];
         if (!a->present && !b->present)
             continue;
         char name[48];
@@ -320,7 +303,7 @@ static void slo_group(struct gt_ab *ab, const struct gt_job *ja, const struct gt
                 any++;
             }
         }
-        double ga = a->present ? slo_gbs(a) : NAN, gb = b->present ? slo_gbs(b) : NAN;
+        double ga = a->present ? gt_ab_slo_gbs(a) : NAN, gb = b->present ? gt_ab_slo_gbs(b) : NAN;
         snprintf(name, sizeof(name), "%s algbw (GB/s)", gt_coll_func_name(f));
         struct gt_ab_row *r = add(ab, GT_AB_SLO, name, ga, gb);
         if (!r)
@@ -545,291 +528,3 @@ void gt_ab_build(struct gt_ab *ab, const struct gt_job *a, const struct gtr_comm
     conclude(ab);
 }
 
-/* text after lead, cut at spaces into lines of at most 96 columns */
-static void wrap(FILE *f, const char *lead, const char *text)
-{
-    size_t col = strlen(lead);
-    fputs(lead, f);
-    const char *p = text;
-    while (*p) {
-        size_t w = strcspn(p, " ");
-        if (col > 3 && col + 1 + w > 96) {
-            fputs("\n   ", f);
-            col = 3;
-        } else if (p != text) {
-            fputc(' ', f);
-            col++;
-        }
-        fwrite(p, 1, w, f);
-        col += w;
-        p += w;
-        while (*p == ' ')
-            p++;
-    }
-    fputc('\n', f);
-}
-
-void gt_ab_print(FILE *f, const struct gt_ab *ab)
-{
-    fprintf(f, "\nthe three groups, side by side\n   %-30s %16s %16s %10s\n", "", "A", "B", "B-A");
-    for (int g = 0; g < GT_AB_GROUPS; g++) {
-        fprintf(f, " %s\n", gt_ab_group_name(g));
-        for (int i = 0; i < ab->nrow; i++) {
-            const struct gt_ab_row *r = &ab->row[i];
-            if (r->group != g)
-                continue;
-            if (g == GT_AB_SLO && !strcmp(r->name, "application SLO")) {
-                wrap(f, "   not recorded: ", ab->slo_why);
-                continue;
-            }
-            const char *mark =
-                r->state == GT_AB_NOISE ? "within noise"
-                : r->state == GT_AB_UP || r->state == GT_AB_DOWN
-                    ? (r->group == GT_AB_EVIDENCE && !strcmp(r->name, "verdict") ? ""
-                                                                                 : "beyond noise")
-                    : "";
-            fprintf(f, "   %-30s %16s %16s %10s%s%s\n", r->name, r->a, r->b, r->delta,
-                    *mark ? "  " : "", mark);
-        }
-    }
-    fprintf(f, "conclusion: %s\n", ab->conclusion);
-}
-
-void gt_ab_json(struct gt_json *js, const struct gt_ab *ab)
-{
-    gj_obj(js, "three_groups");
-    for (int g = 0; g < GT_AB_GROUPS; g++) {
-        static const char *const key[] = {"application_slo", "evidence", "host_pressure"};
-        gj_obj(js, key[g]);
-        if (g == GT_AB_SLO) {
-            gj_bool(js, "recorded", ab->slo != GT_AB_NA);
-            if (ab->slo == GT_AB_NA)
-                gj_str(js, "why", ab->slo_why);
-        }
-        if (g == GT_AB_HOST) {
-            gt_hostp_json(js, "a", &ab->host[0]);
-            gt_hostp_json(js, "b", &ab->host[1]);
-        }
-        gj_arr(js, "rows");
-        for (int i = 0; i < ab->nrow; i++) {
-            const struct gt_ab_row *r = &ab->row[i];
-            if (r->group != g)
-                continue;
-            gj_obj(js, NULL);
-            gj_str(js, "name", r->name);
-            gj_str(js, "a", r->a);
-            gj_str(js, "b", r->b);
-            if (isnan(r->va))
-                gj_null(js, "a_value");
-            else
-                gj_dbl(js, "a_value", r->va);
-            if (isnan(r->vb))
-                gj_null(js, "b_value");
-            else
-                gj_dbl(js, "b_value", r->vb);
-            gj_str(js, "delta", r->delta);
-            gj_str(js, "state", gt_ab_state_name(r->state));
-            gj_end(js, '}');
-        }
-        gj_end(js, ']');
-        gj_end(js, '}');
-    }
-    gj_bool(js, "mechanism_changed", ab->mechanism);
-    gj_str(js, "host_pressure_change", gt_ab_state_name(ab->hp));
-    gj_str(js, "host_memory_change", gt_ab_state_name(ab->mem));
-    gj_str(js, "application_slo_change", gt_ab_state_name(ab->slo));
-    gj_end(js, '}');
-    gj_str(js, "conclusion", ab->conclusion);
-}
-
-/* ---- summary's view ---------------------------------------------------- */
-
-/* summary's SLO lines of a job (comm_id UINT64_MAX) or a communicator */
-static void slo_text(FILE *f, const struct gt_job *j, uint64_t comm_id, const char *ind)
-{
-    struct slo *s = malloc(sizeof(*s));
-    if (!s)
-        return;
-    slo_of(j, comm_id, s);
-    if (!s->recorded) {
-        char lead[64];
-        snprintf(lead, sizeof(lead), "%sapplication SLO: not recorded: ", ind);
-        wrap(f, lead, s->why);
-        free(s);
-        return;
-    }
-    char x[24];
-    fprintf(f, "%sapplication SLO (NCCL's profiler interface):", ind);
-    if (s->init_ns >= 0)
-        fprintf(f, " init (net init -> profiler) %s",
-                gt_fmt_ns((uint64_t)s->init_ns, x, sizeof(x)));
-    fputc('\n', f);
-    for (int fn = 0; fn < GTR_COLL_FUNC_COUNT; fn++) {
-        const struct slo_fn *q = &s->fn[fn];
-        if (!q->present)
-            continue;
-        char p50[24], p95[24], p99[24];
-        fprintf(f, "%s   %-13s x%-7llu p50 %s  p95 %s  p99 %s", ind, gt_coll_func_name(fn),
-                (unsigned long long)q->h.count, gt_fmt_ns(gt_hist_quantile(&q->h, 0.5), p50, 24),
-                gt_fmt_ns(gt_hist_quantile(&q->h, 0.95), p95, 24),
-                gt_fmt_ns(gt_hist_quantile(&q->h, 0.99), p99, 24));
-        double g = slo_gbs(q);
-        if (!isnan(g))
-            fprintf(f, "  algbw %.3g GB/s", g);
-        fputc('\n', f);
-    }
-    free(s);
-}
-
-static void slo_json(struct gt_json *js, const struct gt_job *j, uint64_t comm_id)
-{
-    struct slo *s = malloc(sizeof(*s));
-    if (!s)
-        return;
-    slo_of(j, comm_id, s);
-    gj_obj(js, "application_slo");
-    gj_bool(js, "recorded", s->recorded);
-    if (!s->recorded)
-        gj_str(js, "why", s->why);
-    else {
-        if (s->init_ns >= 0)
-            gj_i64(js, "init_ns", s->init_ns);
-        else
-            gj_null(js, "init_ns");
-        gj_arr(js, "functions");
-        for (int fn = 0; fn < GTR_COLL_FUNC_COUNT; fn++) {
-            const struct slo_fn *q = &s->fn[fn];
-            if (!q->present)
-                continue;
-            gj_obj(js, NULL);
-            gj_str(js, "function", gt_coll_func_name(fn));
-            gj_u64(js, "timed", q->h.count);
-            gj_u64(js, "p50_ns", gt_hist_quantile(&q->h, 0.5));
-            gj_u64(js, "p95_ns", gt_hist_quantile(&q->h, 0.95));
-            gj_u64(js, "p99_ns", gt_hist_quantile(&q->h, 0.99));
-            double g = slo_gbs(q);
-            if (isnan(g))
-                gj_null(js, "algbw_gbs");
-            else
-                gj_dbl(js, "algbw_gbs", g);
-            gj_end(js, '}');
-        }
-        gj_end(js, ']');
-    }
-    gj_end(js, '}');
-    free(s);
-}
-
-static size_t *comms_by_bytes(const struct gt_job *j)
-{
-    size_t *ix = malloc((j->ncomm ? j->ncomm : 1) * sizeof(*ix));
-    if (!ix)
-        return NULL;
-    for (size_t i = 0; i < j->ncomm; i++)
-        ix[i] = i;
-    /* insertion sort by bytes moved, largest first (stable: report order) */
-    for (size_t i = 1; i < j->ncomm; i++)
-        for (size_t k = i; k > 0; k--) {
-            const struct gtr_comm *x = &j->comms[ix[k - 1]].sum, *y = &j->comms[ix[k]].sum;
-            if (x->send_bytes + x->recv_bytes >= y->send_bytes + y->recv_bytes)
-                break;
-            size_t t = ix[k];
-            ix[k] = ix[k - 1];
-            ix[k - 1] = t;
-        }
-    return ix;
-}
-
-static void evidence_line(FILE *f, const char *ind, int code, int emulated,
-                          const uint64_t did[GTR_METHOD_COUNT])
-{
-    uint64_t t = 0;
-    for (int m = 0; m < GTR_METHOD_COUNT; m++)
-        t += did[m];
-    fprintf(f, "%sevidence: %s%s", ind, gt_verdict_name(code), emulated ? " (emulated)" : "");
-    for (int m = 0; m < GTR_METHOD_COUNT && t; m++)
-        if (did[m])
-            fprintf(f, ", %s %.1f%%", gt_method_name(m), 100.0 * (double)did[m] / (double)t);
-    fprintf(f, "\n");
-}
-
-void gt_ab_summary_text(FILE *f, const struct gt_job *j, int all)
-{
-    if (!gt_hostp_recorded(j))
-        return;
-    struct gt_hostp h;
-    fprintf(f, "\n== three groups (the runbook: application SLO, NCCL/RDMA evidence, host "
-               "pressure)\n");
-    gt_hostp_of_job(j, &h);
-    uint64_t did_all[GTR_METHOD_COUNT] = {0};
-    for (size_t i = 0; i < j->nnodes; i++)
-        for (int m = 0; m < GTR_METHOD_COUNT; m++)
-            did_all[m] += j->nodes[i].did[m];
-    fprintf(f, "   job (%zu process(es))\n", j->nrec);
-    slo_text(f, j, UINT64_MAX, "      ");
-    evidence_line(f, "      ", j->overall.code, j->overall.emulated, did_all);
-    fprintf(f, "      host pressure:\n");
-    gt_hostp_print(f, &h, "         ");
-    for (size_t i = 0; i < j->nnodes && j->nnodes > 1; i++) {
-        const struct gt_node *nd = &j->nodes[i];
-        fprintf(f, "   node %s (%d process(es))\n", nd->host, nd->nproc);
-        evidence_line(f, "      ", nd->code, j->overall.emulated, nd->did);
-        gt_hostp_of_node(j, nd->host, &h);
-        fprintf(f, "      host pressure:\n");
-        gt_hostp_print(f, &h, "         ");
-    }
-    size_t *ix = comms_by_bytes(j);
-    size_t show = all || j->ncomm <= GT_AB_SUMMARY_COMMS ? j->ncomm : GT_AB_SUMMARY_COMMS;
-    for (size_t k = 0; ix && k < show; k++) {
-        const struct gt_ccomm *c = &j->comms[ix[k]];
-        uint64_t did[GTR_METHOD_COUNT] = {0};
-        for (int a = 0; a < GTR_ASKED_COUNT; a++)
-            for (int m = 0; m < GTR_METHOD_COUNT; m++)
-                did[m] += c->sum.reg_count[a][m];
-        fprintf(f, "   communicator %s (%zu process(es), %d node(s))\n", c->label, c->nprocs,
-                c->nhosts);
-        if (c->has_comm_id == 1 && j->coll) /* the job's line said why when none */
-            slo_text(f, j, c->comm_id, "      ");
-        evidence_line(f, "      ", c->v.code, c->v.emulated, did);
-        gt_hostp_of_comm(j, ix[k], &h);
-        fprintf(f, "      host pressure of its processes (all their communicators):\n");
-        gt_hostp_print(f, &h, "         ");
-    }
-    if (ix && show < j->ncomm)
-        fprintf(f, "   (%zu more communicator(s); summary --full lists each)\n", j->ncomm - show);
-    free(ix);
-}
-
-void gt_ab_summary_json(struct gt_json *js, const struct gt_job *j)
-{
-    if (!gt_hostp_recorded(j))
-        return;
-    struct gt_hostp h;
-    gj_obj(js, "three_groups");
-    slo_json(js, j, UINT64_MAX);
-    gt_hostp_of_job(j, &h);
-    gt_hostp_json(js, "host_pressure", &h);
-    gj_arr(js, "nodes");
-    for (size_t i = 0; i < j->nnodes; i++) {
-        gj_obj(js, NULL);
-        gj_str(js, "host", j->nodes[i].host);
-        gj_str(js, "verdict", gt_verdict_label(j->nodes[i].code, j->overall.emulated));
-        gt_hostp_of_node(j, j->nodes[i].host, &h);
-        gt_hostp_json(js, "host_pressure", &h);
-        gj_end(js, '}');
-    }
-    gj_end(js, ']');
-    gj_arr(js, "communicators");
-    for (size_t i = 0; i < j->ncomm; i++) {
-        gj_obj(js, NULL);
-        gj_str(js, "comm", j->comms[i].label);
-        gj_str(js, "verdict", gt_verdict_label(j->comms[i].v.code, j->comms[i].v.emulated));
-        if (j->comms[i].has_comm_id == 1)
-            slo_json(js, j, j->comms[i].comm_id);
-        gt_hostp_of_comm(j, i, &h);
-        gt_hostp_json(js, "host_pressure", &h);
-        gj_end(js, '}');
-    }
-    gj_end(js, ']');
-    gj_end(js, '}');
-}

@@ -4,6 +4,7 @@
  * side (application SLO, NCCL/RDMA evidence, host pressure), each delta
  * marked when it is within noise, and the one-line conclusion.  Used by
  * `gdrtrace diff` (text and --json); a pure function of the two jobs.
+ * Renderers: tools/render/ab_text.h, tools/render/json_ab.h.
  *
  * Noise rules (docs/reader.md, "A/B: the three groups"):
  *  N1 latency quantiles (p50/p95/p99 of a histogram of n values): each side's
@@ -38,7 +39,6 @@
 #include <stdio.h>
 
 #include "tools/lib/hostp.h"
-#include "tools/render/json.h"
 #include "tools/lib/model.h"
 
 enum gt_ab_state {
@@ -82,18 +82,27 @@ struct gt_ab {
  * number of confounders cmd_diff.c found. */
 void gt_ab_build(struct gt_ab *ab, const struct gt_job *a, const struct gtr_comm *ta,
                  const struct gt_job *b, const struct gtr_comm *tb, int ndiffs);
-/* The three groups as a table, then "conclusion: ...". */
-void gt_ab_print(FILE *f, const struct gt_ab *ab);
-/* "three_groups": {...}, "conclusion": "..." inside the current object. */
-void gt_ab_json(struct gt_json *js, const struct gt_ab *ab);
+/* The application SLO of a job or of one communicator (NCCL's profiler
+ * interface, format 1.6): per function, every communicator's cells summed
+ * (tools/lib/coll.h); init: the longest net init -> profiler init of its
+ * communicators.  recorded 0 with why when there is none. */
+struct gt_ab_slo_fn {
+    struct gtr_hist h;
+    double timed_bytes, timed_ns; /* of the timed operations: throughput */
+    int present;
+};
 
-/* summary's view: the three groups for the job, per node and per
- * communicator (the largest GT_AB_SUMMARY_COMMS by bytes unless `all`);
- * nothing at all when no recorder has a host section, so older runs print
- * as before. */
-#define GT_AB_SUMMARY_COMMS 8
-void gt_ab_summary_text(FILE *f, const struct gt_job *j, int all);
-/* "three_groups": {...} (only when some recorder has a host section). */
-void gt_ab_summary_json(struct gt_json *js, const struct gt_job *j);
+struct gt_ab_slo {
+    int recorded;
+    char why[256];
+    int64_t init_ns; /* -1: unknown */
+    struct gt_ab_slo_fn fn[GTR_COLL_FUNC_COUNT];
+};
+
+/* comm_id: one communicator's; UINT64_MAX: the whole job. */
+void gt_ab_slo_of(const struct gt_job *j, uint64_t comm_id, struct gt_ab_slo *s);
+/* Algorithm throughput of a function in GB/s; NaN when nothing was timed or
+ * no size is known (P2p without a datatype). */
+double gt_ab_slo_gbs(const struct gt_ab_slo_fn *f);
 
 #endif

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * coll.c — the collective model and its renderers (contract in coll.h).
+ * coll.c — the collective model (contract in coll.h); its renderers are
+ * tools/render/coll_text.c and tools/render/json_coll.c.
  *
  * Invariants: every value read from a recorder was bounded by the
  * validator (tools/lib/recfile.c: functions, size buckets, strings); sums
- * saturate rather than wrap; the text output keeps within GT_REPORT_COLS.
+ * saturate rather than wrap.
  */
 #include "tools/lib/coll.h"
 
@@ -16,7 +17,6 @@
 #include "common/hist.h"
 #include "tools/lib/esc.h"
 #include "tools/lib/model.h"
-#include "tools/render/summary.h"
 
 static const char *const func_names[GTR_COLL_FUNC_COUNT] = {
     "AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce",   "AlltoAll",
@@ -40,7 +40,7 @@ const char *gt_coll_proto_name(int p)
     return p >= 0 && p < GTR_COLL_PROTOS ? proto_names[p] : "unknown";
 }
 
-static const char *mode_name(int m)
+const char *gt_coll_mode_name(int m)
 {
     return m == GTR_COLL_MODE_PROXY ? "proxy" : m == GTR_COLL_MODE_KERNEL ? "kernel" : "off";
 }
@@ -105,17 +105,6 @@ void gt_coll_size_label(unsigned size_log2, char *buf, size_t n)
     unsigned u = size_log2 / 10 < 4 ? size_log2 / 10 : 4;
     double v = ldexp(1.0, (int)size_log2 - 10 * (int)u);
     snprintf(buf, n, "%.0f-%.0f%s", floor(v), floor(v) + 1, units[u]);
-}
-
-static void size_text(unsigned size_log2, char *buf, size_t n)
-{
-    if (size_log2 == GTR_COLL_SIZE_ANY) {
-        snprintf(buf, n, "other");
-        return;
-    }
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    unsigned u = size_log2 / 10;
-    snprintf(buf, n, "%llu %s", 1ull << (size_log2 - 10 * u), units[u < 7 ? u : 6]);
 }
 
 /* ---- fold ---- */
@@ -327,281 +316,10 @@ const struct gt_coll_mcomm *gt_coll_find(const struct gt_coll_model *m, uint64_t
     return NULL;
 }
 
-/* ---- renderers ---- */
-
-static int cell_cmp(const void *a, const void *b)
-{
-    const struct gt_coll_mcell *x = a, *y = b;
-    if (x->func != y->func)
-        return x->func < y->func ? -1 : 1;
-    return x->size_log2 < y->size_log2 ? -1 : x->size_log2 > y->size_log2;
-}
-
-static void ranks_text(const struct gt_coll_mcomm *c, char *buf, size_t n)
-{
-    buf[0] = '\0';
-    if (!c->nranks_kept) {
-        snprintf(buf, n, "rank ?");
-        return;
-    }
-    gt_appendf(buf, n, "rank%s ", c->nranks_kept > 1 ? "s" : "");
-    for (int k = 0; k < c->nranks_kept && k < 8; k++)
-        gt_appendf(buf, n, "%s%d", k ? "," : "", c->ranks[k]);
-    if (c->nranks_kept > 8 || c->nprocs > c->nranks_kept)
-        gt_appendf(buf, n, ",… (%d processes)", c->nprocs);
-    if (c->nranks > 0)
-        gt_appendf(buf, n, " of %d", c->nranks);
-    if (c->nnodes > 0)
-        gt_appendf(buf, n, " on %d node%s", c->nnodes, c->nnodes == 1 ? "" : "s");
-}
-
-static void comm_label(const struct gt_coll_mcomm *c, char *buf, size_t n)
+void gt_coll_comm_label(const struct gt_coll_mcomm *c, char *buf, size_t n)
 {
     if (c->has_id)
         snprintf(buf, n, "0x%llx", (unsigned long long)c->comm_id);
     else
         snprintf(buf, n, "(commId not yet known)");
-}
-
-void gt_coll_text(FILE *f, const struct gt_coll_model *m, int bars)
-{
-    if (!m)
-        return;
-    fprintf(f,
-            "\n== collectives (NCCL's profiler interface): %zu communicator(s) in %d of %d "
-            "process(es)\n",
-            m->ncomm, m->nwith, m->nstatus);
-    for (size_t i = 0; i < m->ncomm; i++) {
-        const struct gt_coll_mcomm *c = &m->comms[i];
-        char lab[48], rk[160], t1[24], t2[24];
-        comm_label(c, lab, sizeof(lab));
-        ranks_text(c, rk, sizeof(rk));
-        fprintf(f, "   comm %s%s%s%s  %s  profiler v%d, mode %s\n", lab, c->name[0] ? " \"" : "",
-                c->name[0] ? gt_esc(c->name) : "", c->name[0] ? "\"" : "", rk, c->version,
-                mode_name(c->mode));
-        char line[256] = "";
-        if (c->netinit_max_ns >= 0)
-            gt_appendf(line, sizeof(line), "net init -> profiler init %s; ",
-                       gt_fmt_ns((uint64_t)c->netinit_max_ns, t1, sizeof(t1)));
-        if (c->first_max_ns >= 0)
-            gt_appendf(line, sizeof(line), "to first operation %s; ",
-                       gt_fmt_ns((uint64_t)c->first_max_ns, t2, sizeof(t2)));
-        gt_appendf(line, sizeof(line), "busy %s (all ranks)",
-                   gt_fmt_ns(c->busy_ns, t1, sizeof(t1)));
-        if (c->inflight_full)
-            gt_appendf(line, sizeof(line), "; %llu not timed (in-flight table full)",
-                       (unsigned long long)c->inflight_full);
-        fprintf(f, "     %s\n", line);
-        if (!c->ncell) {
-            fprintf(f, "     no operation recorded\n");
-            continue;
-        }
-        struct gt_coll_mcell *cs = malloc(c->ncell * sizeof(*cs));
-        if (!cs)
-            continue;
-        memcpy(cs, c->cells, c->ncell * sizeof(*cs));
-        qsort(cs, c->ncell, sizeof(*cs), cell_cmp);
-        fprintf(f, "     %-13s %8s %9s %9s %9s %9s %8s  %s\n", "function", "size", "count", "p50",
-                "p95", "p99", "busbw", "algo_proto");
-        for (size_t k = 0; k < c->ncell; k++) {
-            const struct gt_coll_mcell *x = &cs[k];
-            const struct gtr_hist *h = &x->hist;
-            char sz[16], p50[16], p95[16], p99[16], bw[16], ap[40];
-            size_text(x->size_log2, sz, sizeof(sz));
-            if (h->count) {
-                gt_fmt_ns(gt_hist_percentile(h->buckets, h->min_ns, h->max_ns, 50), p50,
-                          sizeof(p50));
-                gt_fmt_ns(gt_hist_percentile(h->buckets, h->min_ns, h->max_ns, 95), p95,
-                          sizeof(p95));
-                gt_fmt_ns(gt_hist_percentile(h->buckets, h->min_ns, h->max_ns, 99), p99,
-                          sizeof(p99));
-            } else {
-                snprintf(p50, sizeof(p50), "-");
-                snprintf(p95, sizeof(p95), "-");
-                snprintf(p99, sizeof(p99), "-");
-            }
-            double alg, bus;
-            gt_coll_bw(c, x, &alg, &bus);
-            if (bus > 0)
-                snprintf(bw, sizeof(bw), "%.2f", bus);
-            else
-                snprintf(bw, sizeof(bw), "-");
-            gt_coll_algo_proto(x, ap, sizeof(ap));
-            fprintf(f, "     %-13s %8s %9llu %9s %9s %9s %8s  %s", gt_coll_func_name(x->func), sz,
-                    (unsigned long long)x->count, p50, p95, p99, bw, ap);
-            if (h->count < x->count)
-                fprintf(f, " (%llu not timed)", (unsigned long long)(x->count - h->count));
-            fputc('\n', f);
-        }
-        if (bars) {
-            /* one latency histogram per function, all sizes together */
-            for (size_t k = 0; k < c->ncell;) {
-                struct gtr_hist hh;
-                gt_hist_init(&hh);
-                size_t e = k;
-                for (; e < c->ncell && cs[e].func == cs[k].func; e++) {
-                    const struct gtr_hist *h = &cs[e].hist;
-                    hh.count += h->count;
-                    hh.sum_ns += h->sum_ns;
-                    for (unsigned b = 0; b < GTR_HIST_BUCKETS; b++)
-                        hh.buckets[b] += h->buckets[b];
-                    if (h->min_ns < hh.min_ns)
-                        hh.min_ns = h->min_ns;
-                    if (h->max_ns > hh.max_ns)
-                        hh.max_ns = h->max_ns;
-                }
-                if (hh.count) {
-                    fprintf(f, "     %s latency, all sizes (%llu timed)\n",
-                            gt_coll_func_name(cs[k].func), (unsigned long long)hh.count);
-                    gt_report_hist_bars(f, &hh, "       ", 40);
-                }
-                k = e;
-            }
-        }
-        free(cs);
-    }
-    for (int k = 0; k < m->nabsent; k++) {
-        char line[512];
-        snprintf(line, sizeof(line), "collective metrics absent in %d process(es) (e.g. %s): %s",
-                 m->absent[k].n, m->absent[k].example, m->absent[k].why);
-        fputs("   ", f);
-        gt_report_wrap(f, 3, 5, gt_esc(line));
-    }
-}
-
-void gt_coll_json(struct gt_json *js, const struct gt_coll_model *m)
-{
-    if (!m)
-        return;
-    gj_obj(js, "collectives");
-    gj_i64(js, "processes", m->nstatus);
-    gj_i64(js, "processes_with", m->nwith);
-    gj_arr(js, "absent");
-    for (int k = 0; k < m->nabsent; k++) {
-        gj_obj(js, NULL);
-        gj_str(js, "why", m->absent[k].why);
-        gj_i64(js, "processes", m->absent[k].n);
-        gj_str(js, "example", m->absent[k].example);
-        gj_end(js, '}');
-    }
-    gj_end(js, ']');
-    gj_arr(js, "communicators");
-    for (size_t i = 0; i < m->ncomm; i++) {
-        const struct gt_coll_mcomm *c = &m->comms[i];
-        char lab[48];
-        comm_label(c, lab, sizeof(lab));
-        gj_obj(js, NULL);
-        gj_str(js, "comm", lab);
-        gj_bool(js, "has_comm_id", c->has_id);
-        gj_str(js, "comm_name", c->name);
-        gj_i64(js, "nranks", c->nranks);
-        gj_i64(js, "nnodes", c->nnodes);
-        gj_i64(js, "processes", c->nprocs);
-        gj_arr(js, "ranks");
-        for (int k = 0; k < c->nranks_kept; k++)
-            gj_i64(js, NULL, c->ranks[k]);
-        gj_end(js, ']');
-        gj_i64(js, "profiler_version", c->version);
-        gj_str(js, "mode", mode_name(c->mode));
-        gj_i64(js, "net_init_to_profiler_init_ns", c->netinit_max_ns);
-        gj_i64(js, "init_to_first_operation_ns", c->first_max_ns);
-        gj_u64(js, "busy_ns", c->busy_ns);
-        gj_u64(js, "not_timed_inflight_full", c->inflight_full);
-        gj_u64(js, "foreign_children", c->foreign);
-        gj_arr(js, "operations");
-        for (size_t k = 0; k < c->ncell; k++) {
-            const struct gt_coll_mcell *x = &c->cells[k];
-            const struct gtr_hist *h = &x->hist;
-            char ap[40];
-            gj_obj(js, NULL);
-            gj_str(js, "function", gt_coll_func_name(x->func));
-            if (x->size_log2 == GTR_COLL_SIZE_ANY)
-                gj_null(js, "size_log2");
-            else
-                gj_i64(js, "size_log2", x->size_log2);
-            gj_u64(js, "count", x->count);
-            gj_u64(js, "bytes", x->bytes);
-            gj_u64(js, "unsized", x->unsized);
-            gj_u64(js, "timed", h->count);
-            gj_u64(js, "sum_ns", h->sum_ns);
-            gj_u64(js, "min_ns", h->count ? h->min_ns : 0);
-            gj_u64(js, "max_ns", h->max_ns);
-            gj_u64(js, "p50_ns", gt_hist_percentile(h->buckets, h->min_ns, h->max_ns, 50));
-            gj_u64(js, "p95_ns", gt_hist_percentile(h->buckets, h->min_ns, h->max_ns, 95));
-            gj_u64(js, "p99_ns", gt_hist_percentile(h->buckets, h->min_ns, h->max_ns, 99));
-            double alg, bus;
-            gt_coll_bw(c, x, &alg, &bus);
-            gj_dbl(js, "algbw_gbs", alg);
-            gj_dbl(js, "busbw_gbs", bus);
-            gt_coll_algo_proto(x, ap, sizeof(ap));
-            gj_str(js, "algo_proto", ap);
-            gj_obj(js, "algo_proto_mix");
-            for (int a = 0; a < GTR_COLL_ALGOS; a++)
-                for (int p = 0; p < GTR_COLL_PROTOS; p++)
-                    if (x->algo_proto[a][p]) {
-                        snprintf(ap, sizeof(ap), "%s_%s", algo_names[a], proto_names[p]);
-                        gj_u64(js, ap, x->algo_proto[a][p]);
-                    }
-            gj_end(js, '}');
-            gj_arr(js, "histogram"); /* [lower bound ns, count] of each non-empty bucket */
-            for (unsigned b = 0; b < GTR_HIST_BUCKETS; b++)
-                if (h->buckets[b]) {
-                    gj_arr(js, NULL);
-                    gj_u64(js, NULL, gt_hist_bucket_lo(b));
-                    gj_u64(js, NULL, h->buckets[b]);
-                    gj_end(js, ']');
-                }
-            gj_end(js, ']');
-            gj_end(js, '}');
-        }
-        gj_end(js, ']');
-        gj_end(js, '}');
-    }
-    gj_end(js, ']');
-    gj_end(js, '}');
-}
-
-void gt_coll_evidence(const struct gt_coll_model *m, uint64_t comm_id, char *buf, size_t n)
-{
-    buf[0] = '\0';
-    if (!m)
-        return;
-    const struct gt_coll_mcomm *c = gt_coll_find(m, comm_id);
-    if (!c) {
-        if (m->nabsent)
-            snprintf(buf, n, "collective metrics absent: %s", m->absent[0].why);
-        else
-            snprintf(buf, n, "no collective metrics for this communicator");
-        return;
-    }
-    char rk[160];
-    ranks_text(c, rk, sizeof(rk));
-    snprintf(buf, n, "NCCL: %s", rk);
-    /* the busiest function: the most operations */
-    const struct gt_coll_mcell *best = NULL;
-    uint64_t bc = 0;
-    for (int f = 0; f < GTR_COLL_FUNC_COUNT; f++) {
-        uint64_t cnt = 0;
-        const struct gt_coll_mcell *big = NULL;
-        for (size_t k = 0; k < c->ncell; k++)
-            if (c->cells[k].func == f) {
-                cnt += c->cells[k].count;
-                if (!big || c->cells[k].hist.count > big->hist.count)
-                    big = &c->cells[k];
-            }
-        if (cnt > bc) {
-            bc = cnt;
-            best = big;
-        }
-    }
-    if (best && best->hist.count) {
-        char sz[16], p[16];
-        size_text(best->size_log2, sz, sizeof(sz));
-        gt_appendf(buf, n, "; %s x%llu, p50 %s at %s", gt_coll_func_name(best->func),
-                   (unsigned long long)bc,
-                   gt_fmt_ns(gt_hist_percentile(best->hist.buckets, best->hist.min_ns,
-                                                best->hist.max_ns, 50),
-                             p, sizeof(p)),
-                   sz);
-    }
 }

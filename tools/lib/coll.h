@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * coll.h — the reader's model of the collective sections (format 1.6, what
- * NCCL's profiler interface reported) and its renderers: summary's table,
- * the JSON object, verdict's evidence line, the Prometheus series.
+ * NCCL's profiler interface reported).  Its renderers: summary's table and
+ * verdict's evidence line (tools/render/coll_text.h), the JSON object
+ * (tools/render/json_coll.h), the Prometheus series.
  *
  * The model is folded one recorder at a time (gt_coll_fold, from
  * gt_job_add while the recorder is whole), so memory is one record per
@@ -21,7 +22,6 @@
 #include <stdio.h>
 
 #include "tools/lib/recfile.h"
-#include "tools/render/json.h"
 
 struct gt_coll_mcell {
     uint8_t func, size_log2;
@@ -89,15 +89,9 @@ void gt_coll_algo_proto(const struct gt_coll_mcell *x, char *buf, size_t n);
 /* NCCL Inspector's message_size label of a bucket ("1-2MB"). */
 void gt_coll_size_label(unsigned size_log2, char *buf, size_t n);
 
-/* summary: "== collectives" with each communicator's table, then the
- * absent reasons; nothing when m is NULL.  flags: GT_REPORT_BARS draws
- * each function's latency histogram. */
-void gt_coll_text(FILE *f, const struct gt_coll_model *m, int bars);
-/* "collectives": {...} (nothing when m is NULL). */
-void gt_coll_json(struct gt_json *js, const struct gt_coll_model *m);
-/* verdict's evidence for a communicator: "NCCL: rank 0,1 of 2 on 2 nodes;
- * AllReduce x120 p50 1.2ms" or the reason metrics are absent; "" when the
- * recorders predate collective metrics. */
-void gt_coll_evidence(const struct gt_coll_model *m, uint64_t comm_id, char *buf, size_t n);
+/* "proxy", "kernel" or "off": the profiler's mode. */
+const char *gt_coll_mode_name(int m);
+/* A communicator's label: "0x<commId>", or "(commId not yet known)". */
+void gt_coll_comm_label(const struct gt_coll_mcomm *c, char *buf, size_t n);
 
 #endif

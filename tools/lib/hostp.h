@@ -21,7 +21,8 @@
  * Per-process CPU s per GB and share are also kept as a mean and variance
  * (Welford), the spread the A/B's noise rule uses (tools/lib/ab.c).
  * Pure functions of the job (no I/O); recorders without the section count in
- * nproc_without and nothing else.
+ * nproc_without and nothing else.  Renderers: tools/render/hostp_text.h,
+ * tools/render/json_hostp.h.
  */
 #ifndef GDRTRACE_TOOLS_HOSTP_H
 #define GDRTRACE_TOOLS_HOSTP_H
@@ -29,7 +30,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tools/render/json.h"
 #include "tools/lib/model.h"
 
 /* Mean and variance, one value at a time (Welford). */
@@ -72,10 +72,5 @@ void gt_hostp_of_comm(const struct gt_job *j, size_t ci, struct gt_hostp *h);
 void gt_hostp_of_node(const struct gt_job *j, const char *host, struct gt_hostp *h);
 /* 1 when any recorder of j has a host section. */
 int gt_hostp_recorded(const struct gt_job *j);
-
-/* Text: the group's lines, each starting with `indent`. */
-void gt_hostp_print(FILE *f, const struct gt_hostp *h, const char *indent);
-/* JSON: an object named key (or an array element when key is NULL). */
-void gt_hostp_json(struct gt_json *js, const char *key, const struct gt_hostp *h);
 
 #endif

@@ -40,30 +40,6 @@ size_t gt_archive_max(void)
     return (size_t)max;
 }
 
-const char *gt_owner_name(long uid, char *buf, size_t n)
-{
-    struct passwd *pw = uid >= 0 ? getpwuid((uid_t)uid) : NULL;
-    if (uid < 0)
-        snprintf(buf, n, "unknown owner");
-    else if (pw && pw->pw_name)
-        snprintf(buf, n, "%s (uid %ld)", pw->pw_name, uid);
-    else
-        snprintf(buf, n, "uid %ld", uid);
-    return buf;
-}
-
-const char *gt_owner_short(long uid, char *buf, size_t n)
-{
-    struct passwd *pw = uid >= 0 ? getpwuid((uid_t)uid) : NULL;
-    if (uid < 0)
-        snprintf(buf, n, "-");
-    else if (pw && pw->pw_name)
-        snprintf(buf, n, "%s", pw->pw_name);
-    else
-        snprintf(buf, n, "%ld", uid);
-    return buf;
-}
-
 int gt_inputs_accept_owner(struct gt_inputs *in, const char *arg, const char *cmd)
 {
     char *end;

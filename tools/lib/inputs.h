@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "tools/lib/owner.h"
 #include "tools/lib/recfile.h"
 
 struct gt_job;
@@ -106,10 +107,6 @@ void gt_inputs_explain_owners(struct gt_inputs *in);
 #define GT_ACCEPT_OWNER_USAGE                                                                      \
     "  --accept-owner USER|UID  count recorders owned by USER too (repeatable); by\n"              \
     "              default only your own count, and as root each job's first owner\n"
-/* The user name of uid, or its number, or "-" when unknown, into buf. */
-const char *gt_owner_short(long uid, char *buf, size_t n);
-/* "name (uid N)" of uid into buf (the name when the system knows it). */
-const char *gt_owner_name(long uid, char *buf, size_t n);
 
 /* Directory used when no path is given. */
 const char *gt_default_dir(void);

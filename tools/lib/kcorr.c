@@ -182,3 +182,31 @@ uint64_t gt_kcorr_attached(const struct gt_kcorr *k, const char *pci_path)
             return k->devs[i].nv_objects;
     return 0;
 }
+
+int gt_kcorr_live_here(const struct gt_recfile *r)
+{
+    char h[256];
+    if (r->from_archive || r->liveness != GT_LIVE_LIVE || gethostname(h, sizeof(h)) != 0)
+        return 0;
+    h[sizeof(h) - 1] = 0;
+    return !strcmp(h, r->id.host);
+}
+
+int gt_kcorr_of_job(const struct gt_job *j, struct gt_kcorr_job *v)
+{
+    memset(v, 0, sizeof(*v));
+    for (size_t i = 0; i < j->nrec; i++)
+        v->nlive += gt_kcorr_live_here(&j->recs[i]);
+    /* from the digests: a folded recorder no longer holds its comm slots */
+    for (size_t i = 0; v->nlive && i < j->nranks; i++) {
+        const struct gt_rank_comm *d = &j->ranks[i];
+        if (!gt_kcorr_live_here(&j->recs[d->rec]))
+            continue;
+        v->dmabuf_regs += d->did[GT_METHOD_DMABUF];
+        v->deregs += d->deregs;
+    }
+    if (!v->nlive)
+        return 0;
+    gt_kcorr_read(&v->k);
+    return 1;
+}

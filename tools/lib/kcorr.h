@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tools/lib/model.h"
+
 #define GT_KC_MAX_DEVS 64
 
 struct gt_kcorr {
@@ -42,5 +44,18 @@ void gt_kcorr_read(struct gt_kcorr *k);
 void gt_kcorr_parse(struct gt_kcorr *k, const char *text, size_t len);
 /* nv_dmabuf objects attached to a device named like the basename of pci_path. */
 uint64_t gt_kcorr_attached(const struct gt_kcorr *k, const char *pci_path);
+
+/* What the kernel shows now of a job's live recorders on this host. */
+struct gt_kcorr_job {
+    int nlive;                      /* recorders gt_kcorr_live_here() */
+    uint64_t dmabuf_regs, deregs;   /* their DMA-BUF registrations, deregistrations */
+    struct gt_kcorr k;              /* bufinfo, read now */
+};
+/* 1 when the kernel can show r's buffers now: read from a file (not an
+ * archive), judged live, written on this host. */
+int gt_kcorr_live_here(const struct gt_recfile *r);
+/* Fills v for job j and reads bufinfo; 0 when no recorder is live here
+ * (nothing to corroborate, nothing read). */
+int gt_kcorr_of_job(const struct gt_job *j, struct gt_kcorr_job *v);
 
 #endif

@@ -26,7 +26,6 @@
 #include "tools/render/html.h"
 #include "tools/render/html_coll.h"
 #include "tools/render/html_host.h"
-#include "tools/lib/inputs.h"
 
 /* ---- escaping and natural order ----------------------------------------- */
 
@@ -473,7 +472,7 @@ static void paths_text(FILE *f, const struct gt_html_run *r)
 {
     if (!r->npaths) {
         fputs("the recorders in <span class=\"mono\">", f);
-        esc(f, gt_default_dir());
+        esc(f, r->dir ? r->dir : "$GDRTRACE_DIR");
         fputs("</span>", f);
         return;
     }

@@ -34,6 +34,7 @@ struct gt_html_run {
     int npaths;
     const struct gt_job *job; /* built by gt_load_job (fold mode is enough) */
     int nbad;                 /* inputs that could not be read */
+    const char *dir;          /* with no paths: the folder read (NULL: "$GDRTRACE_DIR") */
 };
 
 /* One grid cell: the processes of one node in one communicator. */

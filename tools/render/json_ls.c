@@ -7,7 +7,7 @@
 #include "tools/render/json_ls.h"
 
 #include "tools/render/json.h"
-#include "tools/render/summary.h"
+#include "tools/render/json_summary.h"
 
 void gt_json_ls(FILE *f, const struct gt_recfile *recs, struct gt_fate *const *fates, size_t n)
 {

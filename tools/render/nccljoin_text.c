@@ -13,7 +13,8 @@
 #include <string.h>
 
 #include "tools/lib/esc.h"
-#include "tools/render/summary.h"
+#include "tools/render/next.h"
+#include "tools/render/text.h"
 
 void gt_nccl_join_print_next(FILE *f, const char *ind, const struct gt_nccl_join *nj,
                              const struct gt_job *j, char **paths, int npaths)
