@@ -19,7 +19,8 @@ READER_SRCS += tools/render/text.c tools/render/next.c tools/render/json.c \
                tools/render/ab_text.c tools/render/json_ab.c tools/render/hostp_text.c \
                tools/render/json_hostp.c tools/render/coll_text.c tools/render/json_coll.c \
                tools/render/alike_text.c \
-               tools/render/html.c tools/render/html_host.c tools/render/html_coll.c
+               tools/render/html.c tools/render/html_host.c tools/render/html_coll.c \
+               tools/render/html_latency.c
 # watch's frames (tools/render/watch_frame.c): the command and tests/reader/watch_frame.c
 READER_SRCS += tools/render/watch_frame.c
 TOOL_SRCS += $(READER_SRCS) tools/cmd/cmd_ls.c tools/cmd/cmd_summary.c tools/cmd/cmd_verdict.c \

@@ -81,3 +81,6 @@ fi
 note=
 [ $left -gt 0 ] && note=" ($left crossing(s) listed as left for the reader's split)"
 echo "check-layers: $files source files, every include points down$note"
+
+# JSON keys are written by the JSON renderers only (a small script of its own).
+bash tests/layers/check-json-keys.sh || exit 1

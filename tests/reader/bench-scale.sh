@@ -10,7 +10,7 @@
 #    (8k / 1k <= 8 x 1.5); at 8k also one `watch --once` frame at 30x100
 #    (issue 21): the same bounds, and it must fit;
 #  * verdict's text over 1k and 8k: its line count (<= 60: the alike
-#    communicators and nodes collapse, tools/lib/alike.h) and lines over 100
+#    communicators and nodes collapse, tools/render/alike_text.h) and lines over 100
 #    columns (none);
 #  * `gdrtrace summary` (the default report, issue 21) over 1k and 8k of the
 #    same: wall time, peak RSS, its line count (<= 60: every rank agrees) and

@@ -51,7 +51,7 @@ TEST_SCRIPTS += tests/reader/test-fold-mem.sh
 TEST_SCRIPTS += tests/reader/test-summary-scale.sh
 # verdict at a thousand ranks: alike lines collapse, differing ones in full, exit and JSON as before
 TEST_SCRIPTS += tests/reader/test-verdict-scale.sh
-# verdict's alike lines (tools/lib/alike.c) on hand-made lines: host ranges, numbers, problems apart
+# verdict's alike lines (tools/render/alike_text.c) on hand-made lines: host ranges, numbers, problems apart
 TESTS += test_alike
 test_alike_SRCS = tests/unit/test_alike.c $(READER_SRCS) $(BASE_SRCS)
 test_alike_LIBS := -lzstd -lm -lcmocka

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # test-verdict-scale.sh — `gdrtrace verdict` reads at a thousand ranks: the
 # communicators and nodes that agree with the majority print as one line
-# each (tools/lib/alike.h), everything else as before.  On 1,000 recorders from
+# each (tools/render/alike_text.h), everything else as before.  On 1,000 recorders from
 # `reader_scale gen` (8 ranks a node, hosts node0..node124, a world
 # communicator and one per node) with rank 17 (node2) registering by peermem
 # and rank 42 (node5) falling back:

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_alike.c — verdict's alike lines (tools/lib/alike.h) on hand-made lines:
+ * test_alike.c — verdict's alike lines (tools/render/alike_text.h) on hand-made lines:
  * host ranges (zero-padded and natural numbering, suffixes, names without a
  * number, widths that do not join, words kept under GT_ALIKE_WORD, the cap
  * of GT_ALIKE_TERMS); the majority (ties to the better verdict); printing:

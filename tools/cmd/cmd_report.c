@@ -121,7 +121,8 @@ int gt_cmd_report(int argc, char **argv)
     struct gt_html_run ra = {two ? "A" : NULL, (const char *const *)&baseline, 1, &A.job,
                              two ? A.in.nbad : 0};
     struct gt_html_run rb = {two ? "B" : NULL, (const char *const *)(argv + optind), argc - optind,
-                             &B.job, B.in.nbad, gt_default_dir()};
+                             &B.job, B.in.nbad};
+    rb.dir = gt_default_dir(); /* named on the page when no PATH was given */
     char tmp[4200];
     snprintf(tmp, sizeof(tmp), "%s.tmp.%d", out, (int)getpid());
     FILE *f = fopen(tmp, "wx");

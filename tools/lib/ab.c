@@ -527,4 +527,3 @@ void gt_ab_build(struct gt_ab *ab, const struct gt_job *a, const struct gtr_comm
     host_group(ab);
     conclude(ab);
 }
-

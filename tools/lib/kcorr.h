@@ -47,9 +47,9 @@ uint64_t gt_kcorr_attached(const struct gt_kcorr *k, const char *pci_path);
 
 /* What the kernel shows now of a job's live recorders on this host. */
 struct gt_kcorr_job {
-    int nlive;                      /* recorders gt_kcorr_live_here() */
-    uint64_t dmabuf_regs, deregs;   /* their DMA-BUF registrations, deregistrations */
-    struct gt_kcorr k;              /* bufinfo, read now */
+    int nlive;                    /* recorders gt_kcorr_live_here() */
+    uint64_t dmabuf_regs, deregs; /* their DMA-BUF registrations, deregistrations */
+    struct gt_kcorr k;            /* bufinfo, read now */
 };
 /* 1 when the kernel can show r's buffers now: read from a file (not an
  * archive), judged live, written on this host. */

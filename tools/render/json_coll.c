@@ -78,7 +78,8 @@ void gt_coll_json(struct gt_json *js, const struct gt_coll_model *m)
             for (int a = 0; a < GTR_COLL_ALGOS; a++)
                 for (int p = 0; p < GTR_COLL_PROTOS; p++)
                     if (x->algo_proto[a][p]) {
-                        snprintf(ap, sizeof(ap), "%s_%s", gt_coll_algo_name(a), gt_coll_proto_name(p));
+                        snprintf(ap, sizeof(ap), "%s_%s", gt_coll_algo_name(a),
+                                 gt_coll_proto_name(p));
                         gj_u64(js, ap, x->algo_proto[a][p]);
                     }
             gj_end(js, '}');

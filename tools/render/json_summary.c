@@ -45,7 +45,6 @@ static void kc_json(struct gt_json *js, const struct gt_job *j)
     free(v);
 }
 
-
 void gt_json_owner(struct gt_json *js, const struct gt_recfile *r)
 {
     char o[64];

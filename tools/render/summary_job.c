@@ -87,8 +87,7 @@ static void job_view(const struct gt_job *j, struct job_view *v)
             snprintf(b, sizeof(b), "?");
         tally_add(&v->t[2], b);
         tally_add(&v->t[3], r->id.transport[0] ? gt_esc(r->id.transport) : "?");
-        tally_add(&v->t[4],
-                  r->id.node.kernel_release[0] ? gt_esc(r->id.node.kernel_release) : "?");
+        tally_add(&v->t[4], r->id.node.kernel_release[0] ? gt_esc(r->id.node.kernel_release) : "?");
         tally_add(&v->t[5], r->id.launcher[0] ? gt_esc(r->id.launcher) : "none");
         if ((unsigned)r->liveness < 8)
             v->states[r->liveness]++;

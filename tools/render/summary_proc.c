@@ -79,7 +79,8 @@ static void text_unknowns(FILE *f, const struct gt_recfile *r, const char *ind)
         snprintf(why + strlen(why), sizeof(why) - strlen(why), "rank: %s. ", b);
     }
     if (r->id.nccl_version <= 0)
-        snprintf(why + strlen(why), sizeof(why) - strlen(why), "NCCL: %s. ", GT_SUM_NCCL_UNKNOWN_WHY);
+        snprintf(why + strlen(why), sizeof(why) - strlen(why), "NCCL: %s. ",
+                 GT_SUM_NCCL_UNKNOWN_WHY);
     if (r->id.abi_version <= 0)
         snprintf(why + strlen(why), sizeof(why) - strlen(why),
                  "net ABI: NCCL has not called init yet. ");
@@ -303,8 +304,7 @@ static void proc_settings(FILE *f, const struct gt_recfile *r)
             continue;
         char src[112], item[600];
         gt_setting_source_text(s, src, sizeof(src));
-        snprintf(item, sizeof(item), "%s=%s [%s]", gt_esc(s->key), gt_esc(s->value),
-                 gt_esc(src));
+        snprintf(item, sizeof(item), "%s=%s [%s]", gt_esc(s->key), gt_esc(s->value), gt_esc(src));
         settings_item(f, item, k++, &at);
     }
     if (k)

@@ -174,63 +174,90 @@ static size_t pow2_at_least(size_t n)
     return c;
 }
 
-int gt_watch_frame_build(struct gt_watch *w, const struct gt_job *j, double mono_s, int64_t wall_ns,
-                         struct gt_watch_frame *f)
-{
-    memset(f, 0, sizeof(*f));
-    size_t nrec = j->nrec, ncomm = j->ncomm, nrows = nrec + ncomm;
-    size_t cap = pow2_at_least(2 * (nrec + j->nranks)), ccap = pow2_at_least(2 * ncomm);
-    struct gt_watch_sample *cur = calloc(cap, sizeof(*cur));
-    struct acc *pacc = calloc(nrec + 1, sizeof(*pacc)), *cacc = calloc(ncomm + 1, sizeof(*cacc));
-    char *pknown = calloc(nrec + 1, 1);
-    size_t *cix = calloc(ccap, sizeof(*cix)), *fate_of = malloc((nrec + 1) * sizeof(*fate_of));
-    size_t *order = malloc((nrows + 1) * sizeof(*order));
-    struct gt_watch_row *rows = calloc(nrows + 1, sizeof(*rows));
-    f->rows = malloc((nrows + 1) * sizeof(*f->rows));
-    if (!cur || !pacc || !cacc || !pknown || !cix || !fate_of || !order || !rows || !f->rows) {
-        free(cur);
-        free(f->rows);
-        f->rows = NULL;
-        cur = NULL;
-        goto out;
-    }
-    double dt = w->have ? mono_s - w->mono_s : 0;
-    int have = w->have && dt > 0;
-    f->dt = have ? dt : 0;
+/* One build's working memory: this sample's table and the deltas. */
+struct build {
+    struct gt_watch *w;
+    const struct gt_job *j;
+    struct gt_watch_frame *f;
+    size_t nrec, ncomm, nrows, cap, ccap;
+    double dt;
+    int have;                    /* a previous sample and time has passed */
+    struct gt_watch_sample *cur; /* this sample, by key */
+    struct acc *pacc, *cacc;     /* deltas per process, per communicator */
+    char *pknown;                /* pknown[i]: process i's rate can be known */
+    size_t *cix, *fate_of, *order;
+    struct gt_watch_row *rows; /* communicators, then processes (report order) */
+    size_t nproc;              /* distinct processes in cur */
+};
 
-    /* the processes: which were seen before (invariant 3) */
-    size_t matched = 0, nproc = 0;
-    for (size_t i = 0; i < nrec; i++) {
-        const struct gt_recfile *r = &j->recs[i];
+static int build_alloc(struct build *b)
+{
+    b->cap = pow2_at_least(2 * (b->nrec + b->j->nranks));
+    b->ccap = pow2_at_least(2 * b->ncomm);
+    b->cur = calloc(b->cap, sizeof(*b->cur));
+    b->pacc = calloc(b->nrec + 1, sizeof(*b->pacc));
+    b->cacc = calloc(b->ncomm + 1, sizeof(*b->cacc));
+    b->pknown = calloc(b->nrec + 1, 1);
+    b->cix = calloc(b->ccap, sizeof(*b->cix));
+    b->fate_of = malloc((b->nrec + 1) * sizeof(*b->fate_of));
+    b->order = malloc((b->nrows + 1) * sizeof(*b->order));
+    b->rows = calloc(b->nrows + 1, sizeof(*b->rows));
+    b->f->rows = malloc((b->nrows + 1) * sizeof(*b->f->rows));
+    return b->cur && b->pacc && b->cacc && b->pknown && b->cix && b->fate_of && b->order &&
+           b->rows && b->f->rows;
+}
+
+static void build_free(struct build *b)
+{
+    free(b->cur);
+    free(b->pacc);
+    free(b->cacc);
+    free(b->pknown);
+    free(b->cix);
+    free(b->fate_of);
+    free(b->order);
+    free(b->rows);
+}
+
+/* The processes: which were seen before (invariant 3). */
+static void match_procs(struct build *b)
+{
+    struct gt_watch *w = b->w;
+    size_t matched = 0;
+    for (size_t i = 0; i < b->nrec; i++) {
+        const struct gt_recfile *r = &b->j->recs[i];
         struct gt_watch_sample k;
         key_of(&k, r, -1, 0);
         struct gt_watch_sample *p = slot_of(w->tab, w->cap, &k);
         int before = p && p->used;
-        pknown[i] = (char)(have && (before || r->id.start_wall_ns >= w->wall_ns));
-        struct gt_watch_sample *c = slot_of(cur, cap, &k);
+        b->pknown[i] = (char)(b->have && (before || r->id.start_wall_ns >= w->wall_ns));
+        struct gt_watch_sample *c = slot_of(b->cur, b->cap, &k);
         if (c->used) /* the same identity twice (hostile input): count it once */
             continue;
         *c = k;
         c->used = 1;
-        nproc++;
+        b->nproc++;
         matched += before;
-        f->nnew += w->have && !before;
+        b->f->nnew += w->have && !before;
     }
-    f->nproc = nrec;
-    f->ngone = w->have && w->nproc > matched ? w->nproc - matched : 0;
-
-    for (size_t i = 0; i < ncomm; i++) {
-        const struct gt_ccomm *x = &j->comms[i];
-        size_t *s = cix_slot(cix, ccap, j, x->has_comm_id, x->comm_id,
+    b->f->nproc = b->nrec;
+    b->f->ngone = w->have && w->nproc > matched ? w->nproc - matched : 0;
+    for (size_t i = 0; i < b->ncomm; i++) {
+        const struct gt_ccomm *x = &b->j->comms[i];
+        size_t *s = cix_slot(b->cix, b->ccap, b->j, x->has_comm_id, x->comm_id,
                              x->nmembers ? x->members[0].rec : SIZE_MAX);
         if (!*s)
             *s = i + 1;
     }
+}
 
-    /* each process's communicators: deltas against the previous sample */
+/* Each process's communicators: deltas against the previous sample. */
+static void take_deltas(struct build *b)
+{
+    const struct gt_job *j = b->j;
     for (size_t k = 0; k < j->nranks; k++) {
         const struct gt_rank_comm *rc = &j->ranks[k];
-        if (rc->rec >= nrec)
+        if (rc->rec >= b->nrec)
             continue;
         const struct gt_recfile *r = &j->recs[rc->rec];
         uint64_t regs = 0;
@@ -241,30 +268,32 @@ int gt_watch_frame_build(struct gt_watch *w, const struct gt_job *j, double mono
         key.bytes = rc->bytes;
         key.msgs = rc->msgs;
         key.regs = regs;
-        struct gt_watch_sample *c = slot_of(cur, cap, &key);
+        struct gt_watch_sample *c = slot_of(b->cur, b->cap, &key);
         if (c->used)
             continue;
         *c = key;
         c->used = 1;
-        if (!pknown[rc->rec])
+        if (!b->pknown[rc->rec])
             continue;
-        const struct gt_watch_sample *p = slot_of(w->tab, w->cap, &key);
+        const struct gt_watch_sample *p = slot_of(b->w->tab, b->w->cap, &key);
         uint64_t db = rc->bytes, dm = rc->msgs, dr = regs; /* new since: all of it */
         if (p && p->used && rc->bytes >= p->bytes && rc->msgs >= p->msgs && regs >= p->regs) {
             db -= p->bytes;
             dm -= p->msgs;
             dr -= p->regs;
         } /* else a counter went down: reset, the new value is the delta */
-        acc_add(&pacc[rc->rec], db, dm, dr);
-        size_t ci = *cix_slot(cix, ccap, j, rc->has_comm_id, rc->comm_id, rc->rec);
+        acc_add(&b->pacc[rc->rec], db, dm, dr);
+        size_t ci = *cix_slot(b->cix, b->ccap, j, rc->has_comm_id, rc->comm_id, rc->rec);
         if (ci)
-            acc_add(&cacc[ci - 1], db, dm, dr);
+            acc_add(&b->cacc[ci - 1], db, dm, dr);
     }
+}
 
-    /* rows: communicators, then processes (report order) */
-    for (size_t i = 0; i < ncomm; i++) {
-        const struct gt_ccomm *x = &j->comms[i];
-        struct gt_watch_row *w_ = &rows[i];
+static void comm_rows(struct build *b)
+{
+    for (size_t i = 0; i < b->ncomm; i++) {
+        const struct gt_ccomm *x = &b->j->comms[i];
+        struct gt_watch_row *w_ = &b->rows[i];
         w_->kind = GT_WATCH_COMM;
         w_->verdict = x->v.code;
         w_->emulated = x->v.emulated;
@@ -272,19 +301,26 @@ int gt_watch_frame_build(struct gt_watch *w, const struct gt_job *j, double mono
         w_->nprocs = x->nprocs;
         w_->errors = x->sum.error_count;
         w_->fallbacks = x->sum.fallback_count;
-        w_->rate = rate_of(&cacc[i], dt);
+        w_->rate = rate_of(&b->cacc[i], b->dt);
         comm_note(w_->note, sizeof(w_->note), &x->sum);
     }
-    for (size_t i = 0; i < nrec; i++)
-        fate_of[i] = SIZE_MAX;
+}
+
+/* The processes' rows (their digests' counts and verdicts with their fate)
+ * and the total of every process with a known rate. */
+static void proc_rows(struct build *b)
+{
+    const struct gt_job *j = b->j;
+    for (size_t i = 0; i < b->nrec; i++)
+        b->fate_of[i] = SIZE_MAX;
     for (size_t i = 0; i < j->nfates; i++)
-        if (j->fates[i].rec < nrec)
-            fate_of[j->fates[i].rec] = i;
+        if (j->fates[i].rec < b->nrec)
+            b->fate_of[j->fates[i].rec] = i;
     size_t k = 0;
     struct acc tot = {0};
-    for (size_t i = 0; i < nrec; i++) {
+    for (size_t i = 0; i < b->nrec; i++) {
         const struct gt_recfile *r = &j->recs[i];
-        struct gt_watch_row *w_ = &rows[ncomm + i];
+        struct gt_watch_row *w_ = &b->rows[b->ncomm + i];
         int seen[GT_V_COUNT] = {0};
         w_->kind = GT_WATCH_PROC;
         w_->nprocs = 1;
@@ -296,7 +332,7 @@ int gt_watch_frame_build(struct gt_watch *w, const struct gt_job *j, double mono
             if (j->ranks[k].verdict >= 0 && j->ranks[k].verdict < GT_V_COUNT)
                 seen[j->ranks[k].verdict]++;
         }
-        const struct gt_fate *fate = fate_of[i] != SIZE_MAX ? &j->fates[fate_of[i]].f : NULL;
+        const struct gt_fate *fate = b->fate_of[i] != SIZE_MAX ? &j->fates[b->fate_of[i]].f : NULL;
         if (fate && fate->code >= 0 && fate->code < GT_V_COUNT)
             seen[fate->code]++;
         w_->verdict = gt_verdict_combine_counts(seen);
@@ -305,28 +341,50 @@ int gt_watch_frame_build(struct gt_watch *w, const struct gt_job *j, double mono
         if (r->id.rank >= 0)
             snprintf(rank, sizeof(rank), " rank %d", r->id.rank);
         snprintf(w_->name, sizeof(w_->name), "proc %s:%d%s", gt_esc(r->id.host), r->id.pid, rank);
-        w_->rate = rate_of(&pacc[i], dt);
+        w_->rate = rate_of(&b->pacc[i], b->dt);
         if (fate)
             snprintf(w_->note, sizeof(w_->note), "%s", gt_esc(fate->text));
         else if (r->liveness != GT_LIVE_LIVE)
             snprintf(w_->note, sizeof(w_->note), "%s", gt_liveness_name(r->liveness));
-        if (pacc[i].known) {
-            f->nknown++;
-            acc_add(&tot, pacc[i].bytes, pacc[i].msgs, pacc[i].regs);
+        if (b->pacc[i].known) {
+            b->f->nknown++;
+            acc_add(&tot, b->pacc[i].bytes, b->pacc[i].msgs, b->pacc[i].regs);
         }
     }
     /* the total: every process with a known rate; known from the second frame on */
-    tot.known = have;
-    f->total = rate_of(&tot, dt);
+    tot.known = b->have;
+    b->f->total = rate_of(&tot, b->dt);
+}
 
-    for (size_t i = 0; i < nrows; i++)
-        order[i] = i;
-    sort_rows = rows;
-    if (nrows > 1)
-        qsort(order, nrows, sizeof(*order), row_cmp);
-    for (size_t i = 0; i < nrows; i++)
-        f->rows[i] = rows[order[i]];
-    f->nrows = nrows;
+int gt_watch_frame_build(struct gt_watch *w, const struct gt_job *j, double mono_s, int64_t wall_ns,
+                         struct gt_watch_frame *f)
+{
+    memset(f, 0, sizeof(*f));
+    struct build b = {.w = w, .j = j, .f = f, .nrec = j->nrec, .ncomm = j->ncomm};
+    b.nrows = b.nrec + b.ncomm;
+    if (!build_alloc(&b)) {
+        free(f->rows);
+        f->rows = NULL;
+        build_free(&b);
+        return -1;
+    }
+    double dt = w->have ? mono_s - w->mono_s : 0;
+    b.have = w->have && dt > 0;
+    b.dt = dt;
+    f->dt = b.have ? dt : 0;
+    match_procs(&b);
+    take_deltas(&b);
+    comm_rows(&b);
+    proc_rows(&b);
+
+    for (size_t i = 0; i < b.nrows; i++)
+        b.order[i] = i;
+    sort_rows = b.rows;
+    if (b.nrows > 1)
+        qsort(b.order, b.nrows, sizeof(*b.order), row_cmp);
+    for (size_t i = 0; i < b.nrows; i++)
+        f->rows[i] = b.rows[b.order[i]];
+    f->nrows = b.nrows;
 
     f->verdict_code = j->overall.code;
     snprintf(f->verdict, sizeof(f->verdict), "all %s  %s",
@@ -334,23 +392,15 @@ int gt_watch_frame_build(struct gt_watch *w, const struct gt_job *j, double mono
 
     /* this sample becomes the previous one */
     free(w->tab);
-    w->tab = cur;
-    w->cap = cap;
-    w->nproc = nproc;
+    w->tab = b.cur;
+    w->cap = b.cap;
+    w->nproc = b.nproc;
     w->have = 1;
     w->mono_s = mono_s;
     w->wall_ns = wall_ns;
-    cur = NULL;
-out:
-    free(cur);
-    free(pacc);
-    free(cacc);
-    free(pknown);
-    free(cix);
-    free(fate_of);
-    free(order);
-    free(rows);
-    return f->rows ? 0 : -1;
+    b.cur = NULL;
+    build_free(&b);
+    return 0;
 }
 
 void gt_watch_frame_free(struct gt_watch_frame *f)
