@@ -79,6 +79,33 @@ if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && command -v setpriv >/dev
     [ $rc -eq 0 ] && grep -q ": 2 recorder(s)" "$T/o7" && grep -q "owned by nobody" "$T/e7" && [ $rc8 -eq 11 ] &&
         pass "dump --accept-owner $me: only the job's 2 archived (nobody's named), the archive's verdict HOST-STAGED" ||
         fail "dump --accept-owner: exit $rc, verdict $rc8: $(cat "$T/o7" "$T/e7" | head -n 4)"
+    # diff, report and watch follow the rule too, and take --accept-owner:
+    # without it root refuses the job of two owners (exit 2, both named);
+    # with it only the named owner's recorders (HOST-STAGED) are read
+    for c in diff report watch; do
+        case $c in
+            diff) args=("$S" "$S") ;;
+            report) args=(-o "$T/$c.html" "$S") ;;
+            watch) args=(--once --all --cols 120 "$S") ;;
+        esac
+        rm -f "$T/$c.html"
+        $G "$c" "${args[@]}" >"$T/o9" 2>"$T/e9"
+        rc=$?
+        [ $rc -eq 2 ] && grep -q "job J has recorders of more than one owner" "$T/e9" "$T/o9" &&
+            pass "$c as root, two owners in a job: exit 2, named" ||
+            fail "$c two owners: exit $rc: $(cat "$T/e9" "$T/o9" | head -n 4)"
+        rm -f "$T/$c.html"
+        $G "$c" --accept-owner "$me" "${args[@]}" >"$T/o10" 2>"$T/e10"
+        rc=$?
+        case $c in
+            diff) seen=$(grep -c "verdict HOST-STAGED" "$T/o10") ;;
+            report) seen=$(grep -c "2 process(es), verdict HOST-STAGED" "$T/o10") ;;
+            watch) seen=$(grep -c "^all HOST-STAGED  2 process(es)" "$T/o10") ;;
+        esac
+        [ $rc -eq 0 ] && [ "$seen" -ge 1 ] && grep -q "owned by nobody" "$T/e10" &&
+            pass "$c --accept-owner $me: only the job's own recorders read, nobody's named" ||
+            fail "$c --accept-owner $me: exit $rc: $(cat "$T/e10" "$T/o10" | head -n 6)"
+    done
 else
     echo "note: not root (or no nobody/setpriv): other users' recorders not tried"
 fi

@@ -16,7 +16,6 @@
  * conclusion.  Exit: 0 comparable, 1 warning printed, 2 unreadable input,
  * 64 usage.
  */
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,13 +26,13 @@
 #include "tools/lib/ab.h"
 #include "tools/lib/load.h"
 #include "tools/render/ab_text.h"
-#include "tools/render/json_ab.h"
 #include "tools/cmd/commands.h"
+#include "tools/cmd/options.h"
 #include "tools/lib/esc.h"
 #include "tools/lib/hist.h"
 #include "tools/lib/nccljoin.h"
 #include "tools/lib/ncclcfg.h"
-#include "tools/render/json_summary.h"
+#include "tools/render/json_diff.h"
 
 static void usage(FILE *f)
 {
@@ -49,7 +48,8 @@ static void usage(FILE *f)
         "  NCCL_NET_GDR_LEVEL), naming each difference.\n"
         "  --nccl-log-a FILE|DIR  NCCL's log of run A (as verdict --nccl-log)\n"
         "  --nccl-log-b FILE|DIR  NCCL's log of run B: with both, NCCL's GPU Direct\n"
-        "              decisions per GPU and HCA and its GDRDMA channels are compared\n"
+        "              decisions per GPU and HCA and its GDRDMA channels are "
+        "compared\n" GT_ACCEPT_OWNER_USAGE
         "exit: 0 comparable, 1 not comparable (warning printed), 2 unreadable input, 64 usage\n");
 }
 
@@ -319,52 +319,165 @@ static uint64_t did(const struct gtr_comm *c, int m)
     return t;
 }
 
-static const double qv[] = {0.5, 0.95, 0.99, 1.0};
-static const char *qn[] = {"p50", "p95", "p99", "max"};
-
-static uint64_t qval(const struct gtr_hist *h, int q)
+/* -1: go on; else the exit code */
+static int parse(struct gt_opts *o, char **logs[2], int nlog[2], int argc, char **argv)
 {
-    return q == 3 ? h->max_ns : gt_hist_quantile(h, qv[q]);
+    static const struct option opts[] = {GT_LONG_JSON,
+                                         {"nccl-log-a", required_argument, 0, 'A'},
+                                         {"nccl-log-b", required_argument, 0, 'B'},
+                                         GT_LONG_ACCEPT_OWNER,
+                                         GT_LONG_HELP,
+                                         {0, 0, 0, 0}};
+    int c, rc;
+    while ((c = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
+        if (c == 'A' || c == 'B')
+            logs[c == 'B'][nlog[c == 'B']++] = optarg;
+        else if ((rc = gt_opts_default(o, c, optarg, usage)) >= 0)
+            return rc;
+    }
+    if (argc - optind != 2) {
+        usage(stderr);
+        return GT_EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* What differs beyond the registration path: A against B, then within
+ * each side every process against its first; NCCL's GPU Direct decisions
+ * when both logs are given.  Returns compare_gdr's code (2: a log unread). */
+static int compare(struct warns *ws, struct side S[2], char **logs[2], int nlog[2])
+{
+    compare_recs(ws, &S[0].in.recs[0], &S[1].in.recs[0], "A", "B");
+    if (S[0].in.n != S[1].in.n)
+        warn(ws, "processes: A %zu vs B %zu", S[0].in.n, S[1].in.n);
+    if (S[0].job.nhosts != S[1].job.nhosts)
+        warn(ws, "hosts: A %d vs B %d", S[0].job.nhosts, S[1].job.nhosts);
+    int logrc = 0;
+    if (nlog[0] && nlog[1]) /* NCCL's own GPU Direct decisions, from its logs */
+        logrc = compare_gdr(ws, logs, nlog);
+    else if (nlog[0] || nlog[1])
+        fprintf(stderr,
+                "gdrtrace diff: NCCL's log given for %s only: its GPU Direct decisions "
+                "are not compared\n",
+                nlog[0] ? "A" : "B");
+    /* world size and process counts are expected to match within a side;
+     * fingerprint fields may legitimately repeat per node, keep them. */
+    for (int s = 0; s < 2; s++)
+        for (size_t i = 1; i < S[s].in.n; i++) {
+            char la[160], lb[160];
+            const struct gt_recfile *r0 = &S[s].in.recs[0], *ri = &S[s].in.recs[i];
+            snprintf(la, sizeof(la), "%s %s:%d", s ? "B" : "A", r0->id.host, r0->id.pid);
+            snprintf(lb, sizeof(lb), "%s:%d", ri->id.host, ri->id.pid);
+            compare_recs(ws, r0, ri, la, lb);
+        }
+    return logrc;
+}
+
+static void print_sides(const struct side S[2], const struct warns *ws)
+{
+    for (int s = 0; s < 2; s++)
+        printf("%s: %s  (%zu process(es), %d host(s), GDRTRACE_REG=%s, verdict %s)\n",
+               s ? "B" : "A", gt_esc(S[s].path), S[s].in.n, S[s].job.nhosts,
+               gt_esc(S[s].in.recs[0].id.policy_reg),
+               gt_verdict_label(S[s].job.overall.code, S[s].job.overall.emulated));
+    if (!ws->n) {
+        printf("comparable: A and B differ only in the registration path\n");
+        return;
+    }
+    printf("\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n"
+           "!! WARNING: A and B differ in more than the registration path (%d "
+           "difference(s)).\n"
+           "!! The runbook forbids mixing hypotheses: the deltas below cannot be pinned on\n"
+           "!! DMA-BUF vs peermem vs host staging.\n",
+           ws->n);
+    for (int i = 0; i < ws->n; i++)
+        printf("!!   %s\n", gt_esc(ws->w[i]));
+    printf("!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n");
+    fprintf(stderr,
+            "gdrtrace diff: WARNING: A and B differ in more than the registration path "
+            "(%d difference(s), listed above)\n",
+            ws->n);
+}
+
+/* method mix, fallbacks by reason, errors */
+static void print_mix(const struct gtr_comm *A, const struct gtr_comm *B)
+{
+    uint64_t ta = gt_comm_regs(A), tb = gt_comm_regs(B);
+    printf("\nmethod mix (all registrations)\n   %-9s %10s %7s %10s %7s\n", "method", "A", "A %",
+           "B", "B %");
+    for (int m = 0; m < GTR_METHOD_COUNT; m++) {
+        uint64_t a = did(A, m), b = did(B, m);
+        printf("   %-9s %10llu %6.1f%% %10llu %6.1f%%\n", gt_method_name(m), (unsigned long long)a,
+               ta ? 100.0 * (double)a / (double)ta : 0.0, (unsigned long long)b,
+               tb ? 100.0 * (double)b / (double)tb : 0.0);
+    }
+    printf("\n   %-9s %10s %10s\n", "", "A", "B");
+    printf("   %-9s %10llu %10llu\n", "fallbacks", (unsigned long long)A->fallback_count,
+           (unsigned long long)B->fallback_count);
+    for (unsigned r = 0; r < GTR_REASON_SLOTS; r++) {
+        uint64_t a = gtr_reason_count(A, GTR_FALLBACKS, r);
+        uint64_t b = gtr_reason_count(B, GTR_FALLBACKS, r);
+        if (a || b)
+            printf("     %-22s %10llu %10llu\n", gt_reason_slot_name((int)r), (unsigned long long)a,
+                   (unsigned long long)b);
+    }
+    printf("   %-9s %10llu %10llu\n", "errors", (unsigned long long)A->error_count,
+           (unsigned long long)B->error_count);
+}
+
+static void print_latency(const struct gtr_comm *A, const struct gtr_comm *B)
+{
+    printf("\nlatency (all communicators)\n   %-6s %-4s %10s %10s %11s %8s\n", "op", "", "A", "B",
+           "B-A", "B/A");
+    for (int op = 0; op < GTR_OP_COUNT; op++) {
+        const struct gtr_hist *ha = &A->hist[op], *hb = &B->hist[op];
+        if (!ha->count && !hb->count)
+            continue;
+        for (int q = 0; q < GT_DIFF_NQ; q++) {
+            uint64_t a = gt_diff_qval(ha, q), b = gt_diff_qval(hb, q);
+            char x[24], y[24], d[24];
+            gt_fmt_ns(b > a ? b - a : a - b, d, sizeof(d));
+            char dd[28];
+            snprintf(dd, sizeof(dd), "%s%s", b >= a ? "+" : "-", d);
+            char ratio[16] = "-";
+            if (a && b)
+                snprintf(ratio, sizeof(ratio), "%.2fx", (double)b / (double)a);
+            printf("   %-6s %-4s %10s %10s %11s %8s\n", q ? "" : gt_op_name(op), gt_diff_qname[q],
+                   ha->count ? gt_fmt_ns(a, x, sizeof(x)) : "-",
+                   hb->count ? gt_fmt_ns(b, y, sizeof(y)) : "-",
+                   (ha->count && hb->count) ? dd : "-", ratio);
+        }
+    }
+    if (A->hist[GTR_OP_SEND].count || A->hist[GTR_OP_RECV].count || B->hist[GTR_OP_SEND].count ||
+        B->hist[GTR_OP_RECV].count)
+        printf("   send, recv: from the post (isend/irecv) to the test() that finds it done,\n"
+               "   which includes waiting for the peer: milliseconds there are normal.\n");
+}
+
+static void print_json(const struct side S[2], const struct warns *ws, const struct gt_ab *ab)
+{
+    struct gt_diff_doc d = {.warn = (const char(*)[512])ws->w, .nwarn = ws->n, .ab = ab};
+    for (int s = 0; s < 2; s++)
+        d.side[s] = (struct gt_diff_side){S[s].path, S[s].in.n, &S[s].job, S[s].tot,
+                                          S[s].in.recs[0].id.policy_reg};
+    gt_json_diff(stdout, &d);
 }
 
 int gt_cmd_diff(int argc, char **argv)
 {
-    static const struct option opts[] = {{"json", no_argument, 0, 'j'},
-                                         {"nccl-log-a", required_argument, 0, 'A'},
-                                         {"nccl-log-b", required_argument, 0, 'B'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    int json = 0, c, nlog[2] = {0, 0};
+    struct gt_opts o = GT_OPTS_INIT("diff");
+    int nlog[2] = {0, 0};
     char **logs[2] = {calloc((size_t)argc + 1, sizeof(char *)),
                       calloc((size_t)argc + 1, sizeof(char *))};
-    if (!logs[0] || !logs[1]) {
-        free(logs[0]);
-        free(logs[1]);
-        return GT_EXIT_INPUT;
+    struct side S[2] = {{0}};
+    int rc = !logs[0] || !logs[1] ? GT_EXIT_INPUT : parse(&o, logs, nlog, argc, argv);
+    if (rc >= 0)
+        goto out;
+    for (int s = 0; s < 2; s++) {
+        S[s].path = argv[optind + s];
+        gt_inputs_take_owners(&S[s].in, &o.owners);
     }
-    while ((c = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-            json = 1;
-            break;
-        case 'A':
-        case 'B':
-            logs[c == 'B'][nlog[c == 'B']++] = optarg;
-            break;
-        default: /* --help, or an option getopt refused */
-            free(logs[0]);
-            free(logs[1]);
-            return gt_usage_exit(c, usage);
-        }
-    }
-    if (argc - optind != 2) {
-        usage(stderr);
-        free(logs[0]);
-        free(logs[1]);
-        return GT_EXIT_USAGE;
-    }
-    struct side S[2] = {{.path = argv[optind]}, {.path = argv[optind + 1]}};
-    int rc = load_side(&S[0]);
+    rc = load_side(&S[0]);
     int rc2 = load_side(&S[1]);
     if (rc || rc2 || !S[0].in.n || !S[1].in.n) {
         for (int i = 0; i < 2; i++)
@@ -374,32 +487,7 @@ int gt_cmd_diff(int argc, char **argv)
         goto out;
     }
     struct warns ws = {0};
-    compare_recs(&ws, &S[0].in.recs[0], &S[1].in.recs[0], "A", "B");
-    if (S[0].in.n != S[1].in.n)
-        warn(&ws, "processes: A %zu vs B %zu", S[0].in.n, S[1].in.n);
-    if (S[0].job.nhosts != S[1].job.nhosts)
-        warn(&ws, "hosts: A %d vs B %d", S[0].job.nhosts, S[1].job.nhosts);
-    int logrc = 0;
-    if (nlog[0] && nlog[1]) /* NCCL's own GPU Direct decisions, from its logs */
-        logrc = compare_gdr(&ws, logs, nlog);
-    else if (nlog[0] || nlog[1])
-        fprintf(stderr,
-                "gdrtrace diff: NCCL's log given for %s only: its GPU Direct decisions "
-                "are not compared\n",
-                nlog[0] ? "A" : "B");
-    for (int s = 0; s < 2; s++)
-        for (size_t i = 1; i < S[s].in.n; i++) {
-            char la[160], lb[160];
-            const struct gt_recfile *r0 = &S[s].in.recs[0], *ri = &S[s].in.recs[i];
-            snprintf(la, sizeof(la), "%s %s:%d", s ? "B" : "A", r0->id.host, r0->id.pid);
-            snprintf(lb, sizeof(lb), "%s:%d", ri->id.host, ri->id.pid);
-            int before = ws.n;
-            compare_recs(&ws, r0, ri, la, lb);
-            /* world size and process counts are expected to match within a side;
-             * fingerprint fields may legitimately repeat per node, keep them. */
-            (void)before;
-        }
-
+    int logrc = compare(&ws, S, logs, nlog);
     /* the runbook's three groups and its one-line conclusion (tools/lib/ab.c) */
     struct gt_ab *ab = calloc(1, sizeof(*ab));
     if (!ab) {
@@ -408,116 +496,12 @@ int gt_cmd_diff(int argc, char **argv)
         goto out;
     }
     gt_ab_build(ab, &S[0].job, S[0].tot, &S[1].job, S[1].tot, ws.n);
-    if (json) {
-        struct gt_json js;
-        gj_init(&js, stdout);
-        gj_obj(&js, NULL);
-        gj_bool(&js, "comparable", ws.n == 0);
-        gj_arr(&js, "differences");
-        for (int i = 0; i < ws.n; i++)
-            gj_str(&js, NULL, ws.w[i]);
-        gj_end(&js, ']');
-        for (int s = 0; s < 2; s++) {
-            gj_obj(&js, s ? "b" : "a");
-            gj_str(&js, "path", S[s].path);
-            gj_u64(&js, "processes", S[s].in.n);
-            gj_i64(&js, "hosts", S[s].job.nhosts);
-            gj_str(&js, "policy_reg", S[s].in.recs[0].id.policy_reg);
-            gj_str(&js, "verdict",
-                   gt_verdict_label(S[s].job.overall.code, S[s].job.overall.emulated));
-            gt_json_comm_counts(&js, S[s].tot);
-            gt_json_latency(&js, S[s].tot);
-            gj_end(&js, '}');
-        }
-        gj_obj(&js, "latency_ratio_b_over_a");
-        for (int op = 0; op < GTR_OP_COUNT; op++) {
-            gj_obj(&js, gt_op_name(op));
-            for (int q = 0; q < 4; q++) {
-                uint64_t a = qval(&S[0].tot->hist[op], q), b = qval(&S[1].tot->hist[op], q);
-                if (a && b)
-                    gj_dbl(&js, qn[q], (double)b / (double)a);
-                else
-                    gj_null(&js, qn[q]);
-            }
-            gj_end(&js, '}');
-        }
-        gj_end(&js, '}');
-        gt_ab_json(&js, ab);
-        gj_end(&js, '}');
-        gj_done(&js);
+    if (o.json) {
+        print_json(S, &ws, ab);
     } else {
-        printf("A: %s  (%zu process(es), %d host(s), GDRTRACE_REG=%s, verdict %s)\n",
-               gt_esc(S[0].path), S[0].in.n, S[0].job.nhosts, gt_esc(S[0].in.recs[0].id.policy_reg),
-               gt_verdict_label(S[0].job.overall.code, S[0].job.overall.emulated));
-        printf("B: %s  (%zu process(es), %d host(s), GDRTRACE_REG=%s, verdict %s)\n",
-               gt_esc(S[1].path), S[1].in.n, S[1].job.nhosts, gt_esc(S[1].in.recs[0].id.policy_reg),
-               gt_verdict_label(S[1].job.overall.code, S[1].job.overall.emulated));
-        if (ws.n) {
-            printf(
-                "\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n"
-                "!! WARNING: A and B differ in more than the registration path (%d "
-                "difference(s)).\n"
-                "!! The runbook forbids mixing hypotheses: the deltas below cannot be pinned on\n"
-                "!! DMA-BUF vs peermem vs host staging.\n",
-                ws.n);
-            for (int i = 0; i < ws.n; i++)
-                printf("!!   %s\n", gt_esc(ws.w[i]));
-            printf(
-                "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n");
-            fprintf(stderr,
-                    "gdrtrace diff: WARNING: A and B differ in more than the registration path "
-                    "(%d difference(s), listed above)\n",
-                    ws.n);
-        } else {
-            printf("comparable: A and B differ only in the registration path\n");
-        }
-        uint64_t ta = gt_comm_regs(S[0].tot), tb = gt_comm_regs(S[1].tot);
-        printf("\nmethod mix (all registrations)\n   %-9s %10s %7s %10s %7s\n", "method", "A",
-               "A %", "B", "B %");
-        for (int m = 0; m < GTR_METHOD_COUNT; m++) {
-            uint64_t a = did(S[0].tot, m), b = did(S[1].tot, m);
-            printf("   %-9s %10llu %6.1f%% %10llu %6.1f%%\n", gt_method_name(m),
-                   (unsigned long long)a, ta ? 100.0 * (double)a / (double)ta : 0.0,
-                   (unsigned long long)b, tb ? 100.0 * (double)b / (double)tb : 0.0);
-        }
-        printf("\n   %-9s %10s %10s\n", "", "A", "B");
-        printf("   %-9s %10llu %10llu\n", "fallbacks", (unsigned long long)S[0].tot->fallback_count,
-               (unsigned long long)S[1].tot->fallback_count);
-        for (unsigned r = 0; r < GTR_REASON_SLOTS; r++) {
-            uint64_t a = gtr_reason_count(S[0].tot, GTR_FALLBACKS, r);
-            uint64_t b = gtr_reason_count(S[1].tot, GTR_FALLBACKS, r);
-            if (a || b)
-                printf("     %-22s %10llu %10llu\n", gt_reason_slot_name((int)r),
-                       (unsigned long long)a, (unsigned long long)b);
-        }
-        printf("   %-9s %10llu %10llu\n", "errors", (unsigned long long)S[0].tot->error_count,
-               (unsigned long long)S[1].tot->error_count);
-        printf("\nlatency (all communicators)\n   %-6s %-4s %10s %10s %11s %8s\n", "op", "", "A",
-               "B", "B-A", "B/A");
-        for (int op = 0; op < GTR_OP_COUNT; op++) {
-            const struct gtr_hist *ha = &S[0].tot->hist[op], *hb = &S[1].tot->hist[op];
-            if (!ha->count && !hb->count)
-                continue;
-            for (int q = 0; q < 4; q++) {
-                uint64_t a = qval(ha, q), b = qval(hb, q);
-                char x[24], y[24], d[24];
-                gt_fmt_ns(b > a ? b - a : a - b, d, sizeof(d));
-                char dd[28];
-                snprintf(dd, sizeof(dd), "%s%s", b >= a ? "+" : "-", d);
-                char ratio[16] = "-";
-                if (a && b)
-                    snprintf(ratio, sizeof(ratio), "%.2fx", (double)b / (double)a);
-                printf("   %-6s %-4s %10s %10s %11s %8s\n", q ? "" : gt_op_name(op), qn[q],
-                       ha->count ? gt_fmt_ns(a, x, sizeof(x)) : "-",
-                       hb->count ? gt_fmt_ns(b, y, sizeof(y)) : "-",
-                       (ha->count && hb->count) ? dd : "-", ratio);
-            }
-        }
-        const struct gtr_comm *la = S[0].tot, *lb = S[1].tot;
-        if (la->hist[GTR_OP_SEND].count || la->hist[GTR_OP_RECV].count ||
-            lb->hist[GTR_OP_SEND].count || lb->hist[GTR_OP_RECV].count)
-            printf("   send, recv: from the post (isend/irecv) to the test() that finds it done,\n"
-                   "   which includes waiting for the peer: milliseconds there are normal.\n");
+        print_sides(S, &ws);
+        print_mix(S[0].tot, S[1].tot);
+        print_latency(S[0].tot, S[1].tot);
         gt_ab_print(stdout, ab);
     }
     free(ab);

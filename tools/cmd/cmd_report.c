@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * cmd_html.c — `gdrtrace report -o FILE [--force] [--job J] [--baseline A]
+ * cmd_report.c — `gdrtrace report -o FILE [--force] [--job J] [--baseline A]
  * [PATH...]`: one self-contained HTML page of a run (tools/render/html.c draws it),
  * or with --baseline the A/B of run A (one path, as diff's A) and the run
  * read from PATH... (B, as diff's B).  The page is written to FILE.tmp.PID
@@ -10,12 +10,12 @@
  * rest, the page says so); 15 a run has no recorder (not written); 1 not
  * written (the output); 64 usage.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "tools/cmd/commands.h"
+#include "tools/cmd/options.h"
 #include "tools/lib/esc.h"
 #include "tools/render/html.h"
 #include "tools/lib/outfile.h"
@@ -34,7 +34,8 @@ static void usage(FILE *f)
                "  --baseline A  an A/B page: run A (one recorder, archive or folder, as for\n"
                "                diff) against the run read from PATH (B), both grids and their\n"
                "                latency distributions overlaid\n"
-               "  --job J       only the recorders of job J (--job -: those without a job id)\n"
+               "  --job J       only the recorders of job J (--job -: those without a job "
+               "id)\n" GT_ACCEPT_OWNER_USAGE
                "exit: 0 written, 2 an input could not be read (written for the rest),\n"
                "      15 no recorder found (not written), 1 not written, 64 usage\n");
 }
@@ -45,10 +46,11 @@ struct side {
     int rc;
 };
 
-static void load(struct side *s, char **paths, int n, const char *job)
+static void load(struct side *s, char **paths, int n, const struct gt_opts *o)
 {
     memset(&s->in, 0, sizeof(s->in));
-    s->in.job = job;
+    s->in.job = o->job;
+    gt_inputs_take_owners(&s->in, &o->owners);
     s->in.fold = &s->job; /* the page needs the merged view and digests only */
     s->rc = gt_load_job(paths, n, &s->in, &s->job);
 }
@@ -62,30 +64,19 @@ static void unload(struct side *s)
 int gt_cmd_report(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"output", required_argument, 0, 'o'}, {"force", no_argument, 0, 'f'},
-        {"job", required_argument, 0, 'J'},    {"baseline", required_argument, 0, 'B'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-    const char *out = NULL, *job = NULL;
+        GT_LONG_OUTPUT,       GT_LONG_FORCE, GT_LONG_JOB, {"baseline", required_argument, 0, 'B'},
+        GT_LONG_ACCEPT_OWNER, GT_LONG_HELP,  {0, 0, 0, 0}};
+    struct gt_opts o = GT_OPTS_INIT("report");
     char *baseline = NULL;
-    int force = 0, c;
+    int c, rc;
     while ((c = getopt_long(argc, argv, "ho:f", opts, NULL)) != -1) {
-        switch (c) {
-        case 'o':
-            out = optarg;
-            break;
-        case 'f':
-            force = 1;
-            break;
-        case 'J':
-            job = optarg;
-            break;
-        case 'B':
+        if (c == 'B')
             baseline = optarg;
-            break;
-        default: /* --help, or an option getopt refused */
-            return gt_usage_exit(c, usage);
-        }
+        else if ((rc = gt_opts_default(&o, c, optarg, usage)) >= 0)
+            return rc;
     }
+    const char *out = o.out;
+    int force = o.force;
     if (!out || !*out) {
         fprintf(stderr, "gdrtrace report: -o FILE is required\n");
         usage(stderr);
@@ -97,10 +88,11 @@ int gt_cmd_report(int argc, char **argv)
         return 1;
     }
     struct side A, B;
-    int two = baseline != NULL, rc = 0;
+    int two = baseline != NULL;
+    rc = 0;
     if (two)
-        load(&A, &baseline, 1, job);
-    load(&B, argv + optind, argc - optind, job);
+        load(&A, &baseline, 1, &o);
+    load(&B, argv + optind, argc - optind, &o);
     struct side *first = two ? &A : &B;
     for (struct side *s = first; s; s = (s == &A) ? &B : NULL) {
         if (s->rc && !rc)

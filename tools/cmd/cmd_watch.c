@@ -20,7 +20,6 @@
  * ones only unless --all, so the verdict is the running job's.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -33,6 +32,7 @@
 
 #include "common/env.h"
 #include "tools/cmd/commands.h"
+#include "tools/cmd/options.h"
 #include "tools/lib/esc.h"
 #include "tools/lib/load.h"
 #include "tools/render/watch_frame.h"
@@ -120,7 +120,7 @@ static void usage(FILE *f)
             "  --rows R      frame height in lines (default: the terminal's, else $LINES,\n"
             "                else 24; 0: no limit)\n"
             "  --cols C      frame width in columns (default: the terminal's, else\n"
-            "                $COLUMNS, else 80; 0: no limit)\n"
+            "                $COLUMNS, else 80; 0: no limit)\n" GT_ACCEPT_OWNER_USAGE
             "  q, Ctrl-C or SIGTERM quits and restores the terminal.\n"
             "exit: 0; 2 an input could not be read (in the last frame); 64 usage\n");
 }
@@ -192,33 +192,46 @@ static int dim_opt(const char *opt, const char *v, long *out)
     return 0;
 }
 
-int gt_cmd_watch(int argc, char **argv)
+/* What watch's steps share. */
+struct watch {
+    struct gt_opts o;
+    double interval;
+    long count, opt_rows, opt_cols;
+    int all, tty_in, tty_out;
+    char **paths;
+    int npaths;
+    const char *where; /* named in the frame when nothing is found */
+    struct gt_watch w;
+    struct gt_watch_frame f;
+    int have_frame, last_bad;
+};
+
+/* -1: go on; else the exit code */
+static int parse(struct watch *v, int argc, char **argv)
 {
     static const struct option opts[] = {{"interval", required_argument, 0, 'i'},
                                          {"count", required_argument, 0, 'n'},
                                          {"frames", required_argument, 0, 'n'},
                                          {"once", no_argument, 0, '1'},
                                          {"all", no_argument, 0, 'a'},
-                                         {"job", required_argument, 0, 'J'},
+                                         GT_LONG_JOB,
                                          {"rows", required_argument, 0, 'R'},
                                          {"cols", required_argument, 0, 'C'},
-                                         {"help", no_argument, 0, 'h'},
+                                         GT_LONG_ACCEPT_OWNER,
+                                         GT_LONG_HELP,
                                          {0, 0, 0, 0}};
-    double interval = 2;
-    long count = -1, opt_rows = -1, opt_cols = -1;
-    int all = 0, c;
-    const char *job = NULL;
+    int c, rc;
     while ((c = getopt_long(argc, argv, "hi:n:a", opts, NULL)) != -1) {
         switch (c) {
         case 'i': {
             char *end;
-            interval = strtod(optarg, &end);
+            v->interval = strtod(optarg, &end);
             if (end == optarg || *end)
-                interval = -1; /* refused below, naming the option */
+                v->interval = -1; /* refused below, naming the option */
             break;
         }
         case 'n':
-            if (gt_parse_long(optarg, 1, 1000000000L, &count)) {
+            if (gt_parse_long(optarg, 1, 1000000000L, &v->count)) {
                 fprintf(stderr,
                         "gdrtrace watch: --frames/--count '%s' is not an integer in "
                         "1..1000000000\n",
@@ -227,34 +240,43 @@ int gt_cmd_watch(int argc, char **argv)
             }
             break;
         case '1':
-            count = 1;
+            v->count = 1;
             break;
         case 'a':
-            all = 1;
-            break;
-        case 'J':
-            job = optarg;
+            v->all = 1;
             break;
         case 'R':
-            if (dim_opt("--rows", optarg, &opt_rows))
+            if (dim_opt("--rows", optarg, &v->opt_rows))
                 return GT_EXIT_USAGE;
             break;
         case 'C':
-            if (dim_opt("--cols", optarg, &opt_cols))
+            if (dim_opt("--cols", optarg, &v->opt_cols))
                 return GT_EXIT_USAGE;
             break;
-        default: /* --help, or an option getopt refused */
-            return gt_usage_exit(c, usage);
+        default:
+            if ((rc = gt_opts_default(&v->o, c, optarg, usage)) >= 0)
+                return rc;
         }
     }
-    if (!(interval > 0) || interval > 86400) {
+    if (!(v->interval > 0) || v->interval > 86400) {
         fprintf(stderr, "gdrtrace watch: --interval must be a number of seconds in (0, 86400]\n");
         return GT_EXIT_USAGE;
     }
-    int tty_in = isatty(STDIN_FILENO), tty_out = isatty(STDOUT_FILENO);
+    v->paths = argv + optind;
+    v->npaths = argc - optind;
+    v->where = optind < argc ? argv[optind] : gt_default_dir();
+    return -1;
+}
+
+/* The terminal taken: stdin in non-canonical mode for 'q', the signals
+ * handled, the cursor hidden and the screen cleared once. */
+static void take_terminal(struct watch *v)
+{
+    v->tty_in = isatty(STDIN_FILENO);
+    v->tty_out = isatty(STDOUT_FILENO);
     /* one write per frame on a terminal: never half a frame on screen */
     setvbuf(stdout, NULL, _IOFBF, 1 << 16);
-    if (tty_in && tcgetattr(STDIN_FILENO, &saved_tio) == 0) {
+    if (v->tty_in && tcgetattr(STDIN_FILENO, &saved_tio) == 0) {
         raw_tio = saved_tio;
         raw_tio.c_lflag &= (tcflag_t) ~(ICANON | ECHO);
         raw_tio.c_cc[VMIN] = 0;
@@ -262,7 +284,7 @@ int gt_cmd_watch(int argc, char **argv)
         tio_saved = 1;
         tcsetattr(STDIN_FILENO, TCSANOW, &raw_tio);
     } else {
-        tty_in = 0;
+        v->tty_in = 0;
     }
     struct sigaction sa = {0};
     sigemptyset(&sa.sa_mask);
@@ -272,96 +294,119 @@ int gt_cmd_watch(int argc, char **argv)
     sigaction(SIGHUP, &sa, NULL);
     sa.sa_handler = on_winch;
     sigaction(SIGWINCH, &sa, NULL);
-    if (tio_saved || tty_out) {
+    if (tio_saved || v->tty_out) {
         tstp_sa = sa;
         tstp_sa.sa_handler = on_tstp;
         sigaction(SIGTSTP, &tstp_sa, NULL);
     }
-    if (tty_out) {
+    if (v->tty_out) {
         fputs("\033[?25l\033[H\033[2J", stdout); /* cursor hidden; the screen cleared once */
         fflush(stdout);
         cursor_hidden = 1;
     }
-    const char *where = optind < argc ? argv[optind] : gt_default_dir();
-    struct gt_watch w = {0};
-    struct gt_watch_frame f = {0};
-    int have_frame = 0, last_bad = 0;
-    for (long iter = 0; !stop && (count < 0 || iter < count); iter++) {
-        double t0 = mono_now();
-        struct timespec wall;
-        clock_gettime(CLOCK_REALTIME, &wall);
-        struct gt_job j;
-        /* On a terminal a problem on stderr would tear the frame: the title
-         * counts them, and the exit says so.  Elsewhere (--once into a file)
-         * each is named as every other subcommand names it. */
-        struct gt_inputs in = {
-            .quiet = tty_out, .quiet_empty = 1, .job = job, .live_only = !all, .fold = &j};
-        gt_load_job(argv + optind, argc - optind, &in, &j);
-        last_bad = in.nbad;
-        if (stop) {
-            gt_job_free(&j);
-            gt_inputs_free(&in);
-            break;
+}
+
+/* The title and, when nothing was found, the verdict line of frame f. */
+static void frame_text(const struct watch *v, struct gt_watch_frame *f, const struct gt_inputs *in,
+                       time_t wall)
+{
+    char ts[64], bad[64] = "";
+    struct tm tm;
+    strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S", localtime_r(&wall, &tm));
+    if (in->nbad)
+        snprintf(bad, sizeof(bad), ", %d unreadable", in->nbad);
+    snprintf(f->title, sizeof(f->title), "gdrtrace watch  %s  every %gs  %zu%s recorder(s)%s%s", ts,
+             v->interval, in->n, v->all ? "" : " live", bad, v->tty_in ? "  q quits" : "");
+    if (in->n)
+        return;
+    char dead[96] = "";
+    if (in->skip_dead)
+        snprintf(dead, sizeof(dead), " (%d not running: --all shows them)", in->skip_dead);
+    snprintf(f->verdict, sizeof(f->verdict), "all %s  no %srecorders in %s%s",
+             gt_verdict_name(GT_V_NO_DATA), v->all ? "" : "live ", gt_esc(v->where), dead);
+}
+
+/* One sample of the recorders, drawn as frame iter; 0, or -1 when a
+ * signal came while they were read. */
+static int sample(struct watch *v, long iter, double t0)
+{
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    struct gt_job j;
+    /* On a terminal a problem on stderr would tear the frame: the title
+     * counts them, and the exit says so.  Elsewhere (--once into a file)
+     * each is named as every other subcommand names it. */
+    struct gt_inputs in = {
+        .quiet = v->tty_out, .quiet_empty = 1, .job = v->o.job, .live_only = !v->all, .fold = &j};
+    gt_inputs_take_owners(&in, &v->o.owners);
+    gt_load_job(v->paths, v->npaths, &in, &j);
+    v->last_bad = in.nbad;
+    int rc = stop ? -1 : 0;
+    struct gt_watch_frame nf;
+    if (!rc && gt_watch_frame_build(&v->w, &j, t0, (int64_t)wall.tv_sec * 1000000000 + wall.tv_nsec,
+                                    &nf) == 0) {
+        gt_watch_frame_free(&v->f);
+        v->f = nf;
+        v->have_frame = 1;
+        frame_text(v, &v->f, &in, wall.tv_sec);
+        draw(&v->f, v->tty_out, v->opt_rows, v->opt_cols, iter);
+    }
+    gt_job_free(&j);
+    gt_inputs_free(&in);
+    return rc;
+}
+
+/* Until the next sample is due (interval after t0), redrawing on SIGWINCH
+ * or SIGCONT; 'q' or a signal stops. */
+static void wait_next(struct watch *v, double t0)
+{
+    for (;;) {
+        if (winch || resumed) {
+            if (resumed && v->tty_out) /* the shell wrote on the screen meanwhile */
+                fputs("\033[H\033[2J", stdout);
+            winch = resumed = 0;
+            if (v->have_frame)
+                draw(&v->f, v->tty_out, v->opt_rows, v->opt_cols, 0);
         }
-        struct gt_watch_frame nf;
-        if (gt_watch_frame_build(&w, &j, t0, (int64_t)wall.tv_sec * 1000000000 + wall.tv_nsec,
-                                 &nf) == 0) {
-            gt_watch_frame_free(&f);
-            f = nf;
-            have_frame = 1;
-            char ts[64], bad[64] = "";
-            struct tm tm;
-            strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S", localtime_r(&wall.tv_sec, &tm));
-            if (in.nbad)
-                snprintf(bad, sizeof(bad), ", %d unreadable", in.nbad);
-            snprintf(f.title, sizeof(f.title),
-                     "gdrtrace watch  %s  every %gs  %zu%s recorder(s)%s%s", ts, interval, in.n,
-                     all ? "" : " live", bad, tty_in ? "  q quits" : "");
-            if (!in.n) {
-                char dead[96] = "";
-                if (in.skip_dead)
-                    snprintf(dead, sizeof(dead), " (%d not running: --all shows them)",
-                             in.skip_dead);
-                snprintf(f.verdict, sizeof(f.verdict), "all %s  no %srecorders in %s%s",
-                         gt_verdict_name(GT_V_NO_DATA), all ? "" : "live ", gt_esc(where), dead);
-            }
-            draw(&f, tty_out, opt_rows, opt_cols, iter);
-        }
-        gt_job_free(&j);
-        gt_inputs_free(&in);
-        if (count >= 0 && iter + 1 >= count)
-            break;
-        /* the next sample is due interval after this one began */
-        for (;;) {
-            if (winch || resumed) {
-                if (resumed && tty_out) /* the shell wrote on the screen meanwhile */
-                    fputs("\033[H\033[2J", stdout);
-                winch = resumed = 0;
-                if (have_frame)
-                    draw(&f, tty_out, opt_rows, opt_cols, 0);
-            }
-            double left = t0 + interval - mono_now();
-            if (stop || left <= 0)
-                break;
-            struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
-            int r = poll(&p, tty_in ? 1 : 0, (int)(left * 1000) + 1);
-            if (r > 0) {
-                char ch;
-                if (read(STDIN_FILENO, &ch, 1) == 1 && (ch == 'q' || ch == 'Q'))
-                    stop = 1;
-                if (p.revents & (POLLHUP | POLLERR | POLLNVAL)) /* the terminal went away */
-                    stop = 1;
-            } else if (r < 0 && errno != EINTR) {
-                break;
-            }
+        double left = t0 + v->interval - mono_now();
+        if (stop || left <= 0)
+            return;
+        struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
+        int r = poll(&p, v->tty_in ? 1 : 0, (int)(left * 1000) + 1);
+        if (r > 0) {
+            char ch;
+            if (read(STDIN_FILENO, &ch, 1) == 1 && (ch == 'q' || ch == 'Q'))
+                stop = 1;
+            if (p.revents & (POLLHUP | POLLERR | POLLNVAL)) /* the terminal went away */
+                stop = 1;
+        } else if (r < 0 && errno != EINTR) {
+            return;
         }
     }
-    gt_watch_frame_free(&f);
-    gt_watch_free(&w);
+}
+
+int gt_cmd_watch(int argc, char **argv)
+{
+    struct watch v = {
+        .o = GT_OPTS_INIT("watch"), .interval = 2, .count = -1, .opt_rows = -1, .opt_cols = -1};
+    int rc = parse(&v, argc, argv);
+    if (rc >= 0)
+        return rc;
+    take_terminal(&v);
+    for (long iter = 0; !stop && (v.count < 0 || iter < v.count); iter++) {
+        double t0 = mono_now();
+        if (sample(&v, iter, t0))
+            break;
+        if (v.count >= 0 && iter + 1 >= v.count)
+            break;
+        wait_next(&v, t0);
+    }
+    gt_watch_frame_free(&v.f);
+    gt_watch_free(&v.w);
     fflush(stdout);
     restore_terminal();
-    if (last_bad && tty_out)
+    if (v.last_bad && v.tty_out)
         fprintf(stderr, "gdrtrace watch: %d input(s) could not be read (gdrtrace ls names why)\n",
-                last_bad);
-    return last_bad ? GT_EXIT_INPUT : 0;
+                v.last_bad);
+    return v.last_bad ? GT_EXIT_INPUT : 0;
 }
