@@ -15,6 +15,7 @@
 #include "tools/lib/hist.h"
 #include "tools/lib/model.h"
 #include "tools/lib/ncclcfg.h"
+#include "tools/lib/recfact.h"
 
 static const char *vnames[GT_V_COUNT] = {
     "DIRECT-DMABUF", "DIRECT-PEERMEM", "HOST-STAGED", "MIXED",
@@ -237,9 +238,9 @@ static void why_not_direct(char *why, size_t n, const struct gt_recfile *const *
     }
     const struct gt_recfile *r0 = nctx ? ctx[0] : NULL;
     if (r0) {
-        if (!strcmp(r0->id.policy_reg, "host"))
+        if (gt_rec_reg_mode(r0) == GT_REG_HOST)
             gt_appendf(why, n, " Policy GDRTRACE_REG=host refuses GPU memory.");
-        if (!strcmp(r0->id.policy_reg, "peermem"))
+        if (gt_rec_reg_mode(r0) == GT_REG_PEERMEM)
             gt_appendf(why, n, " Policy GDRTRACE_REG=peermem chose peermem.");
         if (gt_recfile_emulated(r0))
             gt_appendf(why, n,
