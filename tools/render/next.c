@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tools/lib/esc.h"
+#include "tools/lib/recfact.h"
 #include "tools/render/text.h"
 
 /* The first node (natural order) whose verdict is code, else the first node. */
@@ -27,7 +28,7 @@ void gt_next_step(const struct gt_job *j, char **paths, int npaths, char *buf, s
         snprintf(p + strlen(p), sizeof(p) - strlen(p), " %s", gt_esc(paths[i]));
     int code = j->nrec ? j->overall.code : GT_V_NO_DATA;
     const struct gt_recfile *r0 = j->nrec ? &j->recs[0] : NULL;
-    const char *reg = r0 ? r0->id.policy_reg : "";
+    int reg = r0 ? gt_rec_reg_mode(r0) : -1; /* enum gt_reg_mode */
     const char *node = gt_esc(node_with(j, code));
     switch (code) {
     case GT_V_DIRECT_DMABUF:
@@ -39,7 +40,7 @@ void gt_next_step(const struct gt_job *j, char **paths, int npaths, char *buf, s
             snprintf(buf, n, "compare with a baseline run (gate 4): gdrtrace diff BASE%s", p);
         break;
     case GT_V_DIRECT_PEERMEM:
-        if (!strcmp(reg, "peermem"))
+        if (reg == GT_REG_PEERMEM)
             snprintf(buf, n,
                      "peermem baseline: rerun with GDRTRACE_REG=dmabuf, then gdrtrace diff%s "
                      "DMABUF-RUN",
@@ -50,7 +51,7 @@ void gt_next_step(const struct gt_job *j, char **paths, int npaths, char *buf, s
                      node);
         break;
     case GT_V_HOST_STAGED:
-        if (!strcmp(reg, "host"))
+        if (reg == GT_REG_HOST)
             snprintf(buf, n,
                      "host-memory baseline: rerun with GDRTRACE_REG=dmabuf, then gdrtrace "
                      "diff%s DMABUF-RUN",
