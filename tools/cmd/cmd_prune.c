@@ -58,7 +58,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -71,10 +70,11 @@
 
 #include "tools/lib/recfile.h"
 #include "tools/cmd/commands.h"
+#include "tools/cmd/options.h"
 #include "tools/lib/duration.h"
 #include "tools/lib/esc.h"
 #include "tools/lib/inputs.h"
-#include "tools/render/json.h"
+#include "tools/render/json_prune.h"
 #include "tools/lib/model.h"
 
 /* The writer's recorder is ~2.7 MB; a file far above that is not judged. */
@@ -154,21 +154,8 @@ static void report(struct prune *pr, const char *name, const struct outcome *o)
     if (pr->json) {
         char path[4096];
         snprintf(path, sizeof(path), "%s/%s", pr->dir, name);
-        gj_obj(&pr->js, NULL);
-        gj_str(&pr->js, "path", path);
-        gj_str(&pr->js, "action", o->action);
-        gj_str(&pr->js, "state", o->state);
-        gj_str(&pr->js, "reason", o->reason);
-        if (o->rec) {
-            gj_str(&pr->js, "job", o->rec->id.job);
-            gj_i64(&pr->js, "pid", o->rec->id.pid);
-        }
-        gj_u64(&pr->js, "size", o->size);
-        if (o->age_s >= 0)
-            gj_i64(&pr->js, "age_s", o->age_s);
-        else
-            gj_null(&pr->js, "age_s");
-        gj_end(&pr->js, '}');
+        struct gt_prune_item it = {path, o->action, o->state, o->reason, o->rec, o->size, o->age_s};
+        gt_json_prune_file(&pr->js, &it);
         return;
     }
     /* names come from a shared folder, reasons from recorders */
@@ -277,164 +264,182 @@ static int remove_judged(struct prune *pr, const char *name, const struct stat *
     return 0;
 }
 
-static void prune_one(struct prune *pr, const char *name)
+/* The entry opened for judging: a regular file of the caller's (root: of
+ * anyone), opened without following a link.  Returns its fd; -1 with *o
+ * saying why it is kept; -2 when it is gone since the listing (nothing to
+ * say). */
+static int open_entry(struct prune *pr, const char *name, struct stat *st, struct outcome *o)
 {
-    struct outcome o = {.action = "kept", .state = "-", .age_s = -1};
-    struct stat st;
     uid_t me = geteuid();
-    struct gt_recfile rec;
-    int parsed = 0, fd = -1;
-    if (fstatat(pr->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (fstatat(pr->dirfd, name, st, AT_SYMLINK_NOFOLLOW) != 0) {
         if (errno == ENOENT)
-            return; /* gone since the listing: nothing to say */
-        o.state = "unreadable";
-        snprintf(o.reason, sizeof(o.reason), "cannot stat: %s", strerror(errno));
+            return -2;
+        o->state = "unreadable";
+        snprintf(o->reason, sizeof(o->reason), "cannot stat: %s", strerror(errno));
         pr->unreadable++;
-        goto out;
+        return -1;
     }
-    if (S_ISLNK(st.st_mode)) {
-        o.state = "symlink";
-        snprintf(o.reason, sizeof(o.reason), "a symbolic link, never followed");
-        goto out;
+    if (S_ISLNK(st->st_mode)) {
+        o->state = "symlink";
+        snprintf(o->reason, sizeof(o->reason), "a symbolic link, never followed");
+        return -1;
     }
-    if (!S_ISREG(st.st_mode)) {
-        o.state = "not-regular";
-        snprintf(o.reason, sizeof(o.reason), "not a regular file");
-        goto out;
+    if (!S_ISREG(st->st_mode)) {
+        o->state = "not-regular";
+        snprintf(o->reason, sizeof(o->reason), "not a regular file");
+        return -1;
     }
-    if (me != 0 && st.st_uid != me) {
-        o.state = "not-yours";
-        snprintf(o.reason, sizeof(o.reason),
+    if (me != 0 && st->st_uid != me) {
+        o->state = "not-yours";
+        snprintf(o->reason, sizeof(o->reason),
                  "owned by uid %u, not by you (uid %u); only root prunes other users' recorders",
-                 (unsigned)st.st_uid, (unsigned)me);
-        goto out;
+                 (unsigned)st->st_uid, (unsigned)me);
+        return -1;
     }
-    fd = openat(pr->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0 || fstat(fd, &st) != 0) {
+    int fd = openat(pr->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, st) != 0) {
         if (errno == ENOENT)
-            return;
-        o.state = "unreadable";
-        snprintf(o.reason, sizeof(o.reason), "cannot open: %s", strerror(errno));
+            return fd >= 0 ? (close(fd), -2) : -2;
+        o->state = "unreadable";
+        snprintf(o->reason, sizeof(o->reason), "cannot open: %s", strerror(errno));
         pr->unreadable++;
-        goto out;
+        return fd >= 0 ? (close(fd), -1) : -1;
     }
     /* the entry may have been swapped between the two stats */
-    if (!S_ISREG(st.st_mode) || (me != 0 && st.st_uid != me)) {
-        o.state = "changed";
-        snprintf(o.reason, sizeof(o.reason), "replaced by another kind of file while pruning");
-        goto out;
+    if (!S_ISREG(st->st_mode) || (me != 0 && st->st_uid != me)) {
+        o->state = "changed";
+        snprintf(o->reason, sizeof(o->reason), "replaced by another kind of file while pruning");
+        close(fd);
+        return -1;
     }
-    o.size = (uint64_t)st.st_size;
-    /* Invariant 3, taken before reading so that what we read cannot change
-     * without breaking the lease. */
-    int lease_errno = fcntl(fd, F_SETLEASE, F_RDLCK) == 0 ? 0 : errno;
+    o->size = (uint64_t)st->st_size;
+    return fd;
+}
 
+/* The recorder in fd, parsed into *rec: 0, or -1 with *o saying why not. */
+static int read_entry(struct prune *pr, const char *name, int fd, const struct stat *st,
+                      struct gt_recfile *rec, struct outcome *o)
+{
     char err[GT_ERRLEN];
     unsigned char *buf;
     size_t len;
-    if (read_fd(fd, (size_t)st.st_size, PRUNE_READ_MAX, &buf, &len, err, sizeof(err)) != 0) {
-        o.state = "unreadable";
-        snprintf(o.reason, sizeof(o.reason), "%s", err);
+    if (read_fd(fd, (size_t)st->st_size, PRUNE_READ_MAX, &buf, &len, err, sizeof(err)) != 0) {
+        o->state = "unreadable";
+        snprintf(o->reason, sizeof(o->reason), "%s", err);
         pr->unreadable++;
-        goto out;
+        return -1;
     }
     /* The full path: the liveness judgement looks for the writer holding
      * the file at this path open. */
     char path[4096];
     snprintf(path, sizeof(path), "%s/%s", pr->dir, name);
-    if (gt_recfile_parse_owned(buf, len, path, &rec, err, sizeof(err)) != 0) {
-        o.state = "not-recorder";
+    if (gt_recfile_parse_owned(buf, len, path, rec, err, sizeof(err)) != 0) {
+        o->state = "not-recorder";
         /* err starts with the source, which the line already shows */
         const char *e = err;
         size_t pl = strlen(path);
         if (!strncmp(e, path, pl) && !strncmp(e + pl, ": ", 2))
             e += pl + 2;
-        snprintf(o.reason, sizeof(o.reason), "%s", e);
+        snprintf(o->reason, sizeof(o->reason), "%s", e);
         pr->unreadable++;
         pr->junk++; /* named, kept; not the epilog's failure (exit 0) */
-        goto out;
+        return -1;
     }
-    parsed = 1;
-    o.rec = &rec;
+    return 0;
+}
+
+/* Whether the writer is gone by its liveness l: 1 yes (*unknown_old: an
+ * unknown one taken by --older-than), 0 kept with o->reason said. */
+static int writer_gone(const struct prune *pr, const struct gt_recfile *rec, int l,
+                       const char *lwhy, int64_t last, int lease_errno, int *unknown_old,
+                       struct outcome *o)
+{
+    int pid = rec->id.pid;
+    switch (l) {
+    case GT_LIVE_LIVE:
+        snprintf(o->reason, sizeof(o->reason), "pid %d runs and holds it", pid);
+        return 0;
+    case GT_LIVE_CREATING:
+        snprintf(o->reason, sizeof(o->reason), "being created by pid %d", pid);
+        return 0;
+    case GT_LIVE_EXITED:
+        if (writer_runs(rec)) {
+            snprintf(o->reason, sizeof(o->reason),
+                     "closed, but pid %d still holds it and reopens it if NCCL initialises again",
+                     pid);
+            return 0;
+        }
+        return 1;
+    case GT_LIVE_CRASHED:
+        return 1;
+    }
+    /* A writer the pid cannot settle (another pid namespace): --older-than
+     * is the operator's word that an old one is done, and the lease below
+     * the proof that no process, in any namespace, still holds it open for
+     * writing. */
+    if (pr->older_ns >= 0 && pr->now_ns - last > pr->older_ns && lease_errno == 0) {
+        *unknown_old = 1;
+        return 1;
+    }
+    if (!strcmp(lwhy, GT_LIVE_WHY_OTHER_NS))
+        snprintf(o->reason, sizeof(o->reason),
+                 "unknown (%s): pid %d is its writer's number in another pid namespace", lwhy, pid);
+    else if (lwhy[0])
+        snprintf(o->reason, sizeof(o->reason),
+                 "unknown (%s): cannot tell which process its writer's pid %d is", lwhy, pid);
+    else
+        snprintf(o->reason, sizeof(o->reason),
+                 "cannot tell whether pid %d is its writer (another pid namespace, or a "
+                 "process whose /proc cannot be read)",
+                 pid);
+    return 0;
+}
+
+/* Whether the parsed recorder may go: 1 with o->reason the line's why, 0
+ * kept (o->action "failed" when the lease could not be taken). */
+static int judge(struct prune *pr, const struct gt_recfile *rec, int lease_errno, struct outcome *o)
+{
     const char *lwhy = "";
-    int l = gt_recfile_judge_liveness_why(&rec, &lwhy);
-    o.state = gt_liveness_name(l);
-    int64_t last = gt_last_activity_ns(&rec, pr->now_ns);
-    o.age_s = (pr->now_ns - last) / 1000000000;
+    int l = gt_recfile_judge_liveness_why(rec, &lwhy);
+    o->state = gt_liveness_name(l);
+    int64_t last = gt_last_activity_ns(rec, pr->now_ns);
+    o->age_s = (pr->now_ns - last) / 1000000000;
     char age[32];
-    fmt_age(age, sizeof(age), o.age_s);
-    int pid = rec.id.pid, unknown_old = 0;
+    fmt_age(age, sizeof(age), o->age_s);
+    int pid = rec->id.pid, unknown_old = 0;
 
     /* --job -: the recorders without a job id, as ls, verdict and export
      * write them */
     const char *want = pr->job && !strcmp(pr->job, GT_JOB_NONE) ? "" : pr->job;
-    if (want && strcmp(rec.id.job, want) != 0) {
-        snprintf(o.reason, sizeof(o.reason), "job '%s', not '%s'",
-                 rec.id.job[0] ? rec.id.job : GT_JOB_NONE, pr->job);
-        goto out;
+    if (want && strcmp(rec->id.job, want) != 0) {
+        snprintf(o->reason, sizeof(o->reason), "job '%s', not '%s'",
+                 rec->id.job[0] ? rec->id.job : GT_JOB_NONE, pr->job);
+        return 0;
     }
-    switch (l) {
-    case GT_LIVE_LIVE:
-        snprintf(o.reason, sizeof(o.reason), "pid %d runs and holds it", pid);
-        goto out;
-    case GT_LIVE_CREATING:
-        snprintf(o.reason, sizeof(o.reason), "being created by pid %d", pid);
-        goto out;
-    case GT_LIVE_EXITED:
-        if (writer_runs(&rec)) {
-            snprintf(o.reason, sizeof(o.reason),
-                     "closed, but pid %d still holds it and reopens it if NCCL initialises again",
-                     pid);
-            goto out;
-        }
-        break;
-    case GT_LIVE_CRASHED:
-        break;
-    default:
-        /* A writer the pid cannot settle (another pid namespace): --older-than
-         * is the operator's word that an old one is done, and the lease
-         * below the proof that no process, in any namespace, still holds it
-         * open for writing. */
-        if (pr->older_ns >= 0 && pr->now_ns - last > pr->older_ns && lease_errno == 0) {
-            unknown_old = 1;
-            break;
-        }
-        if (!strcmp(lwhy, GT_LIVE_WHY_OTHER_NS))
-            snprintf(o.reason, sizeof(o.reason),
-                     "unknown (%s): pid %d is its writer's number in another pid namespace", lwhy,
-                     pid);
-        else if (lwhy[0])
-            snprintf(o.reason, sizeof(o.reason),
-                     "unknown (%s): cannot tell which process its writer's pid %d is", lwhy, pid);
-        else
-            snprintf(o.reason, sizeof(o.reason),
-                     "cannot tell whether pid %d is its writer (another pid namespace, or a "
-                     "process whose /proc cannot be read)",
-                     pid);
-        goto out;
-    }
+    if (!writer_gone(pr, rec, l, lwhy, last, lease_errno, &unknown_old, o))
+        return 0;
     if (pr->older_ns >= 0 && pr->now_ns - last <= pr->older_ns) {
-        snprintf(o.reason, sizeof(o.reason), "last activity %s ago, not older than %s", age,
+        snprintf(o->reason, sizeof(o->reason), "last activity %s ago, not older than %s", age,
                  pr->older_arg);
-        goto out;
+        return 0;
     }
     if (lease_errno == EAGAIN || lease_errno == EBUSY) {
-        snprintf(o.reason, sizeof(o.reason),
+        snprintf(o->reason, sizeof(o->reason),
                  "judged %s, but a process still has it open for writing (pid %d in another pid "
                  "namespace?)",
-                 o.state, pid);
-        goto out;
+                 o->state, pid);
+        return 0;
     }
     if (lease_errno) {
         /* Fail closed (invariant 3), and say so with exit 1: without the
          * lease nothing shows the writer is gone where the pid judgement
          * cannot see.  The file is left as it is. */
-        o.action = "failed";
-        snprintf(o.reason, sizeof(o.reason),
+        o->action = "failed";
+        snprintf(o->reason, sizeof(o->reason),
                  "judged %s, left in place: cannot check that no process still writes it: "
                  "F_SETLEASE: %s (prune as the file's owner, or with CAP_LEASE)",
-                 o.state, strerror(lease_errno));
-        goto out;
+                 o->state, strerror(lease_errno));
+        return 0;
     }
     const char *why = l == GT_LIVE_EXITED ? "closed cleanly, its writer (pid %d) no longer holds it"
                       : unknown_old ? "unknown writer (pid %d here means nothing), no process "
@@ -442,8 +447,31 @@ static void prune_one(struct prune *pr, const char *name)
                                     : "never closed, its writer (pid %d) is gone";
     char whyp[160];
     snprintf(whyp, sizeof(whyp), why, pid);
-    snprintf(o.reason, sizeof(o.reason), "%s, job '%s', last activity %s ago", whyp,
-             rec.id.job[0] ? rec.id.job : "-", age);
+    snprintf(o->reason, sizeof(o->reason), "%s, job '%s', last activity %s ago", whyp,
+             rec->id.job[0] ? rec->id.job : "-", age);
+    return 1;
+}
+
+static void prune_one(struct prune *pr, const char *name)
+{
+    struct outcome o = {.action = "kept", .state = "-", .age_s = -1};
+    struct stat st;
+    struct gt_recfile rec;
+    int parsed = 0;
+    int fd = open_entry(pr, name, &st, &o);
+    if (fd == -2)
+        return; /* gone since the listing: nothing to say */
+    if (fd < 0)
+        goto out;
+    /* Invariant 3, taken before reading so that what we read cannot change
+     * without breaking the lease. */
+    int lease_errno = fcntl(fd, F_SETLEASE, F_RDLCK) == 0 ? 0 : errno;
+    if (read_entry(pr, name, fd, &st, &rec, &o))
+        goto out;
+    parsed = 1;
+    o.rec = &rec;
+    if (!judge(pr, &rec, lease_errno, &o))
+        goto out;
     if (pr->dry) {
         o.action = "would-remove";
         goto out;
@@ -615,12 +643,8 @@ static void prune_run_dir(struct prune *pr, const char *name)
     }
     /* the folder's line is not a recorder: not in the recorder tallies */
     if (pr->json) {
-        gj_obj(&pr->js, NULL);
-        gj_str(&pr->js, "path", path);
-        gj_str(&pr->js, "action", o.action);
-        gj_str(&pr->js, "state", o.state);
-        gj_str(&pr->js, "reason", o.reason);
-        gj_end(&pr->js, '}');
+        struct gt_prune_item it = {path, o.action, o.state, o.reason, NULL, 0, -1};
+        gt_json_prune_run_dir(&pr->js, &it);
     } else {
         printf("%-12s %-12s %s/  %s\n", o.action, o.state, gt_esc(path), gt_esc(o.reason));
     }
@@ -668,17 +692,18 @@ static void prune_run_dirs(struct prune *pr)
 
 int gt_cmd_prune(int argc, char **argv)
 {
-    static const struct option opts[] = {{"older-than", required_argument, 0, 'o'},
-                                         {"job", required_argument, 0, 'J'},
+    static const struct option opts[] = {{"older-than", required_argument, 0, 'T'},
+                                         GT_LONG_JOB,
                                          {"dry-run", no_argument, 0, 'n'},
-                                         {"json", no_argument, 0, 'j'},
-                                         {"help", no_argument, 0, 'h'},
+                                         GT_LONG_JSON,
+                                         GT_LONG_HELP,
                                          {0, 0, 0, 0}};
+    struct gt_opts op = GT_OPTS_INIT("prune");
     struct prune pr = {.dirfd = -1, .older_ns = -1};
-    int c;
+    int c, rc;
     while ((c = getopt_long(argc, argv, "hnj", opts, NULL)) != -1) {
         switch (c) {
-        case 'o':
+        case 'T':
             pr.older_arg = optarg;
             if (gt_parse_duration(optarg, &pr.older_ns) != 0) {
                 fprintf(stderr,
@@ -688,19 +713,16 @@ int gt_cmd_prune(int argc, char **argv)
                 return GT_EXIT_USAGE;
             }
             break;
-        case 'J':
-            pr.job = optarg;
-            break;
         case 'n':
             pr.dry = 1;
             break;
-        case 'j':
-            pr.json = 1;
-            break;
-        default: /* --help, or an option getopt refused */
-            return gt_usage_exit(c, usage);
+        default:
+            if ((rc = gt_opts_default(&op, c, optarg, usage)) >= 0)
+                return rc;
         }
     }
+    pr.job = op.job;
+    pr.json = op.json;
     if (argc - optind > 1) {
         fprintf(stderr, "gdrtrace prune: one folder at most, got %d\n", argc - optind);
         usage(stderr);
@@ -726,13 +748,8 @@ int gt_cmd_prune(int argc, char **argv)
         free(names);
         return GT_EXIT_INPUT;
     }
-    if (pr.json) {
-        gj_init(&pr.js, stdout);
-        gj_obj(&pr.js, NULL);
-        gj_str(&pr.js, "dir", pr.dir);
-        gj_bool(&pr.js, "dry_run", pr.dry);
-        gj_arr(&pr.js, "files");
-    }
+    if (pr.json)
+        gt_json_prune_begin(&pr.js, stdout, pr.dir, pr.dry);
     for (size_t i = 0; i < n; i++) {
         prune_one(&pr, names[i]);
         free(names[i]);
@@ -743,17 +760,11 @@ int gt_cmd_prune(int argc, char **argv)
 
     /* A file named like a recorder that is not one (anyone may put one in a
      * shared folder) is named and kept, but does not fail every epilog. */
-    int rc = pr.failed ? 1 : pr.unreadable > pr.junk ? GT_EXIT_INPUT : 0;
+    rc = pr.failed ? 1 : pr.unreadable > pr.junk ? GT_EXIT_INPUT : 0;
     if (pr.json) {
-        gj_end(&pr.js, ']');
-        gj_u64(&pr.js, pr.dry ? "would_remove" : "removed", pr.removed);
-        gj_u64(&pr.js, "kept", pr.kept);
-        gj_u64(&pr.js, "unreadable", pr.unreadable);
-        gj_u64(&pr.js, "failed", pr.failed);
-        gj_u64(&pr.js, "bytes", pr.bytes_removed);
-        gj_i64(&pr.js, "exit", rc);
-        gj_end(&pr.js, '}');
-        gj_done(&pr.js);
+        struct gt_prune_totals t = {pr.dry,    pr.removed,       pr.kept, pr.unreadable,
+                                    pr.failed, pr.bytes_removed, rc};
+        gt_json_prune_end(&pr.js, &t);
     } else {
         printf("prune %s: %u %s (%.1f MB), %u kept (%u unreadable), %u failed%s\n", gt_esc(pr.dir),
                pr.removed, pr.dry ? "would be removed" : "removed", (double)pr.bytes_removed / 1e6,
