@@ -28,7 +28,8 @@ TEST_SCRIPTS += tests/reader/test-harness.sh
 TEST_SCRIPTS += tests/reader/test-format-compat.sh
 # prune's race windows, forced by wrapping the system calls of tools/cmd/cmd_prune.c
 TESTS += reader_prune
-reader_prune_SRCS = tests/reader/prune_race.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
+reader_prune_SRCS = tests/reader/prune_race.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS) \
+                    tools/cmd/options.c tools/render/json_prune.c
 reader_prune_LIBS := -lzstd -lm
 TEST_SCRIPTS += tests/reader/test-prune.sh
 TEST_SCRIPTS += tests/reader/test-epilog.sh
