@@ -14,3 +14,8 @@ int gt_rec_reg_mode(const struct gt_recfile *r)
             return m;
     return -1;
 }
+
+int gt_rec_sock(const struct gt_recfile *r)
+{
+    return !strncmp(r->id.transport, "sock", 4);
+}

@@ -2,8 +2,8 @@
 /*
  * recfact.h — facts of one recorder that the reader decides in one place,
  * so that no renderer or rule types the recorder's strings again: the
- * registration policy its process ran under.  Each is a function of the
- * recorder's identity and settings only.
+ * registration policy its process ran under, and whether its transport
+ * was sock.  Each is a function of the recorder's identity only.
  */
 #ifndef GDRTRACE_TOOLS_RECFACT_H
 #define GDRTRACE_TOOLS_RECFACT_H
@@ -16,5 +16,10 @@
  *  plugin records), or -1 when its identity names none (an old or foreign
  *  writer). */
 int gt_rec_reg_mode(const struct gt_recfile *r);
+
+/*! gt_rec_sock() : 1 when r's process moved data over the sock transport,
+ *  host memory only ("sock", and "sock+gpumem": sock under the GPU-memory
+ *  validation layer, gt_recfile_emulated), else 0. */
+int gt_rec_sock(const struct gt_recfile *r);
 
 #endif /* GDRTRACE_TOOLS_RECFACT_H */

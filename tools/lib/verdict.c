@@ -246,7 +246,7 @@ static void why_not_direct(char *why, size_t n, const struct gt_recfile *const *
             gt_appendf(why, n,
                        " Emulated (GDRTRACE_GPUMEM=1): sock under the GPU-memory "
                        "validation layer; no NIC, GPU memory moved by CUDA copies.");
-        else if (!strncmp(r0->id.transport, "sock", 4))
+        else if (gt_rec_sock(r0))
             gt_appendf(why, n, " Transport sock carries host memory only (%s).",
                        r0->id.transport_why[0] ? r0->id.transport_why : "no reason recorded");
         if (r0->id.node.nvidia_flavour == GTR_NV_ABSENT)

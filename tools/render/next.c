@@ -56,7 +56,7 @@ void gt_next_step(const struct gt_job *j, char **paths, int npaths, char *buf, s
                      "host-memory baseline: rerun with GDRTRACE_REG=dmabuf, then gdrtrace "
                      "diff%s DMABUF-RUN",
                      p[0] ? p : " BASE");
-        else if (r0 && !strncmp(r0->id.transport, "sock", 4))
+        else if (r0 && gt_rec_sock(r0))
             snprintf(buf, n,
                      "no RDMA NIC was used (transport sock): gdrtrace doctor on %s (gate 1)", node);
         else
