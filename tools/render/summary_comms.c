@@ -122,103 +122,118 @@ struct qgroup {
     size_t count, first, second, last;
 };
 
-void gt_sum_comms(FILE *f, const struct gt_job *j, int flags)
+/* The communicators' norms, which have a process that differs, and the
+ * groups of quiet ones (none with --ranks). */
+struct comms_view {
+    struct gt_comm_norm *nm;
+    unsigned char *ndiff; /* ndiff[i]: a process of communicator i differs */
+    size_t *grp;          /* grp[i]: its group, SIZE_MAX: none */
+    struct qgroup *g;
+    size_t ng, differing; /* groups; processes that differ */
+};
+
+/* 0, or -1 out of memory. */
+static int comms_view(const struct gt_job *j, int all, struct comms_view *v)
 {
-    int all = flags & GT_REPORT_RANKS;
-    struct gt_comm_norm *nm = calloc(j->ncomm ? j->ncomm : 1, sizeof(*nm));
-    unsigned char *ndiff = calloc(j->ncomm ? j->ncomm : 1, 1);
-    size_t *grp = calloc(j->ncomm ? j->ncomm : 1, sizeof(*grp));
-    struct qgroup *g = calloc(j->ncomm ? j->ncomm : 1, sizeof(*g));
-    if (!nm || !ndiff || !grp || !g) {
-        fprintf(f, "gdrtrace: out of memory for the communicators\n");
-        goto out;
-    }
-    size_t ng = 0, differing = 0;
+    size_t n = j->ncomm ? j->ncomm : 1;
+    v->nm = calloc(n, sizeof(*v->nm));
+    v->ndiff = calloc(n, 1);
+    v->grp = calloc(n, sizeof(*v->grp));
+    v->g = calloc(n, sizeof(*v->g));
+    if (!v->nm || !v->ndiff || !v->grp || !v->g)
+        return -1;
     for (size_t i = 0; i < j->ncomm; i++) {
         const struct gt_ccomm *x = &j->comms[i];
-        if (gt_comm_norm(j, i, &nm[i])) {
-            fprintf(f, "gdrtrace: out of memory for the communicators\n");
-            goto out;
-        }
+        if (gt_comm_norm(j, i, &v->nm[i]))
+            return -1;
         for (size_t k = 0; k < x->nrix; k++)
-            if (gt_rank_differs(&nm[i], &j->ranks[j->rank_ix[x->rix + k]], NULL)) {
-                ndiff[i] = 1;
-                differing++;
+            if (gt_rank_differs(&v->nm[i], &j->ranks[j->rank_ix[x->rix + k]], NULL)) {
+                v->ndiff[i] = 1;
+                v->differing++;
             }
-        grp[i] = SIZE_MAX;
-        if (ndiff[i] || all)
+        v->grp[i] = SIZE_MAX;
+        if (v->ndiff[i] || all)
             continue;
         /* groups: few distinct shapes in practice; linear search is enough */
+        struct qgroup *g = v->g;
         size_t q = 0;
-        for (; q < ng; q++)
+        for (; q < v->ng; q++)
             if (g[q].code == x->v.code && g[q].emulated == x->v.emulated &&
                 g[q].nprocs == x->nprocs && g[q].nhosts == x->nhosts)
                 break;
-        if (q == ng) {
-            g[ng] = (struct qgroup){x->v.code, x->v.emulated, x->nprocs, x->nhosts, 0, i, i, i};
-            ng++;
-        }
+        if (q == v->ng)
+            g[v->ng++] =
+                (struct qgroup){x->v.code, x->v.emulated, x->nprocs, x->nhosts, 0, i, i, i};
         if (++g[q].count == 2)
             g[q].second = i;
         g[q].last = i;
-        grp[i] = q;
+        v->grp[i] = q;
     }
-    fprintf(f,
-            "\n== communicators: %zu; %zu process(es) differ from their communicator's majority\n",
-            j->ncomm, differing);
-    fprintf(f, "   %-20s %6s %5s %-15s %9s %9s %9s\n", "comm", "procs", "nodes", "verdict",
-            "reg p50", "send p50", "recv p50");
-    size_t listed = 0;
-    for (size_t i = 0; i < j->ncomm; i++) {
-        const struct gt_ccomm *x = &j->comms[i];
-        if (grp[i] != SIZE_MAX && g[grp[i]].first != i)
-            continue; /* shown with its group */
-        if (ndiff[i] && !all && listed++ >= GT_REPORT_LIST_MAX)
-            continue;
-        text_comm_row(f, j, x, &nm[i]);
-        if (grp[i] != SIZE_MAX && g[grp[i]].count > 1) {
-            char line[400];
-            snprintf(line, sizeof(line),
-                     "and %zu more alike (%s, %zu process(es) on %d node(s) each, no process "
-                     "differs): %s%s%s",
-                     g[grp[i]].count - 1, gt_verdict_label(x->v.code, x->v.emulated), x->nprocs,
-                     x->nhosts, gt_esc(j->comms[g[grp[i]].second].label),
-                     g[grp[i]].count > 2 ? ", ..., " : "",
-                     g[grp[i]].count > 2 ? gt_esc(j->comms[g[grp[i]].last].label) : "");
-            fprintf(f, "     ");
-            gt_report_wrap(f, 5, 7, line);
-        }
-        if (x->v.code != GT_V_DIRECT_DMABUF && x->v.code != GT_V_NO_DATA) {
-            fprintf(f, "     why ");
-            gt_report_wrap(f, 9, 9, gt_esc(x->v.why));
-        }
-        if (all) {
-            text_rank_rows(f, j, i, &nm[i]);
-            continue;
-        }
-        size_t shown = 0, nd = 0;
-        for (size_t k = 0; k < x->nrix; k++) {
-            const struct gt_rank_comm *d = &j->ranks[j->rank_ix[x->rix + k]];
-            unsigned slow;
-            unsigned bits = gt_rank_differs(&nm[i], d, &slow);
-            if (!bits)
-                continue;
-            nd++;
-            if (shown++ < GT_REPORT_LIST_MAX)
-                text_differing(f, j, &nm[i], d, bits, slow);
-        }
-        if (nd > GT_REPORT_LIST_MAX)
-            fprintf(f, "     and %zu more process(es) differ (gdrtrace summary --ranks)\n",
-                    nd - GT_REPORT_LIST_MAX);
+    return 0;
+}
+
+static void comms_view_free(struct comms_view *v)
+{
+    free(v->nm);
+    free(v->ndiff);
+    free(v->grp);
+    free(v->g);
+}
+
+/* "and N more alike ..." under the first communicator of a group. */
+static void group_line(FILE *f, const struct gt_job *j, const struct gt_ccomm *x,
+                       const struct qgroup *g)
+{
+    char line[400];
+    snprintf(line, sizeof(line),
+             "and %zu more alike (%s, %zu process(es) on %d node(s) each, no process "
+             "differs): %s%s%s",
+             g->count - 1, gt_verdict_label(x->v.code, x->v.emulated), x->nprocs, x->nhosts,
+             gt_esc(j->comms[g->second].label), g->count > 2 ? ", ..., " : "",
+             g->count > 2 ? gt_esc(j->comms[g->last].label) : "");
+    fprintf(f, "     ");
+    gt_report_wrap(f, 5, 7, line);
+}
+
+/* Communicator i: its row, its group, why, and its processes (--ranks:
+ * every one; else those that differ, at most GT_REPORT_LIST_MAX). */
+static void comm_entry(FILE *f, const struct gt_job *j, const struct comms_view *v, size_t i,
+                       int all)
+{
+    const struct gt_ccomm *x = &j->comms[i];
+    text_comm_row(f, j, x, &v->nm[i]);
+    if (v->grp[i] != SIZE_MAX && v->g[v->grp[i]].count > 1)
+        group_line(f, j, x, &v->g[v->grp[i]]);
+    if (x->v.code != GT_V_DIRECT_DMABUF && x->v.code != GT_V_NO_DATA) {
+        fprintf(f, "     why ");
+        gt_report_wrap(f, 9, 9, gt_esc(x->v.why));
     }
-    if (!all && listed > GT_REPORT_LIST_MAX)
-        fprintf(f,
-                "   and %zu more communicator(s) where processes differ (gdrtrace summary "
-                "--ranks)\n",
-                listed - GT_REPORT_LIST_MAX);
+    if (all) {
+        text_rank_rows(f, j, i, &v->nm[i]);
+        return;
+    }
+    size_t shown = 0, nd = 0;
+    for (size_t k = 0; k < x->nrix; k++) {
+        const struct gt_rank_comm *d = &j->ranks[j->rank_ix[x->rix + k]];
+        unsigned slow;
+        unsigned bits = gt_rank_differs(&v->nm[i], d, &slow);
+        if (!bits)
+            continue;
+        nd++;
+        if (shown++ < GT_REPORT_LIST_MAX)
+            text_differing(f, j, &v->nm[i], d, bits, slow);
+    }
+    if (nd > GT_REPORT_LIST_MAX)
+        fprintf(f, "     and %zu more process(es) differ (gdrtrace summary --ranks)\n",
+                nd - GT_REPORT_LIST_MAX);
+}
+
+/* What the table's figures mean. */
+static void comms_notes(FILE *f, const struct gt_job *j, const struct comms_view *v, int all)
+{
     int moved = 0;
     for (size_t i = 0; i < j->ncomm; i++)
-        moved |= nm[i].nop[GTR_OP_SEND] || nm[i].nop[GTR_OP_RECV];
+        moved |= v->nm[i].nop[GTR_OP_SEND] || v->nm[i].nop[GTR_OP_RECV];
     fprintf(f, "   p50: the median over the communicator's processes of each one's p50.\n");
     if (moved)
         fprintf(f, "   send, recv: from the post (isend/irecv) to the test() that finds it done,\n"
@@ -226,9 +241,35 @@ void gt_sum_comms(FILE *f, const struct gt_job *j, int flags)
     if (all)
         fprintf(f, "   *: differs from the communicator's majority (verdict, fallbacks, errors, "
                    "p50 outlier)\n");
-out:
-    free(nm);
-    free(ndiff);
-    free(grp);
-    free(g);
+}
+
+void gt_sum_comms(FILE *f, const struct gt_job *j, int flags)
+{
+    int all = flags & GT_REPORT_RANKS;
+    struct comms_view v = {0};
+    if (comms_view(j, all, &v)) {
+        fprintf(f, "gdrtrace: out of memory for the communicators\n");
+        comms_view_free(&v);
+        return;
+    }
+    fprintf(f,
+            "\n== communicators: %zu; %zu process(es) differ from their communicator's majority\n",
+            j->ncomm, v.differing);
+    fprintf(f, "   %-20s %6s %5s %-15s %9s %9s %9s\n", "comm", "procs", "nodes", "verdict",
+            "reg p50", "send p50", "recv p50");
+    size_t listed = 0;
+    for (size_t i = 0; i < j->ncomm; i++) {
+        if (v.grp[i] != SIZE_MAX && v.g[v.grp[i]].first != i)
+            continue; /* shown with its group */
+        if (v.ndiff[i] && !all && listed++ >= GT_REPORT_LIST_MAX)
+            continue;
+        comm_entry(f, j, &v, i, all);
+    }
+    if (!all && listed > GT_REPORT_LIST_MAX)
+        fprintf(f,
+                "   and %zu more communicator(s) where processes differ (gdrtrace summary "
+                "--ranks)\n",
+                listed - GT_REPORT_LIST_MAX);
+    comms_notes(f, j, &v, all);
+    comms_view_free(&v);
 }
