@@ -14,10 +14,10 @@
  */
 #include "tools/lib/ncclcfg.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "common/nccl_cfg.h"
-#include "tools/lib/esc.h"
 #include "tools/lib/text_util.h"
 
 const struct gtr_setting *gt_ncclcfg_get(const struct gt_recfile *r, const char *name)
@@ -203,28 +203,4 @@ void gt_ncclcfg_why_read(char *why, size_t n, const struct gt_recfile *const *ct
                    " %s: NCCL keeps its send buffers in host memory, so sends are staged through "
                    "host; only receives use GPU Direct.",
                    gt_ncclcfg_text(rd, t, sizeof(t)));
-}
-
-void gt_ncclcfg_print(FILE *f, const struct gt_recfile *r)
-{
-    if (!gt_ncclcfg_recorded(r))
-        return;
-    int shown = 0, dflt = 0;
-    char t[320];
-    for (uint32_t i = 0; i < r->nset; i++) {
-        const struct gtr_setting *s = &r->settings[i];
-        if (!s->in_use || !gt_nccl_cfg_find(s->key))
-            continue;
-        if (s->source == GT_SRC_DEFAULT) {
-            dflt++;
-            continue;
-        }
-        fprintf(f, "%s%s\n", shown ? "            " : "   nccl     ",
-                gt_esc(gt_ncclcfg_text(s, t, sizeof(t))));
-        shown++;
-    }
-    fprintf(f,
-            "%s%s%d other NCCL setting(s) deciding GPU Direct and the transport unset "
-            "(NCCL's defaults)\n",
-            shown ? "            " : "   nccl     ", shown ? "" : "none set: ", dflt);
 }

@@ -3,7 +3,8 @@
  * ncclcfg.h — what the readers make of NCCL's own settings recorded in a
  * recorder's settings section (common/nccl_cfg.h: NCCL_NET_GDR_LEVEL,
  * NCCL_DMABUF_ENABLE, NCCL_NET …): the sentences a verdict adds to say which
- * setting explains it, the summary's line, and how one is named.
+ * setting explains it and how one is named (summary's "nccl" lines are
+ * tools/render/summary_proc.c's).
  *
  * Every function only reads the recorders it is given (an archive gives the
  * same text as the live files).  A recorder of a plugin that did not record
@@ -14,7 +15,6 @@
 #define GDRTRACE_TOOLS_NCCLCFG_H
 
 #include <stddef.h>
-#include <stdio.h>
 
 #include "tools/lib/recfile.h"
 
@@ -49,10 +49,5 @@ int gt_ncclcfg_why_cuda(char *why, size_t n, const struct gt_recfile *const *ctx
 /*! gt_ncclcfg_why_read() : appends, when NCCL_NET_GDR_READ=0 was in
  *  force, that NCCL kept its send buffers in host memory. */
 void gt_ncclcfg_why_read(char *why, size_t n, const struct gt_recfile *const *ctx, size_t nctx);
-
-/*! gt_ncclcfg_print() : the summary's "nccl" lines for r (nothing when r
- *  records none): each setting NCCL read, with where from, then how many
- *  stayed at NCCL's defaults. */
-void gt_ncclcfg_print(FILE *f, const struct gt_recfile *r);
 
 #endif

@@ -283,6 +283,32 @@ static void settings_item(FILE *f, const char *item, int k, int *at)
     free(nl);
 }
 
+/* The "nccl" lines of r (nothing when r records none): each setting NCCL
+ * read, with where from, then how many stayed at NCCL's defaults. */
+static void proc_nccl_settings(FILE *f, const struct gt_recfile *r)
+{
+    if (!gt_ncclcfg_recorded(r))
+        return;
+    int shown = 0, dflt = 0;
+    char t[320];
+    for (uint32_t i = 0; i < r->nset; i++) {
+        const struct gtr_setting *s = &r->settings[i];
+        if (!s->in_use || !gt_nccl_cfg_find(s->key))
+            continue;
+        if (s->source == GT_SRC_DEFAULT) {
+            dflt++;
+            continue;
+        }
+        fprintf(f, "%s%s\n", shown ? "            " : "   nccl     ",
+                gt_esc(gt_ncclcfg_text(s, t, sizeof(t))));
+        shown++;
+    }
+    fprintf(f,
+            "%s%s%d other NCCL setting(s) deciding GPU Direct and the transport unset "
+            "(NCCL's defaults)\n",
+            shown ? "            " : "   nccl     ", shown ? "" : "none set: ", dflt);
+}
+
 /* The settings in force (1.2+), as many to a line as fit, each with its
  * source, then NCCL's own; older recorders: the policy line. */
 static void proc_settings(FILE *f, const struct gt_recfile *r)
@@ -309,7 +335,7 @@ static void proc_settings(FILE *f, const struct gt_recfile *r)
     }
     if (k)
         fputc('\n', f);
-    gt_ncclcfg_print(f, r);
+    proc_nccl_settings(f, r);
     if (id->policy_text[0]) {
         fprintf(f, "   set      ");
         gt_report_wrap(f, 12, 12, gt_esc(id->policy_text));
