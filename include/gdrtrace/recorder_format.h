@@ -631,6 +631,7 @@ _Static_assert(GTR_COLL_ALGOS == GTR_ALGO_UNKNOWN + 1 && GTR_COLL_PROTOS == GTR_
 _Static_assert(sizeof(struct gtr_identity) == 1664, "1.4 fills identity's reserved bytes");
 _Static_assert(sizeof(struct gtr_host_thread) == 64, "a host thread slot is 64 bytes");
 _Static_assert(sizeof(struct gtr_host) == 192 + GTR_HOST_THREADS * 64, "host section layout");
+_Static_assert(offsetof(struct gtr_host, helper_utime_ns) == 160, "1.7 helper fields at 160");
 /* The matrix and counter dimensions against the codes they are indexed by. */
 _Static_assert((int)GTR_ASKED_COUNT == (int)GT_ASKED_COUNT, "asked dimension");
 _Static_assert((int)GTR_METHOD_COUNT == (int)GT_METHOD_COUNT, "method dimension");

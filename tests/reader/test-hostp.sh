@@ -14,7 +14,10 @@
 #    the load) ends "conclusion: no difference (within noise)", and --json
 #    says the same;
 #  - diff S1 N names host memory in the data path -100 % and never "faster"
-#    (no SLO recorded).
+#    (no SLO recorded);
+#  - a copier's CPU (format 1.7 helper fields, written into S1's recorders
+#    as the GPU-memory copier's sampler would): summary and --json show it,
+#    CPU per GB counts it, and diff S1 S1+copier does not read it as saved.
 # The CPU figures against /proc are test_rec_host's (C, process held
 # stopped); here only that they are there.
 . "$(dirname "$0")/lib.sh"
@@ -89,6 +92,43 @@ grep -Eq '^   host memory in the data path +[0-9.]+ MiB +0 B +-100.0 % +beyond n
     grep -q 'host memory in the data path -100 %' <<<"$c" && ! grep -qw faster <<<"$c" &&
     pass "diff staged vs unregistered: $c" ||
     fail "diff S1 N: $(sed -n '/three groups/,$p' "$T/ab.txt")"
+
+# the copier's CPU: 1.5 s user + 0.5 s system in each of S1's recorders
+mkdir -p "$T/S1h"
+cp "$T"/S1/*.rec "$T/S1h/"
+for f in "$T"/S1h/*.rec; do
+    python3 - "$f" <<'PY' || fail "patching $f"
+import struct, sys
+f = open(sys.argv[1], "r+b")
+h = f.read(4096)
+n = struct.unpack_from("<I", h, 36)[0]           # section_count
+for i in range(n):
+    sid, esz, off, size, cnt = struct.unpack_from("<IIQQQ", h, 40 + 32 * i)
+    if sid == 9:                                 # GTR_SEC_HOST
+        f.seek(off + 160)                        # helper_utime_ns (asserted in the header)
+        f.write(struct.pack("<QQII", 1500000000, 500000000, 4242, 1))
+        break
+else:
+    sys.exit("no host section")
+PY
+done
+nproc=$(hp S1 processes)
+helper=$(hp S1h helper_cpu_seconds)
+g0=$(hp S1 cpu_seconds_per_gb) g1=$(hp S1h cpu_seconds_per_gb) gbm=$(hp S1 bytes_moved)
+python3 -c "
+import sys
+n, h, g0, g1, b = $nproc, float('$helper'), float('$g0'), float('$g1'), $gbm
+sys.exit(0 if abs(h - 2.0 * n) < 1e-6 and abs((g1 - g0) - h / (b / 1e9)) < 1e-3 * g1 else 1)" &&
+    [ "$(hp S1 helper_cpu_seconds)" = none ] &&
+    pass "copier CPU: $helper s over $nproc processes, counted in CPU per GB ($g0 -> $g1)" ||
+    fail "copier CPU: helper '$helper' (want $((2 * nproc))), per GB '$g0' -> '$g1', bytes '$gbm'"
+"$G" summary "$T/S1h" | grep -Eq "copier process CPU $((2 * nproc)).00 s \($nproc process\(es\) copied through one; in CPU per GB\)" &&
+    pass "summary: the copier's CPU line" || fail "summary: $("$G" summary "$T/S1h" | grep -i -A2 'process CPU')"
+"$G" diff "$T/S1" "$T/S1h" >"$T/helper.txt" 2>&1
+grep -Eq '^   copier process CPU \(s\) +0\.00 +[0-9.]+ ' "$T/helper.txt" &&
+    grep -Eq '^   CPU s per GB moved .*\+[0-9]' "$T/helper.txt" && ! grep -q '^conclusion:.*host pressure -' "$T/helper.txt" &&
+    pass "diff: the copier's CPU row, CPU per GB up, never host pressure down" ||
+    fail "diff S1 S1h: $(sed -n '/host pressure/,$p' "$T/helper.txt")"
 
 "$G" report -o "$T/ab.html" --baseline "$T/S1" "$T/N" >/dev/null 2>&1
 grep -q '<section class="host">' "$T/ab.html" && grep -q '<svg class="hostbars"' "$T/ab.html" &&

@@ -414,6 +414,9 @@ static void host_group(struct gt_ab *ab)
     double np = nproc_max(ab);
     double cpu_a = a->nproc ? a->cpu_s : NAN, cpu_b = b->nproc ? b->cpu_s : NAN;
     cpu_row(ab, "process CPU, traced (s)", cpu_a, cpu_b, CPU_TICKS_S * np, 0, "%.2f");
+    if (a->nhelper || b->nhelper) /* the copier's CPU is in CPU per GB: say how much */
+        cpu_row(ab, "copier process CPU (s)", a->nproc ? a->helper_s : NAN,
+                b->nproc ? b->helper_s : NAN, CPU_TICKS_S * np, 0, "%.2f");
     double ga = gt_hostp_cpu_per_gb(a), gb = gt_hostp_cpu_per_gb(b);
     double gbytes = (double)(a->bytes < b->bytes ? a->bytes : b->bytes) / 1e9;
     struct gt_ab_row *r = cpu_row(ab, "CPU s per GB moved", ga < 0 ? NAN : ga, gb < 0 ? NAN : gb,

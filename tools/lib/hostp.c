@@ -52,6 +52,12 @@ void gt_hostp_add(struct gt_hostp *h, const struct gt_recfile *r, uint64_t bytes
     h->cpu_s += user + sys;
     h->cpu_total_s += (double)(x->utime_ns + x->stime_ns) / 1e9;
     h->thread_s += thr;
+    double helper = 0;
+    if (x->helper_count) {
+        helper = (double)(x->helper_utime_ns + x->helper_stime_ns) / 1e9;
+        h->helper_s += helper;
+        h->nhelper++;
+    }
     if (x->last_mono_ns > x->first_mono_ns)
         h->window_s += (double)(x->last_mono_ns - x->first_mono_ns) / 1e9;
     h->bytes += bytes;
@@ -66,8 +72,8 @@ void gt_hostp_add(struct gt_hostp *h, const struct gt_recfile *r, uint64_t bytes
     h->samples += x->samples;
     h->sample_cost_s += (double)x->sample_cost_ns / 1e9;
     h->flags |= (int)x->flags;
-    if (bytes && user + sys > 0)
-        gt_spread_add(&h->per_gb, (user + sys) / ((double)bytes / 1e9));
+    if (bytes && user + sys + helper > 0)
+        gt_spread_add(&h->per_gb, (user + sys + helper) / ((double)bytes / 1e9));
     if (user + sys > 0)
         gt_spread_add(&h->share, thr / (user + sys));
 }
@@ -76,7 +82,7 @@ double gt_hostp_cpu_per_gb(const struct gt_hostp *h)
 {
     if (!h->nproc || !h->bytes)
         return -1;
-    return h->cpu_s / ((double)h->bytes / 1e9);
+    return (h->cpu_s + h->helper_s) / ((double)h->bytes / 1e9);
 }
 
 double gt_hostp_share(const struct gt_hostp *h)

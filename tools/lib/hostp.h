@@ -17,7 +17,12 @@
  *   host memory in   the high-water of host memory registered for the data
  *   the data path    path (staging), summed over processes (each process's
  *                    own high-water: an upper bound of the simultaneous sum);
- *   resident, locked, pinned high-water: VmHWM, VmLck, VmPin maxima, summed.
+ *   resident, locked, pinned high-water: VmHWM, VmLck, VmPin maxima, summed;
+ *   helper CPU       (format 1.7) the CPU of the process that did a process's
+ *                    copies elsewhere (the GPU-memory copier), summed; it is
+ *                    host CPU spent for the data path, so CPU s per GB
+ *                    counts it beside the process CPU (moving the copies to
+ *                    another process must not read as CPU saved).
  * Per-process CPU s per GB and share are also kept as a mean and variance
  * (Welford), the spread the A/B's noise rule uses (tools/lib/ab.c).
  * Pure functions of the job (no I/O); recorders without the section count in
@@ -45,6 +50,8 @@ struct gt_hostp {
     double cpu_s, user_s, sys_s; /* process CPU over the traced window */
     double cpu_total_s;          /* since each process started, as /proc/<pid>/stat counts */
     double thread_s;             /* data-path threads' CPU since each was first seen */
+    double helper_s;             /* helper processes' CPU (the copier), format 1.7 */
+    size_t nhelper;              /* processes that had a helper */
     double window_s;             /* traced windows, summed (process-seconds) */
     uint64_t bytes;              /* bytes moved (sends + receives) */
     uint64_t staging_hwm, staging_now, staging_total;
@@ -59,7 +66,8 @@ struct gt_hostp {
 void gt_hostp_clear(struct gt_hostp *h);
 /* Adds process r (its host section, if any) that moved `bytes`. */
 void gt_hostp_add(struct gt_hostp *h, const struct gt_recfile *r, uint64_t bytes);
-/* CPU seconds per 10^9 bytes moved; -1 when nothing moved or no CPU known. */
+/* CPU seconds (process and helper) per 10^9 bytes moved; -1 when nothing
+ * moved or no CPU known. */
 double gt_hostp_cpu_per_gb(const struct gt_hostp *h);
 /* Data-path threads' CPU over process CPU, 0..1; -1 when unknown. */
 double gt_hostp_share(const struct gt_hostp *h);

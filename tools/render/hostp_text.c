@@ -19,6 +19,10 @@ void gt_hostp_print(FILE *f, const struct gt_hostp *h, const char *indent)
     double gb = gt_hostp_cpu_per_gb(h), share = gt_hostp_share(h);
     fprintf(f, "%sprocess CPU %.2f s (user %.2f, system %.2f) over %.1f s traced\n", indent,
             h->cpu_s, h->user_s, h->sys_s, h->window_s);
+    if (h->nhelper)
+        fprintf(f,
+                "%scopier process CPU %.2f s (%zu process(es) copied through one; in CPU per GB)\n",
+                indent, h->helper_s, h->nhelper);
     if (gb >= 0)
         fprintf(f, "%s%.3f CPU s per GB moved (%s moved)\n", indent, gb,
                 gt_fmt_bytes(h->bytes, b1, sizeof(b1)));

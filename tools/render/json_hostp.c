@@ -19,6 +19,10 @@ void gt_hostp_json(struct gt_json *js, const char *key, const struct gt_hostp *h
         gj_dbl(js, "cpu_seconds_since_start", h->cpu_total_s);
         gj_dbl(js, "traced_seconds", h->window_s);
         gj_u64(js, "bytes_moved", h->bytes);
+        if (h->nhelper) { /* format 1.7: only where a copier ran */
+            gj_dbl(js, "helper_cpu_seconds", h->helper_s);
+            gj_u64(js, "processes_with_helper", h->nhelper);
+        }
         double gb = gt_hostp_cpu_per_gb(h), share = gt_hostp_share(h);
         if (gb >= 0)
             gj_dbl(js, "cpu_seconds_per_gb", gb);
