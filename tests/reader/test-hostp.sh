@@ -165,4 +165,11 @@ grep -Eq '^   AllReduce p50 +1.00ms +500.0us +-50.0 % +beyond noise$' "$T/slo-fa
     grep -q '^conclusion: .*application SLO improved: faster' "$T/slo-faster.txt" &&
     pass "diff: SLO halved -> 'application SLO improved: faster'" ||
     fail "diff c1 c3: $(sed -n '/three groups/,$p' "$T/slo-faster.txt" | head -14)"
+"$G" report -o "$T/slo.html" --baseline "$T/c1" "$T/c3" >/dev/null 2>&1
+ov=$(sed -n '/<section class="coll-ab">/,/<\/section>/p' "$T/slo.html")
+grep -q '<h4>AllReduce latency, A against B</h4>' <<<"$ov" &&
+    grep -q '<li>A (baseline): p50 1.00ms, .*</li><li>B: p50 500.0us, ' <<<"$ov" &&
+    grep -q '<rect class="run-a"' <<<"$ov" && grep -q '<rect class="run-b"' <<<"$ov" &&
+    pass "report --baseline: the collective latency overlay, A's p50 1.00ms against B's 500.0us" ||
+    fail "report --baseline overlay: $(head -c 600 <<<"$ov")"
 finish "host pressure: recorded, summarised and judged side by side"

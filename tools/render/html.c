@@ -849,6 +849,8 @@ int gt_html_write(FILE *f, const struct gt_html_run *a, const struct gt_html_run
         return ENOMEM;
     }
     gt_html_coll_section(f, a->job); /* nothing before format 1.6 */
+    if (b)
+        gt_html_coll_overlay(f, a->job, b->job);
     fputs("<section class=\"latency\">\n", f);
     int rc = gt_html_latency_section(f, a->job, b ? b->job : NULL);
     fputs("</section>\n</main>\n<footer>Written by gdrtrace ", f);

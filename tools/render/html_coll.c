@@ -13,19 +13,20 @@
 #include "tools/lib/coll.h"
 #include "tools/render/html.h"
 
+static unsigned octave_of(unsigned bucket)
+{
+    uint64_t lo = gt_hist_bucket_lo(bucket);
+    return lo ? 63 - (unsigned)__builtin_clzll(lo) : 0;
+}
+
 static void octaves(const struct gt_coll_mcomm *c, int func, uint64_t oct[64])
 {
     memset(oct, 0, 64 * sizeof(*oct));
     for (size_t k = 0; k < c->ncell; k++) {
         if (c->cells[k].func != func)
             continue;
-        for (unsigned b = 0; b < GTR_HIST_BUCKETS; b++) {
-            uint64_t n = c->cells[k].hist.buckets[b];
-            if (!n)
-                continue;
-            uint64_t lo = gt_hist_bucket_lo(b);
-            oct[lo ? 63 - __builtin_clzll(lo) : 0] += n;
-        }
+        for (unsigned b = 0; b < GTR_HIST_BUCKETS; b++)
+            oct[octave_of(b)] += c->cells[k].hist.buckets[b];
     }
 }
 
@@ -124,6 +125,112 @@ void gt_html_coll_section(FILE *f, const struct gt_job *j)
                 "<p class=\"meta\">Collective metrics absent in %d process(es): ", m->absent[k].n);
         gt_html_escape(f, m->absent[k].why, 0);
         fputs("</p>\n", f);
+    }
+    fputs("</section>\n", f);
+}
+
+/* Function `func` of every communicator of model m merged into one
+ * histogram (buckets summed, min and max kept). */
+static void merged(const struct gt_coll_model *m, int func, struct gtr_hist *h)
+{
+    memset(h, 0, sizeof(*h));
+    h->min_ns = UINT64_MAX;
+    for (size_t i = 0; m && i < m->ncomm; i++)
+        for (size_t k = 0; k < m->comms[i].ncell; k++) {
+            const struct gt_coll_mcell *x = &m->comms[i].cells[k];
+            if (x->func != func || !x->hist.count)
+                continue;
+            h->count += x->hist.count;
+            h->sum_ns += x->hist.sum_ns;
+            h->min_ns = x->hist.min_ns < h->min_ns ? x->hist.min_ns : h->min_ns;
+            h->max_ns = x->hist.max_ns > h->max_ns ? x->hist.max_ns : h->max_ns;
+            for (unsigned b = 0; b < GTR_HIST_BUCKETS; b++)
+                h->buckets[b] += x->hist.buckets[b];
+        }
+}
+
+static void run_legend(FILE *f, const char *run, const struct gtr_hist *h)
+{
+    if (!h->count) {
+        fprintf(f, "<li>%s: none timed</li>", run);
+        return;
+    }
+    char p[3][24];
+    static const double q[3] = {50, 95, 99};
+    for (int r = 0; r < 3; r++)
+        gt_fmt_ns(gt_hist_percentile(h->buckets, h->min_ns, h->max_ns, q[r]), p[r], sizeof(p[r]));
+    fprintf(f, "<li>%s: p50 %s, p95 %s, p99 %s, %llu timed</li>", run, p[0], p[1], p[2],
+            (unsigned long long)h->count);
+}
+
+static void overlay(FILE *f, int func, const struct gtr_hist *ha, const struct gtr_hist *hb)
+{
+    double share[2][64] = {{0}}, max = 0;
+    const struct gtr_hist *h[2] = {ha, hb};
+    int lo = 64, hi = -1;
+    for (int r = 0; r < 2; r++)
+        for (unsigned b = 0; h[r]->count && b < GTR_HIST_BUCKETS; b++)
+            share[r][octave_of(b)] += (double)h[r]->buckets[b] / (double)h[r]->count;
+    for (int i = 0; i < 64; i++)
+        for (int r = 0; r < 2; r++)
+            if (share[r][i] > 0) {
+                lo = i < lo ? i : lo;
+                hi = i > hi ? i : hi;
+                max = share[r][i] > max ? share[r][i] : max;
+            }
+    fputs("<h4>", f);
+    gt_html_escape(f, gt_coll_func_name(func), 0);
+    fputs(" latency, A against B</h4>\n<ul class=\"meta\">", f);
+    run_legend(f, "A (baseline)", ha);
+    run_legend(f, "B", hb);
+    fputs("</ul>\n", f);
+    if (hi < 0)
+        return;
+    const double lw = 170, bw = 360, rh = 22;
+    fprintf(f,
+            "<div class=\"scroll\"><svg class=\"hostbars\" width=\"%.0f\" height=\"%.0f\" "
+            "role=\"img\" aria-label=\"latency overlay\">\n",
+            lw + bw + 110, 6 + rh * (hi - lo + 1));
+    for (int i = lo; i <= hi; i++) {
+        char a[24], b[24];
+        double y = 4 + rh * (i - lo);
+        fprintf(f, "<text x=\"0\" y=\"%.1f\">%s .. %s</text>", y + 13,
+                gt_fmt_ns(1ull << i, a, sizeof(a)), gt_fmt_ns(2ull << i, b, sizeof(b)));
+        for (int r = 0; r < 2; r++) {
+            double w = max > 0 ? bw * share[r][i] / max : 0;
+            if (share[r][i] > 0)
+                fprintf(f,
+                        "<rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                        "height=\"9\"/>",
+                        r ? "run-b" : "run-a", lw, y + 10 * r, w < 0.5 ? 0.5 : w);
+        }
+        fprintf(f, "<text x=\"%.0f\" y=\"%.1f\">%.1f%% / %.1f%%</text>\n", lw + bw + 8, y + 13,
+                100 * share[0][i], 100 * share[1][i]);
+    }
+    fputs("</svg></div>\n", f);
+}
+
+void gt_html_coll_overlay(FILE *f, const struct gt_job *a, const struct gt_job *b)
+{
+    if (!a->coll && !b->coll)
+        return;
+    fputs("<section class=\"coll-ab\">\n<h2>Collective latency, A against B</h2>\n<p "
+          "class=\"meta\">Each run's collectives of one function, every communicator "
+          "merged; a bar is the run's share of its timed operations in that range (blue A, "
+          "orange B), so runs of different lengths compare.</p>\n",
+          f);
+    for (int r = 0; r < 2; r++)
+        if (!(r ? b : a)->coll)
+            fprintf(f,
+                    "<p class=\"meta\">Run %s has no collective metrics (recorders older than "
+                    "format 1.6, or NCCL's profiler not loaded).</p>\n",
+                    r ? "B" : "A");
+    for (int fn = 0; fn < GTR_COLL_FUNC_COUNT; fn++) {
+        struct gtr_hist ha, hb;
+        merged(a->coll, fn, &ha);
+        merged(b->coll, fn, &hb);
+        if (ha.count || hb.count)
+            overlay(f, fn, &ha, &hb);
     }
     fputs("</section>\n", f);
 }

@@ -17,4 +17,12 @@
  * collective sections. */
 void gt_html_coll_section(FILE *f, const struct gt_job *j);
 
+/* `report --baseline`: per function either run reported, the two runs'
+ * latency distributions overlaid (every communicator merged; each run's
+ * share of its timed operations per power of two of ns, so runs of
+ * different lengths compare) with each run's p50/p95/p99 and count.
+ * Nothing when neither run has the collective sections; a run without them
+ * is named as such. */
+void gt_html_coll_overlay(FILE *f, const struct gt_job *a, const struct gt_job *b);
+
 #endif
