@@ -28,7 +28,8 @@ READER_SRCS += tools/render/watch_frame.c
 TOOL_SRCS += $(READER_SRCS) tools/cmd/cmd_ls.c tools/cmd/cmd_summary.c tools/cmd/cmd_verdict.c \
              tools/cmd/cmd_dump.c tools/cmd/cmd_diff.c \
              tools/cmd/cmd_export.c tools/cmd/cmd_watch.c tools/cmd/cmd_prune.c \
-             tools/cmd/cmd_report.c tools/cmd/cmd_run.c tools/lib/netfs.c tools/cmd/runline.c
+             tools/cmd/cmd_report.c tools/cmd/cmd_run.c tools/lib/netfs.c tools/cmd/runline.c \
+             tools/cmd/run_launch.c tools/cmd/run_collect.c
 # the commands' shared options, and the JSON documents of verdict, ls, prune,
 # diff and export and export's Prometheus text (owner: cmd)
 TOOL_SRCS += tools/cmd/options.c tools/render/json_verdict.c tools/render/json_ls.c \
