@@ -106,6 +106,21 @@ if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && command -v setpriv >/dev
             pass "$c --accept-owner $me: only the job's own recorders read, nobody's named" ||
             fail "$c --accept-owner $me: exit $rc: $(cat "$T/e10" "$T/o10" | head -n 6)"
     done
+    # NCCL's logs in a shared folder: one process's log is the caller's, a
+    # second one nobody planted; --nccl-log DIR reads the first alone
+    L=$T/logs
+    mkdir -p "$L" "$T/norec" && chmod 1777 "$L"
+    cp tests/reader/nccl-logs/real-2.28.3-c-socket/nccl.vm.1612.log "$L/"
+    nob cp tests/reader/nccl-logs/real-2.28.3-c-socket/nccl.vm.1613.log "$L/"
+    for c in verdict summary; do
+        GDRTRACE_DIR=$T/norec $G $c --nccl-log "$L" >"$T/o11" 2>"$T/e11"
+        GDRTRACE_DIR=$T/norec $G $c --accept-owner nobody --nccl-log "$L" >"$T/o12" 2>"$T/e12"
+        grep -q "left out 1 NCCL log file(s) of another owner than the job's, e.g. $L/nccl.vm.1613.log owned by nobody" "$T/e11" &&
+            grep -q 'vm:1612' "$T/o11" && ! grep -q 'vm:1613' "$T/o11" &&
+            grep -q 'vm:1613' "$T/o12" && ! grep -q 'left out' "$T/e12" &&
+            pass "$c --nccl-log DIR: nobody's planted log left out and named; --accept-owner nobody reads it" ||
+            fail "$c --nccl-log DIR: $(head -n 3 "$T/e11") / $(grep -c 'vm:1613' "$T/o11") / $(grep -c 'vm:1613' "$T/o12")"
+    done
 else
     echo "note: not root (or no nobody/setpriv): other users' recorders not tried"
 fi

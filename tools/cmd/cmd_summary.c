@@ -166,10 +166,11 @@ static int parse(struct gt_opts *o, int *flags, char **logs, int *nlogs, int arg
 
 /* NCCL's log, joined (tools/lib/nccljoin.h); 1 when it was */
 static int join_log(struct gt_nlog *log, struct gt_nccl_join *nj, const struct gt_job *j,
-                    char **logs, int *nlogs, int *rc)
+                    const struct gt_inputs *in, char **logs, int *nlogs, int *rc)
 {
     int joined = 0;
     if (*nlogs && !gt_nlog_init(log)) {
+        gt_nccl_log_owners(log, in);
         int bad = gt_nccl_log_load(log, logs, *nlogs);
         joined = !gt_nccl_join(log, j, nj);
         if ((bad || !joined) && !*rc)
@@ -237,7 +238,7 @@ int gt_cmd_summary(int argc, char **argv)
         procs[j.rec_pos[i]] = pr.text[i];
     struct gt_nlog log;
     struct gt_nccl_join nj = {0};
-    int joined = join_log(&log, &nj, &j, logs, &nlogs, &rc);
+    int joined = join_log(&log, &nj, &j, &in, logs, &nlogs, &rc);
     if (!rc && !in.n && !(joined && log.ncomm))
         rc = gt_verdict_exit(GT_V_NO_DATA);
     if (json) {

@@ -135,6 +135,7 @@ static void load(struct verdict *v)
         v->rc = GT_EXIT_INPUT;
         return;
     }
+    gt_nccl_log_owners(&v->log, &v->in);
     v->badlogs = gt_nccl_log_load(&v->log, v->logs, v->nlogs);
     if (v->badlogs && !v->rc)
         v->rc = GT_EXIT_INPUT;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "tools/lib/esc.h"
 
@@ -39,7 +40,34 @@ int gt_nccl_log_load(struct gt_nlog *l, char *const *paths, int n)
             bad++;
         }
     }
+    if (l->owner_left) {
+        char who[160];
+        fprintf(stderr,
+                "gdrtrace: left out %llu NCCL log file(s) of another owner than the job's, e.g. "
+                "%s owned by %s (--accept-owner to read them)\n",
+                (unsigned long long)l->owner_left, gt_esc(l->owner_left_eg),
+                gt_owner_name(l->owner_left_uid, who, sizeof(who)));
+    }
     return bad;
+}
+
+static void add_owner(struct gt_nlog *l, long uid)
+{
+    int n = (int)(sizeof(l->owners) / sizeof(l->owners[0]));
+    for (int i = 0; i < l->nowners; i++)
+        if (l->owners[i] == uid)
+            return;
+    if (uid >= 0 && l->nowners < n)
+        l->owners[l->nowners++] = uid;
+}
+
+void gt_nccl_log_owners(struct gt_nlog *l, const struct gt_inputs *in)
+{
+    add_owner(l, (long)geteuid());
+    for (int i = 0; i < in->naccept; i++)
+        add_owner(l, in->accept[i]);
+    for (size_t i = 0; i < in->njob_owner; i++)
+        add_owner(l, in->job_owner[i].uid);
 }
 
 /* ---- step 1: the communicator key of each record ----------------------- */

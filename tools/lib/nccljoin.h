@@ -58,6 +58,7 @@
 
 #include <stddef.h>
 
+#include "tools/lib/inputs.h"
 #include "tools/lib/model.h"
 #include "tools/lib/nccllog.h"
 
@@ -118,6 +119,12 @@ struct gt_nccl_join {
  *  (gt_nlog_init first); says on stderr "gdrtrace: PATH: cannot read NCCL
  *  log: …" for each that fails and returns how many did (the rest is read). */
 int gt_nccl_log_load(struct gt_nlog *l, char *const *paths, int n);
+
+/*! gt_nccl_log_owners() : the owner rule of l (struct gt_nlog) from the
+ *  recorders' loading: the caller's uid, --accept-owner's owners, and the
+ *  owner of each job's recorders in counted.  Call after gt_load_job and
+ *  before gt_nccl_log_load, which names on stderr what the rule left out. */
+void gt_nccl_log_owners(struct gt_nlog *l, const struct gt_inputs *in);
 
 /*! gt_nccl_join() : joins l to the job j (after gt_job_finish or
  *  gt_job_build; j must outlive out).  0, or -1 out of memory (out then

@@ -201,14 +201,24 @@ struct gt_nlog {
     size_t ptab_size;
     /* counts */
     uint64_t files, lines, bytes;
-    uint64_t skipped;    /* folder entries named as recorders or archives */
-    uint64_t nccl_lines; /* with NCCL's prefix */
-    uint64_t used;       /* NCCL lines this reader took a fact from */
-    uint64_t unused;     /* NCCL lines it does not use (most INFO lines) */
-    uint64_t foreign;    /* non-empty lines without NCCL's prefix */
-    uint64_t binary;     /* lines with a NUL byte */
-    uint64_t too_long;   /* lines over GT_NLOG_LINE_MAX */
-    uint64_t dropped;    /* facts over a cap */
+    uint64_t skipped; /* folder entries named as recorders or archives */
+    /* Owners (set before gt_nlog_add_path; nowners 0: no rule): a log file
+     * inside a folder is read only when its owner is one of owners[], as a
+     * job's recorders have one owner (docs/reader.md "Owners"); the others
+     * are left out and counted, the first named.  A file named by itself is
+     * the operator's choice and always read. */
+    long owners[12];
+    int nowners;
+    uint64_t owner_left;      /* folder entries left out by the owner rule */
+    long owner_left_uid;      /* the first one's owner */
+    char owner_left_eg[1024]; /* its path */
+    uint64_t nccl_lines;      /* with NCCL's prefix */
+    uint64_t used;            /* NCCL lines this reader took a fact from */
+    uint64_t unused;          /* NCCL lines it does not use (most INFO lines) */
+    uint64_t foreign;         /* non-empty lines without NCCL's prefix */
+    uint64_t binary;          /* lines with a NUL byte */
+    uint64_t too_long;        /* lines over GT_NLOG_LINE_MAX */
+    uint64_t dropped;         /* facts over a cap */
     uint64_t channels, unattributed, ambiguous;
     uint64_t net_lines, net_gdrdma; /* NET and CollNet channel lines, those with /GDRDMA */
     char first_unused[GT_NLOG_QUOTE];

@@ -107,6 +107,15 @@ static int ours_by_name(const char *name)
            (n > 4 && !strcmp(name + n - 4, ".zst"));
 }
 
+/* The owner rule of struct gt_nlog: no rule, or uid is one of owners[]. */
+static int owner_ok(const struct gt_nlog *l, uid_t uid)
+{
+    for (int i = 0; i < l->nowners; i++)
+        if (l->owners[i] == (long)uid)
+            return 1;
+    return !l->nowners;
+}
+
 static int cmp_names(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -144,6 +153,13 @@ int gt_nlog_add_path(struct gt_nlog *l, const char *path, const char **what)
             continue; /* only regular files: no symlink followed, no FIFO waited on */
         if (ours_by_name(de->d_name)) {
             l->skipped++;
+            continue;
+        }
+        if (!owner_ok(l, es.st_uid)) {
+            if (!l->owner_left++) {
+                l->owner_left_uid = (long)es.st_uid;
+                snprintf(l->owner_left_eg, sizeof(l->owner_left_eg), "%s/%s", path, de->d_name);
+            }
             continue;
         }
         if (n == cap) {
