@@ -3,7 +3,7 @@
  * scale.c — `reader_scale`: inputs for the reader's memory and scale tests
  * (test-bounded.sh, bench-scale.sh), and a way to measure a command.
  *
- *   reader_scale gen DIR N [small] [natural] [peermem=R,..] [fallback=R,..]
+ *   reader_scale gen DIR N [small] [natural] [archive] [peermem=R,..] [fallback=R,..]
  *                    [slow=R,..] [unknown=R,..]
  *                                 N recorders of the default size (64 comm
  *                                 slots, 16,384 ring slots) of one job, 8
@@ -15,7 +15,10 @@
  *                                 natural: hosts node0..nodeN, not
  *                                 node-0000; the ranks listed register by
  *                                 peermem, fall back, take 10x the latency,
- *                                 or have no rank and no NCCL version)
+ *                                 or have no rank and no NCCL version;
+ *                                 archive: DIR is the path of one dump
+ *                                 archive holding the N recorders as
+ *                                 members, ~1.5 KB each on disk)
  *   reader_scale bomb FILE BYTES [zeros|container|member|recorder|comms]
  *                                 a small zstd file that expands to BYTES:
  *                                 zeros (not an archive); container (a valid
@@ -114,6 +117,7 @@ static int write_sparse(const char *path, const unsigned char *img, size_t len, 
 #define GEN_SMALL 1
 #define GEN_REVERSE 2 /* pids fall as ranks rise: file names sort against rank order */
 #define GEN_NATURAL 4 /* hosts node0, node1, ... node10: only a natural sort orders them */
+#define GEN_ARCHIVE 8 /* one dump archive (zstd) at DIR's path instead of a folder of files */
 
 /* What some ranks show instead of the job's DMA-BUF (summary tests: the
  * processes that differ from their communicator's majority). */
@@ -193,12 +197,33 @@ static int gen(const char *dir, long n, const struct gen_opts *g)
     struct variant var[V_COUNT] = {{0}};
     static const int kinds[V_COUNT] = {FX_DMABUF, FX_PEERMEM, FX_FALLBACK, FX_DMABUF};
     static const int lat[V_COUNT] = {100, 100, 100, 1000};
+    struct gt_archive_writer *w = NULL;
+    unsigned char *present[V_COUNT] = {0};
+    char err[GT_ERRLEN];
     int rc = -1;
     for (int k = 0; k < V_COUNT; k++)
         if ((k == V_BASE || g->nodd[k]) &&
             build_variant(&var[k], kinds[k], flags & GEN_SMALL, lat[k], n))
             goto out;
     size_t c1 = fx_off_comms() + sizeof(struct gtr_comm);
+    /* archive: members are streamed through zstd as they are added; the
+     * holes of the sparse image (present's clear bits) cost nothing to read */
+    if (flags & GEN_ARCHIVE) {
+        w = gt_archive_create(dir, 1, 1, err, sizeof(err));
+        if (!w) {
+            fprintf(stderr, "reader_scale: %s\n", err);
+            goto out;
+        }
+        for (int k = 0; k < V_COUNT; k++) {
+            if (!var[k].img)
+                continue;
+            present[k] = calloc((var[k].len / BLK + 8) / 8 + 1, 1);
+            if (!present[k])
+                goto out;
+            for (size_t i = 0; i < var[k].nnz; i++)
+                present[k][var[k].nz[i] / 8] |= (unsigned char)(1u << (var[k].nz[i] % 8));
+        }
+    }
     for (long r = 0; r < n; r++) {
         int k = V_BASE;
         for (int q = 1; q < V_COUNT; q++)
@@ -224,17 +249,38 @@ static int gen(const char *dir, long n, const struct gen_opts *g)
         c.comm_id = 0x4e0de00000000000ull + (uint64_t)(r / 8);
         memcpy(img + c1, &c, sizeof(c));
         char path[4096];
+        if (w) {
+            snprintf(path, sizeof(path), "gdrtrace.scale.%s.%d.rec", id.host, id.pid);
+            if (gt_archive_add(w, path, GT_LIVE_EXITED, img, var[k].len, present[k], err,
+                               sizeof(err))) {
+                fprintf(stderr, "reader_scale: %s\n", err);
+                goto out;
+            }
+            continue;
+        }
         snprintf(path, sizeof(path), "%s/gdrtrace.scale.%s.%d.rec", dir, id.host, id.pid);
         if (write_sparse(path, img, var[k].len, var[k].nz, var[k].nnz)) {
             fprintf(stderr, "reader_scale: %s: %s\n", path, strerror(errno));
             goto out;
         }
     }
+    if (w) {
+        uint64_t in_b, out_b;
+        struct gt_archive_writer *done = w;
+        w = NULL;
+        if (gt_archive_finish(done, &in_b, &out_b, err, sizeof(err))) {
+            fprintf(stderr, "reader_scale: %s\n", err);
+            goto out;
+        }
+    }
     rc = 0;
 out:
+    if (w)
+        gt_archive_abort(w);
     for (int k = 0; k < V_COUNT; k++) {
         free(var[k].nz);
         free(var[k].img);
+        free(present[k]);
     }
     return rc;
 }
@@ -252,6 +298,10 @@ static int gen_args(int argc, char **argv, struct gen_opts *g)
         }
         if (!strcmp(a, "natural")) {
             g->flags |= GEN_NATURAL;
+            continue;
+        }
+        if (!strcmp(a, "archive")) {
+            g->flags |= GEN_ARCHIVE;
             continue;
         }
         long *list = NULL;
@@ -682,7 +732,7 @@ int main(int argc, char **argv)
         return measure(argv + 2);
     if (!strcmp(argv[1], "probe") && argc == 2)
         return probe();
-    fprintf(stderr, "usage: reader_scale [gen DIR N [small] [natural] [peermem=R,..] "
+    fprintf(stderr, "usage: reader_scale [gen DIR N [small] [natural] [archive] [peermem=R,..] "
                     "[fallback=R,..] [slow=R,..] [unknown=R,..] | bomb FILE BYTES "
                     "[zeros|container|member|recorder|comms|ring|comms-file|ring-file] | "
                     "probe | measure CMD...]\n");
