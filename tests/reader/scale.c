@@ -546,7 +546,7 @@ static int fold_check(char *dir)
     for (size_t i = 0; same && i < ja.ncomm; i++) {
         const struct gt_ccomm *x = &ja.comms[i], *y = &jb.comms[i];
         same = !strcmp(x->label, y->label) && x->nprocs == y->nprocs && x->nhosts == y->nhosts &&
-               x->nmembers == y->nmembers && !memcmp(&x->sum, &y->sum, sizeof(x->sum)) &&
+               x->nmembers == y->nmembers && !memcmp(x->sum, y->sum, sizeof(*x->sum)) &&
                x->v.code == y->v.code && !strcmp(x->v.why, y->v.why);
     }
     for (size_t i = 0; same && i < ja.nnodes; i++)

@@ -307,7 +307,7 @@ static int load_side(struct side *s)
         return GT_EXIT_INPUT;
     gt_comm_clear(s->tot);
     for (size_t i = 0; i < s->job.ncomm; i++)
-        gt_comm_accumulate(s->tot, &s->job.comms[i].sum);
+        gt_comm_accumulate(s->tot, s->job.comms[i].sum);
     return rc;
 }
 

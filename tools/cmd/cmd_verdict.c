@@ -123,7 +123,7 @@ static int parse(struct verdict *v, int argc, char **argv)
 static void load(struct verdict *v)
 {
     struct gt_job *j = &v->j;
-    v->in = (struct gt_inputs){.job = v->o.job, .fold = j};
+    v->in = (struct gt_inputs){.job = v->o.job, .fold = j, .fold_lean = 1};
     gt_inputs_take_owners(&v->in, &v->o.owners);
     v->rc = gt_load_job(v->paths, v->npaths, &v->in, j);
     v->code = j->overall.code;

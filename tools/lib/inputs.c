@@ -305,6 +305,7 @@ static void keep(struct gt_inputs *in)
         return;
     }
     if (in->fold) {
+        in->fold->lean = in->fold_lean;
         if (in->fold_failed || gt_job_add(in->fold, in->recs, in->n)) {
             gt_recfile_free(r);
             if (!in->fold_failed)

@@ -10,6 +10,7 @@
  */
 #include "tools/lib/model.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,29 @@ int gt_recfile_cmp(const struct gt_recfile *x, const struct gt_recfile *y)
     return strcmp(x->source, y->source);
 }
 
+/* A lean job's communicator sum: the counters of struct gtr_comm without
+ * its histograms (which lie between them). */
+#define LITE_HEAD offsetof(struct gtr_comm, hist)
+#define LITE_TAIL (offsetof(struct gtr_comm, hist) + sizeof(((struct gtr_comm *)0)->hist))
+struct gt_comm_lite {
+    unsigned char head[LITE_HEAD];
+    unsigned char tail[sizeof(struct gtr_comm) - LITE_TAIL];
+};
+
+static void lite_unpack(const struct gt_comm_lite *l, struct gtr_comm *c)
+{
+    memcpy(c, l->head, sizeof(l->head));
+    for (int op = 0; op < GTR_OP_COUNT; op++)
+        gt_hist_init(&c->hist[op]);
+    memcpy((unsigned char *)c + LITE_TAIL, l->tail, sizeof(l->tail));
+}
+
+static void lite_pack(const struct gtr_comm *c, struct gt_comm_lite *l)
+{
+    memcpy(l->head, c, sizeof(l->head));
+    memcpy(l->tail, (const unsigned char *)c + LITE_TAIL, sizeof(l->tail));
+}
+
 /* A contributor: recorder index and comm slot. */
 struct at {
     size_t rec;
@@ -65,7 +89,8 @@ struct gt_fold {
     int (*node_seen)[GT_V_COUNT]; /* per node: codes of its processes' communicators */
     size_t *rec_node;             /* recorder -> node */
     size_t nrec_cap, comm_cap, node_cap, ranks_cap, fates_cap;
-    struct gtr_comm *grp; /* scratch */
+    struct gtr_comm *grp;  /* scratch */
+    struct gtr_comm *lsum; /* scratch: a lean communicator's sum, unpacked */
 };
 
 static void fold_free(struct gt_job *j)
@@ -81,6 +106,7 @@ static void fold_free(struct gt_job *j)
     free(f->node_seen);
     free(f->rec_node);
     free(f->grp);
+    free(f->lsum);
     free(f);
     j->fold = NULL;
 }
@@ -90,8 +116,11 @@ void gt_job_free(struct gt_job *j)
     fold_free(j);
     gt_coll_free(j->coll);
     j->coll = NULL;
-    for (size_t i = 0; i < j->ncomm; i++)
+    for (size_t i = 0; i < j->ncomm; i++) {
         free(j->comms[i].members);
+        free(j->comms[i].sum);
+        free(j->comms[i].lite);
+    }
     free(j->comms);
     free(j->nodes);
     free(j->ranks);
@@ -246,7 +275,10 @@ int gt_job_begin(struct gt_job *j)
     if (!j->fold)
         return -1;
     j->fold->grp = malloc(sizeof(*j->fold->grp));
-    if (!j->fold->grp) {
+    j->fold->lsum = malloc(sizeof(*j->fold->lsum));
+    if (!j->fold->grp || !j->fold->lsum) {
+        free(j->fold->grp);
+        free(j->fold->lsum);
         free(j->fold);
         j->fold = NULL;
         return -1;
@@ -273,7 +305,18 @@ static int fold_comm(struct gt_job *j, size_t ri, uint32_t s)
         f->comm_cap = cap < f->comm_cap ? cap : f->comm_cap;
         struct gt_ccomm *x = &j->comms[j->ncomm];
         memset(x, 0, sizeof(*x));
-        gt_comm_clear(&x->sum);
+        if (j->lean) {
+            x->lite = malloc(sizeof(*x->lite));
+            if (!x->lite)
+                return -1;
+            gt_comm_clear(f->lsum);
+            lite_pack(f->lsum, x->lite);
+        } else {
+            x->sum = malloc(sizeof(*x->sum));
+            if (!x->sum)
+                return -1;
+            gt_comm_clear(x->sum);
+        }
         x->has_comm_id = (int)c->has_comm_id;
         x->comm_id = c->comm_id;
         gt_fmt_comm(c, r, x->label, sizeof(x->label));
@@ -293,7 +336,11 @@ static int fold_comm(struct gt_job *j, size_t ri, uint32_t s)
     }
     /* the sums are order-free; the last-of fields are taken from c only
      * when c comes later than the member that supplied them */
-    struct gtr_comm *d = &x->sum;
+    struct gtr_comm *d = x->sum;
+    if (x->lite) {
+        d = f->lsum;
+        lite_unpack(x->lite, d);
+    }
     int32_t fb_errno = d->fallback_last_errno, err_errno = d->error_last_errno, dev = d->dev;
     uint32_t fb_reason = d->fallback_last_reason, err_reason = d->error_last_reason;
     char text[sizeof(d->error_last_text)];
@@ -315,6 +362,8 @@ static int fold_comm(struct gt_job *j, size_t ri, uint32_t s)
         d->dev = c->dev;
         cs->dev = me;
     }
+    if (x->lite)
+        lite_pack(d, x->lite);
     if ((x->nmembers & (x->nmembers - 1)) == 0) { /* capacity: the next power of two */
         struct gt_member *nm =
             realloc(x->members, (x->nmembers ? 2 * x->nmembers : 1) * sizeof(*nm));
@@ -752,7 +801,14 @@ static int judge_comms(struct gt_job *j, const struct gt_recfile *recs, size_t n
                 j->nodes[nd].ncomm++;
             }
         }
-        gt_verdict_of(&x->sum, ctx, nctx, &x->v);
+        const struct gtr_comm *sum = x->sum;
+        if (x->lite) { /* judged, then only the verdict is kept */
+            lite_unpack(x->lite, j->fold->lsum);
+            sum = j->fold->lsum;
+            free(x->lite);
+            x->lite = NULL;
+        }
+        gt_verdict_of(sum, ctx, nctx, &x->v);
         codes[i] = x->v.code;
     }
     free(stamp);

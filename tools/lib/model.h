@@ -63,6 +63,8 @@ struct gt_verdict {
     char why[2048]; /* the evidence, one or more sentences */
 };
 
+struct gt_comm_lite;
+
 /* One communicator (or, for ABI < v11, one process standing for itself). */
 struct gt_member {
     size_t rec;    /* index into the recorder array */
@@ -72,8 +74,14 @@ struct gt_member {
 struct gt_ccomm {
     int has_comm_id;
     uint64_t comm_id;
-    char label[96];      /* "0x..." or "process HOST:PID" */
-    struct gtr_comm sum; /* counters and histograms summed over members */
+    char label[96]; /* "0x..." or "process HOST:PID" */
+    /* counters and histograms summed over members (owned); NULL in a lean
+     * job (gt_job.lean), whose communicators keep only their counters
+     * (lite, model.c's) until judged: 27 KB of histograms a communicator
+     * was most of verdict's memory at job scale (16,385 communicators at
+     * 131,072 ranks: 440 MB) */
+    struct gtr_comm *sum;
+    struct gt_comm_lite *lite;
     struct gt_member *members;
     size_t nmembers; /* comm slots (a process may hold sibling slots) */
     size_t nprocs;   /* distinct processes */
@@ -176,6 +184,9 @@ struct gt_job {
     struct gt_conn_run *conn; /* the digests' connection runs (gt_rank_comm.conn_at) */
     size_t nconn, conn_cap;
     struct gt_fold *fold; /* between gt_job_begin and gt_job_finish */
+    /* set before the first gt_job_add: the caller reads no communicator's
+     * sum (gt_ccomm.sum stays NULL; verdicts, counts and digests as ever) */
+    int lean;
     /* what NCCL's profiler interface reported (tools/lib/coll.h), folded by
      * gt_job_add; NULL when no recorder has the collective sections */
     struct gt_coll_model *coll;

@@ -115,7 +115,7 @@ static size_t *comms_by_bytes(const struct gt_job *j)
     /* insertion sort by bytes moved, largest first (stable: report order) */
     for (size_t i = 1; i < j->ncomm; i++)
         for (size_t k = i; k > 0; k--) {
-            const struct gtr_comm *x = &j->comms[ix[k - 1]].sum, *y = &j->comms[ix[k]].sum;
+            const struct gtr_comm *x = j->comms[ix[k - 1]].sum, *y = j->comms[ix[k]].sum;
             if (x->send_bytes + x->recv_bytes >= y->send_bytes + y->recv_bytes)
                 break;
             size_t t = ix[k];
@@ -170,7 +170,7 @@ void gt_ab_summary_text(FILE *f, const struct gt_job *j, int all)
         uint64_t did[GTR_METHOD_COUNT] = {0};
         for (int a = 0; a < GTR_ASKED_COUNT; a++)
             for (int m = 0; m < GTR_METHOD_COUNT; m++)
-                did[m] += c->sum.reg_count[a][m];
+                did[m] += c->sum->reg_count[a][m];
         fprintf(f, "   communicator %s (%zu process(es), %d node(s))\n", c->label, c->nprocs,
                 c->nhosts);
         if (c->has_comm_id == 1 && j->coll) /* the job's line said why when none */

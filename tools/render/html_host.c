@@ -20,7 +20,7 @@ static void sum_comms(const struct gt_job *j, struct gtr_comm *t)
 {
     gt_comm_clear(t);
     for (size_t i = 0; i < j->ncomm; i++)
-        gt_comm_accumulate(t, &j->comms[i].sum);
+        gt_comm_accumulate(t, j->comms[i].sum);
 }
 
 /* the host group's rows of an A/B, or one run's figures as rows (b NaN) */

@@ -233,7 +233,7 @@ static void job_hists(const struct gt_job *j, struct gtr_hist *out)
     for (int op = 0; op < GTR_OP_COUNT; op++) {
         gt_hist_init(&out[op]);
         for (size_t c = 0; c < j->ncomm; c++)
-            gt_hist_merge(&out[op], &j->comms[c].sum.hist[op]);
+            gt_hist_merge(&out[op], &j->comms[c].sum->hist[op]);
     }
 }
 

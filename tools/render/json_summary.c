@@ -382,8 +382,8 @@ void gt_report_json_procs(struct gt_json *js, const struct gt_job *j,
         for (size_t k = 0; k < x->nrix; k++)
             gj_i64(js, NULL, j->recs[j->ranks[j->rank_ix[x->rix + k]].rec].id.rank);
         gj_end(js, ']');
-        gt_json_comm_counts(js, &x->sum);
-        gt_json_latency(js, &x->sum);
+        gt_json_comm_counts(js, x->sum);
+        gt_json_latency(js, x->sum);
         json_verdict(js, &x->v);
         json_differing(js, j, i);
         gj_end(js, '}');

@@ -125,13 +125,13 @@ static void full_comms(FILE *f, const struct gt_job *j)
         uint64_t did[GTR_METHOD_COUNT] = {0};
         for (int a = 0; a < GTR_ASKED_COUNT; a++)
             for (int m = 0; m < GTR_METHOD_COUNT; m++)
-                did[m] += x->sum.reg_count[a][m];
+                did[m] += x->sum->reg_count[a][m];
         fprintf(f, "   ");
         gt_text_cell(f, gt_esc(x->label), 20, 3);
         fprintf(f, "%5zu %5d %8llu %8llu %8llu %8llu %5llu %5llu  ", x->nprocs, x->nhosts,
                 (unsigned long long)did[0], (unsigned long long)did[1], (unsigned long long)did[2],
-                (unsigned long long)did[3], (unsigned long long)x->sum.fallback_count,
-                (unsigned long long)x->sum.error_count);
+                (unsigned long long)did[3], (unsigned long long)x->sum->fallback_count,
+                (unsigned long long)x->sum->error_count);
         gt_report_wrap(f, 85, 87, gt_verdict_label(x->v.code, x->v.emulated));
     }
     for (size_t i = 0; i < j->ncomm; i++) {
@@ -140,7 +140,7 @@ static void full_comms(FILE *f, const struct gt_job *j)
             continue;
         fprintf(f, "\n   comm %s across %zu process(es) on %d host(s)\n", gt_esc(x->label),
                 x->nprocs, x->nhosts);
-        gt_sum_comm_body(f, &x->sum, "     ", 0);
+        gt_sum_comm_body(f, x->sum, "     ", 0);
     }
 }
 

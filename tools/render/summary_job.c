@@ -234,9 +234,9 @@ static void job_regs(FILE *f, const struct gt_job *j)
     for (size_t i = 0; i < j->ncomm; i++) {
         for (int a = 0; a < GTR_ASKED_COUNT; a++)
             for (int m = 0; m < GTR_METHOD_COUNT; m++)
-                did[m] += j->comms[i].sum.reg_count[a][m];
-        fb += j->comms[i].sum.fallback_count;
-        err += j->comms[i].sum.error_count;
+                did[m] += j->comms[i].sum->reg_count[a][m];
+        fb += j->comms[i].sum->fallback_count;
+        err += j->comms[i].sum->error_count;
     }
     fprintf(f,
             "   regs     dmabuf %llu, peermem %llu, host %llu, failed %llu; fallbacks %llu, "

@@ -299,10 +299,10 @@ static void comm_rows(struct build *b)
         w_->emulated = x->v.emulated;
         snprintf(w_->name, sizeof(w_->name), "comm %s", gt_esc(x->label));
         w_->nprocs = x->nprocs;
-        w_->errors = x->sum.error_count;
-        w_->fallbacks = x->sum.fallback_count;
+        w_->errors = x->sum->error_count;
+        w_->fallbacks = x->sum->fallback_count;
         w_->rate = rate_of(&b->cacc[i], b->dt);
-        comm_note(w_->note, sizeof(w_->note), &x->sum);
+        comm_note(w_->note, sizeof(w_->note), x->sum);
     }
 }
 
