@@ -307,8 +307,8 @@ int main(void)
     struct gt_recfile r;
     char err[GT_ERRLEN];
     REQUIRE(gt_recfile_load_file(path, &r, err, sizeof(err)) == 0, "%s", err);
-    const struct gtr_host *h = &r.host;
-    CHECK(r.has_host, "no host section");
+    const struct gtr_host *h = r.host;
+    REQUIRE(r.has_host && h, "no host section");
     CHECK(r.hdr.version_minor >= 5, "minor %u", r.hdr.version_minor);
 
     double cpu = (double)(h->utime_ns + h->stime_ns) / 1e9;

@@ -278,7 +278,7 @@ static void emit_comms(struct gt_prom *k, const struct gt_recfile *r, struct gtr
 static void emit_host(struct gt_prom *k, const struct gt_recfile *r)
 {
     struct gt_prom_label l[12];
-    const struct gtr_host *h = &r->host;
+    const struct gtr_host *h = r->host;
     int n = base_labels(l, r, NULL);
     l[n].k = "mode";
     snprintf(l[n].v, sizeof(l[0].v), "user");

@@ -39,7 +39,7 @@ void gt_hostp_add(struct gt_hostp *h, const struct gt_recfile *r, uint64_t bytes
         h->nproc_without++;
         return;
     }
-    const struct gtr_host *x = &r->host;
+    const struct gtr_host *x = r->host;
     h->nproc++;
     double user = sub_s(x->utime_ns, x->utime_at_open_ns);
     double sys = sub_s(x->stime_ns, x->stime_at_open_ns);

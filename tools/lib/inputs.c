@@ -242,6 +242,11 @@ static void reduce(struct gt_inputs *in, size_t at)
         }
     }
     gt_recfile_reduce(r, in->keep_settings);
+    if (in->fold_lean) { /* a lean job reads no host pressure: 1.2 KB a recorder */
+        free(r->host);
+        r->host = NULL;
+        r->has_host = 0;
+    }
 }
 
 /* Grows fates[] to in->cap (keep_fates): NULL entries, no fate. */

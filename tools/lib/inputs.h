@@ -32,7 +32,8 @@ struct gt_inputs {
      * (communicator sums and verdicts, nodes), never of recs[].comms. */
     struct gt_job *fold;
     int fold_failed; /* out of memory while folding */
-    int fold_lean;   /* the fold keeps no communicator sums (gt_job.lean: verdict) */
+    int fold_lean;   /* the fold keeps no communicator sums (gt_job.lean: verdict),
+                      * and the kept recorders no host section (has_host 0) */
     int phase;       /* gt_inputs_load in fold mode: 1 recorder files, 2 archives; 0 both */
     /* Release mode (no fold): each kept recorder is reduced as in fold mode
      * (gt_recfile_reduce) once each has seen it, for commands that list or

@@ -592,12 +592,11 @@ static int parse_host(const unsigned char *buf, const struct gtr_section *s,
         copy_entries(buf, s->offset, s->entry_size, 1, sizeof(struct gtr_host), present);
     if (!hp)
         return OOM(source);
-    r->host = *hp;
-    free(hp);
+    r->host = hp;
     r->has_host = 1;
     /* a writer claims at most GTR_HOST_THREADS slots; more is hostile */
-    if (r->host.nthreads > GTR_HOST_THREADS)
-        r->host.nthreads = GTR_HOST_THREADS;
+    if (r->host->nthreads > GTR_HOST_THREADS)
+        r->host->nthreads = GTR_HOST_THREADS;
     return 0;
 }
 
@@ -790,6 +789,9 @@ void gt_recfile_free(struct gt_recfile *r)
     free(r->settings);
     free(r->callees);
     free(r->colls);
+    free(r->host);
+    r->host = NULL;
+    r->has_host = 0;
     gt_recfile_drop_events(r);
     r->devs = NULL;
     r->comms = NULL;

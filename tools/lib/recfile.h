@@ -76,7 +76,9 @@ struct gt_recfile {
     uint32_t ncallee;
     struct gtr_callee *callees; /* ncallee entries (1.3+; in_use 0 = empty); 0 before 1.3 */
     int has_host;               /* 1.5+: the host-pressure section was there */
-    struct gtr_host host;       /* its copy (nthreads bounded); zeros without it */
+    struct gtr_host *host;      /* owned: its copy (nthreads bounded); NULL without it
+                                 * (1.2 KB: held by pointer, not inline, so that a
+                                 * recorder without it, or folded lean, costs none) */
     uint32_t ncoll;
     struct gtr_coll_comm *colls; /* ncoll entries (1.5+; state FREE = empty); 0 before 1.5 */
     int has_coll_status;         /* the coll status section was present (1.5+) */
