@@ -21,6 +21,7 @@
 #include "common/env.h"
 #include "tools/lib/archive.h"
 #include "tools/lib/esc.h"
+#include "tools/lib/htab.h"
 #include "tools/lib/model.h"
 
 #define GT_REC_FILE_MAX (1ull << 34)
@@ -223,6 +224,76 @@ static size_t seen_before(struct gt_inputs *in)
     return in->n;
 }
 
+/* The pool of device tables: each distinct (ndev, devs) once, found by
+ * hash; reduced recorders share them (gt_recfile.devs_shared).  A job's
+ * ranks on one node see the same NICs: 1.1 KB a recorder otherwise. */
+struct gt_devs_pool {
+    struct gt_htab ix; /* indices into t */
+    struct pool_devs {
+        uint64_t h;
+        uint32_t n;
+        struct gtr_device *d;
+    } * t;
+    size_t n, cap;
+};
+
+struct devs_key {
+    const struct gt_devs_pool *p;
+    uint64_t h;
+    uint32_t n;
+    const struct gtr_device *d;
+};
+
+static int devs_eq(size_t v, const void *arg)
+{
+    const struct devs_key *k = arg;
+    const struct pool_devs *e = &k->p->t[v];
+    return e->h == k->h && e->n == k->n && !memcmp(e->d, k->d, k->n * sizeof(*k->d));
+}
+
+static uint64_t devs_rehash(size_t v, const void *arg)
+{
+    return ((const struct gt_devs_pool *)arg)->t[v].h;
+}
+
+/* Makes r->devs a shared table of the pool: its own is freed when the pool
+ * has the same, else handed to the pool.  Out of memory: r keeps its own. */
+static void share_devs(struct gt_inputs *in, struct gt_recfile *r)
+{
+    if (!r->ndev || r->devs_shared)
+        return;
+    struct gt_devs_pool *p = in->devs_pool;
+    if (!p && !(p = in->devs_pool = calloc(1, sizeof(*p))))
+        return;
+    struct devs_key k = {p,
+                         gt_hash_bytes(r->devs, r->ndev * sizeof(*r->devs), 0xcbf29ce484222325ull),
+                         r->ndev, r->devs};
+    if (gt_ht_reserve(&p->ix, devs_rehash, p) ||
+        gt_grow((void **)&p->t, &p->cap, p->n + 1, sizeof(*p->t)))
+        return;
+    size_t *slot = gt_ht_find(&p->ix, k.h, devs_eq, &k);
+    if (*slot != SIZE_MAX) {
+        free(r->devs);
+        r->devs = p->t[*slot].d;
+    } else {
+        p->t[p->n] = (struct pool_devs){k.h, r->ndev, r->devs};
+        *slot = p->n++;
+        p->ix.n++;
+    }
+    r->devs_shared = 1;
+}
+
+static void devs_pool_free(struct gt_devs_pool *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->n; i++)
+        free(p->t[i].d);
+    free(p->t);
+    free(p->ix.v);
+    free(p);
+}
+
 /* What a kept recorder leaves behind in release mode: its fate when asked
  * for (computed from the events before they go), then the reduced recorder. */
 static void reduce(struct gt_inputs *in, size_t at)
@@ -242,6 +313,7 @@ static void reduce(struct gt_inputs *in, size_t at)
         }
     }
     gt_recfile_reduce(r, in->keep_settings);
+    share_devs(in, r);
     if (in->fold_lean) { /* a lean job reads no host pressure: 1.2 KB a recorder */
         free(r->host);
         r->host = NULL;
@@ -679,5 +751,6 @@ void gt_inputs_free(struct gt_inputs *in)
     free(in->recs);
     free(in->seen);
     free(in->job_owner);
+    devs_pool_free(in->devs_pool);
     memset(in, 0, sizeof(*in));
 }

@@ -17,6 +17,8 @@
 
 struct gt_job;
 
+struct gt_devs_pool;
+
 struct gt_inputs {
     struct gt_recfile *recs;
     size_t n, cap;
@@ -91,6 +93,9 @@ struct gt_inputs {
     size_t njob_owner;
     /* open-addressing set of recs[] indices + 1 by process identity */
     size_t *seen, seen_cap;
+    /* reduced recorders' device tables, one copy of each distinct table
+     * (a node's ranks see the same NICs): r->devs points here, devs_shared */
+    struct gt_devs_pool *devs_pool;
 };
 
 /* --accept-owner USER|UID: adds it to in->accept.  0, or -1 with a message

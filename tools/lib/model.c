@@ -175,6 +175,8 @@ void gt_recfile_reduce(struct gt_recfile *r, int all_settings)
     r->callees = NULL;
     r->ncallee = 0;
     gt_recfile_drop_events(r); /* r->rs stays */
+    if (r->devs_shared)        /* reduced already: a pool's table (inputs.c) */
+        return;
     uint32_t k = 0;
     for (uint32_t i = 0; i < r->ndev; i++)
         if (r->devs[i].in_use)

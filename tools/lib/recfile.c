@@ -782,7 +782,9 @@ void gt_recfile_drop_events(struct gt_recfile *r)
 
 void gt_recfile_free(struct gt_recfile *r)
 {
-    free(r->devs);
+    if (!r->devs_shared)
+        free(r->devs);
+    r->devs_shared = 0;
     free(r->comms);
     free(r->comm_slot);
     free(r->comm_at);

@@ -61,6 +61,8 @@ struct gt_recfile {
     int64_t owner;            /* the file's uid (a member's: its archive's); -1 unknown */
     uint32_t ndev;
     struct gtr_device *devs; /* ndev entries */
+    int devs_shared;         /* devs belongs to someone else (inputs.c's pool of
+                              * alike device tables), not freed with r */
     /* The comm table, compact: a file may declare up to 65,534 slots of
      * ~26 KB each (1.7 GB) and use a handful, so only the slots that hold
      * anything (not all zeros) are kept, in slot order; every other slot
