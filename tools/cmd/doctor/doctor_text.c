@@ -72,16 +72,9 @@ static void json_pci(FILE *f, const char *ind, const struct dr_pci *p)
     jkv(f, ind, "device", p->device, 1);
 }
 
-void dr_report_json(FILE *f, const struct dr_inventory *inv, const struct dr_topology *topo,
-                    const struct dr_live *live, const struct dr_report *rep)
+static void json_fingerprint(FILE *f, const struct dr_inventory *inv)
 {
     const struct gtr_fingerprint *fp = &inv->fp;
-    fputs("{\n", f);
-    jkv(f, "  ", "kind", "gdrtrace-doctor", 1);
-    jki(f, "  ", "format", 1, 1);
-    jkv(f, "  ", "tool_version", GDRTRACE_VERSION, 1);
-    jkv(f, "  ", "sysfs_root", inv->root, 1);
-
     fputs("  \"fingerprint\": {\n", f);
     jkv(f, "    ", "kernel_release", fp->kernel_release, 1);
     jkv(f, "    ", "boot_id", fp->boot_id, 1);
@@ -94,7 +87,10 @@ void dr_report_json(FILE *f, const struct dr_inventory *inv, const struct dr_top
     jkv(f, "    ", "gpus", fp->gpus, 1);
     jkv(f, "    ", "cpu_model", fp->cpu_model, 0);
     fputs("  },\n", f);
+}
 
+static void json_nvidia_live(FILE *f, const struct dr_inventory *inv, const struct dr_live *live)
+{
     fputs("  \"nvidia\": {\n", f);
     jki(f, "    ", "loaded", inv->nv_loaded, 1);
     jkv(f, "    ", "flavour", gt_fingerprint_flavour_name(inv->nv_flavour), 1);
@@ -118,7 +114,11 @@ void dr_report_json(FILE *f, const struct dr_inventory *inv, const struct dr_top
     jki(f, "    ", "verbs_has_reg_dmabuf_mr", live->verbs_has_reg_dmabuf, 1);
     jki(f, "    ", "verbs_device_count", live->verbs_count, 0);
     fputs("  },\n", f);
+}
 
+static void json_gpus(FILE *f, const struct dr_inventory *inv, const struct dr_topology *topo,
+                      const struct dr_live *live)
+{
     fputs("  \"gpus\": [", f);
     for (int g = 0; g < inv->ngpus; g++) {
         const struct dr_gpu *gp = &inv->gpus[g];
@@ -138,7 +138,10 @@ void dr_report_json(FILE *f, const struct dr_inventory *inv, const struct dr_top
         fputs("    }", f);
     }
     fputs(inv->ngpus ? "\n  ],\n" : "],\n", f);
+}
 
+static void json_nics(FILE *f, const struct dr_inventory *inv)
+{
     fputs("  \"rdma_devices\": [", f);
     for (int k = 0; k < inv->nnics; k++) {
         const struct dr_nic *d = &inv->nics[k];
@@ -180,7 +183,12 @@ void dr_report_json(FILE *f, const struct dr_inventory *inv, const struct dr_top
         fputs("    }", f);
     }
     fputs(inv->nnics ? "\n  ],\n" : "],\n", f);
+}
 
+/* The GPU x NIC paths, then every registration the live probe tried. */
+static void json_topology_regs(FILE *f, const struct dr_inventory *inv,
+                               const struct dr_topology *topo, const struct dr_live *live)
+{
     fputs("  \"topology\": [", f);
     int first = 1;
     for (int g = 0; g < inv->ngpus; g++)
@@ -214,7 +222,10 @@ void dr_report_json(FILE *f, const struct dr_inventory *inv, const struct dr_top
         }
     }
     fputs(first ? "],\n" : "\n  ],\n", f);
+}
 
+static void json_checks(FILE *f, const struct dr_report *rep)
+{
     fputs("  \"checks\": [", f);
     for (int i = 0; i < rep->nchecks; i++) {
         const struct dr_check *c = &rep->checks[i];
@@ -249,6 +260,23 @@ void dr_report_json(FILE *f, const struct dr_inventory *inv, const struct dr_top
     jki(f, "    ", "skip", rep->counts[DR_SKIP], 1);
     jki(f, "    ", "exit_code", rep->exit_code, 0);
     fputs("  }\n}\n", f);
+}
+
+void dr_report_json(FILE *f, const struct dr_inventory *inv, const struct dr_topology *topo,
+                    const struct dr_live *live, const struct dr_report *rep)
+{
+    fputs("{\n", f);
+    jkv(f, "  ", "kind", "gdrtrace-doctor", 1);
+    jki(f, "  ", "format", 1, 1);
+    jkv(f, "  ", "tool_version", GDRTRACE_VERSION, 1);
+    jkv(f, "  ", "sysfs_root", inv->root, 1);
+
+    json_fingerprint(f, inv);
+    json_nvidia_live(f, inv, live);
+    json_gpus(f, inv, topo, live);
+    json_nics(f, inv);
+    json_topology_regs(f, inv, topo, live);
+    json_checks(f, rep);
 }
 
 static const char *exit_words(int code)
