@@ -17,6 +17,8 @@
 #define GT_REPORT_FULL 0x4   /* per node, per process and per communicator detail */
 #define GT_REPORT_RANKS 0x8  /* the compact report with every process of each communicator */
 
+#define GT_REPORT_LIST_MAX 16 /* the compact report names at most this many of a kind */
+
 void gt_report_text(FILE *f, const struct gt_job *j, int flags);
 /* The same, --full's process sections given already written: procs[i] is
  * recorder j->recs[i]'s gt_report_process() text (NULL: nothing), so that

@@ -14,8 +14,7 @@
 
 #include "gdrtrace/recorder_format.h"
 
-#define GT_REPORT_COLS 100    /* no line of summary or verdict is wider */
-#define GT_REPORT_LIST_MAX 16 /* the compact report names at most this many of a kind */
+#define GT_REPORT_COLS 100 /* no line of summary or verdict is wider */
 
 /*! gt_report_wrap() : prints text on a line where `used` columns are
  *  already taken, breaking at spaces so that no line is wider than
