@@ -34,7 +34,7 @@ TOOL_SRCS += $(READER_SRCS) tools/cmd/cmd_ls.c tools/cmd/cmd_summary.c tools/cmd
 # diff and export and export's Prometheus text (owner: cmd)
 TOOL_SRCS += tools/cmd/options.c tools/render/json_verdict.c tools/render/json_ls.c \
               tools/render/prom.c tools/render/json_export.c tools/render/json_diff.c \
-              tools/render/json_prune.c
+              tools/render/json_prune.c tools/render/json_summary_nccl.c
 # run finds the plugin installed with it in $BINDIR/../lib/<multiarch>/ too (the
 # Debian package's LIBDIR): the compiler's triplet, as dpkg's DEB_HOST_MULTIARCH.
 GT_MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)

@@ -20,7 +20,7 @@
 #include "tools/lib/nccljoin.h"
 #include "tools/lib/load.h"
 #include "tools/render/json_summary.h"
-#include "tools/render/json_nccljoin.h"
+#include "tools/render/json_summary_nccl.h"
 #include "tools/render/nccljoin_text.h"
 #include "tools/render/summary.h"
 
@@ -49,28 +49,6 @@ static void usage(FILE *f)
             "              joined by commId: what NCCL loaded, each communicator's ranks,\n"
             "              hosts and channels, GPU Direct decisions, the verdict with it\n"
             "exit: 0 ok, 2 an input could not be read, 15 no recorder found, 64 usage\n");
-}
-
-/* summary --json's "nccl_log" key and the verdict with it */
-static void json_log(struct gt_json *js, const void *arg)
-{
-    const struct gt_nccl_join *nj = arg;
-    gt_nccl_join_json(js, nj);
-    gj_arr(js, "nccl_communicators");
-    for (size_t i = 0; i < nj->ncomm; i++) {
-        gj_obj(js, NULL);
-        gj_str(js, "comm", nj->comms[i].label);
-        gj_str(js, "verdict", gt_nj_label(&nj->comms[i]));
-        gj_str(js, "why", nj->comms[i].why);
-        gt_nccl_join_json_comm(js, &nj->comms[i]);
-        gj_end(js, '}');
-    }
-    gj_end(js, ']');
-    gj_obj(js, "nccl_verdict");
-    gj_str(js, "code", gt_verdict_name(nj->code));
-    gj_i64(js, "exit", gt_verdict_exit(nj->code));
-    gj_str(js, "why", nj->why);
-    gj_end(js, '}');
 }
 
 /* --full and --json: each process's section (or JSON item), written while
@@ -244,7 +222,7 @@ int gt_cmd_summary(int argc, char **argv)
     if (json) {
         struct gt_json js;
         gj_init(&js, stdout);
-        gt_report_json_procs(&js, &j, joined ? json_log : NULL, &nj, procs);
+        gt_report_json_procs(&js, &j, joined ? gt_json_summary_nccl : NULL, &nj, procs);
     } else {
         print_text(&j, flags, procs, joined ? &nj : NULL, argv + optind, argc - optind);
     }
