@@ -627,9 +627,7 @@ static gt_result shim_accept(void *listen_comm, void **recv_comm, void **recv_de
 
 static int asked_from_call(int type, int fd, int is_dmabuf_call)
 {
-    if (is_dmabuf_call && fd >= 0)
-        return GT_ASKED_DMABUF;
-    return (type & GT_PTR_CUDA) ? GT_ASKED_CUDA : GT_ASKED_HOST;
+    return gt_asked_of(type, is_dmabuf_call ? fd : -1);
 }
 
 static gt_result reg_common(struct shim_comm *w, void *data, size_t size, int type, uint64_t offset,

@@ -38,6 +38,15 @@ enum gt_reg_asked {
     GT_ASKED_COUNT = 3
 };
 
+/* What NCCL asked for, from a registration's pointer type and dma-buf fd
+ * (-1 for regMr): decided here only, for every transport, the shim and the
+ * reader alike.  A type with the CUDA bit is GPU memory whatever else it
+ * carries; a fd makes it a DMA-BUF request. */
+static inline int gt_asked_of(int type, int fd)
+{
+    return fd >= 0 ? GT_ASKED_DMABUF : (type & GT_PTR_CUDA) ? GT_ASKED_CUDA : GT_ASKED_HOST;
+}
+
 /* On disk: the second index of reg_count/reg_bytes, REG/DEREG events' aux. */
 enum gt_reg_method {
     GT_METHOD_DMABUF = 0,  /* ibv_reg_dmabuf_mr on a dma-buf fd */

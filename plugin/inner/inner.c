@@ -433,7 +433,7 @@ static void report_call(struct gt_reg_report *r, int asked, gt_result rc)
 static gt_result inner_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle,
                               struct gt_reg_report *report)
 {
-    int asked = (type & GT_PTR_CUDA) ? GT_ASKED_CUDA : GT_ASKED_HOST;
+    int asked = gt_asked_of(type, -1);
     gt_result rc;
     if (AT_LEAST(8)) {
         rc = (gt_result)(V(12)   ? g.net.v12->regMr(comm, data, size, type, mhandle)
@@ -455,7 +455,7 @@ static gt_result inner_reg_mr(void *comm, void *data, size_t size, int type, voi
 static gt_result inner_reg_mr_dmabuf(void *comm, void *data, size_t size, int type, uint64_t offset,
                                      int fd, void **mhandle, struct gt_reg_report *report)
 {
-    int asked = fd >= 0 ? GT_ASKED_DMABUF : (type & GT_PTR_CUDA) ? GT_ASKED_CUDA : GT_ASKED_HOST;
+    int asked = gt_asked_of(type, fd);
     gt_result rc;
     /* regMrDmaBuf may legitimately be NULL in a plugin without DMA-BUF. */
     const void *fn = V(12)   ? (const void *)g.net.v12->regMrDmaBuf

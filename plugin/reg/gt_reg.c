@@ -391,7 +391,7 @@ gt_result gt_reg_register(struct gt_reg_dev *d, const struct gt_reg_policy *p, v
     if (err && errlen)
         err[0] = 0;
     *out = NULL;
-    int asked = fd >= 0 ? GT_ASKED_DMABUF : type == GT_PTR_CUDA ? GT_ASKED_CUDA : GT_ASKED_HOST;
+    int asked = gt_asked_of(type, fd);
     rep->asked = asked;
     rep->method = GT_METHOD_FAILED;
     uintptr_t a = (uintptr_t)data, e = a + size;

@@ -67,7 +67,7 @@ static gt_result sock_reg_mr(void *comm, void *data, size_t size, int type, void
                              struct gt_reg_report *report)
 {
     if (report) {
-        report->asked = type == GT_PTR_CUDA ? GT_ASKED_CUDA : GT_ASKED_HOST;
+        report->asked = gt_asked_of(type, -1);
         report->method = GT_METHOD_FAILED;
     }
     if (!comm || !mhandle)
@@ -105,8 +105,7 @@ static gt_result sock_reg_mr_dmabuf(void *comm, void *data, size_t size, int typ
     if (mhandle)
         *mhandle = NULL;
     if (report) {
-        report->asked =
-            fd >= 0 ? GT_ASKED_DMABUF : (type == GT_PTR_HOST ? GT_ASKED_HOST : GT_ASKED_CUDA);
+        report->asked = gt_asked_of(type, fd);
         report->method = GT_METHOD_FAILED;
         report->reason = GT_REASON_HOST_MEMORY_ONLY;
     }

@@ -86,12 +86,26 @@ static void test_reason_slots(void **state)
     assert_int_equal(offsetof(struct gtr_comm, fallback_by_reason_hi), GTR_COMM_SIZE_1_0);
 }
 
+/* What NCCL asked, decided in one place for every layer (gt_asked_of). */
+static void test_asked_of(void **state)
+{
+    (void)state;
+    assert_int_equal(gt_asked_of(GT_PTR_HOST, -1), GT_ASKED_HOST);
+    assert_int_equal(gt_asked_of(GT_PTR_CUDA, -1), GT_ASKED_CUDA);
+    assert_int_equal(gt_asked_of(GT_PTR_CUDA | 0x8, -1), GT_ASKED_CUDA);
+    assert_int_equal(gt_asked_of(GT_PTR_CUDA, 0), GT_ASKED_DMABUF);
+    assert_int_equal(gt_asked_of(GT_PTR_CUDA | GT_PTR_DMABUF, 9), GT_ASKED_DMABUF);
+    assert_int_equal(gt_asked_of(GT_PTR_HOST, -1), GT_ASKED_HOST);
+    assert_int_equal(gt_asked_of(0, -1), GT_ASKED_HOST);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_reason_named_once),
         cmocka_unit_test(test_other_names),
         cmocka_unit_test(test_reason_slots),
+        cmocka_unit_test(test_asked_of),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

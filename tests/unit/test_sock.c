@@ -380,6 +380,16 @@ static void test_reg_mr(void **state)
                      GT_INTERNAL_ERROR);
     assert_int_equal(rep.asked, GT_ASKED_DMABUF);
     assert_int_equal(rep.reason, GT_REASON_HOST_MEMORY_ONLY);
+    /* GPU memory with another bit beside CUDA's is what the shim counts it
+     * as (gt_asked_of): sock once said "host" here, the shim "CUDA". */
+    memset(&rep, 0, sizeof(rep));
+    assert_int_equal(ops->reg_mr(sc, buf, sizeof(buf), GT_PTR_CUDA | 0x8, &mh, &rep),
+                     GT_INTERNAL_ERROR);
+    assert_int_equal(rep.asked, GT_ASKED_CUDA);
+    memset(&rep, 0, sizeof(rep));
+    assert_int_equal(ops->reg_mr_dmabuf(rc, buf, sizeof(buf), GT_PTR_HOST, 0, -1, &mh, &rep),
+                     GT_INTERNAL_ERROR);
+    assert_int_equal(rep.asked, GT_ASKED_HOST);
     /* iflush completes at once for host memory. */
     void *fr = NULL;
     assert_int_equal(ops->iflush(rc, 1, (void **)&buf, (int[]){8}, &mh, &fr), GT_OK);
