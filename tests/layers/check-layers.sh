@@ -43,12 +43,7 @@ denied_for() {
     esac
 }
 
-# Crossings the reader's split has still to remove, one "file -> include"
-# a line; each is allowed until its split lands and must then go from here.
-# None is left: a new crossing is a layer broken, not one to list.
-crossing_left=""
-
-bad=0 files=0 left=0
+bad=0 files=0
 while IFS= read -r f; do
     files=$((files + 1))
     allowed=$(allowed_for "$f")
@@ -62,10 +57,6 @@ while IFS= read -r f; do
         for p in $denied; do
             case "$inc" in "$p"*) ok=0 ;; esac
         done
-        if [ $ok = 0 ] && grep -qxF "$f -> $inc" <<<"$crossing_left"; then
-            left=$((left + 1))
-            continue
-        fi
         if [ $ok = 0 ]; then
             echo "check-layers: $f:$line includes \"$inc\"; ${f%/*}/ may include only: $allowed${denied:+ (never: $denied)}"
             bad=$((bad + 1))
@@ -78,9 +69,7 @@ if [ $bad -ne 0 ]; then
     echo "check-layers: $bad include(s) point up a layer (rule: docs/hacking.md, Layers)"
     exit 1
 fi
-note=
-[ $left -gt 0 ] && note=" ($left crossing(s) listed as left for the reader's split)"
-echo "check-layers: $files source files, every include points down$note"
+echo "check-layers: $files source files, every include points down"
 
 # JSON keys are written by the JSON renderers only (a small script of its own).
 bash tests/layers/check-json-keys.sh || exit 1
