@@ -20,6 +20,10 @@
 #    recorder as they read it, over 1k and 8k of the same: wall time (best
 #    of two) and peak RSS; at 8k <= 512 MiB, and <= 30 s (diff, which reads
 #    both sides: <= 60 s);
+#  * `gdrtrace verdict` over 8k, 32k and 131k small generated recorders
+#    held in one dump archive each (131,072 = a 16,384-node x 8-GPU job):
+#    wall time, peak RSS and per recorder; target at 131k <= 512 MiB, time
+#    linear (131k / 8k <= 24);
 #  * a 2 GiB zstd bomb (zeros, 68 KB on disk), a container whose member is
 #    2 GiB of zeros, and one whose member is a recorder's magic then 2 GiB
 #    of zeros: refused in <= 64 MiB and < 2 s.
@@ -130,6 +134,36 @@ for n in 1024 2048 4096 8192; do
     fi
     rm -rf "${T:?}/$n"
 done
+
+# The job-scale target: verdict over 8,192, 32,768 and 131,072 recorders
+# (16,384 nodes x 8 GPUs), small generated ones (2 comm slots, 64 ring
+# slots; what verdict keeps of a recorder does not depend on its ring)
+# as members of one dump archive each: 131,072 recorder files would take
+# ~9 GB of disk and minutes to write, the archive 3 MB and seconds.
+# Target at 131,072: <= 512 MiB peak RSS; time linear (131k / 8k <= 16 x 1.5).
+amax=${GDRTRACE_BENCH_ARCHIVE_MAX:-131072}
+export GDRTRACE_ARCHIVE_MAX=$((16 << 30)) # the members expand to 9.8 GB at 131,072
+a8=
+for n in 8192 32768 131072; do
+    [ "$n" -le "$amax" ] || break
+    g0=$(date +%s.%N)
+    "$S" gen "$T/a$n.zst" "$n" small archive || { echo "reader_scale gen $n archive failed"; exit 1; }
+    g1=$(date +%s.%N)
+    read -r secs kib rc < <("$S" measure "$G" verdict "$T/a$n.zst" 2>/dev/null | tail -1)
+    printf 'reader scale: verdict over %6d archived recorders: %6.2f s, peak RSS %4d MiB (%5.2f KiB a recorder), exit %d (generated in %.1f s, %d KB)\n' \
+        "$n" "$secs" $((kib / 1024)) "$(awk "BEGIN { print $kib / $n }")" "$rc" "$(echo "$g1 - $g0" | bc)" \
+        $(($(stat -c %s "$T/a$n.zst") / 1000))
+    [ "$rc" = 0 ] || miss "verdict over $n archived: exit $rc (want 0)"
+    [ "$n" = 8192 ] && a8=$secs
+    if [ "$n" = 131072 ]; then
+        [ $((kib / 1024)) -le 512 ] || miss "verdict over 131072: peak RSS $((kib / 1024)) MiB > 512 MiB"
+        r=$(awk "BEGIN { printf \"%.1f\", $secs / $a8 }")
+        echo "reader scale: 131k / 8k time ratio $r (linear: 16; target <= 24)"
+        awk "BEGIN { exit !($r <= 24) }" || miss "verdict time not linear to 131072 (ratio $r)"
+    fi
+    rm -f "$T/a$n.zst"
+done
+unset GDRTRACE_ARCHIVE_MAX
 
 for kind in zeros member recorder; do
     "$S" bomb "$T/bomb.zst" $((2 << 30)) "$kind" || { echo "reader_scale bomb failed"; exit 1; }
