@@ -52,10 +52,6 @@ TEST_SCRIPTS += tests/reader/test-fold-mem.sh
 TEST_SCRIPTS += tests/reader/test-summary-scale.sh
 # verdict at a thousand ranks: alike lines collapse, differing ones in full, exit and JSON as before
 TEST_SCRIPTS += tests/reader/test-verdict-scale.sh
-# verdict's alike lines (tools/render/alike_text.c) on hand-made lines: host ranges, numbers, problems apart
-TESTS += test_alike
-test_alike_SRCS = tests/unit/test_alike.c $(READER_SRCS) $(BASE_SRCS)
-test_alike_LIBS := -lzstd -lm -lcmocka
 BENCH_SCRIPTS += tests/reader/bench-scale.sh
 # docs/examples/ equals what gdrtrace prints now (gen-examples.sh), no dangling references.
 TEST_SCRIPTS += tests/reader/check-examples.sh
@@ -66,10 +62,5 @@ TESTS += reader_watch
 reader_watch_SRCS = tests/reader/watch.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
 reader_watch_LIBS := -lzstd -lm
 TEST_SCRIPTS += tests/reader/test-watch.sh
-# NCCL's log (tools/lib/nccllog.c): the fixtures of tests/reader/nccl-logs, launcher
-# prefixes, any split of the stream, attribution, junk in bounded memory.
-TESTS += test_nccllog
-test_nccllog_SRCS = tests/unit/test_nccllog.c $(NCCLLOG_SRCS)
-test_nccllog_LIBS := -lcmocka
 # verdict/summary --nccl-log on harness recorders and on the fixtures
 TEST_SCRIPTS += tests/reader/test-nccl-log.sh

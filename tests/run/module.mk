@@ -8,8 +8,6 @@ TEST_SCRIPTS += tests/run/test-run-trust.sh
 TEST_SCRIPTS += tests/run/test-run-launcher.sh
 # what run leaves in GDRTRACE_DIR (--keep, SIGKILL) found by ls, cleaned by prune
 TEST_SCRIPTS += tests/run/test-run-leftovers.sh
-TESTS += test_netfs
-test_netfs_SRCS := tests/run/test_netfs.c tools/lib/netfs.c
 # NCCL_PROFILER_PLUGIN: set for an NCCL older than 2.28.3 only, the job's kept
 FAKE_NCCL := $(BUILD)/tests/fakenccl/libnccl.so.2
 $(FAKE_NCCL): $(call obj,tests/run/fake_nccl.c)

@@ -1,0 +1,9 @@
+# SPDX-License-Identifier: Apache-2.0
+# tools/render/: the renderers.  Their sources are listed in tools/module.mk;
+# the tests of its modules are here (the whole-output checks are scripts in
+# tests/reader/, run against every renderer at once).
+
+# verdict's alike lines (tools/render/alike_text.c) on hand-made lines: host ranges, numbers, problems apart
+TESTS += test_alike
+test_alike_SRCS = tests/unit/test_alike.c $(READER_SRCS) $(BASE_SRCS)
+test_alike_LIBS := -lzstd -lm -lcmocka
