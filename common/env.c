@@ -71,8 +71,7 @@ int gt_env_retired(const char *name, const char *instead)
 extern const char *const gt_env_known[];
 extern const size_t gt_env_nknown;
 
-/* Edit distance (insert, delete, substitute, swap two neighbours). */
-static size_t distance(const char *a, const char *b)
+size_t gt_edit_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
     if (la > 63 || lb > 63)
@@ -117,7 +116,7 @@ int gt_env_check_unknown(void)
         const char *best = NULL;
         size_t bd = 64;
         for (size_t i = 0; i < gt_env_nknown; i++) {
-            size_t dd = distance(name, gt_env_known[i]);
+            size_t dd = gt_edit_distance(name, gt_env_known[i]);
             if (dd < bd)
                 bd = dd, best = gt_env_known[i];
         }

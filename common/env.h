@@ -10,6 +10,7 @@
 #ifndef GDRTRACE_ENV_H
 #define GDRTRACE_ENV_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* The raw value, or NULL when unset or empty. */
@@ -35,5 +36,11 @@ int gt_env_retired(const char *name, const char *instead);
  * GDRTRACE_TRANSPROT), naming the closest known one when it is within three
  * edits.  Returns how many were warned about (0 after the first call). */
 int gt_env_check_unknown(void);
+
+/*! gt_edit_distance() : optimal string alignment distance of a and b
+ *  (insertions, deletions, substitutions, a swap of two neighbours:
+ *  "verdcit" is 1 from "verdict"), for "did you mean" messages; 64 when
+ *  either is longer than 63 bytes. */
+size_t gt_edit_distance(const char *a, const char *b);
 
 #endif

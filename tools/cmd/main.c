@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/env.h"
 #include "tools/cmd/commands.h"
 #include "tools/lib/esc.h"
 
@@ -50,35 +51,6 @@ static void usage(FILE *f)
                "\nexit: 64 usage error; each command documents its other codes\n");
 }
 
-/* Optimal string alignment distance of a and b (insertions, deletions,
- * substitutions, adjacent transpositions: "verdcit" is 1 from "verdict");
- * names are short, longer inputs give a large distance. */
-static int distance(const char *a, const char *b)
-{
-    enum { MAX = 32 };
-    size_t n = strlen(a), m = strlen(b);
-    if (n >= MAX || m >= MAX)
-        return MAX;
-    int d[MAX][MAX];
-    for (size_t i = 0; i <= n; i++)
-        d[i][0] = (int)i;
-    for (size_t j = 0; j <= m; j++)
-        d[0][j] = (int)j;
-    for (size_t i = 1; i <= n; i++)
-        for (size_t j = 1; j <= m; j++) {
-            int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            if (d[i - 1][j] + 1 < c)
-                c = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < c)
-                c = d[i][j - 1] + 1;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-                d[i - 2][j - 2] + 1 < c)
-                c = d[i - 2][j - 2] + 1;
-            d[i][j] = c;
-        }
-    return d[n][m];
-}
-
 /* An unknown command: its name, the nearest command (within 2 edits, or the
  * one command it begins), and the list on one line, not the whole help. */
 static int unknown(const char *cmd)
@@ -87,7 +59,7 @@ static int unknown(const char *cmd)
     int bd = 3, nprefix = 0;
     const char *prefixed = NULL;
     for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++) {
-        int d = distance(cmd, subcommands[i].name);
+        int d = (int)gt_edit_distance(cmd, subcommands[i].name);
         if (d < bd)
             bd = d, best = subcommands[i].name;
         if (*cmd && !strncmp(subcommands[i].name, cmd, strlen(cmd)))
