@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * json.c — recursive-descent JSON reader (RFC 8259 values) for doctor's
+ * doctor_json.c — recursive-descent JSON reader (RFC 8259 values) for doctor's
  * --compare.  The input comes from another node: every read is bounds-checked
  * against len, depth is capped at DJ_MAX_DEPTH, \u escapes are decoded to
  * UTF-8 (lone surrogates become U+FFFD), allocation failure is a parse error.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * json.h — a small JSON reader for `doctor --compare` (documents from other
+ * doctor_json.h — a small JSON reader for `doctor --compare` (documents from other
  * nodes: untrusted input).  Parses the whole text into a tree; bounded depth
  * (DJ_MAX_DEPTH), every string NUL-terminated, numbers as double.
  * Ownership: dj_parse returns a tree the caller frees with dj_free.

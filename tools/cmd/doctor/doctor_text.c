@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * report.c — doctor's two outputs: the human report and the JSON evidence
+ * doctor_text.c — doctor's two outputs: the human report and the JSON evidence
  * bundle (shape documented in docs/doctor.md; "format": 1).
  *
  * JSON invariants: keys appear in a fixed order, arrays in PCI order, every
