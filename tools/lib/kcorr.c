@@ -114,14 +114,18 @@ void gt_kcorr_read(struct gt_kcorr *k)
         return;
     }
     struct stat st;
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-        k->err_no = errno ? errno : EINVAL;
-        if (!S_ISREG(st.st_mode))
-            snprintf(k->why, sizeof(k->why), "%s, not a regular file: refused",
-                     S_ISDIR(st.st_mode)    ? "a directory"
-                     : S_ISFIFO(st.st_mode) ? "a FIFO"
-                     : S_ISSOCK(st.st_mode) ? "a socket"
-                                            : "a device");
+    if (fstat(fd, &st)) {
+        k->err_no = errno;
+        close(fd);
+        return;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        k->err_no = EINVAL;
+        snprintf(k->why, sizeof(k->why), "%s, not a regular file: refused",
+                 S_ISDIR(st.st_mode)    ? "a directory"
+                 : S_ISFIFO(st.st_mode) ? "a FIFO"
+                 : S_ISSOCK(st.st_mode) ? "a socket"
+                                        : "a device");
         close(fd);
         return;
     }
