@@ -673,20 +673,10 @@ int gt_gpumem_copier_alive(uint32_t gen, char *why, size_t whylen)
 /* utime + stime of pid in seconds (/proc/<pid>/stat), -1 when unknown. */
 static double proc_cpu_s(pid_t pid)
 {
-    char p[64], buf[1024];
-    snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(p, "re");
-    if (!f)
+    uint64_t ut, st;
+    if (gt_proc_cpu_ns((int)pid, &ut, &st) != 0)
         return -1;
-    size_t got = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[got] = 0;
-    char *rp = strrchr(buf, ')');
-    unsigned long long ut = 0, st = 0;
-    if (!rp ||
-        sscanf(rp + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-        return -1;
-    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+    return (double)(ut + st) / 1e9;
 }
 
 /* "T (stopped)": the state /proc says the process is in, for a message. */

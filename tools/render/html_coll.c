@@ -11,6 +11,7 @@
 
 #include "common/hist.h"
 #include "tools/lib/coll.h"
+#include "tools/lib/hist.h"
 #include "tools/render/html.h"
 
 static unsigned octave_of(unsigned bucket)
@@ -138,14 +139,8 @@ static void merged(const struct gt_coll_model *m, int func, struct gtr_hist *h)
     for (size_t i = 0; m && i < m->ncomm; i++)
         for (size_t k = 0; k < m->comms[i].ncell; k++) {
             const struct gt_coll_mcell *x = &m->comms[i].cells[k];
-            if (x->func != func || !x->hist.count)
-                continue;
-            h->count += x->hist.count;
-            h->sum_ns += x->hist.sum_ns;
-            h->min_ns = x->hist.min_ns < h->min_ns ? x->hist.min_ns : h->min_ns;
-            h->max_ns = x->hist.max_ns > h->max_ns ? x->hist.max_ns : h->max_ns;
-            for (unsigned b = 0; b < GTR_HIST_BUCKETS; b++)
-                h->buckets[b] += x->hist.buckets[b];
+            if (x->func == func && x->hist.count)
+                gt_hist_merge(h, &x->hist);
         }
 }
 
