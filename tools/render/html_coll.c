@@ -20,51 +20,77 @@ static unsigned octave_of(unsigned bucket)
     return lo ? 63 - (unsigned)__builtin_clzll(lo) : 0;
 }
 
-static void octaves(const struct gt_coll_mcomm *c, int func, uint64_t oct[64])
+static void octaves(const struct gt_coll_mcomm *c, int func, double oct[64])
 {
     memset(oct, 0, 64 * sizeof(*oct));
     for (size_t k = 0; k < c->ncell; k++) {
         if (c->cells[k].func != func)
             continue;
         for (unsigned b = 0; b < GTR_HIST_BUCKETS; b++)
-            oct[octave_of(b)] += c->cells[k].hist.buckets[b];
+            oct[octave_of(b)] += (double)c->cells[k].hist.buckets[b];
     }
+}
+
+/* One SVG of bars, a row per power of two from the lowest to the highest
+ * non-empty one, a bar per run (1 or 2) scaled to the largest value of
+ * all runs, labelled on the right with the counts (one run) or the two
+ * shares in percent (two runs).  Nothing is written when every value is 0. */
+static void octave_bars(FILE *f, const char *aria, int nrun, const double v[][64])
+{
+    static const char *const run_class[2][2] = {{"run-1", NULL}, {"run-a", "run-b"}};
+    double max = 0;
+    int lo = 64, hi = -1;
+    for (int i = 0; i < 64; i++)
+        for (int r = 0; r < nrun; r++)
+            if (v[r][i] > 0) {
+                lo = i < lo ? i : lo;
+                hi = i > hi ? i : hi;
+                max = v[r][i] > max ? v[r][i] : max;
+            }
+    if (hi < 0)
+        return;
+    /* Two runs get taller rows, each holding two thinner bars. */
+    const double lw = 170, bw = 360, rh = nrun == 1 ? 16 : 22, bh = nrun == 1 ? 12 : 9;
+    const double ty = nrun == 1 ? 10 : 13;
+    fprintf(f,
+            "<div class=\"scroll\"><svg class=\"hostbars\" width=\"%.0f\" height=\"%.0f\" "
+            "role=\"img\" aria-label=\"%s\">\n",
+            lw + bw + (nrun == 1 ? 90 : 110), 6 + rh * (hi - lo + 1), aria);
+    for (int i = lo; i <= hi; i++) {
+        char a[24], b[24];
+        double y = 4 + rh * (i - lo);
+        fprintf(f, "<text x=\"0\" y=\"%.1f\">%s .. %s</text>", y + ty,
+                gt_fmt_ns(1ull << i, a, sizeof(a)), gt_fmt_ns(2ull << i, b, sizeof(b)));
+        for (int r = 0; r < nrun; r++) {
+            double w = bw * v[r][i] / max;
+            if (v[r][i] > 0)
+                fprintf(f,
+                        "<rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                        "height=\"%.0f\"/>",
+                        run_class[nrun - 1][r], lw, y + 10 * r, w < 0.5 ? 0.5 : w, bh);
+        }
+        if (nrun == 1)
+            fprintf(f, "<text x=\"%.0f\" y=\"%.1f\">%.0f</text>\n", lw + bw + 8, y + ty, v[0][i]);
+        else
+            fprintf(f, "<text x=\"%.0f\" y=\"%.1f\">%.1f%% / %.1f%%</text>\n", lw + bw + 8, y + ty,
+                    100 * v[0][i], 100 * v[1][i]);
+    }
+    fputs("</svg></div>\n", f);
 }
 
 static void histogram(FILE *f, const struct gt_coll_mcomm *c, int func)
 {
-    uint64_t oct[64], max = 0;
-    octaves(c, func, oct);
-    int lo = 64, hi = -1;
+    double oct[1][64];
+    octaves(c, func, oct[0]);
+    int any = 0;
     for (int i = 0; i < 64; i++)
-        if (oct[i]) {
-            lo = i < lo ? i : lo;
-            hi = i;
-            max = oct[i] > max ? oct[i] : max;
-        }
-    if (hi < 0)
+        any |= oct[0][i] > 0;
+    if (!any)
         return;
     fputs("<h4>", f);
     gt_html_escape(f, gt_coll_func_name(func), 0);
     fputs(" latency, all sizes</h4>\n", f);
-    const double lw = 170, bw = 360, rh = 16;
-    fprintf(f,
-            "<div class=\"scroll\"><svg class=\"hostbars\" width=\"%.0f\" height=\"%.0f\" "
-            "role=\"img\" aria-label=\"latency histogram\">\n",
-            lw + bw + 90, 6 + rh * (hi - lo + 1));
-    for (int i = lo; i <= hi; i++) {
-        char a[24], b[24];
-        double y = 4 + rh * (i - lo);
-        fprintf(f, "<text x=\"0\" y=\"%.1f\">%s .. %s</text>", y + 10,
-                gt_fmt_ns(1ull << i, a, sizeof(a)), gt_fmt_ns(2ull << i, b, sizeof(b)));
-        double w = bw * (double)oct[i] / (double)max;
-        if (oct[i])
-            fprintf(f, "<rect class=\"run-1\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"12\"/>",
-                    lw, y, w < 0.5 ? 0.5 : w);
-        fprintf(f, "<text x=\"%.0f\" y=\"%.1f\">%llu</text>\n", lw + bw + 8, y + 10,
-                (unsigned long long)oct[i]);
-    }
-    fputs("</svg></div>\n", f);
+    octave_bars(f, "latency histogram", 1, oct);
 }
 
 void gt_html_coll_section(FILE *f, const struct gt_job *j)
@@ -160,49 +186,18 @@ static void run_legend(FILE *f, const char *run, const struct gtr_hist *h)
 
 static void overlay(FILE *f, int func, const struct gtr_hist *ha, const struct gtr_hist *hb)
 {
-    double share[2][64] = {{0}}, max = 0;
+    double share[2][64] = {{0}};
     const struct gtr_hist *h[2] = {ha, hb};
-    int lo = 64, hi = -1;
     for (int r = 0; r < 2; r++)
         for (unsigned b = 0; h[r]->count && b < GTR_HIST_BUCKETS; b++)
             share[r][octave_of(b)] += (double)h[r]->buckets[b] / (double)h[r]->count;
-    for (int i = 0; i < 64; i++)
-        for (int r = 0; r < 2; r++)
-            if (share[r][i] > 0) {
-                lo = i < lo ? i : lo;
-                hi = i > hi ? i : hi;
-                max = share[r][i] > max ? share[r][i] : max;
-            }
     fputs("<h4>", f);
     gt_html_escape(f, gt_coll_func_name(func), 0);
     fputs(" latency, A against B</h4>\n<ul class=\"meta\">", f);
     run_legend(f, "A (baseline)", ha);
     run_legend(f, "B", hb);
     fputs("</ul>\n", f);
-    if (hi < 0)
-        return;
-    const double lw = 170, bw = 360, rh = 22;
-    fprintf(f,
-            "<div class=\"scroll\"><svg class=\"hostbars\" width=\"%.0f\" height=\"%.0f\" "
-            "role=\"img\" aria-label=\"latency overlay\">\n",
-            lw + bw + 110, 6 + rh * (hi - lo + 1));
-    for (int i = lo; i <= hi; i++) {
-        char a[24], b[24];
-        double y = 4 + rh * (i - lo);
-        fprintf(f, "<text x=\"0\" y=\"%.1f\">%s .. %s</text>", y + 13,
-                gt_fmt_ns(1ull << i, a, sizeof(a)), gt_fmt_ns(2ull << i, b, sizeof(b)));
-        for (int r = 0; r < 2; r++) {
-            double w = max > 0 ? bw * share[r][i] / max : 0;
-            if (share[r][i] > 0)
-                fprintf(f,
-                        "<rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-                        "height=\"9\"/>",
-                        r ? "run-b" : "run-a", lw, y + 10 * r, w < 0.5 ? 0.5 : w);
-        }
-        fprintf(f, "<text x=\"%.0f\" y=\"%.1f\">%.1f%% / %.1f%%</text>\n", lw + bw + 8, y + 13,
-                100 * share[0][i], 100 * share[1][i]);
-    }
-    fputs("</svg></div>\n", f);
+    octave_bars(f, "latency overlay", 2, share);
 }
 
 void gt_html_coll_overlay(FILE *f, const struct gt_job *a, const struct gt_job *b)
