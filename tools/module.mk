@@ -7,7 +7,7 @@ READER_SRCS := $(RECFILE_SRCS) tools/lib/hist.c tools/lib/archive.c tools/lib/in
                common/codes.c
 # NCCL's log (--nccl-log): the reader (NCCLLOG_SRCS, alone in tests/unit/test_nccllog),
 # its join to the recorders, and the join's text and JSON.
-NCCLLOG_SRCS := tools/lib/nccllog.c tools/lib/nccllog_state.c tools/lib/nccllog_read.c
+NCCLLOG_SRCS := tools/lib/nccllog.c tools/lib/nccllog_state.c tools/lib/nccllog_read.c tools/lib/regfile.c
 READER_SRCS += $(NCCLLOG_SRCS) tools/lib/nccljoin.c tools/lib/nccljoin_order.c \
                tools/render/nccljoin_text.c tools/render/json_nccljoin.c
 # facts of one recorder decided once (tools/lib/recfact.h): the registration policy

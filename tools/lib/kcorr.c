@@ -22,6 +22,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tools/lib/regfile.h"
+
 static void add_dev(struct gt_kcorr *k, const char *name, size_t n)
 {
     for (int i = 0; i < k->ndevs; i++)
@@ -106,32 +108,20 @@ void gt_kcorr_read(struct gt_kcorr *k)
     memset(k, 0, sizeof(*k));
     const char *p = getenv("GDRTRACE_BUFINFO");
     snprintf(k->path, sizeof(k->path), "%s", p && *p ? p : "/sys/kernel/debug/dma_buf/bufinfo");
-    /* O_NONBLOCK: opening a FIFO must not wait for a writer; the type is
-     * checked on the open descriptor (no race with a rename) before any read. */
-    int fd = open(k->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0) {
-        k->err_no = errno;
-        return;
-    }
-    struct stat st;
-    if (fstat(fd, &st)) {
-        k->err_no = errno;
-        close(fd);
-        return;
-    }
-    if (!S_ISREG(st.st_mode)) {
+    /* a FIFO must not block the open nor a device never end the read */
+    struct gt_regfile rf;
+    enum gt_regfile_fail fail = gt_regfile_open(AT_FDCWD, k->path, 0, &rf);
+    if (fail == GT_REGFILE_TYPE) {
         k->err_no = EINVAL;
         snprintf(k->why, sizeof(k->why), "%s, not a regular file: refused",
-                 S_ISDIR(st.st_mode)    ? "a directory"
-                 : S_ISFIFO(st.st_mode) ? "a FIFO"
-                 : S_ISSOCK(st.st_mode) ? "a socket"
-                                        : "a device");
-        close(fd);
+                 gt_regfile_what(rf.st.st_mode));
         return;
     }
-    int fl = fcntl(fd, F_GETFL);
-    if (fl >= 0)
-        (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    if (fail) {
+        k->err_no = rf.err;
+        return;
+    }
+    int fd = rf.fd;
     /* debugfs files report size 0: read with a growing buffer, not by size */
     FILE *f = fdopen(fd, "r");
     if (!f) {

@@ -11,3 +11,9 @@ test_nccllog_LIBS := -lcmocka
 # the network-filesystem table of `run` and the reader (tools/lib/netfs.c)
 TESTS += test_netfs
 test_netfs_SRCS = tests/run/test_netfs.c tools/lib/netfs.c
+
+# the one open of a file read to its end (tools/lib/regfile.c): regular file
+# kept, FIFO/device/directory refused without waiting, open errors kept
+TESTS += test_regfile
+test_regfile_SRCS = tests/unit/test_regfile.c tools/lib/regfile.c
+test_regfile_LIBS := -lcmocka

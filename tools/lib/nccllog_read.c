@@ -17,6 +17,7 @@
 
 #include "gdrtrace/recorder_format.h"
 #include "tools/lib/nccllog.h"
+#include "tools/lib/regfile.h"
 
 void gt_nlog_feed(struct gt_nlog *l, const char *buf, size_t n)
 {
@@ -81,19 +82,19 @@ static int read_fd(struct gt_nlog *l, int fd)
 
 static int read_file_at(struct gt_nlog *l, int dirfd, const char *name, int nofollow)
 {
-    /* O_NONBLOCK: opening a FIFO named on the command line must not wait for
-     * a writer; only a regular file is read (a FIFO, /dev/zero or a socket
-     * would never end). */
-    int fd = openat(dirfd, name,
-                    O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0));
-    if (fd < 0)
-        return errno;
-    struct stat st;
-    int rc = fstat(fd, &st)         ? errno
-             : S_ISDIR(st.st_mode)  ? EISDIR
-             : !S_ISREG(st.st_mode) ? GT_NLOG_NOT_REGULAR
-                                    : read_fd(l, fd);
-    close(fd);
+    /* a FIFO named on the command line must not block the open; only a
+     * regular file is read (a FIFO, /dev/zero or a socket would never end) */
+    struct gt_regfile rf;
+    switch (gt_regfile_open(dirfd, name, nofollow ? O_NOFOLLOW : 0, &rf)) {
+    case GT_REGFILE_OK:
+        break;
+    case GT_REGFILE_TYPE:
+        return S_ISDIR(rf.st.st_mode) ? EISDIR : GT_NLOG_NOT_REGULAR;
+    default:
+        return rf.err;
+    }
+    int rc = read_fd(l, rf.fd);
+    close(rf.fd);
     return rc;
 }
 

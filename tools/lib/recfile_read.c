@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "tools/lib/recfile_parse.h"
+#include "tools/lib/regfile.h"
 
 /* ---- live snapshots: the ring's sequence words before and after ------- */
 
@@ -119,17 +120,19 @@ static void ring_recheck(unsigned char *b, size_t got, const struct ring_loc *lo
 static int open_checked(const char *path, size_t max, int *fdp, struct stat *st, char *err,
                         size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (fd < 0)
-        return gt_source_error(err, errlen, path, "cannot open: %s", strerror(errno));
-    if (fstat(fd, st) != 0) {
-        gt_source_error(err, errlen, path, "cannot stat: %s", strerror(errno));
-        goto err_fd;
+    struct gt_regfile rf;
+    switch (gt_regfile_open(AT_FDCWD, path, O_NOFOLLOW, &rf)) {
+    case GT_REGFILE_OK:
+        break;
+    case GT_REGFILE_OPEN:
+        return gt_source_error(err, errlen, path, "cannot open: %s", strerror(rf.err));
+    case GT_REGFILE_STAT:
+        return gt_source_error(err, errlen, path, "cannot stat: %s", strerror(rf.err));
+    case GT_REGFILE_TYPE:
+        return gt_source_error(err, errlen, path, "not a regular file");
     }
-    if (!S_ISREG(st->st_mode)) {
-        gt_source_error(err, errlen, path, "not a regular file");
-        goto err_fd;
-    }
+    int fd = rf.fd;
+    *st = rf.st;
     if ((uint64_t)st->st_size > max) {
         gt_source_error(err, errlen, path, "%lld bytes is larger than the %zu this reader accepts",
                         (long long)st->st_size, max);
