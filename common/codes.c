@@ -65,6 +65,17 @@ const char *gt_method_name(int m)
     return (m >= 0 && m < GT_METHOD_COUNT) ? n[m] : "?";
 }
 
+const char *gt_reg_mode_name(int m)
+{
+    static const char *const n[GT_REG_MODE_COUNT] = {
+        [GT_REG_DMABUF] = "dmabuf",
+        [GT_REG_PEERMEM] = "peermem",
+        [GT_REG_HOST] = "host",
+        [GT_REG_AUTO] = "auto",
+    };
+    return (m >= 0 && m < GT_REG_MODE_COUNT) ? n[m] : "?";
+}
+
 const char *gt_probe_name(int p)
 {
     static const char *const n[GT_PROBE_COUNT] = {

@@ -22,6 +22,8 @@ const char *gt_reason_slot_token(int slot);
 const char *gt_asked_name(int asked);   /* dmabuf, cuda, host; "?" if unknown */
 const char *gt_method_name(int method); /* dmabuf, peermem, host, failed; "?" if unknown */
 const char *gt_probe_name(int state);   /* unknown, supported, unsupported, absent */
+/* dmabuf, peermem, host, auto (GDRTRACE_REG's values); "?" if unknown */
+const char *gt_reg_mode_name(int mode);
 /* default, gdrtrace, nccl, invalid; NULL for a value this build does not know. */
 const char *gt_setting_source_name(int source);
 /* The call a CALLING event announces: load, init, listen, connect, accept,

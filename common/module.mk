@@ -10,7 +10,9 @@ FINGERPRINT_SRCS := common/fingerprint.c
 COMMON_SRCS += $(BASE_SRCS) $(FINGERPRINT_SRCS)
 # The one validator of the recorder format: the reader's parser, which the
 # writer's tests link too.  Not in the plugin.
-RECFILE_SRCS := tools/lib/recfile.c tools/lib/recfile_read.c tools/lib/regfile.c tools/lib/liveness.c common/codes.c common/procid.c
+# recfact.c decides the recorder's facts (policy, emulated) at parse.
+RECFILE_SRCS := tools/lib/recfile.c tools/lib/recfile_read.c tools/lib/regfile.c tools/lib/liveness.c \
+                tools/lib/recfact.c common/codes.c common/procid.c
 PLUGIN_SRCS += $(DL_SRCS)
 
 # Strict GDRTRACE_* parsing: base 10, one WARN naming the variable, the default.

@@ -64,16 +64,14 @@ int gt_setting_bool(struct gt_setting *out, const char *name, int dflt, int warn
     return b;
 }
 
-static const char *const reg_modes[] = {"dmabuf", "peermem", "host", "auto", NULL};
-
-const char *gt_reg_mode_name(int mode)
-{
-    return (mode >= 0 && mode <= GT_REG_AUTO) ? reg_modes[mode] : "?";
-}
-
 void gt_reg_policy_read(struct gt_reg_policy *p, struct gt_setting s[GT_REG_POLICY_SETTINGS],
                         int warn)
 {
+    /* the accepted values are the codes' names (common/codes.c): what the
+     * recorder writes and the reader shows are the same words */
+    const char *reg_modes[GT_REG_MODE_COUNT + 1] = {NULL};
+    for (int m = 0; m < GT_REG_MODE_COUNT; m++)
+        reg_modes[m] = gt_reg_mode_name(m);
     p->mode = gt_setting_choice(s ? &s[0] : NULL, "GDRTRACE_REG", reg_modes, GT_REG_DMABUF, warn);
     /* auto means "DMA-BUF, else peermem": its default allows the fallback */
     p->allow_peermem =

@@ -23,7 +23,7 @@
 #ifndef GDRTRACE_COMMON_SETTINGS_H
 #define GDRTRACE_COMMON_SETTINGS_H
 
-#include "gdrtrace/codes.h"
+#include "common/codes.h"
 
 /* One setting in force.  Sizes equal the recorder's struct gtr_setting. */
 struct gt_setting {
@@ -44,8 +44,7 @@ int gt_setting_bool(struct gt_setting *out, const char *name, int dflt, int warn
 
 /* ---- registration policy (plugin/reg) ---------------------------------- */
 
-enum gt_reg_mode { GT_REG_DMABUF = 0, GT_REG_PEERMEM = 1, GT_REG_HOST = 2, GT_REG_AUTO = 3 };
-
+/* enum gt_reg_mode is an on-disk code: gdrtrace/codes.h; its names common/codes.h. */
 struct gt_reg_policy {
     int mode;             /* enum gt_reg_mode */
     int allow_peermem;    /* fallback to peermem allowed */
@@ -59,7 +58,6 @@ struct gt_reg_policy {
  * NULL, s[0..2] in that order. */
 void gt_reg_policy_read(struct gt_reg_policy *p, struct gt_setting s[GT_REG_POLICY_SETTINGS],
                         int warn);
-const char *gt_reg_mode_name(int mode); /* dmabuf, peermem, host, auto; "?" */
 
 /* ---- transport selection (plugin/core) --------------------------------- */
 

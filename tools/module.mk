@@ -10,8 +10,6 @@ READER_SRCS := $(RECFILE_SRCS) tools/lib/hist.c tools/lib/archive.c tools/lib/in
 NCCLLOG_SRCS := tools/lib/nccllog.c tools/lib/nccllog_state.c tools/lib/nccllog_read.c tools/lib/regfile.c
 READER_SRCS += $(NCCLLOG_SRCS) tools/lib/nccljoin.c tools/lib/nccljoin_order.c \
                tools/render/nccljoin_text.c tools/render/json_nccljoin.c
-# facts of one recorder decided once (tools/lib/recfact.h): the registration policy
-READER_SRCS += tools/lib/recfact.c
 # the model's parts (owner: model): verdict rules, process fate, hash table, text
 READER_SRCS += tools/lib/verdict.c tools/lib/fate.c tools/lib/htab.c tools/lib/text_util.c
 # the renderers (tools/render/): functions of the model, text, JSON, HTML

@@ -56,6 +56,18 @@ enum gt_reg_method {
     GT_METHOD_COUNT = 4
 };
 
+/* ---- registration policy ----------------------------------------------- */
+/* The policy in force (GDRTRACE_REG, parsed by common/settings.c).  On disk:
+ * gtr_identity.reg_mode (format 1.8; before, only the name in policy_reg).
+ * Room: 4..254 (uint8_t on disk). */
+enum gt_reg_mode {
+    GT_REG_DMABUF = 0,  /* DMA-BUF only (the default) */
+    GT_REG_PEERMEM = 1, /* nvidia-peermem only */
+    GT_REG_HOST = 2,    /* host memory only: GPU memory refused */
+    GT_REG_AUTO = 3,    /* DMA-BUF, else peermem */
+    GT_REG_MODE_COUNT = 4
+};
+
 /* ---- device probes ----------------------------------------------------- */
 /* On disk: gtr_device.probe_* (uint8_t), PROBE events' aux (8 bits each).
  * Room: 4..255. */

@@ -153,14 +153,12 @@ void gt_recfile_reduce(struct gt_recfile *r, int all_settings)
     r->comms = NULL;
     r->comm_slot = r->comm_at = NULL;
     r->ncomm = r->nheld = 0;
-    /* settings: only those a verdict reads (gt_recfile_emulated, NCCL's own
-     * in tools/lib/ncclcfg.c) unless all are asked for (diff compares them); the
-     * policy in force stays in the identity's policy_* */
+    /* settings: only those a verdict reads (NCCL's own, tools/lib/ncclcfg.c)
+     * unless all are asked for (diff compares them); the policy in force and
+     * emulated were decided at parse (r->reg_mode, r->emulated) */
     uint32_t ks = 0;
     for (uint32_t i = 0; i < r->nset; i++)
-        if (r->settings[i].in_use &&
-            (all_settings || !strcmp(r->settings[i].key, "GDRTRACE_GPUMEM") ||
-             gt_nccl_cfg_find(r->settings[i].key)))
+        if (r->settings[i].in_use && (all_settings || gt_nccl_cfg_find(r->settings[i].key)))
             r->settings[ks++] = r->settings[i];
     r->nset = ks;
     if (!ks) {

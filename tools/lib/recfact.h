@@ -2,24 +2,35 @@
 /*
  * recfact.h — facts of one recorder that the reader decides in one place,
  * so that no renderer or rule types the recorder's strings again: the
- * registration policy its process ran under, and whether its transport
- * was sock.  Each is a function of the recorder's identity only.
+ * registration policy its process ran under, whether it ran emulated (the
+ * GPU-memory validation mode), and whether its transport was sock.
+ *
+ * The policy and emulated are decided once, when the recorder is parsed
+ * (gt_rec_decide_facts, called by tools/lib/recfile.c), into r->reg_mode and
+ * r->emulated; everything after reads those two fields.  Each is a function
+ * of the recorder's identity and settings only.
  */
 #ifndef GDRTRACE_TOOLS_RECFACT_H
 #define GDRTRACE_TOOLS_RECFACT_H
 
-#include "common/settings.h"
+#include "common/codes.h"
 #include "tools/lib/recfile.h"
 
+/*! gt_rec_decide_facts() : sets r->reg_mode and r->emulated from r's
+ *  identity and settings section (both parsed).  Called once per parse. */
+void gt_rec_decide_facts(struct gt_recfile *r);
+
 /*! gt_rec_reg_mode() : the registration policy (GDRTRACE_REG) r's process
- *  ran under, an enum gt_reg_mode (common/settings.h, whose names the
- *  plugin records), or -1 when its identity names none (an old or foreign
- *  writer). */
-int gt_rec_reg_mode(const struct gt_recfile *r);
+ *  ran under, an enum gt_reg_mode (gdrtrace/codes.h), or -1 when its
+ *  identity names none (an old or foreign writer): r->reg_mode. */
+static inline int gt_rec_reg_mode(const struct gt_recfile *r)
+{
+    return r->reg_mode;
+}
 
 /*! gt_rec_sock() : 1 when r's process moved data over the sock transport,
  *  host memory only ("sock", and "sock+gpumem": sock under the GPU-memory
- *  validation layer, gt_recfile_emulated), else 0. */
+ *  validation layer, r->emulated), else 0. */
 int gt_rec_sock(const struct gt_recfile *r);
 
 #endif /* GDRTRACE_TOOLS_RECFACT_H */

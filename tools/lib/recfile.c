@@ -26,6 +26,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "tools/lib/recfact.h"
 #include "tools/lib/recfile_parse.h"
 
 int gt_source_error(char *err, size_t errlen, const char *source, const char *fmt, ...)
@@ -694,6 +695,7 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
     source = r->source;
     r->size = len;
     r->owner = -1; /* the caller knows the file: tools/lib/inputs.c */
+    r->reg_mode = -1;
     const struct gtr_section *by_id[GTR_SEC_LAST_KNOWN + 1] = {0};
     if (parse_header(buf, len, source, r, err, errlen) ||
         index_sections(&r->hdr, source, by_id, err, errlen))
@@ -708,6 +710,7 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
         gt_recfile_free(r);
         return -1;
     }
+    gt_rec_decide_facts(r);
     if (!by_id[GTR_SEC_RING] && owned)
         free(owned);
     r->liveness = r->hdr.state == GTR_STATE_CLOSED ? GT_LIVE_EXITED : GT_LIVE_UNKNOWN;

@@ -59,6 +59,10 @@ struct gt_recfile {
     const char *liveness_why; /* NULL/"" or GT_LIVE_WHY_* (gt_recfile_judge_liveness_why) */
     int from_archive;         /* read from a dump archive (liveness judged at dump time) */
     int64_t owner;            /* the file's uid (a member's: its archive's); -1 unknown */
+    /* Facts decided once, at parse (tools/lib/recfact.h): read these, never
+     * the identity's strings again. */
+    int reg_mode; /* enum gt_reg_mode (GDRTRACE_REG) in force; -1 unknown */
+    int emulated; /* 1: the GPU-memory validation mode (no NIC moves the bytes) */
     uint32_t ndev;
     struct gtr_device *devs; /* ndev entries */
     int devs_shared;         /* devs belongs to someone else (inputs.c's pool of

@@ -44,14 +44,7 @@ const char *gt_verdict_label(int v, int emulated)
 
 int gt_recfile_emulated(const struct gt_recfile *r)
 {
-    if (strstr(r->id.transport, "gpumem"))
-        return 1;
-    for (uint32_t i = 0; r->settings && i < r->nset; i++) {
-        const struct gtr_setting *s = &r->settings[i];
-        if (s->in_use && !strcmp(s->key, "GDRTRACE_GPUMEM") && !strcmp(s->value, "1"))
-            return 1;
-    }
-    return 0;
+    return r->emulated; /* decided at parse: tools/lib/recfact.c */
 }
 
 int gt_verdict_exit(int v)
