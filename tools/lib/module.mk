@@ -17,3 +17,9 @@ test_netfs_SRCS = tests/run/test_netfs.c tools/lib/netfs.c
 TESTS += test_regfile
 test_regfile_SRCS = tests/unit/test_regfile.c tools/lib/regfile.c
 test_regfile_LIBS := -lcmocka
+
+# the verdict rules (tools/lib/verdict.c): each verdict from hand-made counters,
+# the precedence of docs/reader.md on every pair, names and exit codes
+TESTS += test_verdict
+test_verdict_SRCS = tests/unit/test_verdict.c $(READER_SRCS) $(BASE_SRCS)
+test_verdict_LIBS := -lzstd -lm -lcmocka
