@@ -23,3 +23,23 @@ test_regfile_LIBS := -lcmocka
 TESTS += test_verdict
 test_verdict_SRCS = tests/unit/test_verdict.c $(READER_SRCS) $(BASE_SRCS)
 test_verdict_LIBS := -lzstd -lm -lcmocka
+
+# the model's index table (tools/lib/htab.c): FNV-1a vectors, growth, collisions
+TESTS += test_htab
+test_htab_SRCS = tests/unit/test_htab.c tools/lib/htab.c
+test_htab_LIBS := -lcmocka
+
+# strict durations and a recorder's last activity (tools/lib/duration.c)
+TESTS += test_duration
+test_duration_SRCS = tests/unit/test_duration.c tools/lib/duration.c $(READER_SRCS) $(BASE_SRCS)
+test_duration_LIBS := -lzstd -lm -lcmocka
+
+# appending, natural order, number formats (tools/lib/text_util.c)
+TESTS += test_text_util
+test_text_util_SRCS = tests/unit/test_text_util.c tools/lib/text_util.c
+test_text_util_LIBS := -lcmocka
+
+# terminal-safe strings (tools/lib/esc.c); the commands' output: tests/reader/test-escape.sh
+TESTS += test_esc
+test_esc_SRCS = tests/unit/test_esc.c tools/lib/esc.c
+test_esc_LIBS := -lcmocka
