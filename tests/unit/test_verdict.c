@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "tools/lib/model.h"
+#include "tools/lib/recfact.h"
 
 static struct gt_recfile g_rec;
 
@@ -39,6 +40,7 @@ static int setup(void **state)
     snprintf(g_rec.id.host, sizeof(g_rec.id.host), "node-a");
     g_rec.id.pid = 4242;
     g_rec.id.node.peermem_loaded = 1;
+    gt_rec_decide_facts(&g_rec); /* as a parse does */
     return 0;
 }
 
@@ -162,9 +164,11 @@ static void emulated_marks_the_verdict(void **state)
     struct gtr_comm *c = fresh();
     c->reg_count[GT_ASKED_DMABUF][GT_METHOD_DMABUF] = 1;
     struct gt_verdict v;
-    snprintf(g_rec.id.transport, sizeof(g_rec.id.transport), "gpumem+sock");
+    snprintf(g_rec.id.transport, sizeof(g_rec.id.transport), "sock+gpumem");
+    gt_rec_decide_facts(&g_rec);
     judge(c, &v);
     g_rec.id.transport[0] = 0;
+    gt_rec_decide_facts(&g_rec);
     assert_int_equal(v.code, GT_V_DIRECT_DMABUF);
     assert_int_equal(v.emulated, 1);
     judge(c, &v);
