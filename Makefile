@@ -146,7 +146,7 @@ ASAN_SKIP_SCRIPTS := tests/vm/run-vm.sh tests/fuzz/run-fuzz.sh tests/fuzz/run-fu
                      tests/install/check-quickstart.sh tests/reader/check-examples.sh \
                      tests/reader/test-report-html.sh
 TSAN_TESTS := test_ring test_hist test_shim test_coll test_shim_untraced test_rec_format test_rec_sigkill \
-              test_rec_sigbus test_rec_harness test_rec_live test_sock test_abi
+              test_rec_sigbus test_rec_harness test_recfile_read test_sock test_abi
 check: deps
 	@$(MAKE) --no-print-directory check-all
 

@@ -73,10 +73,6 @@ TESTS += test_plugin_unload
 test_plugin_unload_SRCS := tests/unit/test_plugin_unload.c
 test_plugin_unload_LIBS := -ldl
 
-# The reader against a writer lapping a small ring (issue 17 item 4); also under TSan.
-TESTS += test_rec_live
-test_rec_live_SRCS := tests/unit/test_rec_live.c $(SHIM_TEST_SRCS)
-test_rec_live_LIBS := -lpthread -ldl
 
 
 # The collective recorder from two threads and at its edges (also under TSan).

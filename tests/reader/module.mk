@@ -1,10 +1,8 @@
 # Reader tests (owner: reader): fixture writer + parser/verdict self-test,
 # hostile-file test, and the command-line tests.
-TESTS += reader_fixture reader_hostile
+TESTS += reader_fixture
 reader_fixture_SRCS = tests/reader/fx_main.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
 reader_fixture_LIBS := -lzstd -lm
-reader_hostile_SRCS = tests/reader/hostile.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
-reader_hostile_LIBS := -lzstd -lm
 TEST_SCRIPTS += tests/reader/test-emulated.sh
 TEST_SCRIPTS += tests/reader/test-cli.sh tests/reader/test-output.sh tests/reader/test-escape.sh
 TEST_SCRIPTS += tests/reader/test-empty.sh

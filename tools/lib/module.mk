@@ -43,3 +43,15 @@ test_text_util_LIBS := -lcmocka
 TESTS += test_esc
 test_esc_SRCS = tests/unit/test_esc.c tools/lib/esc.c
 test_esc_LIBS := -lcmocka
+
+# the recorder parser (tools/lib/recfile.c): corrupt, truncated and hostile
+# images refused with a message naming source and problem, never overread
+TESTS += test_recfile
+test_recfile_SRCS = tests/unit/test_recfile.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
+test_recfile_LIBS := -lzstd -lm
+
+# the read of a live recorder (tools/lib/recfile_read.c) against a writer
+# lapping a 64-slot ring: no torn event accepted (also under TSan)
+TESTS += test_recfile_read
+test_recfile_read_SRCS = tests/unit/test_recfile_read.c $(SHIM_TEST_SRCS)
+test_recfile_read_LIBS := -lpthread -ldl

@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_rec_live.c — the reader never accepts a torn event from a live
- * recorder (issue 17, item 4).  A writer thread laps a 64-slot ring as fast
- * as it can, each event carrying its own position (a0) and two words derived
- * from it; the main thread snapshots the file with gt_recfile_load_file() over
- * and over, and every event the validator accepts must be exactly the one
- * the writer committed at that position.  ce69281's reader checked the
- * sequence word once, on the read() copy, and accepted events whose payload
- * came from a later lap.  Runs under TSan too: the writer and the reader
- * share the file only through the kernel (read/pread), as in production.
+ * test_recfile_read.c — the reader's copy of a live recorder
+ * (tools/lib/recfile_read.c) never holds a torn event.  A writer thread
+ * laps a 64-slot ring as fast as it can, each event carrying its own position (a0) and two words
+ * derived from it; the main thread snapshots the file with gt_recfile_load_file() over and over,
+ * and every event the validator accepts must be exactly the one the writer committed at that
+ * position.  ce69281's reader checked the sequence word once, on the read() copy, and accepted
+ * events whose payload came from a later lap.  Runs under TSan too: the writer and the reader share
+ * the file only through the kernel (read/pread), as in production.
  *
  * GT_LIVE_TEST_SECONDS (default 2) sets how long the two race.
  */

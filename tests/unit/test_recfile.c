@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * hostile.c — `reader_hostile`: the parser given corrupt, truncated and
- * hostile recorder images must refuse each with a message that names the
- * source and the problem, and never read out of bounds (run it under
+ * test_recfile.c — the recorder parser (tools/lib/recfile.c) given corrupt,
+ * truncated and hostile recorder images must refuse each with a message
+ * that names the source and the problem, and never read out of bounds (run it under
  * `make SAN=asan check-run` and valgrind: the buffers are exact-size heap
  * copies, so any overread is caught).  Checks, each on a valid fixture with
  * one mutation: bad magic, other endianness, other major version, newer minor
