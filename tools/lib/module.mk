@@ -55,3 +55,13 @@ test_recfile_LIBS := -lzstd -lm
 TESTS += test_recfile_read
 test_recfile_read_SRCS = tests/unit/test_recfile_read.c $(SHIM_TEST_SRCS)
 test_recfile_read_LIBS := -lpthread -ldl
+
+# where an output may be written (tools/lib/outfile.c): what is refused, and why
+TESTS += test_outfile
+test_outfile_SRCS = tests/unit/test_outfile.c tools/lib/outfile.c $(RECFILE_SRCS) $(BASE_SRCS)
+test_outfile_LIBS := -lzstd -lm -lcmocka
+
+# an owner's uid as a name (tools/lib/owner.c)
+TESTS += test_owner
+test_owner_SRCS = tests/unit/test_owner.c tools/lib/owner.c
+test_owner_LIBS := -lcmocka
