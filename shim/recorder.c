@@ -178,7 +178,8 @@ static int nccl_version(void)
     return v;
 }
 
-static void fill_identity(struct gtr_identity *id, int events_all, const struct gt_reg_policy *pol)
+static void fill_identity(struct gtr_identity *id, int events_all, const struct gt_reg_policy *pol,
+                          int emulated)
 {
     memset(id, 0, sizeof(*id));
     if (gethostname(id->host, sizeof(id->host) - 1) != 0)
@@ -209,6 +210,10 @@ static void fill_identity(struct gtr_identity *id, int events_all, const struct 
     copy_str(id->policy_reg, sizeof(id->policy_reg), gt_reg_mode_name(pol->mode));
     id->policy_allow_peermem = (uint8_t)(pol->allow_peermem != 0);
     id->policy_events_all = (uint8_t)(events_all != 0);
+    /* 1.8: the same facts as codes, so no reader maps a string back */
+    id->reg_mode = (uint8_t)pol->mode;
+    id->emulated = (uint8_t)(emulated != 0);
+    id->facts = GTR_ID_HAS_REG_MODE | GTR_ID_HAS_EMULATED;
     gt_rec_policy_text(id->policy_text, sizeof(id->policy_text));
     gt_fingerprint_collect(&id->node, NULL);
 }
@@ -327,10 +332,12 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
     uint32_t nset = GT_REG_POLICY_SETTINGS;
     gt_transport_read(&set[nset++], 0);
     set[nset++] = events;
-    /* The GPU-memory validation mode marks the whole run emulated (readers
-     * look for GDRTRACE_GPUMEM=1); recorded only when it is on. */
+    /* The GPU-memory validation mode marks the whole run emulated
+     * (identity.emulated, read by the same function plugin/core's choice
+     * calls); its settings are recorded only when it is on. */
     struct gt_gpumem_cfg gm;
-    if (gt_gpumem_read(&gm, &set[nset], 0))
+    int emulated = gt_gpumem_read(&gm, &set[nset], 0);
+    if (emulated)
         nset += GT_GPUMEM_SETTINGS;
     /* NCCL's own settings that decide GPU Direct and the transport (NCCL
      * acts on them, not us): the recorder opens at the first init, after
@@ -339,7 +346,7 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
 
     gt_clock_init();
     struct gtr_identity id;
-    fill_identity(&id, r->events_all, &pol);
+    fill_identity(&id, r->events_all, &pol, emulated);
 
     /* Layout: header | identity | devices | comms | ring header + events,
      * each section starting on a cache line (comms: hot counters aligned). */

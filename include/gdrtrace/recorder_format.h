@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * recorder_format.h — the gdrtrace flight-recorder file format, version 1.6.
+ * recorder_format.h — the gdrtrace flight-recorder file format, version 1.8.
  *
  * This header is the one contract between the writer (shim/, inside the NCCL
  * job) and the readers (tools/gdrtrace).  The human spec is
@@ -68,8 +68,12 @@
  *     what NCCL's profiler interface reported, per communicator
  *  7  gtr_host.helper_* (in reserved bytes): the CPU time of the process
  *     that does the process's work elsewhere (the GPU-memory copier), so
- *     host pressure counts CPU moved out of the process */
-#define GTR_VERSION_MINOR 7
+ *     host pressure counts CPU moved out of the process
+ *  8  identity.reg_mode, emulated, facts (in reserved bytes): the
+ *     registration policy and the GPU-memory validation mode as codes, so
+ *     a reader decides neither from strings (policy_reg, transport, the
+ *     GDRTRACE_GPUMEM setting: the rules for older files) */
+#define GTR_VERSION_MINOR 8
 #define GTR_ENDIAN_MARK 0x01020304u
 #define GTR_HEADER_SIZE 4096u
 #define GTR_MAX_SECTIONS 16
@@ -174,7 +178,13 @@ struct gtr_identity {
     char policy_reg[16]; /* dmabuf | peermem | host | auto */
     uint8_t policy_allow_peermem;
     uint8_t policy_events_all; /* GDRTRACE_EVENTS=all */
-    uint8_t reserved0[6];
+    /* 1.8: two facts as codes, each valid only where its GTR_ID_HAS_* bit
+     * of `facts` is set (zero in older files: the reader's string rules). */
+    uint8_t reg_mode; /* enum gt_reg_mode in force (gdrtrace/codes.h), as policy_reg */
+    uint8_t emulated; /* 1: the GPU-memory validation mode (GDRTRACE_GPUMEM=1) was on:
+                       * no NIC moves the bytes, CUDA copies do */
+    uint8_t facts;    /* GTR_ID_HAS_REG_MODE | GTR_ID_HAS_EMULATED */
+    uint8_t reserved0[3];
     char policy_text[256]; /* every GDRTRACE_* variable set, "K=V K=V" */
     struct gtr_fingerprint node;
     /* 1.4: who the writer is beyond its pid (common/procid.h); zero in older
@@ -188,6 +198,10 @@ struct gtr_identity {
     uint64_t proc_start_ticks;
     uint8_t reserved[88];
 };
+
+/* identity.facts (1.8): which of identity's coded facts the writer set. */
+#define GTR_ID_HAS_REG_MODE 0x1u
+#define GTR_ID_HAS_EMULATED 0x2u
 
 /* ---- devices ----------------------------------------------------------- */
 
@@ -629,6 +643,11 @@ _Static_assert(sizeof(struct gtr_coll_comm) % 8 == 0, "coll comm 8-byte multiple
 _Static_assert(GTR_COLL_ALGOS == GTR_ALGO_UNKNOWN + 1 && GTR_COLL_PROTOS == GTR_PROTO_UNKNOWN + 1,
                "algo/proto dimensions");
 _Static_assert(sizeof(struct gtr_identity) == 1664, "1.4 fills identity's reserved bytes");
+_Static_assert(offsetof(struct gtr_identity, reg_mode) == 490 &&
+                   offsetof(struct gtr_identity, emulated) == 491 &&
+                   offsetof(struct gtr_identity, facts) == 492 &&
+                   offsetof(struct gtr_identity, policy_text) == 496,
+               "1.8 codes take the first 3 of reserved0's 6 bytes; nothing else moved");
 _Static_assert(sizeof(struct gtr_host_thread) == 64, "a host thread slot is 64 bytes");
 _Static_assert(sizeof(struct gtr_host) == 192 + GTR_HOST_THREADS * 64, "host section layout");
 _Static_assert(offsetof(struct gtr_host, helper_utime_ns) == 160, "1.7 helper fields at 160");

@@ -423,6 +423,8 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
             ncoll, ncoll * sizeof(struct gtr_coll_comm));
         fill_coll(b + cstatoff, b + colloff, &o);
     }
+    if (o.reg_code || o.emulated_code)
+        h.version_minor = 8;
     if (o.minor)
         h.version_minor = (uint16_t)o.minor;
     memcpy(b, &h, sizeof(h));
@@ -480,6 +482,14 @@ unsigned char *fx_build(const struct fx_opts *oin, size_t *len)
             gt_proc_ns("time", &id.timens_dev, &id.timens_ino);
         int64_t t = o.start_ticks < 0 ? gt_proc_start_ticks(0) : o.start_ticks;
         id.proc_start_ticks = t > 0 ? (uint64_t)t : 0;
+    }
+    if (o.reg_code) {
+        id.reg_mode = (uint8_t)(o.reg_code - 1);
+        id.facts |= GTR_ID_HAS_REG_MODE;
+    }
+    if (o.emulated_code) {
+        id.emulated = (uint8_t)(o.emulated_code - 1);
+        id.facts |= GTR_ID_HAS_EMULATED;
     }
     memcpy(b + fx_off_identity(), &id, sizeof(id));
 

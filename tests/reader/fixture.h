@@ -64,6 +64,12 @@ struct fx_opts {
                        * communicator (comm_id, rank/world, "fx") with AllReduce at 1 MiB and
                        * 64 MiB and AllGather at 8 MiB; "env:TEXT" no communicator and
                        * NCCL_PROFILER_PLUGIN=TEXT in the status; "unset" neither */
+    /* Format 1.8's coded facts (identity.reg_mode, emulated, facts): 0 writes
+     * none; else the code + 1 (reg_code: enum gt_reg_mode, or a value this
+     * build does not know; emulated_code: 0 or 1), its facts bit set, and
+     * version 1.8 unless minor says otherwise.  The strings stay as --reg
+     * and --setting make them, so a test can make the two disagree. */
+    int reg_code, emulated_code;
     const char *conn; /* connection runs, oldest first (fx_conn_parse), as NCCL >= 2.22
                        * connects communicators at their first collective: each slot named
                        * is a communicator of commId comm_id + slot; its runs' events

@@ -355,7 +355,7 @@ static void usage(FILE *f)
            "         [--invalid KEY=TEXT] [--fate refused|crashed|returned]\n"
            "         [--flushes N] [--conn RUNS] [--abi N] [--no-dev]\n"
            "         [--pidns self|none|DEV:INO] [--start-ticks N|self] [--minor N]\n"
-           "         [--coll data|env:TEXT|unset]\n"
+           "         [--coll data|env:TEXT|unset] [--reg-code MODE|N] [--emulated-code 0|1]\n"
            "  KIND: dmabuf peermem host mixed fallback error nodata\n"
            "  --hold: be the writer: a LIVE recorder with this process's pid, created now,\n"
            "          held open and mapped; prints \"ready\" and holds until stdin closes.\n"
@@ -370,6 +370,9 @@ static void usage(FILE *f)
            "  --abi N: the communicators' ABI version (default 12; below 11: no commId);\n"
            "  --no-dev: device -1 (not known).\n"
            "  --coll: write the 1.6 collective sections (fixture.h says what each holds).\n"
+           "  --reg-code, --emulated-code: write the 1.8 coded facts (identity.reg_mode,\n"
+           "          emulated and their facts bits; version 1.8 unless --minor), whatever\n"
+           "          the strings (--reg, --setting) say.\n"
            "  Without arguments: self-test.\n");
 }
 
@@ -378,17 +381,19 @@ int main(int argc, char **argv)
     if (argc == 1)
         return selftest();
     static const struct option opts[] = {
-        {"host", 1, 0, 'H'},        {"job", 1, 0, 'j'},     {"pid", 1, 0, 'p'},
-        {"rank", 1, 0, 'r'},        {"world", 1, 0, 'w'},   {"comm", 1, 0, 'c'},
-        {"kernel", 1, 0, 'k'},      {"reg", 1, 0, 'g'},     {"state", 1, 0, 's'},
-        {"events", 1, 0, 'e'},      {"cap", 1, 0, 'C'},     {"torn", 1, 0, 't'},
-        {"nccl", 1, 0, 'n'},        {"scale", 1, 0, 'S'},   {"ncomm", 1, 0, 'N'},
-        {"latency", 1, 0, 'L'},     {"age", 1, 0, 'a'},     {"help", 0, 0, 'h'},
-        {"start-mono", 1, 0, 'M'},  {"hold", 0, 0, 'O'},    {"setting", 1, 0, 'Z'},
-        {"no-settings", 0, 0, 'X'}, {"invalid", 1, 0, 'I'}, {"fate", 1, 0, 'F'},
-        {"flushes", 1, 0, 'U'},     {"conn", 1, 0, 'K'},    {"pidns", 1, 0, 'P'},
-        {"start-ticks", 1, 0, 'T'}, {"minor", 1, 0, 'm'},   {"abi", 1, 0, 'A'},
-        {"no-dev", 0, 0, 'D'},      {"coll", 1, 0, 'Q'},    {0, 0, 0, 0}};
+        {"host", 1, 0, 'H'},          {"job", 1, 0, 'j'},     {"pid", 1, 0, 'p'},
+        {"rank", 1, 0, 'r'},          {"world", 1, 0, 'w'},   {"comm", 1, 0, 'c'},
+        {"kernel", 1, 0, 'k'},        {"reg", 1, 0, 'g'},     {"state", 1, 0, 's'},
+        {"events", 1, 0, 'e'},        {"cap", 1, 0, 'C'},     {"torn", 1, 0, 't'},
+        {"nccl", 1, 0, 'n'},          {"scale", 1, 0, 'S'},   {"ncomm", 1, 0, 'N'},
+        {"latency", 1, 0, 'L'},       {"age", 1, 0, 'a'},     {"help", 0, 0, 'h'},
+        {"start-mono", 1, 0, 'M'},    {"hold", 0, 0, 'O'},    {"setting", 1, 0, 'Z'},
+        {"no-settings", 0, 0, 'X'},   {"invalid", 1, 0, 'I'}, {"fate", 1, 0, 'F'},
+        {"flushes", 1, 0, 'U'},       {"conn", 1, 0, 'K'},    {"pidns", 1, 0, 'P'},
+        {"start-ticks", 1, 0, 'T'},   {"minor", 1, 0, 'm'},   {"abi", 1, 0, 'A'},
+        {"no-dev", 0, 0, 'D'},        {"coll", 1, 0, 'Q'},    {"reg-code", 1, 0, 'R'},
+        {"emulated-code", 1, 0, 'E'}, {0, 0, 0, 0},
+    };
     struct fx_opts o = {0};
     int c, hold = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -508,6 +513,16 @@ int main(int argc, char **argv)
             break;
         case 'Q':
             o.coll = optarg;
+            break;
+        case 'R': {
+            int m = 0;
+            while (m < GT_REG_MODE_COUNT && strcmp(optarg, gt_reg_mode_name(m)))
+                m++;
+            o.reg_code = m < GT_REG_MODE_COUNT ? m + 1 : atoi(optarg) + 1;
+            break;
+        }
+        case 'E':
+            o.emulated_code = atoi(optarg) + 1;
             break;
         case 'h':
             usage(stdout);

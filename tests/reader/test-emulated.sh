@@ -70,6 +70,32 @@ out=$($G verdict "$T/real-dmabuf"; $G summary "$T/real-dmabuf"; $G export --prom
 ! grep -qi "emulated" <<<"$out" && pass "a real run carries no emulated label" ||
     fail "real run labelled: $(grep -i emulated <<<"$out")"
 
+# Format 1.8: the writer records emulated as a code (identity.emulated and
+# its facts bit), and the reader takes it over the strings: emulated with a
+# transport "ib" and no GDRTRACE_GPUMEM setting; not emulated where the code
+# says 0 though the setting says 1.  A 1.7 file's facts bytes mean nothing:
+# the string rules decide.
+N=gdrtrace.job42.node-a.4242.rec
+mkdir -p "$T/c18-emu" "$T/c18-real" "$T/c17"
+$FX dmabuf "$T/c18-emu/$N" --emulated-code 1 || fail "fixture 1.8 emulated"
+$FX dmabuf "$T/c18-real/$N" --emulated-code 0 --setting GDRTRACE_GPUMEM=1 || fail "fixture 1.8 real"
+$FX dmabuf "$T/c17/$N" --emulated-code 1 --minor 7 || fail "fixture 1.7 with the byte set"
+out=$($G verdict --expect dmabuf "$T/c18-emu"); rc=$?
+if [ $rc = 21 ] && grep "^all " <<<"$out" | grep -qF " DIRECT-DMABUF $EMU " &&
+   ! grep -qi "gpumem" <<<"$($G summary --full "$T/c18-emu")"; then
+    pass "1.8 emulated code, transport ib, no setting: emulated, --expect exit 21"
+else
+    fail "1.8 emulated code: exit $rc: $out"
+fi
+out=$($G verdict --expect dmabuf "$T/c18-real"); rc=$?
+[ $rc = 0 ] && ! grep -qi "emulated" <<<"$out" &&
+    pass "1.8 emulated code 0 wins over the setting GDRTRACE_GPUMEM=1" ||
+    fail "1.8 code 0: exit $rc: $out"
+out=$($G verdict --expect dmabuf "$T/c17"); rc=$?
+[ $rc = 0 ] && ! grep -qi "emulated" <<<"$out" &&
+    pass "a 1.7 file's emulated byte is ignored: the string rules decide" ||
+    fail "1.7 with the byte: exit $rc: $out"
+
 # End to end through the plugin and its recorder (host memory only here).
 if [ -x "$BUILD/harness/harness" ]; then
     mkdir -p "$T/e2e"

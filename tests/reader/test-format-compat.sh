@@ -82,4 +82,30 @@ out=$($G ls "$R")
 grep -q ' crashed ' <<<"$out" && ! grep -q 'namespace' <<<"$out" &&
     pass "a LIVE 1.3 recorder whose pid is gone: crashed, as 1.3 judged it" || fail "1.3 liveness: $out"
 
+# Format 1.8: the registration policy is a code (identity.reg_mode and its
+# facts bit) and the reader takes it over policy_reg; a code this build does
+# not know is an unknown policy (shown as the writer's name); a 1.7 file's
+# byte means nothing.  The policy shows in a host-staged verdict's next step
+# and in summary's JSON.
+N=gdrtrace.job42.node-a.4242.rec
+cases=(
+    "s17host|--reg host|host host"
+    "c18host|--reg dmabuf --reg-code host|host host"
+    "c18dmabuf|--reg host --reg-code dmabuf|other dmabuf"
+    "c18new|--reg host --reg-code 9|other host"
+    "c17code|--reg dmabuf --reg-code host --minor 7|other dmabuf"
+)
+for c in "${cases[@]}"; do
+    IFS='|' read -r name args want <<<"$c"
+    mkdir -p "$T/$name"
+    # shellcheck disable=SC2086
+    $FX host "$T/$name/$N" $args || fail "fixture $name"
+    n=$($G verdict "$T/$name" | grep -c "host-memory baseline")
+    j=$($G summary --json "$T/$name" |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["processes"][0]["policy_reg"])')
+    got="$([ "$n" -gt 0 ] && echo host || echo other) $j"
+    [ "$got" = "$want" ] && pass "policy of $name ($args): $got" ||
+        fail "policy of $name ($args): got '$got', want '$want'"
+done
+
 [ $fails -eq 0 ] || exit 1

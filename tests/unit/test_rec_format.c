@@ -109,6 +109,34 @@ static void rec_under(const char *reg, const char *allow, struct gt_recfile *v)
     unlink(r.path);
 }
 
+/* Format 1.8: the GPU-memory validation mode is recorded as identity.emulated,
+ * read by the function plugin/core's choice calls (gt_gpumem_read), so a
+ * reader knows it whatever the transport's name says. */
+static void test_emulated_code(void **state)
+{
+    (void)state;
+    setenv("GDRTRACE_GPUMEM", "1", 1);
+    struct gt_recorder r;
+    open_rec(&r, -1);
+    unsetenv("GDRTRACE_GPUMEM");
+    gt_rec_set_transport(&r, "ib", "a name that does not say it");
+    gt_rec_close(&r);
+    struct gt_recfile v;
+    char err[GT_ERRLEN];
+    int rc = gt_recfile_load_file(r.path, &v, err, sizeof(err));
+    if (rc)
+        print_error("%s\n", err);
+    assert_int_equal(rc, 0);
+    gt_rec_unmap(&r);
+    unlink(r.path);
+    assert_int_equal(v.hdr.version_minor, GTR_VERSION_MINOR);
+    assert_int_equal(v.id.facts, GTR_ID_HAS_REG_MODE | GTR_ID_HAS_EMULATED);
+    assert_int_equal(v.id.emulated, 1);
+    assert_int_equal(v.emulated, 1);
+    assert_int_equal(v.reg_mode, GT_REG_DMABUF);
+    gt_recfile_free(&v);
+}
+
 /* Issue 17 item 7: the recorder holds the policy plugin/reg uses
  * (gt_reg_policy_read, which gt_reg_policy_from_env calls), not the raw
  * variables.  ce69281 recorded GDRTRACE_ALLOW_PEERMEM=0 under
@@ -131,10 +159,15 @@ static void test_settings_in_force(void **state)
     assert_int_equal(setting(&v, "GDRTRACE_ALLOW_PEERMEM")->source, GT_SRC_DEFAULT);
     assert_string_equal(setting(&v, "GDRTRACE_ALLOW_PEERMEM")->origin, "");
     assert_string_equal(setting(&v, "GDRTRACE_REG")->value, "auto");
+    /* 1.8: the same policy as a code, which the reader takes */
+    assert_int_equal(v.id.facts & GTR_ID_HAS_REG_MODE, GTR_ID_HAS_REG_MODE);
+    assert_int_equal(v.id.reg_mode, GT_REG_AUTO);
+    assert_int_equal(v.reg_mode, GT_REG_AUTO);
     gt_recfile_free(&v);
 
     rec_under("bogus", NULL, &v);
     assert_string_equal(v.id.policy_reg, "dmabuf"); /* what plugin/reg uses */
+    assert_int_equal(v.id.reg_mode, GT_REG_DMABUF);
     assert_int_equal(v.id.policy_allow_peermem, 0);
     const struct gtr_setting *s = setting(&v, "GDRTRACE_REG");
     assert_string_equal(s->value, "dmabuf");
@@ -148,6 +181,14 @@ static void test_settings_in_force(void **state)
     assert_int_equal(setting(&v, "GDRTRACE_ALLOW_PEERMEM")->source, GT_SRC_GDRTRACE);
     assert_string_equal(setting(&v, "GDRTRACE_ALLOW_PEERMEM")->origin,
                         "GDRTRACE_ALLOW_PEERMEM=off");
+    gt_recfile_free(&v);
+
+    rec_under("host", NULL, &v);
+    assert_int_equal(v.id.reg_mode, GT_REG_HOST);
+    assert_int_equal(v.reg_mode, GT_REG_HOST);
+    assert_int_equal(v.id.facts & GTR_ID_HAS_EMULATED, GTR_ID_HAS_EMULATED);
+    assert_int_equal(v.id.emulated, 0);
+    assert_int_equal(v.emulated, 0);
     gt_recfile_free(&v);
 
     rec_under(NULL, "maybe", &v); /* invalid bool: dmabuf's default, 0 */
@@ -505,6 +546,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_settings_in_force, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_emulated_code, setup, teardown),
         cmocka_unit_test_setup_teardown(test_name_collision_and_symlink, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mode_and_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reader_refusals, setup, teardown),

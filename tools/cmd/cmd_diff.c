@@ -32,6 +32,7 @@
 #include "tools/lib/hist.h"
 #include "tools/lib/nccljoin.h"
 #include "tools/lib/ncclcfg.h"
+#include "tools/lib/recfact.h"
 #include "tools/render/json_diff.h"
 
 static void usage(FILE *f)
@@ -378,7 +379,7 @@ static void print_sides(const struct side S[2], const struct warns *ws)
     for (int s = 0; s < 2; s++)
         printf("%s: %s  (%zu process(es), %d host(s), GDRTRACE_REG=%s, verdict %s)\n",
                s ? "B" : "A", gt_esc(S[s].path), S[s].in.n, S[s].job.nhosts,
-               gt_esc(S[s].in.recs[0].id.policy_reg),
+               gt_esc(gt_rec_reg_name(&S[s].in.recs[0])),
                gt_verdict_label(S[s].job.overall.code, S[s].job.overall.emulated));
     if (!ws->n) {
         printf("comparable: A and B differ only in the registration path\n");
@@ -459,7 +460,7 @@ static void print_json(const struct side S[2], const struct warns *ws, const str
     struct gt_diff_doc d = {.warn = (const char(*)[512])ws->w, .nwarn = ws->n, .ab = ab};
     for (int s = 0; s < 2; s++)
         d.side[s] = (struct gt_diff_side){S[s].path, S[s].in.n, &S[s].job, S[s].tot,
-                                          S[s].in.recs[0].id.policy_reg};
+                                          gt_rec_reg_name(&S[s].in.recs[0])};
     gt_json_diff(stdout, &d);
 }
 

@@ -31,6 +31,7 @@
 #include "tools/lib/esc.h"
 #include "tools/lib/hist.h"
 #include "tools/lib/outfile.h"
+#include "tools/lib/recfact.h"
 #include "tools/render/json_export.h"
 #include "tools/render/prom.h"
 #include "tools/lib/load.h"
@@ -315,7 +316,7 @@ static void emit_rest(struct gt_prom *k, const struct gt_job *j, const unsigned 
         n = label_int(l, n, "nccl_version", r->id.nccl_version);
         n = label(l, n, "plugin_version", "%s", r->id.plugin_version);
         n = label(l, n, "transport", "%s", r->id.transport);
-        n = label(l, n, "policy_reg", "%s", r->id.policy_reg);
+        n = label(l, n, "policy_reg", "%s", gt_rec_reg_name(r));
         n = label(l, n, "kernel", "%s", r->id.node.kernel_release);
         gt_prom_sample(k, F_RECORDERS, NULL, l, n, 1);
         if (r->has_ring) {

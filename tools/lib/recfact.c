@@ -8,6 +8,9 @@
 
 #include <string.h>
 
+/* Files before 1.8 (or a writer that left a fact's bit clear) carry these
+ * facts as strings only; the rules below are the ones the reader always had. */
+
 /* The policy's name in identity.policy_reg, -1 for none this build knows. */
 static int reg_mode_of_name(const char *name)
 {
@@ -31,10 +34,24 @@ static int emulated_of_strings(const struct gt_recfile *r)
     return 0;
 }
 
+/* 1 when the writer recorded the fact of bit `has` as a code (format 1.8). */
+static int coded(const struct gt_recfile *r, unsigned has)
+{
+    return r->hdr.version_minor >= 8 && (r->id.facts & has);
+}
+
 void gt_rec_decide_facts(struct gt_recfile *r)
 {
-    r->reg_mode = reg_mode_of_name(r->id.policy_reg);
-    r->emulated = emulated_of_strings(r);
+    if (coded(r, GTR_ID_HAS_REG_MODE)) /* a newer writer's code: unknown here */
+        r->reg_mode = r->id.reg_mode < GT_REG_MODE_COUNT ? r->id.reg_mode : -1;
+    else
+        r->reg_mode = reg_mode_of_name(r->id.policy_reg);
+    r->emulated = coded(r, GTR_ID_HAS_EMULATED) ? r->id.emulated != 0 : emulated_of_strings(r);
+}
+
+const char *gt_rec_reg_name(const struct gt_recfile *r)
+{
+    return r->reg_mode >= 0 ? gt_reg_mode_name(r->reg_mode) : r->id.policy_reg;
 }
 
 int gt_rec_sock(const struct gt_recfile *r)

@@ -7,8 +7,9 @@
  *
  * The policy and emulated are decided once, when the recorder is parsed
  * (gt_rec_decide_facts, called by tools/lib/recfile.c), into r->reg_mode and
- * r->emulated; everything after reads those two fields.  Each is a function
- * of the recorder's identity and settings only.
+ * r->emulated; everything after reads those two fields.  A format 1.8
+ * writer records both as codes (identity.reg_mode, emulated, facts); for
+ * older files the string rules the reader always had decide.
  */
 #ifndef GDRTRACE_TOOLS_RECFACT_H
 #define GDRTRACE_TOOLS_RECFACT_H
@@ -27,6 +28,11 @@ static inline int gt_rec_reg_mode(const struct gt_recfile *r)
 {
     return r->reg_mode;
 }
+
+/*! gt_rec_reg_name() : the policy's name for output: gt_reg_mode_name() of
+ *  r->reg_mode, or the identity's policy_reg as written when it names no
+ *  known mode (1.0/1.1 writers stored an invalid GDRTRACE_REG verbatim). */
+const char *gt_rec_reg_name(const struct gt_recfile *r);
 
 /*! gt_rec_sock() : 1 when r's process moved data over the sock transport,
  *  host memory only ("sock", and "sock+gpumem": sock under the GPU-memory

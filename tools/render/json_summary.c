@@ -17,6 +17,7 @@
 #include "tools/lib/hist.h"
 #include "tools/lib/kcorr.h"
 #include "tools/lib/owner.h"
+#include "tools/lib/recfact.h"
 #include "tools/render/json_ab.h"
 #include "tools/render/json_coll.h"
 
@@ -69,7 +70,7 @@ void gt_json_identity(struct gt_json *js, const struct gt_recfile *r)
     gj_i64(js, "abi_version", id->abi_version);
     gj_str(js, "transport", id->transport);
     gj_str(js, "transport_why", id->transport_why);
-    gj_str(js, "policy_reg", id->policy_reg);
+    gj_str(js, "policy_reg", gt_rec_reg_name(r));
     gj_bool(js, "policy_allow_peermem", id->policy_allow_peermem);
     gj_str(js, "policy_text", id->policy_text);
     gj_arr(js, "settings"); /* 1.2+: [] for older files */
