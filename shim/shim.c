@@ -664,9 +664,7 @@ static gt_result reg_common(struct shim_comm *w, void *data, size_t size, int ty
     if (res != GT_OK)
         method = GT_METHOD_FAILED;
     else if (method < 0 || method >= GT_METHOD_FAILED)
-        method = asked == GT_ASKED_DMABUF ? GT_METHOD_DMABUF
-                 : asked == GT_ASKED_CUDA ? GT_METHOD_PEERMEM
-                                          : GT_METHOD_HOST;
+        method = gt_method_assumed(asked);
     if (report) {
         *report = rep;
         report->asked = asked;

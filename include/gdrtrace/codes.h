@@ -56,6 +56,17 @@ enum gt_reg_method {
     GT_METHOD_COUNT = 4
 };
 
+/* The method a registration that succeeded is taken to have used when its
+ * transport does not say (an inner plugin; a transport that left the
+ * report empty): what was asked for, DMA-BUF for a dma-buf, peermem for
+ * CUDA memory without one, host for host memory.  Decided here only. */
+static inline int gt_method_assumed(int asked)
+{
+    return asked == GT_ASKED_DMABUF ? GT_METHOD_DMABUF
+           : asked == GT_ASKED_CUDA ? GT_METHOD_PEERMEM
+                                    : GT_METHOD_HOST;
+}
+
 /* ---- registration policy ----------------------------------------------- */
 /* The policy in force (GDRTRACE_REG, parsed by common/settings.c).  On disk:
  * gtr_identity.reg_mode (format 1.8; before, only the name in policy_reg).

@@ -425,9 +425,7 @@ static void report_call(struct gt_reg_report *r, int asked, gt_result rc)
         return;
     }
     /* Inferred from the call: the inner plugin does not say (see top). */
-    r->method = asked == GT_ASKED_DMABUF ? GT_METHOD_DMABUF
-                : asked == GT_ASKED_CUDA ? GT_METHOD_PEERMEM
-                                         : GT_METHOD_HOST;
+    r->method = gt_method_assumed(asked);
 }
 
 static gt_result inner_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle,

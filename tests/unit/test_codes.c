@@ -52,6 +52,12 @@ static void test_other_names(void **state)
     assert_string_equal(gt_asked_name(GT_ASKED_COUNT), "?");
     assert_string_equal(gt_method_name(-1), "?");
     assert_string_equal(gt_probe_name(GT_PROBE_COUNT), "unknown");
+    /* the policy's codes read as GDRTRACE_REG's words (format 1.8's reg_mode) */
+    const char *reg[] = {"dmabuf", "peermem", "host", "auto"};
+    for (int i = 0; i < GT_REG_MODE_COUNT; i++)
+        assert_string_equal(gt_reg_mode_name(i), reg[i]);
+    assert_string_equal(gt_reg_mode_name(GT_REG_MODE_COUNT), "?");
+    assert_string_equal(gt_reg_mode_name(-1), "?");
     for (int i = 0; i < GT_CALL_COUNT; i++)
         assert_non_null(gt_call_site_name(i));
     assert_string_equal(gt_call_site_name(GT_CALL_INNER_CONNECT), "connect");
@@ -99,6 +105,16 @@ static void test_asked_of(void **state)
     assert_int_equal(gt_asked_of(0, -1), GT_ASKED_HOST);
 }
 
+/* The method assumed when a transport does not say (gt_method_assumed), the
+ * one rule of the inner plugin's report and the shim's fallback. */
+static void test_method_assumed(void **state)
+{
+    (void)state;
+    assert_int_equal(gt_method_assumed(GT_ASKED_DMABUF), GT_METHOD_DMABUF);
+    assert_int_equal(gt_method_assumed(GT_ASKED_CUDA), GT_METHOD_PEERMEM);
+    assert_int_equal(gt_method_assumed(GT_ASKED_HOST), GT_METHOD_HOST);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -106,6 +122,7 @@ int main(void)
         cmocka_unit_test(test_other_names),
         cmocka_unit_test(test_reason_slots),
         cmocka_unit_test(test_asked_of),
+        cmocka_unit_test(test_method_assumed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
