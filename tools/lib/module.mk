@@ -65,3 +65,14 @@ test_outfile_LIBS := -lzstd -lm -lcmocka
 TESTS += test_owner
 test_owner_SRCS = tests/unit/test_owner.c tools/lib/owner.c
 test_owner_LIBS := -lcmocka
+
+# a process's fate from its recorder (tools/lib/fate.c), on fixture recorders
+TESTS += test_fate
+test_fate_SRCS = tests/unit/test_fate.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
+test_fate_LIBS := -lzstd -lm -lcmocka
+
+# whether a recorder's writer still runs (tools/lib/liveness.c), one rule at a
+# time, this test process standing for the writer
+TESTS += test_liveness
+test_liveness_SRCS = tests/unit/test_liveness.c $(RECFILE_SRCS) $(BASE_SRCS)
+test_liveness_LIBS := -lzstd -lm -lcmocka
