@@ -76,3 +76,9 @@ test_fate_LIBS := -lzstd -lm -lcmocka
 TESTS += test_liveness
 test_liveness_SRCS = tests/unit/test_liveness.c $(RECFILE_SRCS) $(BASE_SRCS)
 test_liveness_LIBS := -lzstd -lm -lcmocka
+
+# dump archives (tools/lib/archive.c) written and read back: members, sparse
+# pages, the cap, truncation, replace and abort
+TESTS += test_archive
+test_archive_SRCS = tests/unit/test_archive.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
+test_archive_LIBS := -lzstd -lm -lcmocka
