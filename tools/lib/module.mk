@@ -82,3 +82,9 @@ test_liveness_LIBS := -lzstd -lm -lcmocka
 TESTS += test_archive
 test_archive_SRCS = tests/unit/test_archive.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
 test_archive_LIBS := -lzstd -lm -lcmocka
+
+# NCCL's log from streams, files and folders (tools/lib/nccllog_read.c): any
+# split, long lines, what is refused or skipped, name order, the owner rule
+TESTS += test_nccllog_read
+test_nccllog_read_SRCS = tests/unit/test_nccllog_read.c $(NCCLLOG_SRCS)
+test_nccllog_read_LIBS := -lcmocka
