@@ -88,3 +88,8 @@ test_archive_LIBS := -lzstd -lm -lcmocka
 TESTS += test_nccllog_read
 test_nccllog_read_SRCS = tests/unit/test_nccllog_read.c $(NCCLLOG_SRCS)
 test_nccllog_read_LIBS := -lcmocka
+
+# the kernel's dma-buf list (tools/lib/kcorr.c): bufinfo parsed, paths refused
+TESTS += test_kcorr
+test_kcorr_SRCS = tests/unit/test_kcorr.c $(READER_SRCS) $(BASE_SRCS)
+test_kcorr_LIBS := -lzstd -lm -lcmocka
