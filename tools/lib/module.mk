@@ -93,3 +93,9 @@ test_nccllog_read_LIBS := -lcmocka
 TESTS += test_kcorr
 test_kcorr_SRCS = tests/unit/test_kcorr.c $(READER_SRCS) $(BASE_SRCS)
 test_kcorr_LIBS := -lzstd -lm -lcmocka
+
+# what NCCL's log reader keeps (tools/lib/nccllog_state.c): processes by short
+# host, records and phases under their caps, the GPU Direct line
+TESTS += test_nccllog_state
+test_nccllog_state_SRCS = tests/unit/test_nccllog_state.c $(NCCLLOG_SRCS)
+test_nccllog_state_LIBS := -lcmocka
