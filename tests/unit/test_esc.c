@@ -74,13 +74,13 @@ static void eight_live(void **state)
 {
     (void)state;
     const char *r[8];
-    char in[8][8];
+    char in[8][16]; /* room for any int */
     for (int i = 0; i < 8; i++) {
         snprintf(in[i], sizeof(in[i]), "%d\n", i);
         r[i] = gt_esc(in[i]);
     }
     for (int i = 0; i < 8; i++) {
-        char want[8];
+        char want[16];
         snprintf(want, sizeof(want), "%d\\n", i);
         assert_string_equal(r[i], want);
     }

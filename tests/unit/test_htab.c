@@ -22,8 +22,8 @@
 
 #define NKEYS 3000
 
-static char g_keys[NKEYS][16];
-static int g_same_hash; /* every key hashes to one value */
+static char g_keys[NKEYS][32]; /* room for any size_t */
+static int g_same_hash;        /* every key hashes to one value */
 
 static uint64_t hash_of(const char *s)
 {
