@@ -363,9 +363,9 @@ static int read_ring(const unsigned char *buf, const struct gtr_section *sec, st
 /* parse() flags */
 
 /* Invariants 1 and 2: the format's magic, byte order and major version,
- * and a header that fits what could be read; copies it to r->hdr. */
+ * and a header that fits what could be read; copies it to *h. */
 static int parse_header(const unsigned char *buf, size_t len, const char *source,
-                        struct gt_recfile *r, char *err, size_t errlen)
+                        struct gtr_header *h, char *err, size_t errlen)
 {
     /* Invariant 1: identity of the format. */
     if (len < GTR_MAGIC_LEN || memcmp(buf, GTR_MAGIC, GTR_MAGIC_LEN) != 0)
@@ -375,7 +375,6 @@ static int parse_header(const unsigned char *buf, size_t len, const char *source
         return gt_source_error(err, errlen, source,
                                "truncated: %zu bytes, the header alone needs %zu", len,
                                sizeof(struct gtr_header));
-    struct gtr_header *h = &r->hdr;
     memcpy(h, buf, sizeof(*h));
     if (h->endian != GTR_ENDIAN_MARK) {
         uint32_t e = h->endian;
@@ -697,11 +696,9 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
     r->owner = -1; /* the caller knows the file: tools/lib/inputs.c */
     r->reg_mode = -1;
     const struct gtr_section *by_id[GTR_SEC_LAST_KNOWN + 1] = {0};
-    if (parse_header(buf, len, source, r, err, errlen) ||
+    if (parse_header(buf, len, source, &r->hdr, err, errlen) ||
         index_sections(&r->hdr, source, by_id, err, errlen))
         return -1;
-    if (flags & P_HEADER_ONLY)
-        return 0;
     if (parse_identity(buf, by_id[GTR_SEC_IDENTITY], source, r, err, errlen))
         return -1;
     if (parse_sections(buf, by_id, source, r, err, errlen, present) ||
@@ -718,6 +715,16 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
 }
 
 #undef OOM
+
+int gt_recfile_parse_header(const unsigned char *buf, size_t len, const char *source,
+                            struct gtr_header *h, char *err, size_t errlen)
+{
+    const struct gtr_section *by_id[GTR_SEC_LAST_KNOWN + 1] = {0};
+    return parse_header(buf, len, source, h, err, errlen) ||
+                   index_sections(h, source, by_id, err, errlen)
+               ? -1
+               : 0;
+}
 
 int gt_recfile_parse_flags(const unsigned char *buf, size_t len, const char *source,
                            struct gt_recfile *r, char *err, size_t errlen, unsigned char *owned,

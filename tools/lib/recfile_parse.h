@@ -24,9 +24,13 @@ static inline int in_bounds(uint64_t off, uint64_t n, uint64_t len)
     return off <= len && n <= len - off;
 }
 
-#define P_HEADER_ONLY 1 /* invariants 1-3 only: what the header declares */
-#define P_NO_EVENTS 2   /* classify the ring, keep none of its slots */
-#define P_IMAGE 4       /* buf is gt_recfile_read_fd's image: the slots stay in it */
+#define P_NO_EVENTS 2 /* classify the ring, keep none of its slots */
+#define P_IMAGE 4     /* buf is gt_recfile_read_fd's image: the slots stay in it */
+
+/* Invariants 1-3 only (recfile.c): buf[0, len) starts with a header whose
+ * sections lie within what it declares; *h is its copy.  0, or -1 with err. */
+int gt_recfile_parse_header(const unsigned char *buf, size_t len, const char *source,
+                            struct gtr_header *h, char *err, size_t errlen);
 
 /* The parser (recfile.c): validates buf[0, len) into *r as flags say;
  * owned (or NULL) is the malloc'd buf handed over; present marks the

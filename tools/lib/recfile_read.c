@@ -286,9 +286,10 @@ int gt_recfile_read_fd(int fd, const char *path, int flags, struct gt_recfile *r
     }
     /* Invariants 1-3 on the header alone: nothing else is read before the
      * magic, the version and every section's bounds have been checked. */
-    if (gt_recfile_parse_flags(img, (size_t)avail, path, r, err, errlen, NULL, P_HEADER_ONLY, NULL))
+    struct gtr_header hdr;
+    if (gt_recfile_parse_header(img, (size_t)avail, path, &hdr, err, errlen))
         goto out;
-    const struct gtr_header *h = &r->hdr;
+    const struct gtr_header *h = &hdr;
     /* a header larger than ours (a newer minor): its tail, for dump */
     if ((flags & GT_REC_ALL_SECTIONS) && h->header_size > hlen &&
         pread_sparse(fd, img, present, hlen, h->header_size - hlen, &avail)) {
