@@ -49,7 +49,7 @@ static int setup(void **state)
     g_fd = mkstemp(g_path);
     if (g_fd < 0)
         return -1;
-    snprintf(g_r.source, sizeof(g_r.source), "%s", g_path);
+    g_r.source = g_path; /* not owned: g_r is never freed */
     g_r.hdr.state = GTR_STATE_LIVE;
     g_r.hdr.version_minor = 4;
     FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");

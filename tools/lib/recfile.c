@@ -685,13 +685,10 @@ static int parse_sections(const unsigned char *buf, const struct gtr_section *co
     return 0;
 }
 
-static int parse(const unsigned char *buf, size_t len, const char *source, struct gt_recfile *r,
-                 char *err, size_t errlen, unsigned char *owned, int flags,
-                 const unsigned char *present)
+static int parse_into(const unsigned char *buf, size_t len, const char *source,
+                      struct gt_recfile *r, char *err, size_t errlen, unsigned char *owned,
+                      int flags, const unsigned char *present)
 {
-    memset(r, 0, sizeof(*r));
-    snprintf(r->source, sizeof(r->source), "%s", source);
-    source = r->source;
     r->size = len;
     r->owner = -1; /* the caller knows the file: tools/lib/inputs.c */
     r->reg_mode = -1;
@@ -712,6 +709,23 @@ static int parse(const unsigned char *buf, size_t len, const char *source, struc
         free(owned);
     r->liveness = r->hdr.state == GTR_STATE_CLOSED ? GT_LIVE_EXITED : GT_LIVE_UNKNOWN;
     return 0;
+}
+
+/* parse_into() with r's source set, which a failed parse frees (*r then
+ * holds nothing to free, recfile.h). */
+static int parse(const unsigned char *buf, size_t len, const char *source, struct gt_recfile *r,
+                 char *err, size_t errlen, unsigned char *owned, int flags,
+                 const unsigned char *present)
+{
+    memset(r, 0, sizeof(*r));
+    r->source = strndup(source, GT_SOURCE_MAX - 1);
+    if (!r->source)
+        return gt_source_error(err, errlen, source, "out of memory");
+    if (parse_into(buf, len, r->source, r, err, errlen, owned, flags, present) == 0)
+        return 0;
+    free(r->source);
+    r->source = NULL;
+    return -1;
 }
 
 #undef OOM
@@ -789,6 +803,8 @@ void gt_recfile_drop_events(struct gt_recfile *r)
 
 void gt_recfile_free(struct gt_recfile *r)
 {
+    free(r->source);
+    r->source = NULL;
     if (!r->devs_shared)
         free(r->devs);
     r->devs_shared = 0;

@@ -50,8 +50,14 @@ struct gt_ring_stats {
     uint64_t by_type[GTR_EV_COUNT];
 };
 
+/* A source name is kept to this many bytes, its NUL included. */
+#define GT_SOURCE_MAX 1024
+
 struct gt_recfile {
-    char source[1024];        /* path, or "ARCHIVE:MEMBER" */
+    /* owned: path, or "ARCHIVE:MEMBER", at most GT_SOURCE_MAX - 1 bytes; by
+     * pointer, as names are tens of bytes and a job's reduced recorders are
+     * all held at once (a 1 KB array was a fifth of each at job scale) */
+    char *source;
     uint64_t size;            /* bytes read */
     struct gtr_header hdr;    /* as found (validated) */
     struct gtr_identity id;   /* zero-filled past the writer's entry size */
