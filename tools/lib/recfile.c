@@ -693,9 +693,11 @@ static int parse_into(const unsigned char *buf, size_t len, const char *source,
     r->owner = -1; /* the caller knows the file: tools/lib/inputs.c */
     r->reg_mode = -1;
     const struct gtr_section *by_id[GTR_SEC_LAST_KNOWN + 1] = {0};
-    if (parse_header(buf, len, source, &r->hdr, err, errlen) ||
-        index_sections(&r->hdr, source, by_id, err, errlen))
+    struct gtr_header h; /* by_id points into it */
+    if (parse_header(buf, len, source, &h, err, errlen) ||
+        index_sections(&h, source, by_id, err, errlen))
         return -1;
+    r->hdr = (struct gt_rec_head){h.version_major, h.version_minor, h.state, h.file_size};
     if (parse_identity(buf, by_id[GTR_SEC_IDENTITY], source, r, err, errlen))
         return -1;
     if (parse_sections(buf, by_id, source, r, err, errlen, present) ||

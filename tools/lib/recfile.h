@@ -50,6 +50,15 @@ struct gt_ring_stats {
     uint64_t by_type[GTR_EV_COUNT];
 };
 
+/* What the reader keeps of a recorder's header once it is checked; the
+ * sections' table, 640 of its 680 bytes, serves the parse alone. */
+struct gt_rec_head {
+    uint16_t version_major;
+    uint16_t version_minor;
+    uint32_t state;     /* enum gtr_state, as found */
+    uint64_t file_size; /* total bytes of the file, as declared */
+};
+
 /* A source name is kept to this many bytes, its NUL included. */
 #define GT_SOURCE_MAX 1024
 
@@ -59,7 +68,7 @@ struct gt_recfile {
      * all held at once (a 1 KB array was a fifth of each at job scale) */
     char *source;
     uint64_t size;            /* bytes read */
-    struct gtr_header hdr;    /* as found (validated) */
+    struct gt_rec_head hdr;   /* the header's facts (validated) */
     struct gtr_identity id;   /* zero-filled past the writer's entry size */
     int liveness;             /* enum gt_liveness */
     const char *liveness_why; /* NULL/"" or GT_LIVE_WHY_* (gt_recfile_judge_liveness_why) */
