@@ -40,10 +40,11 @@ int main(int argc, char **argv)
             continue;
         }
         const char *f = argv[a];
-        const struct gtr_coll_status *st = &r.coll_status;
+        static const struct gtr_coll_status none;
+        const struct gtr_coll_status *st = r.coll_status ? r.coll_status : &none;
         printf("status\t%s\tminor=%u\thas=%d\tmode=%u\tversion=%d\tinits=%u\tfull=%u\tenv_set=%u\t"
                "env=%s\n",
-               f, r.hdr.version_minor, r.has_coll_status, st->mode, st->version, st->inits,
+               f, r.hdr.version_minor, r.coll_status != NULL, st->mode, st->version, st->inits,
                st->full, st->profiler_env_set, st->profiler_env);
         for (uint32_t i = 0; i < r.ncomm; i++) {
             const struct gtr_comm *c = &r.comms[i];

@@ -111,7 +111,7 @@ void gt_coll_size_label(unsigned size_log2, char *buf, size_t n)
 
 void gt_coll_absent_why(const struct gt_recfile *r, char *buf, size_t n)
 {
-    const struct gtr_coll_status *st = &r->coll_status;
+    const struct gtr_coll_status *st = r->coll_status; /* gt_coll_fold: not NULL */
     const char *env = st->profiler_env;
     if (st->mode == GTR_COLL_MODE_OFF && st->inits)
         snprintf(buf, n, "GDRTRACE_COLL=off: the profiler asked NCCL for no events");
@@ -228,7 +228,7 @@ static void add_absent(struct gt_coll_model *m, const struct gt_recfile *r)
 
 int gt_coll_fold(struct gt_coll_model **mp, const struct gt_recfile *r)
 {
-    if (!r->has_coll_status)
+    if (!r->coll_status)
         return 0;
     if (!*mp && !(*mp = calloc(1, sizeof(**mp))))
         return -1;

@@ -172,6 +172,13 @@ void gt_recfile_reduce(struct gt_recfile *r, int all_settings)
     free(r->callees); /* read by gt_recfile_fate() during the fold */
     r->callees = NULL;
     r->ncallee = 0;
+    /* the collective sections: read by the fold only (gt_coll_fold); up
+     * to 16 tables of 170 KB each in a recorder of NCCL's collectives */
+    free(r->colls);
+    r->colls = NULL;
+    r->ncoll = 0;
+    free(r->coll_status);
+    r->coll_status = NULL;
     gt_recfile_drop_events(r); /* r->rs stays */
     if (r->devs_shared)        /* reduced already: a pool's table (inputs.c) */
         return;

@@ -269,8 +269,8 @@ int gt_job_add(struct gt_job *j, struct gt_recfile *recs, size_t ri);
 int gt_job_finish(struct gt_job *j, struct gt_recfile *recs, size_t nrec);
 
 /* Reduces a folded recorder to what the job keeps (identity, source, ring
- * statistics, devices in use, the GDRTRACE_GPUMEM and NCCL settings): frees its
- * communicator slots, other settings, callees and events. */
+ * statistics, devices in use, NCCL's settings): frees its communicator
+ * slots, other settings, callees, collective sections and events. */
 void gt_recfile_release(struct gt_recfile *r);
 /* The same; all_settings 1 keeps every setting in use (diff compares them
  * key by key: about 256 bytes each, a few dozen a recorder). */

@@ -599,13 +599,15 @@ static int parse_coll_status(const unsigned char *buf, const struct gtr_section 
                                "least %zu)",
                                (unsigned long long)s->count, s->entry_size,
                                sizeof(struct gtr_coll_status));
-    memcpy(&r->coll_status, buf + s->offset, sizeof(r->coll_status));
-    if (!memchr(r->coll_status.profiler_env, 0, sizeof(r->coll_status.profiler_env)) ||
-        r->coll_status.mode > GTR_COLL_MODE_KERNEL)
+    struct gtr_coll_status *st = malloc(sizeof(*st));
+    if (!st)
+        return OOM(source);
+    memcpy(st, buf + s->offset, sizeof(*st));
+    r->coll_status = st; /* freed with r, also on failure */
+    if (!memchr(st->profiler_env, 0, sizeof(st->profiler_env)) || st->mode > GTR_COLL_MODE_KERNEL)
         return gt_source_error(err, errlen, source,
                                "coll_status: profiler_env not NUL-terminated or mode %u unknown",
-                               r->coll_status.mode);
-    r->has_coll_status = 1;
+                               st->mode);
     return 0;
 }
 
@@ -830,7 +832,8 @@ void gt_recfile_free(struct gt_recfile *r)
     r->ncallee = 0;
     r->colls = NULL;
     r->ncoll = 0;
-    r->has_coll_status = 0;
+    free(r->coll_status);
+    r->coll_status = NULL;
     r->nset = 0;
     r->snap = NULL;
     r->ring_slots = NULL;

@@ -102,8 +102,9 @@ struct gt_recfile {
                                  * recorder without it, or folded lean, costs none) */
     uint32_t ncoll;
     struct gtr_coll_comm *colls; /* ncoll entries (1.5+; state FREE = empty); 0 before 1.5 */
-    int has_coll_status;         /* the coll status section was present (1.5+) */
-    struct gtr_coll_status coll_status;
+    /* owned: the coll status section's copy (1.5+), NULL without it (344
+     * bytes: by pointer, as host, so that a reduced recorder holds none) */
+    struct gtr_coll_status *coll_status;
     int has_ring;
     struct gtr_ring_header ring;
     struct gt_ring_stats rs;
