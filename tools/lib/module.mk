@@ -99,3 +99,8 @@ test_kcorr_LIBS := -lzstd -lm -lcmocka
 TESTS += test_nccllog_state
 test_nccllog_state_SRCS = tests/unit/test_nccllog_state.c $(NCCLLOG_SRCS)
 test_nccllog_state_LIBS := -lcmocka
+
+# NCCL's recorded settings as the reader words them (tools/lib/ncclcfg.c)
+TESTS += test_ncclcfg
+test_ncclcfg_SRCS = tests/unit/test_ncclcfg.c tools/lib/ncclcfg.c tools/lib/text_util.c $(BASE_SRCS)
+test_ncclcfg_LIBS := -lcmocka
