@@ -21,10 +21,10 @@ size_t gj_utf8_len(const unsigned char *p)
 {
     if (p[0] < 0x80)
         return 1;
-    size_t n = p[0] >= 0xf0 && p[0] <= 0xf4  ? 4
-               : p[0] >= 0xe0                ? 3
-               : p[0] >= 0xc2 && p[0] < 0xe0 ? 2
-                                             : 0;
+    size_t n = p[0] >= 0xf0 && p[0] <= 0xf4   ? 4
+               : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+               : p[0] >= 0xc2 && p[0] < 0xe0  ? 2
+                                              : 0;
     if (!n)
         return 0;
     for (size_t i = 1; i < n; i++)

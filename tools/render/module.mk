@@ -7,3 +7,9 @@
 TESTS += test_alike
 test_alike_SRCS = tests/unit/test_alike.c $(READER_SRCS) $(BASE_SRCS)
 test_alike_LIBS := -lzstd -lm -lcmocka
+
+# the JSON writer of every --json output (tools/render/json.c): layout, numbers,
+# escaping, UTF-8 kept or replaced
+TESTS += test_json
+test_json_SRCS = tests/unit/test_json.c tools/render/json.c
+test_json_LIBS := -lm -lcmocka
