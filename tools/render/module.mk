@@ -13,3 +13,9 @@ test_alike_LIBS := -lzstd -lm -lcmocka
 TESTS += test_json
 test_json_SRCS = tests/unit/test_json.c tools/render/json.c
 test_json_LIBS := -lm -lcmocka
+
+# the text renderers' shared pieces (tools/render/text.c): columns, cells,
+# wrapping within GT_REPORT_COLS on generated texts, histogram bars
+TESTS += test_text
+test_text_SRCS = tests/unit/test_text.c $(READER_SRCS) $(BASE_SRCS)
+test_text_LIBS := -lzstd -lm -lcmocka
