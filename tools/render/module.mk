@@ -19,3 +19,10 @@ test_json_LIBS := -lm -lcmocka
 TESTS += test_text
 test_text_SRCS = tests/unit/test_text.c $(READER_SRCS) $(BASE_SRCS)
 test_text_LIBS := -lzstd -lm -lcmocka
+
+# export's metric set and Prometheus text (tools/render/prom.c): merging,
+# order, placing, values, label escaping; promtool on real output:
+# tests/reader/test-prometheus.sh
+TESTS += test_prom
+test_prom_SRCS = tests/unit/test_prom.c tools/render/prom.c tools/render/json.c
+test_prom_LIBS := -lm -lcmocka
