@@ -26,3 +26,8 @@ test_text_LIBS := -lzstd -lm -lcmocka
 TESTS += test_prom
 test_prom_SRCS = tests/unit/test_prom.c tools/render/prom.c tools/render/json.c
 test_prom_LIBS := -lm -lcmocka
+
+# the next step for each outcome (tools/render/next.c), on folded fixture jobs
+TESTS += test_next
+test_next_SRCS = tests/unit/test_next.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
+test_next_LIBS := -lzstd -lm -lcmocka
