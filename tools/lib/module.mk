@@ -104,3 +104,9 @@ test_nccllog_state_LIBS := -lcmocka
 TESTS += test_ncclcfg
 test_ncclcfg_SRCS = tests/unit/test_ncclcfg.c tools/lib/ncclcfg.c tools/lib/text_util.c $(BASE_SRCS)
 test_ncclcfg_LIBS := -lcmocka
+
+# facts of one recorder decided once (tools/lib/recfact.c): strings before
+# format 1.8, codes from it
+TESTS += test_recfact
+test_recfact_SRCS = tests/unit/test_recfact.c tools/lib/recfact.c common/codes.c
+test_recfact_LIBS := -lcmocka
