@@ -110,3 +110,9 @@ test_ncclcfg_LIBS := -lcmocka
 TESTS += test_recfact
 test_recfact_SRCS = tests/unit/test_recfact.c tools/lib/recfact.c common/codes.c
 test_recfact_LIBS := -lcmocka
+
+# the A/B judgement (tools/lib/ab.c) on folded fixture jobs: itself, confounders,
+# the mechanism, latency beyond and within noise
+TESTS += test_ab
+test_ab_SRCS = tests/unit/test_ab.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
+test_ab_LIBS := -lzstd -lm -lcmocka
