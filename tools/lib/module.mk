@@ -116,3 +116,9 @@ test_recfact_LIBS := -lcmocka
 TESTS += test_ab
 test_ab_SRCS = tests/unit/test_ab.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
 test_ab_LIBS := -lzstd -lm -lcmocka
+
+# the fold of recorders into the job's model (tools/lib/model.c), through its
+# public calls: merging by commId, report order, fold = build, the rank that differs
+TESTS += test_model
+test_model_SRCS = tests/unit/test_model.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
+test_model_LIBS := -lzstd -lm -lcmocka
