@@ -122,3 +122,9 @@ test_ab_LIBS := -lzstd -lm -lcmocka
 TESTS += test_model
 test_model_SRCS = tests/unit/test_model.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
 test_model_LIBS := -lzstd -lm -lcmocka
+
+# PATH arguments to the job's model (tools/lib/load.c): whole or folded alike,
+# an unreadable path, a folder with no recorder
+TESTS += test_load
+test_load_SRCS = tests/unit/test_load.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
+test_load_LIBS := -lzstd -lm -lcmocka
