@@ -22,8 +22,8 @@
 #    both sides: <= 60 s);
 #  * `gdrtrace verdict` over 8k, 32k and 131k small generated recorders
 #    held in one dump archive each (131,072 = a 16,384-node x 8-GPU job):
-#    wall time, peak RSS and per recorder; target at 131k <= 512 MiB, time
-#    linear (131k / 8k <= 24);
+#    wall and CPU time, peak RSS and per recorder; target at 131k <= 512 MiB,
+#    CPU time linear (131k / 8k <= 24);
 #  * a 2 GiB zstd bomb (zeros, 68 KB on disk), a container whose member is
 #    2 GiB of zeros, and one whose member is a recorder's magic then 2 GiB
 #    of zeros: refused in <= 64 MiB and < 2 s.
@@ -48,8 +48,8 @@ miss() { missed=$((missed + 1)); echo "  MISSED: $*"; }
 reduced() {
     local n=$1 maxs=$2 what=$3 s1 k1 r1 s2 k2 r2
     shift 3
-    read -r s1 k1 r1 < <("$S" measure "$G" "$@" 2>/dev/null | tail -1)
-    read -r s2 k2 r2 < <("$S" measure "$G" "$@" 2>/dev/null | tail -1)
+    read -r s1 k1 r1 _ < <("$S" measure "$G" "$@" 2>/dev/null | tail -1)
+    read -r s2 k2 r2 _ < <("$S" measure "$G" "$@" 2>/dev/null | tail -1)
     if awk "BEGIN { exit !($s2 < $s1) }"; then s1=$s2; fi
     [ "$k2" -gt "$k1" ] && k1=$k2
     [ "$r2" = 0 ] || r1=$r2
@@ -71,8 +71,8 @@ for n in 1024 2048 4096 8192; do
     g1=$(date +%s.%N)
     sync # the files' write-back is not the reader's time
     # best of two runs: the machine is shared
-    read -r secs kib rc < <("$S" measure "$G" verdict "$T/$n" 2>/dev/null | tail -1)
-    read -r s2 k2 rc2 < <("$S" measure "$G" verdict "$T/$n" 2>/dev/null | tail -1)
+    read -r secs kib rc _ < <("$S" measure "$G" verdict "$T/$n" 2>/dev/null | tail -1)
+    read -r s2 k2 rc2 _ < <("$S" measure "$G" verdict "$T/$n" 2>/dev/null | tail -1)
     if awk "BEGIN { exit !($s2 < $secs) }"; then secs=$s2; fi
     [ "$k2" -gt "$kib" ] && kib=$k2
     [ "$rc2" = 0 ] || rc=$rc2
@@ -88,8 +88,8 @@ for n in 1024 2048 4096 8192; do
         [ "$wide" = 0 ] || miss "verdict: $wide line(s) wider than 100 columns"
     fi
     if [ "$n" = 1024 ] || [ "$n" = 8192 ]; then # summary's default report (issue 21)
-        read -r ss sk src < <("$S" measure "$G" summary "$T/$n" 2>/dev/null | tail -1)
-        read -r s2 k2 rc2 < <("$S" measure "$G" summary "$T/$n" 2>/dev/null | tail -1)
+        read -r ss sk src _ < <("$S" measure "$G" summary "$T/$n" 2>/dev/null | tail -1)
+        read -r s2 k2 rc2 _ < <("$S" measure "$G" summary "$T/$n" 2>/dev/null | tail -1)
         if awk "BEGIN { exit !($s2 < $ss) }"; then ss=$s2; fi
         [ "$k2" -gt "$sk" ] && sk=$k2
         [ "$rc2" = 0 ] || src=$rc2
@@ -121,7 +121,7 @@ for n in 1024 2048 4096 8192; do
         awk "BEGIN { exit !($r <= 12) }" || miss "time not linear (ratio $r)"
         # one `watch` frame over the same job (issue 21): it folds as verdict
         # does; it must fit 30x100 in the same bounds
-        read -r secs kib rc < <("$S" measure "$G" watch --all --once --rows 30 --cols 100 "$T/$n" \
+        read -r secs kib rc _ < <("$S" measure "$G" watch --all --once --rows 30 --cols 100 "$T/$n" \
             2>/dev/null >"$T/watch.raw"; tail -1 "$T/watch.raw")
         head -n -1 "$T/watch.raw" >"$T/watch.txt"
         lines=$(wc -l <"$T/watch.txt")
@@ -140,26 +140,30 @@ done
 # slots; what verdict keeps of a recorder does not depend on its ring)
 # as members of one dump archive each: 131,072 recorder files would take
 # ~9 GB of disk and minutes to write, the archive 3 MB and seconds.
-# Target at 131,072: <= 512 MiB peak RSS; time linear (131k / 8k <= 16 x 1.5).
+# Target at 131,072: <= 512 MiB peak RSS; CPU time linear (131k / 8k <= 16 x 1.5).
 amax=${GDRTRACE_BENCH_ARCHIVE_MAX:-131072}
 export GDRTRACE_ARCHIVE_MAX=$((16 << 30)) # the members expand to 9.8 GB at 131,072
 a8=
+c8=
 for n in 8192 32768 131072; do
     [ "$n" -le "$amax" ] || break
     g0=$(date +%s.%N)
     "$S" gen "$T/a$n.zst" "$n" small archive || { echo "reader_scale gen $n archive failed"; exit 1; }
     g1=$(date +%s.%N)
-    read -r secs kib rc < <("$S" measure "$G" verdict "$T/a$n.zst" 2>/dev/null | tail -1)
-    printf 'reader scale: verdict over %6d archived recorders: %6.2f s, peak RSS %4d MiB (%5.2f KiB a recorder), exit %d (generated in %.1f s, %d KB)\n' \
-        "$n" "$secs" $((kib / 1024)) "$(awk "BEGIN { print $kib / $n }")" "$rc" "$(echo "$g1 - $g0" | bc)" \
+    read -r secs kib rc cpu < <("$S" measure "$G" verdict "$T/a$n.zst" 2>/dev/null | tail -1)
+    printf 'reader scale: verdict over %6d archived recorders: %6.2f s (CPU %6.2f s), peak RSS %4d MiB (%5.2f KiB a recorder), exit %d (generated in %.1f s, %d KB)\n' \
+        "$n" "$secs" "$cpu" $((kib / 1024)) "$(awk "BEGIN { print $kib / $n }")" "$rc" "$(echo "$g1 - $g0" | bc)" \
         $(($(stat -c %s "$T/a$n.zst") / 1000))
     [ "$rc" = 0 ] || miss "verdict over $n archived: exit $rc (want 0)"
-    [ "$n" = 8192 ] && a8=$secs
+    [ "$n" = 8192 ] && a8=$secs && c8=$cpu
     if [ "$n" = 131072 ]; then
         [ $((kib / 1024)) -le 512 ] || miss "verdict over 131072: peak RSS $((kib / 1024)) MiB > 512 MiB"
+        # Judged on CPU time: the 8k point lasts seconds, so other jobs on
+        # a shared machine move its wall time (and the wall ratio) most.
         r=$(awk "BEGIN { printf \"%.1f\", $secs / $a8 }")
-        echo "reader scale: 131k / 8k time ratio $r (linear: 16; target <= 24)"
-        awk "BEGIN { exit !($r <= 24) }" || miss "verdict time not linear to 131072 (ratio $r)"
+        rc_=$(awk "BEGIN { printf \"%.1f\", $cpu / ($c8 > 0 ? $c8 : 0.001) }")
+        echo "reader scale: 131k / 8k ratio: CPU time $rc_, wall time $r (linear: 16; target <= 24 on CPU time)"
+        awk "BEGIN { exit !($rc_ <= 24) }" || miss "verdict CPU time not linear to 131072 (ratio $rc_)"
     fi
     rm -f "$T/a$n.zst"
 done
@@ -168,7 +172,7 @@ unset GDRTRACE_ARCHIVE_MAX
 for kind in zeros member recorder; do
     "$S" bomb "$T/bomb.zst" $((2 << 30)) "$kind" || { echo "reader_scale bomb failed"; exit 1; }
     sz=$(stat -c %s "$T/bomb.zst")
-    read -r secs kib rc < <("$S" measure "$G" verdict "$T/bomb.zst" 2>/dev/null | tail -1)
+    read -r secs kib rc _ < <("$S" measure "$G" verdict "$T/bomb.zst" 2>/dev/null | tail -1)
     printf 'reader scale: 2 GiB zstd bomb (%s, %d bytes) refused: %.3f s, peak RSS %d MiB, exit %d\n' \
         "$kind" "$sz" "$secs" $((kib / 1024)) "$rc"
     [ "$rc" = 2 ] || miss "bomb exit $rc (want 2: refused)"

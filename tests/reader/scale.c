@@ -38,7 +38,7 @@
  *                                 this kernel counts a read fault of an
  *                                 untouched anonymous page in the resident
  *                                 set, and the peak RSS of reading 256 MiB
- *   reader_scale measure CMD...   runs CMD; prints "wall_s peak_rss_kib exit"
+ *   reader_scale measure CMD...   runs CMD; prints "wall_s peak_rss_kib exit cpu_s"
  *                                 from wait4()'s rusage of that child
  *   reader_scale                  self-test: gen writes holes and the files
  *                                 parse with the expected verdict; folding
@@ -492,8 +492,13 @@ static int measure(char **argv)
     struct rusage ru;
     if (wait4(p, &st, 0, &ru) != p)
         return 1;
-    printf("%.3f %ld %d\n", now() - t0, ru.ru_maxrss,
-           WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+    /* CPU time beside wall time: on a shared machine other jobs stretch
+     * the wall time of a short run more than of a long one, so a ratio of
+     * two runs' CPU times shows how the work grows more faithfully. */
+    double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+                 (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+    printf("%.3f %ld %d %.3f\n", now() - t0, ru.ru_maxrss,
+           WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), cpu);
     return 0;
 }
 

@@ -48,7 +48,7 @@ echo "this kernel: a read fault of an untouched anonymous page is ${kernel:-?}" 
 
 # run CMD...: sets secs, kib, rc; stdout+stderr in $T/out
 run() {
-    read -r secs kib rc < <("$S" measure "$@" 2>"$T/err" >"$T/out.raw"; cat "$T/out.raw" | tail -1)
+    read -r secs kib rc _ < <("$S" measure "$@" 2>"$T/err" >"$T/out.raw"; cat "$T/out.raw" | tail -1)
     head -n -1 "$T/out.raw" >"$T/out"
     cat "$T/err" >>"$T/out"
 }

@@ -23,7 +23,7 @@ mkdir -p "$D"
 
 # peak CMD...: sets kib, rc; stdout in $T/out
 peak() {
-    read -r _ kib rc < <("$S" measure "$@" 2>/dev/null >"$T/out.raw"; tail -1 "$T/out.raw")
+    read -r _ kib rc _ < <("$S" measure "$@" 2>/dev/null >"$T/out.raw"; tail -1 "$T/out.raw")
     head -n -1 "$T/out.raw" >"$T/out"
 }
 

@@ -314,7 +314,7 @@ limit=$((64 * 1024))
 [ "$(basename "$BUILD")" = default ] || limit=$((160 * 1024))
 mkdir -p "$T/scale"
 "$S" gen "$T/scale" 512 || fail "reader_scale gen"
-read -r secs kib rc < <("$S" measure "$G" watch --all --once --rows 30 --cols 100 "$T/scale" \
+read -r secs kib rc _ < <("$S" measure "$G" watch --all --once --rows 30 --cols 100 "$T/scale" \
     2>/dev/null >"$T/scale.raw"; tail -1 "$T/scale.raw")
 head -n -1 "$T/scale.raw" >"$T/scale.txt"
 ncomm=$($G verdict --full "$T/scale" | grep -c '^comm')
