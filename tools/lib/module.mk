@@ -128,3 +128,9 @@ test_model_LIBS := -lzstd -lm -lcmocka
 TESTS += test_load
 test_load_SRCS = tests/unit/test_load.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
 test_load_LIBS := -lzstd -lm -lcmocka
+
+# command-line paths to recorders (tools/lib/inputs.c), by its public calls:
+# folders, archives, duplicates, skipped names, --job, bad paths
+TESTS += test_inputs
+test_inputs_SRCS = tests/unit/test_inputs.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
+test_inputs_LIBS := -lzstd -lm -lcmocka
