@@ -134,3 +134,9 @@ test_load_LIBS := -lzstd -lm -lcmocka
 TESTS += test_inputs
 test_inputs_SRCS = tests/unit/test_inputs.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
 test_inputs_LIBS := -lzstd -lm -lcmocka
+
+# the join's step 3b (tools/lib/nccljoin_order.c): channel lines by connection
+# order on the lazy four-communicator log; the whole join: tests/reader/test-nccl-log.sh
+TESTS += test_nccljoin_order
+test_nccljoin_order_SRCS = tests/unit/test_nccljoin_order.c tests/reader/fixture.c $(READER_SRCS) $(BASE_SRCS)
+test_nccljoin_order_LIBS := -lzstd -lm -lcmocka
