@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * settings.c — parsing of the settings in force (contract in settings.h).
- * Invariant: a function's return value and the `value` it writes are the
- * same choice, so what the recorder stores is what the caller uses.
+ * Invariants: a parser's return value and the `value` it writes are the
+ * same choice; the snapshot is filled once (per gt_settings_reset_for_test
+ * in tests) and never written after it is published, so what the recorder
+ * stores is what every user uses.
  */
 #include "common/settings.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,4 +136,35 @@ int gt_gpumem_read(struct gt_gpumem_cfg *c, struct gt_setting s[GT_GPUMEM_SETTIN
          : ok ? GT_SRC_GDRTRACE
               : GT_SRC_INVALID);
     return c->on;
+}
+
+/* The snapshot: written once under g_set_lock, published by the release
+ * store of g_set_taken, read lock-free after the acquire load. */
+static struct gt_settings g_set;
+static int g_set_taken;
+static pthread_mutex_t g_set_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const struct gt_settings *gt_settings_get(void)
+{
+    if (__atomic_load_n(&g_set_taken, __ATOMIC_ACQUIRE))
+        return &g_set;
+    pthread_mutex_lock(&g_set_lock);
+    if (!__atomic_load_n(&g_set_taken, __ATOMIC_RELAXED)) {
+        struct gt_settings *s = &g_set;
+        memset(s, 0, sizeof(*s));
+        gt_reg_policy_read(&s->reg, s->reg_set, 1);
+        s->transport = gt_transport_read(&s->transport_set, 1);
+        s->events_all = gt_events_read(&s->events_set, 1);
+        gt_gpumem_read(&s->gpumem, s->gpumem_set, 1);
+        __atomic_store_n(&g_set_taken, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&g_set_lock);
+    return &g_set;
+}
+
+void gt_settings_reset_for_test(void)
+{
+    pthread_mutex_lock(&g_set_lock);
+    __atomic_store_n(&g_set_taken, 0, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&g_set_lock);
 }

@@ -15,10 +15,20 @@
  * NCCL's own; none yet), or invalid: the variable was set to something not
  * accepted, so the default is in force and `origin` keeps what was set.
  *
- * Threads: every function reads the environment only; callable from any
- * thread that does not race setenv().  warn = 1 logs one WARN per invalid
- * variable (the transport's parse); the shim passes 0 so a value is not
- * warned about twice.
+ * One snapshot per process (gt_settings_get): the variables above are read
+ * once, at the first use (plugin/core's first init, or the profiler's shim
+ * open when that comes first), each invalid value WARNed once then, and every
+ * user (plugin/core, plugin/reg, plugin/gpumem, the ib transport, the
+ * recorder) reads that snapshot.  So the recorder, written once per process
+ * (shim/shim.c, S5), says what the code used even if the environment changes
+ * later.  It is not re-taken when the plugin is finalized and initialised
+ * again in the same process: the one recorder would then describe a policy
+ * no longer in force, and NCCL itself reads its parameters once per process.
+ *
+ * Threads: gt_settings_get() is callable from any thread (the plugin runs on
+ * NCCL's threads).  The gt_*_read() parsers read the environment only and
+ * are for the snapshot and for tests of the parsing; warn = 1 logs one WARN
+ * per invalid variable.
  */
 #ifndef GDRTRACE_COMMON_SETTINGS_H
 #define GDRTRACE_COMMON_SETTINGS_H
@@ -96,5 +106,28 @@ int gt_gpumem_read(struct gt_gpumem_cfg *c, struct gt_setting s[GT_GPUMEM_SETTIN
 /*! gt_events_read() : GDRTRACE_EVENTS (control, all; default control):
  *  1 for all. */
 int gt_events_read(struct gt_setting *s, int warn);
+
+/* ---- the process-wide snapshot ----------------------------------------- */
+
+struct gt_settings {
+    struct gt_reg_policy reg;
+    struct gt_setting reg_set[GT_REG_POLICY_SETTINGS];
+    int transport; /* enum gt_transport_id asked for */
+    struct gt_setting transport_set;
+    int events_all;
+    struct gt_setting events_set;
+    struct gt_gpumem_cfg gpumem;
+    struct gt_setting gpumem_set[GT_GPUMEM_SETTINGS];
+};
+
+/*! gt_settings_get() : the snapshot, taken (and its invalid values WARNed)
+ *  by the first call in the process.  Never NULL; immutable afterwards. */
+const struct gt_settings *gt_settings_get(void);
+
+/*! gt_settings_reset_for_test() : tests only (unit tests that setenv between
+ *  cases): the next gt_settings_get() takes a new snapshot.  Not thread-safe
+ *  against readers; the plugin never calls it (the .so exports only NCCL's
+ *  symbols, plugin/exports.map). */
+void gt_settings_reset_for_test(void);
 
 #endif

@@ -49,8 +49,7 @@ const char *gt_core_transport_name(int id)
  * refuses to start next to an active RDMA port (plugin/gpumem). */
 static int gpumem_on(void)
 {
-    struct gt_gpumem_cfg c;
-    return gt_gpumem_read(&c, NULL, 0);
+    return gt_settings_get()->gpumem.on;
 }
 
 static const struct gt_net_ops *transport_ops(int id)
@@ -125,7 +124,7 @@ static gt_result select_transport(gt_logger_fn logger, gt_profiler_fn profiler, 
                                   struct gt_net_failure *fail)
 {
     gt_env_check_unknown(); /* a misspelt variable is said, not silently unused */
-    int want = gt_transport_read(NULL, 1);
+    int want = gt_settings_get()->transport;
     char why_ib[160] = "", why[160] = "";
     int ndev = 0;
     void *ctx = NULL;
@@ -204,6 +203,9 @@ gt_result gt_core_acquire(int abi_version, gt_logger_fn logger, gt_profiler_fn p
     pthread_mutex_lock(&g.lock);
     gt_log_set_logger(logger);
     if (g.refs == 0) {
+        /* The settings snapshot is taken here at the latest (the profiler's
+         * shim open may come first), once per process: common/settings.h. */
+        (void)gt_settings_get();
         int disabled = gt_env_bool("GDRTRACE_DISABLE", 0);
         if (!disabled) {
             /* The recorder before the first call into any transport (issue

@@ -204,9 +204,9 @@ static void fill_identity(struct gtr_identity *id, int events_all, const struct 
     copy_str(id->plugin_version, sizeof(id->plugin_version), GDRTRACE_VERSION);
 #endif
     id->nccl_version = nccl_version();
-    /* what plugin/reg uses, parsed by the same function (not the raw
-     * variables: GDRTRACE_REG=auto allows peermem by default, an invalid
-     * GDRTRACE_REG means dmabuf) */
+    /* what plugin/reg uses: the same snapshot (not the raw variables:
+     * GDRTRACE_REG=auto allows peermem by default, an invalid GDRTRACE_REG
+     * means dmabuf) */
     copy_str(id->policy_reg, sizeof(id->policy_reg), gt_reg_mode_name(pol->mode));
     id->policy_allow_peermem = (uint8_t)(pol->allow_peermem != 0);
     id->policy_events_all = (uint8_t)(events_all != 0);
@@ -315,8 +315,11 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
         cap = 2;
     if (cap & (cap - 1))
         cap = 1ull << (64 - __builtin_clzll(cap));
-    struct gt_setting events;
-    r->events_all = gt_events_read(&events, c.events_all < 0);
+    /* The settings in force: the process's snapshot (common/settings.h),
+     * the one every user of a setting reads, WARNed about when taken. */
+    const struct gt_settings *st = gt_settings_get();
+    struct gt_setting events = st->events_set;
+    r->events_all = st->events_all;
     if (c.events_all >= 0 && c.events_all != r->events_all) {
         /* the embedding program's choice (tests, benchmarks) wins */
         r->events_all = c.events_all != 0;
@@ -324,21 +327,20 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
         snprintf(events.origin, sizeof(events.origin), "set by the program");
         events.source = GT_SRC_DEFAULT;
     }
-    /* The settings in force, each parsed by the function its user calls
-     * (common/settings.c), quietly: that user WARNs about invalid values. */
     struct gt_setting set[GT_REG_POLICY_SETTINGS + 2 + GT_GPUMEM_SETTINGS + GT_NCCL_CFG_MAX];
-    struct gt_reg_policy pol;
-    gt_reg_policy_read(&pol, set, 0);
+    struct gt_reg_policy pol = st->reg;
+    memcpy(set, st->reg_set, sizeof(st->reg_set));
     uint32_t nset = GT_REG_POLICY_SETTINGS;
-    gt_transport_read(&set[nset++], 0);
+    set[nset++] = st->transport_set;
     set[nset++] = events;
     /* The GPU-memory validation mode marks the whole run emulated
-     * (identity.emulated, read by the same function plugin/core's choice
-     * calls); its settings are recorded only when it is on. */
-    struct gt_gpumem_cfg gm;
-    int emulated = gt_gpumem_read(&gm, &set[nset], 0);
-    if (emulated)
+     * (identity.emulated, the same snapshot plugin/core's choice reads);
+     * its settings are recorded only when it is on. */
+    int emulated = st->gpumem.on;
+    if (emulated) {
+        memcpy(&set[nset], st->gpumem_set, sizeof(st->gpumem_set));
         nset += GT_GPUMEM_SETTINGS;
+    }
     /* NCCL's own settings that decide GPU Direct and the transport (NCCL
      * acts on them, not us): the recorder opens at the first init, after
      * NCCL applied its conf files, so these are the values NCCL uses. */

@@ -295,12 +295,12 @@ static gt_result gm_init(void **ctx, uint64_t comm_id, int has_comm_id,
 {
     pthread_mutex_lock(&g.lock);
     if (g.refs == 0) {
-        gt_gpumem_read(&g.cfg, NULL, 1);
+        g.cfg = gt_settings_get()->gpumem;
         g.in_process = gt_gpumem_test_copies_in_process;
         static int retired_said;
         if (!retired_said++)
             gt_env_retired("GDRTRACE_GPUMEM_COPY_CONTEXT", "every copy runs in the copier process");
-        gt_reg_policy_read(&g.pol, NULL, 0);
+        g.pol = gt_settings_get()->reg;
     }
     char why[160];
     if (!g.cfg.on) {

@@ -399,7 +399,7 @@ static gt_result ib_init(void **ctx, uint64_t comm_id, int has_comm_id,
     struct gt_setting dis;
     long disable = gt_nccl_long(&dis, "NCCL_IB_DISABLE", NULL, 0, -2147483647L - 1, 2147483647L, 1);
     if (disable) {
-        if (gt_transport_read(NULL, 0) != GT_TRANSPORT_IB) {
+        if (gt_settings_get()->transport != GT_TRANSPORT_IB) {
             gt_nccl_note(&dis); /* why ib is not in use */
             return gt_net_fail(GT_SYSTEM_ERROR, GT_REASON_TRANSPORT_ERROR, 0,
                                "ib: disabled by %s (as NCCL's IB transport)", dis.origin);

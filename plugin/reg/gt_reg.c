@@ -34,7 +34,7 @@ const char *gt_reg_reason_name(int r)
 
 void gt_reg_policy_from_env(struct gt_reg_policy *p)
 {
-    gt_reg_policy_read(p, NULL, 1);
+    *p = gt_settings_get()->reg;
 }
 
 /* ---- probes ------------------------------------------------------------ */

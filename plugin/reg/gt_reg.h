@@ -55,9 +55,10 @@
 #include "common/gt_net.h"
 #include "common/settings.h"
 
-/*! gt_reg_policy_from_env() : gt_reg_policy_read() of common/settings.h
- *  (enum gt_reg_mode and struct gt_reg_policy live there, so the shim records
- *  the same values); bad values WARN and default. */
+/*! gt_reg_policy_from_env() : the policy of the process's settings snapshot
+ *  (gt_settings_get() of common/settings.h, where enum gt_reg_mode and struct
+ *  gt_reg_policy live, so the shim records the same values); bad values were
+ *  WARNed and defaulted when the snapshot was taken. */
 void gt_reg_policy_from_env(struct gt_reg_policy *p);
 const char *gt_reg_reason_name(int reason);
 

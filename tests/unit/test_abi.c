@@ -29,6 +29,7 @@
 #include "plugin/core.h"
 #include "common/gt_net.h"
 #include "common/log.h"
+#include "common/settings.h"
 
 extern const ncclNet_v6_t ncclNetPlugin_v6;
 extern const ncclNet_v7_t ncclNetPlugin_v7;
@@ -372,6 +373,7 @@ static int reset(void **state)
     unsetenv("GDRTRACE_DISABLE");
     unsetenv("GDRTRACE_GPUMEM");
     gpumem_wraps = 0;
+    gt_settings_reset_for_test(); /* each case's setenv is read by its first init */
     return 0;
 }
 
@@ -573,6 +575,7 @@ static void test_refusal_is_recorded_with_its_reason(void **state)
     assert_non_null(strstr(S.refused_why, "GDRTRACE_TRANSPORT=ib: ib found no usable device"));
     /* the inner transport's own reason travels as given (gt_net.h F3) */
     setenv("GDRTRACE_TRANSPORT", "inner", 1);
+    gt_settings_reset_for_test();
     assert_int_not_equal(ncclNetPlugin_v11.init(&ctx, 1, NULL, logger, NULL), ncclSuccess);
     assert_int_equal(S.refusals, 2);
     assert_int_equal(S.refused_asked, GT_TRANSPORT_INNER);
@@ -580,6 +583,7 @@ static void test_refusal_is_recorded_with_its_reason(void **state)
     assert_non_null(strstr(S.refused_why, "needs GDRTRACE_INNER"));
     /* an invalid value is not a refusal: WARN and the default (auto) */
     setenv("GDRTRACE_TRANSPORT", "carrier-pigeon", 1);
+    gt_settings_reset_for_test();
     F.sock_ndev = 1;
     assert_int_equal(ncclNetPlugin_v11.init(&ctx, 1, NULL, logger, NULL), ncclSuccess);
     assert_int_equal(S.refusals, 2);

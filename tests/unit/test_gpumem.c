@@ -38,6 +38,7 @@
 #include "common/gt_net.h"
 #include "plugin/gpumem/gpumem.h"
 #include "tests/unit/net_pair.h"
+#include "common/settings.h"
 
 extern const struct gt_net_ops gt_sock_ops;
 
@@ -267,6 +268,7 @@ static void clear_env(void)
 
 static void layer_up(void)
 {
+    gt_settings_reset_for_test(); /* the environment each case set */
     ops = gt_gpumem_wrap(&gt_sock_ops);
     assert_int_equal(ops->init(&ctx, 1, 1, NULL, NULL, NULL), GT_OK);
 }

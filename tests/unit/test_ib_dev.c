@@ -22,6 +22,7 @@
 
 #include "common/nccl_env.h"
 #include "plugin/ib/ib.h"
+#include "common/settings.h"
 
 static void hca_filter(void **state)
 {
@@ -337,6 +338,7 @@ static void ib_disable(void **state)
         found |= !strcmp(noted[i].key, "NCCL_IB_DISABLE") && !strcmp(noted[i].value, "1");
     assert_true(found); /* the recorder says why ib is not in use */
     setenv("GDRTRACE_TRANSPORT", "ib", 1);
+    gt_settings_reset_for_test();
     mark = gt_net_fail_mark();
     assert_int_equal(gt_ib_ops.init(&ctx, 0, 0, NULL, NULL, NULL), GT_SYSTEM_ERROR);
     assert_int_equal(gt_net_failure_since(mark, &f), 1);
@@ -344,6 +346,7 @@ static void ib_disable(void **state)
     assert_non_null(strstr(f.text, "no active RDMA port"));
     setenv("NCCL_IB_DISABLE", "0", 1);
     unsetenv("GDRTRACE_TRANSPORT");
+    gt_settings_reset_for_test();
     mark = gt_net_fail_mark();
     assert_int_equal(gt_ib_ops.init(&ctx, 0, 0, NULL, NULL, NULL), GT_SYSTEM_ERROR);
     assert_int_equal(gt_net_failure_since(mark, &f), 1);

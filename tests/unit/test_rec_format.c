@@ -34,6 +34,7 @@
 #include "shim/clock.h"
 #include "tools/lib/recfile.h"
 #include "shim/recorder.h"
+#include "common/settings.h"
 
 static char g_dir[PATH_MAX];
 
@@ -95,6 +96,7 @@ static void rec_under(const char *reg, const char *allow, struct gt_recfile *v)
         setenv("GDRTRACE_REG", reg, 1);
     if (allow)
         setenv("GDRTRACE_ALLOW_PEERMEM", allow, 1);
+    gt_settings_reset_for_test();
     struct gt_recorder r;
     open_rec(&r, -1);
     unsetenv("GDRTRACE_REG");
@@ -116,6 +118,7 @@ static void test_emulated_code(void **state)
 {
     (void)state;
     setenv("GDRTRACE_GPUMEM", "1", 1);
+    gt_settings_reset_for_test();
     struct gt_recorder r;
     open_rec(&r, -1);
     unsetenv("GDRTRACE_GPUMEM");
@@ -208,6 +211,7 @@ static void test_round_trip(void **state)
     setenv("SLURM_NTASKS", "16", 1);
     setenv("GDRTRACE_REG", "PeerMem", 1);
     setenv("GDRTRACE_ALLOW_PEERMEM", "1", 1);
+    gt_settings_reset_for_test();
     struct gt_recorder r;
     open_rec(&r, -1);
     unsetenv("SLURM_JOB_ID");

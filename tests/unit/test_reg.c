@@ -30,6 +30,7 @@
 #include "common/dl/gt_cuda.h"
 #include "common/dl/gt_ibv.h"
 #include "plugin/reg/gt_reg.h"
+#include "common/settings.h"
 
 /* ---- fakes ------------------------------------------------------------- */
 static struct {
@@ -325,6 +326,7 @@ static void every_policy_combination(void **state)
                                     else
                                         setenv("GDRTRACE_ALLOW_PEERMEM",
                                                allow == ALLOW_1 ? "1" : "0", 1);
+                                    gt_settings_reset_for_test();
                                     struct gt_reg_policy pol;
                                     gt_reg_policy_from_env(&pol);
                                     install(probe, cuda, 0);

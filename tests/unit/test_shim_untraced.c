@@ -21,6 +21,7 @@
 #include "shim/shim.h"
 #include "shim/shim_internal.h"
 #include "tests/unit/capture_log.h"
+#include "common/settings.h"
 
 static gt_result f_devices(int *n)
 {
@@ -45,6 +46,7 @@ static void test_cannot_create(void **state)
     (void)state;
     setenv("GDRTRACE_DIR", "/nonexistent/gdrtrace-test-dir", 1);
     setenv("GDRTRACE_EVENTS", "everything", 1);
+    gt_settings_reset_for_test();
     assert_ptr_equal(gt_shim_wrap(&inner, "test", capture_logger), &inner);
     assert_null(gt_shim_recorder());
     /* one WARN for the bad GDRTRACE_EVENTS, one for the recorder */
@@ -63,6 +65,7 @@ static void test_bad_events_value_named(void **state)
     (void)state;
     /* the first WARN of test_cannot_create; checked by re-reading the env parser */
     setenv("GDRTRACE_EVENTS", "everything", 1);
+    gt_settings_reset_for_test(); /* a new snapshot WARNs again */
     g_warns = 0;
     g_last[0] = '\0';
     struct gt_rec_config cfg = {.dir = "/nonexistent/x", .mode = -1, .events_all = -1};
