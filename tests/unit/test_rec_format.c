@@ -34,6 +34,7 @@
 #include "shim/clock.h"
 #include "tools/lib/recfile.h"
 #include "shim/recorder.h"
+#include "common/log.h"
 #include "common/settings.h"
 
 static char g_dir[PATH_MAX];
@@ -112,7 +113,7 @@ static void rec_under(const char *reg, const char *allow, struct gt_recfile *v)
 }
 
 /* Format 1.8: the GPU-memory validation mode is recorded as identity.emulated,
- * read by the function plugin/core's choice calls (gt_gpumem_read), so a
+ * from the snapshot plugin/core's choice reads (gt_settings_get), so a
  * reader knows it whatever the transport's name says. */
 static void test_emulated_code(void **state)
 {
@@ -140,8 +141,86 @@ static void test_emulated_code(void **state)
     gt_recfile_free(&v);
 }
 
+/* WARN lines about GDRTRACE_REG seen by the plugin's logger. */
+static int g_reg_warns;
+static void count_reg_warns(int level, unsigned long flags, const char *file, int line,
+                            const char *fmt, ...)
+{
+    (void)flags, (void)file, (void)line;
+    char text[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    if (level == GT_LOG_WARN && strstr(text, "GDRTRACE_REG"))
+        g_reg_warns++;
+}
+
+/* The recorder holds the snapshot the plugin took at its first init, not the
+ * environment at the recorder's open: a job that changes GDRTRACE_REG after
+ * the plugin's init (here host -> dmabuf, GPUMEM off -> on) is recorded with
+ * the policy plugin/reg, plugin/gpumem and plugin/core use.  Before the
+ * snapshot the recorder re-read the environment and said dmabuf. */
+static void test_record_is_the_snapshot(void **state)
+{
+    (void)state;
+    setenv("GDRTRACE_REG", "host", 1);
+    gt_settings_reset_for_test();
+    const struct gt_settings *used = gt_settings_get(); /* plugin/core's first init */
+    assert_int_equal(used->reg.mode, GT_REG_HOST);
+    setenv("GDRTRACE_REG", "dmabuf", 1);
+    setenv("GDRTRACE_GPUMEM", "1", 1);
+    struct gt_recorder r;
+    open_rec(&r, -1);
+    unsetenv("GDRTRACE_REG");
+    unsetenv("GDRTRACE_GPUMEM");
+    gt_rec_close(&r);
+    struct gt_recfile v;
+    char err[GT_ERRLEN];
+    int rc = gt_recfile_load_file(r.path, &v, err, sizeof(err));
+    if (rc)
+        print_error("%s\n", err);
+    assert_int_equal(rc, 0);
+    gt_rec_unmap(&r);
+    unlink(r.path);
+    assert_int_equal(gt_settings_get()->reg.mode, GT_REG_HOST); /* still the snapshot */
+    assert_string_equal(v.id.policy_reg, "host");
+    assert_int_equal(v.id.reg_mode, GT_REG_HOST);
+    assert_int_equal(v.reg_mode, GT_REG_HOST);
+    assert_string_equal(setting(&v, "GDRTRACE_REG")->value, "host");
+    assert_string_equal(setting(&v, "GDRTRACE_REG")->origin, "GDRTRACE_REG=host");
+    assert_int_equal(v.id.emulated, 0); /* GPUMEM was off at the snapshot */
+    gt_recfile_free(&v);
+    gt_settings_reset_for_test();
+}
+
+/* An invalid GDRTRACE_REG is WARNed once per snapshot, however many users
+ * read it (before: only by the reader that passed warn = 1, ib's init). */
+static void test_invalid_warned_once(void **state)
+{
+    (void)state;
+    setenv("GDRTRACE_REG", "bogus", 1);
+    gt_settings_reset_for_test();
+    g_reg_warns = 0;
+    gt_log_set_logger(count_reg_warns);
+    for (int i = 0; i < 3; i++) {
+        struct gt_recorder r;
+        open_rec(&r, -1);
+        gt_rec_close(&r);
+        gt_rec_unmap(&r);
+        unlink(r.path);
+        assert_int_equal(gt_settings_get()->reg.mode, GT_REG_DMABUF);
+    }
+    assert_int_equal(g_reg_warns, 1);
+    gt_settings_reset_for_test(); /* a new snapshot (tests only) says it again */
+    (void)gt_settings_get();
+    assert_int_equal(g_reg_warns, 2);
+    unsetenv("GDRTRACE_REG");
+    gt_settings_reset_for_test();
+}
+
 /* Issue 17 item 7: the recorder holds the policy plugin/reg uses
- * (gt_reg_policy_read, which gt_reg_policy_from_env calls), not the raw
+ * (the snapshot gt_reg_policy_from_env returns), not the raw
  * variables.  ce69281 recorded GDRTRACE_ALLOW_PEERMEM=0 under
  * GDRTRACE_REG=auto (whose default allows peermem) and stored an invalid
  * GDRTRACE_REG verbatim while plugin/reg used dmabuf. */
@@ -551,6 +630,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_settings_in_force, setup, teardown),
         cmocka_unit_test_setup_teardown(test_emulated_code, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_record_is_the_snapshot, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_invalid_warned_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_name_collision_and_symlink, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mode_and_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reader_refusals, setup, teardown),

@@ -30,6 +30,7 @@
 #include "common/dl/gt_cuda.h"
 #include "common/dl/gt_ibv.h"
 #include "plugin/reg/gt_reg.h"
+#include "common/log.h"
 #include "common/settings.h"
 
 /* ---- fakes ------------------------------------------------------------- */
@@ -724,14 +725,59 @@ static int teardown(void **state)
     return 0;
 }
 
+/* WARN lines about GDRTRACE_REG seen by the plugin's logger. */
+static int g_reg_warns;
+static void count_reg_warns(int level, unsigned long flags, const char *file, int line,
+                            const char *fmt, ...)
+{
+    (void)flags, (void)file, (void)line;
+    char text[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    if (level == GT_LOG_WARN && strstr(text, "GDRTRACE_REG"))
+        g_reg_warns++;
+}
+
+/* The policy is the process's snapshot: ib's init after a finalize and a
+ * re-init (gt_reg_policy_from_env each time) uses what the first init saw,
+ * whatever the environment says now, and an invalid value is WARNed once
+ * per snapshot, not at every init (before: once per ib init). */
+static void policy_is_the_snapshot(void **state)
+{
+    (void)state;
+    setenv("GDRTRACE_REG", "host", 1);
+    gt_settings_reset_for_test();
+    struct gt_reg_policy pol;
+    gt_reg_policy_from_env(&pol); /* ib's first init */
+    assert_int_equal(pol.mode, GT_REG_HOST);
+    setenv("GDRTRACE_REG", "dmabuf", 1);
+    setenv("GDRTRACE_ALLOW_PEERMEM", "1", 1);
+    gt_reg_policy_from_env(&pol); /* a second init in the same process */
+    assert_int_equal(pol.mode, GT_REG_HOST);
+    assert_int_equal(pol.allow_peermem, 0);
+
+    setenv("GDRTRACE_REG", "bogus", 1);
+    gt_settings_reset_for_test();
+    g_reg_warns = 0;
+    gt_log_set_logger(count_reg_warns);
+    for (int i = 0; i < 3; i++) {
+        gt_reg_policy_from_env(&pol);
+        assert_int_equal(pol.mode, GT_REG_DMABUF);
+    }
+    assert_int_equal(g_reg_warns, 1);
+    unsetenv("GDRTRACE_REG");
+    unsetenv("GDRTRACE_ALLOW_PEERMEM");
+    gt_settings_reset_for_test();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(every_policy_combination),
-        cmocka_unit_test(advertised_ptr_support),
-        cmocka_unit_test(mr_cache),
-        cmocka_unit_test(relaxed_ordering),
-        cmocka_unit_test(dmabuf_fd_offset),
+        cmocka_unit_test(every_policy_combination),   cmocka_unit_test(policy_is_the_snapshot),
+        cmocka_unit_test(advertised_ptr_support),     cmocka_unit_test(mr_cache),
+        cmocka_unit_test(relaxed_ordering),           cmocka_unit_test(dmabuf_fd_offset),
         cmocka_unit_test(own_export_flags_and_range),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
