@@ -467,6 +467,27 @@ static void test_forced_sock_ignores_ib(void **state)
     assert_int_equal(ncclNetPlugin_v11.finalize(ctx), ncclSuccess);
 }
 
+/* The settings are a snapshot taken at the plugin's first init in the
+ * process and kept after a full finalize (common/settings.h says why): a
+ * second init after GDRTRACE_TRANSPORT changed still chooses as the first
+ * did, and as the one recorder says. */
+static void test_reinit_keeps_the_snapshot(void **state)
+{
+    (void)state;
+    F.ib_ndev = 2;
+    setenv("GDRTRACE_TRANSPORT", "sock", 1);
+    void *ctx = NULL;
+    assert_int_equal(ncclNetPlugin_v11.init(&ctx, 1, NULL, logger, NULL), ncclSuccess);
+    assert_int_equal(gt_core_transport(), GT_TRANSPORT_SOCK);
+    assert_int_equal(ncclNetPlugin_v11.finalize(ctx), ncclSuccess);
+    assert_int_equal(gt_core_refs(), 0);
+    setenv("GDRTRACE_TRANSPORT", "ib", 1);
+    assert_int_equal(ncclNetPlugin_v11.init(&ctx, 1, NULL, logger, NULL), ncclSuccess);
+    assert_int_equal(gt_core_transport(), GT_TRANSPORT_SOCK);
+    assert_int_equal(F.ib_inits, 0);
+    assert_int_equal(ncclNetPlugin_v11.finalize(ctx), ncclSuccess);
+}
+
 static void test_bad_transport_value_warns_and_uses_auto(void **state)
 {
     (void)state;
@@ -973,6 +994,7 @@ int main(void)
         cmocka_unit_test_setup(test_call_before_init_is_refused, reset),
         cmocka_unit_test_setup(test_auto_picks_sock_without_ib_devices, reset),
         cmocka_unit_test_setup(test_auto_picks_ib_with_a_device, reset),
+        cmocka_unit_test_setup(test_reinit_keeps_the_snapshot, reset),
         cmocka_unit_test_setup(test_auto_reason_names_why_ib_failed, reset),
         cmocka_unit_test_setup(test_silent_init_failure_is_not_explained_by_its_log, reset),
         cmocka_unit_test_setup(test_forced_sock_ignores_ib, reset),
