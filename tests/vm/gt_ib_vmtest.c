@@ -356,6 +356,7 @@ static int test_data(void)
     N->finalize(ctx);
     fake_peermem();
     setenv("GDRTRACE_REG", "peermem", 1);
+    gt_settings_reset_for_test(); /* the plugin keeps its first init's settings */
     ndev = do_init();
     struct pair p;
     CHECK(connect_pair(&p, sdev, rdev) == GT_OK, "connect for flush");
@@ -369,6 +370,7 @@ static int test_data(void)
     close_pair(&p);
     N->finalize(ctx);
     unsetenv("GDRTRACE_REG");
+    gt_settings_reset_for_test();
     return failures ? 1 : 0;
 }
 
