@@ -26,7 +26,7 @@ test_codes_LIBS := -lcmocka
 
 TESTS += test_settings
 test_settings_SRCS := tests/unit/test_settings.c $(BASE_SRCS)
-test_settings_LIBS := -lcmocka
+test_settings_LIBS := -lcmocka -lpthread
 
 # NCCL's variables as NCCL reads them: environment, conf files, precedence.
 TESTS += test_nccl_env

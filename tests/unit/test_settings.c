@@ -5,7 +5,8 @@
  * source (default / gdrtrace / invalid), the canonical spelling ("yes" is
  * "1", "PeerMem" is "peermem"), what was set kept in origin, the
  * registration policy's defaults (GDRTRACE_REG=auto allows peermem unless
- * GDRTRACE_ALLOW_PEERMEM says otherwise), and the transport names.
+ * GDRTRACE_ALLOW_PEERMEM says otherwise), the transport names, and the
+ * process-wide snapshot (taken once, also when threads race for it).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,10 +14,13 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/codes.h"
+#include "common/log.h"
 #include "common/settings.h"
 
 static void test_choice_sources(void **state)
@@ -122,12 +126,89 @@ static void test_transport_and_names(void **state)
     unsetenv("GDRTRACE_EVENTS");
 }
 
+/* WARN lines about GDRTRACE_REG seen by the logger (any thread). */
+static int g_reg_warns;
+static void count_reg_warns(int level, unsigned long flags, const char *file, int line,
+                            const char *fmt, ...)
+{
+    (void)flags, (void)file, (void)line;
+    char text[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    if (level == GT_LOG_WARN && strstr(text, "GDRTRACE_REG"))
+        __atomic_add_fetch(&g_reg_warns, 1, __ATOMIC_RELAXED);
+}
+
+#define SNAP_THREADS 8
+static pthread_barrier_t g_start;
+static void *take(void *arg)
+{
+    pthread_barrier_wait(&g_start);
+    *(const struct gt_settings **)arg = gt_settings_get();
+    return NULL;
+}
+
+/* The snapshot: NCCL's threads taking it at once get one snapshot, one WARN
+ * for an invalid value, the same values and records the parsers give, and
+ * a later change to the environment is not seen. */
+static void test_snapshot_once(void **state)
+{
+    (void)state;
+    setenv("GDRTRACE_REG", "bogus", 1);
+    setenv("GDRTRACE_TRANSPORT", "sock", 1);
+    setenv("GDRTRACE_GPUMEM", "1", 1);
+    gt_settings_reset_for_test();
+    g_reg_warns = 0;
+    gt_log_set_logger(count_reg_warns);
+    pthread_t t[SNAP_THREADS];
+    const struct gt_settings *got[SNAP_THREADS];
+    assert_int_equal(pthread_barrier_init(&g_start, NULL, SNAP_THREADS), 0);
+    for (int i = 0; i < SNAP_THREADS; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, take, &got[i]), 0);
+    for (int i = 0; i < SNAP_THREADS; i++)
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+    pthread_barrier_destroy(&g_start);
+    assert_int_equal(g_reg_warns, 1);
+    for (int i = 1; i < SNAP_THREADS; i++)
+        assert_ptr_equal(got[i], got[0]);
+    const struct gt_settings *st = got[0];
+    struct gt_reg_policy p;
+    struct gt_setting rs[GT_REG_POLICY_SETTINGS], ts;
+    gt_reg_policy_read(&p, rs, 0);
+    assert_memory_equal(&st->reg, &p, sizeof(p));
+    assert_memory_equal(st->reg_set, rs, sizeof(rs));
+    assert_int_equal(st->reg.mode, GT_REG_DMABUF);
+    assert_int_equal(st->reg_set[0].source, GT_SRC_INVALID);
+    assert_int_equal(st->transport, gt_transport_read(&ts, 0));
+    assert_memory_equal(&st->transport_set, &ts, sizeof(ts));
+    assert_int_equal(st->transport, GT_TRANSPORT_SOCK);
+    assert_int_equal(st->gpumem.on, 1);
+    assert_string_equal(st->gpumem_set[0].value, "1");
+
+    setenv("GDRTRACE_REG", "host", 1);
+    unsetenv("GDRTRACE_TRANSPORT");
+    unsetenv("GDRTRACE_GPUMEM");
+    assert_ptr_equal(gt_settings_get(), st);
+    assert_int_equal(gt_settings_get()->reg.mode, GT_REG_DMABUF);
+    assert_int_equal(gt_settings_get()->transport, GT_TRANSPORT_SOCK);
+    assert_int_equal(g_reg_warns, 1);
+    gt_settings_reset_for_test(); /* tests only: the environment now */
+    assert_int_equal(gt_settings_get()->reg.mode, GT_REG_HOST);
+    assert_int_equal(gt_settings_get()->transport, GT_TRANSPORT_AUTO);
+    assert_int_equal(gt_settings_get()->gpumem.on, 0);
+    unsetenv("GDRTRACE_REG");
+    gt_settings_reset_for_test();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_choice_sources),
         cmocka_unit_test(test_reg_policy),
         cmocka_unit_test(test_transport_and_names),
+        cmocka_unit_test(test_snapshot_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
