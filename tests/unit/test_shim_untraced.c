@@ -63,9 +63,9 @@ static void test_cannot_create(void **state)
 static void test_bad_events_value_named(void **state)
 {
     (void)state;
-    /* the first WARN of test_cannot_create; checked by re-reading the env parser */
+    /* the first WARN of test_cannot_create, said again by a new snapshot */
     setenv("GDRTRACE_EVENTS", "everything", 1);
-    gt_settings_reset_for_test(); /* a new snapshot WARNs again */
+    gt_settings_reset_for_test();
     g_warns = 0;
     g_last[0] = '\0';
     struct gt_rec_config cfg = {.dir = "/nonexistent/x", .mode = -1, .events_all = -1};
