@@ -36,6 +36,7 @@
 #include "shim/recorder.h"
 #include "common/log.h"
 #include "common/settings.h"
+#include "tests/unit/capture_log.h"
 
 static char g_dir[PATH_MAX];
 
@@ -142,20 +143,6 @@ static void test_emulated_code(void **state)
 }
 
 /* WARN lines about GDRTRACE_REG seen by the plugin's logger. */
-static int g_reg_warns;
-static void count_reg_warns(int level, unsigned long flags, const char *file, int line,
-                            const char *fmt, ...)
-{
-    (void)flags, (void)file, (void)line;
-    char text[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof(text), fmt, ap);
-    va_end(ap);
-    if (level == GT_LOG_WARN && strstr(text, "GDRTRACE_REG"))
-        g_reg_warns++;
-}
-
 /* The recorder holds the snapshot the plugin took at its first init, not the
  * environment at the recorder's open: a job that changes GDRTRACE_REG after
  * the plugin's init (here host -> dmabuf, GPUMEM off -> on) is recorded with
@@ -201,8 +188,9 @@ static void test_invalid_warned_once(void **state)
     (void)state;
     setenv("GDRTRACE_REG", "bogus", 1);
     gt_settings_reset_for_test();
-    g_reg_warns = 0;
-    gt_log_set_logger(count_reg_warns);
+    g_warns = 0;
+    g_warn_about = "GDRTRACE_REG";
+    gt_log_set_logger(capture_logger);
     for (int i = 0; i < 3; i++) {
         struct gt_recorder r;
         open_rec(&r, -1);
@@ -211,10 +199,10 @@ static void test_invalid_warned_once(void **state)
         unlink(r.path);
         assert_int_equal(gt_settings_get()->reg.mode, GT_REG_DMABUF);
     }
-    assert_int_equal(g_reg_warns, 1);
+    assert_int_equal(g_warns, 1);
     gt_settings_reset_for_test(); /* a new snapshot (tests only) says it again */
     (void)gt_settings_get();
-    assert_int_equal(g_reg_warns, 2);
+    assert_int_equal(g_warns, 2);
     unsetenv("GDRTRACE_REG");
     gt_settings_reset_for_test();
 }

@@ -32,6 +32,7 @@
 #include "plugin/reg/gt_reg.h"
 #include "common/log.h"
 #include "common/settings.h"
+#include "tests/unit/capture_log.h"
 
 /* ---- fakes ------------------------------------------------------------- */
 static struct {
@@ -726,20 +727,6 @@ static int teardown(void **state)
 }
 
 /* WARN lines about GDRTRACE_REG seen by the plugin's logger. */
-static int g_reg_warns;
-static void count_reg_warns(int level, unsigned long flags, const char *file, int line,
-                            const char *fmt, ...)
-{
-    (void)flags, (void)file, (void)line;
-    char text[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof(text), fmt, ap);
-    va_end(ap);
-    if (level == GT_LOG_WARN && strstr(text, "GDRTRACE_REG"))
-        g_reg_warns++;
-}
-
 /* The policy is the process's snapshot: ib's init after a finalize and a
  * re-init (gt_reg_policy_from_env each time) uses what the first init saw,
  * whatever the environment says now, and an invalid value is WARNed once
@@ -760,13 +747,14 @@ static void policy_is_the_snapshot(void **state)
 
     setenv("GDRTRACE_REG", "bogus", 1);
     gt_settings_reset_for_test();
-    g_reg_warns = 0;
-    gt_log_set_logger(count_reg_warns);
+    g_warns = 0;
+    g_warn_about = "GDRTRACE_REG";
+    gt_log_set_logger(capture_logger);
     for (int i = 0; i < 3; i++) {
         gt_reg_policy_from_env(&pol);
         assert_int_equal(pol.mode, GT_REG_DMABUF);
     }
-    assert_int_equal(g_reg_warns, 1);
+    assert_int_equal(g_warns, 1);
     unsetenv("GDRTRACE_REG");
     unsetenv("GDRTRACE_ALLOW_PEERMEM");
     gt_settings_reset_for_test();

@@ -22,6 +22,7 @@
 #include "common/codes.h"
 #include "common/log.h"
 #include "common/settings.h"
+#include "tests/unit/capture_log.h"
 
 static void test_choice_sources(void **state)
 {
@@ -127,20 +128,6 @@ static void test_transport_and_names(void **state)
 }
 
 /* WARN lines about GDRTRACE_REG seen by the logger (any thread). */
-static int g_reg_warns;
-static void count_reg_warns(int level, unsigned long flags, const char *file, int line,
-                            const char *fmt, ...)
-{
-    (void)flags, (void)file, (void)line;
-    char text[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof(text), fmt, ap);
-    va_end(ap);
-    if (level == GT_LOG_WARN && strstr(text, "GDRTRACE_REG"))
-        __atomic_add_fetch(&g_reg_warns, 1, __ATOMIC_RELAXED);
-}
-
 #define SNAP_THREADS 8
 static pthread_barrier_t g_start;
 static void *take(void *arg)
@@ -160,8 +147,9 @@ static void test_snapshot_once(void **state)
     setenv("GDRTRACE_TRANSPORT", "sock", 1);
     setenv("GDRTRACE_GPUMEM", "1", 1);
     gt_settings_reset_for_test();
-    g_reg_warns = 0;
-    gt_log_set_logger(count_reg_warns);
+    g_warns = 0;
+    g_warn_about = "GDRTRACE_REG";
+    gt_log_set_logger(capture_logger);
     pthread_t t[SNAP_THREADS];
     const struct gt_settings *got[SNAP_THREADS];
     assert_int_equal(pthread_barrier_init(&g_start, NULL, SNAP_THREADS), 0);
@@ -170,7 +158,7 @@ static void test_snapshot_once(void **state)
     for (int i = 0; i < SNAP_THREADS; i++)
         assert_int_equal(pthread_join(t[i], NULL), 0);
     pthread_barrier_destroy(&g_start);
-    assert_int_equal(g_reg_warns, 1);
+    assert_int_equal(g_warns, 1);
     for (int i = 1; i < SNAP_THREADS; i++)
         assert_ptr_equal(got[i], got[0]);
     const struct gt_settings *st = got[0];
@@ -193,7 +181,7 @@ static void test_snapshot_once(void **state)
     assert_ptr_equal(gt_settings_get(), st);
     assert_int_equal(gt_settings_get()->reg.mode, GT_REG_DMABUF);
     assert_int_equal(gt_settings_get()->transport, GT_TRANSPORT_SOCK);
-    assert_int_equal(g_reg_warns, 1);
+    assert_int_equal(g_warns, 1);
     gt_settings_reset_for_test(); /* tests only: the environment now */
     assert_int_equal(gt_settings_get()->reg.mode, GT_REG_HOST);
     assert_int_equal(gt_settings_get()->transport, GT_TRANSPORT_AUTO);
