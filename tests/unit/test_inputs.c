@@ -27,33 +27,23 @@
 #include "tests/reader/fixture.h"
 #include "tools/lib/archive.h"
 #include "tools/lib/inputs.h"
-
-static char g_dir[64];
-
-static const char *at(const char *name)
-{
-    static char p[4][160];
-    static int k;
-    char *b = p[k++ % 4];
-    snprintf(b, 160, "%s/%s", g_dir, name);
-    return b;
-}
+#include "tests/unit/scratch_dir.h"
 
 static int setup(void **state)
 {
     (void)state;
-    snprintf(g_dir, sizeof(g_dir), "/tmp/gt_inputs_XXXXXX");
-    if (!mkdtemp(g_dir))
+    if (scratch_make())
         return -1;
     struct fx_opts a = {.kind = FX_DMABUF, .host = "node10", .pid = 10, .rank = 1};
     struct fx_opts b = {.kind = FX_DMABUF, .host = "node2", .pid = 20, .rank = 0};
     struct fx_opts c = {.kind = FX_DMABUF, .host = "node3", .pid = 30, .rank = 2};
-    if (fx_write(&a, at("gdrtrace.node10.10.rec")) || fx_write(&b, at("gdrtrace.node2.20.rec")) ||
-        fx_write(&c, at("renamed.bin")))
+    if (fx_write(&a, scratch_at("gdrtrace.node10.10.rec")) ||
+        fx_write(&b, scratch_at("gdrtrace.node2.20.rec")) ||
+        fx_write(&c, scratch_at("renamed.bin")))
         return -1;
     /* an archive of c (only there under a recorder's name) and of b again */
     char err[512];
-    struct gt_archive_writer *w = gt_archive_create(at("job.zst"), 1, 1, err, sizeof(err));
+    struct gt_archive_writer *w = gt_archive_create(scratch_at("job.zst"), 1, 1, err, sizeof(err));
     if (!w)
         return -1;
     struct fx_opts *o[2] = {&c, &b};
@@ -68,22 +58,14 @@ static int setup(void **state)
     }
     if (gt_archive_finish(w, NULL, NULL, err, sizeof(err)))
         return -1;
-    FILE *f = fopen(at("notes.txt"), "w");
+    FILE *f = fopen(scratch_at("notes.txt"), "w");
     if (!f)
         return -1;
     fputs("not a recorder\n", f);
     fclose(f);
-    if (mkfifo(at("pipe"), 0600) || mkdir(at("gdrtrace-run.77"), 0700))
+    if (mkfifo(scratch_at("pipe"), 0600) || mkdir(scratch_at("gdrtrace-run.77"), 0700))
         return -1;
     return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
 }
 
 static void a_folder(void **state)
@@ -148,5 +130,5 @@ int main(void)
         cmocka_unit_test(job_filter),
         cmocka_unit_test(bad_paths),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, scratch_teardown);
 }

@@ -26,40 +26,7 @@
 #include <unistd.h>
 
 #include "tools/lib/nccllog.h"
-
-static char g_dir[64];
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(g_dir, sizeof(g_dir), "/tmp/gt_nlogrd_XXXXXX");
-    return mkdtemp(g_dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-static const char *at(const char *name)
-{
-    static char p[4][160];
-    static int k;
-    char *b = p[k++ % 4];
-    snprintf(b, 160, "%s/%s", g_dir, name);
-    return b;
-}
-
-static void put(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
+#include "tests/unit/scratch_dir.h"
 
 /* 3 of NCCL's lines, 2 foreign, the last without a newline */
 static const char TEXT[] = "h1:10:10 [0] NCCL INFO NCCL version 2.28.3+cuda13.0\n"
@@ -152,19 +119,19 @@ static void files_named(void **state)
     (void)state;
     struct gt_nlog l;
     const char *what = NULL;
-    put(at("one.log"), TEXT);
+    scratch_put(scratch_at("one.log"), TEXT);
     assert_int_equal(gt_nlog_init(&l), 0);
-    assert_int_equal(gt_nlog_add_path(&l, at("one.log"), &what), 0);
+    assert_int_equal(gt_nlog_add_path(&l, scratch_at("one.log"), &what), 0);
     assert_int_equal(l.files, 1);
     assert_int_equal(l.nccl_lines, 3);
 
-    assert_int_equal(mkfifo(at("fifo"), 0600), 0);
-    assert_int_equal(gt_nlog_add_path(&l, at("fifo"), &what), GT_NLOG_NOT_REGULAR);
-    assert_string_equal(what, at("fifo"));
+    assert_int_equal(mkfifo(scratch_at("fifo"), 0600), 0);
+    assert_int_equal(gt_nlog_add_path(&l, scratch_at("fifo"), &what), GT_NLOG_NOT_REGULAR);
+    assert_string_equal(what, scratch_at("fifo"));
     assert_int_equal(gt_nlog_add_path(&l, "/dev/null", &what), GT_NLOG_NOT_REGULAR);
     assert_string_equal(what, "/dev/null");
-    assert_int_equal(gt_nlog_add_path(&l, at("absent"), &what), ENOENT);
-    assert_string_equal(what, at("absent"));
+    assert_int_equal(gt_nlog_add_path(&l, scratch_at("absent"), &what), ENOENT);
+    assert_string_equal(what, scratch_at("absent"));
     assert_int_equal(l.files, 1); /* none of them read */
     gt_nlog_free(&l);
 }
@@ -173,14 +140,14 @@ static void a_folder(void **state)
 {
     (void)state;
     /* written in reverse order: read in name order all the same */
-    put(at("b.log"), "h1:10:10 [0] NCCL INFO unused-from-b\n");
-    put(at("a.log"), "h1:10:10 [0] NCCL INFO unused-from-a\n");
-    put(at("gdrtrace.node.1.rec"), "h1:10:10 [0] NCCL INFO from a recorder\n");
-    put(at("recorders.zst"), "h1:10:10 [0] NCCL INFO from an archive\n");
-    assert_int_equal(symlink(at("a.log"), at("c-link.log")), 0);
-    assert_int_equal(mkfifo(at("d-fifo.log"), 0600), 0);
-    assert_int_equal(mkdir(at("e-sub"), 0700), 0);
-    put(at("e-sub/f.log"), "h1:10:10 [0] NCCL INFO nested\n");
+    scratch_put(scratch_at("b.log"), "h1:10:10 [0] NCCL INFO unused-from-b\n");
+    scratch_put(scratch_at("a.log"), "h1:10:10 [0] NCCL INFO unused-from-a\n");
+    scratch_put(scratch_at("gdrtrace.node.1.rec"), "h1:10:10 [0] NCCL INFO from a recorder\n");
+    scratch_put(scratch_at("recorders.zst"), "h1:10:10 [0] NCCL INFO from an archive\n");
+    assert_int_equal(symlink(scratch_at("a.log"), scratch_at("c-link.log")), 0);
+    assert_int_equal(mkfifo(scratch_at("d-fifo.log"), 0600), 0);
+    assert_int_equal(mkdir(scratch_at("e-sub"), 0700), 0);
+    scratch_put(scratch_at("e-sub/f.log"), "h1:10:10 [0] NCCL INFO nested\n");
     struct gt_nlog l;
     const char *what = NULL;
     assert_int_equal(gt_nlog_init(&l), 0);
@@ -195,8 +162,8 @@ static void a_folder(void **state)
 static void owner_rule(void **state)
 {
     (void)state;
-    put(at("a.log"), TEXT);
-    put(at("b.log"), TEXT);
+    scratch_put(scratch_at("a.log"), TEXT);
+    scratch_put(scratch_at("b.log"), TEXT);
     struct gt_nlog l;
     const char *what = NULL;
     assert_int_equal(gt_nlog_init(&l), 0);
@@ -206,9 +173,10 @@ static void owner_rule(void **state)
     assert_int_equal(l.files, 0);
     assert_int_equal(l.owner_left, 2);
     assert_int_equal(l.owner_left_uid, (long)getuid());
-    assert_true(!strcmp(l.owner_left_eg, at("a.log")) || !strcmp(l.owner_left_eg, at("b.log")));
+    assert_true(!strcmp(l.owner_left_eg, scratch_at("a.log")) ||
+                !strcmp(l.owner_left_eg, scratch_at("b.log")));
     /* a file named by itself is the operator's choice */
-    assert_int_equal(gt_nlog_add_path(&l, at("a.log"), &what), 0);
+    assert_int_equal(gt_nlog_add_path(&l, scratch_at("a.log"), &what), 0);
     assert_int_equal(l.files, 1);
     /* our own uid among the owners: read */
     l.owners[1] = (long)getuid();
@@ -223,9 +191,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(any_split),
         cmocka_unit_test(long_lines),
-        cmocka_unit_test_setup_teardown(files_named, setup, teardown),
-        cmocka_unit_test_setup_teardown(a_folder, setup, teardown),
-        cmocka_unit_test_setup_teardown(owner_rule, setup, teardown),
+        cmocka_unit_test_setup_teardown(files_named, scratch_setup, scratch_teardown),
+        cmocka_unit_test_setup_teardown(a_folder, scratch_setup, scratch_teardown),
+        cmocka_unit_test_setup_teardown(owner_rule, scratch_setup, scratch_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,40 +23,7 @@
 #include <unistd.h>
 
 #include "tools/lib/outfile.h"
-
-static char g_dir[64];
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(g_dir, sizeof(g_dir), "/tmp/gt_outfile_XXXXXX");
-    return mkdtemp(g_dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-static const char *at(const char *name)
-{
-    static char p[4][128];
-    static int k;
-    char *b = p[k++ % 4];
-    snprintf(b, 128, "%s/%s", g_dir, name);
-    return b;
-}
-
-static void put(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
+#include "tests/unit/scratch_dir.h"
 
 static void holds(const char *path, const char *text)
 {
@@ -82,23 +49,24 @@ static void check(void **state)
 {
     (void)state;
     char err[512] = "";
-    assert_int_equal(gt_out_check(at("absent"), 0, err, sizeof(err)), 0);
-    assert_int_equal(gt_out_check(at("absent"), 1, err, sizeof(err)), 0);
-    put(at("file"), "x");
-    refused_with(at("file"), 0, "exists; not replaced (--force replaces it)");
-    assert_int_equal(gt_out_check(at("file"), 1, err, sizeof(err)), 0);
+    assert_int_equal(gt_out_check(scratch_at("absent"), 0, err, sizeof(err)), 0);
+    assert_int_equal(gt_out_check(scratch_at("absent"), 1, err, sizeof(err)), 0);
+    scratch_put(scratch_at("file"), "x");
+    refused_with(scratch_at("file"), 0, "exists; not replaced (--force replaces it)");
+    assert_int_equal(gt_out_check(scratch_at("file"), 1, err, sizeof(err)), 0);
 
-    assert_int_equal(mkfifo(at("fifo"), 0600), 0);
-    refused_with(at("fifo"), 1, "is a FIFO, not a regular file; refusing to replace it");
+    assert_int_equal(mkfifo(scratch_at("fifo"), 0600), 0);
+    refused_with(scratch_at("fifo"), 1, "is a FIFO, not a regular file; refusing to replace it");
     refused_with("/dev/null", 1,
                  "is a character device, not a regular file; refusing to replace it");
     refused_with(g_dir, 1, "is a folder, not a regular file; refusing to replace it");
-    assert_int_equal(symlink(at("file"), at("link")), 0);
-    refused_with(at("link"), 1, "is a symbolic link, not a regular file; refusing to replace it");
+    assert_int_equal(symlink(scratch_at("file"), scratch_at("link")), 0);
+    refused_with(scratch_at("link"), 1,
+                 "is a symbolic link, not a regular file; refusing to replace it");
 
     /* below a regular file: the system's reason */
     char p[160];
-    snprintf(p, sizeof(p), "%s/x", at("file"));
+    snprintf(p, sizeof(p), "%s/x", scratch_at("file"));
     char what[128];
     snprintf(what, sizeof(what), "cannot check the output path: %s", strerror(ENOTDIR));
     refused_with(p, 1, what);
@@ -108,43 +76,46 @@ static void commit(void **state)
 {
     (void)state;
     char err[512] = "";
-    put(at("tmp1"), "one");
-    assert_int_equal(gt_out_commit(at("tmp1"), at("out"), 0, err, sizeof(err)), 0);
-    holds(at("out"), "one");
-    assert_int_equal(access(at("tmp1"), F_OK), -1); /* moved, not copied */
+    scratch_put(scratch_at("tmp1"), "one");
+    assert_int_equal(gt_out_commit(scratch_at("tmp1"), scratch_at("out"), 0, err, sizeof(err)), 0);
+    holds(scratch_at("out"), "one");
+    assert_int_equal(access(scratch_at("tmp1"), F_OK), -1); /* moved, not copied */
 
     /* the target exists now: without replace, refused; both files kept */
-    put(at("tmp2"), "two");
-    assert_int_equal(gt_out_commit(at("tmp2"), at("out"), 0, err, sizeof(err)), -1);
+    scratch_put(scratch_at("tmp2"), "two");
+    assert_int_equal(gt_out_commit(scratch_at("tmp2"), scratch_at("out"), 0, err, sizeof(err)), -1);
     char want[512];
-    snprintf(want, sizeof(want), "%s: exists; not replaced (--force replaces it)", at("out"));
+    snprintf(want, sizeof(want), "%s: exists; not replaced (--force replaces it)",
+             scratch_at("out"));
     assert_string_equal(err, want);
-    holds(at("out"), "one");
-    holds(at("tmp2"), "two");
+    holds(scratch_at("out"), "one");
+    holds(scratch_at("tmp2"), "two");
 
-    assert_int_equal(gt_out_commit(at("tmp2"), at("out"), 1, err, sizeof(err)), 0);
-    holds(at("out"), "two");
-    assert_int_equal(access(at("tmp2"), F_OK), -1);
+    assert_int_equal(gt_out_commit(scratch_at("tmp2"), scratch_at("out"), 1, err, sizeof(err)), 0);
+    holds(scratch_at("out"), "two");
+    assert_int_equal(access(scratch_at("tmp2"), F_OK), -1);
 
     /* a FIFO planted at the target: never swapped in by a replace */
-    put(at("tmp3"), "three");
-    assert_int_equal(mkfifo(at("planted"), 0600), 0);
-    assert_int_equal(gt_out_commit(at("tmp3"), at("planted"), 1, err, sizeof(err)), -1);
+    scratch_put(scratch_at("tmp3"), "three");
+    assert_int_equal(mkfifo(scratch_at("planted"), 0600), 0);
+    assert_int_equal(gt_out_commit(scratch_at("tmp3"), scratch_at("planted"), 1, err, sizeof(err)),
+                     -1);
     assert_non_null(strstr(err, "is a FIFO"));
     struct stat st;
-    assert_int_equal(lstat(at("planted"), &st), 0);
+    assert_int_equal(lstat(scratch_at("planted"), &st), 0);
     assert_true(S_ISFIFO(st.st_mode));
     /* nor without replace: said as what it is */
-    assert_int_equal(gt_out_commit(at("tmp3"), at("planted"), 0, err, sizeof(err)), -1);
+    assert_int_equal(gt_out_commit(scratch_at("tmp3"), scratch_at("planted"), 0, err, sizeof(err)),
+                     -1);
     assert_non_null(strstr(err, "is a FIFO"));
-    holds(at("tmp3"), "three");
+    holds(scratch_at("tmp3"), "three");
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(check, setup, teardown),
-        cmocka_unit_test_setup_teardown(commit, setup, teardown),
+        cmocka_unit_test_setup_teardown(check, scratch_setup, scratch_teardown),
+        cmocka_unit_test_setup_teardown(commit, scratch_setup, scratch_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,8 +26,7 @@
 #include <unistd.h>
 
 #include "tools/lib/regfile.h"
-
-static char g_dir[64];
+#include "tests/unit/scratch_dir.h"
 
 static void path_of(char *out, size_t n, const char *name)
 {
@@ -42,21 +41,6 @@ static int next_fd(void)
     assert_true(fd >= 0);
     close(fd);
     return fd;
-}
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(g_dir, sizeof(g_dir), "/tmp/gt_regfile_XXXXXX");
-    return mkdtemp(g_dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
 }
 
 static void regular_file_is_kept(void **state)
@@ -207,5 +191,5 @@ int main(void)
         cmocka_unit_test(symlink_refused_under_nofollow),
         cmocka_unit_test(relative_to_a_folder),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
 }
