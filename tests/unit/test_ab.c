@@ -22,6 +22,7 @@
 
 #include "tests/reader/fixture.h"
 #include "tools/lib/ab.h"
+#include "tests/unit/fx_recfile.h"
 
 struct side {
     struct gt_recfile recs[2];
@@ -33,12 +34,7 @@ static void fold(struct side *s, const struct fx_opts *o, int n)
 {
     memset(s, 0, sizeof(*s));
     for (int i = 0; i < n; i++) {
-        size_t len;
-        unsigned char *img = fx_build(&o[i], &len);
-        char err[GT_ERRLEN] = "";
-        if (gt_recfile_parse(img, len, "ab.rec", &s->recs[i], err, sizeof(err)))
-            fail_msg("%s", err);
-        free(img);
+        fx_recfile(&o[i], "ab.rec", &s->recs[i]);
         s->recs[i].liveness = GT_LIVE_EXITED;
     }
     assert_int_equal(gt_job_build(&s->job, s->recs, (size_t)n), 0);

@@ -22,18 +22,13 @@
 
 #include "tests/reader/fixture.h"
 #include "tools/lib/model.h"
+#include "tests/unit/fx_recfile.h"
 
 static void fate_of(int fate, int state, int liveness, struct gt_fate *f)
 {
     struct fx_opts o = {.kind = FX_DMABUF, .fate = fate, .state = state};
-    size_t n;
-    unsigned char *img = fx_build(&o, &n);
-    assert_non_null(img);
     struct gt_recfile r;
-    char err[GT_ERRLEN] = "";
-    if (gt_recfile_parse(img, n, "fate.rec", &r, err, sizeof(err)))
-        fail_msg("%s", err);
-    free(img);
+    fx_recfile(&o, "fate.rec", &r);
     r.liveness = liveness;
     gt_recfile_fate(&r, f);
     gt_recfile_free(&r);

@@ -24,6 +24,7 @@
 
 #include "tests/reader/fixture.h"
 #include "tools/lib/model.h"
+#include "tests/unit/fx_recfile.h"
 
 #define MAXREC 8
 
@@ -32,12 +33,7 @@ static struct gt_recfile *parse_all(const struct fx_opts *o, int n)
     struct gt_recfile *recs = calloc(MAXREC, sizeof(*recs));
     assert_non_null(recs);
     for (int i = 0; i < n; i++) {
-        size_t len;
-        unsigned char *img = fx_build(&o[i], &len);
-        char err[GT_ERRLEN] = "";
-        if (gt_recfile_parse(img, len, "model.rec", &recs[i], err, sizeof(err)))
-            fail_msg("%s", err);
-        free(img);
+        fx_recfile(&o[i], "model.rec", &recs[i]);
         recs[i].liveness = GT_LIVE_EXITED;
     }
     return recs;

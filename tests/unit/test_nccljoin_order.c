@@ -24,6 +24,7 @@
 
 #include "tests/reader/fixture.h"
 #include "tools/lib/nccljoin.h"
+#include "tests/unit/fx_recfile.h"
 
 #define LOG "tests/reader/nccl-logs/synthetic-2.28-lazy-4comm"
 #define COMM 0x7a2e000000001000ull
@@ -75,13 +76,7 @@ static void join(const char *c, const char *d, int abi)
     int n = d ? 2 : 1;
     memset(g_recs, 0, sizeof(g_recs));
     for (int i = 0; i < n; i++) {
-        size_t len;
-        unsigned char *img = fx_build(&o[i], &len);
-        assert_non_null(img);
-        char err[GT_ERRLEN] = "";
-        if (gt_recfile_parse(img, len, "order.rec", &g_recs[i], err, sizeof(err)))
-            fail_msg("%s", err);
-        free(img);
+        fx_recfile(&o[i], "order.rec", &g_recs[i]);
         g_recs[i].liveness = GT_LIVE_EXITED;
     }
     memset(&g_job, 0, sizeof(g_job));

@@ -23,6 +23,7 @@
 #include "tests/reader/fixture.h"
 #include "tools/lib/model.h"
 #include "tools/render/next.h"
+#include "tests/unit/fx_recfile.h"
 
 #define MAXREC 4
 
@@ -34,12 +35,7 @@ static const char *next_of(const struct fx_opts *o, int n, char **paths, int npa
     struct gt_recfile *recs = calloc(MAXREC, sizeof(*recs));
     assert_non_null(recs);
     for (int i = 0; i < n; i++) {
-        size_t len;
-        unsigned char *img = fx_build(&o[i], &len);
-        char err[GT_ERRLEN] = "";
-        if (gt_recfile_parse(img, len, "next.rec", &recs[i], err, sizeof(err)))
-            fail_msg("%s", err);
-        free(img);
+        fx_recfile(&o[i], "next.rec", &recs[i]);
         recs[i].liveness =
             o[i].state == GTR_STATE_LIVE ? GT_LIVE_CRASHED : GT_LIVE_EXITED; /* as judged */
     }
