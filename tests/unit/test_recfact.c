@@ -39,7 +39,7 @@ static int reg_of(const char *name)
 {
     snprintf(g_r.id.policy_reg, sizeof(g_r.id.policy_reg), "%s", name);
     gt_rec_decide_facts(&g_r);
-    return gt_rec_reg_mode(&g_r);
+    return g_r.reg_mode;
 }
 
 static void policy_by_name(void **state)

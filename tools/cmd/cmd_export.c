@@ -532,7 +532,7 @@ static size_t view(const struct gt_job *j, const struct exfold *x, int64_t withi
         size_t i = j->rec_pos[ri];
         if (gone[i])
             continue;
-        overall->emulated |= gt_recfile_emulated(&j->recs[i]);
+        overall->emulated |= j->recs[i].emulated;
         for (int v = 0; v < GT_V_COUNT; v++)
             seen[v] += x->r[ri].seen[v];
     }

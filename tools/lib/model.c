@@ -830,7 +830,7 @@ static void judge_overall(struct gt_job *j, int *codes, size_t nrec)
     struct gt_verdict *o = &j->overall;
     o->emulated = 0;
     for (size_t i = 0; i < nrec; i++)
-        o->emulated |= gt_recfile_emulated(&j->recs[i]);
+        o->emulated |= j->recs[i].emulated;
     for (size_t i = 0; i < j->nfates; i++)
         codes[j->ncomm + i] = j->fates[i].f.code;
     o->code = gt_verdict_combine(codes, j->ncomm + j->nfates);

@@ -246,10 +246,6 @@ int gt_comm_norm(const struct gt_job *j, size_t ci, struct gt_comm_norm *n);
 unsigned gt_rank_differs(const struct gt_comm_norm *n, const struct gt_rank_comm *d,
                          unsigned *slow_ops);
 
-/*! gt_recfile_emulated() : 1 when recorder r ran the GPU-memory validation mode:
- *  r->emulated, decided once at parse (tools/lib/recfact.h). */
-int gt_recfile_emulated(const struct gt_recfile *r);
-
 /* Builds the merged view; 0 or -1 (out of memory).  overall.emulated: any
  * recorder of the job is emulated.  Linear in the recorders and their
  * communicator slots (hash tables, no pairwise comparisons). */

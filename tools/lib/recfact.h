@@ -21,14 +21,6 @@
  *  identity and settings section (both parsed).  Called once per parse. */
 void gt_rec_decide_facts(struct gt_recfile *r);
 
-/*! gt_rec_reg_mode() : the registration policy (GDRTRACE_REG) r's process
- *  ran under, an enum gt_reg_mode (gdrtrace/codes.h), or -1 when its
- *  identity names none (an old or foreign writer): r->reg_mode. */
-static inline int gt_rec_reg_mode(const struct gt_recfile *r)
-{
-    return r->reg_mode;
-}
-
 /*! gt_rec_reg_name() : the policy's name for output: gt_reg_mode_name() of
  *  r->reg_mode, or the identity's policy_reg as written when it names no
  *  known mode (1.0/1.1 writers stored an invalid GDRTRACE_REG verbatim). */

@@ -42,11 +42,6 @@ const char *gt_verdict_label(int v, int emulated)
     return labels[v];
 }
 
-int gt_recfile_emulated(const struct gt_recfile *r)
-{
-    return r->emulated; /* decided at parse: tools/lib/recfact.c */
-}
-
 int gt_verdict_exit(int v)
 {
     return v >= 0 && v < GT_V_COUNT ? vexit[v] : GT_EXIT_INPUT;
@@ -231,11 +226,11 @@ static void why_not_direct(char *why, size_t n, const struct gt_recfile *const *
     }
     const struct gt_recfile *r0 = nctx ? ctx[0] : NULL;
     if (r0) {
-        if (gt_rec_reg_mode(r0) == GT_REG_HOST)
+        if (r0->reg_mode == GT_REG_HOST)
             gt_appendf(why, n, " Policy GDRTRACE_REG=host refuses GPU memory.");
-        if (gt_rec_reg_mode(r0) == GT_REG_PEERMEM)
+        if (r0->reg_mode == GT_REG_PEERMEM)
             gt_appendf(why, n, " Policy GDRTRACE_REG=peermem chose peermem.");
-        if (gt_recfile_emulated(r0))
+        if (r0->emulated)
             gt_appendf(why, n,
                        " Emulated (GDRTRACE_GPUMEM=1): sock under the GPU-memory "
                        "validation layer; no NIC, GPU memory moved by CUDA copies.");
@@ -272,7 +267,7 @@ void gt_verdict_of(const struct gtr_comm *c, const struct gt_recfile *const *ctx
     why[0] = 0;
     v->emulated = 0;
     for (size_t i = 0; i < nctx; i++)
-        v->emulated |= gt_recfile_emulated(ctx[i]);
+        v->emulated |= ctx[i]->emulated;
     const uint64_t(*R)[GTR_METHOD_COUNT] = c->reg_count;
     uint64_t gpu_asked = 0, host_asked = 0, did[GTR_METHOD_COUNT] = {0};
     for (int m = 0; m < GTR_METHOD_COUNT; m++) {

@@ -302,7 +302,7 @@ int gt_html_grid_build(const struct gt_job *j, struct gt_html_grid *g)
     qsort(hk, nn, sizeof(*hk), hkey_cmp);
     for (size_t i = 0; i < j->nrec; i++) {
         size_t r = row_of_host(hk, nn, j->recs[i].id.host);
-        if (r != SIZE_MAX && gt_recfile_emulated(&j->recs[i]))
+        if (r != SIZE_MAX && j->recs[i].emulated)
             g->row_emulated[r] = 1;
     }
     /* each process's digest of each communicator, placed by (row, comm) */
@@ -320,7 +320,7 @@ int gt_html_grid_build(const struct gt_job *j, struct gt_html_grid *g)
         size_t r = d->rec < j->nrec ? row_of_host(hk, nn, j->recs[d->rec].id.host) : SIZE_MAX;
         if (!hit || r == SIZE_MAX)
             continue; /* not in the model's view: nothing to draw */
-        t[nt++] = (struct tri){r, hit->comm, d->verdict, gt_recfile_emulated(&j->recs[d->rec])};
+        t[nt++] = (struct tri){r, hit->comm, d->verdict, j->recs[d->rec].emulated};
     }
     qsort(t, nt, sizeof(*t), tri_cmp);
     for (size_t i = 0; i < nt;) {
@@ -759,7 +759,7 @@ static void comm_table(FILE *f, const struct gt_job *j, const struct gt_html_gri
         if (j->fates[i].f.kind == GT_FATE_IN_CALL)
             fputs("-", f);
         else
-            badge(f, j->fates[i].f.code, gt_recfile_emulated(r));
+            badge(f, j->fates[i].f.code, r->emulated);
         fputs("</td><td class=\"why\">", f);
         esc(f, j->fates[i].f.text);
         fputs("</td></tr>\n", f);

@@ -28,7 +28,7 @@ void gt_next_step(const struct gt_job *j, char **paths, int npaths, char *buf, s
         snprintf(p + strlen(p), sizeof(p) - strlen(p), " %s", gt_esc(paths[i]));
     int code = j->nrec ? j->overall.code : GT_V_NO_DATA;
     const struct gt_recfile *r0 = j->nrec ? &j->recs[0] : NULL;
-    int reg = r0 ? gt_rec_reg_mode(r0) : -1; /* enum gt_reg_mode */
+    int reg = r0 ? r0->reg_mode : -1; /* enum gt_reg_mode */
     const char *node = gt_esc(node_with(j, code));
     switch (code) {
     case GT_V_DIRECT_DMABUF:

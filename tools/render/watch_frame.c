@@ -336,7 +336,7 @@ static void proc_rows(struct build *b)
         if (fate && fate->code >= 0 && fate->code < GT_V_COUNT)
             seen[fate->code]++;
         w_->verdict = gt_verdict_combine_counts(seen);
-        w_->emulated = gt_recfile_emulated(r);
+        w_->emulated = r->emulated;
         char rank[32] = "";
         if (r->id.rank >= 0)
             snprintf(rank, sizeof(rank), " rank %d", r->id.rank);
