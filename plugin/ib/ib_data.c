@@ -14,14 +14,15 @@
  *     (QP id % nqps; every QP when split), then RDMA WRITEs the n
  *     clear-to-send entries (address, rkey, size, tag, n, id+1) into the
  *     sender's FIFO slot id % 32 on QP 0, signaled once per FIFO turn.
- *  3. isend waits (returns a NULL request) until that slot carries id+1,
- *     matches its tag, truncates to the posted size, and once all n sends of
- *     the slot are in posts on each QP used one RDMA WRITE per request (its
- *     128-byte-aligned share when split); the last work request is a
- *     signaled WRITE_WITH_IMM carrying the size: the single data write
- *     itself, or — for a multi-receive (sizes into the completion record),
- *     or with adaptive routing above NCCL_IB_AR_THRESHOLD (0 bytes) — one
- *     of its own.  So a message is one work request and one completion on
+ *  3. isend waits (returns a NULL request) until that slot carries id+1
+ *     and an unused entry of its tag (else NULL too: NCCL retries), takes
+ *     the first such entry, truncates to the posted size, and once all n
+ *     sends of the slot are in posts on each QP used one RDMA WRITE per
+ *     request (its 128-byte-aligned share when split); the last work
+ *     request is a signaled WRITE_WITH_IMM carrying the size: the single
+ *     data write itself, or — for a multi-receive (sizes into the
+ *     completion record), or with adaptive routing above
+ *     NCCL_IB_AR_THRESHOLD (0 bytes) — one of its own.  So a message is one work request and one completion on
  *     each side, as NCCL's.
  *  4. RC delivers each QP in order, so the receiver's request is complete
  *     when the receive of every QP used completed; the sender's when every
@@ -491,11 +492,11 @@ gt_result gt_ib_isend(void *sc, void *data, size_t size, int tag, void *mhandle,
             idx = i;
             break;
         }
+    /* No unused receive of this tag in the head slot: another sender of a
+     * shared comm (PXN), or this one's next message, comes first.  As
+     * NCCL's IB: success and no request, and NCCL asks again later. */
     if (idx < 0)
-        return gt_ib_fail(c, GT_INVALID_USAGE,
-                          "ib: %s: isend tag %d matches none of the %d receive(s) posted "
-                          "by %s for slot %u",
-                          c->dev->name, tag, s->nreqs, c->peer, s->seq);
+        return progress(c);
     /* NCCL truncates a send to the receive the peer posted (the receiver
      * learns the size sent and NCCL's protocol decides what that means). */
     if (size > s->e[idx].size)

@@ -12,6 +12,8 @@
  *   - clear-to-send signaled once per FIFO turn, the send queue never
  *     over-full (the model refuses as hardware would);
  *   - a send larger than the posted receive is truncated, as NCCL's;
+ *   - a send whose tag has no unused entry in the head clear-to-send slot
+ *     gets no request and success (NCCL retries), the comm unharmed;
  *   - the flush QP exists after accept; a flush request is never NULL.
  * Connection setup runs over loopback TCP as in test_ib_conn.c.
  */
@@ -282,6 +284,76 @@ static void truncates_to_posted(void **state)
     teardown(NULL);
 }
 
+/* Tests `req` until done (bounded); returns the sizes it reported. */
+static void wait_done(void *req, int *sizes)
+{
+    double t0 = now_s();
+    int done = 0;
+    while (!done) {
+        assert_true(now_s() - t0 < 5);
+        assert_int_equal(gt_ib_ops.test(req, &done, sizes), GT_OK);
+    }
+}
+
+/* A send whose tag matches no unused receive of the head clear-to-send
+ * slot (a second message of one sender of a shared comm before the other
+ * sender's, NCCL's PXN path) is "not yet": success and no request, as
+ * NCCL's IB, and the comm goes on (the old code latched GT_INVALID_USAGE). */
+static void tag_not_in_head_slot_is_retry(void **state)
+{
+    (void)state;
+    make_dev(IBV_LINK_LAYER_ETHERNET);
+    void *sc, *rc;
+    net_connect_pair(&gt_ib_ops, NULL, &sc, &rc);
+    struct mem s, r;
+    mem_init(&s, 256, 0);
+    mem_init(&r, 4096, 0);
+    for (int i = 0; i < 256; i++)
+        s.buf[i] = (char)(i + 1);
+    void *d[2] = {r.buf, r.buf + 1024}, *mh[2] = {&r.mh, &r.mh};
+    size_t sz[2] = {1024, 1024};
+    int tags[2] = {11, 22};
+    void *rreq = NULL, *rreq2 = NULL, *s11 = NULL, *s11b = (void *)1, *s22 = NULL;
+    assert_int_equal(gt_ib_ops.irecv(rc, 2, d, sz, tags, mh, NULL, &rreq), GT_OK);
+    assert_non_null(rreq);
+    assert_int_equal(gt_ib_ops.isend(sc, s.buf, 100, 11, &s.mh, NULL, &s11), GT_OK);
+    assert_non_null(s11);
+    /* tag 11 again: its entry is taken, 22's is not 11's */
+    assert_int_equal(gt_ib_ops.isend(sc, s.buf + 100, 50, 11, &s.mh, NULL, &s11b), GT_OK);
+    assert_null(s11b);
+    assert_int_equal(((struct ib_comm *)sc)->err, GT_OK);
+    assert_int_equal(gt_ib_ops.isend(sc, s.buf, 7, 22, &s.mh, NULL, &s22), GT_OK);
+    assert_non_null(s22);
+    int rs[8] = {-1, -1}, ss[1] = {-1};
+    wait_done(rreq, rs);
+    assert_int_equal(rs[0], 100);
+    assert_int_equal(rs[1], 7);
+    wait_done(s11, ss);
+    wait_done(s22, ss);
+    /* the retried send matches the next receive of tag 11 */
+    void *d2 = r.buf + 2048, *mh2 = &r.mh;
+    size_t sz2 = 1024;
+    int tag2 = 11;
+    assert_int_equal(gt_ib_ops.irecv(rc, 1, &d2, &sz2, &tag2, &mh2, NULL, &rreq2), GT_OK);
+    s11b = NULL;
+    double t0 = now_s();
+    while (!s11b) {
+        assert_true(now_s() - t0 < 5);
+        assert_int_equal(gt_ib_ops.isend(sc, s.buf + 100, 50, 11, &s.mh, NULL, &s11b), GT_OK);
+    }
+    wait_done(rreq2, rs);
+    assert_int_equal(rs[0], 50);
+    assert_memory_equal(r.buf + 2048, s.buf + 100, 50);
+    assert_memory_equal(r.buf, s.buf, 100);
+    assert_memory_equal(r.buf + 1024, s.buf, 7);
+    wait_done(s11b, ss);
+    gt_ib_ops.close_send(sc);
+    gt_ib_ops.close_recv(rc);
+    free(s.buf);
+    free(r.buf);
+    teardown(NULL);
+}
+
 /* The flush QP is made at accept (none later); a flush is never a NULL
  * request, however many NCCL leaves untested; past the limit, an error. */
 static void flush_never_null(void **state)
@@ -484,6 +556,7 @@ int main(void)
         cmocka_unit_test_setup(adaptive_routing, setup),
         cmocka_unit_test_setup(multi_recv, setup),
         cmocka_unit_test_setup(truncates_to_posted, setup),
+        cmocka_unit_test_setup(tag_not_in_head_slot_is_retry, setup),
         cmocka_unit_test_setup(flush_never_null, setup),
         cmocka_unit_test_setup(async_fatal_events, setup),
         cmocka_unit_test(address_vector_as_nccl),
