@@ -22,8 +22,8 @@
  *     request is a signaled WRITE_WITH_IMM carrying the size: the single
  *     data write itself, or — for a multi-receive (sizes into the
  *     completion record), or with adaptive routing above
- *     NCCL_IB_AR_THRESHOLD (0 bytes) — one of its own.  So a message is one work request and one completion on
- *     each side, as NCCL's.
+ *     NCCL_IB_AR_THRESHOLD (0 bytes) — one of its own.  So a message is
+ *     one work request and one completion on each side, as NCCL's.
  *  4. RC delivers each QP in order, so the receiver's request is complete
  *     when the receive of every QP used completed; the sender's when every
  *     signaled write did.
