@@ -24,8 +24,9 @@ test_text_LIBS := -lzstd -lm -lcmocka
 # order, placing, values, label escaping; promtool on real output:
 # tests/reader/test-prometheus.sh
 TESTS += test_prom
-test_prom_SRCS = tests/unit/test_prom.c tools/render/prom.c tools/render/json.c
-test_prom_LIBS := -lm -lcmocka
+test_prom_SRCS = tests/unit/test_prom.c tests/reader/fixture.c tools/render/prom.c $(READER_SRCS) \
+                 $(BASE_SRCS)
+test_prom_LIBS := -lzstd -lm -lcmocka
 
 # the next step for each outcome (tools/render/next.c), on folded fixture jobs
 TESTS += test_next

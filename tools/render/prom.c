@@ -8,10 +8,17 @@
  */
 #include "tools/render/prom.h"
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hist.h"
+#include "tools/lib/coll.h"
+#include "tools/lib/hist.h"
+#include "tools/lib/model.h"
+#include "tools/lib/recfact.h"
+#include "tools/lib/recfile.h"
 #include "tools/render/json.h"
 
 void gt_prom_family(struct gt_prom *k, const char *name, const char *type, const char *help)
@@ -180,4 +187,381 @@ void gt_prom_free(struct gt_prom *k)
     free(k->s);
     k->s = NULL;
     k->ns = k->cap = 0;
+}
+
+/* ---- the metric set of `gdrtrace export`, built from the model ---- */
+
+/* Sets label n to key = the formatted value; returns n + 1. */
+__attribute__((format(printf, 4, 5))) static int label(struct gt_prom_label *l, int n,
+                                                       const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    l[n].k = key;
+    vsnprintf(l[n].v, sizeof(l[n].v), fmt, ap);
+    va_end(ap);
+    return n + 1;
+}
+
+/* The families, in the order they are printed (each whole). */
+enum {
+    F_RECORDERS,
+    F_REGS,
+    F_REG_BYTES,
+    F_FALLBACKS,
+    F_ERRORS,
+    F_LATENCY,
+    F_MSGS,
+    F_MSG_BYTES,
+    F_VERDICT,
+    F_JOB_VERDICT,
+    F_EVENTS,
+    F_COUNT,
+    /* host pressure (format 1.5): registered after the others, and only
+     * when some recorder has a host section */
+    F_HOST_CPU = F_COUNT,
+    F_HOST_THREAD_CPU,
+    F_HOST_STAGING,
+    F_HOST_STAGING_HWM,
+    F_HOST_RSS_HWM,
+    F_HOST_LOCKED_HWM,
+    F_HOST_PINNED_HWM,
+    F_HOST_END
+};
+
+static const struct gt_prom_family fams[F_COUNT] = {
+    [F_RECORDERS] = {"gdrtrace_recorders", "gauge",
+                     "Recorders exported, by identity and state of the producer."},
+    [F_REGS] = {"gdrtrace_registrations_total", "counter",
+                "Memory registrations: what NCCL asked (dmabuf, cuda, host) and what the plugin "
+                "did (method)."},
+    [F_REG_BYTES] = {"gdrtrace_registered_bytes_total", "counter",
+                     "Bytes registered, by asked and method."},
+    [F_FALLBACKS] = {"gdrtrace_fallbacks_total", "counter",
+                     "Registrations that fell back from DMA-BUF, by reason."},
+    [F_ERRORS] = {"gdrtrace_errors_total", "counter", "Errors recorded, by reason."},
+    [F_LATENCY] = {"gdrtrace_latency_seconds", "summary",
+                   "Latency per operation (reg, dereg, send, recv, flush) from the recorder's "
+                   "histograms (quantiles with --per-process only: they cannot be summed)."},
+    [F_MSGS] = {"gdrtrace_messages_total", "counter", "Completed sends, receives and flushes."},
+    [F_MSG_BYTES] = {"gdrtrace_message_bytes_total", "counter", "Bytes sent and received."},
+    [F_VERDICT] = {"gdrtrace_verdict", "gauge", "Processes whose communicator has this verdict."},
+    [F_JOB_VERDICT] = {"gdrtrace_job_verdict", "gauge",
+                       "1 for the verdict of everything exported (all jobs given, recorders left "
+                       "out by --exited-within not counted)."},
+    [F_EVENTS] = {"gdrtrace_events_total", "counter",
+                  "Event ring records by class: complete, torn (a writer died mid-record), "
+                  "overwritten (the ring wrapped)."},
+};
+
+static const struct gt_prom_family host_fams[F_HOST_END - F_COUNT] = {
+    [F_HOST_CPU - F_COUNT] = {"gdrtrace_host_cpu_seconds_total", "counter",
+                              "CPU time of the traced processes since each started, by mode "
+                              "(user, system), at their recorders' last host-pressure sample."},
+    [F_HOST_THREAD_CPU - F_COUNT] = {"gdrtrace_host_data_path_thread_cpu_seconds_total", "counter",
+                                     "CPU time of the threads that drove the data path "
+                                     "(isend/irecv/test: NCCL's proxy threads) since each was "
+                                     "first seen."},
+    [F_HOST_STAGING - F_COUNT] = {"gdrtrace_host_staging_bytes", "gauge",
+                                  "Host memory registered for the data path (NCCL_PTR_HOST: "
+                                  "staging) now."},
+    [F_HOST_STAGING_HWM - F_COUNT] = {"gdrtrace_host_staging_high_water_bytes", "gauge",
+                                      "The most host memory registered for the data path at "
+                                      "once, summed over processes."},
+    [F_HOST_RSS_HWM - F_COUNT] = {"gdrtrace_host_resident_high_water_bytes", "gauge",
+                                  "Resident memory high-water (VmHWM), summed over processes."},
+    [F_HOST_LOCKED_HWM - F_COUNT] = {"gdrtrace_host_locked_high_water_bytes", "gauge",
+                                     "Locked memory high-water (VmLck), summed over processes."},
+    [F_HOST_PINNED_HWM - F_COUNT] = {"gdrtrace_host_pinned_high_water_bytes", "gauge",
+                                     "Pinned memory high-water (VmPin), summed over processes."},
+};
+
+/* An integer label whose -1 means "not known" (device, nccl_version, rank):
+ * `unknown`, not a number that reads like one. */
+static int label_int(struct gt_prom_label *l, int n, const char *key, int v)
+{
+    return v < 0 ? label(l, n, key, "unknown") : label(l, n, key, "%d", v);
+}
+
+/* The comm label.  A communicator without an id from NCCL (ABI <= v10, or
+ * past the recorder's table) is named after its process by the reader
+ * ("process host:pid"): a new series each run.  Without --per-process such
+ * communicators of one host, job and device are summed under `none` or
+ * `overflow`, like every other per-process difference. */
+static void comm_label(const struct gt_prom *k, struct gt_prom_label *l, const struct gt_recfile *r,
+                       const struct gtr_comm *c)
+{
+    l->k = "comm";
+    if (!c->has_comm_id && !k->per_process)
+        snprintf(l->v, sizeof(l->v), "none");
+    else if (c->has_comm_id == GT_COMM_OVERFLOW && !k->per_process)
+        snprintf(l->v, sizeof(l->v), "overflow");
+    else
+        gt_fmt_comm(c, r, l->v, sizeof(l->v));
+}
+
+static int base_labels(const struct gt_prom *k, struct gt_prom_label *l, const struct gt_recfile *r,
+                       const struct gtr_comm *c)
+{
+    int n = 0;
+    n = label(l, n, "host", "%s", r->id.host);
+    n = label(l, n, "gdrtrace_job", "%s", r->id.job);
+    if (k->per_process) {
+        n = label_int(l, n, "rank", r->id.rank);
+        n = label(l, n, "pid", "%d", r->id.pid);
+    }
+    if (c) {
+        comm_label(k, &l[n++], r, c);
+        n = label_int(l, n, "device", c->dev);
+    }
+    return n;
+}
+
+/* The samples of one recorder's communicators (sibling slots summed into
+ * grp), emitted while it is whole (the fold's each hook): every family but
+ * the recorders, the job's verdict and the events.  seen[] counts its
+ * communicators' verdicts, for the job's verdict when some are left out. */
+static void emit_comms(struct gt_prom *k, const struct gt_recfile *r, struct gtr_comm *grp,
+                       int *seen)
+{
+    struct gt_prom_label l[12];
+    int n;
+    for (uint32_t h = 0; h < r->nheld; h++) {
+        uint32_t s = r->comm_slot[h];
+        if (!gt_recfile_comm_group(r, s, grp, NULL))
+            continue;
+        const struct gtr_comm *c = grp;
+        /* registrations by what NCCL asked and what the plugin did: their
+         * count, and their bytes; pairs never used are left out of both */
+        for (int bytes = 0; bytes < 2; bytes++)
+            for (int a = 0; a < GTR_ASKED_COUNT; a++)
+                for (int m = 0; m < GTR_METHOD_COUNT; m++) {
+                    if (!c->reg_count[a][m])
+                        continue;
+                    n = base_labels(k, l, r, c);
+                    n = label(l, n, "asked", "%s", gt_asked_name(a));
+                    n = label(l, n, "method", "%s", gt_method_name(m));
+                    gt_prom_sample(k, bytes ? F_REG_BYTES : F_REGS, NULL, l, n,
+                                   (double)(bytes ? c->reg_bytes[a][m] : c->reg_count[a][m]));
+                }
+        for (int kind = 0; kind < 2; kind++) /* fallbacks, errors: by reason */
+            for (unsigned i = 0; i < GTR_REASON_SLOTS; i++) {
+                int rk = kind ? GTR_ERRORS : GTR_FALLBACKS;
+                if (!gtr_reason_count(c, rk, i))
+                    continue;
+                n = base_labels(k, l, r, c);
+                n = label(l, n, "reason", "%s", gt_reason_slot_name((int)i));
+                gt_prom_sample(k, kind ? F_ERRORS : F_FALLBACKS, NULL, l, n,
+                               (double)gtr_reason_count(c, rk, i));
+            }
+        for (int op = 0; op < GTR_OP_COUNT; op++) {
+            const struct gtr_hist *h = &c->hist[op];
+            if (!h->count)
+                continue;
+            static const double q[] = {0.5, 0.95, 0.99};
+            static const char *qs[] = {"0.5", "0.95", "0.99"};
+            n = base_labels(k, l, r, c);
+            n = label(l, n, "op", "%s", gt_op_name(op));
+            for (int i = 0; k->per_process && i < 3; i++) {
+                l[n].k = "quantile";
+                snprintf(l[n].v, sizeof(l[0].v), "%s", qs[i]);
+                gt_prom_sample(k, F_LATENCY, NULL, l, n + 1,
+                               (double)gt_hist_quantile(h, q[i]) / 1e9);
+            }
+            gt_prom_sample(k, F_LATENCY, "_sum", l, n, (double)h->sum_ns / 1e9);
+            gt_prom_sample(k, F_LATENCY, "_count", l, n, (double)h->count);
+        }
+        const uint64_t v[3] = {c->send_count, c->recv_count, c->flush_count};
+        static const char *ops[3] = {"send", "recv", "flush"};
+        for (int i = 0; i < 3; i++) {
+            n = base_labels(k, l, r, c);
+            n = label(l, n, "op", "%s", ops[i]);
+            gt_prom_sample(k, F_MSGS, NULL, l, n, (double)v[i]);
+        }
+        n = base_labels(k, l, r, c);
+        l[n].k = "op";
+        snprintf(l[n].v, sizeof(l[0].v), "send");
+        gt_prom_sample(k, F_MSG_BYTES, NULL, l, n + 1, (double)c->send_bytes);
+        snprintf(l[n].v, sizeof(l[0].v), "recv");
+        gt_prom_sample(k, F_MSG_BYTES, NULL, l, n + 1, (double)c->recv_bytes);
+        struct gt_verdict vd;
+        gt_verdict_of(c, &r, 1, &vd);
+        if (vd.code >= 0 && vd.code < GT_V_COUNT)
+            seen[vd.code]++;
+        n = base_labels(k, l, r, c);
+        n = label(l, n, "verdict", "%s", gt_verdict_label(vd.code, vd.emulated));
+        gt_prom_sample(k, F_VERDICT, NULL, l, n, 1);
+    }
+}
+
+/* One process's host pressure (format 1.5; the section survives the fold):
+ * counters of CPU seconds, gauges of bytes; summed like every family when
+ * processes share their labels (per host and job). */
+static void emit_host(struct gt_prom *k, const struct gt_recfile *r)
+{
+    struct gt_prom_label l[12];
+    const struct gtr_host *h = r->host;
+    int n = base_labels(k, l, r, NULL);
+    l[n].k = "mode";
+    snprintf(l[n].v, sizeof(l[0].v), "user");
+    gt_prom_sample(k, F_HOST_CPU, NULL, l, n + 1, (double)h->utime_ns / 1e9);
+    snprintf(l[n].v, sizeof(l[0].v), "system");
+    gt_prom_sample(k, F_HOST_CPU, NULL, l, n + 1, (double)h->stime_ns / 1e9);
+    double thr = 0;
+    for (uint32_t i = 0; i < h->nthreads && i < GTR_HOST_THREADS; i++)
+        if (h->threads[i].tid && h->threads[i].cpu_ns > h->threads[i].cpu_first_ns)
+            thr += (double)(h->threads[i].cpu_ns - h->threads[i].cpu_first_ns) / 1e9;
+    gt_prom_sample(k, F_HOST_THREAD_CPU, NULL, l, n, thr);
+    gt_prom_sample(k, F_HOST_STAGING, NULL, l, n, (double)h->staging_bytes);
+    gt_prom_sample(k, F_HOST_STAGING_HWM, NULL, l, n, (double)h->staging_hwm_bytes);
+    gt_prom_sample(k, F_HOST_RSS_HWM, NULL, l, n, (double)h->rss_hwm_bytes);
+    gt_prom_sample(k, F_HOST_LOCKED_HWM, NULL, l, n, (double)h->locked_hwm_bytes);
+    gt_prom_sample(k, F_HOST_PINNED_HWM, NULL, l, n, (double)h->pinned_hwm_bytes);
+}
+
+/* The families read from the reduced recorders, after the fold: the
+ * recorders and their events (those kept: out[i] 0), the job's verdict. */
+static void emit_rest(struct gt_prom *k, const struct gt_job *j, const unsigned char *out,
+                      const struct gt_verdict *overall)
+{
+    struct gt_prom_label l[12];
+    int n;
+    k->rec = SIZE_MAX;
+    for (size_t i = 0; i < j->nrec; i++) {
+        const struct gt_recfile *r = &j->recs[i];
+        if (out[i])
+            continue;
+        k->pos = i;
+        n = base_labels(k, l, r, NULL);
+        n = label(l, n, "state", "%s", gt_liveness_name(r->liveness));
+        n = label_int(l, n, "nccl_version", r->id.nccl_version);
+        n = label(l, n, "plugin_version", "%s", r->id.plugin_version);
+        n = label(l, n, "transport", "%s", r->id.transport);
+        n = label(l, n, "policy_reg", "%s", gt_rec_reg_name(r));
+        n = label(l, n, "kernel", "%s", r->id.node.kernel_release);
+        gt_prom_sample(k, F_RECORDERS, NULL, l, n, 1);
+        if (r->has_ring) {
+            const uint64_t v[3] = {r->rs.complete, r->rs.torn, r->rs.overwritten};
+            static const char *cls[3] = {"complete", "torn", "overwritten"};
+            for (int q = 0; q < 3; q++) {
+                n = base_labels(k, l, r, NULL);
+                n = label(l, n, "class", "%s", cls[q]);
+                gt_prom_sample(k, F_EVENTS, NULL, l, n, (double)v[q]);
+            }
+        }
+        if (r->has_host)
+            emit_host(k, r);
+    }
+    k->pos = 0;
+    n = label(l, 0, "verdict", "%s", gt_verdict_label(overall->code, overall->emulated));
+    gt_prom_sample(k, F_JOB_VERDICT, NULL, l, n, 1);
+}
+
+/* Collective metrics (format 1.6, tools/lib/coll.h), communicator-wide: the
+ * histograms were merged across ranks, so these quantiles need no summing.
+ * Where a series means what NCCL Inspector's Prometheus mode exports, its
+ * name and labels (comm_name, n_nodes, nranks, collective, message_size,
+ * algo_proto), plus `registration`: the communicator's verdict.  Families
+ * are added only when some recorder has the collective sections, so the
+ * output of older runs is unchanged. */
+static void emit_coll(struct gt_prom *k, const struct gt_job *j)
+{
+    const struct gt_coll_model *m = j->coll;
+    if (!m)
+        return;
+    size_t f0 = k->nfam;
+    gt_prom_family(k, "nccl_bus_bandwidth_gbs", "gauge",
+                   "Bus bandwidth (GB/s) per collective and message size, from the mean duration "
+                   "(NCCL Inspector's name and labels; registration: gdrtrace's verdict).");
+    gt_prom_family(k, "nccl_collective_exec_time_microseconds", "gauge",
+                   "Mean duration of a collective (microseconds), as NCCL Inspector names it.");
+    gt_prom_family(k, "gdrtrace_collective_latency_seconds", "summary",
+                   "Collective and point-to-point durations per communicator, function and message "
+                   "size (quantiles of the ranks' merged histograms).");
+    gt_prom_family(
+        k, "gdrtrace_collectives_total", "counter",
+        "Collective and point-to-point operations NCCL started, per communicator, function "
+        "and message size.");
+    gt_prom_family(k, "gdrtrace_collective_bytes_total", "counter", "Their message bytes.");
+    gt_prom_family(k, "gdrtrace_collective_metrics_absent", "gauge",
+                   "Processes whose recorder holds no collective metrics, by why.");
+    k->rec = SIZE_MAX;
+    k->pos = 0;
+    struct gt_prom_label l[12];
+    for (size_t i = 0; i < m->ncomm; i++) {
+        const struct gt_coll_mcomm *c = &m->comms[i];
+        const char *reg = "unknown";
+        for (size_t q = 0; q < j->ncomm; q++)
+            if (c->has_id && j->comms[q].has_comm_id == 1 && j->comms[q].comm_id == c->comm_id)
+                reg = gt_verdict_name(j->comms[q].v.code);
+        for (size_t x = 0; x < c->ncell; x++) {
+            const struct gt_coll_mcell *y = &c->cells[x];
+            const struct gtr_hist *h = &y->hist;
+            char ms[32], ap[40];
+            gt_coll_size_label(y->size_log2, ms, sizeof(ms));
+            gt_coll_algo_proto(y, ap, sizeof(ap));
+            int n = 0;
+            if (c->name[0])
+                n = label(l, n, "comm_name", "%s", c->name);
+            else
+                n = label(l, n, "comm_name", "0x%llx", (unsigned long long)c->comm_id);
+            n = label(l, n, "n_nodes", "%d", c->nnodes);
+            n = label(l, n, "nranks", "%d", c->nranks);
+            n = label(l, n, "collective", "%s", gt_coll_func_name(y->func));
+            n = label(l, n, "message_size", "%s", ms);
+            n = label(l, n, "algo_proto", "%s", ap);
+            n = label(l, n, "registration", "%s", reg);
+            double alg, bus;
+            gt_coll_bw(c, y, &alg, &bus);
+            if (h->count) {
+                gt_prom_sample(k, f0, NULL, l, n, bus);
+                gt_prom_sample(k, f0 + 1, NULL, l, n, (double)h->sum_ns / (double)h->count / 1e3);
+            }
+            n = label(l, 0, "comm", "0x%llx", (unsigned long long)c->comm_id);
+            n = label(l, n, "collective", "%s", gt_coll_func_name(y->func));
+            n = label(l, n, "message_size", "%s", ms);
+            static const double qs[3] = {50, 95, 99};
+            static const char *const qn[3] = {"0.5", "0.95", "0.99"};
+            for (int q = 0; q < 3 && h->count; q++) {
+                int nq = label(l, n, "quantile", "%s", qn[q]);
+                gt_prom_sample(k, f0 + 2, NULL, l, nq,
+                               (double)gt_hist_percentile(h->buckets, h->min_ns, h->max_ns, qs[q]) /
+                                   1e9);
+            }
+            gt_prom_sample(k, f0 + 2, "_sum", l, n, (double)h->sum_ns / 1e9);
+            gt_prom_sample(k, f0 + 2, "_count", l, n, (double)h->count);
+            gt_prom_sample(k, f0 + 3, NULL, l, n, (double)y->count);
+            gt_prom_sample(k, f0 + 4, NULL, l, n, (double)y->bytes);
+        }
+    }
+    for (int a = 0; a < m->nabsent; a++) {
+        int n = label(l, 0, "why", "%s", m->absent[a].why);
+        gt_prom_sample(k, f0 + 5, NULL, l, n, m->absent[a].n);
+    }
+}
+
+void gt_prom_export_begin(struct gt_prom *k, int per_process)
+{
+    k->per_process = per_process;
+    for (size_t f = 0; f < F_COUNT; f++)
+        gt_prom_family(k, fams[f].name, fams[f].type, fams[f].help);
+}
+
+void gt_prom_export_recorder(struct gt_prom *k, const struct gt_recfile *r, struct gtr_comm *grp,
+                             int *seen)
+{
+    emit_comms(k, r, grp, seen);
+}
+
+void gt_prom_export_job(struct gt_prom *k, const struct gt_job *j, const unsigned char *gone,
+                        const struct gt_verdict *overall)
+{
+    int any_host = 0; /* host pressure's families: only when some kept recorder has it */
+    for (size_t i = 0; i < j->nrec; i++)
+        any_host |= j->recs[i].has_host && !(gone && gone[i]);
+    for (size_t h = 0; any_host && h < F_HOST_END - F_COUNT; h++)
+        gt_prom_family(k, host_fams[h].name, host_fams[h].type, host_fams[h].help);
+    gt_prom_place(k, j->rec_pos, j->nrec, gone);
+    emit_rest(k, j, gone, overall);
+    emit_coll(k, j);
 }

@@ -35,7 +35,8 @@ struct gt_prom_family {
 
 struct gt_prom {
     int oom; /* a sample was lost: out of memory */
-    struct gt_prom_family fams[24];
+    struct gt_prom_family fams[40];
+    int per_process; /* the export's metric set: per-process labels (rank, pid), quantiles */
     size_t nfam;
     struct gt_prom_sample *s;
     size_t ns, cap;
@@ -57,5 +58,28 @@ void gt_prom_merge(struct gt_prom *k);
 /* The exposition text of the merged set: every family whole. */
 void gt_prom_text(FILE *f, const struct gt_prom *k);
 void gt_prom_free(struct gt_prom *k);
+
+/* ---- the metric set of `gdrtrace export`, built from the model ----
+ * Families and their labels are documented in docs/export.md.  Order of
+ * calls: begin; recorder, once per recorder while it is whole (the fold's
+ * each hook, k->rec its read index); job, after the fold; then merge and
+ * text (or gt_json_export). */
+struct gt_recfile;
+struct gtr_comm;
+struct gt_job;
+struct gt_verdict;
+/* The families every export prints, in their order; per_process adds the
+ * rank and pid labels and the latency quantiles. */
+void gt_prom_export_begin(struct gt_prom *k, int per_process);
+/* One recorder's communicators (sibling slots summed into grp, scratch):
+ * registrations, fallbacks, errors, latency, messages, verdicts; seen[]
+ * (GT_V_COUNT) counts its communicators' verdicts. */
+void gt_prom_export_recorder(struct gt_prom *k, const struct gt_recfile *r, struct gtr_comm *grp,
+                             int *seen);
+/* After the fold: host pressure (when a kept recorder has it), the samples
+ * placed (gone[]: recorders left out, by report position), the recorders,
+ * their events, the job's verdict (overall), the collective families. */
+void gt_prom_export_job(struct gt_prom *k, const struct gt_job *j, const unsigned char *gone,
+                        const struct gt_verdict *overall);
 
 #endif
