@@ -3,38 +3,50 @@
 # test-alert-fallbacks.sh — the GdrtraceFallbacks rule of
 # docs/examples/prometheus-alerts.yml on what `gdrtrace export --prometheus`
 # really writes, through `promtool test rules`.  One node scraped every 30 s:
-# job j0 (direct) from the start; job j1, whose communicator fell back during
-# its setup, appears at 2 min, so its fallback series is born above zero
-# (the export has no zero sample before it); at 14 min j1's fallbacks rise.
-# Each scrape is a real export of fixture recorders; the samples become
-# promtool's input_series (a missing sample is `_`).  The alert must fire for
-# j1 once it appears, not before, stop 10 min after the last rise, fire again
-# on the rise, and never for j0.  Skips (77) only when promtool is missing.
+# job j0 (direct) from the start; job j1, two processes whose communicator
+# fell back during its setup, appears at 2 min, so its fallback series is
+# born above zero (the export has no zero sample before it); at 14 min j1's
+# fallbacks rise; at 28 min one of j1's processes leaves the export window
+# (exited long ago, --exited-within), so the summed series shrinks.  Each
+# scrape is a real export of fixture recorders; the samples become
+# promtool's input_series (a missing sample is `_`).  The alert must fire
+# for j1 once it appears, not before, stop 10 min after the last rise, fire
+# again on the rise, never on the shrink (increase() read it as a counter
+# reset and fired), and never for j0.  Skips (77) only when promtool is
+# missing.
 . tests/reader/lib.sh
 if ! command -v promtool >/dev/null; then
     echo "skip: promtool not installed (Debian package prometheus; scripts/install-deps.sh check)"
     exit 77
 fi
 RULES=${RULES:-docs/examples/prometheus-alerts.yml}
-snap() { # snap NAME [FIXTURE ARGS...]: one node's export with the given recorders
+snap() { # snap NAME [AGE SCALE]: one node's export; j1's two processes when AGE is given
     local d=$T/$1
-    shift
     mkdir -p "$d"
     $FX dmabuf "$d/gdrtrace.j0.n1.100.rec" --host n1 --job j0 --pid 100 --comm 0xc0 --age 30
-    [ $# = 0 ] || $FX fallback "$d/gdrtrace.j1.n1.200.rec" --host n1 --job j1 --pid 200 --comm 0xa --age 30 "$@"
+    if [ $# = 3 ]; then # pid 201 last active AGE seconds ago: 7200 is past the export window
+        $FX fallback "$d/gdrtrace.j1.n1.200.rec" --host n1 --job j1 --pid 200 --comm 0xa --age 30 --scale "$3"
+        $FX fallback "$d/gdrtrace.j1.n1.201.rec" --host n1 --job j1 --pid 201 --comm 0xa --age "$2"
+    fi
     $G export --prometheus "$d" >"$T/$(basename "$d").prom" || fail "export $d: exit $?"
 }
-snap a                 # j0 alone
-snap b --scale 1       # j1 appears with its setup's fallbacks
-snap c --scale 2       # j1 falls back again
+snap a        # j0 alone
+snap b 30 1   # j1 appears with its setup's fallbacks
+snap c 30 2   # j1 falls back again
+snap d 7200 2 # j1's pid 201 aged out of the export: the sum shrinks
 grep -q '^gdrtrace_fallbacks_total{.*gdrtrace_job="j1".*} [1-9]' "$T/b.prom" ||
     fail "fixture: j1 exports no fallback: $(grep fallbacks "$T/b.prom")"
+fb() { sed -n 's/^gdrtrace_fallbacks_total{.*gdrtrace_job="j1".*} //p' "$T/$1.prom"; }
+[ "$(fb d)" -lt "$(fb c)" ] && [ "$(fb c)" -gt "$(fb b)" ] &&
+    pass "j1's summed fallbacks: $(fb b), rise to $(fb c), shrink to $(fb d) when a process ages out" ||
+    fail "fixture: j1's fallbacks b $(fb b) c $(fb c) d $(fb d)"
 
-# Scrapes 0-3: a; 4-27: b; 28-35: c (30 s apart).  Each exported sample gets
+# Scrapes 0-3: a; 4-27: b; 28-55: c; 56-79: d (30 s apart).  Each exported sample gets
 # the scrape's target labels, as node_exporter's scrape would.
 seq_files=()
-for i in $(seq 0 35); do
-    if [ "$i" -lt 4 ]; then seq_files+=(a); elif [ "$i" -lt 28 ]; then seq_files+=(b); else seq_files+=(c); fi
+for i in $(seq 0 79); do
+    if [ "$i" -lt 4 ]; then seq_files+=(a); elif [ "$i" -lt 28 ]; then seq_files+=(b)
+    elif [ "$i" -lt 56 ]; then seq_files+=(c); else seq_files+=(d); fi
 done
 for i in "${!seq_files[@]}"; do
     grep -v '^#' "$T/${seq_files[$i]}.prom" | sed -E 's/^([a-z_]+)\{/\1{instance="n1",job="node",/' |
@@ -68,8 +80,13 @@ cp "$RULES" "$T/rules.yml"
     alert 11m30s j1 dmabuf-reg-failed         # still within 10 min of the first sight
     alert 13m                                 # 10 min later, no new fallback: resolved
     alert 14m30s j1 dmabuf-reg-failed         # the count rises: fires again
+    alert 23m30s j1 dmabuf-reg-failed         # within 10 min of the rise
+    alert 25m                                 # resolved
+    alert 28m30s                              # the sum shrank at 28 min: not a fallback
+    alert 30m
+    alert 39m
 } >"$T/test.yml"
 out=$(cd "$T" && promtool test rules test.yml 2>&1) &&
-    pass "GdrtraceFallbacks on exporter output: fires on a job's first fallbacks, resolves, refires" ||
+    pass "GdrtraceFallbacks on exporter output: fires on a job's first fallbacks, resolves, refires, silent on a shrink" ||
     fail "promtool test rules ($RULES): $(echo "$out" | head -40)"
 finish "test-alert-fallbacks: ok"

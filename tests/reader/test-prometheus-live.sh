@@ -8,7 +8,8 @@
 # Prometheus' HTTP API (the export is the command of the shipped
 # gdrtrace-export.service, its folder swapped for a scratch one):
 #  * gdrtrace_job_verdict has one series whose verdict is what the exit code
-#    of `gdrtrace verdict` says, value 1, labels only job, instance, verdict;
+#    of `gdrtrace verdict` says, value 1, labels only job, instance,
+#    gdrtrace_job (the harness's job), policy_reg (dmabuf) and verdict;
 #  * every communicator's gdrtrace_verdict agrees with `gdrtrace verdict`;
 #  * no gdrtrace_* series has exported_job/exported_instance (no clash with
 #    the target labels), pid or rank; the two processes are summed
@@ -129,8 +130,8 @@ while [ $(($(date +%s) - t0)) -lt 30 ]; do
 done
 [ -n "$got" ] && pass "gdrtrace_job_verdict scraped after $(($(date +%s) - t0)) s" ||
     { fail "no gdrtrace_job_verdict in 30 s; prometheus: $(tail -n 3 "$T/prometheus.log")"; finish x; exit 1; }
-exp="\"__name__\":\"gdrtrace_job_verdict\",\"instance\":\"127.0.0.1:$NP\",\"job\":\"gdrtrace-live\",\"verdict\":\"$want\" 1"
-[ "$got" = "$exp" ] && pass "job verdict through the API: $want, value 1, labels job, instance, verdict" ||
+exp="\"__name__\":\"gdrtrace_job_verdict\",\"gdrtrace_job\":\"live7\",\"instance\":\"127.0.0.1:$NP\",\"job\":\"gdrtrace-live\",\"policy_reg\":\"dmabuf\",\"verdict\":\"$want\" 1"
+[ "$got" = "$exp" ] && pass "job verdict through the API: $want, value 1, labels job, instance, gdrtrace_job, policy_reg, verdict" ||
     fail "job verdict through the API: [$got], want [$exp]"
 
 comms=$(query gdrtrace_verdict | series)
@@ -173,7 +174,7 @@ nrule=$(grep -o '"type":"alerting"' <<<"$rules" | wc -l)
 case $want in DIRECT-DMABUF | NO-DATA) expect= ;; *) expect=GdrtraceNotDirect ;; esac
 firing=$(grep -o '"alertname":"[A-Za-z]*"' <<<"$alerts" | cut -d'"' -f4 | sort -u | tr '\n' ' ')
 [ "$firing" = "${expect:+$expect }" ] &&
-    { [ -z "$expect" ] || grep -q "\"alertname\":\"$expect\",\"instance\":\"127.0.0.1:$NP\",\"job\":\"gdrtrace-live\",\"severity\":\"warning\",\"verdict\":\"$want\"}" <<<"$alerts"; } &&
+    { [ -z "$expect" ] || grep -q "\"alertname\":\"$expect\",\"gdrtrace_job\":\"live7\",\"instance\":\"127.0.0.1:$NP\",\"job\":\"gdrtrace-live\",\"policy_reg\":\"dmabuf\",\"severity\":\"warning\",\"verdict\":\"$want\"}" <<<"$alerts"; } &&
     pass "alerts active: ${firing:-none}(verdict $want; export fresh, file readable)" ||
     fail "alerts active: [$firing], want [$expect]: $alerts"
 
@@ -197,7 +198,7 @@ while kill -0 $wpid 2>/dev/null; do
     [ -e "$stop" ] && { sleep 0.05; continue; }
     m=$(get -sf --max-time 5 "http://127.0.0.1:$NP/metrics") || continue # slow, not torn
     scrapes=$((scrapes + 1))
-    grep -q '^node_textfile_scrape_error 0$' <<<"$m" && grep -q "^gdrtrace_job_verdict{verdict=\"$want\"} 1$" <<<"$m" ||
+    grep -q '^node_textfile_scrape_error 0$' <<<"$m" && grep -q "^gdrtrace_job_verdict{gdrtrace_job=\"live7\",policy_reg=\"dmabuf\",verdict=\"$want\"} 1$" <<<"$m" ||
         torn=$((torn + 1))
 done
 wait $wpid; wrc=$?

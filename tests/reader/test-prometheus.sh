@@ -6,7 +6,9 @@
 # samples of one host, job and communicator are summed; exited recorders
 # older than --exited-within are left out with a comment counting them; a
 # live one is kept however long it has been idle; --quiet silences only the
-# "no recorders found" note; the example alerting rules pass their unit tests.
+# "no recorders found" note; gdrtrace_job_verdict is one series per job,
+# labelled with its recorded policy (an idle node: one NO-DATA series); the
+# example alerting rules pass their unit tests.
 # Skips (77) only when promtool is missing (scripts/install-deps.sh check).
 # OLD_OUTPUT=FILE checks that file instead (to show the checks fail on the
 # output of an older gdrtrace).
@@ -38,10 +40,31 @@ grep -v '^#' "$T/def.prom" | grep -q 'job41' && fail "job41 (exited 2h ago) expo
     pass "an exited recorder older than 15m is left out"
 grep -qx '# gdrtrace: 1 exited or crashed recorder(s) left out: last activity older than --exited-within' "$T/def.prom" &&
     pass "a comment counts the recorders left out" || fail "no comment counting the left out"
-grep -qx 'gdrtrace_job_verdict{verdict="DIRECT-DMABUF"} 1' "$T/def.prom" &&
-    pass "the job verdict leaves out the host-staged recorder left out" ||
+grep -x 'gdrtrace_job_verdict{.*' "$T/def.prom" |
+    grep -qx 'gdrtrace_job_verdict{gdrtrace_job="job42",policy_reg="dmabuf",verdict="DIRECT-DMABUF"} 1' &&
+    pass "the job verdict: one series, job42's, with its policy; job41 (left out) has none" ||
     fail "job verdict: $(grep '^gdrtrace_job_verdict' "$T/def.prom")"
 [ -n "${OLD_OUTPUT:-}" ] && { finish "test-prometheus: ok"; exit; }
+
+# A verdict series per job, with the policy its recorders recorded, so that
+# an alert tells a planned baseline from a finding: jp asked for peermem and
+# got it; jb's host-staged process left the window (its kept one judged
+# alone); jm's processes recorded two policies.
+mkdir -p "$T/jobs"
+$FX peermem "$T/jobs/gdrtrace.jp.n.1.rec" --host n --job jp --pid 1 --comm 0xa1 --age 60
+$FX dmabuf "$T/jobs/gdrtrace.jb.n.2.rec" --host n --job jb --pid 2 --comm 0xb1 --age 60
+$FX host "$T/jobs/gdrtrace.jb.n.3.rec" --host n --job jb --pid 3 --comm 0xb2 --reg dmabuf --age 7200
+$FX dmabuf "$T/jobs/gdrtrace.jm.n.4.rec" --host n --job jm --pid 4 --comm 0xc1 --age 60
+$FX peermem "$T/jobs/gdrtrace.jm.n.5.rec" --host n --job jm --pid 5 --comm 0xc2 --age 60
+$G export "$T/jobs" >"$T/jobs.prom" || fail "export jobs: exit $?"
+[ "$(grep '^gdrtrace_job_verdict' "$T/jobs.prom")" = 'gdrtrace_job_verdict{gdrtrace_job="jb",policy_reg="dmabuf",verdict="DIRECT-DMABUF"} 1
+gdrtrace_job_verdict{gdrtrace_job="jm",policy_reg="mixed",verdict="MIXED"} 1
+gdrtrace_job_verdict{gdrtrace_job="jp",policy_reg="peermem",verdict="DIRECT-PEERMEM"} 1' ] &&
+    pass "gdrtrace_job_verdict per job with policy_reg: jb (one process left out), jm mixed, jp peermem" ||
+    fail "job verdicts: $(grep '^gdrtrace_job_verdict' "$T/jobs.prom")"
+$G export --exited-within 1000w "$T/jobs" | grep -qx 'gdrtrace_job_verdict{gdrtrace_job="jb",policy_reg="dmabuf",verdict="MIXED"} 1' &&
+    pass "jb with both processes kept: MIXED, as verdict --job jb says ($($G verdict --job jb "$T/jobs" | awk '/^all/{print $2}'))" ||
+    fail "jb whole: $($G export --exited-within 1000w "$T/jobs" | grep '^gdrtrace_job_verdict')"
 
 # Labels that do not change from run to run: a communicator without an id
 # from NCCL (ABI <= v10) is comm="none", not its process's "process host:pid";
@@ -84,7 +107,7 @@ for _ in $(seq 200); do grep -q ready "$T/hold.out" 2>/dev/null && break; sleep 
 $G export --exited-within 30s "$T/live" >"$T/live.prom"
 grep -q '^gdrtrace_recorders{host="node-b",gdrtrace_job="job43",state="live",' "$T/live.prom" &&
     ! grep -q '^# gdrtrace: .* left out' "$T/live.prom" &&
-    grep -qx 'gdrtrace_job_verdict{verdict="DIRECT-DMABUF"} 1' "$T/live.prom" &&
+    grep -qx 'gdrtrace_job_verdict{gdrtrace_job="job43",policy_reg="dmabuf",verdict="DIRECT-DMABUF"} 1' "$T/live.prom" &&
     pass "a live recorder idle for 2 h is kept with --exited-within 30s" ||
     fail "live recorder idle 2 h: $(grep -v '^# [HT]' "$T/live.prom" | head -3)"
 exec {HOLD_FD}>&-
@@ -92,6 +115,7 @@ exec {HOLD_FD}>&-
 mkdir -p "$T/idle"
 $G export --quiet -o "$T/idle.prom" "$T/idle" 2>"$T/err"; rc=$?
 [ $rc = 0 ] && [ ! -s "$T/err" ] && promtool check metrics <"$T/idle.prom" >/dev/null 2>&1 &&
+    grep -qx 'gdrtrace_job_verdict{verdict="NO-DATA"} 1' "$T/idle.prom" &&
     $G export "$T/idle" 2>&1 >/dev/null | grep -q 'no recorders found' &&
     pass "--quiet: no recorder, exit 0, nothing on stderr (the note without it)" ||
     fail "--quiet on an empty folder: exit $rc, stderr: $(head -2 "$T/err")"

@@ -247,8 +247,9 @@ static const struct gt_prom_family fams[F_COUNT] = {
     [F_MSG_BYTES] = {"gdrtrace_message_bytes_total", "counter", "Bytes sent and received."},
     [F_VERDICT] = {"gdrtrace_verdict", "gauge", "Processes whose communicator has this verdict."},
     [F_JOB_VERDICT] = {"gdrtrace_job_verdict", "gauge",
-                       "1 for the verdict of everything exported (all jobs given, recorders left "
-                       "out by --exited-within not counted)."},
+                       "1 for each job's verdict, with the registration policy its recorders "
+                       "recorded (recorders left out by --exited-within not counted; nothing "
+                       "exported: one NO-DATA series without a job)."},
     [F_EVENTS] = {"gdrtrace_events_total", "counter",
                   "Event ring records by class: complete, torn (a writer died mid-record), "
                   "overwritten (the ring wrapped)."},
@@ -419,8 +420,83 @@ static void emit_host(struct gt_prom *k, const struct gt_recfile *r)
     gt_prom_sample(k, F_HOST_PINNED_HWM, NULL, l, n, (double)h->pinned_hwm_bytes);
 }
 
+/* gdrtrace_job_verdict: one series per job of the recorders kept (out[i]
+ * 0), labelled with the job and its recorded registration policy
+ * (policy_reg; "mixed" when its processes differ), so that an alert can
+ * tell a planned baseline (policy peermem or host) from a finding.  A job
+ * none of whose recorders was left out is judged as `gdrtrace verdict
+ * --job` judges it: its communicators (merged across processes) and its
+ * processes' fates; otherwise from the kept processes' own communicator
+ * verdicts (j->ranks) and fates.  The recorders are in report order, job
+ * first, so each job is one run of them.  Returns how many series. */
+static size_t emit_job_verdicts(struct gt_prom *k, const struct gt_job *j, const unsigned char *out)
+{
+    enum { NV = GT_V_COUNT, W = 2 * GT_V_COUNT + 1 };
+    struct gt_prom_label l[4];
+    size_t nser = 0, njob = 0;
+    size_t *jix = malloc((j->nrec ? j->nrec : 1) * sizeof(*jix)); /* recorder -> its job */
+    int *seen = NULL; /* per job, W ints: [0, NV) whole, [NV, 2NV) kept only, [2NV] partial */
+    if (!jix)
+        goto oom;
+    for (size_t i = 0; i < j->nrec; i++) {
+        njob += !i || strcmp(j->recs[i].id.job, j->recs[i - 1].id.job);
+        jix[i] = njob - 1;
+    }
+    if (!(seen = calloc(njob ? njob : 1, W * sizeof(*seen))))
+        goto oom;
+    for (size_t c = 0; c < j->ncomm; c++) {
+        int v = j->comms[c].v.code;
+        if (j->comms[c].nmembers && v >= 0 && v < NV)
+            seen[jix[j->comms[c].members[0].rec] * W + (size_t)v]++;
+    }
+    for (size_t i = 0; i < j->nranks; i++) {
+        size_t q = j->ranks[i].rec;
+        int v = j->ranks[i].verdict;
+        if (q < j->nrec && !out[q] && v >= 0 && v < NV)
+            seen[jix[q] * W + NV + (size_t)v]++;
+    }
+    for (size_t f = 0; f < j->nfates; f++) {
+        size_t q = j->fates[f].rec;
+        int v = j->fates[f].f.code;
+        if (q >= j->nrec || v < 0 || v >= NV)
+            continue;
+        seen[jix[q] * W + (size_t)v]++;
+        if (!out[q])
+            seen[jix[q] * W + NV + (size_t)v]++;
+    }
+    for (size_t q = 0; q < j->nrec; q++)
+        seen[jix[q] * W + 2 * NV] |= out[q];
+    for (size_t i = 0, e; i < j->nrec; i = e) {
+        const char *pol = NULL;
+        int emulated = 0;
+        for (e = i; e < j->nrec && jix[e] == jix[i]; e++) {
+            if (out[e])
+                continue;
+            emulated |= j->recs[e].emulated;
+            const char *p = gt_rec_reg_name(&j->recs[e]);
+            pol = !pol || !strcmp(pol, p) ? p : "mixed";
+        }
+        if (!pol) /* all of its recorders left out */
+            continue;
+        const int *s = &seen[jix[i] * W];
+        int code = gt_verdict_combine_counts(s[2 * NV] ? s + NV : s);
+        int n = label(l, 0, "gdrtrace_job", "%s", j->recs[i].id.job);
+        n = label(l, n, "policy_reg", "%s", pol[0] ? pol : "unknown");
+        n = label(l, n, "verdict", "%s", gt_verdict_label(code, emulated));
+        gt_prom_sample(k, F_JOB_VERDICT, NULL, l, n, 1);
+        nser++;
+    }
+    goto done;
+oom:
+    k->oom = 1;
+done:
+    free(jix);
+    free(seen);
+    return nser;
+}
+
 /* The families read from the reduced recorders, after the fold: the
- * recorders and their events (those kept: out[i] 0), the job's verdict. */
+ * recorders and their events (those kept: out[i] 0), the jobs' verdicts. */
 static void emit_rest(struct gt_prom *k, const struct gt_job *j, const unsigned char *out,
                       const struct gt_verdict *overall)
 {
@@ -453,8 +529,10 @@ static void emit_rest(struct gt_prom *k, const struct gt_job *j, const unsigned 
             emit_host(k, r);
     }
     k->pos = 0;
-    n = label(l, 0, "verdict", "%s", gt_verdict_label(overall->code, overall->emulated));
-    gt_prom_sample(k, F_JOB_VERDICT, NULL, l, n, 1);
+    if (!emit_job_verdicts(k, j, out)) { /* nothing kept: the node's NO-DATA */
+        n = label(l, 0, "verdict", "%s", gt_verdict_label(overall->code, overall->emulated));
+        gt_prom_sample(k, F_JOB_VERDICT, NULL, l, n, 1);
+    }
 }
 
 /* Collective metrics (format 1.6, tools/lib/coll.h), communicator-wide: the
