@@ -7,11 +7,25 @@
  * host's) -> each child start adds a hold and counts a child, each child
  * stop and the host's stop take a hold -> whoever takes the holds to 0 with
  * at least one child seen completes it (histogram, busy time) and frees the
- * slot; both are one atomic word, so exactly one release completes it.  A slot
- * whose host stop came with no child yet is "parked": its children may still
- * come (NCCL's proxy thread starts them after the host stopped the event);
- * a parked slot found again when the table wraps (GT_COLL_INFLIGHT
- * operations later) had none and is reused.
+ * slot.  Holds, children and the slot's generation are one atomic word
+ * (refs), so "nothing holds it, and a child was seen" is decided on one
+ * snapshot and exactly one release completes it.  A slot whose host stop
+ * came with no child yet is "parked": its children may still come (NCCL's
+ * proxy thread starts them after the host stopped the event); a parked slot
+ * found again when the table wraps (GT_COLL_INFLIGHT operations later) had
+ * none and is reused under a new generation.
+ *
+ * A handle is not an address: it names the context (its index in a
+ * process-wide table and the epoch of that index), the slot, the slot's
+ * generation and the tag (coll.h, C2).  A child whose parent handle carries
+ * another generation than its slot's word (its operation was parked and the
+ * slot reused since) is counted in gtr_coll_comm.stale_child and never
+ * attached: one compare-and-swap checks the generation and takes the hold,
+ * so a reuse cannot slip between them.  Reusing a parked slot is one
+ * compare-and-swap of the whole word from {old generation, no hold, no
+ * child} to {new generation, the host's hold}: a child of the old
+ * generation that took its hold first makes it fail (the slot is busy:
+ * inflight_full), one that comes after fails its own (stale).
  */
 #include "shim/coll.h"
 
@@ -33,8 +47,20 @@
 #define TAG_PROXY 1u
 #define TAG_KERNEL 2u
 #define TAG_MASK 3u
-#define REF_HOLDS 0xffffffffull
-#define REF_CHILD (1ull << 32)
+/* refs: holds in bits 0-19, children started in 20-39 (saturating), the
+ * slot's generation in 40-63 */
+#define REF_HOLDS 0xfffffull
+#define REF_CHILD (1ull << 20)
+#define REF_CHILDREN (0xfffffull << 20)
+#define REF_GEN_SHIFT 40
+#define GEN_MASK 0xffffffull
+/* a handle: tag bits 0-1, slot 2-11, context index 12-19, the index's epoch
+ * 20-39, generation 40-63 */
+#define H_SLOT_SHIFT 2
+#define H_CTX_SHIFT 12
+#define H_EPOCH_SHIFT 20
+#define H_EPOCH_MASK 0xfffffull
+#define GT_COLL_CTXS 256 /* contexts alive at once in a process */
 
 enum { OP_FREE = 0, OP_BUSY = 1 };
 
@@ -45,8 +71,8 @@ struct coll_op {
     uint32_t state; /* OP_FREE / OP_BUSY (atomic) */
     uint32_t pad;
     /* One atomic word, so that "nothing holds it, and a child was seen"
-     * (complete) is decided on one snapshot: low 32 bits the holds (the
-     * host's + each live child's), high 32 bits the children started. */
+     * (complete) is decided on one snapshot, with the generation a child
+     * must carry (REF_*). */
     uint64_t refs;
     struct coll_ctx *ctx;
     struct gtr_coll_cell *cell;
@@ -60,14 +86,22 @@ struct coll_ctx {
     uint32_t magic;
     int mode;
     int pid;
+    uint32_t idx;   /* in g_ctxs */
+    uint64_t epoch; /* of that index, in every handle */
     struct gt_recorder *rec;
     struct gtr_coll_comm *c;
-    uint32_t next; /* next slot to try (atomic) */
+    uint64_t next; /* operations started (atomic): slot and generation */
     struct coll_op ops[GT_COLL_INFLIGHT];
 };
 
-_Static_assert((GT_COLL_INFLIGHT & (GT_COLL_INFLIGHT - 1)) == 0, "in-flight table is 2^k");
-_Static_assert(_Alignof(struct coll_op) >= 4, "tag bits free in an op address");
+_Static_assert(GT_COLL_INFLIGHT == 1024, "a handle has 10 bits for the slot");
+_Static_assert(GT_COLL_CTXS == 256, "a handle has 8 bits for the context");
+_Static_assert(sizeof(void *) == 8, "a handle is 64 bits");
+
+/* The contexts alive, by the index their handles carry; an epoch per
+ * index, so a handle of a finalized context never names its successor. */
+static struct coll_ctx *g_ctxs[GT_COLL_CTXS];
+static uint64_t g_epoch[GT_COLL_CTXS];
 
 static void copy_str(char *dst, size_t n, const char *src)
 {
@@ -120,10 +154,19 @@ void *gt_coll_init(int version, int has_comm_id, uint64_t comm_id, const char *c
                 (unsigned long long)comm_id, sizeof(*x));
         return NULL;
     }
+    uint32_t idx = GT_COLL_CTXS;
+    for (uint32_t i = 0; i < GT_COLL_CTXS && idx == GT_COLL_CTXS; i++) {
+        struct coll_ctx *none = NULL;
+        if (__atomic_compare_exchange_n(&g_ctxs[i], &none, x, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_RELAXED))
+            idx = i;
+    }
     uint32_t slot;
-    struct gtr_coll_comm *c = gt_rec_new_coll_comm(r, &slot);
+    struct gtr_coll_comm *c = idx < GT_COLL_CTXS ? gt_rec_new_coll_comm(r, &slot) : NULL;
     if (!c) {
         __atomic_fetch_add(&st->full, 1, __ATOMIC_RELAXED);
+        if (idx < GT_COLL_CTXS)
+            __atomic_store_n(&g_ctxs[idx], NULL, __ATOMIC_RELEASE);
         free(x);
         return NULL;
     }
@@ -139,15 +182,19 @@ void *gt_coll_init(int version, int has_comm_id, uint64_t comm_id, const char *c
     c->init_ns = gt_rec_now_ns(r);
     /* release: identity before ACTIVE (readers acquire state) */
     __atomic_store_n(&c->state, GTR_COMM_ACTIVE, __ATOMIC_RELEASE);
-    x->magic = CTX_MAGIC;
     x->mode = mode;
     x->pid = (int)getpid();
+    x->idx = idx;
+    /* 1 and up: a handle is never 0 (NULL means "not followed") */
+    x->epoch = ((__atomic_add_fetch(&g_epoch[idx], 1, __ATOMIC_RELAXED) - 1) % H_EPOCH_MASK) + 1;
     x->rec = r;
     x->c = c;
     for (unsigned i = 0; i < GT_COLL_INFLIGHT; i++) {
         x->ops[i].magic = OP_MAGIC;
         x->ops[i].ctx = x;
     }
+    /* release: the context whole before a handle can name it */
+    __atomic_store_n(&x->magic, CTX_MAGIC, __ATOMIC_RELEASE);
     *mask = (int)c->mask;
     return x;
 }
@@ -159,7 +206,8 @@ void gt_coll_finalize(void *ctx)
         return;
     __atomic_store_n(&x->c->finalize_ns, gt_rec_now_ns(x->rec), __ATOMIC_RELAXED);
     __atomic_store_n(&x->c->state, GTR_COMM_FINALIZED, __ATOMIC_RELEASE);
-    x->magic = 0;
+    __atomic_store_n(&x->magic, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&g_ctxs[x->idx], NULL, __ATOMIC_RELEASE);
     free(x);
 }
 
@@ -230,15 +278,22 @@ static void *start_op(struct coll_ctx *x, const struct gt_coll_desc *d)
     if (__atomic_load_n(&c->first_ns, __ATOMIC_RELAXED) == 0)
         __atomic_compare_exchange_n(&c->first_ns, &zero, now, 0, __ATOMIC_RELAXED,
                                     __ATOMIC_RELAXED);
-    uint32_t i = __atomic_fetch_add(&x->next, 1, __ATOMIC_RELAXED) & (GT_COLL_INFLIGHT - 1);
+    uint64_t seq = __atomic_fetch_add(&x->next, 1, __ATOMIC_RELAXED);
+    uint32_t i = (uint32_t)(seq & (GT_COLL_INFLIGHT - 1));
+    uint64_t gen = (seq / GT_COLL_INFLIGHT + 1) & GEN_MASK;
+    uint64_t mine = gen << REF_GEN_SHIFT | 1; /* the new generation, the host's hold */
     struct coll_op *op = &x->ops[i];
     uint32_t st = OP_FREE;
-    if (!__atomic_compare_exchange_n(&op->state, &st, OP_BUSY, 0, __ATOMIC_ACQUIRE,
-                                     __ATOMIC_RELAXED)) {
-        /* busy: parked (no child came, GT_COLL_INFLIGHT operations ago) is
-         * reused; anything else is still running: not timed (C4) */
-        uint64_t want = 0; /* parked: no hold, no child */
-        if (!__atomic_compare_exchange_n(&op->refs, &want, 1, 0, __ATOMIC_ACQUIRE,
+    if (__atomic_compare_exchange_n(&op->state, &st, OP_BUSY, 0, __ATOMIC_ACQUIRE,
+                                    __ATOMIC_RELAXED)) {
+        /* free: completed (no child can take a hold again) or never used */
+        __atomic_store_n(&op->refs, mine, __ATOMIC_RELAXED);
+    } else {
+        /* busy: parked (no hold, no child, GT_COLL_INFLIGHT operations ago)
+         * is reused; anything else is still running: not timed (C4) */
+        uint64_t v = __atomic_load_n(&op->refs, __ATOMIC_RELAXED);
+        if ((v & (REF_HOLDS | REF_CHILDREN)) ||
+            !__atomic_compare_exchange_n(&op->refs, &v, mine, 0, __ATOMIC_ACQUIRE,
                                          __ATOMIC_RELAXED)) {
             add(&c->inflight_full, 1);
             return NULL;
@@ -249,9 +304,11 @@ static void *start_op(struct coll_ctx *x, const struct gt_coll_desc *d)
     __atomic_store_n(&op->end_ns, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&op->gpu_start, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&op->gpu_end, 0, __ATOMIC_RELAXED);
-    /* release: the fields above before a child (another thread) sees it */
-    __atomic_store_n(&op->refs, 1, __ATOMIC_RELEASE);
-    return op;
+    /* release: the fields above before a child (another thread) takes a
+     * hold (an update of the word, never a plain store that could erase one) */
+    __atomic_fetch_or(&op->refs, 0, __ATOMIC_RELEASE);
+    return (void *)(uintptr_t)(gen << REF_GEN_SHIFT | x->epoch << H_EPOCH_SHIFT |
+                               (uint64_t)x->idx << H_CTX_SHIFT | (uint64_t)i << H_SLOT_SHIFT);
 }
 
 /* The last hold of a timed operation was released: record it. */
@@ -279,26 +336,54 @@ static void complete(struct coll_op *op)
     __atomic_store_n(&op->state, OP_FREE, __ATOMIC_RELEASE);
 }
 
+static inline int complete_word(uint64_t v)
+{
+    return (v & REF_HOLDS) == 0 && (v & REF_CHILDREN) != 0;
+}
+
 static void release(struct coll_op *op)
 {
     uint64_t v = __atomic_sub_fetch(&op->refs, 1, __ATOMIC_ACQ_REL);
-    if ((v & REF_HOLDS) == 0 && v >= REF_CHILD)
+    if (complete_word(v))
         complete(op);
     /* holds left: not yet; none and no child: parked, children may still
      * start (coll.h) */
 }
 
-/* A child's hold, unless the operation is complete (no hold left after a
- * child was seen: a late child must not complete it twice). */
-static int hold_child(struct coll_op *op)
+/* A child's hold on generation gen of op: 1 taken; 0 refused (the
+ * operation is complete: a late child must not complete it twice; or its
+ * holds are saturated); -1 stale (the slot holds another generation). */
+static int hold_child(struct coll_op *op, uint64_t gen)
 {
-    uint64_t v = __atomic_load_n(&op->refs, __ATOMIC_ACQUIRE);
+    uint64_t v = __atomic_load_n(&op->refs, __ATOMIC_ACQUIRE), nv;
     do {
-        if ((v & REF_HOLDS) == 0 && v >= REF_CHILD)
+        if (v >> REF_GEN_SHIFT != gen)
+            return -1;
+        if (complete_word(v) || (v & REF_HOLDS) == REF_HOLDS)
             return 0;
-    } while (!__atomic_compare_exchange_n(&op->refs, &v, v + 1 + REF_CHILD, 1, __ATOMIC_ACQ_REL,
-                                          __ATOMIC_ACQUIRE));
+        nv = v + 1 + ((v & REF_CHILDREN) == REF_CHILDREN ? 0 : REF_CHILD);
+    } while (
+        !__atomic_compare_exchange_n(&op->refs, &v, nv, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
     return 1;
+}
+
+/* The operation a handle names, or NULL (a context finalized since, or a
+ * handle that is not ours); *gen its generation. */
+static struct coll_op *op_of(const void *h, uint64_t *gen)
+{
+    uint64_t v = (uint64_t)(uintptr_t)h;
+    uint32_t idx = (uint32_t)(v >> H_CTX_SHIFT) & (GT_COLL_CTXS - 1);
+    struct coll_ctx *x = __atomic_load_n(&g_ctxs[idx], __ATOMIC_ACQUIRE);
+    if (!x || __atomic_load_n(&x->magic, __ATOMIC_ACQUIRE) != CTX_MAGIC ||
+        x->epoch != ((v >> H_EPOCH_SHIFT) & H_EPOCH_MASK))
+        return NULL;
+    *gen = v >> REF_GEN_SHIFT;
+    return &x->ops[(v >> H_SLOT_SHIFT) & (GT_COLL_INFLIGHT - 1)];
+}
+
+static inline void *child_handle(const void *parent, unsigned tag)
+{
+    return (void *)((uintptr_t)parent | tag);
 }
 
 void *gt_coll_start(void *ctx, const struct gt_coll_desc *d)
@@ -315,18 +400,22 @@ void *gt_coll_start(void *ctx, const struct gt_coll_desc *d)
             add(&x->c->foreign, 1); /* C3: the parent is another process's */
             return NULL;
         }
-        struct coll_op *op = d->parent;
-        if (!op || ((uintptr_t)op & TAG_MASK) || op->magic != OP_MAGIC || op->ctx != x ||
-            __atomic_load_n(&op->state, __ATOMIC_ACQUIRE) != OP_BUSY)
+        uint64_t gen;
+        struct coll_op *op =
+            d->parent && !((uintptr_t)d->parent & TAG_MASK) ? op_of(d->parent, &gen) : NULL;
+        if (!op || op->ctx != x)
             return NULL;
-        if (!hold_child(op))
+        int held = hold_child(op, gen);
+        if (held < 0)
+            add(&x->c->stale_child, 1); /* its operation's slot was reused: never timed */
+        if (held <= 0)
             return NULL;
         if (d->kind == GT_COLL_EV_KERNELCH) {
             if (d->gpu_ns)
                 min_u64_nz(&op->gpu_start, d->gpu_ns);
-            return (void *)((uintptr_t)op | TAG_KERNEL);
+            return child_handle(d->parent, TAG_KERNEL);
         }
-        return (void *)((uintptr_t)op | TAG_PROXY);
+        return child_handle(d->parent, TAG_PROXY);
     }
     default:
         return NULL;
@@ -335,19 +424,25 @@ void *gt_coll_start(void *ctx, const struct gt_coll_desc *d)
 
 void gt_coll_kernel_end(void *handle, uint64_t gpu_ns)
 {
+    uint64_t gen;
     if (((uintptr_t)handle & TAG_MASK) != TAG_KERNEL)
         return;
-    struct coll_op *op = (struct coll_op *)((uintptr_t)handle & ~(uintptr_t)TAG_MASK);
-    max_u64(&op->gpu_end, gpu_ns);
+    struct coll_op *op = op_of(handle, &gen);
+    /* a child holds its operation: the generation is still its own */
+    if (op && __atomic_load_n(&op->refs, __ATOMIC_ACQUIRE) >> REF_GEN_SHIFT == gen)
+        max_u64(&op->gpu_end, gpu_ns);
 }
 
 void gt_coll_stop(void *handle)
 {
+    uint64_t gen;
     if (!handle)
         return;
     uintptr_t tag = (uintptr_t)handle & TAG_MASK;
-    struct coll_op *op = (struct coll_op *)((uintptr_t)handle & ~(uintptr_t)TAG_MASK);
-    if (op->magic != OP_MAGIC)
+    struct coll_op *op = op_of(handle, &gen);
+    /* the host and each child hold the operation until this stop, so the
+     * slot still has its generation; another one is a stop NCCL sent twice */
+    if (!op || __atomic_load_n(&op->refs, __ATOMIC_ACQUIRE) >> REF_GEN_SHIFT != gen)
         return;
     if (tag)
         max_i64(&op->end_ns, gt_rec_now_ns(op->ctx->rec));

@@ -21,9 +21,12 @@
  *      GT_COLL_INFLIGHT slots, cells are claimed lock-free in the mapped
  *      file, counters are relaxed atomics (events of one communicator come
  *      from the application thread and the proxy thread).
- *  C2. A handle given to NCCL is an operation slot's address, tagged in its
- *      low bits for a child (1: ProxyOp, 2: KernelCh), or NULL for events
- *      we do not follow; NCCL passes NULL handles to nobody.
+ *  C2. A handle given to NCCL names an operation: its context, slot and
+ *      the slot's generation, tagged in its low bits for a child (1:
+ *      ProxyOp, 2: KernelCh); NULL for events we do not follow (NCCL passes
+ *      NULL handles to nobody).  It is never an address: a handle of a
+ *      finalized context, or of a slot reused since, names nothing, and a
+ *      child carrying one is counted (stale_child), never attached.
  *  C3. A child whose descriptor names another process (PXN: its parent
  *      lives in that process) is never dereferenced; it is counted in
  *      gtr_coll_comm.foreign.

@@ -73,7 +73,7 @@
  *     registration policy and the GPU-memory validation mode as codes, so
  *     a reader decides neither from strings (policy_reg, transport, the
  *     GDRTRACE_GPUMEM setting: the rules for older files) */
-#define GTR_VERSION_MINOR 8
+#define GTR_VERSION_MINOR 9
 #define GTR_ENDIAN_MARK 0x01020304u
 #define GTR_HEADER_SIZE 4096u
 #define GTR_MAX_SECTIONS 16
@@ -532,7 +532,8 @@ struct gtr_coll_comm {
     uint64_t busy_ns;       /* union of the timed operations' intervals */
     uint64_t inflight_full; /* operations not timed: every in-flight slot was busy */
     uint64_t foreign;       /* children from another process (PXN), ignored */
-    uint64_t reserved[8];
+    uint64_t stale_child;   /* 1.9: children of an operation whose slot was reused, ignored */
+    uint64_t reserved[7];
     struct gtr_coll_cell cells[GTR_COLL_CELLS];
 };
 

@@ -9,7 +9,7 @@
  *   status  <file> mode=<m> version=<v> inits=<n> full=<n> env_set=<0|1> env=<text>
  *   net     <file> comm_id=0x.. has_id=<0|1> sends=<n> recvs=<n>
  *   comm    <file> comm_id=0x.. rank=<r> nranks=<n> nnodes=<n> name=<s> version=<v> mode=<m>
- *           init_ns first_ns busy_ns inflight_full foreign
+ *           init_ns first_ns busy_ns inflight_full foreign stale_child
  *   cell    <file> comm_id=0x.. func=<f> log2=<k> count bytes timed p50 p95 p99 mean algo_proto=...
  * Exit: 0, 1 when a file does not parse (message on stderr).
  */
@@ -60,10 +60,11 @@ int main(int argc, char **argv)
                 continue;
             printf("comm\t%s\tcomm_id=0x%" PRIx64 "\thas_id=%u\trank=%d\tnranks=%d\tnnodes=%d\t"
                    "name=%s\tversion=%d\tmode=%u\tmask=0x%x\tinit_ns=%" PRId64 "\tfirst_ns=%" PRId64
-                   "\tbusy_ns=%" PRIu64 "\tinflight_full=%" PRIu64 "\tforeign=%" PRIu64 "\n",
+                   "\tbusy_ns=%" PRIu64 "\tinflight_full=%" PRIu64 "\tforeign=%" PRIu64
+                   "\tstale_child=%" PRIu64 "\n",
                    f, c->comm_id, c->has_comm_id, c->rank, c->nranks, c->nnodes, c->comm_name,
                    c->version, c->mode, c->mask, c->init_ns, c->first_ns, c->busy_ns,
-                   c->inflight_full, c->foreign);
+                   c->inflight_full, c->foreign, c->stale_child);
             for (unsigned k = 0; k < GTR_COLL_CELLS; k++) {
                 const struct gtr_coll_cell *x = &c->cells[k];
                 if (x->in_use != 1)

@@ -11,7 +11,13 @@
  *    not timed (inflight_full 1), and NCCL gets a NULL handle;
  *  - a child of another process (PXN) is counted, never dereferenced; a
  *    child without a parent, and a stop of NULL, are ignored;
- *  - GDRTRACE_COLL=off: no context, an empty mask.
+ *  - GDRTRACE_COLL=off: no context, an empty mask;
+ *  - a late child (its operation parked GT_COLL_INFLIGHT operations ago,
+ *    its slot since reused) is counted in stale_child and never attached
+ *    to the slot's new occupant, which keeps its own duration;
+ *  - parked-slot reuse racing late children from another thread: every
+ *    operation ends timed, stale or refused (inflight_full), none lost, no
+ *    slot stuck (also under TSan).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -53,6 +59,15 @@ static struct gtr_coll_cell *cell(struct gtr_coll_comm *c)
     for (unsigned k = 0; k < GTR_COLL_CELLS; k++)
         if (c->cells[k].in_use == 1 && c->cells[k].func == GTR_COLL_FUNC_ALLREDUCE &&
             c->cells[k].size_log2 == 12)
+            return &c->cells[k];
+    return NULL;
+}
+
+static struct gtr_coll_cell *cell_at(struct gtr_coll_comm *c, unsigned log2)
+{
+    for (unsigned k = 0; k < GTR_COLL_CELLS; k++)
+        if (c->cells[k].in_use == 1 && c->cells[k].func == GTR_COLL_FUNC_ALLREDUCE &&
+            c->cells[k].size_log2 == log2)
             return &c->cells[k];
     return NULL;
 }
@@ -188,6 +203,127 @@ static void test_foreign_and_null(void **state)
     gt_coll_finalize(ctx);
 }
 
+/* The audit's driver: one 1 MiB AllReduce parked (host stop, no child yet),
+ * GT_COLL_INFLIGHT 4-byte ones, the last of which takes its slot; then the
+ * first one's child.  Before generations it attached to the 4-byte one. */
+static void test_stale_child(void **state)
+{
+    (void)state;
+    void *ctx = ctx_for(0x1006);
+    struct gt_coll_desc big = op_desc, small = op_desc;
+    big.count = 1 << 18; /* 1 MiB */
+    small.count = 1;     /* 4 B */
+    struct gt_coll_desc ch = {.kind = GT_COLL_EV_PROXYOP, .pid = (int)getpid()};
+    void *first = gt_coll_start(ctx, &big);
+    assert_non_null(first);
+    gt_coll_stop(first); /* parked */
+    void *last = NULL;
+    for (int n = 0; n < GT_COLL_INFLIGHT; n++) {
+        void *h = gt_coll_start(ctx, &small);
+        assert_non_null(h);
+        if (n == GT_COLL_INFLIGHT - 1) {
+            last = h; /* in the first one's slot, still running */
+            break;
+        }
+        ch.parent = h;
+        void *a = gt_coll_start(ctx, &ch);
+        assert_non_null(a);
+        gt_coll_stop(h);
+        gt_coll_stop(a);
+    }
+    struct gtr_coll_comm *c = entry(0x1006);
+    /* the first one's late child: refused, counted */
+    ch.parent = first;
+    assert_null(gt_coll_start(ctx, &ch));
+    assert_int_equal(c->stale_child, 1);
+    /* a late child of one that completed: ignored, not stale */
+    assert_int_equal(c->inflight_full, 0);
+    /* the slot's own operation: its child, then its end */
+    ch.parent = last;
+    void *a = gt_coll_start(ctx, &ch);
+    assert_non_null(a);
+    gt_coll_stop(a);
+    assert_int_equal(cell_at(c, 2)->hist.count, GT_COLL_INFLIGHT - 1); /* host hold left */
+    gt_coll_stop(last);
+    assert_int_equal(cell_at(c, 20)->count, 1);
+    assert_int_equal(cell_at(c, 20)->hist.count, 0); /* not timed, never by another's child */
+    assert_int_equal(cell_at(c, 2)->count, GT_COLL_INFLIGHT);
+    assert_int_equal(cell_at(c, 2)->hist.count, GT_COLL_INFLIGHT);
+    /* a stop sent twice, and a handle of a finalized context, do nothing */
+    gt_coll_stop(last);
+    assert_int_equal(cell_at(c, 2)->hist.count, GT_COLL_INFLIGHT);
+    gt_coll_finalize(ctx);
+    gt_coll_stop(last);
+    gt_coll_stop(first);
+}
+
+/* Parked slots reused while late children of their old operations arrive
+ * from another thread: each operation ends exactly one way. */
+#define RACE_OPS 50000
+static void *g_rq[RACE_OPS];
+static unsigned g_rhead, g_rtail; /* produced; children sent */
+
+static void *late_children(void *arg)
+{
+    void *ctx = arg;
+    struct gt_coll_desc ch = {.kind = GT_COLL_EV_PROXYOP, .pid = (int)getpid()};
+    for (unsigned n = 0; n < RACE_OPS; n++) {
+        /* lag the producer by about one table: the slot is being reused */
+        while (__atomic_load_n(&g_rhead, __ATOMIC_ACQUIRE) <
+                   n + 1 + (n < RACE_OPS - 1100 ? 1000 : 0) &&
+               __atomic_load_n(&g_rhead, __ATOMIC_ACQUIRE) < RACE_OPS)
+            ;
+        ch.parent = g_rq[n];
+        void *a = ch.parent ? gt_coll_start(ctx, &ch) : NULL;
+        gt_coll_stop(a);
+        __atomic_store_n(&g_rtail, n + 1, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+static void test_reuse_race(void **state)
+{
+    (void)state;
+    void *ctx = ctx_for(0x1007);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, late_children, ctx), 0);
+    uint64_t refused = 0;
+    for (unsigned n = 0; n < RACE_OPS; n++) {
+        /* at most a table and a few ahead: the reuse meets the late child */
+        while (n > __atomic_load_n(&g_rtail, __ATOMIC_ACQUIRE) + GT_COLL_INFLIGHT + 8)
+            ;
+        void *h = gt_coll_start(ctx, &op_desc);
+        refused += !h;
+        gt_coll_stop(h); /* parked until its child, if it comes in time */
+        g_rq[n] = h;
+        __atomic_store_n(&g_rhead, n + 1, __ATOMIC_RELEASE);
+    }
+    pthread_join(t, NULL);
+    struct gtr_coll_comm *c = entry(0x1007);
+    struct gtr_coll_cell *x = cell(c);
+    assert_int_equal(x->count, RACE_OPS);
+    assert_int_equal(c->inflight_full, refused);
+    /* timed (its child came while its slot was its own), stale (the slot
+     * was reused first) or refused at start; a lost hold would leave a slot
+     * stuck and the sum short */
+    assert_int_equal(x->hist.count + c->stale_child + refused, RACE_OPS);
+    assert_true(x->hist.count > 0);
+    /* no slot stuck: a whole table of new operations, each timed */
+    struct gt_coll_desc ch = {.kind = GT_COLL_EV_PROXYOP, .pid = (int)getpid()};
+    uint64_t before = x->hist.count;
+    for (int n = 0; n < 2 * GT_COLL_INFLIGHT; n++) {
+        void *h = gt_coll_start(ctx, &op_desc);
+        assert_non_null(h);
+        ch.parent = h;
+        void *a = gt_coll_start(ctx, &ch);
+        assert_non_null(a);
+        gt_coll_stop(h);
+        gt_coll_stop(a);
+    }
+    assert_int_equal(x->hist.count, before + 2 * GT_COLL_INFLIGHT);
+    gt_coll_finalize(ctx);
+}
+
 static void test_off(void **state)
 {
     (void)state;
@@ -221,10 +357,9 @@ static int teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_two_threads),
-        cmocka_unit_test(test_parked_and_full),
-        cmocka_unit_test(test_foreign_and_null),
-        cmocka_unit_test(test_off),
+        cmocka_unit_test(test_two_threads),      cmocka_unit_test(test_parked_and_full),
+        cmocka_unit_test(test_foreign_and_null), cmocka_unit_test(test_stale_child),
+        cmocka_unit_test(test_reuse_race),       cmocka_unit_test(test_off),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

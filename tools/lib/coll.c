@@ -263,6 +263,7 @@ int gt_coll_fold(struct gt_coll_model **mp, const struct gt_recfile *r)
         x->busy_ns = sadd(x->busy_ns, c->busy_ns);
         x->inflight_full = sadd(x->inflight_full, c->inflight_full);
         x->foreign = sadd(x->foreign, c->foreign);
+        x->stale_child = sadd(x->stale_child, c->stale_child);
         for (unsigned k = 0; k < GTR_COLL_CELLS; k++) {
             const struct gtr_coll_cell *s = &c->cells[k];
             if (s->in_use != 1)

@@ -44,6 +44,7 @@ struct gt_coll_mcomm {
     int64_t first_max_ns;   /* max over ranks: profiler init -> first operation (-1 none) */
     int64_t netinit_max_ns; /* max over ranks: net init -> profiler init (-1 unknown) */
     uint64_t busy_ns, inflight_full, foreign;
+    uint64_t stale_child; /* children of an operation whose slot was reused (1.9): not timed */
     struct gt_coll_mcell *cells;
     size_t ncell, cap;
 };

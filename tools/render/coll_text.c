@@ -72,6 +72,10 @@ static void coll_comm_head(FILE *f, const struct gt_coll_mcomm *c)
     if (c->inflight_full)
         gt_appendf(line, sizeof(line), "; %llu not timed (in-flight table full)",
                    (unsigned long long)c->inflight_full);
+    if (c->stale_child)
+        gt_appendf(line, sizeof(line),
+                   "; %llu late child event(s) ignored (their operation's slot was reused)",
+                   (unsigned long long)c->stale_child);
     fprintf(f, "     %s\n", line);
 }
 

@@ -79,6 +79,7 @@ static void json_comm(struct gt_json *js, const struct gt_coll_mcomm *c)
     gj_u64(js, "busy_ns", c->busy_ns);
     gj_u64(js, "not_timed_inflight_full", c->inflight_full);
     gj_u64(js, "foreign_children", c->foreign);
+    gj_u64(js, "stale_children", c->stale_child);
     gj_arr(js, "operations");
     for (size_t k = 0; k < c->ncell; k++)
         json_cell(js, c, &c->cells[k]);
