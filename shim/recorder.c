@@ -6,8 +6,14 @@
  * Invariants:
  *  - The file is created with O_CREAT|O_EXCL|O_NOFOLLOW (never opens or
  *    follows something already there), chmod'ed to the configured mode
- *    regardless of umask, and fully allocated with posix_fallocate before it
- *    is mapped: a full tmpfs fails here with ENOSPC, never later with SIGBUS.
+ *    regardless of umask, and allocated with posix_fallocate before it is
+ *    mapped, all but the collective comm entries: a full tmpfs fails here
+ *    with ENOSPC, never later with SIGBUS.  The collective comm entries
+ *    (half the file with the defaults) stay a hole until the profiler
+ *    claims one: gt_rec_new_coll_comm allocates that entry first, on the
+ *    profiler's communicator init (NCCL's cold path), and a claim whose
+ *    pages cannot be allocated is refused, so no page is ever written that
+ *    was not allocated.
  *  - header.state stays CREATING until every section is filled; LIVE is
  *    stored with release order, so a reader that acquires LIVE sees a
  *    complete layout.  Sections never move or resize afterwards.
@@ -383,11 +389,18 @@ int gt_rec_open(struct gt_recorder *r, const struct gt_rec_config *cfg, char *er
         set_err(err, errlen, "cannot chmod recorder %s to %o: %s", r->path, mode, strerror(e));
         goto err_file;
     }
-    e = posix_fallocate(r->fd, 0, (off_t)r->size);
+    /* Everything but the collective comm entries (a hole until claimed). */
+    e = posix_fallocate(r->fd, 0, (off_t)off_coll);
     if (e) {
         set_err(err, errlen,
                 "cannot allocate %zu bytes for recorder %s: %s (is GDRTRACE_DIR='%s' full?)",
-                r->size, r->path, strerror(e), dir);
+                (size_t)off_coll, r->path, strerror(e), dir);
+        goto err_file;
+    }
+    if (ftruncate(r->fd, (off_t)r->size) != 0) {
+        e = errno;
+        set_err(err, errlen, "cannot size recorder %s to %zu bytes: %s", r->path, r->size,
+                strerror(e));
         goto err_file;
     }
     void *base = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
@@ -654,6 +667,19 @@ struct gtr_coll_comm *gt_rec_new_coll_comm(struct gt_recorder *r, uint32_t *slot
             return NULL;
     } while (!__atomic_compare_exchange_n(&r->next_coll, &i, i + 1, 1, __ATOMIC_RELAXED,
                                           __ATOMIC_RELAXED));
+    /* The entry's pages are allocated before anything writes them (the
+     * section is a hole until now: invariants above).  A forked child
+     * writes into private anonymous memory, not the file: nothing to do. */
+    if (r->fd >= 0 && r->id && (uint32_t)getpid() == (uint32_t)r->id->pid) {
+        off_t off = (off_t)((char *)&r->colls[i] - (char *)r->base);
+        int e = posix_fallocate(r->fd, off, (off_t)sizeof(r->colls[i]));
+        if (e) {
+            GT_WARN("collective metrics off for a communicator: cannot allocate %zu bytes in "
+                    "recorder %s: %s",
+                    sizeof(r->colls[i]), r->path, strerror(e));
+            return NULL;
+        }
+    }
     *slot = i;
     return &r->colls[i];
 }

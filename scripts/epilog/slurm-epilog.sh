@@ -3,8 +3,9 @@
 # slurm-epilog.sh — a Slurm `Epilog=` script for gdrtrace: when a job ends on
 # this node, archive the job's flight recorders with `gdrtrace dump` to a
 # shared folder, then remove them from /dev/shm with `gdrtrace prune --job`.
-# Recorders are ~2.7 MB of tmpfs (RAM) per process per job, on the
-# filesystem NCCL's SHM transport needs; nothing else removes them.
+# Recorders hold 2.8 MB of tmpfs (RAM; up to 5.6 MB with collectives) per
+# process per job, on the filesystem NCCL's SHM transport needs; nothing else
+# removes them.
 #
 # Install (docs/operations.md): copy to /etc/slurm/epilog.d/50-gdrtrace.sh and
 # list it in slurm.conf as `Epilog=/etc/slurm/epilog.d/*` (or call it from
