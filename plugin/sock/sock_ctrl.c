@@ -33,6 +33,13 @@
  *     cannot know; the receiver reads the payload into a sink and fails the
  *     receive (the send completes, as with NCCL's Socket).  Either way the
  *     stream stays in sync and the comm stays usable.
+ *  6. (receiver) A sender may close once its sends completed, before this
+ *     side posted the matching receives (NCCL's proxies finish at their own
+ *     pace; an eager sender's messages wait in our socket).  A CTS written
+ *     to it then fails (EPIPE, or a reset its closed socket answers with):
+ *     that is not an error, the CTS is dropped and no more are written; a
+ *     reset read after the buffered messages is the end of the stream, as
+ *     EOF.  A receive fails only when the stream ended without its message.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -69,6 +76,11 @@ gt_result gt_sock_flush_out(struct sock_comm *c)
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             break;
         int e = errno;
+        if (c->kind == COMM_RECV && (e == EPIPE || e == ECONNRESET)) {
+            c->peer_shut = 1; /* invariant 6: only CTS were due */
+            c->out_off = c->out_len;
+            break;
+        }
         return gt_sock_fail_errno(c, e, "send on control socket: %s", strerror(e));
     }
     if (c->out_off == c->out_len)
@@ -322,6 +334,10 @@ gt_result gt_sock_read_ctrl(struct sock_comm *c)
         if (errno == EAGAIN || errno == EWOULDBLOCK)
             break;
         int e = errno;
+        if (c->kind == COMM_RECV && e == ECONNRESET) {
+            c->eof = c->peer_shut = 1; /* invariant 6: after every buffered byte */
+            break;
+        }
         return gt_sock_fail_errno(c, e, "recv on control socket: %s", strerror(e));
     }
     return GT_OK;

@@ -381,7 +381,15 @@ gt_result gt_sock_irecv(void *recv_comm, int n, void **data, size_t *sizes, int 
     if (c->eof && c->in_len < sizeof(struct wire_hdr))
         return gt_sock_fail_gone(c, "peer closed the connection; irecv (tag %d) can never complete",
                                  tags[0]);
-    int cts = !c->peer_eager; /* an eager sender needs no CTS (invariant 2a) */
+    /* Until the sender is known eager, read what it sent first: its first
+     * eager DATA ends the CTS (invariant 2a), so a sender that finished
+     * and closed is not written to (invariant 6). */
+    if (!c->peer_eager && !c->peer_shut && !c->eof) {
+        gt_result r = gt_sock_read_ctrl(c);
+        if (r != GT_OK)
+            return r;
+    }
+    int cts = !c->peer_eager && !c->peer_shut; /* an eager sender needs no CTS (2a) */
     size_t need = sizeof(struct wire_hdr) + sizeof(struct wire_cts_ent);
     if (cts && !gt_sock_out_room(c, need))
         return GT_OK;
