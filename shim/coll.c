@@ -46,6 +46,7 @@
 #define CTX_MAGIC 0x63747821u
 #define TAG_PROXY 1u
 #define TAG_KERNEL 2u
+#define TAG_GROUP 3u
 #define TAG_MASK 3u
 /* refs: holds in bits 0-19, children started in 20-39 (saturating), the
  * slot's generation in 40-63 */
@@ -63,13 +64,16 @@
 #define GT_COLL_CTXS 256 /* contexts alive at once in a process */
 
 enum { OP_FREE = 0, OP_BUSY = 1 };
+enum { KIND_OP = 0, KIND_GROUP = 1 };
+/* a P2p operation's place in its group (coll_op.joined) */
+enum { J_NONE = 0, J_JOINING, J_IN, J_ALONE };
 
 struct coll_ctx;
 
 struct coll_op {
     uint32_t magic;
     uint32_t state; /* OP_FREE / OP_BUSY (atomic) */
-    uint32_t pad;
+    uint32_t kind;  /* KIND_OP / KIND_GROUP, set by the claimer */
     /* One atomic word, so that "nothing holds it, and a child was seen"
      * (complete) is decided on one snapshot, with the generation a child
      * must carry (REF_*). */
@@ -80,6 +84,13 @@ struct coll_op {
     int64_t end_ns;     /* latest child stop (atomic max) */
     uint64_t gpu_start; /* KernelCh: earliest GPU start (atomic min; 0 none) */
     uint64_t gpu_end;   /* KernelCh: latest GPU end (atomic max) */
+    /* P2p in a group: the group and its generation; joined (J_*, atomic) */
+    struct coll_op *group;
+    uint64_t group_gen;
+    uint32_t joined;
+    /* a group: its completed members (a lock-free stack through next) */
+    struct coll_op *members;
+    struct coll_op *next;
 } __attribute__((aligned(64)));
 
 struct coll_ctx {
@@ -117,17 +128,20 @@ int gt_coll_mode(void)
     return gt_env_choice("GDRTRACE_COLL", choices, GTR_COLL_MODE_PROXY);
 }
 
-static int mask_for(int mode)
+static int mask_for(int mode, int version)
 {
     /* Coll and P2p: the operations.  ProxyOp or KernelCh: their ends.  No
      * ProxyStep, ProxyCtrl or NetPlugin: per-step events cost the proxy
      * thread on every network step and add nothing to a duration. */
-    enum { COLL = 1 << 1, P2P = 1 << 2, PROXYOP = 1 << 3, KERNELCH = 1 << 6 };
+    enum { COLL = 1 << 1, P2P = 1 << 2, PROXYOP = 1 << 3, KERNELCH = 1 << 6, CECOLL = 1 << 12 };
+    /* v6: CeColl, so a collective NCCL runs on the copy engines is counted
+     * (without it NCCL emits no CE event; CeSync/CeBatch add nothing) */
+    int ce = version >= 6 ? CECOLL : 0;
     switch (mode) {
     case GTR_COLL_MODE_PROXY:
-        return COLL | P2P | PROXYOP;
+        return COLL | P2P | PROXYOP | ce;
     case GTR_COLL_MODE_KERNEL:
-        return COLL | P2P | KERNELCH;
+        return COLL | P2P | KERNELCH | ce;
     default:
         return 0;
     }
@@ -178,7 +192,7 @@ void *gt_coll_init(int version, int has_comm_id, uint64_t comm_id, const char *c
     c->nnodes = nnodes;
     copy_str(c->comm_name, sizeof(c->comm_name), comm_name);
     c->mode = (uint32_t)mode;
-    c->mask = (uint32_t)mask_for(mode);
+    c->mask = (uint32_t)mask_for(mode, version);
     c->init_ns = gt_rec_now_ns(r);
     /* release: identity before ACTIVE (readers acquire state) */
     __atomic_store_n(&c->state, GTR_COMM_ACTIVE, __ATOMIC_RELEASE);
@@ -257,27 +271,16 @@ static void learn_comm(struct gtr_coll_comm *c, const struct gt_coll_desc *d)
     __atomic_store_n(&c->has_comm_id, 1, __ATOMIC_RELEASE);
 }
 
-static void *start_op(struct coll_ctx *x, const struct gt_coll_desc *d)
+static inline void *handle_of(const struct coll_ctx *x, uint32_t i, uint64_t gen)
 {
-    struct gtr_coll_comm *c = x->c;
-    learn_comm(c, d);
-    uint64_t bytes = d->count * d->type_size;
-    if ((d->func == GTR_COLL_FUNC_ALLGATHER || d->func == GTR_COLL_FUNC_REDUCESCATTER) &&
-        c->nranks > 0)
-        bytes *= (uint64_t)c->nranks; /* the size nccl-tests and busbw speak of */
-    struct gtr_coll_cell *cell = gt_rec_coll_cell(c, d->func, gt_coll_size_log2(bytes));
-    add(&cell->count, 1);
-    add(&cell->bytes, bytes);
-    if (!d->type_size)
-        add(&cell->unsized, 1);
-    add(&cell->algo_proto[d->algo < GTR_COLL_ALGOS ? d->algo : GTR_ALGO_UNKNOWN]
-                         [d->proto < GTR_COLL_PROTOS ? d->proto : GTR_PROTO_UNKNOWN],
-        1);
-    int64_t now = gt_rec_now_ns(x->rec);
-    int64_t zero = 0;
-    if (__atomic_load_n(&c->first_ns, __ATOMIC_RELAXED) == 0)
-        __atomic_compare_exchange_n(&c->first_ns, &zero, now, 0, __ATOMIC_RELAXED,
-                                    __ATOMIC_RELAXED);
+    return (void *)(uintptr_t)(gen << REF_GEN_SHIFT | x->epoch << H_EPOCH_SHIFT |
+                               (uint64_t)x->idx << H_CTX_SHIFT | (uint64_t)i << H_SLOT_SHIFT);
+}
+
+/* The next slot, for an operation or a group, with the host's hold: NULL
+ * when it is still running (inflight_full counted by the caller). */
+static struct coll_op *claim(struct coll_ctx *x, int64_t now, void **handle)
+{
     uint64_t seq = __atomic_fetch_add(&x->next, 1, __ATOMIC_RELAXED);
     uint32_t i = (uint32_t)(seq & (GT_COLL_INFLIGHT - 1));
     uint64_t gen = (seq / GT_COLL_INFLIGHT + 1) & GEN_MASK;
@@ -294,43 +297,140 @@ static void *start_op(struct coll_ctx *x, const struct gt_coll_desc *d)
         uint64_t v = __atomic_load_n(&op->refs, __ATOMIC_RELAXED);
         if ((v & (REF_HOLDS | REF_CHILDREN)) ||
             !__atomic_compare_exchange_n(&op->refs, &v, mine, 0, __ATOMIC_ACQUIRE,
-                                         __ATOMIC_RELAXED)) {
-            add(&c->inflight_full, 1);
+                                         __ATOMIC_RELAXED))
             return NULL;
-        }
     }
-    op->cell = cell;
+    op->kind = KIND_OP;
+    op->cell = NULL;
     op->start_ns = now;
+    op->group = NULL;
+    op->group_gen = 0;
+    op->next = NULL;
+    __atomic_store_n(&op->joined, J_NONE, __ATOMIC_RELAXED);
+    __atomic_store_n(&op->members, NULL, __ATOMIC_RELAXED);
     __atomic_store_n(&op->end_ns, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&op->gpu_start, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&op->gpu_end, 0, __ATOMIC_RELAXED);
-    /* release: the fields above before a child (another thread) takes a
-     * hold (an update of the word, never a plain store that could erase one) */
-    __atomic_fetch_or(&op->refs, 0, __ATOMIC_RELEASE);
-    return (void *)(uintptr_t)(gen << REF_GEN_SHIFT | x->epoch << H_EPOCH_SHIFT |
-                               (uint64_t)x->idx << H_CTX_SHIFT | (uint64_t)i << H_SLOT_SHIFT);
+    *handle = handle_of(x, i, gen);
+    return op;
 }
 
-/* The last hold of a timed operation was released: record it. */
+/* The fields a claimer set, before a child (another thread) takes a hold:
+ * an update of the word, never a plain store that could erase a hold. */
+static inline void publish(struct coll_op *op)
+{
+    __atomic_fetch_or(&op->refs, 0, __ATOMIC_RELEASE);
+}
+
+static struct coll_op *op_of(const void *h, uint64_t *gen);
+
+/* The cell an operation (or a copy-engine collective) is counted in. */
+static struct gtr_coll_cell *count_op(struct coll_ctx *x, const struct gt_coll_desc *d)
+{
+    struct gtr_coll_comm *c = x->c;
+    learn_comm(c, d);
+    uint64_t bytes = d->count * d->type_size;
+    if ((d->func == GTR_COLL_FUNC_ALLGATHER || d->func == GTR_COLL_FUNC_REDUCESCATTER) &&
+        c->nranks > 0)
+        bytes *= (uint64_t)c->nranks; /* the size nccl-tests and busbw speak of */
+    struct gtr_coll_cell *cell = gt_rec_coll_cell(c, d->func, gt_coll_size_log2(bytes));
+    add(&cell->count, 1);
+    add(&cell->bytes, bytes);
+    if (!d->type_size)
+        add(&cell->unsized, 1);
+    add(&cell->algo_proto[d->algo < GTR_COLL_ALGOS ? d->algo : GTR_ALGO_UNKNOWN]
+                         [d->proto < GTR_COLL_PROTOS ? d->proto : GTR_PROTO_UNKNOWN],
+        1);
+    int64_t zero = 0;
+    if (__atomic_load_n(&c->first_ns, __ATOMIC_RELAXED) == 0)
+        __atomic_compare_exchange_n(&c->first_ns, &zero, gt_rec_now_ns(x->rec), 0, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED);
+    return cell;
+}
+
+static void *start_op(struct coll_ctx *x, const struct gt_coll_desc *d)
+{
+    struct gtr_coll_cell *cell = count_op(x, d);
+    void *h;
+    struct coll_op *op = claim(x, gt_rec_now_ns(x->rec), &h);
+    if (!op) {
+        add(&x->c->inflight_full, 1);
+        return NULL;
+    }
+    op->cell = cell;
+    /* a P2p of a group: timed as the group, which the application waits
+     * for (it joins at its first child) */
+    uint64_t ggen;
+    struct coll_op *g = d->group && ((uintptr_t)d->group & TAG_MASK) == TAG_GROUP &&
+                                (d->func == GTR_COLL_FUNC_SEND || d->func == GTR_COLL_FUNC_RECV)
+                            ? op_of(d->group, &ggen)
+                            : NULL;
+    if (g && g->ctx == x) {
+        op->group = g;
+        op->group_gen = ggen;
+    }
+    publish(op);
+    return h;
+}
+
+static void *start_group(struct coll_ctx *x)
+{
+    void *h;
+    struct coll_op *g = claim(x, gt_rec_now_ns(x->rec), &h);
+    if (!g) /* its P2p are then timed alone */
+        return NULL;
+    g->kind = KIND_GROUP;
+    publish(g);
+    return (void *)((uintptr_t)h | TAG_GROUP);
+}
+
+static void release(struct coll_op *op);
+
+/* The last hold of a timed operation (or group) was released: record it.
+ * A P2p that joined a group hands its end to the group and waits, busy,
+ * for the group to record it with the group's duration. */
 static void complete(struct coll_op *op)
 {
     struct coll_ctx *x = op->ctx;
     struct gtr_coll_comm *c = x->c;
     int64_t end = __atomic_load_n(&op->end_ns, __ATOMIC_RELAXED);
+    uint64_t g0 = __atomic_load_n(&op->gpu_start, __ATOMIC_RELAXED);
+    uint64_t g1 = __atomic_load_n(&op->gpu_end, __ATOMIC_RELAXED);
+    if (op->kind == KIND_OP && __atomic_load_n(&op->joined, __ATOMIC_ACQUIRE) == J_IN) {
+        struct coll_op *g = op->group;
+        max_i64(&g->end_ns, end);
+        if (g0)
+            min_u64_nz(&g->gpu_start, g0);
+        max_u64(&g->gpu_end, g1);
+        struct coll_op *head = __atomic_load_n(&g->members, __ATOMIC_RELAXED);
+        do
+            op->next = head;
+        while (!__atomic_compare_exchange_n(&g->members, &head, op, 1, __ATOMIC_RELEASE,
+                                            __ATOMIC_RELAXED));
+        release(g); /* its last member: the group completes here */
+        return;
+    }
     int64_t last = __atomic_load_n(&c->last_end_ns, __ATOMIC_RELAXED);
     /* NCCL runs a communicator's operations in order: one enqueued while the
      * previous ran starts when that one ends */
     int64_t start = op->start_ns > last ? op->start_ns : last;
     uint64_t busy = end > start ? (uint64_t)(end - start) : 0;
     uint64_t dur = busy;
-    uint64_t g0 = __atomic_load_n(&op->gpu_start, __ATOMIC_RELAXED);
-    uint64_t g1 = __atomic_load_n(&op->gpu_end, __ATOMIC_RELAXED);
     if (x->mode == GTR_COLL_MODE_KERNEL && g0 && g1 > g0) {
         dur = g1 - g0; /* the GPU's own clock: no proxy polling in it */
         if (dur < busy)
             busy = dur;
     }
-    gt_hist_add_shared(&op->cell->hist, dur);
+    if (op->kind == KIND_GROUP) {
+        struct coll_op *m = __atomic_load_n(&op->members, __ATOMIC_ACQUIRE), *n;
+        for (; m; m = n) {
+            n = m->next;
+            gt_hist_add_shared(&m->cell->hist, dur);
+            __atomic_store_n(&m->state, OP_FREE, __ATOMIC_RELEASE);
+        }
+    } else {
+        gt_hist_add_shared(&op->cell->hist, dur);
+    }
     add(&c->busy_ns, busy);
     max_i64(&c->last_end_ns, end);
     __atomic_store_n(&op->state, OP_FREE, __ATOMIC_RELEASE);
@@ -394,6 +494,13 @@ void *gt_coll_start(void *ctx, const struct gt_coll_desc *d)
     switch (d->kind) {
     case GT_COLL_EV_OP:
         return start_op(x, d);
+    case GT_COLL_EV_GROUP:
+        return start_group(x);
+    case GT_COLL_EV_CE:
+        /* NCCL stops CeColl, CeSync and CeBatch on the host once the copies
+         * are enqueued: nothing says when they ran, so counted, not timed */
+        count_op(x, d);
+        return NULL;
     case GT_COLL_EV_PROXYOP:
     case GT_COLL_EV_KERNELCH: {
         if (d->kind == GT_COLL_EV_PROXYOP && d->pid && d->pid != x->pid) {
@@ -410,6 +517,17 @@ void *gt_coll_start(void *ctx, const struct gt_coll_desc *d)
             add(&x->c->stale_child, 1); /* its operation's slot was reused: never timed */
         if (held <= 0)
             return NULL;
+        if (op->group && __atomic_load_n(&op->joined, __ATOMIC_ACQUIRE) == J_NONE) {
+            /* the first child: join the group, unless it is gone (then timed
+             * alone); this child's hold keeps the operation from completing
+             * meanwhile */
+            uint32_t j = J_NONE;
+            if (__atomic_compare_exchange_n(&op->joined, &j, J_JOINING, 0, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_RELAXED))
+                __atomic_store_n(&op->joined,
+                                 hold_child(op->group, op->group_gen) > 0 ? J_IN : J_ALONE,
+                                 __ATOMIC_RELEASE);
+        }
         if (d->kind == GT_COLL_EV_KERNELCH) {
             if (d->gpu_ns)
                 min_u64_nz(&op->gpu_start, d->gpu_ns);
@@ -444,7 +562,7 @@ void gt_coll_stop(void *handle)
      * slot still has its generation; another one is a stop NCCL sent twice */
     if (!op || __atomic_load_n(&op->refs, __ATOMIC_ACQUIRE) >> REF_GEN_SHIFT != gen)
         return;
-    if (tag)
+    if (tag == TAG_PROXY || tag == TAG_KERNEL)
         max_i64(&op->end_ns, gt_rec_now_ns(op->ctx->rec));
     release(op);
 }

@@ -48,12 +48,15 @@ enum gt_coll_kind {
     GT_COLL_EV_OP,        /* Coll or P2p: an operation */
     GT_COLL_EV_PROXYOP,   /* child: network work of an operation */
     GT_COLL_EV_KERNELCH,  /* child: one channel of an operation's kernel */
+    GT_COLL_EV_GROUP,     /* v5+: one kernel plan, the parentGroup of its operations */
+    GT_COLL_EV_CE,        /* v6+: a collective run by copy engines (CeColl): counted */
 };
 
 /* One event start, whatever the version. */
 struct gt_coll_desc {
     int kind;           /* enum gt_coll_kind */
     void *parent;       /* children: NCCL's parentObj (our operation handle, or NULL) */
+    void *group;        /* OP, P2p, v5+: NCCL's parentGroup (our group handle, or NULL) */
     int pid;            /* ProxyOp: the process whose proxy runs it; 0 unknown */
     unsigned func;      /* OP: enum gtr_coll_func */
     unsigned algo;      /* OP: enum gtr_coll_algo */

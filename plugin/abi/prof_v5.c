@@ -2,7 +2,8 @@
 /*
  * prof_v5.c — ncclProfiler_v5 (NCCL 2.28): init gets commId second — the value the
  * net plugin's v11+ init gets; the 64-bit type adds API events, which are
- * not followed.
+ * not followed.  The Group event (one kernel plan) is followed: a P2p names
+ * it as parentGroup and is timed as its group.
  */
 #include "plugin/abi/prof.h"
 
@@ -33,6 +34,9 @@ static ncclResult_t v5_start(void *context, void **handle, ncclProfilerEventDesc
         d.count = e->p2p.count;
         d.type_size = gt_coll_type_size_from_name(e->p2p.datatype);
         d.rank = e->rank;
+        d.group = e->p2p.parentGroup; /* timed as the group the application waits for */
+    } else if (e->type == ncclProfileGroup) {
+        d.kind = GT_COLL_EV_GROUP; /* one kernel plan: its P2p operations' group */
     } else if (e->type == ncclProfileProxyOp) {
         d.pid = e->proxyOp.pid;
     } else if (e->type == ncclProfileKernelCh) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * prof_v6.c — ncclProfiler_v6 (NCCL 2.29 …): v5 with copy-engine events appended,
- * which are not followed.
+ * prof_v6.c — ncclProfiler_v6 (NCCL 2.29 …): v5 with copy-engine events appended:
+ * CeColl is counted as its function (NCCL stops it, CeSync and CeBatch on
+ * the host once the copies are enqueued, so nothing times it).
  */
 #include "plugin/abi/prof.h"
 
@@ -32,10 +33,21 @@ static ncclResult_t v6_start(void *context, void **handle, ncclProfilerEventDesc
         d.count = e->p2p.count;
         d.type_size = gt_coll_type_size_from_name(e->p2p.datatype);
         d.rank = e->rank;
+        d.group = e->p2p.parentGroup; /* timed as the group the application waits for */
+    } else if (e->type == ncclProfileGroup) {
+        d.kind = GT_COLL_EV_GROUP; /* one kernel plan: its P2p operations' group */
     } else if (e->type == ncclProfileProxyOp) {
         d.pid = e->proxyOp.pid;
     } else if (e->type == ncclProfileKernelCh) {
         d.gpu_ns = e->kernelCh.pTimer;
+    } else if (e->type == ncclProfileCeColl) {
+        d.kind = GT_COLL_EV_CE; /* a collective on the copy engines: counted */
+        d.func = gt_coll_func_from_name(e->ceColl.func);
+        d.algo = GTR_ALGO_UNKNOWN;
+        d.proto = GTR_PROTO_UNKNOWN;
+        d.count = e->ceColl.count;
+        d.type_size = gt_coll_type_size_from_name(e->ceColl.datatype);
+        d.rank = e->rank;
     }
     *handle = gt_coll_start(context, &d);
     return ncclSuccess;

@@ -70,8 +70,15 @@ expect_counts() { # v
     echo "func=AllGather log2=$ag_log2 count=3 bytes=$ag_bytes timed=3 algo_proto=TREE_LL128:3"
     echo "func=Send log2=6 count=1 bytes=100 timed=1 algo_proto=unknown_unknown:1"
     echo "func=Broadcast log2=9 count=1 bytes=512 timed=0 algo_proto=RING_SIMPLE:1"
+    if [ "$1" -ge 5 ]; then # the group: Send and Recv timed as it, the self Send not timed
+        echo "func=Send log2=20 count=2 bytes=2097152 timed=1 algo_proto=unknown_unknown:2"
+        echo "func=Recv log2=20 count=1 bytes=1048576 timed=1 algo_proto=unknown_unknown:1"
+    fi
+    [ "$1" -ge 6 ] && # a CeColl: counted, not timed
+        echo "func=AllGather log2=16 count=1 bytes=65536 timed=0 algo_proto=unknown_unknown:1"
+    return 0
 }
-expect_times() { # kernel mode, v4+: the GPU durations exactly
+expect_times() { # kernel mode, v4+: the GPU durations exactly (v: $1)
     for i in 0 1 2 3 4 5 6 7 8 9; do
         local t=$(((i + 1) * 10000 + 100))
         echo "func=AllReduce p50=$t p95=$t p99=$t mean=$t min=$t max=$t"
@@ -79,6 +86,12 @@ expect_times() { # kernel mode, v4+: the GPU durations exactly
     echo "func=AllGather p50=5000 p95=5000 p99=5000 mean=5000 min=5000 max=5000"
     echo "func=Send p50=3000 p95=3000 p99=3000 mean=3000 min=3000 max=3000"
     echo "func=Broadcast p50=0 p95=0 p99=0 mean=0 min=0 max=0"
+    if [ "$1" -ge 5 ]; then # the group's span: the Send (3 us) waits for the Recv (50 us)
+        echo "func=Send p50=50000 p95=50000 p99=50000 mean=50000 min=50000 max=50000"
+        echo "func=Recv p50=50000 p95=50000 p99=50000 mean=50000 min=50000 max=50000"
+    fi
+    [ "$1" -ge 6 ] && echo "func=AllGather p50=0 p95=0 p99=0 mean=0 min=0 max=0"
+    return 0
 }
 
 for v in 1 2 3 4 5 6; do
@@ -89,6 +102,7 @@ for v in 1 2 3 4 5 6; do
         f=$T/$v-$m/cs.tsv
         mode=1 mask=0xe
         [ $m = kernel ] && mode=2 mask=0x46
+        [ $v -ge 6 ] && mask=$(printf '0x%x' $((mask | 0x1000))) # CeColl
         got=$(comm "$f" comm_id has_id rank nranks nnodes name version mode mask inflight_full foreign)
         want="comm_id=0xc0ffee01 has_id=1 rank=1 nranks=$nr nnodes=$nn name=harness version=$v mode=$mode mask=$mask inflight_full=0 foreign=1"
         [ "$got" = "$want" ] && pass "v$v $m: communicator $want" ||
@@ -99,7 +113,7 @@ for v in 1 2 3 4 5 6; do
             fail "v$v $m: cells differ (want <, got >):"; cat "$T/d"
         fi
         if [ $m = kernel ] && [ $v -ge 4 ]; then
-            if diff <(expect_times) <(cells "$f" func p50 p95 p99 mean min max) > "$T/d"; then
+            if diff <(expect_times $v) <(cells "$f" func p50 p95 p99 mean min max) > "$T/d"; then
                 pass "v$v kernel: every percentile is the GPU duration given"
             else
                 fail "v$v kernel: durations differ (want <, got >):"; cat "$T/d"

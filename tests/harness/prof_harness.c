@@ -18,8 +18,16 @@
  *   AllGather of 1024 float32 x 3: TREE_LL128, 1 child, GPU duration 5 us
  *   Send of 100 int8: 1 child, GPU duration 3 us
  *   Broadcast of 64 float64: no child (not timed)
+ *   v5+, one Group (a kernel plan) holding a Send and a Recv of 1 MiB
+ *     (float32) to peer 2 and a Send of 1 MiB to itself, each naming the
+ *     group as parentGroup; the host stops the three and the group, then
+ *     the proxy runs the Send's child (GPU 3 us; in mode proxy it stops at
+ *     once) and the Recv's (GPU 50 us; in mode proxy after SLEEP_US): both
+ *     timed as the group, 50 us (kernel) or >= SLEEP_US (proxy); the self
+ *     Send has no child (counted, not timed)
+ *   v6, a CeColl AllGather of 4096 float32: counted, not timed
  *   a ProxyOp of another process (PXN) under the last AllReduce: ignored
- *   a Group event: not followed
+ *   a Group event with no operation: nothing recorded
  * Exit 0 when every call returned ncclSuccess, else 1 (message on stderr).
  */
 #include <dlfcn.h>
@@ -126,6 +134,13 @@ static const struct op script[] = {
     } while (0)
 #define COMM_IN_INIT(D, part) ((void)0)
 
+static void *g_parent_group; /* v5+: the parentGroup a P2p names */
+#define P2P_GROUP(D, o)                                                                            \
+    do {                                                                                           \
+        if ((o)->p2p)                                                                              \
+            (D).p2p.parentGroup = g_parent_group;                                                  \
+    } while (0)
+
 struct table {
     int version;
     ncclResult_t (*stop)(void *);
@@ -170,12 +185,13 @@ static void *start(struct table *tb, void *ctx, const struct op *o, int k, void 
         r = ((ncclProfiler_v1_t *)tb->t)->startEvent(ctx, &h, &d);
         break;
     }
-#define CASE_STR(V, hasComm, ptimerField)                                                          \
+#define CASE_STR(V, hasComm, ptimerField, group)                                                   \
     case V: {                                                                                      \
         ncclProfilerEventDescr_v##V##_t d;                                                         \
         memset(&d, 0, sizeof(d));                                                                  \
         if (k == 0) {                                                                              \
             FILL_OP_STR(d, o, hasComm);                                                            \
+            group;                                                                                 \
         } else {                                                                                   \
             d.type = type;                                                                         \
             d.parentObj = parent;                                                                  \
@@ -186,11 +202,11 @@ static void *start(struct table *tb, void *ctx, const struct op *o, int k, void 
         r = ((ncclProfiler_v##V##_t *)tb->t)->startEvent(ctx, &h, &d);                             \
         break;                                                                                     \
     }
-        CASE_STR(2, COMM_IN_EVENT, (void)ptimer)
-        CASE_STR(3, COMM_IN_EVENT, (void)ptimer)
-        CASE_STR(4, COMM_IN_INIT, if (k == 2) d.kernelCh.pTimer = ptimer)
-        CASE_STR(5, COMM_IN_INIT, if (k == 2) d.kernelCh.pTimer = ptimer)
-        CASE_STR(6, COMM_IN_INIT, if (k == 2) d.kernelCh.pTimer = ptimer)
+        CASE_STR(2, COMM_IN_EVENT, (void)ptimer, (void)0)
+        CASE_STR(3, COMM_IN_EVENT, (void)ptimer, (void)0)
+        CASE_STR(4, COMM_IN_INIT, if (k == 2) d.kernelCh.pTimer = ptimer, (void)0)
+        CASE_STR(5, COMM_IN_INIT, if (k == 2) d.kernelCh.pTimer = ptimer, P2P_GROUP(d, o))
+        CASE_STR(6, COMM_IN_INIT, if (k == 2) d.kernelCh.pTimer = ptimer, P2P_GROUP(d, o))
 #undef CASE_STR
     }
     ok(r, "startEvent");
@@ -200,6 +216,23 @@ static void *start(struct table *tb, void *ctx, const struct op *o, int k, void 
         h = NULL;
     }
     return h;
+}
+
+/* v6: a collective on the copy engines (CeColl), as NCCL describes it */
+static void *start_ce(struct table *tb, void *ctx, const char *func, size_t count,
+                      const char *dtype)
+{
+    ncclProfilerEventDescr_v6_t d;
+    memset(&d, 0, sizeof(d));
+    d.type = ncclProfileCeColl;
+    d.rank = 1;
+    d.ceColl.func = func;
+    d.ceColl.count = count;
+    d.ceColl.datatype = dtype;
+    d.ceColl.syncStrategy = "UC";
+    void *h = (void *)0x1;
+    ok(((ncclProfiler_v6_t *)tb->t)->startEvent(ctx, &h, &d), "startEvent(CeColl)");
+    return h == (void *)0x1 ? NULL : h;
 }
 
 static void kernel_stop(struct table *tb, void *h, uint64_t ptimer)
@@ -289,6 +322,39 @@ int main(int argc, char **argv)
         gpu += 1000000;
         if (!o->p2p && strcmp(o->func, "AllReduce") == 0)
             last = h;
+    }
+    if (v >= 5 && mask) {
+        /* a group: Send and Recv to peer 2, a Send to itself (no child) */
+        static const struct op send = {"Send", 6, 1, 262144, "ncclFloat32", 7, NULL, NULL,
+                                       0,      0, 1, 0};
+        static const struct op recv = {"Recv", 7, 1, 262144, "ncclFloat32", 7, NULL, NULL,
+                                       0,      0, 1, 0};
+        void *g = start(&tb, ctx, &send, 3, NULL, 0, 0);
+        g_parent_group = g;
+        void *hs = start(&tb, ctx, &send, 0, NULL, 0, 0);
+        void *hr = start(&tb, ctx, &recv, 0, NULL, 0, 0);
+        void *hself = start(&tb, ctx, &send, 0, NULL, 0, 0);
+        g_parent_group = NULL;
+        ok(tb.stop(hs), "stopEvent(send)");
+        ok(tb.stop(hr), "stopEvent(recv)");
+        ok(tb.stop(hself), "stopEvent(self send)");
+        ok(tb.stop(g), "stopEvent(group)");
+        void *cs = start(&tb, ctx, &send, kernel ? 2 : 1, hs, gpu, (int)getpid());
+        void *cr = start(&tb, ctx, &recv, kernel ? 2 : 1, hr, gpu, (int)getpid());
+        if (kernel)
+            kernel_stop(&tb, cs, gpu + 3000);
+        ok(tb.stop(cs), "stopEvent(send child)");
+        if (!kernel)
+            nap();
+        else
+            kernel_stop(&tb, cr, gpu + 50000);
+        ok(tb.stop(cr), "stopEvent(recv child)");
+        gpu += 1000000;
+    }
+    if (v >= 6 && mask) {
+        void *ce = start_ce(&tb, ctx, "AllGather", 4096, "ncclFloat32");
+        if (ce)
+            ok(tb.stop(ce), "stopEvent(CeColl)");
     }
     /* PXN: another process's proxy op names a parent of that process */
     void *f = start(&tb, ctx, &script[0], 1, last, 0, (int)getpid() + 1);

@@ -15,6 +15,8 @@
  *  - a late child (its operation parked GT_COLL_INFLIGHT operations ago,
  *    its slot since reused) is counted in stale_child and never attached
  *    to the slot's new occupant, which keeps its own duration;
+ *  - P2p operations of a group (a kernel plan), their children from another
+ *    thread: each recorded once, with the group (also under TSan);
  *  - parked-slot reuse racing late children from another thread: every
  *    operation ends timed, stale or refused (inflight_full), none lost, no
  *    slot stuck (also under TSan).
@@ -203,6 +205,80 @@ static void test_foreign_and_null(void **state)
     gt_coll_finalize(ctx);
 }
 
+/* Groups of a Send and a Recv, host on this thread, children on another. */
+#define N_GROUPS 20000
+static void *g_gq[QN][2];
+static unsigned g_ghead, g_gtail;
+
+static void *group_children(void *arg)
+{
+    void *ctx = arg;
+    struct gt_coll_desc ch = {.kind = GT_COLL_EV_PROXYOP, .pid = (int)getpid()};
+    for (int n = 0; n < N_GROUPS; n++) {
+        while (__atomic_load_n(&g_ghead, __ATOMIC_ACQUIRE) == g_gtail)
+            ;
+        ch.parent = g_gq[g_gtail % QN][0];
+        void *a = gt_coll_start(ctx, &ch);
+        ch.parent = g_gq[g_gtail % QN][1];
+        void *b = gt_coll_start(ctx, &ch);
+        gt_coll_stop(n & 1 ? a : b); /* either ends first */
+        gt_coll_stop(n & 1 ? b : a);
+        __atomic_store_n(&g_gtail, g_gtail + 1, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+static void test_groups(void **state)
+{
+    (void)state;
+    void *ctx = ctx_for(0x1008);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, group_children, ctx), 0);
+    struct gt_coll_desc grp = {.kind = GT_COLL_EV_GROUP};
+    struct gt_coll_desc p2p = op_desc;
+    for (int n = 0; n < N_GROUPS; n++) {
+        while (g_ghead - __atomic_load_n(&g_gtail, __ATOMIC_ACQUIRE) == QN)
+            ;
+        void *g = gt_coll_start(ctx, &grp);
+        assert_non_null(g);
+        p2p.group = g;
+        p2p.func = GTR_COLL_FUNC_SEND;
+        void *s = gt_coll_start(ctx, &p2p);
+        p2p.func = GTR_COLL_FUNC_RECV;
+        void *r = gt_coll_start(ctx, &p2p);
+        assert_non_null(s);
+        assert_non_null(r);
+        g_gq[g_ghead % QN][0] = s;
+        g_gq[g_ghead % QN][1] = r;
+        if (n & 1) { /* the host's stops before or after the children start */
+            gt_coll_stop(s);
+            gt_coll_stop(r);
+            gt_coll_stop(g);
+        }
+        __atomic_store_n(&g_ghead, g_ghead + 1, __ATOMIC_RELEASE);
+        if (!(n & 1)) {
+            gt_coll_stop(s);
+            gt_coll_stop(r);
+            gt_coll_stop(g);
+        }
+    }
+    pthread_join(t, NULL);
+    struct gtr_coll_comm *c = entry(0x1008);
+    unsigned both = 0;
+    for (unsigned k = 0; k < GTR_COLL_CELLS; k++) {
+        struct gtr_coll_cell *x = &c->cells[k];
+        if (x->in_use == 1 && (x->func == GTR_COLL_FUNC_SEND || x->func == GTR_COLL_FUNC_RECV)) {
+            assert_int_equal(x->count, N_GROUPS);
+            assert_int_equal(x->hist.count, N_GROUPS);
+            both++;
+        }
+    }
+    assert_int_equal(both, 2);
+    assert_int_equal(c->inflight_full, 0);
+    assert_int_equal(c->stale_child, 0);
+    gt_coll_finalize(ctx);
+}
+
 /* The audit's driver: one 1 MiB AllReduce parked (host stop, no child yet),
  * GT_COLL_INFLIGHT 4-byte ones, the last of which takes its slot; then the
  * first one's child.  Before generations it attached to the 4-byte one. */
@@ -357,9 +433,13 @@ static int teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_two_threads),      cmocka_unit_test(test_parked_and_full),
-        cmocka_unit_test(test_foreign_and_null), cmocka_unit_test(test_stale_child),
-        cmocka_unit_test(test_reuse_race),       cmocka_unit_test(test_off),
+        cmocka_unit_test(test_two_threads),
+        cmocka_unit_test(test_parked_and_full),
+        cmocka_unit_test(test_foreign_and_null),
+        cmocka_unit_test(test_groups),
+        cmocka_unit_test(test_stale_child),
+        cmocka_unit_test(test_reuse_race),
+        cmocka_unit_test(test_off),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
