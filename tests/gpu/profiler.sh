@@ -5,13 +5,21 @@
 # machine (CI never runs it).  NVIDIA's nccl-tests, 2 ranks on the one GPU as
 # two hosts (distinct NCCL_HOSTID, so every byte crosses the plugin), NCCL
 # 2.28.3 of the system; PyTorch's NCCL 2.28.9 for the multi-communicator job.
-#   auto-*     the profiler found in the net plugin's library (2.28.3+): per
-#              function and size, count == warm-up + 2 x (1 + iters + check);
-#              p50 within 10 % of the benchmark's own time for >= 1 MiB;
-#              rank/nRanks from NCCL
+#   auto       the profiler found in the net plugin's library (2.28.3+):
+#              all_reduce 8 B-64 KiB, per size count == warm-up + 2 x (1 +
+#              iters + check); rank/nRanks from NCCL
 #   explicit   NCCL_PROFILER_PLUGIN=<our library> (the 2.23-2.27 path)
-#   kernel     GDRTRACE_COLL=kernel: KernelCh GPU timestamps instead of
-#              ProxyOp ends (accuracy and cost beside the default)
+#   slo        the collective SLO per function (docs/collectives.md), for
+#              each of SLO_BENCHES (all_reduce all_gather reduce_scatter
+#              broadcast alltoall sendrecv), 1-64 MiB, the same command three
+#              times: ours in mode proxy (counts exact, our mean within 5 % of
+#              nccl-tests' time: a mean against a mean), ours in mode kernel
+#              and NVIDIA's Inspector (counts exact, our p50 within 10 % of
+#              Inspector's: both then time the GPU kernel)
+#   ddp        the PyTorch DDP job (train_ddp.py, DDP_STEPS steps) in mode
+#              kernel and under Inspector: per (function, size) cell with
+#              >= 20 operations, our count equals Inspector's and our p50 is
+#              within 10 % of its p50 (no nccl-tests time to hold a mean to)
 #   other      NCCL_PROFILER_PLUGIN=<another profiler>: NCCL keeps it; our
 #              status records why collective metrics are absent
 #   none       NCCL_PROFILER_PLUGIN=none: no collective metrics
@@ -21,12 +29,16 @@
 #              alternated, 3 pairs (+ kernel mode)
 #   ovh-large  all_reduce 64 MiB-1 GiB busbw on vs off, 2 pairs
 # Needs: nccl-tests sources or build in NCCL_TESTS_DIR (built here with MPI
-# when no all_reduce_perf is found), OpenMPI, tests/gpu/deps/root (carry).
+# when no all_reduce_perf is found), OpenMPI, tests/gpu/deps/root (carry);
+# for slo and ddp, NVIDIA Inspector's sources in INSPECTOR_DIR (NVIDIA/nccl's
+# plugins/profiler/inspector, 2.30.x: it speaks profiler v5, so NCCL 2.28
+# loads it), built here as tests/gpu/slo-refs.sh builds it.
 # Output: $OUT/profiler/<case>/ (command, stdout/stderr, NCCL logs, rec/,
 # collstat.tsv, judge.txt), $OUT/profiler-summary.md, $OUT/profiler.tar.gz.
-# CASES="auto explicit ..." limits the cases; AUTO_BENCHES the benchmarks of
-# auto beside all_reduce (default all_gather reduce_scatter broadcast);
-# OVH_PAIRS the on/off pairs of ovh-small (default 3).  Exit: 0 all pass, 1 a failure.
+# CASES="auto explicit ..." limits the cases; SLO_BENCHES the benchmarks of
+# slo; DDP_STEPS (default 40); OVH_PAIRS the on/off pairs of ovh-small
+# (default 3).  BUDGET (default 540 s) bounds the whole script: a case
+# started past it is skipped (and fails).  Exit: 0 all pass, 1 a failure.
 set -u -o pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT" || exit 1
@@ -38,9 +50,10 @@ declare -a RESULTS=()
 FAILED=0
 . tests/gpu/runlib.sh
 . tests/gpu/build.sh env
-BUDGET=${BUDGET:-450} # seconds for the whole script; later cases are skipped past it
+BUDGET=${BUDGET:-540} # seconds for the whole script; later cases are skipped past it
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}
-CASES=${CASES:-"auto explicit kernel other none torch ovh-small ovh-large"}
+CASES=${CASES:-"auto explicit slo other none torch ddp ovh-small ovh-large"}
+SLO_BENCHES=${SLO_BENCHES:-"all_reduce all_gather reduce_scatter broadcast alltoall sendrecv"}
 want() { [[ " $CASES " == *" $1 "* ]]; }
 echo "== profiler.sh on $(hostname), $(date -u), cases: $CASES"
 nvidia-smi -L 2>&1 | head -2
@@ -78,6 +91,21 @@ if [ -z "$NT" ]; then
     fi
 fi
 echo "nccl-tests: ${NT:-NOT FOUND (NCCL_TESTS_DIR=${NCCL_TESTS_DIR:-unset})}"
+INSP=""
+if (want slo || want ddp) && [ -f "${INSPECTOR_DIR:-/nonexistent}/Makefile" ]; then
+    rm -rf /tmp/gt-inspector && cp -r "$INSPECTOR_DIR" /tmp/gt-inspector &&
+        (cd /tmp/gt-inspector && timeout 300 make -j16 CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}") \
+            > "$W/inspector-build.log" 2>&1
+    INSP=$(find /tmp/gt-inspector -name 'libnccl-profiler-inspector*.so' | head -1)
+fi
+(want slo || want ddp) && echo "inspector: ${INSP:-NOT BUILT (INSPECTOR_DIR=${INSPECTOR_DIR:-unset})}"
+# Inspector's settings: verbose JSON dumps of every operation (rings larger
+# than any run here), its dump folder made before the ranks start
+insp_vars() { # DUMP_DIR
+    echo "NCCL_PROFILER_PLUGIN=$INSP NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_DIR=$1" \
+        "NCCL_INSPECTOR_DUMP_VERBOSE=1 NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS=500000" \
+        "NCCL_INSPECTOR_DUMP_COLL_RING_SIZE=65536 NCCL_INSPECTOR_DUMP_P2P_RING_SIZE=65536"
+}
 cat > "$W/rank.sh" <<'EOF'
 #!/bin/sh
 # one "host" per rank on the one GPU: NCCL then uses the network between them
@@ -96,7 +124,7 @@ nt() {
     shift 3
     local d=$W/$c
     rm -rf "$d"
-    mkdir -p "$d/rec"
+    mkdir -p "$d/rec" "$d/inspector"
     local left=$((BUDGET - ($(date +%s) - START)))
     if [ $left -lt 30 ]; then
         echo "skipped: the script's time budget (BUDGET=$BUDGET s) is spent" | tee "$d/stdout.txt"
@@ -131,15 +159,6 @@ else
         nt auto-ar-small all_reduce_perf "" -b 8 -e 65536 -f 2 -w 5 -n 20
         judge auto-ar-small counts --w 5 --n 20 --c 1 --func AllReduce --nranks 2
         step "auto all_reduce 8 B-64 KiB: counts exact per size, rank/nRanks from NCCL" $?
-        nt auto-ar-large all_reduce_perf "" -b 1M -e 64M -f 2 -w 5 -n 20
-        judge auto-ar-large counts p50 --w 5 --n 20 --c 1 --func AllReduce --nranks 2
-        step "auto all_reduce 1-64 MiB: counts exact, p50 within 10 % of nccl-tests' time" $?
-        for b in ${AUTO_BENCHES-all_gather reduce_scatter broadcast}; do
-            f=$(python3 -c "print({'all_gather':'AllGather','reduce_scatter':'ReduceScatter','broadcast':'Broadcast'}['$b'])")
-            nt auto-$b ${b}_perf "" -b 1M -e 16M -f 2 -w 5 -n 20
-            judge auto-$b counts p50 --w 5 --n 20 --c 1 --func "$f" --nranks 2
-            step "auto $b 1-16 MiB: counts exact, p50 within 10 %" $?
-        done
         grep -h "PROFILER\|rofiler" "$W"/auto-ar-small/nccl.*.log 2>/dev/null | sort | uniq -c |
             head -10 > "$W/auto-ar-small/nccl-profiler-lines.txt"
     fi
@@ -149,10 +168,29 @@ else
             --env-set "$SO"
         step "explicit NCCL_PROFILER_PLUGIN=<our library>: counts exact, p50 within 10 %" $?
     fi
-    if want kernel; then
-        nt kernel all_reduce_perf "GDRTRACE_COLL=kernel" -b 8 -e 64M -f 4 -w 5 -n 20
-        judge kernel counts p50 --w 5 --n 20 --c 1 --func AllReduce --nranks 2 --mode 2
-        step "GDRTRACE_COLL=kernel (KernelCh GPU times): counts exact, p50 within 10 % >= 1 MiB" $?
+    if want slo; then
+        # one command, three profilers: -w 5 -n 20 (and the check op) per size
+        args="-b 1M -e 64M -f 4 -w 5 -n 20"
+        jargs="--w 5 --n 20 --c 1 --nranks 2"
+        for b in $SLO_BENCHES; do
+            # shellcheck disable=SC2086
+            nt slo-$b-proxy ${b}_perf "" $args
+            # shellcheck disable=SC2086
+            judge slo-$b-proxy slo --bench $b $jargs --mode 1
+            step "slo $b 1-64 MiB (proxy): counts exact, mean within 5 % of nccl-tests' time" $?
+            if [ -z "$INSP" ]; then
+                step "slo $b (kernel): NVIDIA Inspector built (INSPECTOR_DIR=${INSPECTOR_DIR:-unset})" 1
+                continue
+            fi
+            # shellcheck disable=SC2086
+            nt slo-$b-kernel ${b}_perf "GDRTRACE_COLL=kernel" $args
+            # shellcheck disable=SC2086
+            nt slo-$b-inspector ${b}_perf "$(insp_vars "$W/slo-$b-inspector/inspector")" $args
+            # shellcheck disable=SC2086
+            judge slo-$b-kernel slo --bench $b $jargs --mode 2 --no-mean \
+                --inspector "$W/slo-$b-inspector"
+            step "slo $b 1-64 MiB (kernel): counts exact, p50 within 10 % of NVIDIA Inspector's" $?
+        done
     fi
     if want other; then
         rm -f "$W/other-prof.txt"
@@ -180,6 +218,32 @@ if want torch; then
     "$TOOL" summary --json "$d/rec" > "$d/summary.json" 2>&1
     judge torch torch --nranks 2
     step "PyTorch pg_multi (4 communicators): each communicator's operations under its commId" $?
+fi
+
+if want ddp; then
+    TNCCL=$(torch_nccl_dir)
+    for m in kernel inspector; do
+        d=$W/ddp-$m
+        rm -rf "$d"
+        mkdir -p "$d/rec" "$d/inspector"
+        vars="LD_LIBRARY_PATH=$TNCCL:${LD_LIBRARY_PATH:-} NCCL_NET_PLUGIN=$SO GDRTRACE_DIR=$d/rec"
+        [ $m = kernel ] && vars="$vars GDRTRACE_COLL=kernel"
+        [ $m = inspector ] && vars="$vars $(insp_vars "$d/inspector")"
+        if [ $m = inspector ] && [ -z "$INSP" ]; then
+            echo "no Inspector" > "$d/stdout.txt"
+            continue
+        fi
+        left=$((BUDGET - ($(date +%s) - START)))
+        [ $left -lt 30 ] && { echo "skipped: budget" > "$d/stdout.txt"; continue; }
+        [ $left -gt 240 ] && left=240
+        run_env "$d" "$left" warn "$vars" python3 tests/gpu/train_ddp.py run --out "$d/losses" \
+            --steps "${DDP_STEPS:-40}"
+        "$CS" "$d"/rec/*.rec > "$d/collstat.tsv" 2> "$d/collstat.err"
+        "$TOOL" summary "$d/rec" > "$d/summary.txt" 2>&1
+        "$TOOL" summary --json "$d/rec" > "$d/summary.json" 2>&1
+    done
+    judge ddp-kernel inspector-only --icase "$W/ddp-inspector" --nranks 2
+    step "PyTorch DDP (${DDP_STEPS:-40} steps, kernel): counts and p50 per cell as NVIDIA Inspector's" $?
 fi
 
 if [ -n "$NT" ]; then

@@ -9,6 +9,29 @@ folder (nccl-tests' stdout.txt, collstat.tsv of the recorders).
       in-place, each a sync op, N timed, C checks); rank/nRanks from NCCL;
       p50: for sizes >= 1 MiB the cell's p50 is within 10 % of nccl-tests'
       time (the mean of its out-of-place and in-place columns)
+  profiler_judge.py CASE slo --bench B --w W --n N --c C --nranks R [--mode M]
+        [--inspector ICASE] [--no-mean]
+      the collective SLO per function (docs/collectives.md): for each size
+      nccl-tests printed, per rank the cell count is exact (B's functions and
+      cells below); the mean over the ranks' timed operations (their summed
+      durations over their count) is within 5 % of nccl-tests' time (the mean
+      of its out-of-place and in-place columns: a mean against a mean); with
+      --inspector (mode kernel): our p50 (summary.json, ranks merged) within
+      10 % of the p50 of NVIDIA Inspector's operations in ICASE/inspector/
+      (the same command under Inspector) in the same cell; --no-mean leaves
+      the mean out (mode kernel times the GPU kernel, not what the
+      application waits for: only Inspector is its reference).  Functions: B
+      all_reduce AllReduce, all_gather AllGather, reduce_scatter
+      ReduceScatter, broadcast Broadcast, each at the size nccl-tests prints
+      (AllGather/ReduceScatter: the x nranks size; Inspector's per-rank size
+      x nranks); sendrecv Send and Recv at that size; alltoall Send and Recv
+      at size / nranks, one per peer, the self pair out-of-place only
+      (NCCL drops a copy onto itself in place): per rank
+      (R-1) x (W + 2(1+N+C)) + W + 1 + N + C
+  profiler_judge.py CASE inspector-only --icase ICASE [--min-ops K]
+      a job without nccl-tests' times (the DDP job): per (function, size)
+      cell with >= K operations (default 20) in Inspector's dumps, our count
+      (ranks summed) equals Inspector's and our p50 is within 10 % of its p50
   profiler_judge.py CASE absent --env-set TEXT [--other-marker FILE]
       no collective entry; the status section names NCCL_PROFILER_PLUGIN=TEXT;
       the other profiler's marker file has inits
@@ -22,6 +45,7 @@ Exit 0 pass, 1 fail; the reasons and tables on stdout.
 """
 import argparse
 import glob
+import json
 import math
 import os
 import statistics
@@ -80,11 +104,20 @@ def main():
     ap.add_argument("--prefix")
     ap.add_argument("--metric", default="time")
     ap.add_argument("--min-ratio", type=float, default=0.99)
+    ap.add_argument("--bench")
+    ap.add_argument("--inspector")
+    ap.add_argument("--icase")
+    ap.add_argument("--min-ops", type=int, default=20)
+    ap.add_argument("--no-mean", action="store_true")
     a = ap.parse_args()
     bad = []
 
     if "overhead" in a.checks:
         return overhead(a)
+    if "slo" in a.checks:
+        return slo(a)
+    if "inspector-only" in a.checks:
+        return inspector_only(a)
     files = collstat(a.case)
     rc_path = os.path.join(a.case, "rc")
     if os.path.exists(rc_path):
@@ -174,6 +207,163 @@ def main():
                     bad.append("%s: comm %s has no operations" % (fn, c["comm_id"]))
             if len(comms) < 4:
                 bad.append("%s: %d profiler communicators, want >= 4" % (fn, len(comms)))
+    for b in bad:
+        print("FAIL:", b)
+    print("PASS" if not bad else "FAILED (%d)" % len(bad))
+    return 1 if bad else 0
+
+
+BENCH_FUNCS = {
+    "all_reduce": ["AllReduce"], "all_gather": ["AllGather"],
+    "reduce_scatter": ["ReduceScatter"], "broadcast": ["Broadcast"],
+    "sendrecv": ["Send", "Recv"], "alltoall": ["Send", "Recv"],
+}
+
+
+def log2(b):
+    return int(math.log2(b)) if b > 1 else 0
+
+
+def inspector_ops(icase, nranks):
+    """NVIDIA Inspector's verbose dumps: {(function, cell log2): [exec us]},
+    AllGather/ReduceScatter sizes x nranks (Inspector's message size is per
+    rank), ranks together."""
+    out = {}
+    for fn in sorted(glob.glob(os.path.join(icase, "inspector", "*"))):
+        if os.path.isdir(fn):
+            continue
+        for ln in open(fn, errors="replace"):
+            try:
+                j = json.loads(ln)
+            except ValueError:
+                continue
+            if "coll_perf" in j:
+                c = j["coll_perf"]
+                f, size, t = c.get("coll"), c.get("coll_msg_size_bytes", 0), c.get("coll_exec_time_us")
+                n = j.get("header", {}).get("n_ranks", nranks)
+                if f in ("AllGather", "ReduceScatter"):
+                    size *= n
+            elif "p2p_perf" in j:
+                c = j["p2p_perf"]
+                f, size, t = c.get("p2p"), c.get("p2p_msg_size_bytes", 0), c.get("p2p_exec_time_us")
+            else:
+                continue
+            if f is None or t is None:
+                continue
+            out.setdefault((f, log2(size)), []).append(float(t))
+    return out
+
+
+def merged_cells(case):
+    """summary.json's communicators merged: {(function, log2): op}."""
+    try:
+        j = json.load(open(os.path.join(case, "summary.json")))
+    except (OSError, ValueError):
+        return {}
+    out = {}
+    for c in (j.get("collectives") or {}).get("communicators", []):
+        for o in c.get("operations", []):
+            out[(o["function"], o["size_log2"])] = o
+    return out
+
+
+def slo(a):
+    bad = []
+    funcs = BENCH_FUNCS.get(a.bench)
+    if not funcs:
+        print("FAIL: unknown --bench %s" % a.bench)
+        return 1
+    files = collstat(a.case)
+    rc_path = os.path.join(a.case, "rc")
+    if os.path.exists(rc_path):
+        print("job exit status:", open(rc_path).read().strip())
+    rs = rows(os.path.join(a.case, "stdout.txt"))
+    if not rs:
+        bad.append("no nccl-tests result rows in stdout.txt")
+    if len(files) != a.nranks:
+        bad.append("%d recorders, want %d" % (len(files), a.nranks))
+    per = a.w + 2 * (1 + a.n + a.c)
+    if a.bench == "alltoall":
+        per = (a.nranks - 1) * per + a.w + 1 + a.n + a.c
+    cells = {}  # (func, log2) -> [per-rank cell dicts]
+    for fn, e in sorted(files.items()):
+        comms = [c for c in e["comm"] if c.get("has_id") == "1"]
+        if len(comms) != 1:
+            bad.append("%s: %d profiler communicators, want 1" % (fn, len(comms)))
+            continue
+        c = comms[0]
+        if c["mode"] != a.mode:
+            bad.append("%s: mode %s, want %s" % (fn, c["mode"], a.mode))
+        for x in e["cell"]:
+            if x["comm_id"] == c["comm_id"]:
+                cells.setdefault((x["func"], int(x["log2"])), []).append(dict(x, rank=c["rank"]))
+    insp = inspector_ops(a.inspector, a.nranks) if a.inspector else None
+    if a.inspector and not insp:
+        bad.append("no Inspector operation in %s/inspector" % a.inspector)
+    ours = merged_cells(a.case) if a.inspector else {}
+    print("function\tsize\tcounts(want %d)\tmean_us\tnccl_tests_us\tratio%s" %
+          (per, "\tp50_us\tinspector_p50_us\tratio(n)" if insp is not None else ""))
+    for size, t_oop, t_ip, _, _ in rs:
+        nt = (t_oop + t_ip) / 2
+        k = log2(size // a.nranks if a.bench == "alltoall" else size)
+        for f in funcs:
+            xs = cells.get((f, k), [])
+            counts = [int(x["count"]) for x in xs]
+            timed = sum(int(x["timed"]) for x in xs)
+            total = sum(int(x["mean"]) * int(x["timed"]) for x in xs)
+            mean = total / timed / 1000.0 if timed else 0.0
+            ratio = mean / nt if nt > 0 else 0.0
+            line = "%s\t%d\t%s\t%.1f\t%.1f\t%.3f" % (f, size, ",".join(map(str, counts)) or "-",
+                                                  mean, nt, ratio)
+            if len(counts) != a.nranks or any(n != per for n in counts):
+                bad.append("%s %d: counts %s per rank, want %d on each of %d" %
+                           (f, size, counts, per, a.nranks))
+            if not a.no_mean and not (0.95 <= ratio <= 1.05):
+                bad.append("%s %d: mean %.1f us vs nccl-tests %.1f us (ratio %.3f, want 0.95-1.05)"
+                           % (f, size, mean, nt, ratio))
+            if insp is not None:
+                v = insp.get((f, k), [])
+                o = ours.get((f, k))
+                ip50 = statistics.median(v) if v else 0.0
+                p50 = o["p50_ns"] / 1000.0 if o else 0.0
+                r2 = p50 / ip50 if ip50 > 0 else 0.0
+                line += "\t%.1f\t%.1f\t%.3f(%d)" % (p50, ip50, r2, len(v))
+                if not (0.9 <= r2 <= 1.1):
+                    bad.append("%s %d: p50 %.1f us vs Inspector's %.1f us (ratio %.3f, want 0.9-1.1)"
+                               % (f, size, p50, ip50, r2))
+            print(line)
+    for b in bad:
+        print("FAIL:", b)
+    print("PASS" if not bad else "FAILED (%d)" % len(bad))
+    return 1 if bad else 0
+
+
+def inspector_only(a):
+    bad = []
+    insp = inspector_ops(a.icase, a.nranks)
+    ours = merged_cells(a.case)
+    if not insp:
+        bad.append("no Inspector operation in %s/inspector" % a.icase)
+    if not ours:
+        bad.append("no collective operation in %s/summary.json" % a.case)
+    print("function\tsize_log2\tcount\tinspector_count\tp50_us\tinspector_p50_us\tratio")
+    judged = 0
+    for (f, k), v in sorted(insp.items()):
+        o = ours.get((f, k))
+        cnt = o["count"] if o else 0
+        p50 = o["p50_ns"] / 1000.0 if o else 0.0
+        ip50 = statistics.median(v)
+        r = p50 / ip50 if ip50 > 0 else 0.0
+        print("%s\t%d\t%d\t%d\t%.1f\t%.1f\t%.3f" % (f, k, cnt, len(v), p50, ip50, r))
+        if len(v) < a.min_ops:
+            continue
+        judged += 1
+        if cnt != len(v):
+            bad.append("%s 2^%d: %d operations, Inspector %d" % (f, k, cnt, len(v)))
+        if not (0.9 <= r <= 1.1):
+            bad.append("%s 2^%d: p50 %.1f us vs Inspector's %.1f us (ratio %.3f)" % (f, k, p50, ip50, r))
+    if insp and not judged:
+        bad.append("no cell with >= %d Inspector operations" % a.min_ops)
     for b in bad:
         print("FAIL:", b)
     print("PASS" if not bad else "FAILED (%d)" % len(bad))
