@@ -15,13 +15,18 @@
  * tree) or in ../libexec/gdrtrace, ../../libexec/gdrtrace from it (an install
  * built for another PREFIX) — each from the folder NCCL loaded it from and
  * from the one its real file is in (a plugin-only folder holds a link).
- * Only a trusted file is started (trusted(): it and every folder above its
- * real path owned by root or this process's uid, writable by neither group
- * nor others — a folder may be when sticky, as /tmp: no one else can rename
- * the entry below it — as ld.so and sudo reason about secure paths): a plugin copied
- * into a world-writable tree must not start what another user put beside it
- * (CWE-426).  A candidate that exists but is not trusted is one WARN naming
- * it and why; the one started is said with where it was found.
+ * Only a trusted file is started, and the file started is the file checked
+ * (open_trusted(): the path walked one component at a time from "/" with
+ * openat(O_PATH|O_NOFOLLOW), every folder entered, every symbolic link
+ * crossed and the file owned by root or this process's uid, the folders and
+ * the file writable by neither group nor others — a folder may be when
+ * sticky, as /tmp: no one else can rename the entry below it — as ld.so and
+ * sudo reason about secure paths; then /proc/self/fd/N of the open file is
+ * spawned, never the name again): a plugin copied into a world-writable tree
+ * must not start what another user put beside it (CWE-426), nor what another
+ * user's link points at when the name is resolved a second time (CWE-367).
+ * A candidate that exists but is not trusted is one WARN naming what on its
+ * path is not, and whose; the one started is said with where it was found.
  *
  * A dead copier is sticky per generation: every later call of that
  * generation fails with the same line; a stop (last finalize) ends the
@@ -36,6 +41,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <poll.h>
+#include <pwd.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -86,72 +92,221 @@ static void mark_dead(const char *fmt, long a)
 
 /* ---- finding and starting the binary ------------------------------------- */
 
-static int executable(const char *p)
+/* "nobody (uid 65534)", or "uid 1234" when the uid has no name. */
+static void owner_name(uid_t uid, char *out, size_t n)
 {
-    return access(p, X_OK) == 0;
+    struct passwd pw, *res = NULL;
+    char buf[1024];
+    if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res && res->pw_name)
+        snprintf(out, n, "%s (uid %u)", res->pw_name, (unsigned)uid);
+    else
+        snprintf(out, n, "uid %u", (unsigned)uid);
 }
 
-/* 0 when the file p (an executable) and every folder above its real path
- * are owned by root or our uid and writable by neither group nor others
- * (a sticky folder excepted);
- * else an errno with why (the component, its owner and mode).  The walk is
- * over the resolved path, so no link can be swapped under a checked folder:
- * every folder on it is writable only by root or us. */
-static int trusted(const char *p, char *why, size_t whylen)
+/* 0 when what st describes (`name` in a folder already found trusted) may
+ * lie on the copier's path: owned by root or us, and writable by neither
+ * group nor others — a sticky folder (/tmp) excepted: no one else can
+ * rename or remove an entry below it, whose owner is checked next.  A
+ * symbolic link's own mode means nothing: only its owner counts (it is
+ * what the kernel's fs.protected_symlinks checks in a sticky folder). */
+static int entry_trusted(const struct stat *st, const char *name, char *why, size_t whylen)
 {
-    char real[PATH_MAX];
-    if (!realpath(p, real)) {
-        int e = errno;
-        snprintf(why, whylen, "%s: %s", p, strerror(e));
-        return e;
-    }
     uid_t me = geteuid();
-    for (;;) {
-        struct stat st;
-        if (lstat(real, &st) != 0) {
-            int e = errno;
-            snprintf(why, whylen, "%s: %s", real, strerror(e));
-            return e;
-        }
-        if (st.st_uid != 0 && st.st_uid != me) {
-            snprintf(why, whylen, "%s is owned by uid %u (neither root nor this job's uid %u)",
-                     real, (unsigned)st.st_uid, (unsigned)me);
-            return EPERM;
-        }
-        /* A sticky folder (/tmp) may be writable by others: they cannot
-         * rename or remove the entry below it, whose owner is checked next
-         * round.  The file itself, and any other folder, may not. */
-        if ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
-            !(S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX))) {
-            snprintf(why, whylen, "%s is writable by %s (mode %04o)", real,
-                     st.st_mode & S_IWOTH ? "others" : "its group", (unsigned)(st.st_mode & 07777));
-            return EPERM;
-        }
-        char *slash = strrchr(real, '/');
-        if (!slash || slash == real) {
-            if (slash && real[1]) { /* the top folder's parent: "/" */
-                real[1] = 0;
-                continue;
-            }
-            return 0;
-        }
-        *slash = 0;
+    if (st->st_uid != 0 && st->st_uid != me) {
+        char who[160];
+        owner_name(st->st_uid, who, sizeof(who));
+        snprintf(why, whylen, "%.3000s is %sowned by %s, neither root nor this job's uid %u", name,
+                 S_ISLNK(st->st_mode) ? "a symbolic link " : "", who, (unsigned)me);
+        return EPERM;
     }
+    if (!S_ISLNK(st->st_mode) && (st->st_mode & (S_IWGRP | S_IWOTH)) &&
+        !(S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX))) {
+        snprintf(why, whylen, "%.3000s is writable by %s (mode %04o)", name,
+                 st->st_mode & S_IWOTH ? "others" : "its group", (unsigned)(st->st_mode & 07777));
+        return EPERM;
+    }
+    return 0;
 }
 
-/* Whether the candidate p is the one to start: executable and trusted.  A
- * candidate that exists but is not trusted is said once per start. */
-static int usable(const char *p)
+#define MAX_LINKS 40 /* as the kernel's ELOOP */
+
+/* Opens the copier p as the kernel would resolve it, one component at a
+ * time from "/" (a relative p from the current folder's real path), each
+ * with openat(O_PATH|O_NOFOLLOW), a link read from its own fd and followed
+ * by this walk; every folder entered, every link crossed and the file
+ * itself must pass entry_trusted().  The file must be regular and
+ * executable.  Returns its O_PATH fd (close-on-exec, above GMC_FD), which
+ * is what start() executes: the file checked is the file that runs, and no
+ * name is resolved twice.  real gets the path the walk took (no link).
+ * On failure -1, errno and why: EPERM when something on the way is not
+ * trusted (the first one from "/", named), else the reason the file is not
+ * there or not executable (the walk goes on past an untrusted entry to tell
+ * an absent candidate, said nowhere, from a refused one). */
+static int open_trusted(const char *p, char *real, size_t realn, char *why, size_t whylen)
 {
-    if (!executable(p))
-        return 0;
-    char why[PATH_MAX + 128];
-    if (trusted(p, why, sizeof(why)) == 0)
-        return 1;
-    GT_WARN("gpumem: not starting %s: not trusted: %s (the copier, and every folder above it, "
-            "must be owned by root or this job's uid and writable by neither group nor others)",
+    char todo[2 * PATH_MAX], refused[PATH_MAX + 256] = "", name[NAME_MAX + 1];
+    char cwd[PATH_MAX];
+    if (p[0] == '/')
+        snprintf(todo, sizeof(todo), "%s", p);
+    else if (getcwd(cwd, sizeof(cwd)))
+        snprintf(todo, sizeof(todo), "%s/%s", cwd, p);
+    else {
+        int e = errno;
+        snprintf(why, whylen, "%.3000s: the current folder: %s", p, strerror(e));
+        errno = e;
+        return -1;
+    }
+    int cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), e = 0, links = 0;
+    struct stat st;
+    snprintf(real, realn, "/");
+    if (cur < 0 || fstat(cur, &st) != 0) {
+        e = errno;
+        snprintf(why, whylen, "/: %s", strerror(e));
+        goto fail;
+    }
+    entry_trusted(&st, "/", refused, sizeof(refused));
+    for (size_t pos = 0;;) {
+        while (todo[pos] == '/')
+            pos++;
+        if (!todo[pos])
+            break;
+        size_t len = strcspn(todo + pos, "/");
+        if (len > NAME_MAX) {
+            e = ENAMETOOLONG;
+            snprintf(why, whylen, "%.3000s: %s", p, strerror(e));
+            goto fail;
+        }
+        memcpy(name, todo + pos, len);
+        name[len] = 0;
+        pos += len;
+        if (!strcmp(name, "."))
+            continue;
+        int fd = openat(cur, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 || fstat(fd, &st) != 0) {
+            e = errno;
+            snprintf(why, whylen, "%.3000s%s%s: %s", real, real[1] ? "/" : "", name, strerror(e));
+            if (fd >= 0)
+                close(fd);
+            goto fail;
+        }
+        char shown[PATH_MAX + NAME_MAX + 2];
+        if (!strcmp(name, "..")) { /* the real parent: real is cur's path */
+            char *slash = strrchr(real, '/');
+            if (slash == real)
+                real[1] = 0; /* "/a" -> "/"; "/" stays */
+            else
+                *slash = 0;
+            snprintf(shown, sizeof(shown), "%s", real);
+        } else {
+            snprintf(shown, sizeof(shown), "%s%s%s", real, real[1] ? "/" : "", name);
+        }
+        if (!refused[0])
+            entry_trusted(&st, shown, refused, sizeof(refused));
+        if (S_ISLNK(st.st_mode)) {
+            /* Read from the link's own fd: the link checked is the one
+             * followed (a link's target never changes; only a rename
+             * swaps it, which the folder's checks guard). */
+            char tgt[PATH_MAX];
+            ssize_t n = readlinkat(fd, "", tgt, sizeof(tgt) - 1);
+            e = n < 0 ? errno : ++links > MAX_LINKS ? ELOOP : 0;
+            close(fd);
+            if (e) {
+                snprintf(why, whylen, "%.3000s: %s", shown, strerror(e));
+                goto fail;
+            }
+            tgt[n] = 0;
+            char rest[2 * PATH_MAX];
+            int w = snprintf(rest, sizeof(rest), "%s/%s", tgt, todo + pos);
+            if (w < 0 || (size_t)w >= sizeof(todo)) {
+                e = ENAMETOOLONG;
+                snprintf(why, whylen, "%.3000s: %s", shown, strerror(e));
+                goto fail;
+            }
+            memcpy(todo, rest, (size_t)w + 1);
+            pos = 0;
+            if (tgt[0] == '/') {
+                int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (root < 0) {
+                    e = errno;
+                    snprintf(why, whylen, "/: %s", strerror(e));
+                    goto fail;
+                }
+                close(cur);
+                cur = root;
+                snprintf(real, realn, "/");
+            }
+            continue;
+        }
+        snprintf(real, realn, "%s", shown);
+        close(cur);
+        cur = fd;
+    }
+    char exe[64];
+    snprintf(exe, sizeof(exe), "/proc/self/fd/%d", cur);
+    if (fstat(cur, &st) != 0) {
+        e = errno;
+        snprintf(why, whylen, "%.3000s: %s", real, strerror(e));
+        goto fail;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        e = S_ISDIR(st.st_mode) ? EISDIR : EACCES;
+        snprintf(why, whylen, "%.3000s: %s", real,
+                 e == EISDIR ? strerror(e) : "not a regular file");
+        goto fail;
+    }
+    /* Executable by us (access: the real uid, as the exec checks), or
+     * without /proc by its mode. */
+    if (access(exe, X_OK) != 0 && (errno != ENOENT || !(st.st_mode & 0111))) {
+        e = EACCES;
+        snprintf(why, whylen, "%.3000s: not executable", real);
+        goto fail;
+    }
+    if (refused[0]) {
+        e = EPERM;
+        snprintf(why, whylen, "%s", refused);
+        goto fail;
+    }
+    /* Not GMC_FD, which the copier's socket takes in the child before the
+     * exec resolves /proc/self/fd/N. */
+    int fd = fcntl(cur, F_DUPFD_CLOEXEC, GMC_FD + 1);
+    if (fd < 0) {
+        e = errno;
+        snprintf(why, whylen, "%.3000s: %s", real, strerror(e));
+        goto fail;
+    }
+    close(cur);
+    return fd;
+fail:
+    if (cur >= 0)
+        close(cur);
+    errno = e ? e : EIO;
+    return -1;
+}
+
+/* The copier's fd as a path start() can spawn: /proc/self/fd/N, which the
+ * child's exec resolves to the open file; without /proc, the path the walk
+ * proved (every folder on it trusted: no one else can swap a name on it). */
+static void exec_path(int fd, const char *real, char *out, size_t n)
+{
+    snprintf(out, n, "/proc/self/fd/%d", fd);
+    if (access(out, F_OK) != 0)
+        snprintf(out, n, "%s", real);
+}
+
+/* The candidate p, opened trusted (open_trusted): its fd, or -1.  One that
+ * exists but is not trusted is said once per start; one that is absent or
+ * not executable is passed over in silence. */
+static int usable(const char *p, char *real, size_t realn)
+{
+    char why[PATH_MAX + 256];
+    int fd = open_trusted(p, real, realn, why, sizeof(why));
+    if (fd >= 0 || errno != EPERM)
+        return fd;
+    GT_WARN("gpumem: not starting %s: not trusted: %s (the copier, every folder above it and every "
+            "symbolic link on the way must be owned by root or this job's uid, the file and the "
+            "folders writable by neither group nor others)",
             p, why);
-    return 0;
+    return -1;
 }
 
 /* The file this code was mapped from, as the kernel names it in
@@ -178,31 +333,35 @@ static int mapped_file(char *out, size_t n)
     return rc;
 }
 
-static int find_copier(char *path, size_t n, const char **from, char *why, size_t whylen)
+/* The copier to start: its path as found (said), *fd its O_PATH fd and
+ * real the path the trust walk took.  0, or an errno with why. */
+static int find_copier(char *path, size_t n, int *fd, char *real, size_t realn, const char **from,
+                       char *why, size_t whylen)
 {
     const char *env = gt_env_str("GDRTRACE_GPUMEM_COPIER");
     if (env && *env) {
         snprintf(path, n, "%s", env);
         *from = "GDRTRACE_GPUMEM_COPIER";
-        if (!executable(path)) {
-            snprintf(why, whylen, "GDRTRACE_GPUMEM_COPIER=%s is not an executable file: %s", env,
-                     strerror(errno));
-            return ENOENT;
-        }
-        char t[PATH_MAX + 128];
-        int rc = trusted(path, t, sizeof(t));
-        if (rc)
+        char t[PATH_MAX + 256];
+        *fd = open_trusted(path, real, realn, t, sizeof(t));
+        if (*fd >= 0)
+            return 0;
+        int rc = errno;
+        if (rc == EPERM)
             snprintf(why, whylen,
-                     "GDRTRACE_GPUMEM_COPIER=%s is not trusted: %s (it, and every folder above "
-                     "it, must be owned by root or this job's uid and writable by neither group "
-                     "nor others)",
+                     "GDRTRACE_GPUMEM_COPIER=%s is not trusted: %s (it, every folder above it and "
+                     "every symbolic link on the way must be owned by root or this job's uid, the "
+                     "file and the folders writable by neither group nor others)",
                      env, t);
+        else
+            snprintf(why, whylen, "GDRTRACE_GPUMEM_COPIER=%s is not an executable file: %s", env,
+                     t);
         return rc;
     }
     /* The path make compiled in first: an installed plugin finds its own. */
     snprintf(path, n, "%s/gdrtrace/%s", GT_LIBEXECDIR, COPIER_NAME);
     *from = "the compiled-in LIBEXECDIR";
-    if (usable(path))
+    if ((*fd = usable(path, real, realn)) >= 0)
         return 0;
     /* Beside the plugin (the build tree), then LIBEXECDIR relative to its
      * LIBDIR: PREFIX/lib or PREFIX/lib/<multiarch> (an install whose plugin
@@ -212,15 +371,15 @@ static int find_copier(char *path, size_t n, const char **from, char *why, size_
      * holds a symbolic link to the .so, not the copier. */
     Dl_info di;
     char dir[2][PATH_MAX] = {"", ""};
-    char real[PATH_MAX];
+    char mine[PATH_MAX];
     if (dladdr((void *)find_copier, &di) && di.dli_fname && strrchr(di.dli_fname, '/')) {
         snprintf(dir[0], sizeof(dir[0]), "%.*s", (int)(strrchr(di.dli_fname, '/') - di.dli_fname),
                  di.dli_fname);
-        if ((mapped_file(real, sizeof(real)) == 0 || realpath(di.dli_fname, real)) &&
-            strrchr(real, '/')) {
-            *strrchr(real, '/') = 0;
-            if (strcmp(real, dir[0]) != 0)
-                snprintf(dir[1], sizeof(dir[1]), "%s", real);
+        if ((mapped_file(mine, sizeof(mine)) == 0 || realpath(di.dli_fname, mine)) &&
+            strrchr(mine, '/')) {
+            *strrchr(mine, '/') = 0;
+            if (strcmp(mine, dir[0]) != 0)
+                snprintf(dir[1], sizeof(dir[1]), "%s", mine);
         }
     }
     static const char *const rel[] = {"", "/../libexec/gdrtrace", "/../../libexec/gdrtrace"};
@@ -228,7 +387,7 @@ static int find_copier(char *path, size_t n, const char **from, char *why, size_
     for (int d = 0; d < 2; d++)
         for (size_t i = 0; dir[d][0] && i < sizeof(rel) / sizeof(rel[0]); i++) {
             snprintf(path, n, "%s%s/%s", dir[d], rel[i], COPIER_NAME);
-            if (usable(path))
+            if ((*fd = usable(path, real, realn)) >= 0)
                 return 0;
         }
     snprintf(why, whylen,
@@ -338,15 +497,20 @@ static int start(char *why, size_t whylen)
     static int atfork;
     if (!atfork && pthread_atfork(NULL, NULL, forked_child) == 0)
         atfork = 1;
-    char path[600];
+    char path[600], real[PATH_MAX], exe[PATH_MAX];
     const char *from = "";
-    int rc = find_copier(path, sizeof(path), &from, why, whylen);
+    int xfd = -1;
+    int rc = find_copier(path, sizeof(path), &xfd, real, sizeof(real), &from, why, whylen);
     if (rc)
         return rc;
+    /* What runs is the file the walk checked: its fd, which the child's
+     * exec resolves before close-on-exec shuts it (the copier never has it). */
+    exec_path(xfd, real, exe, sizeof(exe));
     int sv[2] = {-1, -1}, rfd = -1;
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
         rc = errno;
         snprintf(why, whylen, "socketpair for the copier failed: %s", strerror(rc));
+        close(xfd);
         return rc;
     }
     if (sv[1] == GMC_FD) { /* dup2 onto itself would keep close-on-exec */
@@ -379,11 +543,13 @@ static int start(char *why, size_t whylen)
     posix_spawnattr_setsigdefault(&at, &all);
     char *argv[] = {COPIER_NAME, "--detach", NULL};
     pid_t mid = 0;
-    rc = posix_spawn(&mid, path, &fa, &at, argv, environ);
+    rc = posix_spawn(&mid, exe, &fa, &at, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     close(sv[1]);
     sv[1] = -1;
+    close(xfd);
+    xfd = -1;
     if (rc) {
         snprintf(why, whylen, "cannot start %s: %s", path, strerror(rc));
         goto err;
@@ -427,6 +593,8 @@ static int start(char *why, size_t whylen)
             (int)cl.pid, path, from, m.text[0] ? m.text : "the CPUs it inherited");
     return 0;
 err:
+    if (xfd >= 0)
+        close(xfd);
     if (r != MAP_FAILED)
         munmap(r, GMC_REGION_SIZE);
     if (rfd >= 0)

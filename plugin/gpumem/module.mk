@@ -33,6 +33,16 @@ test_gpumem_copier_SRCS = tests/unit/test_gpumem_copier.c $(GPUMEM_SRCS) $(SOCK_
                           $(OOB_SRCS) $(REG_SRCS) $(DL_SRCS) $(BASE_SRCS)
 test_gpumem_copier_LIBS := -ldl -lpthread -lcmocka
 
+# The copier's start many times over, a spy copier and a link flipper, for
+# the link and link-flip cases of tests/harness/copier-trust.sh.
+COPIER_RACE := $(BUILD)/tests/copier_race
+$(COPIER_RACE): $(call obj,tests/harness/copier_race.c plugin/gpumem/copier_client.c \
+                           $(DL_SRCS) $(BASE_SRCS))
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)
+	$(Q)$(CC) -o $@ $^ $(LDFLAGS) -ldl -lpthread
+tests: $(COPIER_RACE)
+
 # The judging half of tests/gpu/gpumem.sh (GPU machine only), on canned runs.
 TEST_SCRIPTS += tests/gpu/test-gpumem-judge.sh
 

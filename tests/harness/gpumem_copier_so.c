@@ -12,10 +12,11 @@
  * too to allocate the cuMem "device memory" (the loader hands back the copy
  * the plugin loads).  Exit 0 pass, 1 fail.
  *
- * With arguments PLUGIN PLANTED (tests/harness/copier-trust.sh): loads the
- * plugin file PLUGIN as it is (a copy in another user's tree) and checks that
- * the copier PLANTED, found beside it but not trusted, is named in a WARN and
- * never started: a registration either fails or runs in another copier.
+ * With arguments PLUGIN PLANTED WHY (tests/harness/copier-trust.sh): loads
+ * the plugin file PLUGIN as it is (a copy in another user's tree) and checks
+ * that the copier PLANTED, found beside it but not trusted, is named in a
+ * WARN saying WHY and never started: a registration either fails or runs in
+ * another copier.  With PLUGIN +PATH: the trusted PATH must be started.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -54,7 +55,7 @@ static int wait_pair(const ncclNet_v10_t *n, void *s, void *r, int *rsize)
 
 int main(int argc, char **argv)
 {
-    const char *planted = argc == 3 ? argv[2] : NULL;
+    const char *planted = argc >= 3 ? argv[2] : NULL, *warned_why = argc >= 4 ? argv[3] : NULL;
     setvbuf(stdout, NULL, _IOLBF, 0);
     char self[PATH_MAX], lib[PATH_MAX + 32], so[PATH_MAX + 48], copier[PATH_MAX + 48];
     ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -140,11 +141,11 @@ int main(int argc, char **argv)
     if (planted) {
         int ok =
             n->regMr(sc, (void *)(uintptr_t)gpu[0], N, NCCL_PTR_CUDA, &mh[0][0]) == ncclSuccess;
-        char warned[PATH_MAX + 64];
-        snprintf(warned, sizeof(warned), "not trusted: %s is owned by uid", planted);
+        char warned[2 * PATH_MAX + 64];
+        snprintf(warned, sizeof(warned), "gpumem: not starting %s: not trusted: %s", planted,
+                 warned_why ? warned_why : "");
         pthread_mutex_lock(&said_lock);
-        CHECK(strstr(said, "gpumem: not starting ") && strstr(said, warned),
-              "no WARN 'not starting … %s…': %s", warned, said);
+        CHECK(strstr(said, warned), "no WARN '%s…': %s", warned, said);
         CHECK(!strstr(said, "found through the plugin's folder"),
               "a copier found beside the plugin copy was started: %s", said);
         pthread_mutex_unlock(&said_lock);
