@@ -119,7 +119,7 @@ cp "$root/build/asan/vm/gt_ib_vmtest" "$r/gt/bin/gt_ib_vmtest_asan"
 copy_libs "$root/build/asan/vm/gt_ib_vmtest"
 for b in "$build/vm/gt_ib_vmtest" "$build/vm/gt_dmabuf_plugin" "$build/vm/gt_gpumem_vgem" \
     "$build/tests/libfakecuda.so" "$build/gdrtrace" "$build/libnccl-net-gdrtrace.so" \
-    "$build/gdrtrace-gpumem-copier" \
+    "$build/gdrtrace-gpumem-copier" "$build/gdrtrace-conform" \
     "$build/harness/harness"; do
     [ -f "$b" ] || continue
     # Without debug info: the initramfs is packed on every run.
