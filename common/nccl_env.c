@@ -354,8 +354,6 @@ static const struct {
     const char *same;
     const char *instead;
 } unhonored[] = {
-    {"ib", "NCCL_IB_FIFO_TC", NULL,
-     "the clear-to-send writes use the traffic class of the data (NCCL_IB_TC)"},
     {"ib", "NCCL_IB_USE_INLINE", "0", "no work request is posted inline"},
     {"ib", "NCCL_IB_MERGE_NICS", "0", "each port is its own device; ports are never merged"},
     {"ib", "NCCL_IB_RESILIENCY_PORT_FAILOVER", "0",

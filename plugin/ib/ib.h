@@ -27,6 +27,8 @@
 #define GT_IB_MAGIC 0x47544942u /* "GTIB" */
 #define GT_IB_WIRE_VERSION 3    /* 3: NCCL's per-message protocol (size in the immediate) */
 #define GT_IB_MAX_QPS 16
+/* The first NCCL that sorts its IB devices by PCI id (NCCL_IB_DEVICE_PCI_ORDER). */
+#define GT_IB_NCCL_PCI_ORDER 22907
 #define GT_IB_MAX_RECVS 8
 #define GT_IB_MAX_DEVS 32
 #define GT_IB_DEAD_MAX 64
@@ -44,7 +46,7 @@ struct gt_ib_dev {
     int speed_mbps;
     int max_qp;
     int max_qp_wr;
-    uint64_t guid;      /* host order: the device's sys_image_guid, as NCCL's */
+    uint64_t guid;      /* the device's sys_image_guid as verbs gives it (unswapped), as NCCL's */
     int ar;             /* adaptive routing in use on this port (gt_ib_params.ar, link layer) */
     char pci_path[512]; /* as NCCL's: function (and VF) digits 0 */
     char full_pci_path[512]; /* the device's real path; "" for soft devices */
@@ -145,11 +147,14 @@ struct gt_ib_params {
     long ar_threshold; /* NCCL_IB_AR_THRESHOLD, default 8192 bytes */
     int flush_disable; /* NCCL_GDR_FLUSH_DISABLE: 1 skips the flush READ (0) */
     int merge_vfs;     /* NCCL_IB_MERGE_VFS: VFs share their device's PCI path (1) */
-    int pci_order;     /* NCCL_IB_DEVICE_PCI_ORDER: devices sorted by PCI id (1) */
+    int pci_order;     /* NCCL_IB_DEVICE_PCI_ORDER: devices sorted by PCI id (1); 0 under an
+                          NCCL older than 2.29.7, which lists them in the verbs order */
+    int fifo_tc;       /* NCCL_IB_FIFO_TC: the clear-to-send writes' class (-1: the data's) */
+    int nccl_version;  /* the loading NCCL's ncclGetVersion (22803 = 2.28.3); 0 unknown */
     int ece;           /* NCCL_IB_ECE_ENABLE: negotiate ECE where supported (1) */
     int query_speed;   /* NCCL_IB_QUERY_PORT_SPEED: ibv_query_port_speed first (1) */
     struct gt_setting s_hca, s_timeout, s_retry, s_pkey, s_qps, s_sl, s_tc, s_split, s_ar, s_art,
-        s_flush, s_mvfs, s_order, s_ece, s_qspeed;
+        s_flush, s_mvfs, s_order, s_ece, s_qspeed, s_fifo_tc;
 };
 extern struct gt_ib_params gt_ib_params;
 /*! gt_ib_params_read() : reads them all (warn: one WARN per invalid value)

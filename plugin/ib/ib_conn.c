@@ -143,7 +143,12 @@ static int qp_connect(struct ib_comm *c, struct ibv_qp *qp, uint32_t lpsn, uint3
     a.rq_psn = rpsn;
     a.max_dest_rd_atomic = 1;
     a.min_rnr_timer = 12;
-    gt_ib_fill_ah(d, w->gid, le16toh(w->lid), c->sl, c->tc, &a.ah_attr);
+    /* NCCL_IB_FIFO_TC: the receiver's data QPs carry only its clear-to-send
+     * writes, which NCCL gives their own class (RoCE); never the flush QP */
+    int tc = c->kind == COMM_RECV && qp != c->flush_qp && gt_ib_params.fifo_tc >= 0
+                 ? gt_ib_params.fifo_tc
+                 : c->tc;
+    gt_ib_fill_ah(d, w->gid, le16toh(w->lid), c->sl, tc, &a.ah_attr);
     int rc = gt_ibv.modify_qp(qp, &a,
                               IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
                                   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);

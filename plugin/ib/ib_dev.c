@@ -8,6 +8,7 @@
  * gt_ib_devices_open() and torn down by the matching last close; readers in
  * between use it without locks (it does not change).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -343,16 +344,30 @@ int gt_ib_pick_gid(struct ibv_context *ctx, const char *dev, int port, int link_
     return best;
 }
 
+/* The version of the NCCL that loaded us (NCCL_VERSION_CODE, 22803 for
+ * 2.28.3), from libnccl's own ncclGetVersion in the process; 0 when there
+ * is none (another loader, a static NCCL). */
+static int nccl_version(void)
+{
+    int (*get)(int *) = (int (*)(int *))dlsym(RTLD_DEFAULT, "ncclGetVersion");
+    int v = 0;
+    if (!get || get(&v) != 0 || v < 10000)
+        return 0;
+    return v;
+}
+
 void gt_ib_params_read(struct gt_ib_params *p, int warn)
 {
     memset(p, 0, sizeof(*p));
+    p->nccl_version = nccl_version();
     const char *hca = gt_nccl_str(&p->s_hca, "NCCL_IB_HCA", "GDRTRACE_IB_HCA");
     snprintf(p->hca, sizeof(p->hca), "%s", hca ? hca : "");
     if (!hca)
         snprintf(p->s_hca.value, sizeof(p->s_hca.value), "every active port");
     gt_ib_gid_rules_read(&p->gid, warn);
+    /* 0 is the verbs "no timeout", which NCCL passes on as it is */
     p->timeout =
-        (int)gt_nccl_long(&p->s_timeout, "NCCL_IB_TIMEOUT", "GDRTRACE_IB_TIMEOUT", 20, 1, 31, warn);
+        (int)gt_nccl_long(&p->s_timeout, "NCCL_IB_TIMEOUT", "GDRTRACE_IB_TIMEOUT", 20, 0, 31, warn);
     p->retry_cnt =
         (int)gt_nccl_long(&p->s_retry, "NCCL_IB_RETRY_CNT", "GDRTRACE_IB_RETRY_CNT", 7, 0, 7, warn);
     p->pkey = (int)gt_nccl_long(&p->s_pkey, "NCCL_IB_PKEY", NULL, 0, 0, 65535, warn);
@@ -368,6 +383,9 @@ void gt_ib_params_read(struct gt_ib_params *p, int warn)
     }
     p->sl = (int)gt_nccl_long(&p->s_sl, "NCCL_IB_SL", "GDRTRACE_IB_SL", -1, -1, 15, warn);
     p->tc = (int)gt_nccl_long(&p->s_tc, "NCCL_IB_TC", "GDRTRACE_IB_TC", -1, -1, 255, warn);
+    p->fifo_tc = (int)gt_nccl_long(&p->s_fifo_tc, "NCCL_IB_FIFO_TC", NULL, -1, -1, 255, warn);
+    if (p->fifo_tc < 0)
+        snprintf(p->s_fifo_tc.value, sizeof(p->s_fifo_tc.value), "the data's traffic class");
     p->split = (int)gt_nccl_long(&p->s_split, "NCCL_IB_SPLIT_DATA_ON_QPS", NULL, 0, 0, 1, warn);
     p->ar = (int)gt_nccl_long(&p->s_ar, "NCCL_IB_ADAPTIVE_ROUTING", NULL, -2, -2147483647L - 1,
                               2147483647L, warn);
@@ -381,6 +399,13 @@ void gt_ib_params_read(struct gt_ib_params *p, int warn)
                                 2147483647L, warn) != 0;
     p->pci_order = gt_nccl_long(&p->s_order, "NCCL_IB_DEVICE_PCI_ORDER", NULL, 1, -2147483647L - 1,
                                 2147483647L, warn) != 0;
+    if (p->nccl_version > 0 && p->nccl_version < GT_IB_NCCL_PCI_ORDER) {
+        /* NCCL before 2.29.7 lists the devices in the verbs order and has
+         * no such variable: its device indices and realPorts are ours. */
+        p->pci_order = 0;
+        snprintf(p->s_order.value, sizeof(p->s_order.value), "0 (NCCL %d.%d.%d: verbs order)",
+                 p->nccl_version / 10000, p->nccl_version / 100 % 100, p->nccl_version % 100);
+    }
     p->query_speed = gt_nccl_long(&p->s_qspeed, "NCCL_IB_QUERY_PORT_SPEED", NULL, 1,
                                   -2147483647L - 1, 2147483647L, warn) != 0;
     p->ece = gt_nccl_long(&p->s_ece, "NCCL_IB_ECE_ENABLE", NULL, 1, -2147483647L - 1, 2147483647L,
@@ -395,7 +420,7 @@ void gt_ib_params_read(struct gt_ib_params *p, int warn)
         &p->s_hca,     &p->gid.s_index, &p->gid.s_version, &p->gid.s_family, &p->gid.s_range,
         &p->s_timeout, &p->s_retry,     &p->s_pkey,        &p->s_qps,        &p->s_sl,
         &p->s_tc,      &p->s_split,     &p->s_ar,          &p->s_art,        &p->s_flush,
-        &p->s_mvfs,    &p->s_order,     &p->s_ece,         &p->s_qspeed};
+        &p->s_mvfs,    &p->s_order,     &p->s_ece,         &p->s_qspeed,     &p->s_fifo_tc};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         gt_nccl_note(all[i]);
 }
@@ -566,8 +591,9 @@ static int open_all(void)
             d->max_qp_wr = da.max_qp_wr;
             /* NCCL's: the system image GUID (one per adapter, shared by
              * its ports and functions), which NCCL's topology uses to
-             * find ports of one NIC. */
-            d->guid = be64toh(da.sys_image_guid);
+             * find ports of one NIC, stored as verbs gives it (big-endian
+             * bytes, unswapped: NCCL's topology prints that value). */
+            d->guid = da.sys_image_guid;
             d->ar = gt_ib_params.ar == -2 ? pa.link_layer == IBV_LINK_LAYER_INFINIBAND
                                           : gt_ib_params.ar;
             fill_pci_path(d);

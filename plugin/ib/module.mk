@@ -13,7 +13,7 @@ PLUGIN_SRCS += $(IB_SRCS)
 
 TESTS += test_ib_dev
 test_ib_dev_SRCS = tests/unit/test_ib_dev.c $(IB_SRCS) $(OOB_SRCS) $(REG_SRCS) $(DL_SRCS) $(BASE_SRCS)
-test_ib_dev_LIBS := -ldl -lpthread -lcmocka
+test_ib_dev_LIBS := -ldl -lpthread -lcmocka -rdynamic
 
 # Connection setup over loopback TCP with fake verbs: stray connections.
 TESTS += test_ib_conn

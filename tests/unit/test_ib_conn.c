@@ -38,6 +38,7 @@
 static struct {
     int creates, inits, rtrs, rtss;
     int pkey_index, sl, tc, is_global, timeout, retry_cnt, rnr_retry;
+    int tc_count[256]; /* RTRs per traffic class */
 } seen;
 static uint32_t next_qpn = 100;
 static struct ibv_cq *fake_create_cq(struct ibv_context *c, int cqe, void *ctx,
@@ -83,6 +84,7 @@ static int fake_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
         seen.rtrs++;
         seen.sl = a->ah_attr.sl;
         seen.tc = a->ah_attr.grh.traffic_class;
+        seen.tc_count[a->ah_attr.grh.traffic_class]++;
         seen.is_global = a->ah_attr.is_global;
     } else if (a->qp_state == IBV_QPS_RTS && (mask & IBV_QP_TIMEOUT)) {
         seen.rtss++;
@@ -431,6 +433,47 @@ static void nccl_settings_reach_qps(void **state)
     assert_int_equal(seen.retry_cnt, 7);
 }
 
+/* NCCL_IB_FIFO_TC: the receiver's data QPs, which send only its
+ * clear-to-send writes, get that class (RoCE); the sender's QPs and the
+ * receiver's flush QP keep the data's (NCCL's ncclIbRtrQp fifoTc). And
+ * NCCL_IB_TIMEOUT=0 (verbs: no timeout) reaches the QPs as NCCL passes it. */
+static void fifo_tc_and_timeout_zero(void **state)
+{
+    (void)state;
+    setenv("NCCL_IB_TC", "106", 1);
+    setenv("NCCL_IB_FIFO_TC", "50", 1);
+    setenv("NCCL_IB_TIMEOUT", "0", 1);
+    const char *qps[] = {"1", "4"};
+    for (int k = 0; k < 2; k++) {
+        setenv("NCCL_IB_QPS_PER_CONNECTION", qps[k], 1);
+        gt_ib_params_read(&gt_ib_params, 1);
+        assert_int_equal(gt_ib_params.s_timeout.source, GT_SRC_NCCL);
+        memset(&seen, 0, sizeof(seen));
+        char handle[GT_NET_HANDLE_MAXSIZE];
+        void *lc = listen_on(handle);
+        real_peer_completes(lc, handle);
+        gt_ib_ops.close_listen(lc);
+        int n = atoi(qps[k]);
+        assert_int_equal(seen.rtrs, 2 * n + 1);
+        assert_int_equal(seen.tc_count[50], n);      /* the receiver's data QPs */
+        assert_int_equal(seen.tc_count[106], n + 1); /* the sender's, the flush QP */
+        assert_int_equal(seen.timeout, 0);
+    }
+    unsetenv("NCCL_IB_FIFO_TC"); /* unset: the data's class everywhere */
+    setenv("NCCL_IB_QPS_PER_CONNECTION", "1", 1);
+    gt_ib_params_read(&gt_ib_params, 1);
+    memset(&seen, 0, sizeof(seen));
+    char handle[GT_NET_HANDLE_MAXSIZE];
+    void *lc = listen_on(handle);
+    real_peer_completes(lc, handle);
+    gt_ib_ops.close_listen(lc);
+    assert_int_equal(seen.tc_count[106], 3);
+    unsetenv("NCCL_IB_TC");
+    unsetenv("NCCL_IB_TIMEOUT");
+    unsetenv("NCCL_IB_QPS_PER_CONNECTION");
+    gt_ib_params_read(&gt_ib_params, 1);
+}
+
 /* ECE as NCCL negotiates it: the acceptor sets the connector's ECE on each
  * of its QPs, the connector then the reduced one the acceptor's device
  * accepted (here: the acceptor QP's own); NCCL_IB_ECE_ENABLE=0, or a
@@ -489,6 +532,7 @@ int main(void)
         cmocka_unit_test(many_idle_connections),
         cmocka_unit_test(authenticated_peer_stalls),
         cmocka_unit_test(nccl_settings_reach_qps),
+        cmocka_unit_test(fifo_tc_and_timeout_zero),
         cmocka_unit_test(ece_negotiated),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -538,6 +538,18 @@ static void fork_init_once_before_devices(void **state)
     gt_ibv_reset();
 }
 
+/* libnccl's ncclGetVersion, as the process NCCL loaded us in exports it
+ * (this test links with -rdynamic); 0: no NCCL in the process. */
+static int fake_nccl_version;
+__attribute__((visibility("default"))) int ncclGetVersion(int *v);
+int ncclGetVersion(int *v)
+{
+    if (!fake_nccl_version)
+        return 1;
+    *v = fake_nccl_version;
+    return 0;
+}
+
 /* ---- topology inputs from a fake sysfs tree ---------------------------- */
 
 /* Five devices as a host with a dual-function NIC, a VF, another NIC and a
@@ -641,24 +653,46 @@ static void topology_as_nccl(void **state)
     gt_ibv.query_port = topo_query_port;
     static const struct {
         const char *merge_vfs, *order;
+        int nccl; /* the loading NCCL's version code; 0 none */
         const char *name[NTOPO], *path[NTOPO];
         int port[NTOPO];
     } want[] = {
         {NULL,
          NULL, /* NCCL's defaults */
+         0,
          {"mlx5_0", "mlx5_1", "mlx5_4", "mlx5_3", "rxe0"},
          {"0000:3b:00.0", "0000:3b:00.0", "0000:3b:00.0", "0000:86:00.0", "rxe0"},
          {1, 2, 3, 1, 1}},
         {"0",
          NULL, /* VFs keep their device digits: a PCI device of their own */
+         0,
          {"mlx5_0", "mlx5_1", "mlx5_4", "mlx5_3", "rxe0"},
          {"0000:3b:00.0", "0000:3b:00.0", "0000:3b:01.0", "0000:86:00.0", "rxe0"},
          {1, 2, 1, 1, 1}},
         {NULL,
          "0", /* the verbs order */
+         0,
          {"mlx5_3", "mlx5_1", "mlx5_0", "mlx5_4", "rxe0"},
          {"0000:86:00.0", "0000:3b:00.0", "0000:3b:00.0", "0000:3b:00.0", "rxe0"},
          {1, 1, 2, 3, 1}},
+        {NULL,
+         NULL, /* NCCL 2.28.3 (and 2.29.3): no sorting, realPort in the verbs order */
+         22803,
+         {"mlx5_3", "mlx5_1", "mlx5_0", "mlx5_4", "rxe0"},
+         {"0000:86:00.0", "0000:3b:00.0", "0000:3b:00.0", "0000:3b:00.0", "rxe0"},
+         {1, 1, 2, 3, 1}},
+        {NULL,
+         "1", /* ... which has no NCCL_IB_DEVICE_PCI_ORDER to ask for it */
+         22903,
+         {"mlx5_3", "mlx5_1", "mlx5_0", "mlx5_4", "rxe0"},
+         {"0000:86:00.0", "0000:3b:00.0", "0000:3b:00.0", "0000:3b:00.0", "rxe0"},
+         {1, 1, 2, 3, 1}},
+        {NULL,
+         NULL, /* NCCL 2.29.7, the first that sorts */
+         22907,
+         {"mlx5_0", "mlx5_1", "mlx5_4", "mlx5_3", "rxe0"},
+         {"0000:3b:00.0", "0000:3b:00.0", "0000:3b:00.0", "0000:86:00.0", "rxe0"},
+         {1, 2, 3, 1, 1}},
     };
     for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
         if (want[k].merge_vfs)
@@ -669,6 +703,7 @@ static void topology_as_nccl(void **state)
             setenv("NCCL_IB_DEVICE_PCI_ORDER", want[k].order, 1);
         else
             unsetenv("NCCL_IB_DEVICE_PCI_ORDER");
+        fake_nccl_version = want[k].nccl;
         void *ctx = NULL;
         assert_int_equal(gt_ib_ops.init(&ctx, 0, 0, NULL, NULL, NULL), GT_OK);
         int n = 0;
@@ -685,13 +720,15 @@ static void topology_as_nccl(void **state)
             int t = 0;
             while (strcmp(topo[t].name, p.name) != 0)
                 t++;
-            assert_int_equal(p.guid, topo[t].guid); /* sys_image_guid */
+            /* sys_image_guid as verbs gives it, as NCCL stores it */
+            assert_int_equal(p.guid, htobe64(topo[t].guid));
             /* NDR x4, except active_speed_ex (XDR) over EDR, and HDR x4 */
             int speed = topo[t].speed_ex ? 800000 : topo[t].speed == 64 ? 200000 : 400000;
             assert_int_equal(p.speed_mbps, speed);
         }
         assert_int_equal(gt_ib_ops.finalize(ctx), GT_OK);
     }
+    fake_nccl_version = 0;
     unsetenv("NCCL_IB_MERGE_VFS");
     unsetenv("NCCL_IB_DEVICE_PCI_ORDER");
     /* NCCL asks ibv_query_port_speed first where libibverbs has it (and

@@ -258,14 +258,15 @@ static void unhonored_warn_once(void **state)
     (void)state;
     assert_int_equal(gt_nccl_warn_unhonored("ib"), 0);
     assert_int_equal(g_warns, 0);
-    setenv("NCCL_IB_FIFO_TC", "106", 1);
-    setenv("NCCL_IB_USE_INLINE", "0", 1);   /* what we do anyway */
+    setenv("NCCL_IB_FIFO_TC", "106", 1); /* honored (ib_conn.c): no WARN */
+    setenv("NCCL_IB_USE_INLINE", "1", 1);
     setenv("NCCL_IB_MERGE_NICS", "0", 1);   /* what we do anyway */
     setenv("NCCL_SOCKET_NTHREADS", "4", 1); /* sock's, not ib's */
-    assert_int_equal(gt_nccl_warn_unhonored("ib"), 3);
+    assert_int_equal(gt_nccl_warn_unhonored("ib"), 2);
     assert_int_equal(g_warns, 1);
-    assert_non_null(strstr(g_last, "NCCL_IB_FIFO_TC='106'"));
-    assert_non_null(strstr(g_last, "traffic class"));
+    assert_non_null(strstr(g_last, "NCCL_IB_USE_INLINE='1'"));
+    assert_non_null(strstr(g_last, "inline"));
+    assert_null(strstr(g_last, "NCCL_IB_FIFO_TC"));
     gt_nccl_warn_unhonored("ib");
     assert_int_equal(g_warns, 1); /* once per process */
     setenv("NCCL_IB_MERGE_NICS", "1", 1);
