@@ -85,15 +85,19 @@ if [ -n "$ARCH" ]; then
     [ -e "$out" ] && out="$dest/$NODE.$(date +%s).$$.zst" # a requeued job's second run
     msg=$(run dump -o "$out" "${recs[@]}" 2>&1)
     rc=$?
-    # 2: some input unreadable, the rest archived (prune keeps unreadable files anyway)
-    if [ $rc != 0 ] && [ $rc != 2 ]; then
+    # 2: some input unreadable, the rest archived (prune keeps unreadable files anyway);
+    # 3: none of them a readable recorder of this job's owner: no archive (never an empty one)
+    if [ $rc = 3 ]; then
+        log "nothing to archive: $msg"
+    elif [ $rc != 0 ] && [ $rc != 2 ]; then
         log "dump to $out failed (exit $rc): $msg; recorders kept in $DIR"
         exit 0
+    else
+        log "archived: $msg"
     fi
-    log "archived: $msg"
     # Root made them 0700/0600: the job's owner gets them, so that its user
     # can run the `gdrtrace verdict` docs/operations.md suggests.
-    if [ -n "${SLURM_JOB_UID:-}" ] && [ "$(id -u)" = 0 ]; then
+    if [ $rc != 3 ] && [ -n "${SLURM_JOB_UID:-}" ] && [ "$(id -u)" = 0 ]; then
         chown "$SLURM_JOB_UID${SLURM_JOB_GID:+:$SLURM_JOB_GID}" -- "$dest" "$out" 2>/dev/null ||
             log "cannot give $dest to uid $SLURM_JOB_UID: only root can read it"
     fi

@@ -100,10 +100,10 @@ if [ -x "$BUILD/harness/harness" ]; then
     mkdir -p "$T/run-shm"
     job="harness --abi 12 --data-only --iters 4 --max-size 256K"
     {
-        echo "\$ gdrtrace run --dir job42 -- $job"
+        echo "\$ gdrtrace run --full --dir job42 -- $job"
         (cd "$T" && env -u NCCL_NET_PLUGIN -u NCCL_DEBUG GDRTRACE_DIR="$T/run-shm" SLURM_JOB_ID=42 \
-            SLURM_PROCID=0 "$OLDPWD/$G" run --dir job42 -- "$OLDPWD/$BUILD/harness/"$job 2>&1 |
-            grep -v -e '^\[v12' -e '^harness: '
+            SLURM_PROCID=0 "$OLDPWD/$G" run --full --dir job42 -- "$OLDPWD/$BUILD/harness/"$job 2>&1 |
+            grep -v -e '^\[v12' -e '^harness: ' -e 'NCCL_PROFILER_PLUGIN left unset'
             echo "[exit ${PIPESTATUS[0]}]")
     } | sed "s|$T/||g; s|$PWD/||g" >"$D/harness-gdrtrace-run.txt"
 fi

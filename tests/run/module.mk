@@ -6,6 +6,8 @@ TEST_SCRIPTS += tests/run/test-run.sh
 TEST_SCRIPTS += tests/run/test-run-trust.sh
 # 64 ranks as mpirun and srun start them: one line per rank, exit codes collected
 TEST_SCRIPTS += tests/run/test-run-launcher.sh
+# the command's whole process tree waited for; no empty archive (dump, run)
+TEST_SCRIPTS += tests/run/test-run-tree.sh
 # what run leaves in GDRTRACE_DIR (--keep, SIGKILL) found by ls, cleaned by prune
 TEST_SCRIPTS += tests/run/test-run-leftovers.sh
 # NCCL_PROFILER_PLUGIN: set for an NCCL older than 2.28.3 only, the job's kept

@@ -7,14 +7,19 @@
 # is a stand-in that writes a fixture recorder (DIRECT-DMABUF; rank 17's
 # fell back) and an NCCL log into the private folder; rank 33's fails (3).
 # Checks:
-#  * one line per rank (rank, host, verdict, exit, archive), the full
-#    verdict only for the ranks whose exit is not 0, no per-rank notes:
-#    the log grows by one line per rank, not by a block;
-#  * the exit codes a launcher collects: 0, 20 (rank 17, --expect dmabuf),
-#    3 (rank 33's own failure); with --command-status 0 for rank 17 too
-#    (its verdict still printed in full);
+#  * one line per rank (rank, host, verdict, exit, archive) whatever the
+#    verdict or the exit, no verdict block, no per-rank notes: the log grows
+#    by one line per rank (the details are in the rank's archive);
+#  * the exit codes a launcher collects: by default (no --expect) the
+#    command's: 0, and 3 for rank 33's own failure, so an OpenMPI-like
+#    launcher that ends the job at the first non-zero rank ends it only for
+#    a command that failed; with --expect dmabuf (a gate) 20 for rank 17;
+#    with --command-status 0 for rank 17 again;
 #  * rank 0 names the command that judges the job, and that command
-#    (verdict --expect dmabuf --nccl-log DIR DIR) exits 20 over 64 archives.
+#    (verdict --expect dmabuf --nccl-log DIR DIR) exits 20 over 64 archives;
+#  * torchrun's RANK with WORLD_SIZE is a launcher's rank too;
+#  * a launcher given as COMMAND (mpirun, srun, torchrun --nnodes 2) is
+#    refused (exit 64), the per-rank line to use printed, nothing run.
 set -u
 BUILD=${BUILD:-build/default}
 G=$PWD/$BUILD/gdrtrace
@@ -51,13 +56,13 @@ launch() { # launch NAME RANKVAR JOBVAR JOBID [RUN OPTIONS]: N ranks at once, ex
     shift 4
     mkdir -p "$T/$name.rc"
     for r in $(seq 0 $((N - 1))); do
-        (env "$rv=$r" "$jv=$id" "$G" run --expect dmabuf --dir "$T/$name" "$@" -- "$T/job.sh"
+        (env "$rv=$r" "$jv=$id" "$G" run --dir "$T/$name" "$@" -- "$T/job.sh"
          echo $? >"$T/$name.rc/$r") &
     done >"$T/$name.out" 2>"$T/$name.err"
     wait
 }
-check_lines() { # NAME JOBID EXIT17: one line per rank, full blocks only where exit != 0
-    local name=$1 id=$2 e17=$3 bad=0 r want
+check_lines() { # NAME JOBID EXIT17 EXPECT: one line per rank, no verdict block
+    local name=$1 id=$2 e17=$3 ex=$4 bad=0 r want
     for r in $(seq 0 $((N - 1))); do
         want=0
         [ "$r" = 17 ] && want=$e17
@@ -77,31 +82,77 @@ check_lines() { # NAME JOBID EXIT17: one line per rank, full blocks only where e
     lines=$(wc -l <"$T/$name.out")
     blocks=$(grep -c '^all ' "$T/$name.out")
     other=$(grep -vc '^gdrtrace run: rank ' "$T/$name.out")
-    # rank 17's verdict always (its verdict is not DIRECT-DMABUF), rank 33's (exit 3)
-    [ "$blocks" = 2 ] && [ "$other" -le 30 ] &&
-        grep -q '^expected DIRECT-DMABUF, got FALLBACK' "$T/$name.out" &&
-        pass "$name: $lines lines for $N ranks: the full verdict only for ranks 17 and 33" ||
+    # one line per rank whatever the verdict (17) or the exit (17, 33)
+    [ "$blocks" = 0 ] && [ "$other" = 0 ] && [ "$lines" = $N ] &&
+        pass "$name: $lines lines for $N ranks, no verdict block (rank 17 fell back, 33 failed)" ||
         fail "$name: $lines lines, $blocks verdict block(s), $other not a rank line"
     local notes
     notes=$(grep -c '^gdrtrace run: \(job \|plugin \|NCCL.s log: \)' "$T/$name.err")
     [ "$notes" = 0 ] && [ "$(wc -l <"$T/$name.err")" -le 3 ] &&
-        grep -q "^gdrtrace run: the job's verdict, once every rank ended: gdrtrace verdict --expect dmabuf --nccl-log $T/$name $T/$name$" "$T/$name.err" &&
+        grep -q "^gdrtrace run: the job's verdict, once every rank ended: gdrtrace verdict$ex --nccl-log $T/$name $T/$name$" "$T/$name.err" &&
         pass "$name: stderr: no per-rank notes, rank 0 names the job's verdict command" ||
         fail "$name: stderr: $(head -5 "$T/$name.err")"
     [ "$(ls "$T/$name" | grep -c '\.zst$')" = $N ] && pass "$name: $N archives" ||
         fail "$name: $(ls "$T/$name" | grep -c '\.zst$') archives"
 }
 
-launch mpirun OMPI_COMM_WORLD_RANK OMPI_MCA_orte_ess_jobid ompi42
-check_lines mpirun ompi42 20
+# the default: each rank exits with its command's status
+launch safe OMPI_COMM_WORLD_RANK OMPI_MCA_orte_ess_jobid ompi41
+check_lines safe ompi41 0 ""
+aborts=$(cat "$T"/safe.rc/* | grep -vcx 0)
+[ "$aborts" = 1 ] && [ "$(cat "$T/safe.rc/33")" = 3 ] &&
+    pass "default under a launcher: only rank 33 (its command failed) exits non-zero; a verdict aborts no rank" ||
+    fail "default: $aborts rank(s) exit non-zero"
+
+# --expect: the gate the operator asked for
+launch mpirun OMPI_COMM_WORLD_RANK OMPI_MCA_orte_ess_jobid ompi42 --expect dmabuf
+check_lines mpirun ompi42 20 " --expect dmabuf"
 "$G" verdict --expect dmabuf --nccl-log "$T/mpirun" "$T/mpirun" >"$T/job.v" 2>&1
 rc=$?
 [ $rc = 20 ] && grep "^all " -A1 "$T/job.v" | tr -s " \n" " " | grep -q "$N process(es)" &&
     pass "the job's verdict over $N archives: exit 20 (rank 17 fell back)" ||
     fail "job verdict: exit $rc: $(tail -3 "$T/job.v")"
 
-launch srun SLURM_PROCID SLURM_JOB_ID 4242 --command-status
-check_lines srun 4242 0
+launch srun SLURM_PROCID SLURM_JOB_ID 4242 --expect dmabuf --command-status
+check_lines srun 4242 0 " --expect dmabuf"
+
+# torchrun's workers: RANK with WORLD_SIZE (and TORCHELASTIC_RUN_ID the job)
+RANK=5 WORLD_SIZE=8 TORCHELASTIC_RUN_ID=te7 "$G" run --dir "$T/torch" -- \
+    sh -c "$FX fallback \"\$GDRTRACE_DIR/gdrtrace.te7.h.\$\$.rec\" --pid \$\$ --job te7" \
+    >"$T/torch.out" 2>"$T/torch.err"
+rc=$?
+[ $rc = 0 ] && [ "$(wc -l <"$T/torch.out")" = 1 ] &&
+    grep -q "^gdrtrace run: rank 5 host $host verdict FALLBACK exit 0 archive $T/torch/te7.$host.r5.zst$" "$T/torch.out" &&
+    pass "torchrun (RANK, WORLD_SIZE): one line, the command's exit 0 for a FALLBACK" ||
+    fail "torchrun: exit $rc: $(cat "$T/torch.out" "$T/torch.err")"
+RANK=5 "$G" run --dir "$T/bare" -- sh -c "$FX dmabuf \"\$GDRTRACE_DIR/gdrtrace.a.b.\$\$.rec\" --pid \$\$" \
+    >"$T/bare.out" 2>/dev/null
+grep -q '^all .*DIRECT-DMABUF' "$T/bare.out" && pass "RANK without WORLD_SIZE: not a launcher" ||
+    fail "bare RANK: $(cat "$T/bare.out")"
+
+# a launcher as COMMAND: refused, the per-rank line printed, nothing run
+refused() { # WANT-LINE COMMAND...
+    local want=$1
+    shift
+    rm -rf "$T/ref" "$T/ran"
+    "$G" run --dir "$T/ref" -- "$@" >"$T/ref.out" 2>"$T/ref.err"
+    local rc=$?
+    [ $rc = 64 ] && [ ! -e "$T/ran" ] && [ -z "$(ls "$GDRTRACE_DIR")" ] && [ ! -s "$T/ref.out" ] &&
+        grep -q "is a launcher" "$T/ref.err" && grep -qxF "  $want" "$T/ref.err" &&
+        pass "refused, exit 64, with the line: $want" ||
+        fail "$1: exit $rc: $(cat "$T/ref.out" "$T/ref.err")"
+}
+mkdir -p "$T/bin"
+for l in mpirun srun torchrun; do printf '#!/bin/sh\n: >"%s/ran"\n' "$T" >"$T/bin/$l"; chmod +x "$T/bin/$l"; done
+refused "$T/bin/mpirun -np 16 -H a,b -x NCCL_DEBUG gdrtrace run --dir $T/ref -- ./train --lr 0.1" \
+    "$T/bin/mpirun" -np 16 -H a,b -x NCCL_DEBUG ./train --lr 0.1
+refused "$T/bin/srun -N 2 --ntasks-per-node=8 gdrtrace run --dir $T/ref -- python train.py" \
+    "$T/bin/srun" -N 2 --ntasks-per-node=8 python train.py
+refused "$T/bin/torchrun --nnodes 2 --nproc-per-node 8 --no-python gdrtrace run --dir $T/ref -- python train.py" \
+    "$T/bin/torchrun" --nnodes 2 --nproc-per-node 8 train.py
+PATH=$T/bin:$PATH "$G" run --dir "$T/one" -- torchrun --nnodes 1 --nproc-per-node 2 x.py >/dev/null 2>&1
+[ -e "$T/ran" ] && pass "torchrun on one node: run as a command (one gdrtrace run is one rank with its workers)" ||
+    fail "torchrun --nnodes 1 was not run"
 
 # --full: every rank its whole verdict, as before
 mkdir -p "$T/full"

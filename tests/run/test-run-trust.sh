@@ -89,7 +89,7 @@ if [ -x "$FX" ]; then
     took=$(echo "$(date +%s.%N) - $start" | bc)
     states=$("$G" ls "$T"/w1/*.zst 2>/dev/null | awk 'NR > 1 {print $5}' | sort -u | tr '\n' ' ')
     left=$(find "$GDRTRACE_DIR" -maxdepth 1 -name 'gdrtrace-run.*')
-    grep -q "1 recorder(s) still being written after sh ended .*waiting for their writers, at most 30 s" "$T/w1.err" &&
+    grep -q "^gdrtrace run: sh ended; .*1 recorder(s) still being written.* still run: waiting for them, at most 30 s" "$T/w1.err" &&
         [ "$(echo "$took >= 1.4" | bc)" = 1 ] && [ -n "$states" ] && ! echo "$states" | grep -q live &&
         [ -z "$left" ] &&
         pass "a writer the command left running: waited for (${took%%.??????*} s), archived ${states}, folder removed" ||
@@ -99,7 +99,7 @@ if [ -x "$FX" ]; then
         'sleep 6 | "$0" host "$GDRTRACE_DIR/gdrtrace.W.h.$$.rec" --job W --hold >/dev/null & sleep 0.5; exit 0' \
         "$FX" >"$T/w2.out" 2>"$T/w2.err"
     left=$(find "$GDRTRACE_DIR" -maxdepth 1 -name 'gdrtrace-run.*' | head -n 1)
-    grep -q "still being written (pid [0-9]* …) at the end of the wait: archived as they are now (live), the folder $left is kept" "$T/w2.err" &&
+    grep -q "still being written.* still run at the end of the wait: archived as they are now, the folder $left is kept" "$T/w2.err" &&
         [ -n "$left" ] && ls "$left"/gdrtrace.*.rec >/dev/null 2>&1 &&
         pass "a writer that outlasts GDRTRACE_RUN_WAIT: said, the folder kept" ||
         fail "writer outlasting the wait (left '$left'): $(cat "$T/w2.err")"

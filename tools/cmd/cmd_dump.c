@@ -7,9 +7,10 @@
  * was validated, so the archive never carries a torn read); the liveness
  * seen now is stored with each.  The archive is written 0600 next to FILE
  * and renamed onto it; an existing FILE is replaced only with --force, and
- * never when it is not a regular file (tools/lib/outfile.h).  Exit 0, 2 if an
- * input was unreadable (the rest are archived), 1 if the archive could not
- * be written, 64 usage.
+ * never when it is not a regular file (tools/lib/outfile.h).  An archive of
+ * no recorder is never written: evidence is never empty.  Exit 0, 2 if an
+ * input was unreadable (the rest are archived), 3 if no recorder was found
+ * (nothing written), 1 if the archive could not be written, 64 usage.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -35,7 +36,9 @@ static void usage(FILE *f)
             "  the archive as it reads the live files.  The archive is created 0600; an\n"
             "  existing FILE is replaced only with --force, and only if it is a regular file.\n"
             "  --level: zstd level, 1..%d (default 9).\n" GT_ACCEPT_OWNER_USAGE
-            "exit: 0 ok, 1 archive not written, 2 an input could not be read, 64 usage\n",
+            "  No recorder among the inputs: no archive is written (never an empty one).\n"
+            "exit: 0 ok, 1 archive not written, 2 an input could not be read (the rest\n"
+            "      archived), 3 no recorder to archive (nothing written), 64 usage\n",
             ZSTD_maxCLevel());
 }
 
@@ -250,6 +253,21 @@ int gt_cmd_dump(int argc, char **argv)
     if (rc) {
         gt_archive_abort(d.w);
         return 1;
+    }
+    if (d.nadded == 0) {
+        gt_archive_abort(d.w);
+        char where[512] = "";
+        size_t wl = 0;
+        if (optind == argc)
+            snprintf(where, sizeof(where), "%s", gt_default_dir());
+        for (int i = optind; i < argc && wl < sizeof(where) - 1; i++)
+            wl += (size_t)snprintf(where + wl, sizeof(where) - wl, "%s%s", i > optind ? ", " : "",
+                                   argv[i]);
+        fprintf(stderr,
+                "gdrtrace dump: no recorder to archive in %s%s: %s not written (an archive of "
+                "nothing would pass for evidence)\n",
+                gt_esc(where), d.nbad ? " (what is said above was not archived)" : "", gt_esc(out));
+        return GT_EXIT_EMPTY;
     }
     uint64_t in_b = 0, out_b = 0;
     if (gt_archive_finish(d.w, &in_b, &out_b, err, sizeof(err))) {

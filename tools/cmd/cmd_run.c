@@ -24,13 +24,17 @@
  *     recorder is a shared mapping the job stores into.
  *  3. A failed command's status wins (128+N for a death by signal N, as a
  *     shell reports it); only a command that succeeded exits with the
- *     verdict's code.  gdrtrace's own failures use 125, 126, 127 as env(1)
- *     and timeout(1) do, so they cannot be taken for a verdict.
+ *     verdict's code, and under a launcher only with --expect (a gate the
+ *     operator asked for): else a rank's exit is its command's, so that no
+ *     launcher ends a job for a verdict; the job is judged afterwards.  gdrtrace's own failures use
+ * 125, 126, 127 as env(1) and timeout(1) do, so they cannot be taken for a verdict.
  *  4. The recorders are removed only after their archive was written, and
  *     only what the plugin and NCCL wrote into the private folder, and never
- *     while a writer still runs: a process the command left behind is waited
- *     for (GDRTRACE_RUN_WAIT s at most), and if it outlasts the wait the
- *     folder stays and this is said.
+ *     while anything of the job still runs: the command's whole process tree
+ *     (this process is its child subreaper) and every writer of a recorder
+ *     are waited for (GDRTRACE_RUN_WAIT s at most), checked again after the
+ *     archive, and if anything outlasts the wait the folder stays and this
+ *     is said.  No recorder: no archive (never an empty one).
  *  5. SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 sent to gdrtrace
  *     reach the command's process group (the command and what it started);
  *     a signal the caller ignored stays ignored for the command too.  Once
@@ -90,11 +94,14 @@ static void usage(FILE *f)
         "  $GDRTRACE_DIR (default /dev/shm; a network filesystem is refused) and NCCL's\n"
         "  INFO log for INIT,NET beside them; then archives both into DIR, prints the\n"
         "  verdict of these recorders with that log joined (verdict --nccl-log) and\n"
-        "  removes them.  Under mpirun or srun, run it per rank: each rank archives\n"
-        "  only its own (DIR/JOB.HOST.rRANK.zst, or .pPID without a rank), and\n"
-        "  'gdrtrace verdict --nccl-log DIR DIR' judges the whole job.  Under a\n"
-        "  launcher (OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or SLURM_PROCID set)\n"
-        "  each rank prints one line: rank, host, verdict, exit, archive.\n"
+        "  removes them.  Under mpirun, srun or torchrun, run it per rank (a launcher\n"
+        "  given as COMMAND is refused, exit 64, with the line to use): each rank\n"
+        "  archives only its own (DIR/JOB.HOST.rRANK.zst, or .pPID without a rank),\n"
+        "  and 'gdrtrace verdict --nccl-log DIR DIR' judges the whole job.  Under a\n"
+        "  launcher (OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, SLURM_PROCID, or RANK\n"
+        "  with WORLD_SIZE set) each rank prints one line (rank, host, verdict, exit,\n"
+        "  archive) and exits with its command's status: a verdict ends no rank\n"
+        "  unless --expect makes it a gate.\n"
         "  NCCL_NET_PLUGIN, NCCL_NET and NCCL_DEBUG* set by the job are kept and said\n"
         "  on stderr; GDRTRACE_JOB is set from the launcher's job id when unset.\n"
         "  --expect X  as verdict: exit 0 if the recorders are\n"
@@ -107,20 +114,21 @@ static void usage(FILE *f)
         "              that one through the plugin (GDRTRACE_TRANSPORT=inner); else\n"
         "              such a job is refused\n"
         "  --keep      keep the private folder of recorders and log after archiving\n"
-        "  A process COMMAND left running that still writes its recorder is waited\n"
-        "  for, GDRTRACE_RUN_WAIT seconds at most (default 60); one that outlasts it\n"
-        "  is archived as it is and the private folder is kept.\n"
+        "  Every process COMMAND started (its whole tree) and every writer of a\n"
+        "  recorder is waited for, GDRTRACE_RUN_WAIT seconds at most (default 60);\n"
+        "  what outlasts it is archived as it is and the private folder is kept.\n"
+        "  No recorder written: no archive (never an empty one), verdict NO-DATA.\n"
         "  --full      under a launcher, every rank prints its whole verdict and notes\n"
-        "              (default there: one line per rank, the whole verdict only for a\n"
-        "              rank whose exit is not 0)\n"
+        "              (default there: one line per rank; the details are in its archive)\n"
         "  --command-status  exit with the command's status only (0 when it\n"
-        "              succeeded), not the verdict's: a launcher then aborts no rank for\n"
-        "              a verdict; judge the job with 'gdrtrace verdict DIR'\n"
+        "              succeeded), not the verdict's (the default under a launcher\n"
+        "              without --expect); judge the job with 'gdrtrace verdict DIR'\n"
         "exit: the command's status when it failed (128+N when signal N killed it),\n"
         "      else the verdict's code (0, 10-16; with --expect 0, 20 or 21; 2 an\n"
-        "      unreadable recorder); 125 run could not set up or archive (the\n"
+        "      unreadable recorder) -- under a launcher without --expect, and with\n"
+        "      --command-status, 0; 125 run could not set up or archive (the\n"
         "      recorders are kept), 126 COMMAND cannot be executed, 127 COMMAND not\n"
-        "      found, 64 usage\n");
+        "      found, 64 usage or COMMAND is a launcher (nothing run)\n");
 }
 
 void gt_run_say(const char *fmt, ...)
@@ -573,6 +581,163 @@ static int pick_stem(struct run *r)
     return -1;
 }
 
+/* ---- a launcher given as COMMAND ---------------------------------------- */
+
+/* A launcher's options that take arguments, as " -opt --opt … " lists:
+ * one argument (one1), two (one2: --mca NAME VALUE); any other option is
+ * taken for a flag, and a long one written --opt=value takes none. */
+struct lopt {
+    const char *one1, *one2;
+};
+
+static const struct lopt mpirun_opts = {
+    " -n -np -c -N -H -host --host -hosts -hostfile --hostfile -machinefile --machinefile -f -x "
+    "-npernode --npernode -ppn --map-by -map-by --bind-to -bind-to --rank-by -rank-by -wdir "
+    "--wdir -wd --prefix -prefix --output-filename -output-filename --timeout -launcher "
+    "-bootstrap -iface --app -app -am --am --tune -tune ",
+    " -mca --mca -gmca --gmca -genv -env "};
+static const struct lopt srun_opts = {
+    " -n -N -c -p -t -J -o -e -i -w -x -A -q -D -m -B -G -C -d -L --ntasks --nodes "
+    "--cpus-per-task --partition --time --job-name --output --error --input --nodelist --exclude "
+    "--account --qos --chdir --distribution --gpus --gpus-per-node --gpus-per-task --gres --mem "
+    "--mem-per-cpu --mem-per-gpu --mpi --export --cpu-bind --ntasks-per-node --constraint "
+    "--reservation --jobid --dependency --licenses --signal ",
+    ""};
+static const struct lopt torchrun_opts = {
+    " --nnodes --nproc-per-node --nproc_per_node --rdzv-backend --rdzv_backend --rdzv-endpoint "
+    "--rdzv_endpoint --rdzv-id --rdzv_id --rdzv-conf --rdzv_conf --max-restarts --max_restarts "
+    "--monitor-interval --monitor_interval --start-method --start_method --role --node-rank "
+    "--node_rank --master-addr --master_addr --master-port --master_port --local-addr "
+    "--local_addr --log-dir --log_dir -r --redirects -t --tee --local-ranks-filter "
+    "--local_ranks_filter --logs-specs --logs_specs ",
+    ""};
+
+static int in_list(const char *list, const char *a)
+{
+    size_t n = strlen(a);
+    for (const char *p = strstr(list, a); p; p = strstr(p + 1, a))
+        if (p > list && p[-1] == ' ' && p[n] == ' ')
+            return 1;
+    return 0;
+}
+
+/* How many arguments follow option a of a launcher (0: a flag, or --opt=v). */
+static int opt_args(const struct lopt *t, const char *a)
+{
+    if (a[0] == '-' && a[1] == '-' && strchr(a, '='))
+        return 0;
+    return in_list(t->one2, a) ? 2 : in_list(t->one1, a) ? 1 : 0;
+}
+
+/* The index in cmd of the launched program (the first argument that is not
+ * an option of the launcher nor an option's value); n when none. */
+static int program_at(char **cmd, int n, const struct lopt *t)
+{
+    int i = 1;
+    while (i < n && cmd[i][0] == '-') {
+        if (!strcmp(cmd[i], "--"))
+            return i + 1;
+        i += 1 + opt_args(t, cmd[i]);
+    }
+    return i < n ? i : n;
+}
+
+/* torchrun's --nnodes: N or MIN:MAX; several nodes when the most is > 1. */
+static int torchrun_nodes(char **cmd, int n)
+{
+    for (int i = 1; i < n && cmd[i][0] == '-'; i++) {
+        const char *v = NULL;
+        if (!strncmp(cmd[i], "--nnodes=", 9))
+            v = cmd[i] + 9;
+        else if (!strcmp(cmd[i], "--nnodes") && i + 1 < n)
+            v = cmd[i + 1];
+        if (v) {
+            const char *c = strchr(v, ':');
+            return atoi(c ? c + 1 : v);
+        }
+        i += opt_args(&torchrun_opts, cmd[i]);
+    }
+    return 1;
+}
+
+/* One word for a shell: as it is when it needs no quotes, else in single quotes. */
+static size_t shell_word(char *out, size_t n, const char *w)
+{
+    if (*w &&
+        strspn(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-") ==
+            strlen(w))
+        return (size_t)snprintf(out, n, " %s", w);
+    size_t o = (size_t)snprintf(out, n, " '");
+    for (; *w && o + 5 < n; w++)
+        o += *w == '\'' ? (size_t)snprintf(out + o, n - o, "'\\''")
+                        : (size_t)snprintf(out + o, n - o, "%c", *w);
+    if (o < n)
+        o += (size_t)snprintf(out + o, n - o, "'");
+    return o;
+}
+
+/* COMMAND is a launcher (mpirun, mpiexec, srun; torchrun on several nodes):
+ * under one gdrtrace run only this node would be traced.  Says so with the
+ * line that runs gdrtrace per rank; returns GT_EXIT_USAGE then, else 0. */
+static int refuse_launcher(struct run *r, int argc, char **argv)
+{
+    int n = 0;
+    while (r->cmd[n])
+        n++;
+    const char *b = strrchr(r->cmd[0], '/');
+    b = b ? b + 1 : r->cmd[0];
+    const struct lopt *t = NULL;
+    int torch = 0;
+    if (!strncmp(b, "mpirun", 6) || !strncmp(b, "mpiexec", 7) || !strncmp(b, "orterun", 7) ||
+        !strncmp(b, "prterun", 7))
+        t = &mpirun_opts;
+    else if (!strcmp(b, "srun"))
+        t = &srun_opts;
+    else if (!strcmp(b, "torchrun") && torchrun_nodes(r->cmd, n) > 1)
+        t = &torchrun_opts, torch = 1;
+    if (!t)
+        return 0;
+    int p = program_at(r->cmd, n, t);
+    static char line[8192];
+    size_t o = 0;
+    for (int i = 0; i < p && o < sizeof(line); i++)
+        if (!torch || (strcmp(r->cmd[i], "-m") != 0 && strcmp(r->cmd[i], "--module") != 0))
+            o += shell_word(line + o, sizeof(line) - o, r->cmd[i]); /* -m: python's, below */
+    int no_python = 0, module = 0;
+    for (int i = 1; torch && i < p; i++) {
+        no_python |= !strcmp(r->cmd[i], "--no-python") || !strcmp(r->cmd[i], "--no_python");
+        module |= !strcmp(r->cmd[i], "-m") || !strcmp(r->cmd[i], "--module");
+    }
+    if (torch && !no_python && o < sizeof(line))
+        o += (size_t)snprintf(line + o, sizeof(line) - o, " --no-python");
+    if (o < sizeof(line))
+        o += (size_t)snprintf(line + o, sizeof(line) - o, " gdrtrace run");
+    /* our own options, as given (argv[optind - 1] may be the "--") */
+    int ours = (int)(r->cmd - argv);
+    for (int i = 1; i < ours && i < argc && o < sizeof(line); i++)
+        if (strcmp(argv[i], "--") != 0)
+            o += shell_word(line + o, sizeof(line) - o, argv[i]);
+    if (o < sizeof(line))
+        o += (size_t)snprintf(line + o, sizeof(line) - o, " --");
+    if (torch && !no_python && o < sizeof(line))
+        o += (size_t)snprintf(line + o, sizeof(line) - o, " python%s", module ? " -m" : "");
+    for (int i = p; i < n && o < sizeof(line); i++)
+        o += shell_word(line + o, sizeof(line) - o, r->cmd[i]);
+    if (p >= n && o < sizeof(line))
+        snprintf(line + o, sizeof(line) - o, " <your program and its arguments>");
+    fprintf(stderr,
+            "gdrtrace run: %s is a launcher%s: under one gdrtrace run only this node would be "
+            "traced (ranks on other nodes get neither the plugin nor a recorder folder), and the "
+            "verdict would be one for the whole launch; nothing was run.  Run gdrtrace per rank, "
+            "under the launcher (exit %d):\n ",
+            gt_esc(b), torch ? " on several nodes (--nnodes)" : "", GT_EXIT_USAGE);
+    fprintf(stderr, "%s\n", gt_esc(line));
+    fprintf(stderr,
+            "  then judge the job once every rank ended: gdrtrace verdict --nccl-log %s %s\n",
+            gt_esc(r->dir), gt_esc(r->dir));
+    return GT_EXIT_USAGE;
+}
+
 /* -1: go on; else the exit code */
 static int parse(struct run *r, int argc, char **argv)
 {
@@ -672,6 +837,8 @@ int gt_cmd_run(int argc, char **argv)
     struct run r = {.dir = "."};
     int rc = parse(&r, argc, argv);
     if (rc >= 0)
+        return rc;
+    if ((rc = refuse_launcher(&r, argc, argv)) != 0)
         return rc;
     const char *rank = gt_run_pick_rank();
     gt_run_brief = rank && !r.full;

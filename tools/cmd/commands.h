@@ -23,6 +23,9 @@ int gt_cmd_run(int argc, char **argv);
 
 /* Exit code for usage errors, shared by every subcommand. */
 #define GT_EXIT_USAGE 64
+/* dump: no recorder among the inputs, so no archive written (never an
+ * empty one). */
+#define GT_EXIT_EMPTY 3
 
 /* The last case of every subcommand's option switch: --help (c == 'h')
  * prints the usage on stdout and exits 0; an option getopt refused prints

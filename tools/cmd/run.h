@@ -64,6 +64,10 @@ const char *gt_run_pick_rank(void);
 int gt_run_command(struct run *r, int *exit_code);
 /* The caller's signal dispositions back (gt_run_command changed them). */
 void gt_run_restore_signals(void);
+/* Whether a process the command started still runs (the command made this
+ * process a child subreaper, so its whole tree stays below it); those that
+ * ended are reaped.  *pid: one of them, when known (else 0). */
+int gt_run_tree_left(int *pid);
 /* A forwarded signal that came after the command ended, 0 when none. */
 int gt_run_late_signal(void);
 

@@ -192,34 +192,54 @@ static int writers_left(const struct run *r, int *pid)
     return n;
 }
 
-/* After the command ended: a process it left running (a backgrounded
- * rank) may still write its recorder.  Waits for the writers, at most
- * GDRTRACE_RUN_WAIT seconds, or until a forwarded signal comes; 0 when
- * none is left, else how many still write (the folder is then kept). */
-static int wait_writers(const struct run *r)
+/* What of the job still runs: a process the command started (its whole
+ * tree, run_launch.c) or a writer of a recorder in the private folder.
+ * Says it in `what` (empty when nothing runs); returns 1 when something runs. */
+static int job_left(const struct run *r, char *what, size_t n)
 {
-    int pid = 0, n = writers_left(r, &pid);
-    if (!n)
+    int tpid = 0, wpid = 0;
+    int tree = gt_run_tree_left(&tpid);
+    int writers = writers_left(r, &wpid);
+    what[0] = '\0';
+    if (tree && writers)
+        snprintf(what, n, "processes %s started (pid %d …) and %d recorder(s) still being written",
+                 r->cmd[0], tpid ? tpid : wpid, writers);
+    else if (tree && tpid)
+        snprintf(what, n, "processes %s started (pid %d …)", r->cmd[0], tpid);
+    else if (tree)
+        snprintf(what, n, "processes %s started", r->cmd[0]);
+    else if (writers)
+        snprintf(what, n, "%d recorder(s) still being written (pid %d …)", writers, wpid);
+    return tree || writers;
+}
+
+/* After the command ended: a process it started may still run (a rank
+ * started with `&` by a shell that exited) and its recorder not exist yet.
+ * Waits for the command's whole process tree and for every writer of a
+ * recorder in the private folder, at most GDRTRACE_RUN_WAIT seconds, or
+ * until a forwarded signal comes; 0 when nothing is left, else 1 (the
+ * folder is then kept). */
+static int wait_job(const struct run *r)
+{
+    char what[512];
+    if (!job_left(r, what, sizeof(what)))
         return 0;
     long limit = gt_env_long("GDRTRACE_RUN_WAIT", 60, 0, 86400);
-    gt_run_say("%d recorder(s) still being written after %s ended (pid %d …): waiting for their "
-               "writers, at most %ld s (GDRTRACE_RUN_WAIT)",
-               n, r->cmd[0], pid, limit);
-    struct timespec t0, now, tick = {0, 100 * 1000 * 1000};
+    gt_run_say("%s ended; %s still run: waiting for them, at most %ld s (GDRTRACE_RUN_WAIT)",
+               r->cmd[0], what, limit);
+    struct timespec t0, now, tick = {0, 50 * 1000 * 1000};
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
         clock_gettime(CLOCK_MONOTONIC, &now);
         if (gt_run_late_signal() || now.tv_sec - t0.tv_sec >= limit)
             break;
         nanosleep(&tick, NULL);
-        if (!(n = writers_left(r, &pid)))
+        if (!job_left(r, what, sizeof(what)))
             return 0;
     }
-    gt_run_say("%d recorder(s) still being written (pid %d …) %s: archived as they are now (live), "
-               "the folder %s is kept",
-               n, pid, gt_run_late_signal() ? "when a signal came" : "at the end of the wait",
-               r->recdir);
-    return n;
+    gt_run_say("%s still run %s: archived as they are now, the folder %s is kept", what,
+               gt_run_late_signal() ? "when a signal came" : "at the end of the wait", r->recdir);
+    return 1;
 }
 
 /* Calls a subcommand in this process with an argv built here, as the
@@ -269,6 +289,20 @@ static int verdict(const struct run *r, int archived)
     return rc;
 }
 
+/* Whether the private folder holds a file named as a recorder: without
+ * one dump is not called (it would refuse, exit GT_EXIT_EMPTY, and say so
+ * once more per rank). */
+static int any_recorder(const struct run *r)
+{
+    char pat[PATH_MAX + 32];
+    snprintf(pat, sizeof(pat), "%s/" GTR_FILE_PREFIX "*" GTR_FILE_SUFFIX, r->recdir);
+    glob_t g;
+    int n = glob(pat, 0, NULL, &g) == 0 ? (int)g.gl_pathc : 0;
+    if (n)
+        globfree(&g);
+    return n > 0;
+}
+
 static int archive(const struct run *r)
 {
     char out[PATH_MAX + 8];
@@ -300,12 +334,13 @@ static void clean(const struct run *r)
 }
 
 /* What was done with the private folder, said once: kept (and why), or
- * removed (invariant 4). */
+ * removed (invariant 4).  arc is dump's code (GT_EXIT_EMPTY: no recorder,
+ * so no archive: nothing to keep either). */
 static void settle(const struct run *r, int arc, int nlogs, int busy)
 {
     /* dump's 2: archived, but a file in the folder was not a readable
      * recorder; the verdict says 2 too, and the folder stays for a look. */
-    int saved = arc == 0 || arc == GT_EXIT_INPUT;
+    int saved = arc == 0 || arc == GT_EXIT_INPUT || arc == GT_EXIT_EMPTY;
     if (!saved)
         gt_run_say("the archive %s.zst could not be written: the recorders stay in %s", r->stem,
                    r->recdir);
@@ -315,7 +350,7 @@ static void settle(const struct run *r, int arc, int nlogs, int busy)
         gt_run_say("NCCL's log could not be copied into %s: the recorders and log stay in %s",
                    r->dir, r->recdir);
     else if (busy)
-        ; /* said by wait_writers: still written, never deleted under a writer */
+        ; /* said already: never deleted while anything of the job runs */
     else if (r->keep)
         gt_run_say("--keep: the recorders stay in %s", r->recdir);
     else
@@ -328,30 +363,52 @@ int gt_run_collect(struct run *r, int st, const char *rank)
     if (WIFSIGNALED(st))
         gt_run_say("%s was killed by signal %d (%s): exit %d", r->cmd[0], WTERMSIG(st),
                    strsignal(WTERMSIG(st)), cmd_code);
+    /* The verdict is the exit code only where asked for: on one node, or
+     * under a launcher with --expect (a gate); else a rank exits with its
+     * command's status, so that no launcher ends the job for a verdict
+     * (invariant 3). */
+    int gate = !r->command_status && (!rank || r->expect);
 
-    /* Brief (under a launcher): dump's line and the verdict are held back,
-     * and printed only for a rank whose exit is not 0 (below). */
+    /* Brief (under a launcher): dump's line and the verdict are held back;
+     * the rank's line says both, the archive holds the details. */
     struct gt_capture cap_dump = {.saved = -1}, cap_v = {.saved = -1};
     if (gt_run_brief)
         gt_capture_begin(&cap_dump);
-    int busy = wait_writers(r);
-    int arc = archive(r);
-    gt_capture_end(&cap_dump, arc != 0);
+    int busy = wait_job(r);
+    int arc = any_recorder(r) ? archive(r) : GT_EXIT_EMPTY;
+    gt_capture_end(&cap_dump, arc != 0 && arc != GT_EXIT_EMPTY);
+    int saved = arc == 0 || arc == GT_EXIT_INPUT;
+    if (arc == GT_EXIT_EMPTY)
+        gt_run_say("no recorder was written: %s never loaded the plugin (did it start NCCL?), or "
+                   "the plugin recorded nothing; no archive written",
+                   r->cmd[0]);
+    /* Checked again before anything is removed: a process that started
+     * after the wait (or outlived it) keeps the folder. */
+    char what[512];
+    if (!busy && job_left(r, what, sizeof(what))) {
+        busy = 1;
+        gt_run_say("%s still run after the archive was written: the folder %s is kept", what,
+                   r->recdir);
+    }
     int nlogs = copy_logs(r);
     if (gt_run_brief)
         gt_capture_begin(&cap_v);
-    int vrc = verdict(r, arc == 0);
-    int final = cmd_code                                           ? cmd_code
-                : !(arc == 0 || arc == GT_EXIT_INPUT) || nlogs < 0 ? EXIT_SETUP
-                : r->command_status                                ? 0
-                                                                   : vrc;
+    /* Brief and nothing recorded: the verdict is NO-DATA, said in the
+     * rank's line, without verdict's explanation once per rank. */
+    int vrc = gt_run_brief && arc == GT_EXIT_EMPTY
+                  ? (r->expect ? GT_EXIT_EXPECT : gt_verdict_exit(GT_V_NO_DATA))
+                  : verdict(r, arc == 0);
+    int evidence_lost = !(saved || arc == GT_EXIT_EMPTY) || nlogs < 0;
+    int final = cmd_code ? cmd_code : !gate ? 0 : evidence_lost ? EXIT_SETUP : vrc;
     if (gt_run_brief) {
         char v[128], a[PATH_MAX + 8];
         gt_capture_stop(&cap_v);
         gt_capture_verdict(&cap_v, v, sizeof(v));
+        if (arc == GT_EXIT_EMPTY)
+            snprintf(v, sizeof(v), "%s", gt_verdict_name(GT_V_NO_DATA));
         snprintf(a, sizeof(a), "%s.zst", r->stem);
-        gt_run_rank_line(rank, r->host, v, final, arc == 0 || arc == GT_EXIT_INPUT ? a : NULL);
-        gt_capture_end(&cap_v, final != 0 || vrc != 0);
+        gt_run_rank_line(rank, r->host, v, final, saved ? a : NULL);
+        gt_capture_end(&cap_v, 0);
         if (!strcmp(rank, "0"))
             gt_run_say(
                 "the job's verdict, once every rank ended: gdrtrace verdict%s%s --nccl-log %s %s",
@@ -370,7 +427,13 @@ int gt_run_collect(struct run *r, int st, const char *rank)
     if (cmd_code)
         gt_run_say("%s failed (exit %d): that is the exit code; the verdict above is %d", r->cmd[0],
                    cmd_code, vrc);
-    else if (r->command_status && vrc && final == 0)
-        gt_run_note("--command-status: exit 0 (the command's); the verdict's code is %d", vrc);
+    else if (!gate && evidence_lost)
+        gt_run_say("exit 0 (the command's%s): the evidence above was not all kept",
+                   r->command_status ? ", --command-status"
+                                     : "; under a launcher without --expect");
+    else if (!gate && vrc)
+        gt_run_note("%s: exit 0 (the command's); the verdict's code is %d",
+                    r->command_status ? "--command-status" : "under a launcher without --expect",
+                    vrc);
     return final;
 }

@@ -18,6 +18,8 @@
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include "tools/cmd/run.h"
@@ -52,13 +54,17 @@ void gt_run_pick_job(struct run *r)
                     r->job);
 }
 
-/* This process's rank, for the archive's name: the launcher's own variable. */
+/* This process's rank, for the archive's name: the launcher's own variable;
+ * torchrun's RANK only beside its WORLD_SIZE (a bare RANK is too common a
+ * name to mean a launcher). */
 const char *gt_run_pick_rank(void)
 {
     static const char *const from[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
-                                       "SLURM_PROCID"};
+                                       "SLURM_PROCID", "RANK"};
     for (size_t i = 0; i < sizeof(from) / sizeof(from[0]); i++) {
         const char *v = gt_run_env(from[i]);
+        if (!strcmp(from[i], "RANK") && !gt_run_env("WORLD_SIZE"))
+            continue;
         if (v && strspn(v, "0123456789") == strlen(v) && strlen(v) < 12)
             return v;
     }
@@ -127,6 +133,14 @@ int gt_run_command(struct run *r, int *exit_code)
     if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp())
         tty_fd = STDIN_FILENO;
 
+    /* Every process the command starts stays this process's descendant: one
+     * whose parent ended (a rank started with `&` by a shell that exited) is
+     * re-parented here, not to init, so gt_run_wait_tree() sees the whole
+     * tree, setsid() or not. */
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
+        gt_run_say("prctl(PR_SET_CHILD_SUBREAPER): %s: a process the command leaves behind is "
+                   "seen only while its recorder is written",
+                   strerror(errno));
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) != 0) {
         gt_run_say("pipe: %s", strerror(errno));
@@ -199,6 +213,50 @@ int gt_run_command(struct run *r, int *exit_code)
         return -1;
     }
     return st;
+}
+
+/* One child of this process (a descendant re-parented here), 0 when none:
+ * /proc/<pid>/stat's fourth field is the parent. */
+static int one_child(void)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 0;
+    struct dirent *e;
+    int found = 0;
+    pid_t me = getpid();
+    while (!found && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        char p[300], buf[512];
+        snprintf(p, sizeof(p), "/proc/%s/stat", e->d_name);
+        FILE *f = fopen(p, "re");
+        if (!f)
+            continue;
+        size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        const char *rp = strrchr(buf, ')'); /* the name may hold spaces and ')' */
+        int ppid = 0;
+        if (rp && sscanf(rp + 1, " %*c %d", &ppid) == 1 && ppid == (int)me)
+            found = atoi(e->d_name);
+    }
+    closedir(d);
+    return found;
+}
+
+int gt_run_tree_left(int *pid)
+{
+    int st;
+    pid_t w;
+    while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+        ; /* reaped: a descendant that ended */
+    if (w < 0 && errno == ECHILD)
+        return 0;
+    int c = one_child();
+    if (pid)
+        *pid = c;
+    return 1;
 }
 
 int gt_run_late_signal(void)
