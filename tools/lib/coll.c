@@ -55,7 +55,9 @@ double gt_coll_busbw_factor(int f, int n)
     case GTR_COLL_FUNC_ALLGATHER:
     case GTR_COLL_FUNC_REDUCESCATTER:
     case GTR_COLL_FUNC_ALLTOALL:
-        return (double)(n - 1) / n;
+    case GTR_COLL_FUNC_GATHER:
+    case GTR_COLL_FUNC_SCATTER:
+        return (double)(n - 1) / n; /* nccl-tests' alltoall, gather, scatter */
     default:
         return 1.0;
     }

@@ -535,34 +535,80 @@ static void emit_rest(struct gt_prom *k, const struct gt_job *j, const unsigned 
     }
 }
 
-/* Collective metrics (format 1.6, tools/lib/coll.h), communicator-wide: the
- * histograms were merged across ranks, so these quantiles need no summing.
- * Where a series means what NCCL Inspector's Prometheus mode exports, its
- * name and labels (comm_name, n_nodes, nranks, collective, message_size,
- * algo_proto), plus `registration`: the communicator's verdict.  Families
- * are added only when some recorder has the collective sections, so the
- * output of older runs is unchanged. */
+/* Collective metrics (format 1.6, tools/lib/coll.h), communicator-wide
+ * (the ranks' cells were merged by the fold), all under gdrtrace_* names:
+ * a series named like NCCL Inspector's would have to mean what Inspector's
+ * means (a 30-s window's mean, per-rank message sizes in one-unit buckets,
+ * node and GPU labels), which lifetime histograms cannot give; as a
+ * Prometheus histogram, rate() over any window gives Inspector's statistic
+ * and histogram_quantile() any quantile (docs/export.md).  Families are
+ * added only when some recorder has the collective sections, so the output
+ * of older runs is unchanged. */
+enum { C_INFO, C_DURATION, C_OPS, C_BYTES, C_ABSENT, C_COUNT };
+
+static const struct gt_prom_family coll_fams[C_COUNT] = {
+    [C_INFO] = {"gdrtrace_collective_info", "gauge",
+                "1 per communicator NCCL's profiler interface reported: its name (unknown when "
+                "NCCL gave none), nodes, ranks, profiler mode and registration verdict."},
+    [C_DURATION] = {"gdrtrace_collective_duration_seconds", "histogram",
+                    "Durations of collective and point-to-point operations per communicator, "
+                    "function and message size, as the application waits for them "
+                    "(docs/collectives.md); ranks merged."},
+    [C_OPS] = {"gdrtrace_collectives_total", "counter",
+               "Collective and point-to-point operations NCCL started, per communicator, "
+               "function and message size (timed or not)."},
+    [C_BYTES] = {"gdrtrace_collective_bytes_total", "counter", "Their message bytes."},
+    [C_ABSENT] = {"gdrtrace_collective_metrics_absent", "gauge",
+                  "Processes whose recorder holds no collective metrics, by why."},
+};
+
+/* The histogram's upper bounds: 2^k ns, k = 10 (1.024 us) .. 36 (68.7 s),
+ * each a bound of the recorder's buckets, so every count is exact. */
+#define LE_LO 10
+#define LE_HI 36
+
+/* A cell's message-size range, [2^k, 2^(k+1)) bytes: "1-2MB", "2-4MB",
+ * "512-1024KB" (units of 1024). */
+static void size_range(unsigned size_log2, char *buf, size_t n)
+{
+    if (size_log2 == GTR_COLL_SIZE_ANY) {
+        snprintf(buf, n, "any");
+        return;
+    }
+    static const char *const units[] = {"B", "KB", "MB", "GB", "TB", "PB"};
+    unsigned u = size_log2 / 10 < 5 ? size_log2 / 10 : 5;
+    unsigned long long lo = 1ull << (size_log2 - 10 * u);
+    snprintf(buf, n, "%llu-%llu%s", lo, 2 * lo, units[u]);
+}
+
+static void emit_duration(struct gt_prom *k, struct gt_prom_label *l, int n,
+                          const struct gtr_hist *h)
+{
+    uint64_t cum = 0;
+    unsigned i = 0;
+    for (int e = LE_LO; e <= LE_HI; e++) {
+        uint64_t le = 1ull << e;
+        for (; i < GTR_HIST_BUCKETS && gt_hist_bucket_hi(i) <= le; i++)
+            cum += h->buckets[i];
+        int nb = label(l, n, "le", "%.12g", (double)le / 1e9); /* exact: 2^k ns */
+        gt_prom_sample(k, k->coll0 + C_DURATION, "_bucket", l, nb, (double)cum);
+    }
+    for (; i < GTR_HIST_BUCKETS; i++)
+        cum += h->buckets[i];
+    int nb = label(l, n, "le", "+Inf");
+    gt_prom_sample(k, k->coll0 + C_DURATION, "_bucket", l, nb, (double)cum);
+    gt_prom_sample(k, k->coll0 + C_DURATION, "_sum", l, n, (double)h->sum_ns / 1e9);
+    gt_prom_sample(k, k->coll0 + C_DURATION, "_count", l, n, (double)cum);
+}
+
 static void emit_coll(struct gt_prom *k, const struct gt_job *j)
 {
     const struct gt_coll_model *m = j->coll;
     if (!m)
         return;
-    size_t f0 = k->nfam;
-    gt_prom_family(k, "nccl_bus_bandwidth_gbs", "gauge",
-                   "Bus bandwidth (GB/s) per collective and message size, from the mean duration "
-                   "(NCCL Inspector's name and labels; registration: gdrtrace's verdict).");
-    gt_prom_family(k, "nccl_collective_exec_time_microseconds", "gauge",
-                   "Mean duration of a collective (microseconds), as NCCL Inspector names it.");
-    gt_prom_family(k, "gdrtrace_collective_latency_seconds", "summary",
-                   "Collective and point-to-point durations per communicator, function and message "
-                   "size (quantiles of the ranks' merged histograms).");
-    gt_prom_family(
-        k, "gdrtrace_collectives_total", "counter",
-        "Collective and point-to-point operations NCCL started, per communicator, function "
-        "and message size.");
-    gt_prom_family(k, "gdrtrace_collective_bytes_total", "counter", "Their message bytes.");
-    gt_prom_family(k, "gdrtrace_collective_metrics_absent", "gauge",
-                   "Processes whose recorder holds no collective metrics, by why.");
+    k->coll0 = k->nfam;
+    for (int f = 0; f < C_COUNT; f++)
+        gt_prom_family(k, coll_fams[f].name, coll_fams[f].type, coll_fams[f].help);
     k->rec = SIZE_MAX;
     k->pos = 0;
     struct gt_prom_label l[12];
@@ -572,49 +618,28 @@ static void emit_coll(struct gt_prom *k, const struct gt_job *j)
         for (size_t q = 0; q < j->ncomm; q++)
             if (c->has_id && j->comms[q].has_comm_id == 1 && j->comms[q].comm_id == c->comm_id)
                 reg = gt_verdict_name(j->comms[q].v.code);
+        int n = label(l, 0, "comm", "0x%llx", (unsigned long long)c->comm_id);
+        n = label(l, n, "comm_name", "%s", c->name[0] ? c->name : "unknown");
+        n = label(l, n, "n_nodes", "%d", c->nnodes);
+        n = label(l, n, "nranks", "%d", c->nranks);
+        n = label(l, n, "mode", "%s", gt_coll_mode_name(c->mode));
+        n = label(l, n, "registration", "%s", reg);
+        gt_prom_sample(k, k->coll0 + C_INFO, NULL, l, n, 1);
         for (size_t x = 0; x < c->ncell; x++) {
             const struct gt_coll_mcell *y = &c->cells[x];
-            const struct gtr_hist *h = &y->hist;
-            char ms[32], ap[40];
-            gt_coll_size_label(y->size_log2, ms, sizeof(ms));
-            gt_coll_algo_proto(y, ap, sizeof(ap));
-            int n = 0;
-            if (c->name[0])
-                n = label(l, n, "comm_name", "%s", c->name);
-            else
-                n = label(l, n, "comm_name", "0x%llx", (unsigned long long)c->comm_id);
-            n = label(l, n, "n_nodes", "%d", c->nnodes);
-            n = label(l, n, "nranks", "%d", c->nranks);
-            n = label(l, n, "collective", "%s", gt_coll_func_name(y->func));
-            n = label(l, n, "message_size", "%s", ms);
-            n = label(l, n, "algo_proto", "%s", ap);
-            n = label(l, n, "registration", "%s", reg);
-            double alg, bus;
-            gt_coll_bw(c, y, &alg, &bus);
-            if (h->count) {
-                gt_prom_sample(k, f0, NULL, l, n, bus);
-                gt_prom_sample(k, f0 + 1, NULL, l, n, (double)h->sum_ns / (double)h->count / 1e3);
-            }
+            char ms[32];
+            size_range(y->size_log2, ms, sizeof(ms));
             n = label(l, 0, "comm", "0x%llx", (unsigned long long)c->comm_id);
             n = label(l, n, "collective", "%s", gt_coll_func_name(y->func));
             n = label(l, n, "message_size", "%s", ms);
-            static const double qs[3] = {50, 95, 99};
-            static const char *const qn[3] = {"0.5", "0.95", "0.99"};
-            for (int q = 0; q < 3 && h->count; q++) {
-                int nq = label(l, n, "quantile", "%s", qn[q]);
-                gt_prom_sample(k, f0 + 2, NULL, l, nq,
-                               (double)gt_hist_percentile(h->buckets, h->min_ns, h->max_ns, qs[q]) /
-                                   1e9);
-            }
-            gt_prom_sample(k, f0 + 2, "_sum", l, n, (double)h->sum_ns / 1e9);
-            gt_prom_sample(k, f0 + 2, "_count", l, n, (double)h->count);
-            gt_prom_sample(k, f0 + 3, NULL, l, n, (double)y->count);
-            gt_prom_sample(k, f0 + 4, NULL, l, n, (double)y->bytes);
+            emit_duration(k, l, n, &y->hist);
+            gt_prom_sample(k, k->coll0 + C_OPS, NULL, l, n, (double)y->count);
+            gt_prom_sample(k, k->coll0 + C_BYTES, NULL, l, n, (double)y->bytes);
         }
     }
     for (int a = 0; a < m->nabsent; a++) {
         int n = label(l, 0, "why", "%s", m->absent[a].why);
-        gt_prom_sample(k, f0 + 5, NULL, l, n, m->absent[a].n);
+        gt_prom_sample(k, k->coll0 + C_ABSENT, NULL, l, n, m->absent[a].n);
     }
 }
 

@@ -37,6 +37,7 @@ struct gt_prom {
     int oom; /* a sample was lost: out of memory */
     struct gt_prom_family fams[40];
     int per_process; /* the export's metric set: per-process labels (rank, pid), quantiles */
+    size_t coll0;    /* the export's metric set: index of its first collective family */
     size_t nfam;
     struct gt_prom_sample *s;
     size_t ns, cap;
