@@ -25,6 +25,8 @@ check=(
     prometheus-node-exporter curl
     systemd # tests/install/check-systemd.sh: systemd-analyze verify on gdrtrace-export.*
     chromium python3 # tests/reader/test-report-html.sh: report's page in a headless browser, its DOM read
+    # tests/slurm/test-slurm.sh: a one-node Slurm started by the test (srun, the epilog)
+    slurmctld slurmd slurm-client munge
     # the Soft-RoCE VM test (tests/vm): a real kernel verbs stack under QEMU
     qemu-system-x86 busybox-static rdma-core ibverbs-providers ibverbs-utils perftest cpio kmod
 )
