@@ -60,8 +60,8 @@ comm() { # comm FILE FIELDS...: the comm line's named fields
 # What the script implies, per version family.  bytes of AllGather: x nranks
 # (4) where init gave it (v4+), the count alone before.
 expect_counts() { # v
-    local ag_log2=14 ag_bytes=49152
-    [ "$1" -le 3 ] && ag_log2=12 ag_bytes=12288
+    local ag_log2=14 ag_bytes=49152 rs_log2=14 rs_bytes=16384
+    [ "$1" -le 3 ] && ag_log2=12 ag_bytes=12288 rs_log2=12 rs_bytes=4096
     for i in 0 1 2 3 4 5 6 7 8 9; do
         local p=LL
         [ $i -ge 5 ] && p=SIMPLE
@@ -70,6 +70,8 @@ expect_counts() { # v
     echo "func=AllGather log2=$ag_log2 count=3 bytes=$ag_bytes timed=3 algo_proto=TREE_LL128:3"
     echo "func=Send log2=6 count=1 bytes=100 timed=1 algo_proto=unknown_unknown:1"
     echo "func=Broadcast log2=9 count=1 bytes=512 timed=0 algo_proto=RING_SIMPLE:1"
+    echo "func=ReduceScatter log2=$rs_log2 count=1 bytes=$rs_bytes timed=1 algo_proto=RING_SIMPLE:1"
+    echo "func=Reduce log2=10 count=1 bytes=1024 timed=1 algo_proto=TREE_LL:1"
     if [ "$1" -ge 5 ]; then # the group: Send and Recv timed as it, the self Send not timed
         echo "func=Send log2=20 count=2 bytes=2097152 timed=1 algo_proto=unknown_unknown:2"
         echo "func=Recv log2=20 count=1 bytes=1048576 timed=1 algo_proto=unknown_unknown:1"
@@ -86,6 +88,8 @@ expect_times() { # kernel mode, v4+: the GPU durations exactly (v: $1)
     echo "func=AllGather p50=5000 p95=5000 p99=5000 mean=5000 min=5000 max=5000"
     echo "func=Send p50=3000 p95=3000 p99=3000 mean=3000 min=3000 max=3000"
     echo "func=Broadcast p50=0 p95=0 p99=0 mean=0 min=0 max=0"
+    echo "func=ReduceScatter p50=7100 p95=7100 p99=7100 mean=7100 min=7100 max=7100"
+    echo "func=Reduce p50=9000 p95=9000 p99=9000 mean=9000 min=9000 max=9000"
     if [ "$1" -ge 5 ]; then # the group's span: the Send (3 us) waits for the Recv (50 us)
         echo "func=Send p50=50000 p95=50000 p99=50000 mean=50000 min=50000 max=50000"
         echo "func=Recv p50=50000 p95=50000 p99=50000 mean=50000 min=50000 max=50000"

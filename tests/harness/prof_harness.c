@@ -18,6 +18,8 @@
  *   AllGather of 1024 float32 x 3: TREE_LL128, 1 child, GPU duration 5 us
  *   Send of 100 int8: 1 child, GPU duration 3 us
  *   Broadcast of 64 float64: no child (not timed)
+ *   ReduceScatter of 2048 bfloat16: RING_SIMPLE, 2 children, GPU 7 us (+100 ns)
+ *   Reduce of 512 float16: TREE_LL, 1 child, GPU 9 us
  *   v5+, one Group (a kernel plan) holding a Send and a Recv of 1 MiB
  *     (float32) to peer 2 and a Send of 1 MiB to itself, each naming the
  *     group as parentGroup; the host stops the three and the group, then
@@ -103,6 +105,8 @@ static const struct op script[] = {
     {"AllGather", 2, 0, 1024, "ncclFloat32", 7, "TREE", "LL128", 0, 1, 1, 5000},
     {"Send", 6, 1, 100, "ncclInt8", 0, NULL, NULL, 0, 0, 1, 3000},
     {"Broadcast", 0, 0, 64, "ncclFloat64", 8, "RING", "SIMPLE", 1, 2, 0, 0},
+    {"ReduceScatter", 3, 0, 2048, "ncclBfloat16", 9, "RING", "SIMPLE", 1, 2, 2, 7000},
+    {"Reduce", 1, 0, 512, "ncclFloat16", 6, "TREE", "LL", 0, 0, 1, 9000},
 #undef AR
 };
 #define NOPS (sizeof(script) / sizeof(script[0]))
