@@ -3,9 +3,10 @@
 # check-quickstart.sh — README's "Quick start in a real job" block, run
 # literally (issue 21): every line as README prints it, in one shell, from the
 # repository root, except in the job line (`mpirun ... gdrtrace run ... --
-# ./your_training_job`): `mpirun ... ` goes (one rank) and the training job
-# becomes the NCCL-like harness, which `gdrtrace run` makes load the
-# installed plugin by name.
+# ./your_training_job`): `mpirun ... ` becomes what it gives one rank (its
+# rank variable, OMPI_COMM_WORLD_RANK=0) and the training job becomes the
+# NCCL-like harness, which `gdrtrace run` makes load the installed plugin by
+# name.
 #
 # Before the block the test sets only what a job's environment would carry:
 # a private GDRTRACE_DIR (so other tests' recorders in /dev/shm do not count),
@@ -14,7 +15,8 @@
 # root.  Each line's exit code is then held against what that line means on a
 # machine without RDMA or GPU:
 #   make / install / export / summary                 0
-#   the job (gdrtrace run)      11 (its verdict: HOST-STAGED, the job itself passed)
+#   the job (gdrtrace run)      0 (the job's own status: a rank never exits
+#                               for a verdict; its line says HOST-STAGED)
 #   verdict --expect dmabuf     20 (the job was HOST-STAGED: expectation not met)
 #   doctor                      0, 1 or 2 (a gate may fail here: no GPU, no NIC)
 # and the lines' effects are checked: the installed plugin loaded by name from
@@ -82,7 +84,7 @@ script=$tmp/quickstart.sh
         n=$((n + 1))
         cmd=${line%%#*}
         if [[ "$line" == "mpirun ... "* ]]; then
-            cmd=${cmd#mpirun ... }
+            cmd="OMPI_COMM_WORLD_RANK=0 ${cmd#mpirun ... }"
             job="env -u BUILD '$harness' --abi 11 --data-only --iters 4 --max-size 1M"
             cmd=${cmd/.\/your_training_job/$job}
         fi
@@ -115,7 +117,7 @@ expect_rc() { # LINE-PREFIX ALLOWED-CODES...
 }
 expect_rc "make && sudo make install" 0
 expect_rc "export GDRTRACE_REG" 0
-expect_rc "mpirun ..." 11
+expect_rc "mpirun ..." 0
 expect_rc "gdrtrace verdict --expect dmabuf" 20
 expect_rc "gdrtrace summary" 0
 expect_rc "gdrtrace doctor" 0 1 2
@@ -123,9 +125,10 @@ expect_rc "gdrtrace doctor" 0 1 2
 loaded=$(sed -n "s/.*NCCL_NET_PLUGIN: dlopen(\"$so\") loaded //p" "$tmp/out.log" | sort -u)
 [ "$loaded" = "/usr/local/lib/nccl-net-gdrtrace/$so" ] ||
     bad "the job did not load the installed plugin by name from /usr/local/lib/nccl-net-gdrtrace: '$loaded'"
-grep -q 'HOST-STAGED' "$tmp/out.log" || bad "the verdict did not say HOST-STAGED"
-[ "$(grep -c '^nccl-log: 2 file(s)' "$tmp/out.log")" -eq 2 ] ||
-    bad "run's verdict and the job's did not both join the harness's 2 NCCL logs"
+grep -q "^gdrtrace run: rank 0 host $(hostname) verdict HOST-STAGED exit 0 archive gdrtrace-job/qs$$\..*\.r0\.zst$" "$tmp/out.log" ||
+    bad "the rank's one line (HOST-STAGED, exit 0, its archive) is missing"
+[ "$(grep -c '^nccl-log: 2 file(s)' "$tmp/out.log")" -eq 1 ] ||
+    bad "the job's verdict did not join the harness's 2 NCCL logs"
 archive=$(ls gdrtrace-job/qs$$.*.zst 2>/dev/null)
 if [ -n "$archive" ] && [ "$(wc -l <<<"$archive")" -eq 1 ]; then
     /usr/local/bin/gdrtrace verdict "$archive" >"$tmp/v.log" 2>&1
