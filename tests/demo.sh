@@ -108,7 +108,9 @@ GDRTRACE_REG=host "$harness" --abi 11 --data-only --iters 30 --max-size 16M --di
 drc=$?
 awk '/^latency/ { cut = 1 } !cut; /^conclusion/ && cut { print "   ... latency per operation, side by side: gdrtrace diff (below)"; print }' \
     "$DEMO_DIR/demo-diff.txt" | sed 's/^/     /'
-echo "   (gdrtrace diff exit code $drc: 0 means the runs are comparable.)"
+echo "   (gdrtrace diff exit code $drc: 0 means the runs are comparable. One run a side says"
+echo "    nothing about noise, so diff judges no effect; an A/B repeats the runs, interleaved:"
+echo "    gdrtrace diff --a A1 --a A2 --a A3 --b B1 --b B2 --b B3, docs/diff.md)"
 [ "$drc" -eq 0 ] || { echo "   FAILED: diff found differences beyond the registration path"; exit 1; }
 echo
 echo "6. This node's evidence for the runbook's gates 0-2 (gdrtrace doctor):"

@@ -3,7 +3,7 @@ TOOL_SRCS += tools/cmd/main.c
 # tests/reader and tests/fuzz; the cmd_*.c files define the gt_cmd_* of commands.h.
 READER_SRCS := $(RECFILE_SRCS) tools/lib/hist.c tools/lib/archive.c tools/lib/inputs.c \
                tools/lib/model.c tools/lib/ncclcfg.c tools/lib/alike.c tools/lib/kcorr.c tools/lib/outfile.c tools/lib/esc.c tools/lib/duration.c \
-               tools/lib/hostp.c tools/lib/ab.c tools/lib/coll.c tools/lib/load.c tools/lib/owner.c \
+               tools/lib/hostp.c tools/lib/ab.c tools/lib/abstat.c tools/lib/coll.c tools/lib/load.c tools/lib/owner.c \
                common/codes.c
 # NCCL's log (--nccl-log): the reader (NCCLLOG_SRCS, alone in tests/unit/test_nccllog),
 # its join to the recorders, and the join's text and JSON.

@@ -62,3 +62,14 @@ reader_watch_LIBS := -lzstd -lm
 TEST_SCRIPTS += tests/reader/test-watch.sh
 # verdict/summary --nccl-log on harness recorders and on the fixtures
 TEST_SCRIPTS += tests/reader/test-nccl-log.sh
+# The A/B judge calibrated with real mechanisms (tests/ab/): LD_PRELOAD
+# libraries that add host CPU in every process (children too) and slow the
+# data path around the socket calls; ab-calibration.sh runs A/A and power
+# (fast settings here, the full curve effect size x k in make bench).
+AB_INJECT := $(BUILD)/tests/libab_inject_cpu.so $(BUILD)/tests/libab_inject_delay.so
+$(BUILD)/tests/libab_inject_%.so: $(call obj,tests/ab/inject_%.c)
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)
+	$(Q)$(CC) -shared -o $@ $< $(LDFLAGS) -ldl -lpthread
+tests: $(AB_INJECT)
+TEST_SCRIPTS += tests/reader/test-ab.sh

@@ -16,6 +16,8 @@
  * conclusion.  Exit: 0 comparable, 1 warning printed, 2 unreadable input,
  * 64 usage.
  */
+#include <dirent.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,12 +43,20 @@ static void usage(FILE *f)
         f,
         "usage: gdrtrace diff [--json] [--nccl-log-a FILE|DIR]... [--nccl-log-b FILE|DIR]...\n"
         "                     A B\n"
-        "  A/B of two runs (recorder files, archives or folders): method mix,\n"
-        "  fallbacks, errors, latency p50/p95/p99/max per operation with delta and\n"
-        "  ratio B/A.  Warns loudly when A and B differ in anything but the\n"
-        "  registration path (kernel, NVIDIA module, CUDA driver, NCCL version, RDMA\n"
-        "  devices, GPUs, transport, topology, NCCL's GPU Direct settings such as\n"
-        "  NCCL_NET_GDR_LEVEL), naming each difference.\n"
+        "       gdrtrace diff [options] --a RUN... --b RUN...\n"
+        "       gdrtrace diff [options] --runs-a DIR --runs-b DIR\n"
+        "  A/B of runs (recorder files, archives or folders; a run is the unit of\n"
+        "  evidence): k runs a side, interleaved A1 B1 A2 B2 ... on the same nodes.\n"
+        "  --a RUN, --b RUN     one run of A, of B (repeat: one option a run)\n"
+        "  --runs-a DIR, --runs-b DIR  every entry of DIR (a folder or archive) is\n"
+        "              one run, in name order\n"
+        "  Each figure's B-A comes from the per-run values with an interval; the\n"
+        "  figures that are evidence of an effect are judged together (false-alarm\n"
+        "  rate 5 %%); with one run a side the noise is unknown and nothing is judged.\n"
+        "  Warns loudly when A and B differ in anything but the registration path\n"
+        "  (kernel, NVIDIA module, CUDA driver, NCCL version, RDMA devices, GPUs,\n"
+        "  transport, topology, NCCL's GPU Direct settings such as NCCL_NET_GDR_LEVEL),\n"
+        "  naming each difference.  docs/diff.md.\n"
         "  --nccl-log-a FILE|DIR  NCCL's log of run A (as verdict --nccl-log)\n"
         "  --nccl-log-b FILE|DIR  NCCL's log of run B: with both, NCCL's GPU Direct\n"
         "              decisions per GPU and HCA and its GDRDMA channels are "
@@ -320,26 +330,111 @@ static uint64_t did(const struct gtr_comm *c, int m)
     return t;
 }
 
+/* The runs of each side, as named on the command line. */
+struct runs {
+    char **path[2];
+    int n[2];
+    char *mem[2 * GT_AB_MAXRUNS]; /* --runs-X DIR: the names built from DIR's entries */
+    int nmem;
+};
+
+static int by_name(const void *x, const void *y)
+{
+    return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* every entry of dir (but dot files) a run of side s, in name order */
+static int add_runs_dir(struct runs *R, int s, const char *dir, int cap)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "gdrtrace diff: --runs-%c %s: %s\n", s ? 'b' : 'a', gt_esc(dir),
+                strerror(errno));
+        return GT_EXIT_INPUT;
+    }
+    struct dirent *e;
+    int first = R->n[s];
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        if (R->n[s] >= cap) {
+            closedir(d);
+            fprintf(stderr, "gdrtrace diff: --runs-%c %s: more than %d runs\n", s ? 'b' : 'a',
+                    gt_esc(dir), GT_AB_MAXRUNS);
+            return GT_EXIT_USAGE;
+        }
+        size_t l = strlen(dir) + strlen(e->d_name) + 2;
+        char *p = malloc(l);
+        if (!p) {
+            closedir(d);
+            return GT_EXIT_INPUT;
+        }
+        snprintf(p, l, "%s/%s", dir, e->d_name);
+        R->path[s][R->n[s]++] = p;
+        R->mem[R->nmem++] = p;
+    }
+    closedir(d);
+    if (R->n[s] == first) {
+        fprintf(stderr, "gdrtrace diff: --runs-%c %s: no run in it (each entry is one run)\n",
+                s ? 'b' : 'a', gt_esc(dir));
+        return GT_EXIT_USAGE;
+    }
+    qsort(R->path[s] + first, (size_t)(R->n[s] - first), sizeof(char *), by_name);
+    return -1;
+}
+
 /* -1: go on; else the exit code */
-static int parse(struct gt_opts *o, char **logs[2], int nlog[2], int argc, char **argv)
+static int parse(struct gt_opts *o, char **logs[2], int nlog[2], struct runs *R, int argc,
+                 char **argv)
 {
     static const struct option opts[] = {GT_LONG_JSON,
                                          {"nccl-log-a", required_argument, 0, 'A'},
                                          {"nccl-log-b", required_argument, 0, 'B'},
+                                         {"a", required_argument, 0, 'a'},
+                                         {"b", required_argument, 0, 'b'},
+                                         {"runs-a", required_argument, 0, 'r'},
+                                         {"runs-b", required_argument, 0, 's'},
                                          GT_LONG_ACCEPT_OWNER,
                                          GT_LONG_HELP,
                                          {0, 0, 0, 0}};
-    int c, rc;
+    int c, rc, named = 0;
     while ((c = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
         if (c == 'A' || c == 'B')
             logs[c == 'B'][nlog[c == 'B']++] = optarg;
-        else if ((rc = gt_opts_default(o, c, optarg, usage)) >= 0)
+        else if (c == 'a' || c == 'b') {
+            int s = c == 'b';
+            if (R->n[s] >= GT_AB_MAXRUNS) {
+                fprintf(stderr, "gdrtrace diff: more than %d runs of %c\n", GT_AB_MAXRUNS,
+                        s ? 'B' : 'A');
+                return GT_EXIT_USAGE;
+            }
+            R->path[s][R->n[s]++] = optarg;
+            named = 1;
+        } else if (c == 'r' || c == 's') {
+            if ((rc = add_runs_dir(R, c == 's', optarg, GT_AB_MAXRUNS)) >= 0)
+                return rc;
+            named = 1;
+        } else if ((rc = gt_opts_default(o, c, optarg, usage)) >= 0)
             return rc;
+    }
+    if (named) {
+        if (argc - optind != 0 || !R->n[0] || !R->n[1]) {
+            fprintf(stderr, "gdrtrace diff: %s\n",
+                    argc - optind ? "--a/--b/--runs-a/--runs-b name every run: no other "
+                                    "path may follow"
+                                  : "runs of both sides are needed (--a or --runs-a, and --b "
+                                    "or --runs-b)");
+            usage(stderr);
+            return GT_EXIT_USAGE;
+        }
+        return -1;
     }
     if (argc - optind != 2) {
         usage(stderr);
         return GT_EXIT_USAGE;
     }
+    R->path[0][R->n[0]++] = argv[optind];
+    R->path[1][R->n[1]++] = argv[optind + 1];
     return -1;
 }
 
@@ -374,13 +469,18 @@ static int compare(struct warns *ws, struct side S[2], char **logs[2], int nlog[
     return logrc;
 }
 
-static void print_sides(const struct side S[2], const struct warns *ws)
+static void print_sides(const struct side S[2], const int k[2], const struct warns *ws)
 {
-    for (int s = 0; s < 2; s++)
+    for (int s = 0; s < 2; s++) {
         printf("%s: %s  (%zu process(es), %d host(s), GDRTRACE_REG=%s, verdict %s)\n",
                s ? "B" : "A", gt_esc(S[s].path), S[s].in.n, S[s].job.nhosts,
                gt_esc(gt_rec_reg_name(&S[s].in.recs[0])),
                gt_verdict_label(S[s].job.overall.code, S[s].job.overall.emulated));
+        if (k[s] > 1)
+            printf("   and %d more run(s) of %s; the method mix and latency tables below are "
+                   "of its first run\n",
+                   k[s] - 1, s ? "B" : "A");
+    }
     if (!ws->n) {
         printf("comparable: A and B differ only in the registration path\n");
         return;
@@ -464,18 +564,55 @@ static void print_json(const struct side S[2], const struct warns *ws, const str
     gt_json_diff(stdout, &d);
 }
 
+/* Runs 2..k of side s: each read, checked against the side's first run
+ * (a run of another kind is a confounder like any), its figures taken and
+ * the job let go.  0, or GT_EXIT_INPUT when a run could not be read. */
+static int more_runs(struct side *first, int s, char **paths, int n, struct gt_ab_run *out,
+                     const struct gt_opts *o, struct warns *ws)
+{
+    int bad = 0;
+    for (int i = 1; i < n; i++) {
+        struct side x = {.path = paths[i]};
+        gt_inputs_take_owners(&x.in, &o->owners);
+        int rc = load_side(&x);
+        if (rc || !x.in.n) {
+            fprintf(stderr, "gdrtrace diff: %s: no readable recorder\n", gt_esc(x.path));
+            bad = 1;
+        } else {
+            char la[160], lb[200];
+            const struct gt_recfile *r0 = &first->in.recs[0];
+            snprintf(la, sizeof(la), "%s run 1", s ? "B" : "A");
+            snprintf(lb, sizeof(lb), "%s run %d", s ? "B" : "A", i + 1);
+            compare_recs(ws, r0, &x.in.recs[0], la, lb);
+            if (x.in.n != first->in.n)
+                warn(ws, "processes: %s %zu vs %s %zu", la, first->in.n, lb, x.in.n);
+            gt_ab_run_of(&x.job, &out[i]);
+        }
+        free(x.tot);
+        gt_job_free(&x.job);
+        gt_inputs_free(&x.in);
+    }
+    return bad ? GT_EXIT_INPUT : 0;
+}
+
 int gt_cmd_diff(int argc, char **argv)
 {
     struct gt_opts o = GT_OPTS_INIT("diff");
     int nlog[2] = {0, 0};
     char **logs[2] = {calloc((size_t)argc + 1, sizeof(char *)),
                       calloc((size_t)argc + 1, sizeof(char *))};
+    struct runs R = {
+        .path = {calloc(GT_AB_MAXRUNS, sizeof(char *)), calloc(GT_AB_MAXRUNS, sizeof(char *))}};
+    struct gt_ab_run *runs[2] = {NULL, NULL};
     struct side S[2] = {{0}};
-    int rc = !logs[0] || !logs[1] ? GT_EXIT_INPUT : parse(&o, logs, nlog, argc, argv);
+    struct warns ws = {0};
+    int rc = !logs[0] || !logs[1] || !R.path[0] || !R.path[1]
+                 ? GT_EXIT_INPUT
+                 : parse(&o, logs, nlog, &R, argc, argv);
     if (rc >= 0)
         goto out;
     for (int s = 0; s < 2; s++) {
-        S[s].path = argv[optind + s];
+        S[s].path = R.path[s][0];
         gt_inputs_take_owners(&S[s].in, &o.owners);
     }
     rc = load_side(&S[0]);
@@ -487,34 +624,48 @@ int gt_cmd_diff(int argc, char **argv)
         rc = GT_EXIT_INPUT;
         goto out;
     }
-    struct warns ws = {0};
     int logrc = compare(&ws, S, logs, nlog);
+    for (int s = 0; s < 2; s++) {
+        runs[s] = calloc((size_t)R.n[s], sizeof(*runs[s]));
+        if (!runs[s]) {
+            rc = GT_EXIT_INPUT;
+            goto out;
+        }
+        gt_ab_run_of(&S[s].job, &runs[s][0]);
+        if (more_runs(&S[s], s, R.path[s], R.n[s], runs[s], &o, &ws)) {
+            rc = GT_EXIT_INPUT;
+            goto out;
+        }
+    }
     /* the runbook's three groups and its one-line conclusion (tools/lib/ab.c) */
     struct gt_ab *ab = calloc(1, sizeof(*ab));
     if (!ab) {
-        free(ws.w);
         rc = GT_EXIT_INPUT;
         goto out;
     }
-    gt_ab_build(ab, &S[0].job, S[0].tot, &S[1].job, S[1].tot, ws.n);
+    gt_ab_build(ab, runs[0], R.n[0], runs[1], R.n[1], ws.n);
     if (o.json) {
         print_json(S, &ws, ab);
     } else {
-        print_sides(S, &ws);
+        print_sides(S, R.n, &ws);
         print_mix(S[0].tot, S[1].tot);
         print_latency(S[0].tot, S[1].tot);
         gt_ab_print(stdout, ab);
     }
     free(ab);
     rc = logrc ? logrc : ws.n ? 1 : 0;
-    free(ws.w);
 out:
+    free(ws.w);
     free(logs[0]);
     free(logs[1]);
     for (int s = 0; s < 2; s++) {
+        free(runs[s]);
+        free(R.path[s]);
         free(S[s].tot);
         gt_job_free(&S[s].job);
         gt_inputs_free(&S[s].in);
     }
+    for (int i = 0; i < R.nmem; i++)
+        free(R.mem[i]);
     return rc;
 }

@@ -1,37 +1,37 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * ab.h — the runbook's A/B judgement: the three groups of metrics side by
- * side (application SLO, NCCL/RDMA evidence, host pressure), each delta
- * marked when it is within noise, and the one-line conclusion.  Used by
- * `gdrtrace diff` (text and --json); a pure function of the two jobs.
- * Renderers: tools/render/ab_text.h, tools/render/json_ab.h.
+ * ab.h — the runbook's A/B judgement as a measuring instrument: k runs a
+ * side (a run is the unit of evidence), the three groups of figures side by
+ * side (application SLO, NCCL/RDMA evidence, host pressure), each figure's
+ * per-run values compared with an interval (tools/lib/abstat.h: Welch's t
+ * over runs, Holm over the rows that are evidence of an effect, family-wise
+ * false-alarm rate GT_AB_ALPHA), and the one conclusion computed from
+ * exactly the decisions of those rows.  Used by `gdrtrace diff` (text,
+ * --json) and the report's A/B; a pure function of the runs.  Renderers:
+ * tools/render/ab_text.h, tools/render/json_ab.h.  The rules: docs/diff.md.
  *
- * Noise rules (docs/reader.md, "A/B: the three groups"):
- *  N1 latency quantiles (p50/p95/p99 of a histogram of n values): each side's
- *     distribution-free confidence interval of the quantile, the values at
- *     ranks q +- 3 sqrt(q(1-q)/n), widened by the histogram's resolution
- *     (1/16 of a value); within noise when the two intervals overlap.
- *  N2 CPU figures (process CPU, CPU s per GB): within noise when |B-A| <= the
- *     largest of: 40 % of the larger side (identical runs on a shared host
- *     differ by that much: docs/results/hostp.md); 3 standard errors of the
- *     difference from the per-process spread (each side >= 2 processes);
- *     the CPU accounting's resolution, 2 clock ticks (20 ms) per process,
- *     carried into the figure's unit.  The data-path threads' share of the
- *     CPU: 25 points, or 3 standard errors.
- *  N3 memory figures (host memory in the data path, resident, locked,
- *     pinned high-water): within noise when |B-A| <= max(5 % of the larger,
- *     1 MiB per process).
- *  N4 shares of the method mix: within noise when they move by 5 points or
- *     less.
- *  N5 the SLO (collective sections, format 1.6): per function p50/p95/p99 by
- *     N1; algbw within max(5 %, the p50 interval's relative half-width);
- *     init (net init -> profiler init) by N2's 40 %.  Improved: some figure
- *     better beyond noise, none worse; regressed: any worse.
- * Conclusion (first match): A and B not comparable (the confounder guard of
- * cmd_diff.c found differences) -> no conclusion; nothing beyond noise ->
- * "no difference (within noise)"; else "mechanism changed|unchanged, host
- * pressure X %, application SLO ...: <judgement>", where "faster" needs the
- * SLO to have improved beyond noise, never host pressure alone.
+ * Roles of a row: an EFFECT row (the SLO's figures, the host's CPU and
+ * memory) is evidence of an effect and is one of Holm's family; a MECHANISM
+ * row (the verdict, the method shares) says whether the registration path
+ * changed (a fact of each run, no statistics: a share moves when the means
+ * differ by more than 5 points); an INFO row (fallbacks, errors, reg p50,
+ * the data-path threads' share) and a PEER row (send/recv latency: they
+ * include waiting on the peer) are shown with their interval but are not
+ * evidence of anything.
+ *
+ * Conclusion, first rule that fires (ab->rule names it):
+ *  not-comparable  the confounder guard found differences -> no conclusion;
+ *  emulated        either side moved GPU memory by the emulation (CUDA
+ *                  copies, the copier process) and the mechanism changed,
+ *                  an effect row moved or a side has one run -> the
+ *                  application and host-pressure effects are not measurable
+ *                  on an emulated NIC, the copier's share of host CPU shown;
+ *  one-run         a side has one run -> the noise is unknown: repeat;
+ *  no-difference   the mechanism unchanged and no EFFECT row beyond noise;
+ *  runbook         "mechanism changed|unchanged, host path ..., application
+ *                  SLO ...: JUDGEMENT"; faster/slower only when an SLO row
+ *                  moved; host rows alone are "host path unloaded|loaded
+ *                  more".
  */
 #ifndef GDRTRACE_TOOLS_AB_H
 #define GDRTRACE_TOOLS_AB_H
@@ -41,47 +41,108 @@
 #include "tools/lib/hostp.h"
 #include "tools/lib/model.h"
 
+/* The application's pace, recorded with or without collectives: bytes
+ * moved per second of the data path (first data-path call to last sample),
+ * summed over processes. */
+#define GT_AB_PACE "data moved per data-path second (MB/s)"
+
+/* The family-wise false-alarm rate of the EFFECT rows of one diff. */
+#define GT_AB_ALPHA 0.05
+
 enum gt_ab_state {
-    GT_AB_NA = 0, /* not recorded on one side or both */
-    GT_AB_SAME,   /* equal */
-    GT_AB_NOISE,  /* different, within noise */
-    GT_AB_UP,     /* B above A beyond noise */
-    GT_AB_DOWN,   /* B below A beyond noise */
+    GT_AB_NA = 0,  /* not recorded on one side or both */
+    GT_AB_SAME,    /* every run of both sides equal */
+    GT_AB_NOISE,   /* different, within noise (or within the resolution) */
+    GT_AB_UP,      /* B above A beyond noise (mechanism rows: changed) */
+    GT_AB_DOWN,    /* B below A beyond noise */
+    GT_AB_UNKNOWN, /* a side has one run: the noise is unknown */
+    GT_AB_NOTEVID, /* shown, not evidence (info and peer rows) */
 };
-const char *gt_ab_state_name(int s); /* n/a, same, within noise, up, down */
+const char *gt_ab_state_name(int s);
 
 enum gt_ab_group { GT_AB_SLO = 0, GT_AB_EVIDENCE, GT_AB_HOST, GT_AB_GROUPS };
 const char *gt_ab_group_name(int g); /* "application SLO", ... */
 
-#define GT_AB_ROWS 48
+enum gt_ab_role { GT_AB_EFFECT = 0, GT_AB_MECH, GT_AB_INFO, GT_AB_PEER };
+const char *gt_ab_role_name(int r); /* effect, mechanism, info, waits on the peer */
+
+enum gt_ab_fmt {
+    GT_AB_F_NS = 0, /* a duration in ns */
+    GT_AB_F_S2,     /* seconds, %.2f */
+    GT_AB_F_S3,     /* %.3f */
+    GT_AB_F_PCT,    /* a share in percent, compared in points */
+    GT_AB_F_BYTES,
+    GT_AB_F_G3, /* %.3g */
+    GT_AB_F_COUNT,
+    GT_AB_F_TEXT, /* the verdict */
+};
+
+#define GT_AB_ROWS 64
+#define GT_AB_MAXRUNS 64
+
+/* One figure of one run. */
+struct gt_ab_val {
+    int group, role, fmt;
+    int better;   /* +1 higher is better, -1 lower is better, 0 neither */
+    double v;     /* NAN: not recorded */
+    double floor; /* resolution: a difference this small is never beyond noise */
+    char name[48];
+    char text[40]; /* GT_AB_F_TEXT */
+};
+
+/* One run's figures (gt_ab_run_of). */
+struct gt_ab_run {
+    int nval;
+    struct gt_ab_val val[GT_AB_ROWS];
+    int emulated;      /* GPU memory moved by the emulation (recfact: r->emulated) */
+    int slo_recorded;  /* collective-level records (format 1.6) */
+    char slo_why[256]; /* why not */
+    double cpu_s, helper_s;
+    struct gt_hostp host;
+};
 
 struct gt_ab_row {
-    int group; /* enum gt_ab_group */
+    int group, role, fmt, better;
     char name[48];
-    char a[32], b[32], delta[24]; /* as printed */
-    double va, vb;                /* the values (NAN: none) */
-    int state;                    /* enum gt_ab_state */
+    char a[40], b[40], delta[24], ci[40]; /* as printed */
+    double va, vb;                        /* the sides' centers (NAN: none) */
+    int na, nb;                           /* runs with a value */
+    int logscale;                         /* delta and interval relative (ratio - 1) */
+    double diff, lo, hi;                  /* B-A and its interval on the compared scale; NAN none */
+    double p;                             /* Welch's two-sided p; NAN: not tested */
+    double level;                         /* the interval's two-sided miss level (Holm's step) */
+    int family;                           /* one of Holm's family */
+    int below_floor; /* interval excludes 0, difference within the resolution */
+    int state;       /* enum gt_ab_state */
 };
 
 struct gt_ab {
     struct gt_ab_row row[GT_AB_ROWS];
     int nrow;
+    int k[2];      /* runs a side */
     int ndiffs;    /* the confounder guard's differences */
     int mechanism; /* 1: the registration mechanism changed */
-    int slo;       /* enum gt_ab_state of the SLO; GT_AB_NA: not recorded */
+    int emulated[2];
+    double copier_share[2]; /* copier CPU over host CPU (process + copier); NAN none */
+    int slo;                /* enum gt_ab_state of the SLO; GT_AB_NA: not recorded */
     char slo_why[256];
-    int hp;        /* state of the headline host-pressure figure (CPU s per GB) */
-    double hp_rel; /* its (B-A)/A */
-    int mem;       /* state of host memory in the data path */
-    double mem_rel;
-    struct gt_hostp host[2];
-    char conclusion[384];
+    int host; /* UP: loaded more, DOWN: unloaded, NOISE: held, NA */
+    int nfamily;
+    double alpha;
+    struct gt_hostp hostp[2]; /* the first run of each side */
+    char rule[24];
+    char conclusion[640];
 };
 
-/* Fills ab for sides a and b (tot: their communicators summed); ndiffs: the
- * number of confounders cmd_diff.c found. */
-void gt_ab_build(struct gt_ab *ab, const struct gt_job *a, const struct gtr_comm *ta,
-                 const struct gt_job *b, const struct gtr_comm *tb, int ndiffs);
+/* One run's figures from its job (every communicator summed). */
+void gt_ab_run_of(const struct gt_job *j, struct gt_ab_run *r);
+/* Judges runs a[0..ka) against b[0..kb) (k <= GT_AB_MAXRUNS); ndiffs: the
+ * confounders the guard found. */
+void gt_ab_build(struct gt_ab *ab, const struct gt_ab_run *a, int ka, const struct gt_ab_run *b,
+                 int kb, int ndiffs);
+/* One run a side (the report's --baseline): builds both runs' figures. */
+int gt_ab_build_jobs(struct gt_ab *ab, const struct gt_job *a, const struct gt_job *b, int ndiffs);
+
 /* The application SLO of a job or of one communicator (NCCL's profiler
  * interface, format 1.6): per function, every communicator's cells summed
  * (tools/lib/coll.h); init: the longest net init -> profiler init of its

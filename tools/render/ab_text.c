@@ -40,27 +40,67 @@ static void wrap(FILE *f, const char *lead, const char *text)
     fputc('\n', f);
 }
 
+static const char *mark(const struct gt_ab_row *r)
+{
+    switch (r->state) {
+    case GT_AB_NOISE:
+        return r->role == GT_AB_MECH ? "within 5 pt"
+               : r->below_floor      ? "within the resolution"
+                                     : "within noise";
+    case GT_AB_UP:
+    case GT_AB_DOWN:
+        return r->fmt == GT_AB_F_TEXT ? "" : r->role == GT_AB_MECH ? "changed" : "beyond noise";
+    case GT_AB_UNKNOWN:
+        return "noise unknown";
+    case GT_AB_NOTEVID:
+        return r->role == GT_AB_PEER ? "not evidence (waits on the peer)" : "not evidence";
+    case GT_AB_SAME:
+        return r->fmt == GT_AB_F_TEXT ? "" : "same";
+    default:
+        return "";
+    }
+}
+
 void gt_ab_print(FILE *f, const struct gt_ab *ab)
 {
-    fprintf(f, "\nthe three groups, side by side\n   %-30s %16s %16s %10s\n", "", "A", "B", "B-A");
+    char stat[512];
+    if (ab->k[0] < 2 || ab->k[1] < 2)
+        snprintf(stat, sizeof(stat),
+                 "%d run(s) of A, %d of B: with one run a side the run-to-run noise is unknown, "
+                 "so no row is judged beyond or within noise; repeat the runs (3 or more a "
+                 "side, interleaved A1 B1 A2 B2 ...)",
+                 ab->k[0], ab->k[1]);
+    else
+        snprintf(stat, sizeof(stat),
+                 "%d runs of A, %d of B: each row compares the per-run values (Welch's t, on "
+                 "the log scale for positive figures; A and B are the runs' means); the %d "
+                 "rows marked * are the evidence, judged together (Holm) at a false-alarm rate "
+                 "of %.0f %%, each interval drawn at its Holm level",
+                 ab->k[0], ab->k[1], ab->nfamily, 100 * ab->alpha);
+    fprintf(f, "\nthe three groups, side by side\n");
+    wrap(f, "   ", stat);
+    fprintf(f, "   %-38s %16s %16s %9s  interval\n", "", "A", "B", "B-A");
     for (int g = 0; g < GT_AB_GROUPS; g++) {
         fprintf(f, " %s\n", gt_ab_group_name(g));
+        if (g == GT_AB_SLO && ab->slo_why[0])
+            wrap(f, "   collectives not recorded: ", ab->slo_why);
+        int n = 0;
+        for (int i = 0; i < ab->nrow; i++)
+            n += ab->row[i].group == g;
+        if (!n && g == GT_AB_HOST)
+            fprintf(f, "   not recorded (the recorders have no host section: format < 1.5)\n");
         for (int i = 0; i < ab->nrow; i++) {
             const struct gt_ab_row *r = &ab->row[i];
             if (r->group != g)
                 continue;
-            if (g == GT_AB_SLO && !strcmp(r->name, "application SLO")) {
-                wrap(f, "   not recorded: ", ab->slo_why);
-                continue;
-            }
-            const char *mark =
-                r->state == GT_AB_NOISE ? "within noise"
-                : r->state == GT_AB_UP || r->state == GT_AB_DOWN
-                    ? (r->group == GT_AB_EVIDENCE && !strcmp(r->name, "verdict") ? ""
-                                                                                 : "beyond noise")
-                    : "";
-            fprintf(f, "   %-30s %16s %16s %10s%s%s\n", r->name, r->a, r->b, r->delta,
-                    *mark ? "  " : "", mark);
+            const char *m = mark(r);
+            char line[256];
+            snprintf(line, sizeof(line), "  %c%-38s %16s %16s %9s %-18s %s", r->family ? '*' : ' ',
+                     r->name, r->a, r->b, r->delta, r->ci[0] && strcmp(r->ci, "-") ? r->ci : "", m);
+            size_t l = strlen(line);
+            while (l && line[l - 1] == ' ')
+                line[--l] = 0;
+            fprintf(f, "%s\n", line);
         }
     }
     fprintf(f, "conclusion: %s\n", ab->conclusion);

@@ -16,13 +16,6 @@
 #include "tools/lib/hostp.h"
 #include "tools/render/html.h"
 
-static void sum_comms(const struct gt_job *j, struct gtr_comm *t)
-{
-    gt_comm_clear(t);
-    for (size_t i = 0; i < j->ncomm; i++)
-        gt_comm_accumulate(t, j->comms[i].sum);
-}
-
 /* the host group's rows of an A/B, or one run's figures as rows (b NaN) */
 static void one_run_rows(struct gt_ab *ab, const struct gt_hostp *h)
 {
@@ -66,19 +59,16 @@ int gt_html_host_section(FILE *f, const struct gt_job *a, const struct gt_job *b
     if (!gt_hostp_recorded(a) && !(b && gt_hostp_recorded(b)))
         return 0;
     struct gt_ab *ab = calloc(1, sizeof(*ab));
-    struct gtr_comm *t = malloc(2 * sizeof(*t));
-    if (!ab || !t) {
-        free(ab);
-        free(t);
+    if (!ab)
         return ENOMEM;
-    }
     if (b) {
-        sum_comms(a, &t[0]);
-        sum_comms(b, &t[1]);
-        gt_ab_build(ab, a, &t[0], b, &t[1], 0);
+        if (gt_ab_build_jobs(ab, a, b, 0)) {
+            free(ab);
+            return ENOMEM;
+        }
     } else {
-        gt_hostp_of_job(a, &ab->host[0]);
-        one_run_rows(ab, &ab->host[0]);
+        gt_hostp_of_job(a, &ab->hostp[0]);
+        one_run_rows(ab, &ab->hostp[0]);
     }
     fputs("<section class=\"host\">\n<h2>Host pressure</h2>\n<p class=\"meta\">What the traced "
           "processes cost their host (format 1.5 recorders): process CPU over the traced "
@@ -88,7 +78,7 @@ int gt_html_host_section(FILE *f, const struct gt_job *a, const struct gt_job *b
           f);
     if (b)
         fputs("  Bars of a row are scaled to the larger run; the noise rules are "
-              "<span class=\"mono\">gdrtrace diff</span>'s (docs/reader.md).",
+              "<span class=\"mono\">gdrtrace diff</span>'s (docs/diff.md).",
               f);
     fputs("</p>\n", f);
     if (b) {
@@ -130,6 +120,7 @@ int gt_html_host_section(FILE *f, const struct gt_job *a, const struct gt_job *b
                 fprintf(f, "%s",
                         r->state == GT_AB_NOISE                          ? " (within noise)"
                         : r->state == GT_AB_UP || r->state == GT_AB_DOWN ? " (beyond noise)"
+                        : r->state == GT_AB_UNKNOWN                      ? " (noise unknown)"
                                                                          : "");
             }
             fputs("</text>", f);
@@ -138,6 +129,5 @@ int gt_html_host_section(FILE *f, const struct gt_job *a, const struct gt_job *b
     }
     fputs("</svg></div>\n</section>\n", f);
     free(ab);
-    free(t);
     return 0;
 }

@@ -14,20 +14,44 @@
 #include "tools/lib/hist.h"
 #include "tools/render/json_hostp.h"
 
+static void num(struct gt_json *js, const char *key, double v)
+{
+    if (isnan(v) || isinf(v))
+        gj_null(js, key);
+    else
+        gj_dbl(js, key, v);
+}
+
+/* a change on the compared scale as a relative change (log rows) */
+static double rel(const struct gt_ab_row *r, double x)
+{
+    return r->logscale ? exp(x) - 1 : x;
+}
+
 void gt_ab_json(struct gt_json *js, const struct gt_ab *ab)
 {
+    gj_obj(js, "statistics");
+    gj_i64(js, "runs_a", ab->k[0]);
+    gj_i64(js, "runs_b", ab->k[1]);
+    gj_str(js, "test", "Welch's t over per-run values (log scale for positive figures)");
+    gj_str(js, "multiple_rows", "Holm over the effect rows");
+    gj_dbl(js, "false_alarm_rate", ab->alpha);
+    gj_i64(js, "effect_rows", ab->nfamily);
+    gj_bool(js, "noise_known", ab->k[0] >= 2 && ab->k[1] >= 2);
+    gj_end(js, '}');
     gj_obj(js, "three_groups");
     for (int g = 0; g < GT_AB_GROUPS; g++) {
         static const char *const key[] = {"application_slo", "evidence", "host_pressure"};
         gj_obj(js, key[g]);
         if (g == GT_AB_SLO) {
             gj_bool(js, "recorded", ab->slo != GT_AB_NA);
-            if (ab->slo == GT_AB_NA)
+            gj_bool(js, "collectives_recorded", !ab->slo_why[0]);
+            if (ab->slo_why[0])
                 gj_str(js, "why", ab->slo_why);
         }
         if (g == GT_AB_HOST) {
-            gt_hostp_json(js, "a", &ab->host[0]);
-            gt_hostp_json(js, "b", &ab->host[1]);
+            gt_hostp_json(js, "a", &ab->hostp[0]);
+            gt_hostp_json(js, "b", &ab->hostp[1]);
         }
         gj_arr(js, "rows");
         for (int i = 0; i < ab->nrow; i++) {
@@ -36,17 +60,22 @@ void gt_ab_json(struct gt_json *js, const struct gt_ab *ab)
                 continue;
             gj_obj(js, NULL);
             gj_str(js, "name", r->name);
+            gj_str(js, "role", gt_ab_role_name(r->role));
+            gj_bool(js, "evidence", r->family);
             gj_str(js, "a", r->a);
             gj_str(js, "b", r->b);
-            if (isnan(r->va))
-                gj_null(js, "a_value");
-            else
-                gj_dbl(js, "a_value", r->va);
-            if (isnan(r->vb))
-                gj_null(js, "b_value");
-            else
-                gj_dbl(js, "b_value", r->vb);
+            num(js, "a_value", r->va);
+            num(js, "b_value", r->vb);
+            gj_i64(js, "a_runs", r->na);
+            gj_i64(js, "b_runs", r->nb);
             gj_str(js, "delta", r->delta);
+            gj_str(js, "scale", r->logscale ? "ratio" : "difference");
+            num(js, "change", r->fmt == GT_AB_F_TEXT ? NAN : rel(r, r->diff));
+            num(js, "interval_low", rel(r, r->lo));
+            num(js, "interval_high", rel(r, r->hi));
+            num(js, "interval_miss_level", r->level);
+            num(js, "p", r->p);
+            gj_bool(js, "below_resolution", r->below_floor);
             gj_str(js, "state", gt_ab_state_name(r->state));
             gj_end(js, '}');
         }
@@ -54,10 +83,14 @@ void gt_ab_json(struct gt_json *js, const struct gt_ab *ab)
         gj_end(js, '}');
     }
     gj_bool(js, "mechanism_changed", ab->mechanism);
-    gj_str(js, "host_pressure_change", gt_ab_state_name(ab->hp));
-    gj_str(js, "host_memory_change", gt_ab_state_name(ab->mem));
+    gj_str(js, "host_pressure_change", gt_ab_state_name(ab->host));
     gj_str(js, "application_slo_change", gt_ab_state_name(ab->slo));
+    gj_bool(js, "emulated_a", ab->emulated[0]);
+    gj_bool(js, "emulated_b", ab->emulated[1]);
+    num(js, "copier_share_a", ab->copier_share[0]);
+    num(js, "copier_share_b", ab->copier_share[1]);
     gj_end(js, '}');
+    gj_str(js, "rule", ab->rule);
     gj_str(js, "conclusion", ab->conclusion);
 }
 
