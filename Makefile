@@ -138,7 +138,8 @@ deps-demo:
 # docs check (no code of ours runs), the Debian package (built from source
 # with Debian's flags, not from this build) and report's page in chromium (the
 # browser's part; reader_html runs the page's code under ASan); and
-# the concurrent pieces (recorder ring, shim, sock, ABI refcount) under TSan.
+# the concurrent pieces (recorder ring, shim, sock, ABI refcount) under TSan;
+# then that the run left /dev/shm as it found it (run-tests.sh --dev-shm).
 # `make check-run` runs one build's suite (SAN=... picks it).
 ASAN_SKIP_SCRIPTS := tests/vm/run-vm.sh tests/fuzz/run-fuzz.sh tests/fuzz/run-fuzz-oob.sh tests/doctor/run-fuzz-doctor.sh \
                      tests/docs/check-config-doc.sh tests/layers/check-layers.sh \
@@ -154,7 +155,7 @@ check-all:
 	@$(MAKE) --no-print-directory tests
 	@$(MAKE) --no-print-directory SAN=asan tests
 	@$(MAKE) --no-print-directory SAN=tsan tests
-	@tests/run-tests.sh @build/default $(addprefix build/default/tests/,$(TESTS)) $(TEST_SCRIPTS) \
+	@tests/run-tests.sh --dev-shm @build/default $(addprefix build/default/tests/,$(TESTS)) $(TEST_SCRIPTS) \
 	    @build/asan $(addprefix build/asan/tests/,$(TESTS)) \
 	        $(filter-out $(ASAN_SKIP_SCRIPTS),$(TEST_SCRIPTS)) \
 	    @build/tsan $(addprefix build/tsan/tests/,$(filter $(TSAN_TESTS),$(TESTS)))

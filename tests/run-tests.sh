@@ -10,7 +10,22 @@
 # GDRTRACE_TEST_TIMEOUT (seconds, default 300) bounds each test;
 # GDRTRACE_TEST_FILTER (a substring) runs only matching tests;
 # GDRTRACE_TEST_EXCLUDE (comma-separated substrings) leaves matching tests out.
+# A first argument --dev-shm (make check) also checks that the run leaves
+# /dev/shm as it found it: anything a test left there is one more failure,
+# named with the test after which it appeared (tests write only under their
+# own scratch folders).
 set -u
+shm_check=0
+if [ "${1:-}" = --dev-shm ]; then
+    shm_check=1
+    shift
+fi
+shm_list() { ls -A /dev/shm 2>/dev/null | LC_ALL=C sort; }
+declare -A shm_by=()
+if [ $shm_check -eq 1 ]; then
+    shm_start=$(shm_list)
+    shm_seen=$shm_start
+fi
 BUILD=${BUILD:-build/default}
 timeout_s=${GDRTRACE_TEST_TIMEOUT:-300}
 pass=0 fail=0 skip=0 failed_logs=()
@@ -46,7 +61,27 @@ for t in "$@"; do
     124|137) fail=$((fail + 1)); failed_logs+=("$log"); printf 'FAIL  %-40s %6ss  (timed out after %ss)\n' "$label" "$secs" "$timeout_s" ;;
     *) fail=$((fail + 1)); failed_logs+=("$log"); printf 'FAIL  %-40s %6ss  (exit %d)\n' "$label" "$secs" "$rc" ;;
     esac
+    if [ $shm_check -eq 1 ]; then
+        shm_now=$(shm_list)
+        while IFS= read -r f; do
+            [ -n "$f" ] && [ -z "${shm_by[$f]:-}" ] && shm_by[$f]=$label
+        done < <(comm -13 <(printf '%s\n' "$shm_seen") <(printf '%s\n' "$shm_now"))
+        shm_seen=$shm_now
+    fi
 done
+if [ $shm_check -eq 1 ]; then
+    left=()
+    while IFS= read -r f; do
+        [ -n "$f" ] && left+=("/dev/shm/$f (after ${shm_by[$f]:-an unknown test})")
+    done < <(comm -13 <(printf '%s\n' "$shm_start") <(shm_list))
+    if [ ${#left[@]} -eq 0 ]; then
+        pass=$((pass + 1))
+        printf 'PASS  %-40s\n' "/dev/shm left as found"
+    else
+        fail=$((fail + 1))
+        printf 'FAIL  %-40s (%d left: %s)\n' "/dev/shm left as found" ${#left[@]} "${left[*]:0:5}"
+    fi
+fi
 for l in "${failed_logs[@]+"${failed_logs[@]}"}"; do
     echo "---- last lines of $l"
     tail -n 30 "$l"

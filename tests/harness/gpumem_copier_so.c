@@ -17,6 +17,9 @@
  * that the copier PLANTED, found beside it but not trusted, is named in a
  * WARN saying WHY and never started: a registration either fails or runs in
  * another copier.  With PLUGIN +PATH: the trusted PATH must be started.
+ *
+ * Its recorder goes to GDRTRACE_DIR when set, else to a scratch folder of
+ * its own, removed at exit: nothing is left in /dev/shm.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -34,6 +37,15 @@
 #include "tests/plugin_said.h"
 
 static int failures;
+static char recdir[64];
+
+static void remove_recdir(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", recdir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", recdir);
+}
 
 struct alloc_prop {
     int type, requested_handle_types, location_type, location_id;
@@ -73,7 +85,13 @@ int main(int argc, char **argv)
     setenv("GDRTRACE_REG", "peermem", 1);
     setenv("GDRTRACE_GPUMEM_PEERMEM", "1", 1);
     setenv("GDRTRACE_SOCKET_IFNAME", "lo", 1);
-    unsetenv("GDRTRACE_DIR");
+    const char *dirvar = getenv("GDRTRACE_DIR");
+    if (!dirvar || !*dirvar) {
+        snprintf(recdir, sizeof(recdir), "/tmp/gt_copier_so_rec.XXXXXX");
+        REQUIRE(mkdtemp(recdir), "mkdtemp: %s", strerror(errno));
+        atexit(remove_recdir);
+        setenv("GDRTRACE_DIR", recdir, 1);
+    }
 
     void *fh = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     REQUIRE(fh, "%s", dlerror());
