@@ -318,13 +318,13 @@ static void set_peer(struct ib_comm *c, const struct ib_wire *w)
     char dev[33];
     memcpy(dev, w->dev, 32);
     dev[32] = 0;
-    struct sockaddr_in sa;
+    union gt_oob_addr sa;
+    memset(&sa, 0, sizeof(sa));
     socklen_t sl = sizeof(sa);
-    char ip[INET_ADDRSTRLEN] = "?";
-    if (getpeername(c->fd, (struct sockaddr *)&sa, &sl) == 0)
-        inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip));
-    snprintf(c->peer, sizeof(c->peer), "%s:%u (device %s, QPN %u)", ip,
-             (unsigned)ntohs(sa.sin_port), dev, le32toh(w->qpn[0]));
+    char ip[96] = "?";
+    if (getpeername(c->fd, &sa.sa, &sl) == 0)
+        gt_oob_addr_str(&sa, ip, sizeof(ip)); /* address:port, IPv4 or [IPv6] */
+    snprintf(c->peer, sizeof(c->peer), "%s (device %s, QPN %u)", ip, dev, le32toh(w->qpn[0]));
 }
 
 static gt_result connect_qps(struct ib_comm *c, const struct ib_wire *w)
@@ -556,15 +556,14 @@ static const struct gt_oob_proto ib_proto = {
     .prepare_fd = prepare_fd,
 };
 
-/* The IPv4 address peers reach us at, which is also the one we bind:
- * GDRTRACE_IB_OOB_IF (a name prefix) if set, else the first IPv4 address of
- * NCCL_SOCKET_IFNAME's choice (NCCL's automatic order when unset), else
- * loopback. */
+/* The address peers reach us at, which is also the one we bind:
+ * GDRTRACE_IB_OOB_IF (a name prefix) if set, its first IPv4 address; else
+ * NCCL's choice for its IB transport's address: the first interface of
+ * NCCL_SOCKET_IFNAME's choice (NCCL's automatic order when unset) in
+ * NCCL_SOCKET_FAMILY (IPv4 preferred on an interface with both, IPv6
+ * link-local skipped: the handle carries no scope); else loopback. */
 static void oob_addr(union gt_oob_addr *a)
 {
-    /* GDRTRACE_IB_OOB_IF (a prefix), else NCCL's choice for its IB
-     * transport's address: NCCL_SOCKET_IFNAME, else its automatic order;
-     * IPv4 only (the handle ib advertises). */
     const char *want = gt_env_str("GDRTRACE_IB_OOB_IF");
     struct gt_oob_if cands[128], one;
     int n = gt_oob_if_system(cands, 128);
@@ -572,16 +571,24 @@ static void oob_addr(union gt_oob_addr *a)
     struct gt_oob_if_settings ifs;
     gt_oob_if_settings_read(&ifs, NULL, 0);
     if (n > 0 && (want ? gt_oob_if_first_ipv4(cands, n, want, &one)
-                       : gt_oob_if_select(cands, n, ifs.has_spec ? ifs.spec : NULL, AF_INET, &one,
-                                          1) == 1)) {
+                       : gt_oob_if_select(cands, n, ifs.has_spec ? ifs.spec : NULL, ifs.family,
+                                          &one, 1) == 1)) {
         *a = one.addr;
         return;
     }
     static int warned;
     if ((want || ifs.has_spec) && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
-        GT_WARN("ib: no up interface with an IPv4 address matches %s%s; the out-of-band "
+        GT_WARN("ib: no up interface with a%s address matches %s%s; the out-of-band "
                 "setup uses loopback (peers on other hosts cannot connect)",
+                want || ifs.family == AF_INET ? "n IPv4"
+                : ifs.family == AF_INET6      ? "n IPv6"
+                                              : "n",
                 want ? "GDRTRACE_IB_OOB_IF=" : "", want ? want : ifs.s_ifname.origin);
+    if (!want && ifs.family == AF_INET6) {
+        a->in6.sin6_family = AF_INET6;
+        a->in6.sin6_addr = in6addr_loopback;
+        return;
+    }
     a->in4.sin_family = AF_INET;
     a->in4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 }

@@ -242,6 +242,40 @@ static void plain_pair(void **state)
     gt_ib_ops.close_listen(lc);
 }
 
+/* The out-of-band address follows NCCL_SOCKET_FAMILY as NCCL's does:
+ * AF_INET6 on lo gives ::1 in the handle, and the pair connects over it;
+ * AF_INET gives 127.0.0.1 (the old code was IPv4 only). */
+static void oob_follows_socket_family(void **state)
+{
+    (void)state;
+    unsetenv("GDRTRACE_IB_OOB_IF");
+    setenv("NCCL_SOCKET_IFNAME", "lo", 1);
+    static const struct {
+        const char *family;
+        int af;
+    } c[] = {{"AF_INET6", AF_INET6}, {"AF_INET", AF_INET}};
+    for (int k = 0; k < 2; k++) {
+        setenv("NCCL_SOCKET_FAMILY", c[k].family, 1);
+        char handle[GT_NET_HANDLE_MAXSIZE];
+        void *lc = listen_on(handle);
+        union gt_oob_addr a;
+        uint64_t nonce;
+        char why[128];
+        assert_int_equal(gt_oob_handle_decode(handle, sizeof(handle), GT_IB_MAGIC,
+                                              GT_IB_WIRE_VERSION, "ib", &a, &nonce, why,
+                                              sizeof(why)),
+                         GT_OK);
+        assert_int_equal(a.sa.sa_family, c[k].af);
+        if (c[k].af == AF_INET6)
+            assert_memory_equal(&a.in6.sin6_addr, &in6addr_loopback, 16);
+        real_peer_completes(lc, handle);
+        gt_ib_ops.close_listen(lc);
+    }
+    unsetenv("NCCL_SOCKET_FAMILY");
+    unsetenv("NCCL_SOCKET_IFNAME");
+    setenv("GDRTRACE_IB_OOB_IF", "lo", 1);
+}
+
 /* Bound to 127.0.0.1 (GDRTRACE_IB_OOB_IF=lo): another loopback address of
  * the same host is refused, which INADDR_ANY would have accepted. */
 static void listens_on_chosen_address_only(void **state)
@@ -524,6 +558,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(plain_pair),
+        cmocka_unit_test(oob_follows_socket_family),
         cmocka_unit_test(listens_on_chosen_address_only),
         cmocka_unit_test(scanner_connect_close),
         cmocka_unit_test(http_request),
