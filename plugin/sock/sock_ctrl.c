@@ -35,11 +35,15 @@
  *     stream stays in sync and the comm stays usable.
  *  6. (receiver) A sender may close once its sends completed, before this
  *     side posted the matching receives (NCCL's proxies finish at their own
- *     pace; an eager sender's messages wait in our socket).  A CTS written
- *     to it then fails (EPIPE, or a reset its closed socket answers with):
- *     that is not an error, the CTS is dropped and no more are written; a
- *     reset read after the buffered messages is the end of the stream, as
- *     EOF.  A receive fails only when the stream ended without its message.
+ *     pace; an eager sender's messages wait in our socket).  So the
+ *     receiver writes to it as little as it can: no CTS once a DATA other
+ *     than a flagged truncation arrived (the sender has the single-receive
+ *     promise and goes eager when it finds no CTS), and irecv reads what
+ *     arrived before deciding.
+ *     A CTS the closed sender refuses (EPIPE, or the reset its closed
+ *     socket answers with) is dropped and no more are written; a reset read
+ *     after the buffered messages is the end of the stream, as EOF.  A
+ *     receive fails only when the stream ended without its message.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -163,7 +167,11 @@ static gt_result handle_data(struct sock_comm *c, const struct wire_hdr *h, cons
                             "peer DATA (tag %d) names slot %u sub %u, but the receive it "
                             "belongs to is slot %td",
                             h->tag, h->slot, h->sub, r - c->reqs);
-    if (eager)
+    /* A DATA means the sender read a CTS's single-receive promise: it
+     * needs no more CTS and goes eager when it finds none (invariant 6).
+     * After a flagged truncation CTS go on, so the next one is flagged too
+     * (invariant 5). */
+    if (eager || !(h->flags & W_FLAG_TRUNC))
         c->peer_eager = 1;
     c->await_hdr--;
     c->st.msgs++;

@@ -145,7 +145,7 @@ struct sock_comm {
     char fail_text[128];
     int eof;        /* the socket saw EOF */
     int await_hdr;  /* receiver: posted receives still waiting for their DATA header */
-    int peer_eager; /* receiver: an eager DATA arrived, no more CTS are needed */
+    int peer_eager; /* receiver: a DATA arrived, no more CTS are needed (invariant 6) */
     int peer_shut;  /* receiver: the sender closed or reset; CTS go nowhere (invariant 6) */
     int stalled;    /* receiver: the next DATA has no posted receive yet */
     int exact_ctrl; /* receiver: the last payload was large, so read the
