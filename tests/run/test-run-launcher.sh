@@ -14,7 +14,7 @@
 #    command's: 0, and 3 for rank 33's own failure, so an OpenMPI-like
 #    launcher that ends the job at the first non-zero rank ends it only for
 #    a command that failed; with --expect dmabuf (a gate) 20 for rank 17;
-#    with --command-status 0 for rank 17 again;
+#    with --command-status 0 for rank 17 again (one rank);
 #  * rank 0 names the command that judges the job, and that command
 #    (verdict --expect dmabuf --nccl-log DIR DIR) exits 20 over 64 archives;
 #  * torchrun's RANK with WORLD_SIZE is a launcher's rank too;
@@ -96,15 +96,15 @@ check_lines() { # NAME JOBID EXIT17 EXPECT: one line per rank, no verdict block
         fail "$name: $(ls "$T/$name" | grep -c '\.zst$') archives"
 }
 
-# the default: each rank exits with its command's status
-launch safe OMPI_COMM_WORLD_RANK OMPI_MCA_orte_ess_jobid ompi41
-check_lines safe ompi41 0 ""
-aborts=$(cat "$T"/safe.rc/* | grep -vcx 0)
-[ "$aborts" = 1 ] && [ "$(cat "$T/safe.rc/33")" = 3 ] &&
+# the default (srun's variables): each rank exits with its command's status
+launch srun SLURM_PROCID SLURM_JOB_ID 4241
+check_lines srun 4241 0 ""
+aborts=$(cat "$T"/srun.rc/* | grep -vcx 0)
+[ "$aborts" = 1 ] && [ "$(cat "$T/srun.rc/33")" = 3 ] &&
     pass "default under a launcher: only rank 33 (its command failed) exits non-zero; a verdict aborts no rank" ||
     fail "default: $aborts rank(s) exit non-zero"
 
-# --expect: the gate the operator asked for
+# --expect: the gate the operator asked for (OpenMPI's variables)
 launch mpirun OMPI_COMM_WORLD_RANK OMPI_MCA_orte_ess_jobid ompi42 --expect dmabuf
 check_lines mpirun ompi42 20 " --expect dmabuf"
 "$G" verdict --expect dmabuf --nccl-log "$T/mpirun" "$T/mpirun" >"$T/job.v" 2>&1
@@ -113,8 +113,13 @@ rc=$?
     pass "the job's verdict over $N archives: exit 20 (rank 17 fell back)" ||
     fail "job verdict: exit $rc: $(tail -3 "$T/job.v")"
 
-launch srun SLURM_PROCID SLURM_JOB_ID 4242 --expect dmabuf --command-status
-check_lines srun 4242 0 " --expect dmabuf"
+# --command-status beside --expect: the command's status again (rank 17 fell back)
+SLURM_PROCID=17 SLURM_JOB_ID=4242 "$G" run --expect dmabuf --command-status --dir "$T/cs" -- "$T/job.sh" \
+    >"$T/cs.out" 2>"$T/cs.err"
+rc=$?
+[ $rc = 0 ] && grep -qx "gdrtrace run: rank 17 host $host verdict FALLBACK exit 0 archive $T/cs/4242.$host.r17.zst" "$T/cs.out" &&
+    pass "--expect with --command-status: a FALLBACK rank exits 0 (its command's)" ||
+    fail "--command-status: exit $rc: $(cat "$T/cs.out" "$T/cs.err")"
 
 # torchrun's workers: RANK with WORLD_SIZE (and TORCHELASTIC_RUN_ID the job)
 RANK=5 WORLD_SIZE=8 TORCHELASTIC_RUN_ID=te7 "$G" run --dir "$T/torch" -- \

@@ -425,8 +425,8 @@ int gt_run_collect(struct run *r, int st, const char *rank)
         gt_run_say("signal %d (%s) came after %s ended: the archive was finished first", late,
                    strsignal(late), r->cmd[0]);
     if (cmd_code)
-        gt_run_say("%s failed (exit %d): that is the exit code; the verdict above is %d", r->cmd[0],
-                   cmd_code, vrc);
+        gt_run_say("%s failed (exit %d): that is the exit code; the verdict's code is %d",
+                   r->cmd[0], cmd_code, vrc);
     else if (!gate && evidence_lost)
         gt_run_say("exit 0 (the command's%s): the evidence above was not all kept",
                    r->command_status ? ", --command-status"
