@@ -24,7 +24,7 @@ READER_SRCS += tools/render/text.c tools/render/next.c tools/render/json.c \
 # watch's frames (tools/render/watch_frame.c): the command and tests/reader/watch_frame.c
 READER_SRCS += tools/render/watch_frame.c
 TOOL_SRCS += $(READER_SRCS) tools/cmd/cmd_ls.c tools/cmd/cmd_summary.c tools/cmd/cmd_verdict.c \
-             tools/cmd/cmd_dump.c tools/cmd/cmd_diff.c \
+             tools/cmd/cmd_dump.c tools/cmd/cmd_diff.c tools/lib/abguard.c tools/render/ab_tables.c \
              tools/cmd/cmd_export.c tools/cmd/cmd_watch.c tools/cmd/cmd_prune.c \
              tools/cmd/cmd_report.c tools/cmd/cmd_run.c tools/lib/netfs.c tools/cmd/runline.c \
              tools/cmd/run_launch.c tools/cmd/run_collect.c

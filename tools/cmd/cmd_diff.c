@@ -1,39 +1,27 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * cmd_diff.c — `gdrtrace diff [--json] A B`: A/B of two runs (each a
- * recorder, archive or folder).  Compares the method mix, fallbacks, errors
- * and latency percentiles per operation (delta and ratio B/A), and warns
- * loudly, naming each field, when A and B differ in anything but the
- * registration path (GDRTRACE_REG / GDRTRACE_ALLOW_PEERMEM): the node
- * fingerprint (common/fingerprint.c's gt_fingerprint_diff: kernel, NVIDIA
- * flavour/version, peermem, CUDA driver, RDMA devices, GPUs, CPU), NCCL and
- * plugin versions, net ABI, transport, devices, process and host counts, other
- * GDRTRACE_* settings, NCCL's own settings that decide GPU Direct and the
- * transport (NCCL_NET_GDR_LEVEL, NCCL_DMABUF_ENABLE, NCCL_NET …: what NCCL
- * hands the plugin); and when the recorders of one side disagree among
- * themselves.  Then the runbook's three groups side by side (application
- * SLO, NCCL/RDMA evidence, host pressure; tools/lib/ab.c) and its one-line
- * conclusion.  Exit: 0 comparable, 1 warning printed, 2 unreadable input,
- * 64 usage.
+ * cmd_diff.c — `gdrtrace diff`: options and the runs of each side (A B, --a
+ * and --b, --runs-a and --runs-b), loading them, and the choice of renderer.
+ * The comparability guard is tools/lib/abguard.c, the judge tools/lib/ab.c
+ * (statistics: abstat.c), the output tools/render/ab_tables.c, ab_text.c
+ * and json_diff.c/json_ab.c (docs/diff.md).  Exit: 0 comparable, 1 warning
+ * printed, 2 unreadable input, 64 usage.
  */
 #include <dirent.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/fingerprint.h"
-#include "common/nccl_cfg.h"
 #include "tools/lib/ab.h"
+#include "tools/lib/abguard.h"
 #include "tools/lib/load.h"
+#include "tools/render/ab_tables.h"
 #include "tools/render/ab_text.h"
 #include "tools/cmd/commands.h"
 #include "tools/cmd/options.h"
 #include "tools/lib/esc.h"
 #include "tools/lib/hist.h"
-#include "tools/lib/nccljoin.h"
-#include "tools/lib/ncclcfg.h"
 #include "tools/lib/recfact.h"
 #include "tools/render/json_diff.h"
 
@@ -71,237 +59,6 @@ struct side {
     struct gtr_comm *tot; /* summed over every communicator */
 };
 
-struct warns {
-    char (*w)[512];
-    int n, cap;
-};
-
-static void warn(struct warns *ws, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void warn(struct warns *ws, const char *fmt, ...)
-{
-    if (ws->n == ws->cap) {
-        int nc = ws->cap ? ws->cap * 2 : 16;
-        void *p = realloc(ws->w, (size_t)nc * sizeof(*ws->w));
-        if (!p)
-            return;
-        ws->w = p;
-        ws->cap = nc;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(ws->w[ws->n++], sizeof(ws->w[0]), fmt, ap);
-    va_end(ap);
-}
-
-struct fpctx {
-    struct warns *ws;
-    const char *la, *lb;
-};
-
-static void fp_cb(const char *field, const char *a, const char *b, void *arg)
-{
-    struct fpctx *c = arg;
-    warn(c->ws, "node.%s: %s \"%s\" vs %s \"%s\"", field, c->la, a, c->lb, b);
-}
-
-/* The settings an A/B canary varies: everything else must be equal. */
-static int is_reg_path(const char *key)
-{
-    return !strcmp(key, "GDRTRACE_REG") || !strcmp(key, "GDRTRACE_ALLOW_PEERMEM");
-}
-
-static const struct gtr_setting *find_setting(const struct gt_recfile *r, const char *key,
-                                              size_t klen)
-{
-    for (uint32_t i = 0; i < r->nset; i++)
-        if (r->settings[i].in_use && strlen(r->settings[i].key) == klen &&
-            !strncmp(r->settings[i].key, key, klen))
-            return &r->settings[i];
-    return NULL;
-}
-
-/* 1.2+: the settings in force, key by key: every one but the registration
- * path must have the same value on both sides, and an invalid one (the
- * default was in force, not what the operator wrote) is named on its own. */
-static void compare_settings(struct warns *ws, const struct gt_recfile *a,
-                             const struct gt_recfile *b, const char *la, const char *lb)
-{
-    const struct gt_recfile *side[2] = {a, b};
-    const char *lab[2] = {la, lb};
-    for (int s = 0; s < 2; s++)
-        for (uint32_t i = 0; i < side[s]->nset; i++) {
-            const struct gtr_setting *x = &side[s]->settings[i];
-            if (!x->in_use)
-                continue;
-            if (x->source == GT_SRC_INVALID && !gt_nccl_cfg_find(x->key))
-                warn(ws, "setting %s: %s has the invalid %s; the default \"%s\" was in force",
-                     x->key, lab[s], x->origin, x->value);
-            if (is_reg_path(x->key) || gt_nccl_cfg_find(x->key))
-                continue; /* NCCL's own: compare_nccl_settings() */
-            const struct gtr_setting *y = find_setting(side[1 - s], x->key, strlen(x->key));
-            if (!y)
-                warn(ws, "setting %s: %s \"%s\", %s does not record it", x->key, lab[s], x->value,
-                     lab[1 - s]);
-            else if (s == 0 && strcmp(x->value, y->value))
-                warn(ws, "setting %s: %s \"%s\" vs %s \"%s\"", x->key, la, x->value, lb, y->value);
-        }
-}
-
-/* NCCL's own settings that decide GPU Direct and the transport
- * (common/nccl_cfg.h), by what NCCL made of them: NCCL, not gdrtrace, acts
- * on these, so a difference changes what NCCL hands the plugin, and the
- * runs no longer differ in the registration path only.  A side whose
- * recorder predates their recording is said once. */
-static void compare_nccl_settings(struct warns *ws, const struct gt_recfile *a,
-                                  const struct gt_recfile *b, const char *la, const char *lb)
-{
-    int ra = gt_ncclcfg_recorded(a), rb = gt_ncclcfg_recorded(b);
-    if (!ra && !rb)
-        return;
-    if (!ra || !rb) {
-        warn(ws,
-             "NCCL settings: %s records NCCL's GPU Direct and transport settings, %s's recorder "
-             "(plugin %s) does not: whether NCCL ran both the same way is unknown",
-             ra ? la : lb, ra ? lb : la, (ra ? b : a)->id.plugin_version);
-        return;
-    }
-    size_t n;
-    const struct gt_nccl_cfg *t = gt_nccl_cfg_table(&n);
-    static const char *const role[] = {"decides GPU Direct", "decides the transport",
-                                       "ignored by NCCL 2.4 and later"};
-    for (size_t i = 0; i < n; i++) {
-        const struct gtr_setting *x = gt_ncclcfg_get(a, t[i].name);
-        const struct gtr_setting *y = gt_ncclcfg_get(b, t[i].name);
-        const struct gtr_setting *side[2] = {x, y};
-        const char *lab[2] = {la, lb};
-        char tx[320], ty[320];
-        for (int k = 0; k < 2; k++)
-            if (side[k] && side[k]->source == GT_SRC_INVALID)
-                warn(ws, "NCCL setting %s: %s has %s", t[i].name, lab[k],
-                     gt_ncclcfg_text(side[k], tx, sizeof(tx)));
-        const char *vx = x ? x->value : "", *vy = y ? y->value : "";
-        if (!strcmp(vx, vy))
-            continue;
-        if (x)
-            gt_ncclcfg_text(x, tx, sizeof(tx));
-        else
-            snprintf(tx, sizeof(tx), "%s unset", t[i].name);
-        if (y)
-            gt_ncclcfg_text(y, ty, sizeof(ty));
-        else
-            snprintf(ty, sizeof(ty), "%s unset", t[i].name);
-        warn(ws, "NCCL setting %s (%s): %s %s vs %s %s", t[i].name,
-             role[t[i].role < 3 ? t[i].role : 0], la, tx, lb, ty);
-    }
-}
-
-/* GDRTRACE_* variables set, other than the registration path and those the
- * settings sections of a or b (either may be NULL) record, sorted, "K=V K=V". */
-static void other_policy(const char *text, const struct gt_recfile *a, const struct gt_recfile *b,
-                         char *out, size_t n)
-{
-    char buf[512], *save = NULL, *toks[64];
-    int nt = 0;
-    snprintf(buf, sizeof(buf), "%s", text);
-    for (char *t = strtok_r(buf, " ", &save); t && nt < 64; t = strtok_r(NULL, " ", &save)) {
-        size_t klen = strcspn(t, "=");
-        if (!strncmp(t, "GDRTRACE_REG=", 13) || !strncmp(t, "GDRTRACE_ALLOW_PEERMEM=", 23) ||
-            !strncmp(t, "GDRTRACE_DIR=", 13) || !strncmp(t, "GDRTRACE_JOB=", 13) ||
-            (a && find_setting(a, t, klen)) || (b && find_setting(b, t, klen)))
-            continue;
-        toks[nt++] = t;
-    }
-    for (int i = 1; i < nt; i++)
-        for (int k = i; k > 0 && strcmp(toks[k - 1], toks[k]) > 0; k--) {
-            char *x = toks[k];
-            toks[k] = toks[k - 1];
-            toks[k - 1] = x;
-        }
-    out[0] = 0;
-    for (int i = 0; i < nt; i++) {
-        size_t l = strlen(out);
-        snprintf(out + l, n - l, "%s%s", i ? " " : "", toks[i]);
-    }
-}
-
-static void devices_text(const struct gt_recfile *r, char *out, size_t n)
-{
-    out[0] = 0;
-    for (uint32_t k = 0; k < r->ndev; k++) {
-        const struct gtr_device *d = &r->devs[k];
-        if (!d->in_use)
-            continue;
-        size_t l = strlen(out);
-        snprintf(out + l, n - l, "%s%d:%s/%s", l ? "," : "", d->dev, d->name, d->transport);
-    }
-}
-
-/* Everything but the registration path, between two recorders. */
-static void compare_recs(struct warns *ws, const struct gt_recfile *a, const struct gt_recfile *b,
-                         const char *la, const char *lb)
-{
-    struct fpctx fc = {ws, la, lb};
-    gt_fingerprint_diff(&a->id.node, &b->id.node, fp_cb, &fc);
-#define CMP_INT(f, name)                                                                           \
-    if (a->id.f != b->id.f)                                                                        \
-    warn(ws, "%s: %s %d vs %s %d", name, la, (int)a->id.f, lb, (int)b->id.f)
-#define CMP_STR(f, name)                                                                           \
-    if (strcmp(a->id.f, b->id.f))                                                                  \
-    warn(ws, "%s: %s \"%s\" vs %s \"%s\"", name, la, a->id.f, lb, b->id.f)
-    CMP_INT(nccl_version, "NCCL version");
-    CMP_STR(plugin_version, "plugin version");
-    CMP_INT(abi_version, "net plugin ABI");
-    CMP_STR(transport, "transport");
-    CMP_INT(world_size, "world size");
-    char x[512], y[512];
-    /* Settings key by key when both files have the section (1.2+); else, and
-     * for the variables no section records, the variables as set. */
-    const struct gt_recfile *sa = NULL, *sb = NULL;
-    if (a->nset && b->nset) {
-        compare_settings(ws, a, b, la, lb);
-        compare_nccl_settings(ws, a, b, la, lb);
-        sa = a;
-        sb = b;
-    }
-    other_policy(a->id.policy_text, sa, sb, x, sizeof(x));
-    other_policy(b->id.policy_text, sa, sb, y, sizeof(y));
-    if (strcmp(x, y))
-        warn(ws, "other GDRTRACE_* settings: %s \"%s\" vs %s \"%s\"", la, x, lb, y);
-    devices_text(a, x, sizeof(x));
-    devices_text(b, y, sizeof(y));
-    if (strcmp(x, y))
-        warn(ws, "devices: %s \"%s\" vs %s \"%s\"", la, x, lb, y);
-#undef CMP_INT
-#undef CMP_STR
-}
-
-/* NCCL's GPU Direct decisions and GDRDMA channels of two runs' logs; a
- * difference is one more reason A and B are not comparable.  0, or
- * GT_EXIT_INPUT when a log could not be read. */
-static int compare_gdr(struct warns *ws, char **logs[2], const int nlog[2])
-{
-    struct gt_nlog l[2];
-    char t[2][400];
-    uint64_t lines[2], gdr[2];
-    int bad = 0;
-    for (int s = 0; s < 2; s++) {
-        if (gt_nlog_init(&l[s]))
-            return GT_EXIT_INPUT;
-        bad += gt_nccl_log_load(&l[s], logs[s], nlog[s]);
-        gt_nlog_gdr_text(&l[s], t[s], sizeof(t[s]));
-        lines[s] = l[s].net_lines;
-        gdr[s] = l[s].net_gdrdma;
-        gt_nlog_free(&l[s]);
-    }
-    if (strcmp(t[0], t[1]))
-        warn(ws, "nccl-log GPU Direct decisions: A \"%s\" vs B \"%s\"", t[0], t[1]);
-    if ((gdr[0] > 0) != (gdr[1] > 0) || (gdr[0] < lines[0]) != (gdr[1] < lines[1]))
-        warn(ws, "nccl-log NET channels with GDRDMA: A %llu of %llu vs B %llu of %llu",
-             (unsigned long long)gdr[0], (unsigned long long)lines[0], (unsigned long long)gdr[1],
-             (unsigned long long)lines[1]);
-    return bad ? GT_EXIT_INPUT : 0;
-}
-
 /* Each side folds as verdict does (memory bounded by the digests, not the
  * recorders): what is printed is the communicators' sums, the job's verdict
  * and counts, and each recorder's identity, devices and settings, which the
@@ -320,14 +77,6 @@ static int load_side(struct side *s)
     for (size_t i = 0; i < s->job.ncomm; i++)
         gt_comm_accumulate(s->tot, s->job.comms[i].sum);
     return rc;
-}
-
-static uint64_t did(const struct gtr_comm *c, int m)
-{
-    uint64_t t = 0;
-    for (int a = 0; a < GTR_ASKED_COUNT; a++)
-        t += c->reg_count[a][m];
-    return t;
 }
 
 /* The runs of each side, as named on the command line. */
@@ -441,16 +190,16 @@ static int parse(struct gt_opts *o, char **logs[2], int nlog[2], struct runs *R,
 /* What differs beyond the registration path: A against B, then within
  * each side every process against its first; NCCL's GPU Direct decisions
  * when both logs are given.  Returns compare_gdr's code (2: a log unread). */
-static int compare(struct warns *ws, struct side S[2], char **logs[2], int nlog[2])
+static int compare(struct gt_abguard *ws, struct side S[2], char **logs[2], int nlog[2])
 {
-    compare_recs(ws, &S[0].in.recs[0], &S[1].in.recs[0], "A", "B");
+    gt_abguard_recs(ws, &S[0].in.recs[0], &S[1].in.recs[0], "A", "B");
     if (S[0].in.n != S[1].in.n)
-        warn(ws, "processes: A %zu vs B %zu", S[0].in.n, S[1].in.n);
+        gt_abguard_warn(ws, "processes: A %zu vs B %zu", S[0].in.n, S[1].in.n);
     if (S[0].job.nhosts != S[1].job.nhosts)
-        warn(ws, "hosts: A %d vs B %d", S[0].job.nhosts, S[1].job.nhosts);
+        gt_abguard_warn(ws, "hosts: A %d vs B %d", S[0].job.nhosts, S[1].job.nhosts);
     int logrc = 0;
     if (nlog[0] && nlog[1]) /* NCCL's own GPU Direct decisions, from its logs */
-        logrc = compare_gdr(ws, logs, nlog);
+        logrc = gt_abguard_gdr(ws, logs, nlog);
     else if (nlog[0] || nlog[1])
         fprintf(stderr,
                 "gdrtrace diff: NCCL's log given for %s only: its GPU Direct decisions "
@@ -464,12 +213,12 @@ static int compare(struct warns *ws, struct side S[2], char **logs[2], int nlog[
             const struct gt_recfile *r0 = &S[s].in.recs[0], *ri = &S[s].in.recs[i];
             snprintf(la, sizeof(la), "%s %s:%d", s ? "B" : "A", r0->id.host, r0->id.pid);
             snprintf(lb, sizeof(lb), "%s:%d", ri->id.host, ri->id.pid);
-            compare_recs(ws, r0, ri, la, lb);
+            gt_abguard_recs(ws, r0, ri, la, lb);
         }
     return logrc;
 }
 
-static void print_sides(const struct side S[2], const int k[2], const struct warns *ws)
+static void print_sides(const struct side S[2], const int k[2], const struct gt_abguard *ws)
 {
     for (int s = 0; s < 2; s++) {
         printf("%s: %s  (%zu process(es), %d host(s), GDRTRACE_REG=%s, verdict %s)\n",
@@ -500,62 +249,7 @@ static void print_sides(const struct side S[2], const int k[2], const struct war
             ws->n);
 }
 
-/* method mix, fallbacks by reason, errors */
-static void print_mix(const struct gtr_comm *A, const struct gtr_comm *B)
-{
-    uint64_t ta = gt_comm_regs(A), tb = gt_comm_regs(B);
-    printf("\nmethod mix (all registrations)\n   %-9s %10s %7s %10s %7s\n", "method", "A", "A %",
-           "B", "B %");
-    for (int m = 0; m < GTR_METHOD_COUNT; m++) {
-        uint64_t a = did(A, m), b = did(B, m);
-        printf("   %-9s %10llu %6.1f%% %10llu %6.1f%%\n", gt_method_name(m), (unsigned long long)a,
-               ta ? 100.0 * (double)a / (double)ta : 0.0, (unsigned long long)b,
-               tb ? 100.0 * (double)b / (double)tb : 0.0);
-    }
-    printf("\n   %-9s %10s %10s\n", "", "A", "B");
-    printf("   %-9s %10llu %10llu\n", "fallbacks", (unsigned long long)A->fallback_count,
-           (unsigned long long)B->fallback_count);
-    for (unsigned r = 0; r < GTR_REASON_SLOTS; r++) {
-        uint64_t a = gtr_reason_count(A, GTR_FALLBACKS, r);
-        uint64_t b = gtr_reason_count(B, GTR_FALLBACKS, r);
-        if (a || b)
-            printf("     %-22s %10llu %10llu\n", gt_reason_slot_name((int)r), (unsigned long long)a,
-                   (unsigned long long)b);
-    }
-    printf("   %-9s %10llu %10llu\n", "errors", (unsigned long long)A->error_count,
-           (unsigned long long)B->error_count);
-}
-
-static void print_latency(const struct gtr_comm *A, const struct gtr_comm *B)
-{
-    printf("\nlatency (all communicators)\n   %-6s %-4s %10s %10s %11s %8s\n", "op", "", "A", "B",
-           "B-A", "B/A");
-    for (int op = 0; op < GTR_OP_COUNT; op++) {
-        const struct gtr_hist *ha = &A->hist[op], *hb = &B->hist[op];
-        if (!ha->count && !hb->count)
-            continue;
-        for (int q = 0; q < GT_DIFF_NQ; q++) {
-            uint64_t a = gt_diff_qval(ha, q), b = gt_diff_qval(hb, q);
-            char x[24], y[24], d[24];
-            gt_fmt_ns(b > a ? b - a : a - b, d, sizeof(d));
-            char dd[28];
-            snprintf(dd, sizeof(dd), "%s%s", b >= a ? "+" : "-", d);
-            char ratio[16] = "-";
-            if (a && b)
-                snprintf(ratio, sizeof(ratio), "%.2fx", (double)b / (double)a);
-            printf("   %-6s %-4s %10s %10s %11s %8s\n", q ? "" : gt_op_name(op), gt_diff_qname[q],
-                   ha->count ? gt_fmt_ns(a, x, sizeof(x)) : "-",
-                   hb->count ? gt_fmt_ns(b, y, sizeof(y)) : "-",
-                   (ha->count && hb->count) ? dd : "-", ratio);
-        }
-    }
-    if (A->hist[GTR_OP_SEND].count || A->hist[GTR_OP_RECV].count || B->hist[GTR_OP_SEND].count ||
-        B->hist[GTR_OP_RECV].count)
-        printf("   send, recv: from the post (isend/irecv) to the test() that finds it done,\n"
-               "   which includes waiting for the peer: milliseconds there are normal.\n");
-}
-
-static void print_json(const struct side S[2], const struct warns *ws, const struct gt_ab *ab)
+static void print_json(const struct side S[2], const struct gt_abguard *ws, const struct gt_ab *ab)
 {
     struct gt_diff_doc d = {.warn = (const char(*)[512])ws->w, .nwarn = ws->n, .ab = ab};
     for (int s = 0; s < 2; s++)
@@ -568,7 +262,7 @@ static void print_json(const struct side S[2], const struct warns *ws, const str
  * (a run of another kind is a confounder like any), its figures taken and
  * the job let go.  0, or GT_EXIT_INPUT when a run could not be read. */
 static int more_runs(struct side *first, int s, char **paths, int n, struct gt_ab_run *out,
-                     const struct gt_opts *o, struct warns *ws)
+                     const struct gt_opts *o, struct gt_abguard *ws)
 {
     int bad = 0;
     for (int i = 1; i < n; i++) {
@@ -583,9 +277,9 @@ static int more_runs(struct side *first, int s, char **paths, int n, struct gt_a
             const struct gt_recfile *r0 = &first->in.recs[0];
             snprintf(la, sizeof(la), "%s run 1", s ? "B" : "A");
             snprintf(lb, sizeof(lb), "%s run %d", s ? "B" : "A", i + 1);
-            compare_recs(ws, r0, &x.in.recs[0], la, lb);
+            gt_abguard_recs(ws, r0, &x.in.recs[0], la, lb);
             if (x.in.n != first->in.n)
-                warn(ws, "processes: %s %zu vs %s %zu", la, first->in.n, lb, x.in.n);
+                gt_abguard_warn(ws, "processes: %s %zu vs %s %zu", la, first->in.n, lb, x.in.n);
             gt_ab_run_of(&x.job, &out[i]);
         }
         free(x.tot);
@@ -605,7 +299,7 @@ int gt_cmd_diff(int argc, char **argv)
         .path = {calloc(GT_AB_MAXRUNS, sizeof(char *)), calloc(GT_AB_MAXRUNS, sizeof(char *))}};
     struct gt_ab_run *runs[2] = {NULL, NULL};
     struct side S[2] = {{0}};
-    struct warns ws = {0};
+    struct gt_abguard ws = {0};
     int rc = !logs[0] || !logs[1] || !R.path[0] || !R.path[1]
                  ? GT_EXIT_INPUT
                  : parse(&o, logs, nlog, &R, argc, argv);
@@ -648,8 +342,8 @@ int gt_cmd_diff(int argc, char **argv)
         print_json(S, &ws, ab);
     } else {
         print_sides(S, R.n, &ws);
-        print_mix(S[0].tot, S[1].tot);
-        print_latency(S[0].tot, S[1].tot);
+        gt_ab_print_mix(stdout, S[0].tot, S[1].tot);
+        gt_ab_print_latency(stdout, S[0].tot, S[1].tot);
         gt_ab_print(stdout, ab);
     }
     free(ab);
