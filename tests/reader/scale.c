@@ -38,6 +38,12 @@
  *                                 this kernel counts a read fault of an
  *                                 untouched anonymous page in the resident
  *                                 set, and the peak RSS of reading 256 MiB
+ *   reader_scale hold DIR N [gen options] -- CMD...
+ *                                 gen DIR N as live recorders (state LIVE, each
+ *                                 held open by the process its header names:
+ *                                 as many writers as RLIMIT_NOFILE's hard limit
+ *                                 needs), then measure CMD twice while they are
+ *                                 held (two lines)
  *   reader_scale measure CMD...   runs CMD; prints "wall_s peak_rss_kib exit cpu_s"
  *                                 from wait4()'s rusage of that child
  *   reader_scale                  self-test: gen writes holes and the files
@@ -97,7 +103,7 @@ static int write_all(int fd, const void *p, size_t n, off_t off)
 
 /* Writes img sparse: the non-zero blocks listed in nz, then the length. */
 static int write_sparse(const char *path, const unsigned char *img, size_t len, const size_t *nz,
-                        size_t nnz)
+                        size_t nnz, int hold)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
@@ -109,6 +115,8 @@ static int write_sparse(const char *path, const unsigned char *img, size_t len, 
     }
     if (!rc && ftruncate(fd, (off_t)len))
         rc = -1;
+    if (hold && !rc) /* a live writer's: open until this process exits */
+        return 0;
     if (close(fd))
         rc = -1;
     return rc;
@@ -118,6 +126,7 @@ static int write_sparse(const char *path, const unsigned char *img, size_t len, 
 #define GEN_REVERSE 2 /* pids fall as ranks rise: file names sort against rank order */
 #define GEN_NATURAL 4 /* hosts node0, node1, ... node10: only a natural sort orders them */
 #define GEN_ARCHIVE 8 /* one dump archive (zstd) at DIR's path instead of a folder of files */
+#define GEN_LIVE 16   /* state LIVE, this process the writer, every file held open (hold) */
 
 /* What some ranks show instead of the job's DMA-BUF (summary tests: the
  * processes that differ from their communicator's majority). */
@@ -136,6 +145,7 @@ struct gen_opts {
     int nodd[V_COUNT];
     long unknown[MAX_ODD]; /* ranks written as the writer does without a launcher */
     int nunknown;
+    long r0, r1; /* hold: only ranks [r0, r1) (r1 0: all) */
 };
 
 static int listed(const long *v, int n, long r)
@@ -148,9 +158,11 @@ static int listed(const long *v, int n, long r)
 
 /* The image of a variant: the fixture's recorder, slot 1 a copy of slot 0
  * (then given the node's commId per rank), and its non-zero blocks. */
-static int build_variant(struct variant *v, int kind, int small, int lat_pct, long n)
+static int build_variant(struct variant *v, int kind, int small, int lat_pct, long n, int live)
 {
     struct fx_opts o = {.kind = kind,
+                        .state = live ? GTR_STATE_LIVE : 0,
+                        .start_ticks = live ? -1 : 0,
                         .world = (int)n,
                         .ring_cap = GTR_DEFAULT_RING_EVENTS,
                         .ncomm = GTR_DEFAULT_COMMS,
@@ -203,7 +215,7 @@ static int gen(const char *dir, long n, const struct gen_opts *g)
     int rc = -1;
     for (int k = 0; k < V_COUNT; k++)
         if ((k == V_BASE || g->nodd[k]) &&
-            build_variant(&var[k], kinds[k], flags & GEN_SMALL, lat[k], n))
+            build_variant(&var[k], kinds[k], flags & GEN_SMALL, lat[k], n, flags & GEN_LIVE))
             goto out;
     size_t c1 = fx_off_comms() + sizeof(struct gtr_comm);
     /* archive: members are streamed through zstd as they are added; the
@@ -224,7 +236,7 @@ static int gen(const char *dir, long n, const struct gen_opts *g)
                 present[k][var[k].nz[i] / 8] |= (unsigned char)(1u << (var[k].nz[i] % 8));
         }
     }
-    for (long r = 0; r < n; r++) {
+    for (long r = g->r0; r < (g->r1 ? g->r1 : n); r++) {
         int k = V_BASE;
         for (int q = 1; q < V_COUNT; q++)
             if (listed(g->odd[q], g->nodd[q], r))
@@ -238,6 +250,8 @@ static int gen(const char *dir, long n, const struct gen_opts *g)
         id.rank = (int32_t)r;
         id.local_rank = (int32_t)(r % 8);
         id.pid = (int32_t)((flags & GEN_REVERSE) ? 200000 - r : 100000 + r);
+        if (flags & GEN_LIVE) /* this process writes them all: the liveness proof */
+            id.pid = (int32_t)getpid();
         if (listed(g->unknown, g->nunknown, r)) { /* no launcher, NCCL not visible */
             id.rank = id.local_rank = id.world_size = -1;
             id.launcher[0] = 0;
@@ -258,8 +272,9 @@ static int gen(const char *dir, long n, const struct gen_opts *g)
             }
             continue;
         }
-        snprintf(path, sizeof(path), "%s/gdrtrace.scale.%s.%d.rec", dir, id.host, id.pid);
-        if (write_sparse(path, img, var[k].len, var[k].nz, var[k].nnz)) {
+        snprintf(path, sizeof(path), "%s/gdrtrace.scale.%s.%d.rec", dir, id.host,
+                 (flags & GEN_LIVE) ? (int)(100000 + r) : id.pid);
+        if (write_sparse(path, img, var[k].len, var[k].nz, var[k].nnz, flags & GEN_LIVE)) {
             fprintf(stderr, "reader_scale: %s: %s\n", path, strerror(errno));
             goto out;
         }
@@ -302,6 +317,10 @@ static int gen_args(int argc, char **argv, struct gen_opts *g)
         }
         if (!strcmp(a, "archive")) {
             g->flags |= GEN_ARCHIVE;
+            continue;
+        }
+        if (!strcmp(a, "live")) {
+            g->flags |= GEN_LIVE;
             continue;
         }
         long *list = NULL;
@@ -721,6 +740,73 @@ static int selftest(void)
     return fails ? 1 : 0;
 }
 
+/* hold DIR N [gen options] -- CMD...: N live recorders, each held open by
+ * the process its header names as the writer: writer processes of at most
+ * RLIMIT_NOFILE's hard limit files each, as many as needed; CMD is measured
+ * twice while they hold them. */
+static int hold(int argc, char **argv)
+{
+    int dd = 4;
+    while (dd < argc && strcmp(argv[dd], "--"))
+        dd++;
+    struct gen_opts g = {.flags = GEN_LIVE};
+    if (dd >= argc - 1 || gen_args(dd - 4, argv + 4, &g))
+        return 64;
+    long n = atol(argv[3]);
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_max < 128) {
+        fprintf(stderr, "reader_scale hold: RLIMIT_NOFILE too low\n");
+        return 1;
+    }
+    long per = (long)(rl.rlim_max > 65536 ? 65536 : rl.rlim_max) - 64;
+    rl.rlim_cur = (rlim_t)per + 64;
+    if (setrlimit(RLIMIT_NOFILE, &rl)) {
+        fprintf(stderr, "reader_scale hold: setrlimit: %s\n", strerror(errno));
+        return 1;
+    }
+    int ready[2], stop[2];
+    if (pipe(ready) || pipe(stop))
+        return 1;
+    long nw = 0;
+    for (long r0 = 0; r0 < n; r0 += per, nw++) {
+        pid_t p = fork();
+        if (p < 0)
+            return 1;
+        if (p == 0) { /* a writer: its files, held until stop closes */
+            close(ready[0]);
+            close(stop[1]);
+            g.r0 = r0;
+            g.r1 = r0 + per < n ? r0 + per : n;
+            char ok = gen(argv[2], n, &g) ? 'F' : 'k';
+            if (write(ready[1], &ok, 1) != 1)
+                _exit(1);
+            char c;
+            while (read(stop[0], &c, 1) > 0)
+                ;
+            _exit(0);
+        }
+    }
+    close(ready[1]);
+    close(stop[0]);
+    int failed = 0;
+    for (long i = 0; i < nw; i++) {
+        char c = 'F';
+        if (read(ready[0], &c, 1) != 1 || c != 'k')
+            failed = 1;
+    }
+    int rc = 1;
+    if (!failed) {
+        fflush(stdout);
+        rc = measure(argv + dd + 1) || measure(argv + dd + 1) ? 1 : 0;
+    } else {
+        fprintf(stderr, "reader_scale hold: a writer failed\n");
+    }
+    close(stop[1]);
+    while (wait(NULL) > 0)
+        ;
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 1)
@@ -731,6 +817,8 @@ int main(int argc, char **argv)
             return 64;
         return gen(argv[2], atol(argv[3]), &g) ? 1 : 0;
     }
+    if (!strcmp(argv[1], "hold") && argc >= 6)
+        return hold(argc, argv);
     if (!strcmp(argv[1], "bomb") && (argc == 4 || argc == 5))
         return bomb(argv[2], strtoull(argv[3], NULL, 10), argc == 5 ? argv[4] : "zeros") ? 1 : 0;
     if (!strcmp(argv[1], "measure") && argc > 2)

@@ -46,16 +46,22 @@
 #include "common/procid.h"
 #include "tools/lib/recfile.h"
 
+/* This machine's boot id, read once: it cannot change under a running
+ * reader, and every recorder of a folder is judged against it. */
 static int read_boot_id(char *out, size_t n)
 {
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
-    if (!f)
+    static char boot[64];
+    static int state; /* 0 unread, 1 read, -1 unreadable */
+    if (!state) {
+        FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+        state = f && fgets(boot, (int)sizeof(boot), f) ? 1 : -1;
+        if (f)
+            fclose(f);
+        boot[strcspn(boot, "\n")] = 0;
+    }
+    if (state < 0)
         return -1;
-    int ok = fgets(out, (int)n, f) != NULL;
-    fclose(f);
-    if (!ok)
-        return -1;
-    out[strcspn(out, "\n")] = 0;
+    snprintf(out, n, "%s", boot);
     return 0;
 }
 
@@ -79,28 +85,129 @@ static int64_t proc_start_boot_ns(int pid, int64_t *tick_ns)
     return ticks * *tick_ns;
 }
 
-/* 1 when process pid has the file (dev, ino) open, 0 when it has not, -1
- * when its fd table cannot be read. */
-static int proc_holds_file(int pid, dev_t dev, ino_t ino)
+/* The fd tables of writers, by pid: one scan of /proc/PID/fd serves every
+ * recorder that process holds.  A scan per recorder cost a process holding
+ * N recorders N scans of N entries (quadratic: 100,000 live recorders of one
+ * writer are 10^10 fstatat calls).  A table answers "holds" for at most
+ * FDTAB_MAX_AGE_NS, and "does not hold" only for a file whose status changed
+ * before the scan (less a margin for the kernel's coarse file clock): the
+ * writer holds its recorder from the moment it creates it and never opens it
+ * again, so a newer file is looked for in a fresh scan. */
+#define FDTAB_SLOTS 16
+#define FDTAB_MAX_AGE_NS 2000000000ll
+#define FDTAB_MARGIN_NS 200000000ll
+struct fd_id {
+    dev_t dev;
+    ino_t ino;
+    int fd; /* its number in the writer's table */
+};
+static struct fdtab {
+    int pid;      /* 0: free */
+    int64_t mono; /* when scanned (CLOCK_MONOTONIC) */
+    int64_t wall; /* and by CLOCK_REALTIME, the clock of st_ctim */
+    size_t n;
+    struct fd_id *f; /* n entries, sorted */
+} fdtabs[FDTAB_SLOTS];
+static unsigned fdtab_next;
+
+static int fd_id_cmp(const void *a, const void *b)
+{
+    const struct fd_id *x = a, *y = b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* Scans /proc/pid/fd into t (sorted); 0, or -1 when it cannot be read. */
+static int fdtab_scan(struct fdtab *t, int pid)
 {
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+    int64_t mono = clock_ns(CLOCK_MONOTONIC), wall = clock_ns(CLOCK_REALTIME);
     DIR *d = opendir(path);
     if (!d)
         return -1;
-    int found = 0;
+    struct fd_id *f = NULL;
+    size_t n = 0, cap = 0;
     struct dirent *e;
     errno = 0;
-    while (!found && (e = readdir(d)) != NULL) {
+    while ((e = readdir(d)) != NULL) {
         struct stat st;
-        if (e->d_name[0] != '.' && fstatat(dirfd(d), e->d_name, &st, 0) == 0 && st.st_dev == dev &&
-            st.st_ino == ino)
-            found = 1;
+        if (e->d_name[0] != '.' && fstatat(dirfd(d), e->d_name, &st, 0) == 0) {
+            if (n == cap) {
+                size_t nc = cap ? cap * 2 : 64;
+                struct fd_id *nf = realloc(f, nc * sizeof(*nf));
+                if (!nf) {
+                    free(f);
+                    closedir(d);
+                    return -1;
+                }
+                f = nf;
+                cap = nc;
+            }
+            f[n].dev = st.st_dev;
+            f[n].ino = st.st_ino;
+            f[n++].fd = atoi(e->d_name);
+        }
         errno = 0;
     }
-    int readerr = !found && errno != 0;
+    int readerr = errno != 0;
     closedir(d);
-    return readerr ? -1 : found;
+    if (readerr) {
+        free(f);
+        return -1;
+    }
+    if (n > 1)
+        qsort(f, n, sizeof(*f), fd_id_cmp);
+    free(t->f);
+    t->pid = pid;
+    t->mono = mono;
+    t->wall = wall;
+    t->n = n;
+    t->f = f;
+    return 0;
+}
+
+/* 1 when process pid has the file st (dev, ino, ctime) open, 0 when it has
+ * not, -1 when its fd table cannot be read. */
+static int proc_holds_file(int pid, const struct stat *st)
+{
+    struct fdtab *t = NULL;
+    for (unsigned i = 0; i < FDTAB_SLOTS && !t; i++)
+        if (fdtabs[i].pid == pid)
+            t = &fdtabs[i];
+    int64_t ctime_ns = (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
+    struct fd_id key = {st->st_dev, st->st_ino, 0};
+    for (int pass = 0; pass < 2; pass++) {
+        const struct fd_id *hit =
+            t && t->n ? bsearch(&key, t->f, t->n, sizeof(*t->f), fd_id_cmp) : NULL;
+        if (hit) {
+            /* still that file under that fd (one fstatat), whatever the
+             * table's age: a file closed and its inode number reused since
+             * the scan are not taken for it */
+            char fdp[64];
+            struct stat now;
+            snprintf(fdp, sizeof(fdp), "/proc/%d/fd/%d", pid, hit->fd);
+            if (stat(fdp, &now) == 0 && now.st_dev == st->st_dev && now.st_ino == st->st_ino)
+                return 1;
+        } else if (t && ctime_ns < t->wall - FDTAB_MARGIN_NS &&
+                   clock_ns(CLOCK_MONOTONIC) - t->mono <= FDTAB_MAX_AGE_NS) {
+            return 0; /* older than a recent scan, and not in it */
+        }
+        if (pass)
+            return 0;
+        if (!t)
+            t = &fdtabs[fdtab_next++ % FDTAB_SLOTS];
+        struct fdtab fresh = {0};
+        if (fdtab_scan(&fresh, pid)) {
+            free(t->f);
+            memset(t, 0, sizeof(*t));
+            return -1;
+        }
+        free(t->f);
+        *t = fresh;
+    }
+    return 0;
 }
 
 /* Whether /proc numbers pids as our pid namespace does (a /proc mounted by
@@ -177,7 +284,7 @@ int gt_recfile_judge_liveness_why(const struct gt_recfile *r, const char **why)
     struct stat st;
     if (r->from_archive || stat(r->source, &st) != 0)
         return GT_LIVE_UNKNOWN;
-    return proc_holds_file(pid, st.st_dev, st.st_ino) == 1 ? GT_LIVE_LIVE : GT_LIVE_UNKNOWN;
+    return proc_holds_file(pid, &st) == 1 ? GT_LIVE_LIVE : GT_LIVE_UNKNOWN;
 }
 
 int gt_recfile_judge_liveness(const struct gt_recfile *r)
