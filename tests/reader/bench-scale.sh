@@ -20,6 +20,9 @@
 #    recorder as they read it, over 1k and 8k of the same: wall time (best
 #    of two) and peak RSS; at 8k <= 512 MiB, and <= 30 s (diff, which reads
 #    both sides: <= 60 s);
+#  * `ls` over 2k, 20k and 100k small live recorders in one folder, each held
+#    open by the process its header names: CPU and wall time, peak RSS;
+#    target at 100k <= 256 MiB, CPU time linear (100k / 2k <= 50 x 1.5);
 #  * `gdrtrace verdict` over 8k, 32k and 131k small generated recorders
 #    held in one dump archive each (131,072 = a 16,384-node x 8-GPU job):
 #    wall and CPU time, peak RSS and per recorder; target at 131k <= 512 MiB,
@@ -133,6 +136,41 @@ for n in 1024 2048 4096 8192; do
         awk "BEGIN { exit !($secs <= 30) }" || miss "watch $secs s > 30 s"
     fi
     rm -rf "${T:?}/$n"
+done
+
+# `ls` over 2,000, 20,000 and 100,000 live recorders in one folder (small
+# ones, each held open by the process its header names, as a live writer
+# holds its own: reader_scale hold; anyone can fill /dev/shm so): CPU time
+# (best of two; judged, as a shared machine moves the wall time most), wall
+# time and the child's peak RSS, side by side in one run.  Targets at
+# 100,000: peak RSS <= 256 MiB, every recorder listed live, and time linear:
+# 100k / 2k CPU ratio <= 50 x 1.5 = 75.
+lcpu2=
+for n in 2000 20000 100000; do
+    mkdir -p "$T/live$n"
+    g0=$(date +%s.%N)
+    "$S" hold "$T/live$n" "$n" small -- "$G" ls "$T/live$n" >"$T/ls.out" 2>"$T/ls.err" ||
+        { echo "reader scale: reader_scale hold $n failed: $(head -n 2 "$T/ls.err")"; rm -rf "${T:?}/live$n"; break; }
+    g1=$(date +%s.%N)
+    read -r w1 k1 r1 c1 < <(grep -E '^[0-9.]+ [0-9]+ [0-9]+ [0-9.]+$' "$T/ls.out" | sed -n 1p)
+    read -r w2 k2 r2 c2 < <(grep -E '^[0-9.]+ [0-9]+ [0-9]+ [0-9.]+$' "$T/ls.out" | sed -n 2p)
+    if awk "BEGIN { exit !($c2 < $c1) }"; then c1=$c2 w1=$w2; fi
+    [ "$k2" -gt "$k1" ] && k1=$k2
+    [ "$r2" = 0 ] || r1=$r2
+    live=$(awk '$5 == "live"' "$T/ls.out" | wc -l) # both runs' rows
+    printf 'reader scale: ls over %6d live recorders: CPU %6.2f s (%.3f ms a recorder), wall %6.2f s, peak RSS %4d MiB, %d listed live, exit %d (held and run twice in %.0f s)\n' \
+        "$n" "$c1" "$(awk "BEGIN { print $c1 * 1000 / $n }")" "$w1" $((k1 / 1024)) $((live / 2)) "$r1" \
+        "$(echo "$g1 - $g0" | bc)"
+    [ "$r1" = 0 ] || miss "ls over $n live: exit $r1 (want 0)"
+    [ $((live / 2)) = "$n" ] || miss "ls over $n live: $((live / 2)) listed live (want $n)"
+    [ "$n" = 2000 ] && lcpu2=$c1
+    if [ "$n" = 100000 ] && [ -n "$lcpu2" ]; then
+        [ $((k1 / 1024)) -le 256 ] || miss "ls over 100000 live: peak RSS $((k1 / 1024)) MiB > 256 MiB"
+        r=$(awk "BEGIN { printf \"%.1f\", $c1 / ($lcpu2 > 0 ? $lcpu2 : 0.001) }")
+        echo "reader scale: ls 100k / 2k live: CPU time ratio $r (linear: 50; target <= 75)"
+        awk "BEGIN { exit !($r <= 75) }" || miss "ls CPU time not linear to 100000 (ratio $r)"
+    fi
+    rm -rf "${T:?}/live$n" "$T/ls.out" "$T/ls.err"
 done
 
 # The job-scale target: verdict over 8,192, 32,768 and 131,072 recorders

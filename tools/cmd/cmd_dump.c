@@ -237,6 +237,8 @@ int gt_cmd_dump(int argc, char **argv)
     }
     char err[GT_ERRLEN];
     d.out = out;
+    /* root: each job's owner settled before any file is read (inputs.h) */
+    gt_inputs_settle_owners(&d.own, argv + optind, argc - optind);
     d.w = gt_archive_create(out, level, o.force, err, sizeof(err));
     if (!d.w) {
         fprintf(stderr, "gdrtrace: %s\n", gt_esc(err));

@@ -18,6 +18,7 @@
 struct gt_job;
 
 struct gt_devs_pool;
+struct gt_htab;
 
 struct gt_inputs {
     struct gt_recfile *recs;
@@ -68,12 +69,19 @@ struct gt_inputs {
     int dups; /* the same process seen twice (live and archived): counted once */
     /* Owners (a job's recorders have one; docs/reader.md "Owners"): a
      * recorder file's owner is its uid, an archive member's the archive's.
-     * all_owners: keep every owner (ls lists them).  Else a recorder is kept
-     * when its owner is the caller's uid or in accept[] (--accept-owner);
-     * without accept[], root keeps for each job the owner read first and
-     * leaves out the others with an error (owner_conflict: exit 2), another
-     * caller leaves out every other owner's.  What was left out is named on
-     * stderr by gt_inputs_load. */
+     * all_owners: keep every owner (ls lists them).  Else, before anything
+     * is parsed (gt_inputs_load): not root, or with accept[]
+     * (--accept-owner), only the files of the caller's uid and accept[] are
+     * read, the others left out unread; root without accept[] settles each
+     * job's owner, whatever the names and the order of the files: root's own
+     * recorders of the job, else the owner the launcher names (SLURM_JOB_UID
+     * for SLURM_JOB_ID's job), else the owner a folder names (a folder not
+     * root's, writable by its owner alone, names its owner for what it
+     * holds), else the job's only owner; a job of several owners and none of
+     * these is a conflict: none of its recorders is counted (nbad: exit 2).
+     * Where owners differ, root reads each file's identity first (its
+     * header and identity, 2 KB) and parses only the files of counted
+     * owners.  What was left out is named on stderr by gt_inputs_load. */
     int all_owners;
     long accept[8];
     int naccept;
@@ -81,16 +89,39 @@ struct gt_inputs {
     struct gt_owner_skip {
         long uid;
         int n;
-        char job[128];
+        char job[128]; /* "" with job_known 0: skipped by owner before reading */
+        int job_known;
         char eg[1024]; /* a recorder's source */
-        long kept;     /* root: the job's owner kept instead (-1: by rule) */
+        long kept;     /* root: the job's owner counted instead, -1 none (conflict) */
+        int why;       /* root: enum gt_owner_why of kept (inputs.c) */
     } skip_owner[8];
     int nskip_owner, skip_owner_more;
+    /* root: each job's owner as settled (uid -1: a conflict, none counted) */
     struct gt_job_owner {
         char job[128];
-        long uid;
+        long uid;       /* settled: the owner counted, -1 none */
+        int why;        /* enum gt_owner_why (inputs.c) */
+        long others[4]; /* the owners seen (the first four) */
+        int nothers;
+        long folder;      /* the owner a folder holding some of them names, -1 none */
+        int folder_mixed; /* folders name different owners */
     } * job_owner;
-    size_t njob_owner;
+    size_t njob_owner, job_owner_cap;
+    struct gt_htab *job_ix; /* job_owner[] by job */
+    int owners_settled;     /* root's pre-pass ran (gt_inputs_settle_owners) */
+    int owners_one;         /* it found files of one owner only: owners_uid */
+    long owners_uid;
+    int nparsed; /* recorder files and archives read past their identity */
+    /* A folder holding more recorder and archive files than
+     * GDRTRACE_FOLDER_MAX: the first that many are read (the caller's own
+     * first, then by name), the rest left out and said (nbad). */
+    int folder_capped;
+    /* List mode (ls): each kept recorder is handed to `each` (each_rec) and
+     * freed at once; n counts them, recs[] holds none. */
+    int discard;
+    const struct gt_recfile *each_rec; /* the recorder `each` is called for */
+    struct gt_proc_key *keys;          /* list mode: the identities seen (dedup) */
+    size_t nkeys;
     /* open-addressing set of recs[] indices + 1 by process identity */
     size_t *seen, seen_cap;
     /* reduced recorders' device tables, one copy of each distinct table
@@ -109,11 +140,17 @@ void gt_inputs_take_owners(struct gt_inputs *in, const struct gt_inputs *from);
  * them on stderr and counts a root's conflict in nbad (gt_inputs_load calls
  * both; dump, which reads files itself, calls them too). */
 int gt_inputs_owner_ok(struct gt_inputs *in, const struct gt_recfile *r);
+/* Root without --accept-owner: settles each job's owner over the inputs
+ * (paths[0..n), or the default folder) before any is parsed, reading only
+ * file owners and, where they differ, each recorder's header and identity
+ * (gt_inputs_load calls it; dump, which reads files itself, too).  A no-op
+ * otherwise. */
+void gt_inputs_settle_owners(struct gt_inputs *in, char **paths, int n);
 void gt_inputs_explain_owners(struct gt_inputs *in);
 /* The usage line of --accept-owner, for each command that reads recorders. */
 #define GT_ACCEPT_OWNER_USAGE                                                                      \
     "  --accept-owner USER|UID  count recorders owned by USER too (repeatable); by\n"              \
-    "              default only your own count, and as root each job's first owner\n"
+    "              default only your own count; as root, each job's owner\n"
 
 /* Directory used when no path is given. */
 const char *gt_default_dir(void);
@@ -154,5 +191,13 @@ void gt_inputs_explain(const struct gt_inputs *in, FILE *f);
 #define GT_ARCHIVE_MAX_DEFAULT (4L << 30)
 #define GT_ARCHIVE_MAX_LIMIT (16L << 30)
 size_t gt_archive_max(void);
+
+/* Most recorder and archive files read from one folder:
+ * GDRTRACE_FOLDER_MAX, 1 .. 16,777,216, default 262,144; over it the
+ * caller's own are read first, then by name, and the rest is one problem
+ * naming the folder (nbad). */
+#define GT_FOLDER_MAX_DEFAULT 262144L
+#define GT_FOLDER_MAX_LIMIT 16777216L
+size_t gt_folder_max(void);
 
 #endif

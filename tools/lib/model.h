@@ -313,4 +313,18 @@ uint64_t gt_comm_regs(const struct gtr_comm *c);
 /* The label of comm record c of recorder r: "0x..", "process HOST:PID", "overflow HOST:PID". */
 const char *gt_fmt_comm(const struct gtr_comm *c, const struct gt_recfile *r, char *buf, size_t n);
 
+/* One recorder as `ls` lists it: what it shows of a recorder, held for
+ * every one at once (a reduced gt_recfile is 2.2 KB, a row about 200 bytes). */
+struct gt_ls_row {
+    char *source; /* owned: one allocation holding source, host and job */
+    const char *host, *job;
+    int32_t pid, rank;
+    int liveness;             /* enum gt_liveness */
+    const char *liveness_why; /* static, or NULL */
+    int64_t owner;            /* uid, -1 unknown */
+    uint64_t size;
+    int64_t start_wall_ns;
+    char *fate; /* owned: gt_fate's text, NULL when nothing became of it */
+};
+
 #endif

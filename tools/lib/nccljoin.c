@@ -68,6 +68,8 @@ void gt_nccl_log_owners(struct gt_nlog *l, const struct gt_inputs *in)
         add_owner(l, in->accept[i]);
     for (size_t i = 0; i < in->njob_owner; i++)
         add_owner(l, in->job_owner[i].uid);
+    if (in->owners_settled && in->owners_one == 1) /* root: every recorder was one owner's */
+        add_owner(l, in->owners_uid);
 }
 
 /* ---- step 1: the communicator key of each record ----------------------- */

@@ -7,27 +7,30 @@
 #include "tools/render/json_ls.h"
 
 #include "tools/render/json.h"
+#include "tools/lib/owner.h"
 #include "tools/render/json_summary.h"
 
-void gt_json_ls(FILE *f, const struct gt_recfile *recs, struct gt_fate *const *fates, size_t n)
+void gt_json_ls(FILE *f, const struct gt_ls_row *rows, size_t n)
 {
     struct gt_json js;
     gj_init(&js, f);
     gj_arr(&js, NULL);
     for (size_t i = 0; i < n; i++) {
-        const struct gt_recfile *r = &recs[i];
+        const struct gt_ls_row *r = &rows[i];
+        char o[64];
         gj_obj(&js, NULL);
         gj_str(&js, "source", r->source);
-        gj_str(&js, "host", r->id.host);
-        gj_i64(&js, "pid", r->id.pid);
-        gj_str(&js, "job", r->id.job);
-        gj_i64(&js, "rank", r->id.rank);
+        gj_str(&js, "host", r->host);
+        gj_i64(&js, "pid", r->pid);
+        gj_str(&js, "job", r->job);
+        gj_i64(&js, "rank", r->rank);
         gj_str(&js, "state", gt_liveness_name(r->liveness));
-        gt_json_owner(&js, r);
+        gj_str(&js, "owner", gt_owner_short(r->owner, o, sizeof(o)));
+        gj_i64(&js, "owner_uid", r->owner);
         gj_str(&js, "state_why", r->liveness_why ? r->liveness_why : "");
         gj_u64(&js, "size", r->size);
-        gj_i64(&js, "start_wall_ns", r->id.start_wall_ns);
-        gj_str(&js, "fate", fates[i] ? fates[i]->text : "");
+        gj_i64(&js, "start_wall_ns", r->start_wall_ns);
+        gj_str(&js, "fate", r->fate ? r->fate : "");
         gj_end(&js, '}');
     }
     gj_end(&js, ']');
