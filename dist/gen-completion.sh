@@ -7,9 +7,16 @@
 #   FILE, F, *.json, DIR, PATH, A, B  -> file names (DIR: folders only; A, B:
 #                               a run, as diff's operands)
 #   a|b|c                       -> one of those words
-#   anything else (J, N, S, X)  -> nothing to offer (a value the user knows)
+#   J                           -> the job ids of the recorders in the folders
+#                               named on the line, else in $GDRTRACE_DIR
+#                               (/dev/shm), from their names; "-" for those
+#                               without one
+#   anything else (N, S, X)     -> nothing to offer (a value the user knows)
 # Positional arguments complete as files and folders (recorders, archives),
-# or folders only for a command whose usage line takes [DIR].
+# or folders only for a command whose usage line takes [DIR].  After the
+# "--" of a command whose usage line ends in "-- COMMAND..." (run), the words
+# are another command's: bash-completion's _command_offset completes them
+# when it is loaded, else a command name, then files.
 set -eu
 tool=$1
 out=$2
@@ -37,6 +44,7 @@ options() {
     function kind(m) {
         if (m ~ /^(FILE|F|PATH|A|B|OTHER\.json|A\.json|B\.json|[A-Z]+\.json)$/) return "f"
         if (m == "DIR") return "d"
+        if (m == "J") return "j"
         if (m ~ /^[a-z]+(\|[a-z]+)+$/) { gsub(/\|/, " ", m); return "w " m }
         if (m ~ /^[A-Z][A-Z0-9_]*$/) return "n"
         return ""
@@ -85,6 +93,12 @@ arg_kinds() {
         "$tool" "$c" --help | grep -m1 '^usage:' | grep -q '\[DIR\]' && printf '    %s) echo d ;;\n' "$c"
     done
     printf '    *) echo f ;;\n    esac\n}\n'
+    # Commands that run another command after "--".
+    printf '_gdrtrace_runs="'
+    for c in $cmds; do
+        "$tool" "$c" --help | grep -m1 '^usage:' | grep -q -- '-- COMMAND' && printf ' %s' "$c"
+    done
+    printf ' "\n'
     printf '_gdrtrace_arg() {\n    case "$1 $2" in\n%s\n    esac\n}\n' "$(sed '/^$/d' <<<"$tables")"
     printf '\n'
     cat <<'FN'
@@ -98,8 +112,26 @@ _gdrtrace_files() { # KIND CUR: file or folder names, as bash-completion would
     fi
 }
 
+_gdrtrace_jobs() { # CUR: job ids from recorder names (gdrtrace.JOB.HOST.PID.rec)
+    local IFS=$'\n' d f j k dirs=() jobs=()
+    for ((k = 2; k < COMP_CWORD; k++)); do
+        [ -d "${COMP_WORDS[k]}" ] && dirs+=("${COMP_WORDS[k]}")
+    done
+    [ ${#dirs[@]} -gt 0 ] || dirs=("${GDRTRACE_DIR:-/dev/shm}")
+    for d in "${dirs[@]}"; do
+        for f in "$d"/gdrtrace.*.rec; do
+            [ -e "$f" ] || continue
+            j=${f##*/gdrtrace.}
+            j=${j%%.*}
+            [ "$j" = nojob ] && j=-
+            jobs+=("$j")
+        done
+    done
+    COMPREPLY=($(compgen -W "$(printf '%s\n' "${jobs[@]}" | sort -u)" -- "$1"))
+}
+
 _gdrtrace() {
-    local cur=${COMP_WORDS[COMP_CWORD]} cmd="" i w kind
+    local cur=${COMP_WORDS[COMP_CWORD]} cmd="" i k w kind
     COMPREPLY=()
     for ((i = 1; i < COMP_CWORD; i++)); do
         w=${COMP_WORDS[i]}
@@ -111,12 +143,28 @@ _gdrtrace() {
         COMPREPLY=($(compgen -W "$_gdrtrace_cmds --help --version" -- "$cur"))
         return 0
     fi
+    # After "--", another command's words (run -- COMMAND...).
+    case " $_gdrtrace_runs " in *" $cmd "*)
+        for ((k = i + 1; k < COMP_CWORD; k++)); do
+            [ "${COMP_WORDS[k]}" = -- ] || continue
+            if declare -F _command_offset >/dev/null; then
+                _command_offset $((k + 1))
+            elif [ "$COMP_CWORD" -eq $((k + 1)) ]; then
+                COMPREPLY=($(compgen -c -- "$cur"))
+            else
+                _gdrtrace_files f "$cur"
+            fi
+            return 0
+        done
+        ;;
+    esac
     # The word before the cursor may be an option that wants a value.
     if [ "$COMP_CWORD" -gt $((i + 1)) ]; then
         kind=$(_gdrtrace_arg "$cmd" "${COMP_WORDS[COMP_CWORD - 1]}")
         case $kind in
         f | d) _gdrtrace_files "$kind" "$cur"; return 0 ;;
         "w "*) COMPREPLY=($(compgen -W "${kind#w }" -- "$cur")); return 0 ;;
+        j) _gdrtrace_jobs "$cur"; return 0 ;;
         n) return 0 ;;
         esac
     fi

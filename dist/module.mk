@@ -47,7 +47,7 @@ $(BUILD_PLUGINDIR)/libnccl-net-gdrtrace.so: | $(PLUGIN)
 	$(call say,LN,$@)
 	$(Q)ln -sfn ../libnccl-net-gdrtrace.so $@
 
-$(MAN_STAMP): $(TOOL) dist/gen-man.sh
+$(MAN_STAMP): $(TOOL) dist/gen-man.sh dist/gdrtrace-fieldtest
 	$(call say,GEN,$(MAN_DIR)/gdrtrace*.1)
 	$(Q)dist/gen-man.sh $(TOOL) $(MAN_DIR) && touch $@
 

@@ -48,7 +48,7 @@ echo '{"kind": "something-else", "format": 1}' >"$tmp/other.json"
 "$bin" doctor --compare "$tmp/other.json" >/dev/null 2>&1; [ $? -eq 64 ] || fail "--compare of a foreign document: not exit 64"
 printf '{"kind": "gdrtrace-doctor", "format": 1, "x": [' >"$tmp/trunc.json"
 "$bin" doctor --compare "$tmp/trunc.json" >/dev/null 2>&1; [ $? -eq 64 ] || fail "--compare of truncated JSON: not exit 64"
-"$bin" doctor --help | grep -q 'Exit: 0 all PASS' || fail "--help does not document the exit codes"
+"$bin" doctor --help | grep -q '^exit: 0 all PASS' || fail "--help does not document the exit codes"
 
 # 4. fixtures: every check's status and the exit code, exactly
 for exp in "$here"/expected/*.status; do

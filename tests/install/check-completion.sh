@@ -4,7 +4,9 @@
 # into $BUILD/completion/gdrtrace) completes as a user expects: subcommands,
 # each subcommand's options (every option its usage or option list defines,
 # and only options its parser accepts), option values
-# (--expect's words, -o's file names) and file/folder arguments; and
+# (--expect's words, -o's file names, --job's job ids from the recorders'
+# names) and file/folder arguments; after `run --`, a command and then its
+# arguments (bash-completion's _command_offset where it is loaded); and
 # bash-completion's own loader finds it where `make install` puts it.
 set -u
 BUILD=${BUILD:-build/default}
@@ -49,7 +51,6 @@ LINE="gdrtrace --v"; expect "$LINE" --version
 LINE="gdrtrace verdict --ex"; expect "$LINE" --expect
 LINE="gdrtrace verdict --expect "; expect "$LINE" dmabuf peermem host
 LINE="gdrtrace verdict --expect p"; expect "$LINE" peermem
-LINE="gdrtrace verdict --job "; expect "$LINE"
 LINE="gdrtrace doctor --dm"; expect "$LINE" --dmabuf-source=vgem
 LINE="gdrtrace summary --json --no"; expect "$LINE" --no-bars
 mkdir -p "$tmp/run-a" && : >"$tmp/run-a/gdrtrace.h.1.rec" && : >"$tmp/job.zst"
@@ -62,6 +63,21 @@ for c in $cmds; do
     "$tool" "$c" --help | grep -m1 '^usage:' | grep -q '\[DIR\]' || continue
     LINE="gdrtrace $c $tmp/"; expect "$LINE" "$tmp/run-a"
 done
+# --job: the job ids of the recorders in $GDRTRACE_DIR, or in a folder named
+# on the line; "-" for recorders without a job id
+mkdir -p "$tmp/shm" "$tmp/other"
+: >"$tmp/shm/gdrtrace.j1.node-a.11.rec" && : >"$tmp/shm/gdrtrace.j1.node-b.12.rec"
+: >"$tmp/shm/gdrtrace.train-7_b.node-a.13-1.rec" && : >"$tmp/shm/gdrtrace.nojob.node-a.14.rec"
+: >"$tmp/other/gdrtrace.j9.node-c.15.rec" && : >"$tmp/other/notes.txt"
+export GDRTRACE_DIR=$tmp/shm
+LINE="gdrtrace verdict --job "; expect "$LINE" j1 train-7_b -
+LINE="gdrtrace summary --job t"; expect "$LINE" train-7_b
+LINE="gdrtrace prune $tmp/other --job "; expect "$LINE" j9
+unset GDRTRACE_DIR
+# run -- COMMAND...: a command name, then that command's arguments (files)
+has "gdrtrace run -- bas" bash
+has "gdrtrace run --dir $tmp/d -- " bash
+LINE="gdrtrace run -- bash $tmp/j"; expect "$LINE" "$tmp/job.zst"
 # Every option a subcommand's usage line or option list defines is offered
 # after "-" (an option only named in a sentence is another command's).
 for c in $cmds; do
@@ -84,6 +100,7 @@ for c in $cmds; do
         d) set -- "$o" "$tmp/d" ;;
         "w "*) w=${kind#w }; set -- "$o" "${w%% *}" ;;
         n) set -- "$o" 1 ;;
+        j) set -- "$o" j1 ;;
         *) set -- "$o" ;;
         esac
         err=$( (cd "$tmp" && "$OLDPWD/$tool" "$c" "$@" --help) 2>&1 >/dev/null)
@@ -104,6 +121,12 @@ if [ -r "$loader" ]; then
     cp "$comp" "$tmp/share/bash-completion/completions/gdrtrace"
     got=$(XDG_DATA_DIRS=$tmp/share bash --norc -c "source $loader; _completion_loader gdrtrace; complete -p gdrtrace" 2>&1)
     case $got in *"-F _gdrtrace gdrtrace"*) ;; *) bad "bash-completion's loader does not load it: $got" ;; esac
+    # with bash-completion loaded, run -- hands the rest to _command_offset:
+    # the command's own completion (here: its options, as the loader finds them)
+    got=$(XDG_DATA_DIRS=$tmp/share bash --norc -c "source $loader; _completion_loader gdrtrace
+        COMP_WORDS=(gdrtrace run -- gdrtrace ver); COMP_CWORD=4; COMP_LINE='gdrtrace run -- gdrtrace ver'
+        COMP_POINT=\${#COMP_LINE}; _gdrtrace gdrtrace ver gdrtrace; printf '%s\n' \"\${COMPREPLY[@]}\"" 2>&1)
+    [ "$got" = verdict ] || bad "run -- gdrtrace ver with bash-completion loaded: '$got', expected verdict"
 else
     echo "note: $loader missing (Debian bash-completion): loader not checked"
 fi

@@ -3,9 +3,11 @@
 # check-man.sh — the man pages say what --help says (dist/gen-man.sh makes
 # them from the --help texts at build time; this catches a typesetting rule
 # that loses or mangles text, and a page left over or missing):
-#   * one page per command of `gdrtrace --help`, plus gdrtrace.1, nothing else;
+#   * one page per command of `gdrtrace --help`, plus gdrtrace.1 and
+#     gdrtrace-fieldtest.1 (the field kit's), nothing else;
 #   * every line of `gdrtrace --help` and of each `gdrtrace CMD --help`
 #     appears, word for word, in the rendered page (gdrtrace.1 holds them all);
+#     so does every line of `gdrtrace-fieldtest --help` in its page;
 #   * the built pages are what the generator makes from the built binary now;
 #   * groff renders them without a warning; --version is documented.
 set -u
@@ -48,10 +50,16 @@ for c in $cmds; do
     covers "$mandir/gdrtrace-$c.1" "$tmp/$c.txt"
     covers "$mandir/gdrtrace.1" "$tmp/$c.txt"
 done
+dist/gdrtrace-fieldtest --help >"$tmp/fieldtest.txt" || bad "gdrtrace-fieldtest --help exits $?"
+if [ -f "$mandir/gdrtrace-fieldtest.1" ]; then
+    covers "$mandir/gdrtrace-fieldtest.1" "$tmp/fieldtest.txt"
+else
+    bad "no page gdrtrace-fieldtest.1 (the field kit is installed as a command)"
+fi
 for f in "$mandir"/*.1; do
     n=${f##*/}
     n=${n%.1}
-    [ "$n" = gdrtrace ] && continue
+    [ "$n" = gdrtrace ] || [ "$n" = gdrtrace-fieldtest ] && continue
     printf '%s\n' $cmds | grep -qx -- "${n#gdrtrace-}" || bad "page $n.1 for a command gdrtrace does not have"
 done
 render "$mandir/gdrtrace.1" | grep -q -- "--version print 'gdrtrace VERSION'" || bad "gdrtrace.1 does not document --version"
@@ -65,5 +73,5 @@ done >"$tmp/tags"
 [ -s "$tmp/tags" ] && bad "running text typeset as an option tag: $(head -n 3 "$tmp/tags")"
 dist/gen-man.sh "$tool" "$tmp/man" || bad "gen-man.sh failed"
 diff -r -x .generated "$mandir" "$tmp/man" >"$tmp/diff" || bad "$mandir is stale: $(head -n 5 "$tmp/diff")"
-[ $fail -eq 0 ] && echo "PASS: $(echo $cmds | wc -w) command pages and gdrtrace.1 carry every --help line"
+[ $fail -eq 0 ] && echo "PASS: $(echo $cmds | wc -w) command pages, gdrtrace.1 and gdrtrace-fieldtest.1 carry every --help line"
 exit $fail

@@ -7,7 +7,7 @@ TEST_SCRIPTS += tests/reader/test-emulated.sh
 TEST_SCRIPTS += tests/reader/test-cli.sh tests/reader/test-output.sh tests/reader/test-escape.sh
 TEST_SCRIPTS += tests/reader/test-empty.sh
 # a misspelt command, a path or --job that matches nothing, watch on a bad path
-TEST_SCRIPTS += tests/reader/test-cli-mistakes.sh
+TEST_SCRIPTS += tests/reader/test-cli-mistakes.sh tests/reader/test-help.sh
 # The three groups (host pressure) on the harness's recorders: staged vs unregistered, identical runs.
 TEST_SCRIPTS += tests/reader/test-hostp.sh
 # the collective sections (format 1.6) through every renderer

@@ -30,7 +30,7 @@ static void usage(FILE *f)
     fprintf(
         f,
         "usage: gdrtrace diff [--json] [--nccl-log-a FILE|DIR]... [--nccl-log-b FILE|DIR]...\n"
-        "                     A B\n"
+        "                     [--accept-owner USER]... A B\n"
         "       gdrtrace diff [options] --a RUN... --b RUN...\n"
         "       gdrtrace diff [options] --runs-a DIR --runs-b DIR\n"
         "  A/B of runs (recorder files, archives or folders; a run is the unit of\n"

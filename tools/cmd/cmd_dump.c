@@ -30,7 +30,8 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: gdrtrace dump -o FILE [--force] [--level N] [PATH...]\n"
+            "usage: gdrtrace dump -o FILE [--force] [--level N] [--accept-owner USER]...\n"
+            "                     [PATH...]\n"
             "  Writes a zstd-compressed archive of recorders (default: all of $GDRTRACE_DIR;\n"
             "  PATH: recorder files, folders, other archives).  Every gdrtrace command reads\n"
             "  the archive as it reads the live files.  The archive is created 0600; an\n"

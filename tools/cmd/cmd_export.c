@@ -41,7 +41,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: gdrtrace export [--prometheus|--json] [-o FILE] [--job J] [--per-process]\n"
-            "                       [--exited-within DURATION] [--quiet] [PATH...]\n"
+            "                       [--exited-within DURATION] [--quiet] [--accept-owner USER]...\n"
+            "                       [PATH...]\n"
             "  Metrics of every recorder (default: $GDRTRACE_DIR) in Prometheus text format\n"
             "  (for node_exporter's textfile collector; -o FILE replaces FILE atomically,\n"
             "  and only if it is a regular file) or JSON.  Families:\n"

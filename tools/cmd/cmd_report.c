@@ -23,7 +23,8 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gdrtrace report -o FILE [--force] [--job J] [--baseline A] [PATH...]\n"
+    fprintf(f, "usage: gdrtrace report -o FILE [--force] [--job J] [--baseline A]\n"
+               "                       [--accept-owner USER]... [PATH...]\n"
                "  One self-contained HTML page to open in a browser (inline CSS and SVG: no\n"
                "  script, nothing fetched): the nodes x communicators grid coloured by verdict\n"
                "  (natural node order, a legend, emulated runs bannered and hatched), the nodes\n"

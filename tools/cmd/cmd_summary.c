@@ -28,7 +28,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: gdrtrace summary [--ranks|--full] [--json] [--no-bars] [--events] [--job J]\n"
-            "                        [--nccl-log FILE|DIR]... [PATH...]\n"
+            "                        [--nccl-log FILE|DIR]... [--accept-owner USER]... [PATH...]\n"
             "  The job (processes, nodes, versions, verdicts), then each communicator with\n"
             "  only the processes that differ from its majority: another verdict, fallbacks,\n"
             "  errors, a p50 latency outlier (over 2x the median and 3 scaled MADs above it);\n"

@@ -38,7 +38,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: gdrtrace verdict [--full] [--json] [--expect dmabuf|peermem|host]\n"
             "                        [--allow-emulated] [--job J] [--nccl-log FILE|DIR]...\n"
-            "                        [PATH...]\n"
+            "                        [--accept-owner USER]... [PATH...]\n"
             "  Did NCCL use the direct GPU<->NIC path?  One line per communicator, one per\n"
             "  node (when several), and one for all: DIRECT-DMABUF, DIRECT-PEERMEM, HOST-STAGED, "
             "MIXED, FALLBACK, ERROR,\n"

@@ -103,26 +103,25 @@ static void on_tstp(int sig)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: gdrtrace watch [--interval S] [--frames N|--once] [--all] [--job J] [--rows R]"
-            " [--cols C] [PATH...]\n"
-            "  Live view of the running job, redrawn in place every S seconds to fit the\n"
-            "  terminal: the job's verdict, bytes/s, messages/s and registrations/s since\n"
-            "  the previous frame (total, per process and per communicator; none on the\n"
-            "  first frame: a rate needs two samples), then communicators and processes,\n"
-            "  errors first, then fallbacks, then the rest; what does not fit is counted\n"
-            "  on the last line.\n"
-            "  --interval S  seconds between frames, in (0, 86400] (default 2)\n"
-            "  --frames N    stop after N frames (--count N is the same)\n"
-            "  --once        one frame (--frames 1)\n"
-            "  --all         include exited and crashed recorders (default: live ones only)\n"
-            "  --job J       only the recorders of job J (--job - : those without a job id)\n"
-            "  --rows R      frame height in lines (default: the terminal's, else $LINES,\n"
-            "                else 24; 0: no limit)\n"
-            "  --cols C      frame width in columns (default: the terminal's, else\n"
-            "                $COLUMNS, else 80; 0: no limit)\n" GT_ACCEPT_OWNER_USAGE
-            "  q, Ctrl-C or SIGTERM quits and restores the terminal.\n"
-            "exit: 0; 2 an input could not be read (in the last frame); 64 usage\n");
+    fprintf(f, "usage: gdrtrace watch [--interval S] [--frames N|--once] [--all] [--job J]\n"
+               "                      [--rows R] [--cols C] [--accept-owner USER]... [PATH...]\n"
+               "  Live view of the running job, redrawn in place every S seconds to fit the\n"
+               "  terminal: the job's verdict, bytes/s, messages/s and registrations/s since\n"
+               "  the previous frame (total, per process and per communicator; none on the\n"
+               "  first frame: a rate needs two samples), then communicators and processes,\n"
+               "  errors first, then fallbacks, then the rest; what does not fit is counted\n"
+               "  on the last line.\n"
+               "  --interval S  seconds between frames, in (0, 86400] (default 2)\n"
+               "  --frames N    stop after N frames (--count N is the same)\n"
+               "  --once        one frame (--frames 1)\n"
+               "  --all         include exited and crashed recorders (default: live ones only)\n"
+               "  --job J       only the recorders of job J (--job - : those without a job id)\n"
+               "  --rows R      frame height in lines (default: the terminal's, else $LINES,\n"
+               "                else 24; 0: no limit)\n"
+               "  --cols C      frame width in columns (default: the terminal's, else\n"
+               "                $COLUMNS, else 80; 0: no limit)\n" GT_ACCEPT_OWNER_USAGE
+               "  q, Ctrl-C or SIGTERM quits and restores the terminal.\n"
+               "exit: 0; 2 an input could not be read (in the last frame); 64 usage\n");
 }
 
 /* LINES or COLUMNS when set to a number in 1..DIM_MAX; else dflt (one

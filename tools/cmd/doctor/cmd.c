@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,32 +19,42 @@
 #include "tools/cmd/commands.h"
 #include "tools/cmd/doctor/doctor.h"
 
+/* The shape every subcommand's help has (dist/gen-man.sh typesets it). */
 static void usage(FILE *f)
 {
     fprintf(
-        f,
-        "usage: gdrtrace doctor [--json] [--peermem] [--dmabuf-source=vgem] [--no-live | --live]\n"
-        "       gdrtrace doctor --compare OTHER.json | --compare A.json B.json\n"
-        "\n"
-        "The runbook's gates 0-2 on this node: identity (kernel, NVIDIA module flavour,\n"
-        "peermem, CUDA, GPUs and RDMA devices by PCI address), GPU/NIC topology in NCCL's\n"
-        "terms, the DMA-BUF prerequisites, and a real DMA-BUF export of GPU memory\n"
-        "registered on every RDMA device (host memory as the negative control).\n"
-        "\n"
-        "  --json            the evidence bundle as JSON (fingerprint, inventory, checks)\n"
-        "  --peermem         also try ibv_reg_mr on GPU memory (the legacy peermem path)\n"
-        "  --no-live         sysfs/procfs only: no libcuda, no libibverbs calls\n"
-        "  --dmabuf-source=vgem\n"
-        "                    also register a dma-buf from vgem on every device: a real\n"
-        "                    dma-buf fd on a machine without GPU (CI, the Soft-RoCE VM)\n"
-        "  --live            run the live probes even when GDRTRACE_SYSFS_ROOT is set\n"
-        "  --compare F       this node against the bundle F (another node's --json);\n"
-        "  --compare A B     two bundles: same topology class and software set?\n"
-        "                    every difference is listed\n"
-        "\n"
-        "GDRTRACE_SYSFS_ROOT=DIR reads /sys, /proc and /dev under DIR (test fixtures).\n"
-        "Exit: 0 all PASS, 1 WARN or SKIP, 2 a gate FAILed, 64 usage.\n"
-        "With --compare: 0 fair canary pair, 1 they differ, 64 unreadable document.\n");
+        f, "usage: gdrtrace doctor [--json] [--peermem] [--dmabuf-source=vgem] [--no-live|--live]\n"
+           "       gdrtrace doctor --compare OTHER.json | --compare A.json B.json\n"
+           "  The runbook's gates 0-2 on this node: identity (kernel, NVIDIA module\n"
+           "  flavour, peermem, CUDA, GPUs and RDMA devices by PCI address), GPU/NIC\n"
+           "  topology in NCCL's terms, the DMA-BUF prerequisites, and a real DMA-BUF\n"
+           "  export of GPU memory registered on every RDMA device (host memory as the\n"
+           "  negative control).  GDRTRACE_SYSFS_ROOT=DIR reads /sys, /proc and /dev\n"
+           "  under DIR (test fixtures).\n"
+           "  --json                the evidence bundle as JSON (fingerprint, inventory,\n"
+           "                        checks)\n"
+           "  --peermem             also try ibv_reg_mr on GPU memory (the legacy peermem\n"
+           "                        path)\n"
+           "  --dmabuf-source=vgem  also register a dma-buf from vgem on every device: a\n"
+           "                        real dma-buf fd on a machine without GPU (CI, the\n"
+           "                        Soft-RoCE VM)\n"
+           "  --no-live             sysfs/procfs only: no libcuda, no libibverbs calls\n"
+           "  --live                run the live probes even when GDRTRACE_SYSFS_ROOT is set\n"
+           "  --compare F           this node against the bundle F (another node's --json)\n"
+           "  --compare A B         two bundles: same topology class and software set?\n"
+           "                        every difference is listed\n"
+           "exit: 0 all PASS, 1 WARN or SKIP, 2 a gate FAILed, 64 usage; with --compare:\n"
+           "      0 a fair canary pair, 1 they differ, 64 an unreadable document\n");
+}
+
+/* A usage mistake: what was wrong, then the whole help, as every subcommand
+ * does; exit 64. */
+static int usage_error(const char *what, const char *arg)
+{
+    fprintf(stderr, "gdrtrace doctor: %s%s%s%s\n", what, arg ? " '" : "", arg ? arg : "",
+            arg ? "'" : "");
+    usage(stderr);
+    return DR_EXIT_USAGE;
 }
 
 static char *slurp(const char *path, char *err, size_t errlen)
@@ -156,42 +167,55 @@ int gt_cmd_doctor(int argc, char **argv)
 {
     struct dr_options opt = {.reg_size = 2u << 20};
     const char *cmp[2] = {NULL, NULL};
-    int ncmp = 0, compare = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+    int ncmp = 0, compare = 0, c;
+    static const struct option opts[] = {{"json", no_argument, 0, 'j'},
+                                         {"peermem", no_argument, 0, 'p'},
+                                         {"no-live", no_argument, 0, 'n'},
+                                         {"live", no_argument, 0, 'l'},
+                                         {"dmabuf-source", required_argument, 0, 'd'},
+                                         {"compare", no_argument, 0, 'c'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    opterr = 0; /* the message is ours: "gdrtrace doctor: ...", then the help */
+    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
             usage(stdout);
             return 0;
-        } else if (!strcmp(a, "--json")) {
+        case 'j':
             opt.json = 1;
-        } else if (!strcmp(a, "--peermem")) {
+            break;
+        case 'p':
             opt.peermem = 1;
-        } else if (!strcmp(a, "--no-live")) {
+            break;
+        case 'n':
             opt.no_live = 1;
             snprintf(opt.no_live_why, sizeof(opt.no_live_why), "--no-live was given");
-        } else if (!strcmp(a, "--dmabuf-source=vgem")) {
-            opt.vgem = 1;
-        } else if (!strcmp(a, "--live")) {
+            break;
+        case 'l':
             opt.live = 1;
-        } else if (!strcmp(a, "--compare")) {
+            break;
+        case 'd':
+            if (strcmp(optarg, "vgem"))
+                return usage_error("--dmabuf-source takes vgem, not", optarg);
+            opt.vgem = 1;
+            break;
+        case 'c':
             compare = 1;
-        } else if (compare && a[0] != '-' && ncmp < 2) {
-            cmp[ncmp++] = a;
-        } else {
-            fprintf(stderr, "gdrtrace doctor: unknown or misplaced argument '%s'\n\n", a);
-            usage(stderr);
-            return DR_EXIT_USAGE;
+            break;
+        default:
+            return usage_error("unknown option or missing value:", argv[optind - 1]);
         }
+        /* --compare's files follow it: take them before the next option */
+        while (compare && optind < argc && argv[optind][0] != '-' && ncmp < 2)
+            cmp[ncmp++] = argv[optind++];
     }
-    if (opt.live && opt.no_live) {
-        fprintf(stderr, "gdrtrace doctor: --live and --no-live exclude each other\n");
-        return DR_EXIT_USAGE;
-    }
-    if (compare && ncmp == 0) {
-        fprintf(stderr, "gdrtrace doctor: --compare needs OTHER.json\n\n");
-        usage(stderr);
-        return DR_EXIT_USAGE;
-    }
+    if (optind < argc)
+        return usage_error("unknown or misplaced argument", argv[optind]);
+    if (opt.live && opt.no_live)
+        return usage_error("--live and --no-live exclude each other", NULL);
+    if (compare && ncmp == 0)
+        return usage_error("--compare needs OTHER.json, or A.json B.json", NULL);
     if (!compare)
         return run(&opt, stdout, opt.json);
 
