@@ -8,6 +8,10 @@
 # judges; the man pages and the completion where man and bash look; the
 # export timer installed but not enabled; then
 # removed and purged (also in a trap, so the machine is left as it was).
+# dpkg refuses at once while another package tool (apt, unattended-upgrades,
+# another test) holds its lock: every dpkg that changes the system here
+# waits for the lock instead, as apt-get -o DPkg::Lock::Timeout=N does, up
+# to DPKG_LOCK_TIMEOUT seconds (default 600), and says that it waits.
 # Skips (77) when not root, without dpkg-buildpackage/debhelper
 # (scripts/install-deps.sh deb installs them; make check does), or when a
 # gdrtrace package is installed already (it is not ours to remove).
@@ -25,9 +29,25 @@ fi
 harness=$BUILD/harness/harness
 [ -x "$harness" ] || { echo "FAIL: $harness not built (make tests)"; exit 1; }
 tmp=$(mktemp -d) || exit 1
+# dpkg_wait LOG ARGS...: dpkg ARGS, its output in LOG; while dpkg says its
+# lock is held by another process, tries again each second, up to
+# DPKG_LOCK_TIMEOUT tries.  Returns dpkg's exit status.
+dpkg_wait() {
+    local log=$1 tries=0 rc
+    shift
+    while :; do
+        dpkg "$@" >"$log" 2>&1
+        rc=$?
+        [ $rc -ne 0 ] && grep -qE 'lock(ed)? .*by another process|is locked by another' "$log" &&
+            [ $tries -lt "${DPKG_LOCK_TIMEOUT:-600}" ] || return $rc
+        [ $tries -eq 0 ] && echo "note: dpkg $1: $(grep -m1 -i lock "$log"); waiting for it"
+        tries=$((tries + 1))
+        sleep 1
+    done
+}
 installed=""
 cleanup() {
-    [ -n "$installed" ] && dpkg --purge gdrtrace >/dev/null 2>&1
+    [ -n "$installed" ] && dpkg_wait "$tmp/purge.log" --purge gdrtrace
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -39,7 +59,7 @@ dist/build-deb.sh >"$tmp/deb.log" 2>&1 || { tail -n 30 "$tmp/deb.log"; echo "FAI
 deb=$(tail -n 1 "$tmp/deb.log")
 [ -f "$deb" ] || { cat "$tmp/deb.log"; echo "FAIL: make deb named no package"; exit 1; }
 installed=1
-dpkg -i "$deb" >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; bad "dpkg -i $deb"; }
+dpkg_wait "$tmp/dpkg.log" -i "$deb" || { cat "$tmp/dpkg.log"; bad "dpkg -i $deb"; }
 lib=$(dpkg -L gdrtrace | grep "/$so\$" | grep -v /nccl-net-gdrtrace/)
 [ -f "$lib" ] || bad "the package installs no $so"
 [ "$(command -v gdrtrace)" = /usr/bin/gdrtrace ] || bad "gdrtrace is not /usr/bin/gdrtrace: $(command -v gdrtrace)"
@@ -72,10 +92,10 @@ svc=$(dpkg -L gdrtrace | grep '/systemd/system/gdrtrace-export.service$')
 [ -e /etc/systemd/system/timers.target.wants/gdrtrace-export.timer ] &&
     bad "the package enabled gdrtrace-export.timer (the site turns it on)"
 
-dpkg -r gdrtrace >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; bad "dpkg -r gdrtrace"; }
+dpkg_wait "$tmp/dpkg.log" -r gdrtrace || { cat "$tmp/dpkg.log"; bad "dpkg -r gdrtrace"; }
 [ ! -e "$lib" ] && [ ! -e /usr/bin/gdrtrace ] || bad "dpkg -r left the plugin or the command"
 ldconfig -p | grep -q "$so " && bad "the linker cache still lists $so after removal"
-dpkg --purge gdrtrace >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; bad "dpkg --purge gdrtrace"; }
+dpkg_wait "$tmp/dpkg.log" --purge gdrtrace || { cat "$tmp/dpkg.log"; bad "dpkg --purge gdrtrace"; }
 dpkg-query -W gdrtrace >/dev/null 2>&1 && bad "dpkg still knows gdrtrace after purge"
 installed=""
 [ $fail -eq 0 ] && echo "PASS: $deb builds, lints, installs, runs a job by name, purges"

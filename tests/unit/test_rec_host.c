@@ -22,9 +22,11 @@
  *  - resident high-water within 5 % (or 1 MiB) of VmHWM, and VmLck's
  *    high-water at least what the child saw in VmLck after its mlock
  *    (nothing to check where mlock is refused or, under ASan, a no-op);
- *  - samples: the creation's, the periodic ones (the second thread ran past
- *    one second of ticks: at least one), the close's; the cost of sampling
- *    recorded and positive.
+ *  - samples: the creation's, the periodic ones (the second thread ticks
+ *    until one was taken), the close's; the cost of sampling recorded and
+ *    positive.
+ * Every amount of work is counted (CPU seconds of a thread, samples taken),
+ * never timed, so a loaded machine only makes the test slower.
  * Then the helper process (format 1.7, the GPU-memory copier's place): two
  * children burn CPU one after the other as this process's helper
  * (gt_helper_pid_set); the recorder's helper_* hold each one's CPU within
@@ -67,11 +69,24 @@ static double now_s(void)
 
 static volatile uint64_t g_sink;
 
+/* The work is counted in CPU seconds, never wall time: a loaded machine only
+ * takes longer.  BURN_CAP_S of wall time bounds each wait all the same, so
+ * a thread that gets no CPU at all fails a check instead of hanging. */
+#define BURN_CAP_S 120.0
+
+static double cpu_s(clockid_t c)
+{
+    struct timespec ts;
+    clock_gettime(c, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Burns `seconds` of the calling thread's CPU time. */
 static void burn(double seconds)
 {
-    double end = now_s() + seconds;
+    double start = cpu_s(CLOCK_THREAD_CPUTIME_ID), cap = now_s() + BURN_CAP_S;
     uint64_t x = 1;
-    while (now_s() < end)
+    while (cpu_s(CLOCK_THREAD_CPUTIME_ID) - start < seconds && now_s() < cap)
         for (int i = 0; i < 10000; i++)
             x = x * 6364136223846793005ull + 1442695040888963407ull;
     g_sink = x;
@@ -83,9 +98,14 @@ static void *driver(void *arg)
     uint32_t tid = (uint32_t)syscall(SYS_gettid);
     if (write(g_pipe[1], &tid, sizeof(tid)) != (ssize_t)sizeof(tid))
         return NULL;
-    /* the data path: many test() calls, with CPU between them, for 1.3 s */
-    double end = now_s() + 1.3;
-    while (now_s() < end) {
+    /* the data path: many test() calls, with CPU between them, until a
+     * periodic sample was taken (a tick found a second gone) and this thread
+     * used 0.15 s of CPU: counted, so a starved thread only takes longer */
+    uint64_t samples0 = __atomic_load_n(&g_rec.host->samples, __ATOMIC_ACQUIRE);
+    double cpu0 = cpu_s(CLOCK_THREAD_CPUTIME_ID), cap = now_s() + BURN_CAP_S;
+    while ((__atomic_load_n(&g_rec.host->samples, __ATOMIC_ACQUIRE) == samples0 ||
+            cpu_s(CLOCK_THREAD_CPUTIME_ID) - cpu0 < 0.15) &&
+           now_s() < cap) {
         gt_rec_host_tick(&g_rec);
         for (int i = 0; i < 2000; i++)
             g_sink = g_sink * 6364136223846793005ull + 1;
@@ -104,7 +124,7 @@ static int child(const char *dir)
         fprintf(stderr, "child: %s\n", err);
         return 2;
     }
-    burn(0.2);
+    burn(0.25); /* with the driver's 0.15 s: the process used at least 0.4 s */
     gt_rec_host_staging(&g_rec, 3 << 20);
     gt_rec_host_staging(&g_rec, 1 << 20);
     gt_rec_host_staging(&g_rec, -(3 << 20));
@@ -318,7 +338,7 @@ int main(void)
     CHECK(near(cpu, proc, 3 * tick), "process CPU %.3f s vs /proc %.3f s", cpu, proc);
     CHECK((double)h->utime_ns / 1e9 <= (double)ut * tick + 2 * tick, "user %.3f vs /proc %.3f",
           (double)h->utime_ns / 1e9, (double)ut * tick);
-    CHECK(cpu >= 0.3, "the child burnt at least 0.3 s, the recorder says %.3f s", cpu);
+    CHECK(cpu >= 0.3, "the child burnt at least 0.4 s, the recorder says %.3f s", cpu);
     CHECK(h->utime_at_open_ns + h->stime_at_open_ns < h->utime_ns + h->stime_ns,
           "CPU at open %llu not below the last",
           (unsigned long long)(h->utime_at_open_ns + h->stime_at_open_ns));

@@ -8,7 +8,8 @@
  *    device selection over injected interface lists (loopback fallback);
  *  - request pools: the 33rd irecv and an isend with no posted receive get
  *    a NULL request, not an error;
- *  - two threads exchange random sizes 0..32 MiB, checked byte for byte;
+ *  - two threads exchange random sizes 0..32 MiB, checked byte for byte
+ *    (their waits count progress, not time);
  *  - zero-byte messages; truncation fails both sides from test() when the
  *    sender matched a CTS, only the receive when it sent eagerly, and the
  *    comm survives either way; the truncated request's slot comes back;
@@ -476,7 +477,59 @@ struct xchg {
     void *comm;
     unsigned char *buf[WINDOW];
     int failed;
+    unsigned *progress; /* requests posted or completed, by either thread */
 };
+
+/* The exchange's waits count progress, not time: a thread gives up only
+ * after STALL_CALLS calls into the transport in a row during which neither
+ * thread posted or completed a request.  A request took at most 594,679
+ * test() calls (TSan, 2 cores under a load of 15); a slow or loaded machine
+ * makes every call slower, not more numerous per byte moved, so the bound
+ * (over 100 times that) holds there too, and a real stall is still caught. */
+#define STALL_CALLS (1ul << 26)
+
+struct stall {
+    unsigned *progress;
+    unsigned seen;
+    unsigned long calls;
+};
+
+/* One call into the transport made: 1 while the exchange still moves,
+ * 0 once STALL_CALLS calls saw no progress. */
+static int moving(struct stall *w)
+{
+    unsigned p = __atomic_load_n(w->progress, __ATOMIC_RELAXED);
+    if (p != w->seen) {
+        w->seen = p;
+        w->calls = 0;
+    }
+    return ++w->calls < STALL_CALLS;
+}
+
+static void progressed(unsigned *progress)
+{
+    __atomic_fetch_add(progress, 1, __ATOMIC_RELAXED);
+}
+
+/* test() on req until done; GT_OK, the transport's error, or GT_INTERNAL_ERROR
+ * after a stall (said). */
+static gt_result wait_moving(void *req, int *sizes, unsigned *progress)
+{
+    struct stall w = {progress, __atomic_load_n(progress, __ATOMIC_RELAXED), 0};
+    int done = 0;
+    while (!done) {
+        gt_result r = ops->test(req, &done, sizes);
+        if (r != GT_OK)
+            return r;
+        if (!moving(&w)) {
+            fprintf(stderr, "request %p: %lu test() calls, no progress in the exchange\n", req,
+                    w.calls);
+            return GT_INTERNAL_ERROR;
+        }
+    }
+    progressed(progress);
+    return GT_OK;
+}
 
 static void *sender_thread(void *arg)
 {
@@ -486,7 +539,7 @@ static void *sender_thread(void *arg)
         unsigned w = i % WINDOW;
         if (req[w]) {
             int sizes[1];
-            if (wait_req(req[w], sizes, 30) != GT_OK) {
+            if (wait_moving(req[w], sizes, x->progress) != GT_OK) {
                 x->failed = 1;
                 return NULL;
             }
@@ -496,14 +549,16 @@ static void *sender_thread(void *arg)
             continue;
         size_t sz = msg_size(i);
         fill(x->buf[w], sz, i);
-        double t0 = now_s();
+        struct stall st = {x->progress, __atomic_load_n(x->progress, __ATOMIC_RELAXED), 0};
         while (!req[w]) {
             if (ops->isend(x->comm, x->buf[w], sz, (int)i % 3, NULL, NULL, &req[w]) != GT_OK ||
-                now_s() - t0 > 30) {
+                !moving(&st)) {
+                fprintf(stderr, "isend of message %u: no request, no progress\n", i);
                 x->failed = 1;
                 return NULL;
             }
         }
+        progressed(x->progress);
     }
     return NULL;
 }
@@ -513,7 +568,8 @@ static void test_random_exchange(void **state)
     (void)state;
     void *sc, *rc;
     connect_pair(&sc, &rc);
-    struct xchg s = {.comm = sc};
+    unsigned progress = 0;
+    struct xchg s = {.comm = sc, .progress = &progress};
     unsigned char *rbuf[WINDOW], *expect = malloc(MAXSZ);
     assert_non_null(expect);
     for (int w = 0; w < WINDOW; w++) {
@@ -530,7 +586,7 @@ static void test_random_exchange(void **state)
         if (req[w]) {
             unsigned m = i - WINDOW;
             int sizes[1] = {-1};
-            assert_int_equal(wait_req(req[w], sizes, 30), GT_OK);
+            assert_int_equal(wait_moving(req[w], sizes, &progress), GT_OK);
             assert_int_equal(sizes[0], (int)msg_size(m));
             fill(expect, msg_size(m), m);
             if (memcmp(rbuf[w], expect, msg_size(m)) != 0)
@@ -542,12 +598,13 @@ static void test_random_exchange(void **state)
         void *d = rbuf[w];
         size_t sz = msg_size(i) + (i % 2 ? 64 : 0); /* posted >= sent: size is reported */
         int tag = (int)i % 3;
-        double t0 = now_s();
+        struct stall st = {&progress, __atomic_load_n(&progress, __ATOMIC_RELAXED), 0};
         while (!req[w]) {
             assert_int_equal(ops->irecv(rc, 1, &d, &sz, &tag, NULL, NULL, &req[w]), GT_OK);
-            if (now_s() - t0 > 10)
-                fail_msg("irecv got no request");
+            if (!moving(&st))
+                fail_msg("irecv of message %u got no request, no progress in the exchange", i);
         }
+        progressed(&progress);
     }
     pthread_join(th, NULL);
     assert_false(s.failed);
