@@ -51,6 +51,13 @@ cmd=$(grep "^  $tool report -o " "$tmp/demo2.log" | head -n 1)
 [ -n "$cmd" ] || bad "the demo prints no 'report -o' command"
 eval "$cmd" >/dev/null 2>&1; rc=$?
 [ $rc -eq 0 ] && [ -s "$d/job.html" ] || bad "the printed '$cmd' exits $rc or wrote no page"
+# a report is of one job: two runs given together would be merged into one;
+# two runs are compared with --baseline
+grep "^  $tool report -o " "$tmp/demo2.log" | grep -v -- '--baseline' | awk 'NF != 5 { exit 1 }' ||
+    bad "a printed report merges several runs into one job: $(grep "^  $tool report -o " "$tmp/demo2.log")"
+cmd=$(grep "^  $tool report -o .* --baseline " "$tmp/demo2.log" | head -n 1)
+[ -n "$cmd" ] && eval "$cmd" >/dev/null 2>&1 && [ -s "$d/ab.html" ] ||
+    bad "the demo prints no working 'report --baseline' A/B: '$cmd'"
 grep -q "^8\. One command for a canary job" "$tmp/demo2.log" || bad "the demo has no gdrtrace run step"
 # each step shows what its heading promises (not a heading and nothing, not
 # only next:, not a table cut mid-way)
