@@ -298,26 +298,39 @@ static void job_note(struct gt_inputs *in, const char *job, long uid, long folde
     }
 }
 
+/* Where the identity's job field lies in a recorder whose header is h:
+ * its offset in the file, or -1 when there is no identity or it is too
+ * short for the field. */
+static long long job_field_at(const struct gtr_header *h, size_t *n)
+{
+    size_t at = offsetof(struct gtr_identity, job);
+    *n = sizeof(((struct gtr_identity *)0)->job);
+    for (unsigned i = 0; i < h->section_count; i++) {
+        const struct gtr_section *sec = &h->sections[i];
+        if (sec->id != GTR_SEC_IDENTITY)
+            continue;
+        if (sec->size < at + *n)
+            return -1;
+        return (long long)(sec->offset + at);
+    }
+    return -1;
+}
+
 /* The job of a recorder from its header and identity alone, buf[0, len)
  * (an archive member's image); 0, or -1 when it is no recorder. */
 static int peek_job_buf(const unsigned char *b, size_t len, char job[128])
 {
     struct gtr_header h;
     char err[GT_ERRLEN];
+    size_t n;
     if (gt_recfile_parse_header(b, len, "", &h, err, sizeof(err)))
         return -1;
-    for (unsigned i = 0; i < h.section_count; i++) {
-        const struct gtr_section *sec = &h.sections[i];
-        size_t at = offsetof(struct gtr_identity, job), n = sizeof(((struct gtr_identity *)0)->job);
-        if (sec->id != GTR_SEC_IDENTITY)
-            continue;
-        if (sec->size < at + n || sec->offset > len || len - sec->offset < at + n)
-            return -1;
-        memcpy(job, b + sec->offset + at, n);
-        job[n - 1] = 0;
-        return 0;
-    }
-    return -1;
+    long long at = job_field_at(&h, &n);
+    if (at < 0 || (unsigned long long)at > len || len - (size_t)at < n)
+        return -1;
+    memcpy(job, b + at, n);
+    job[n - 1] = 0;
+    return 0;
 }
 
 /* The same from a file: its header (checked against the file's size, as
@@ -329,21 +342,16 @@ static int peek_job_fd(int fd, char job[128])
     struct stat st;
     struct gtr_header h;
     char err[GT_ERRLEN];
+    size_t n;
     if (fstat(fd, &st) || st.st_size < (off_t)sizeof(hb) ||
         pread(fd, hb, sizeof(hb), 0) != (ssize_t)sizeof(hb) ||
         gt_recfile_parse_header(hb, (size_t)st.st_size, "", &h, err, sizeof(err)))
         return -1;
-    for (unsigned i = 0; i < h.section_count; i++) {
-        const struct gtr_section *sec = &h.sections[i];
-        size_t at = offsetof(struct gtr_identity, job), n = sizeof(((struct gtr_identity *)0)->job);
-        if (sec->id != GTR_SEC_IDENTITY)
-            continue;
-        if (sec->size < at + n || pread(fd, job, n, (off_t)(sec->offset + at)) != (ssize_t)n)
-            return -1;
-        job[n - 1] = 0;
-        return 0;
-    }
-    return -1;
+    long long at = job_field_at(&h, &n);
+    if (at < 0 || pread(fd, job, n, (off_t)at) != (ssize_t)n)
+        return -1;
+    job[n - 1] = 0;
+    return 0;
 }
 
 /* The owner a folder names for the files it holds: its owner, when that is
