@@ -137,7 +137,9 @@ deps-demo:
 # VM (its guest is not instrumented), the fuzzers (sanitized already), the
 # docs check (no code of ours runs), the Debian package (built from source
 # with Debian's flags, not from this build) and report's page in chromium (the
-# browser's part; reader_html runs the page's code under ASan); and
+# browser's part; reader_html runs the page's code under ASan), the A/B
+# calibration (its LD_PRELOAD injectors cannot come before ASan's runtime;
+# the judge's code runs under ASan in test_ab and test-ab.sh); and
 # the concurrent pieces (recorder ring, shim, sock, ABI refcount) under TSan;
 # then that the run left /dev/shm as it found it (run-tests.sh --dev-shm).
 # `make check-run` runs one build's suite (SAN=... picks it).
@@ -145,7 +147,7 @@ ASAN_SKIP_SCRIPTS := tests/vm/run-vm.sh tests/fuzz/run-fuzz.sh tests/fuzz/run-fu
                      tests/docs/check-config-doc.sh tests/layers/check-layers.sh \
                      tests/format/check-format.sh tests/install/check-deb.sh tests/check-demo.sh \
                      tests/install/check-quickstart.sh tests/reader/check-examples.sh \
-                     tests/reader/test-report-html.sh
+                     tests/reader/test-report-html.sh tests/ab/ab-calibration.sh
 TSAN_TESTS := test_ring test_hist test_shim test_coll test_shim_untraced test_rec_format test_rec_sigkill \
               test_rec_sigbus test_rec_harness test_recfile_read test_sock test_abi
 check: deps
